@@ -1,0 +1,371 @@
+//! The contract between workbench's engine and its integrations.
+//!
+//! A plugin describes: which integration it is (auth kind, hosts, whether the curl proxy may reach
+//! it), which tools it has (name, description, keywords, effect, JSON Schema), and for each tool a
+//! handler that turns validated arguments into HTTP requests and shapes the responses. Plugins never
+//! perform I/O themselves: every request goes through [`Upstream`], which the engine implements, so
+//! credentials, timeouts, retries, scrubbing and auditing live in one place.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// A boxed, sendable future; what every handler and upstream call returns.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A tool's handler: validated arguments in, shaped result out, upstream calls through `Upstream`.
+pub type Handler = fn(Arc<dyn Upstream>, Value) -> BoxFuture<Result<Value, ToolError>>;
+
+/// How an integration authenticates. The engine owns credential storage and injection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthKind {
+    /// Public API: always connected, nothing stored.
+    None,
+    /// The user pastes a token (and maybe a site URL) into a local form.
+    ApiKey,
+    /// Authorization code with PKCE through the loopback listener.
+    OAuth2,
+    /// Username and password login producing a session cookie (Superset).
+    Cookie,
+}
+
+impl AuthKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthKind::None => "none",
+            AuthKind::ApiKey => "api_key",
+            AuthKind::OAuth2 => "oauth2",
+            AuthKind::Cookie => "cookie",
+        }
+    }
+}
+
+/// What a tool does to the world; drives the MCP annotations and the audit log's `mutating` flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads only.
+    Read,
+    /// Creates or changes something; can be undone or is additive.
+    Write,
+    /// Deletes, merges, moves money or otherwise cannot be taken back.
+    Destructive,
+}
+
+impl Effect {
+    pub fn mutating(self) -> bool {
+        !matches!(self, Effect::Read)
+    }
+}
+
+/// A named upstream host. The first host of an integration is its `base_url`.
+#[derive(Debug, Clone, Copy)]
+pub struct Host {
+    /// Config key, e.g. `base_url`, `algolia_base_url`; the environment override is
+    /// `WORKBENCH_<INTEGRATION>_<KEY>` upper-cased.
+    pub key: &'static str,
+    /// Default URL without trailing slash; may contain `{var}` placeholders filled per request.
+    pub default_url: &'static str,
+}
+
+/// One integration: a service and all of its tools.
+#[derive(Debug)]
+pub struct Integration {
+    pub name: &'static str,
+    pub display_name: &'static str,
+    pub version: &'static str,
+    pub auth: AuthKind,
+    /// Words people use for this product that are not in its name (indexed by search).
+    pub keywords: &'static [&'static str],
+    pub hosts: &'static [Host],
+    /// Whether `curl_session` may mint tokens for it.
+    pub curl_proxy: bool,
+    pub tools: &'static [ToolSpec],
+    /// Pulls the provider's own error message out of an error response body.
+    pub error_message: fn(&Value) -> Option<String>,
+}
+
+impl Integration {
+    pub fn host(&self, key: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.key == key)
+    }
+}
+
+/// One tool of an integration.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Extra search words: synonyms, jargon, product-implying terms.
+    pub keywords: &'static [&'static str],
+    pub effect: Effect,
+    /// The tool's JSON Schema (object-rooted); see [`crate::schema::schema_for`].
+    pub schema: fn() -> Value,
+    pub run: Handler,
+}
+
+impl std::fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSpec").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Defines a [`ToolSpec`] whose schema comes from an argument type and whose handler is an
+/// `async fn(Arc<dyn Upstream>, Args) -> Result<Value, ToolError>`.
+#[macro_export]
+macro_rules! tool {
+    (
+        name: $name:literal,
+        effect: $effect:ident,
+        args: $args:ty,
+        run: $run:path,
+        keywords: [$($kw:literal),* $(,)?],
+        description: $desc:expr $(,)?
+    ) => {
+        $crate::api::ToolSpec {
+            name: $name,
+            description: $desc,
+            keywords: &[$($kw),*],
+            effect: $crate::api::Effect::$effect,
+            schema: $crate::schema::schema_for::<$args>,
+            run: |upstream, args| {
+                Box::pin(async move {
+                    let args: $args = $crate::api::parse_args(args)?;
+                    $run(upstream, args).await
+                })
+            },
+        }
+    };
+}
+
+/// HTTP methods a plugin may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// A request body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    None,
+    Json(Value),
+    Form(Vec<(String, String)>),
+    Raw { content_type: String, bytes: Vec<u8> },
+}
+
+/// A request described by a plugin; the engine resolves the host, attaches credentials and sends it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpRequest {
+    pub method: Method,
+    /// Key of one of the integration's [`Host`]s.
+    pub host: &'static str,
+    /// Values for `{var}` placeholders in the host URL.
+    pub host_vars: Vec<(&'static str, String)>,
+    /// Path below the host URL, starting with `/`; segments already percent-encoded.
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
+    pub body: Body,
+}
+
+impl HttpRequest {
+    pub fn new(method: Method, path: impl Into<String>) -> Self {
+        HttpRequest {
+            method,
+            host: "base_url",
+            host_vars: Vec::new(),
+            path: path.into(),
+            query: Vec::new(),
+            headers: Vec::new(),
+            body: Body::None,
+        }
+    }
+    pub fn get(path: impl Into<String>) -> Self {
+        Self::new(Method::Get, path)
+    }
+    pub fn post(path: impl Into<String>) -> Self {
+        Self::new(Method::Post, path)
+    }
+    pub fn on(mut self, host: &'static str) -> Self {
+        self.host = host;
+        self
+    }
+    pub fn host_var(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.host_vars.push((name, value.into()));
+        self
+    }
+    pub fn query(mut self, key: &str, value: impl ToString) -> Self {
+        self.query.push((key.to_string(), value.to_string()));
+        self
+    }
+    /// Adds the pair only when a value is present.
+    pub fn query_opt<T: ToString>(self, key: &str, value: Option<T>) -> Self {
+        match value {
+            Some(v) => self.query(key, v),
+            None => self,
+        }
+    }
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_string(), value.into()));
+        self
+    }
+    pub fn json(mut self, body: Value) -> Self {
+        self.body = Body::Json(body);
+        self
+    }
+    pub fn form(mut self, pairs: Vec<(String, String)>) -> Self {
+        self.body = Body::Form(pairs);
+        self
+    }
+}
+
+/// What came back from upstream (only 2xx reaches a plugin; the engine maps the rest to errors).
+#[derive(Debug, Clone)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// The body as JSON, or an upstream error naming what was wrong with it.
+    pub fn json(&self) -> Result<Value, ToolError> {
+        if self.body.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&self.body).map_err(|e| ToolError::Upstream {
+            status: self.status,
+            message: format!("the service answered with malformed JSON: {e}"),
+            retry_after: None,
+        })
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The engine's side of the contract: send one request to this tool's integration.
+pub trait Upstream: Send + Sync {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, ToolError>>;
+}
+
+/// A problem with one argument, in terms an agent can act on.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ArgProblem {
+    /// JSON Pointer to the argument, e.g. `/executions/0/tool`; empty for the whole object.
+    pub path: String,
+    pub problem: String,
+}
+
+/// Why a tool call failed. The engine turns these into the agent-facing error object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolError {
+    /// The arguments passed the schema but are still wrong (e.g. neither of two alternatives given).
+    InvalidArguments { message: String, problems: Vec<ArgProblem> },
+    /// The provider answered with an error status.
+    Upstream { status: u16, message: String, retry_after: Option<u64> },
+    /// The request never got an answer (connection refused, DNS, TLS).
+    Network(String),
+    /// The call ran past its deadline.
+    Timeout { seconds: u64 },
+    /// Anything else; a bug, described.
+    Internal(String),
+}
+
+impl ToolError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ToolError::InvalidArguments { message: message.into(), problems: Vec::new() }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolError::InvalidArguments { message, .. } => write!(f, "invalid arguments: {message}"),
+            ToolError::Upstream { status, message, .. } => write!(f, "upstream {status}: {message}"),
+            ToolError::Network(m) => write!(f, "network: {m}"),
+            ToolError::Timeout { seconds } => write!(f, "timed out after {seconds}s"),
+            ToolError::Internal(m) => write!(f, "internal: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Deserializes validated arguments into the tool's argument type.
+pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::invalid(e.to_string()))
+}
+
+/// Percent-encodes one path segment (RFC 3986 unreserved characters stay as they are).
+pub fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Cuts `text` to at most `max_chars` characters; returns the text and whether it was cut.
+pub fn truncate_chars(text: &str, max_chars: usize) -> (String, bool) {
+    match text.char_indices().nth(max_chars) {
+        Some((idx, _)) => (text[..idx].to_string(), true),
+        None => (text.to_string(), false),
+    }
+}
+
+/// Drops `null` values from a JSON object so shaped results stay small.
+pub fn compact(mut value: Value) -> Value {
+    if let Value::Object(map) = &mut value {
+        map.retain(|_, v| !v.is_null());
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_path_segments() {
+        assert_eq!(encode_segment("Rust (language)"), "Rust%20%28language%29");
+        assert_eq!(encode_segment("a/b"), "a%2Fb");
+        assert_eq!(encode_segment("Zürich"), "Z%C3%BCrich");
+        assert_eq!(encode_segment("plain-1.0_~"), "plain-1.0_~");
+    }
+
+    #[test]
+    fn truncates_on_char_boundaries() {
+        assert_eq!(truncate_chars("héllo", 2), ("hé".to_string(), true));
+        assert_eq!(truncate_chars("hi", 5), ("hi".to_string(), false));
+    }
+}

@@ -1,0 +1,24 @@
+//! workbench's statically compiled integrations.
+//!
+//! # Layout
+//! - [`api`]: the contract with the engine (integration and tool descriptions, requests, errors).
+//! - [`schema`]: argument types to portable JSON Schema.
+//! - [`text`]: rich text (HTML) to plain text at the tool boundary.
+//! - one module per integration, each exporting `INTEGRATION`, all listed in [`INTEGRATIONS`].
+//!
+//! Adding an integration: write `plugins/src/<name>.rs` with a `pub static INTEGRATION`, add it to
+//! [`INTEGRATIONS`], and add its fake-server tests under `tests/it/`.
+
+pub mod api;
+pub mod schema;
+pub mod text;
+
+pub mod hackernews;
+pub mod open_meteo;
+pub mod wikipedia;
+
+use api::Integration;
+
+/// Every integration workbench ships, in display order. The registry is built from this slice.
+pub static INTEGRATIONS: &[&Integration] =
+    &[&hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];

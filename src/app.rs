@@ -1,0 +1,88 @@
+//! The application state every meta-tool works on: settings, the registry, storage, secrets and
+//! pending connections. Cheap to build (no I/O), so the server answers `initialize` at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use crate::config::Settings;
+use crate::registry::Registry;
+use crate::secrets::{MemoryStore, SecretStore, Vault};
+use crate::storage::Storage;
+
+/// How a pending connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PendingState {
+    Waiting,
+    Connected,
+}
+
+/// A connect flow the user has not finished yet.
+#[derive(Debug, Clone)]
+pub struct PendingConnect {
+    pub integration: String,
+    pub created: Instant,
+    pub expires: Instant,
+    pub state: PendingState,
+}
+
+pub struct App {
+    pub settings: Settings,
+    pub registry: Registry,
+    pub storage: Arc<Storage>,
+    pub secrets: Arc<dyn SecretStore>,
+    pub vault: Vault,
+    pub pending: Mutex<HashMap<String, PendingConnect>>,
+    http: OnceLock<reqwest::Client>,
+}
+
+impl App {
+    pub fn new(settings: Settings) -> Arc<App> {
+        Self::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()))
+    }
+
+    pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
+        let storage = Storage::new(settings.database_path());
+        let vault = Vault::new(secrets.clone(), storage.clone());
+        Arc::new(App {
+            settings,
+            registry,
+            storage,
+            secrets,
+            vault,
+            pending: Mutex::new(HashMap::new()),
+            http: OnceLock::new(),
+        })
+    }
+
+    /// Whether the user can run `integration`'s tools now. Public integrations always can;
+    /// the rest need a stored credential.
+    pub fn is_connected(&self, integration: &str) -> bool {
+        match self.registry.integration(integration) {
+            Some(i) => crate::registry::is_public(i),
+            None => self.registry.is_builtin_namespace(integration),
+        }
+    }
+
+    /// The shared HTTP client, built on first use (TLS set-up stays off the start-up path).
+    pub fn http(&self) -> &reqwest::Client {
+        self.http.get_or_init(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .user_agent(crate::USER_AGENT)
+                .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                    // Follow redirects only within the same host: a credential must never be
+                    // carried to another one.
+                    let same_host = attempt.previous().first().map(|first| first.host_str() == attempt.url().host_str()).unwrap_or(false);
+                    if attempt.previous().len() >= 5 || !same_host {
+                        attempt.stop()
+                    } else {
+                        attempt.follow()
+                    }
+                }))
+                .connect_timeout(std::time::Duration::from_secs(10))
+                .build()
+                .unwrap_or_else(|_| reqwest::Client::new())
+        })
+    }
+}

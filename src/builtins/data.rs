@@ -1,0 +1,444 @@
+//! Data helpers: query JSON (JMESPath, or simple JSONPath) and convert CSV/TSV, JSON and Markdown.
+//! In compose mode they work on an earlier step's result (`"data": "{{step:x.items}}"`) so large
+//! payloads never pass through the model.
+
+use std::sync::Arc;
+
+use plugins::api::{ArgProblem, ToolError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::builtin;
+use crate::app::App;
+use crate::registry::BuiltinSpec;
+
+pub const QUERY_JSON: BuiltinSpec = builtin! {
+    name: "data_query_json",
+    namespace: "data",
+    effect: Read,
+    args: QueryJson,
+    run: query_json,
+    keywords: ["jmespath", "jsonpath", "filter", "extract", "project", "count", "sort", "pluck", "select fields", "jq"],
+    description: "Query JSON data with a JMESPath expression (or a simple JSONPath like $.items[0].name): filter, pick fields, count, sort. Pass data inline, or an earlier step's result in compose mode.",
+};
+
+pub const CONVERT_CSV: BuiltinSpec = builtin! {
+    name: "data_convert_csv",
+    namespace: "data",
+    effect: Read,
+    args: ConvertCsv,
+    run: convert_csv,
+    keywords: ["csv", "tsv", "table", "markdown table", "spreadsheet", "parse csv", "export", "rows", "columns"],
+    description: "Convert between CSV/TSV text and JSON (array of row objects), or render either as a Markdown table. Numbers and booleans in CSV become JSON numbers and booleans unless infer_types is false.",
+};
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Engine {
+    #[default]
+    Jmespath,
+    Jsonpath,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct QueryJson {
+    /// The expression, e.g. "items[?state=='open'].{id: id, title: title}" (JMESPath) or "$.items[*].id" (JSONPath).
+    #[schemars(length(min = 1))]
+    expression: String,
+    /// The JSON to query (any value); a JSON document given as a string is parsed first.
+    data: Value,
+    /// Expression language; JSONPath is also detected from a leading "$".
+    engine: Option<Engine>,
+}
+
+async fn query_json(_app: Arc<App>, args: QueryJson) -> Result<Value, ToolError> {
+    let data = match &args.data {
+        Value::String(s) if matches!(s.trim_start().chars().next(), Some('{' | '[')) => {
+            serde_json::from_str(s).unwrap_or_else(|_| args.data.clone())
+        }
+        other => other.clone(),
+    };
+    let engine = args.engine.unwrap_or(if args.expression.trim_start().starts_with('$') { Engine::Jsonpath } else { Engine::Jmespath });
+    let result = match engine {
+        Engine::Jmespath => run_jmespath(&args.expression, &data)?,
+        Engine::Jsonpath => run_jsonpath(&args.expression, &data)?,
+    };
+    Ok(json!({ "result": result }))
+}
+
+fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
+    let compiled = jmespath::compile(expression).map_err(|e| ToolError::InvalidArguments {
+        message: format!("not a valid JMESPath expression: {e}"),
+        problems: vec![ArgProblem { path: "/expression".into(), problem: e.to_string() }],
+    })?;
+    let found = compiled
+        .search(data)
+        .map_err(|e| ToolError::invalid(format!("the expression could not be evaluated on this data: {e}")))?;
+    serde_json::to_value(&*found).map_err(|e| ToolError::Internal(e.to_string()))
+}
+
+/// A JSONPath subset: `$`, `.key`, `['key']`, `[n]`, `[-n]`, `[*]`, `.*` and `..key`.
+fn run_jsonpath(expression: &str, data: &Value) -> Result<Value, ToolError> {
+    let bad = |why: &str| ToolError::InvalidArguments {
+        message: format!("not a supported JSONPath expression: {why}"),
+        problems: vec![ArgProblem {
+            path: "/expression".into(),
+            problem: format!("{why}; supported: $, .key, ['key'], [n], [*], .*, ..key (use engine jmespath for filters)"),
+        }],
+    };
+    let expr = expression.trim();
+    let mut rest = expr.strip_prefix('$').ok_or_else(|| bad("it must start with $"))?;
+    let mut current: Vec<Value> = vec![data.clone()];
+    let mut wildcard = false;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("..") {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let key = &r[..end];
+            if key.is_empty() {
+                return Err(bad("'..' needs a key after it"));
+            }
+            let mut found = Vec::new();
+            for v in &current {
+                descend(v, key, &mut found);
+            }
+            current = found;
+            wildcard = true;
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix(".*") {
+            current = current.iter().flat_map(children).collect();
+            wildcard = true;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let key = &r[..end];
+            if key.is_empty() {
+                return Err(bad("empty key after '.'"));
+            }
+            current = current.iter().filter_map(|v| v.get(key).cloned()).collect();
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']').ok_or_else(|| bad("unclosed '['"))?;
+            let inner = r[..end].trim();
+            rest = &r[end + 1..];
+            if inner == "*" {
+                current = current.iter().flat_map(children).collect();
+                wildcard = true;
+            } else if let Some(key) = inner.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
+                current = current.iter().filter_map(|v| v.get(key).cloned()).collect();
+            } else if let Ok(i) = inner.parse::<i64>() {
+                current = current
+                    .iter()
+                    .filter_map(|v| {
+                        let a = v.as_array()?;
+                        let idx = if i < 0 { a.len() as i64 + i } else { i };
+                        a.get(usize::try_from(idx).ok()?).cloned()
+                    })
+                    .collect();
+            } else {
+                return Err(bad(&format!("'[{inner}]' is not supported")));
+            }
+        } else {
+            return Err(bad(&format!("unexpected '{}'", rest.chars().next().unwrap_or(' '))));
+        }
+    }
+    Ok(if wildcard { Value::Array(current) } else { current.into_iter().next().unwrap_or(Value::Null) })
+}
+
+fn children(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Array(a) => a.clone(),
+        Value::Object(o) => o.values().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn descend(v: &Value, key: &str, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(o) => {
+            if let Some(found) = o.get(key) {
+                out.push(found.clone());
+            }
+            o.values().for_each(|c| descend(c, key, out));
+        }
+        Value::Array(a) => a.iter().for_each(|c| descend(c, key, out)),
+        _ => {}
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Target {
+    Json,
+    Csv,
+    Markdown,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ConvertCsv {
+    /// CSV/TSV text, or JSON (an array of objects or of arrays, or JSON text of one).
+    input: Value,
+    /// What to produce: json (rows), csv (text) or markdown (a table).
+    to: Target,
+    /// Field separator for CSV in and out: "," (default), "\t" for TSV, ";" or "|".
+    delimiter: Option<String>,
+    /// Whether the CSV's first line is a header row (in) / whether to write one (out).
+    #[serde(default = "yes")]
+    header: bool,
+    /// Only these columns, in this order.
+    columns: Option<Vec<String>>,
+    /// Turn numeric and true/false CSV cells into JSON numbers and booleans.
+    #[serde(default = "yes")]
+    infer_types: bool,
+}
+
+/// Largest input accepted, in bytes of text.
+const MAX_INPUT: usize = 5 * 1024 * 1024;
+
+async fn convert_csv(_app: Arc<App>, args: ConvertCsv) -> Result<Value, ToolError> {
+    let delimiter = match args.delimiter.as_deref() {
+        None | Some(",") => b',',
+        Some("\t") | Some("\\t") | Some("tab") => b'\t',
+        Some(d) if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
+        Some(d) => return Err(ToolError::invalid(format!("delimiter must be one ASCII character, got '{d}'"))),
+    };
+    // Input: JSON rows, JSON text, or CSV text.
+    let rows: Table = match &args.input {
+        Value::Array(items) => Table::from_json(items)?,
+        Value::String(text) => {
+            if text.len() > MAX_INPUT {
+                return Err(ToolError::invalid(format!("input is larger than {} MiB", MAX_INPUT / 1024 / 1024)));
+            }
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Array(items)) if text.trim_start().starts_with('[') => Table::from_json(&items)?,
+                _ => Table::from_csv(text, delimiter, args.header)?,
+            }
+        }
+        other => {
+            return Err(ToolError::InvalidArguments {
+                message: "input must be CSV text or a JSON array".into(),
+                problems: vec![ArgProblem { path: "/input".into(), problem: format!("got {}", crate::validate::describe(other)) }],
+            });
+        }
+    };
+    let rows = match &args.columns {
+        Some(cols) => rows.select(cols)?,
+        None => rows,
+    };
+    let row_count = rows.rows.len();
+    Ok(match args.to {
+        Target::Json => json!({ "rows": rows.to_json(args.infer_types), "columns": rows.columns, "row_count": row_count }),
+        Target::Csv => json!({ "csv": rows.to_csv(delimiter, args.header)?, "row_count": row_count }),
+        Target::Markdown => json!({ "markdown": rows.to_markdown(), "row_count": row_count }),
+    })
+}
+
+/// Rows of cells with named columns; cells stay JSON values so types survive JSON -> JSON.
+struct Table {
+    columns: Vec<String>,
+    rows: Vec<Vec<Value>>,
+}
+
+impl Table {
+    fn from_json(items: &[Value]) -> Result<Table, ToolError> {
+        let mut columns: Vec<String> = Vec::new();
+        for item in items {
+            match item {
+                Value::Object(o) => {
+                    for k in o.keys() {
+                        if !columns.contains(k) {
+                            columns.push(k.clone());
+                        }
+                    }
+                }
+                Value::Array(a) => {
+                    while columns.len() < a.len() {
+                        columns.push(format!("column_{}", columns.len() + 1));
+                    }
+                }
+                other => {
+                    return Err(ToolError::invalid(format!(
+                        "JSON input must be an array of objects or arrays; found {}",
+                        crate::validate::describe(other)
+                    )));
+                }
+            }
+        }
+        let rows = items
+            .iter()
+            .map(|item| match item {
+                Value::Object(o) => columns.iter().map(|c| o.get(c).cloned().unwrap_or(Value::Null)).collect(),
+                Value::Array(a) => (0..columns.len()).map(|i| a.get(i).cloned().unwrap_or(Value::Null)).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        Ok(Table { columns, rows })
+    }
+
+    fn from_csv(text: &str, delimiter: u8, header: bool) -> Result<Table, ToolError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(header)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let mut columns: Vec<String> = if header {
+            reader
+                .headers()
+                .map_err(|e| ToolError::invalid(format!("could not read the CSV header: {e}")))?
+                .iter()
+                .map(|h| h.trim().to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut rows = Vec::new();
+        for (i, record) in reader.records().enumerate() {
+            let record = record.map_err(|e| ToolError::invalid(format!("CSV line {}: {e}", i + 1 + usize::from(header))))?;
+            while columns.len() < record.len() {
+                columns.push(format!("column_{}", columns.len() + 1));
+            }
+            rows.push(record.iter().map(|c| Value::String(c.to_string())).collect::<Vec<_>>());
+        }
+        Ok(Table { columns, rows })
+    }
+
+    fn select(self, wanted: &[String]) -> Result<Table, ToolError> {
+        let mut idx = Vec::new();
+        for w in wanted {
+            match self.columns.iter().position(|c| c == w) {
+                Some(i) => idx.push(i),
+                None => {
+                    return Err(ToolError::InvalidArguments {
+                        message: format!("no column '{w}'; columns are: {}", self.columns.join(", ")),
+                        problems: vec![ArgProblem { path: "/columns".into(), problem: format!("unknown column '{w}'") }],
+                    });
+                }
+            }
+        }
+        Ok(Table {
+            columns: wanted.to_vec(),
+            rows: self.rows.into_iter().map(|r| idx.iter().map(|&i| r.get(i).cloned().unwrap_or(Value::Null)).collect()).collect(),
+        })
+    }
+
+    fn to_json(&self, infer: bool) -> Vec<Value> {
+        self.rows
+            .iter()
+            .map(|r| {
+                let mut o = Map::new();
+                for (c, v) in self.columns.iter().zip(r) {
+                    o.insert(c.clone(), if infer { infer_type(v) } else { v.clone() });
+                }
+                Value::Object(o)
+            })
+            .collect()
+    }
+
+    fn to_csv(&self, delimiter: u8, header: bool) -> Result<String, ToolError> {
+        let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(Vec::new());
+        let err = |e: csv::Error| ToolError::Internal(e.to_string());
+        if header {
+            w.write_record(&self.columns).map_err(err)?;
+        }
+        for r in &self.rows {
+            w.write_record(r.iter().map(cell_text)).map_err(err)?;
+        }
+        let bytes = w.into_inner().map_err(|e| ToolError::Internal(e.to_string()))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn to_markdown(&self) -> String {
+        let esc = |s: String| s.replace('|', "\\|").replace('\n', " ");
+        let mut out = format!("| {} |\n", self.columns.iter().map(|c| esc(c.clone())).collect::<Vec<_>>().join(" | "));
+        out.push_str(&format!("|{}\n", " --- |".repeat(self.columns.len().max(1))));
+        for r in &self.rows {
+            out.push_str(&format!("| {} |\n", r.iter().map(|v| esc(cell_text(v))).collect::<Vec<_>>().join(" | ")));
+        }
+        out
+    }
+}
+
+fn cell_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn infer_type(v: &Value) -> Value {
+    let Value::String(s) = v else { return v.clone() };
+    let t = s.trim();
+    if t.is_empty() {
+        return Value::Null;
+    }
+    match t {
+        "true" | "TRUE" | "True" => return Value::Bool(true),
+        "false" | "FALSE" | "False" => return Value::Bool(false),
+        _ => {}
+    }
+    // Leading zeros (zip codes, ids) stay text.
+    let leading_zero = t.len() > 1 && t.starts_with('0') && !t.starts_with("0.");
+    if !leading_zero {
+        if let Ok(i) = t.parse::<i64>() {
+            return Value::from(i);
+        }
+        if let Ok(f) = t.parse::<f64>() {
+            if f.is_finite() && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')) {
+                return Value::from(f);
+            }
+        }
+    }
+    v.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonpath_subset() {
+        let d = json!({"items": [{"id": 1, "tags": ["a"]}, {"id": 2, "tags": []}], "meta": {"id": 9}});
+        assert_eq!(run_jsonpath("$.items[*].id", &d).unwrap(), json!([1, 2]));
+        assert_eq!(run_jsonpath("$.items[-1].id", &d).unwrap(), json!(2));
+        assert_eq!(run_jsonpath("$['meta'].id", &d).unwrap(), json!(9));
+        assert_eq!(run_jsonpath("$..id", &d).unwrap(), json!([1, 2, 9]));
+        assert!(run_jsonpath("$.items[?(@.id>1)]", &d).is_err());
+        assert!(run_jsonpath("items", &d).is_err());
+    }
+
+    #[test]
+    fn jmespath_filters_and_reports_syntax_errors() {
+        let d = json!({"items": [{"id": 1, "state": "open"}, {"id": 2, "state": "closed"}]});
+        assert_eq!(run_jmespath("items[?state=='open'].id", &d).unwrap(), json!([1]));
+        assert_eq!(run_jmespath("length(items)", &d).unwrap(), json!(2));
+        assert!(matches!(run_jmespath("items[?", &d), Err(ToolError::InvalidArguments { .. })));
+    }
+
+    #[test]
+    fn csv_types_and_markdown() {
+        let t = Table::from_csv("name,zip,n,ok\nAda,02139,3,true\n\"B, C\",10001,4.5,false\n", b',', true).unwrap();
+        let rows = t.to_json(true);
+        assert_eq!(rows[0], json!({"name": "Ada", "zip": "02139", "n": 3, "ok": true}));
+        assert_eq!(rows[1]["name"], "B, C");
+        assert_eq!(rows[1]["n"], 4.5);
+        let md = Table::from_json(&rows).unwrap().to_markdown();
+        assert_eq!(md.lines().nth(1).unwrap(), "| --- | --- | --- | --- |");
+        assert!(md.contains("| B, C | 10001 | 4.5 | false |"));
+    }
+
+    #[test]
+    fn json_to_csv_quotes_and_selects() {
+        let t = Table::from_json(&[json!({"a": "x,y", "b": 1}), json!({"b": 2, "c": true})]).unwrap();
+        assert_eq!(t.columns, vec!["a", "b", "c"]);
+        let t = t.select(&["b".into(), "a".into()]).unwrap();
+        assert_eq!(t.to_csv(b',', true).unwrap(), "b,a\n1,\"x,y\"\n2,\n");
+        assert!(Table::from_json(&[json!(1)]).is_err());
+    }
+}

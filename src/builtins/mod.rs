@@ -1,0 +1,46 @@
+//! Built-in tools: they run inside workbench and reach no service (except `http_send_request`).
+//! Listed in one slice, described like plugin tools, searchable and run the same way.
+
+pub mod audit;
+pub mod data;
+pub mod time;
+
+use crate::registry::BuiltinSpec;
+
+/// Defines a [`BuiltinSpec`] from an argument type and an
+/// `async fn(Arc<App>, Args) -> Result<Value, ToolError>`.
+macro_rules! builtin {
+    (
+        name: $name:literal,
+        namespace: $ns:literal,
+        effect: $effect:ident,
+        args: $args:ty,
+        run: $run:path,
+        keywords: [$($kw:literal),* $(,)?],
+        description: $desc:expr $(,)?
+    ) => {
+        $crate::registry::BuiltinSpec {
+            name: $name,
+            namespace: $ns,
+            description: $desc,
+            keywords: &[$($kw),*],
+            effect: plugins::api::Effect::$effect,
+            schema: plugins::schema::schema_for::<$args>,
+            run: |app, args| {
+                Box::pin(async move {
+                    let args: $args = plugins::api::parse_args(args)?;
+                    $run(app, args).await
+                })
+            },
+        }
+    };
+}
+pub(crate) use builtin;
+
+/// Every built-in tool.
+pub static BUILTINS: &[BuiltinSpec] = &[
+    data::QUERY_JSON,
+    data::CONVERT_CSV,
+    time::GET_CURRENT,
+    audit::SEARCH_LOG,
+];

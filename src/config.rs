@@ -1,0 +1,168 @@
+//! Where workbench keeps its files and how it is tuned, from the environment and `config.json`.
+//!
+//! `WORKBENCH_HOME` overrides the data directory (tests always set it); otherwise the platform's
+//! data directory from `directories`. Settings come from `<home>/config.json` when present, then
+//! environment variables, which win. Reading them costs microseconds, so it happens at start.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Tunables with their defaults; see the README's configuration table.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub home: PathBuf,
+    /// The local user's email, when the user told us (whoami).
+    pub email: Option<String>,
+    /// Parallel executions in one execute_tools batch.
+    pub concurrency: usize,
+    /// Deadline for one tool execution.
+    pub call_timeout: Duration,
+    /// How long a pending connect link stays valid.
+    pub connect_ttl: Duration,
+    /// Per-integration host overrides: (`integration`, `key`) -> URL.
+    pub base_urls: HashMap<(String, String), String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ConfigFile {
+    email: Option<String>,
+    concurrency: Option<usize>,
+    call_timeout_secs: Option<u64>,
+    connect_ttl_seconds: Option<u64>,
+    base_urls: HashMap<String, HashMap<String, String>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no data directory: set WORKBENCH_HOME or HOME")]
+    NoHome,
+    #[error("{path}: {message}")]
+    BadFile { path: String, message: String },
+    #[error("{name}={value:?} is not valid: {message}")]
+    BadVar { name: String, value: String, message: String },
+}
+
+impl Settings {
+    /// Reads settings from the process environment.
+    pub fn from_env() -> Result<Settings, ConfigError> {
+        Self::load(|name| std::env::var(name).ok())
+    }
+
+    /// Reads settings with `var` standing in for the environment (tests pass a map).
+    pub fn load(var: impl Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+        let home = match var("WORKBENCH_HOME").filter(|h| !h.is_empty()) {
+            Some(h) => PathBuf::from(h),
+            None => directories::ProjectDirs::from("dev", "workbench", "workbench")
+                .map(|d| d.data_dir().to_path_buf())
+                .ok_or(ConfigError::NoHome)?,
+        };
+        let file_path = home.join("config.json");
+        let file: ConfigFile = match std::fs::read_to_string(&file_path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| ConfigError::BadFile {
+                path: file_path.display().to_string(),
+                message: e.to_string(),
+            })?,
+            Err(_) => ConfigFile::default(),
+        };
+        let number = |name: &str, from_file: Option<u64>, default: u64, min: u64, max: u64| {
+            let value = match var(name) {
+                Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError::BadVar {
+                    name: name.into(),
+                    value: v.clone(),
+                    message: "expected a whole number".into(),
+                })?,
+                None => from_file.unwrap_or(default),
+            };
+            if value < min || value > max {
+                return Err(ConfigError::BadVar {
+                    name: name.into(),
+                    value: value.to_string(),
+                    message: format!("must be between {min} and {max}"),
+                });
+            }
+            Ok(value)
+        };
+        let concurrency = number("WORKBENCH_CONCURRENCY", file.concurrency.map(|c| c as u64), 8, 1, 64)?;
+        let call_timeout = number("WORKBENCH_CALL_TIMEOUT_SECS", file.call_timeout_secs, 60, 1, 3600)?;
+        let connect_ttl = number("CONNECT_TTL_SECONDS", file.connect_ttl_seconds, 600, 10, 86_400)?;
+
+        let mut base_urls = HashMap::new();
+        for (integration, hosts) in file.base_urls {
+            for (key, url) in hosts {
+                base_urls.insert((integration.clone(), key), url.trim_end_matches('/').to_string());
+            }
+        }
+        for integration in plugins::INTEGRATIONS {
+            for host in integration.hosts {
+                let name = format!("WORKBENCH_{}_{}", integration.name, host.key).to_ascii_uppercase();
+                if let Some(url) = var(&name).filter(|u| !u.is_empty()) {
+                    base_urls.insert((integration.name.to_string(), host.key.to_string()), url.trim_end_matches('/').to_string());
+                }
+            }
+        }
+        Ok(Settings {
+            home,
+            email: var("WORKBENCH_EMAIL").filter(|e| !e.is_empty()).or(file.email),
+            concurrency: concurrency as usize,
+            call_timeout: Duration::from_secs(call_timeout),
+            connect_ttl: Duration::from_secs(connect_ttl),
+            base_urls,
+        })
+    }
+
+    /// The URL for one of an integration's hosts, honouring overrides.
+    pub fn host_url(&self, integration: &str, key: &str, default: &str) -> String {
+        self.base_urls
+            .get(&(integration.to_string(), key.to_string()))
+            .cloned()
+            .unwrap_or_else(|| default.to_string())
+    }
+
+    pub fn database_path(&self) -> PathBuf {
+        self.home.join("workbench.db")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn environment_overrides_hosts_and_tunables() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_str().unwrap();
+        let s = Settings::load(env(&[
+            ("WORKBENCH_HOME", home),
+            ("WORKBENCH_OPEN_METEO_BASE_URL", "http://127.0.0.1:9/v1/"),
+            ("WORKBENCH_HACKERNEWS_ALGOLIA_BASE_URL", "http://127.0.0.1:8"),
+            ("WORKBENCH_CONCURRENCY", "3"),
+        ]))
+        .unwrap();
+        assert_eq!(s.host_url("open_meteo", "base_url", "x"), "http://127.0.0.1:9/v1");
+        assert_eq!(s.host_url("hackernews", "algolia_base_url", "x"), "http://127.0.0.1:8");
+        assert_eq!(s.host_url("hackernews", "base_url", "default"), "default");
+        assert_eq!(s.concurrency, 3);
+        assert_eq!(s.call_timeout, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn config_file_is_read_and_bad_values_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.json"), r#"{"email": "ada@example.com", "call_timeout_secs": 5}"#).unwrap();
+        let home = dir.path().to_str().unwrap();
+        let s = Settings::load(env(&[("WORKBENCH_HOME", home)])).unwrap();
+        assert_eq!(s.email.as_deref(), Some("ada@example.com"));
+        assert_eq!(s.call_timeout, Duration::from_secs(5));
+        let err = Settings::load(env(&[("WORKBENCH_HOME", home), ("WORKBENCH_CONCURRENCY", "0")])).unwrap_err();
+        assert_eq!(err.to_string(), "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64");
+    }
+}

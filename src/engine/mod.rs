@@ -1,0 +1,423 @@
+//! The execution engine behind `execute_tools`: batch rules, then for each execution
+//! lookup -> refs -> connection check -> validation -> run (bounded, timed, panic-safe) -> scrub
+//! -> audit, then `return` projection and the response size cap.
+
+pub mod cap;
+pub mod http;
+pub mod scrub;
+pub mod template;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use plugins::api::{ArgProblem, ToolError};
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::error::{ErrorCode, ToolFailure};
+use crate::registry::{Runner, ToolEntry};
+use crate::storage::AuditEntry;
+use scrub::Scrubber;
+use template::{Scope, StepOutcome};
+
+/// Most executions in one compose run (a schema rule of the seed).
+pub const MAX_COMPOSE_STEPS: usize = 8;
+/// Most executions in one batch.
+pub const MAX_BATCH: usize = 100;
+/// Audit rows keep at most this much of the arguments.
+const AUDIT_ARGS_CHARS: usize = 4_000;
+
+/// One requested execution.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Execution {
+    pub tool: String,
+    #[serde(default)]
+    pub args: Value,
+    #[serde(default)]
+    pub ref_id: Option<String>,
+}
+
+/// A whole execute_tools call.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub executions: Vec<Execution>,
+    pub compose: bool,
+    pub ret: Option<Value>,
+}
+
+/// What goes back to the agent; `is_error` when the call as a whole failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub body: Value,
+    pub is_error: bool,
+}
+
+impl Outcome {
+    fn ok(body: Value) -> Self {
+        Outcome { body, is_error: false }
+    }
+    fn failed(f: ToolFailure) -> Self {
+        Outcome { body: f.to_value(), is_error: true }
+    }
+}
+
+pub async fn execute(app: &Arc<App>, batch: Batch) -> Outcome {
+    if let Err(f) = preflight(&batch) {
+        return Outcome::failed(f);
+    }
+    let mut outcome = if batch.compose { run_compose(app, &batch).await } else { run_parallel(app, &batch).await };
+    if cap::cap_response(&mut outcome.body, cap::MAX_RESPONSE_CHARS) {
+        tracing::info!("execute_tools response shrunk to the size cap");
+    }
+    outcome
+}
+
+/// The batch rules, checked before anything runs.
+fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
+    let mut problems = Vec::new();
+    let n = batch.executions.len();
+    if n == 0 {
+        problems.push(ArgProblem { path: "/executions".into(), problem: "needs at least 1 execution".into() });
+    }
+    if n > MAX_BATCH {
+        problems.push(ArgProblem { path: "/executions".into(), problem: format!("takes at most {MAX_BATCH} executions, got {n}") });
+    }
+    if batch.compose && n > MAX_COMPOSE_STEPS {
+        problems.push(ArgProblem {
+            path: "/executions".into(),
+            problem: format!("a compose runs at most {MAX_COMPOSE_STEPS} executions, got {n}"),
+        });
+    }
+    let mut seen = HashSet::new();
+    for (i, e) in batch.executions.iter().enumerate() {
+        match &e.ref_id {
+            None if batch.compose => problems.push(ArgProblem {
+                path: format!("/executions/{i}/ref_id"),
+                problem: "every execution needs a ref_id when compose is true".into(),
+            }),
+            Some(id) if !template::valid_ref_id(id) => problems.push(ArgProblem {
+                path: format!("/executions/{i}/ref_id"),
+                problem: "use 1-64 letters, digits, '_' or '-'".into(),
+            }),
+            Some(id) if !seen.insert(id.clone()) => {
+                problems.push(ArgProblem { path: format!("/executions/{i}/ref_id"), problem: format!("ref_id '{id}' is used twice") })
+            }
+            _ => {}
+        }
+        if !e.args.is_null() && !e.args.is_object() {
+            problems.push(ArgProblem {
+                path: format!("/executions/{i}/args"),
+                problem: format!("expected an object, got {}", crate::validate::describe(&e.args)),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ToolFailure::new(ErrorCode::InvalidArguments, "execute_tools arguments break the batch rules; nothing was run")
+            .with("problems", serde_json::to_value(&problems).unwrap_or_default()));
+    }
+    if !batch.compose {
+        for (i, e) in batch.executions.iter().enumerate() {
+            if template::mentions_step(&e.args) {
+                return Err(ToolFailure::new(
+                    ErrorCode::BadRef,
+                    "{{step:...}} refs in args need compose: true (without compose, executions run at the same time); nothing was run",
+                )
+                .with("index", i));
+            }
+        }
+    }
+    if let Some(ret) = &batch.ret {
+        if !template::vault_names(ret)?.is_empty() {
+            return Err(ToolFailure::new(ErrorCode::BadRef, "return never resolves {{vault:...}} refs; nothing was run"));
+        }
+        for id in template::step_refs(ret)? {
+            if !seen.contains(&id) {
+                return Err(ToolFailure::new(
+                    ErrorCode::BadRef,
+                    format!("return refers to '{id}', which no execution has as its ref_id; nothing was run"),
+                )
+                .with("ref", id));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn run_parallel(app: &Arc<App>, batch: &Batch) -> Outcome {
+    let results: Vec<Result<Value, ToolFailure>> = futures::stream::iter(batch.executions.iter().cloned())
+        .map(|exec| {
+            let app = app.clone();
+            async move { run_one(&app, &exec, None).await }
+        })
+        .buffered(app.settings.concurrency)
+        .collect()
+        .await;
+
+    let Some(ret) = &batch.ret else {
+        let items: Vec<Value> = results
+            .into_iter()
+            .map(|r| match r {
+                Ok(v) => json!({ "result": v }),
+                Err(f) => f.to_value(),
+            })
+            .collect();
+        return Outcome::ok(json!({ "results": items }));
+    };
+
+    let mut steps = HashMap::new();
+    let mut errors = Vec::new();
+    for (i, (exec, r)) in batch.executions.iter().zip(results).enumerate() {
+        match r {
+            Ok(v) => {
+                if let Some(id) = &exec.ref_id {
+                    steps.insert(id.clone(), StepOutcome::Ok(v));
+                }
+            }
+            Err(f) => {
+                if let Some(id) = &exec.ref_id {
+                    steps.insert(id.clone(), StepOutcome::Failed);
+                }
+                let mut e = json!({ "index": i, "error": f.body() });
+                if let Some(id) = &exec.ref_id {
+                    e["ref_id"] = json!(id);
+                }
+                errors.push(e);
+            }
+        }
+    }
+    let mut body = match project(ret, &steps) {
+        Ok(v) => json!({ "result": v }),
+        Err(f) => f.to_value(),
+    };
+    if !errors.is_empty() {
+        body["errors"] = Value::Array(errors);
+    }
+    let is_error = body.get("error").is_some();
+    Outcome { body, is_error }
+}
+
+async fn run_compose(app: &Arc<App>, batch: &Batch) -> Outcome {
+    let mut steps: HashMap<String, StepOutcome> = HashMap::new();
+    let mut last = Value::Null;
+    let mut completed = Vec::new();
+    for (i, exec) in batch.executions.iter().enumerate() {
+        let ref_id = exec.ref_id.clone().unwrap_or_default();
+        match run_one(app, exec, Some(&steps)).await {
+            Ok(v) => {
+                steps.insert(ref_id.clone(), StepOutcome::Ok(v.clone()));
+                completed.push(Value::String(ref_id));
+                last = v;
+            }
+            Err(f) => {
+                let mut body = f.body();
+                body["index"] = json!(i);
+                body["ref_id"] = json!(ref_id);
+                let skipped: Vec<Value> =
+                    batch.executions[i + 1..].iter().filter_map(|e| e.ref_id.clone()).map(Value::String).collect();
+                return Outcome {
+                    body: json!({ "error": body, "completed": completed, "not_run": skipped }),
+                    is_error: true,
+                };
+            }
+        }
+    }
+    match &batch.ret {
+        None => Outcome::ok(json!({ "result": last })),
+        Some(ret) => match project(ret, &steps) {
+            Ok(v) => Outcome::ok(json!({ "result": v })),
+            Err(f) => Outcome { body: json!({ "error": f.body(), "completed": completed }), is_error: true },
+        },
+    }
+}
+
+/// Resolves a `return` template over the results; vault refs never resolve here.
+fn project(ret: &Value, steps: &HashMap<String, StepOutcome>) -> Result<Value, ToolFailure> {
+    let scope = Scope { steps: Some(steps), vault: None, no_steps_reason: "", no_vault_reason: "return never resolves vault refs" };
+    template::resolve(ret, &scope).map(|r| r.value)
+}
+
+/// One execution through the whole pipeline; always leaves an audit row once the tool is known.
+async fn run_one(app: &Arc<App>, exec: &Execution, steps: Option<&HashMap<String, StepOutcome>>) -> Result<Value, ToolFailure> {
+    let started = Instant::now();
+    let Some(entry) = app.registry.get(&exec.tool) else {
+        let similar = app.registry.similar_names(&exec.tool, 3);
+        let mut f = ToolFailure::new(
+            ErrorCode::ToolNotFound,
+            format!("no tool named '{}'; use search_tools to find the right name", exec.tool),
+        );
+        if !similar.is_empty() {
+            f = f.with("did_you_mean", similar);
+        }
+        return Err(f);
+    };
+    let mut scrubber = Scrubber::default();
+    let outcome = run_entry(app, entry, exec, steps, &mut scrubber).await;
+    let outcome = match outcome {
+        Ok(mut v) => {
+            scrubber.value(&mut v);
+            Ok(v)
+        }
+        Err(mut f) => {
+            f.message = scrubber.text(&f.message);
+            let mut details = Value::Object(std::mem::take(&mut f.details));
+            scrubber.value(&mut details);
+            if let Value::Object(d) = details {
+                f.details = d;
+            }
+            Err(f)
+        }
+    };
+    audit(app, entry, exec, &outcome, started, &scrubber).await;
+    outcome
+}
+
+async fn run_entry(
+    app: &Arc<App>,
+    entry: &ToolEntry,
+    exec: &Execution,
+    steps: Option<&HashMap<String, StepOutcome>>,
+    scrubber: &mut Scrubber,
+) -> Result<Value, ToolFailure> {
+    // Vault values are fetched first (async), then one synchronous pass substitutes everything.
+    let hosts = match entry.plugin() {
+        Some(integration) => http::target_hosts(app, integration),
+        None => Vec::new(),
+    };
+    let mut vault_values = HashMap::new();
+    for name in template::vault_names(&exec.args)? {
+        let secret = app.vault.resolve_for_hosts(&name, &hosts).await?;
+        vault_values.insert(name, secret.expose().clone());
+    }
+    let lookup = |name: &str| {
+        vault_values
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
+    };
+    let scope = Scope {
+        steps,
+        vault: Some(&lookup),
+        no_steps_reason: "step refs need compose: true",
+        no_vault_reason: "",
+    };
+    let resolved = template::resolve(&exec.args, &scope)?;
+    for s in &resolved.secrets {
+        scrubber.add(s);
+    }
+
+    if !app.is_connected(entry.integration) {
+        return Err(ToolFailure::new(
+            ErrorCode::NotConnected,
+            format!("{} is not connected; call connect with integration '{}' and have the user finish in the browser, then retry", entry.integration, entry.integration),
+        )
+        .with("integration", entry.integration)
+        .with("next_step", json!({ "tool": "connect", "arguments": { "integration": entry.integration } })));
+    }
+
+    let args = crate::validate::validate(entry.schema(), &resolved.value).map_err(|problems| invalid_arguments(entry, &resolved.value, problems))?;
+
+    let timeout = app.settings.call_timeout;
+    let deadline = Instant::now() + timeout;
+    let task = match entry.runner {
+        Runner::Plugin { integration, run } => {
+            let upstream = Arc::new(http::EngineUpstream { app: app.clone(), integration, deadline });
+            tokio::spawn(run(upstream, args))
+        }
+        Runner::Builtin(run) => tokio::spawn(run(app.clone(), args)),
+    };
+    let abort = task.abort_handle();
+    match tokio::time::timeout(timeout, task).await {
+        Err(_) => {
+            abort.abort();
+            Err(ToolFailure::new(ErrorCode::Timeout, format!("{} did not finish within {}s", entry.name, timeout.as_secs()))
+                .with("timeout_seconds", timeout.as_secs()))
+        }
+        Ok(Err(join_error)) => {
+            tracing::error!(tool = entry.name, panic = join_error.is_panic(), "tool task failed");
+            Err(ToolFailure::new(ErrorCode::InternalError, format!("{} crashed inside workbench; this is a bug, and the server is still running", entry.name)))
+        }
+        Ok(Ok(Ok(value))) => Ok(value),
+        Ok(Ok(Err(e))) => Err(failure_from(e, entry, &resolved.value)),
+    }
+}
+
+fn invalid_arguments(entry: &ToolEntry, given: &Value, problems: Vec<ArgProblem>) -> ToolFailure {
+    let provided: Vec<&String> = given.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+    ToolFailure::new(
+        ErrorCode::InvalidArguments,
+        format!("{} problem(s) with the arguments for {}; fix them all and retry", problems.len(), entry.name),
+    )
+    .with("problems", serde_json::to_value(&problems).unwrap_or_default())
+    .with("expected_parameters", crate::validate::expected_parameters(entry.schema()))
+    .with("provided", json!(provided))
+}
+
+/// Maps a plugin's error to the agent-facing error object.
+fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
+    match e {
+        ToolError::InvalidArguments { message, problems } => {
+            let mut f = invalid_arguments(entry, args, problems);
+            f.message = format!("{} ({message})", f.message.trim_end_matches("; fix them all and retry"));
+            if f.details.get("problems").is_some_and(|p| p.as_array().is_some_and(Vec::is_empty)) {
+                f.details.insert("problems".into(), json!([{ "path": "", "problem": message }]));
+            }
+            f
+        }
+        ToolError::Upstream { status: 429, message, retry_after } => {
+            let mut f = ToolFailure::new(ErrorCode::RateLimited, format!("{} is rate-limiting requests: {message}", entry.integration))
+                .with("status", 429);
+            if let Some(s) = retry_after {
+                f = f.with("retry_after_seconds", s);
+            }
+            f
+        }
+        ToolError::Upstream { status, message, .. } if status == 401 || status == 403 => {
+            let hint = if entry.plugin().is_some_and(crate::registry::is_public) {
+                "the service refused the request".to_string()
+            } else {
+                format!("the credential for {} was rejected or lacks permission; call connect with integration '{}' to reconnect", entry.integration, entry.integration)
+            };
+            ToolFailure::new(ErrorCode::UpstreamError, format!("{hint}: {message}"))
+                .with("status", status)
+                .with("integration", entry.integration)
+        }
+        ToolError::Upstream { status, message, .. } => {
+            ToolFailure::new(ErrorCode::UpstreamError, format!("{} answered {status}: {message}", entry.integration)).with("status", status)
+        }
+        ToolError::Network(m) => ToolFailure::new(ErrorCode::NetworkError, format!("could not reach {}: {m}", entry.integration)),
+        ToolError::Timeout { seconds } => ToolFailure::new(ErrorCode::Timeout, format!("{} did not finish within {seconds}s", entry.name)),
+        ToolError::Internal(m) => ToolFailure::new(ErrorCode::InternalError, m),
+    }
+}
+
+async fn audit(app: &Arc<App>, entry: &ToolEntry, exec: &Execution, outcome: &Result<Value, ToolFailure>, started: Instant, scrubber: &Scrubber) {
+    let mut args = exec.args.clone();
+    scrubber.value(&mut args);
+    let (args, _) = plugins::api::truncate_chars(&args.to_string(), AUDIT_ARGS_CHARS);
+    let (ok, code, error) = match outcome {
+        Ok(_) => (true, None, None),
+        Err(f) => (false, Some(f.code.as_str().to_string()), Some(plugins::api::truncate_chars(&f.message, 500).0)),
+    };
+    let row = AuditEntry {
+        tool: entry.name.to_string(),
+        integration: entry.integration.to_string(),
+        args,
+        mutating: entry.mutating(),
+        ok,
+        error_code: code,
+        error,
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    if let Err(e) = app.storage.record_audit(row).await {
+        tracing::warn!(error = %e, tool = entry.name, "could not write the audit row");
+    }
+}
+
+impl From<ToolFailure> for Outcome {
+    fn from(f: ToolFailure) -> Self {
+        Outcome::failed(f)
+    }
+}

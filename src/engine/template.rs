@@ -1,0 +1,369 @@
+//! `{{step:<ref_id>.<path>}}` and `{{vault:NAME}}` resolution, in one pass over the agent's own
+//! template.
+//!
+//! The one-pass rule is a security property: text that came out of a step result is inserted as it
+//! is and never scanned again, so a PR title or CSV cell containing `{{vault:x}}` reaches the next
+//! tool as that literal text, never as the secret. Anything that opens `{{step:` or `{{vault:` but
+//! does not parse is a BAD_REF; it is never passed on literally. Other `{{...}}` text (templating
+//! languages in message bodies) is left alone.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::error::{ErrorCode, ToolFailure};
+
+/// What a step left behind for later refs.
+#[derive(Debug, Clone)]
+pub enum StepOutcome {
+    Ok(Value),
+    Failed,
+}
+
+/// Looks up a vault secret by name for the tool being called; errors are agent-facing.
+pub type VaultLookup<'a> = &'a (dyn Fn(&str) -> Result<String, ToolFailure> + Sync);
+
+/// Where refs may point for one resolution.
+pub struct Scope<'a> {
+    /// Step results by ref_id; `None` when step refs are not allowed here.
+    pub steps: Option<&'a HashMap<String, StepOutcome>>,
+    /// Vault access for this tool; `None` when vault refs are not allowed here.
+    pub vault: Option<VaultLookup<'a>>,
+    /// Explains why step refs are not allowed (shown in the BAD_REF message).
+    pub no_steps_reason: &'static str,
+    /// Explains why vault refs are not allowed.
+    pub no_vault_reason: &'static str,
+}
+
+/// The resolved value plus the secret values it now contains (so results can be scrubbed of them).
+pub struct Resolved {
+    pub value: Value,
+    pub secrets: Vec<String>,
+}
+
+pub fn resolve(template: &Value, scope: &Scope<'_>) -> Result<Resolved, ToolFailure> {
+    let mut secrets = Vec::new();
+    let value = walk(template, scope, &mut secrets)?;
+    Ok(Resolved { value, secrets })
+}
+
+/// Whether a template mentions any step ref (used to reject them outside compose up front).
+pub fn mentions_step(template: &Value) -> bool {
+    match template {
+        Value::String(s) => s.contains("{{step:"),
+        Value::Array(a) => a.iter().any(mentions_step),
+        Value::Object(o) => o.values().any(mentions_step),
+        _ => false,
+    }
+}
+
+/// Every step ref_id a template names, in order; malformed refs are errors.
+pub fn step_refs(template: &Value) -> Result<Vec<String>, ToolFailure> {
+    let mut out = Vec::new();
+    collect_refs(template, &mut out)?;
+    Ok(out)
+}
+
+/// Every vault secret name a template names, in order; malformed refs are errors.
+pub fn vault_names(template: &Value) -> Result<Vec<String>, ToolFailure> {
+    fn go(v: &Value, out: &mut Vec<String>) -> Result<(), ToolFailure> {
+        match v {
+            Value::String(s) if s.contains("{{") => {
+                for piece in parse(s)? {
+                    if let Piece::Vault { name } = piece {
+                        if !out.contains(&name) {
+                            out.push(name);
+                        }
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().try_for_each(|x| go(x, out))?,
+            Value::Object(o) => o.values().try_for_each(|x| go(x, out))?,
+            _ => {}
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    go(template, &mut out)?;
+    Ok(out)
+}
+
+fn collect_refs(template: &Value, out: &mut Vec<String>) -> Result<(), ToolFailure> {
+    match template {
+        Value::String(s) => {
+            for piece in parse(s)? {
+                if let Piece::Step { ref_id, .. } = piece {
+                    out.push(ref_id);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().try_for_each(|v| collect_refs(v, out))?,
+        Value::Object(o) => o.values().try_for_each(|v| collect_refs(v, out))?,
+        _ => {}
+    }
+    Ok(())
+}
+
+fn walk(template: &Value, scope: &Scope<'_>, secrets: &mut Vec<String>) -> Result<Value, ToolFailure> {
+    Ok(match template {
+        Value::String(s) => resolve_string(s, scope, secrets)?,
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| walk(v, scope, secrets)).collect::<Result<_, _>>()?)
+        }
+        Value::Object(map) => {
+            let mut out = serde_json::Map::with_capacity(map.len());
+            for (k, v) in map {
+                out.insert(k.clone(), walk(v, scope, secrets)?);
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    })
+}
+
+#[derive(Debug, PartialEq)]
+enum Piece {
+    Text(String),
+    Step { ref_id: String, path: Vec<String>, raw: String },
+    Vault { name: String },
+}
+
+fn bad_ref(message: String) -> ToolFailure {
+    ToolFailure::new(ErrorCode::BadRef, message)
+}
+
+/// Splits a string into literal text and refs.
+fn parse(s: &str) -> Result<Vec<Piece>, ToolFailure> {
+    let mut pieces = Vec::new();
+    let mut text = String::new();
+    let mut rest = s;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let kind = if after.starts_with("step:") {
+            Some("step")
+        } else if after.starts_with("vault:") {
+            Some("vault")
+        } else {
+            None
+        };
+        let Some(kind) = kind else {
+            text.push_str(&rest[..open + 2]);
+            rest = after;
+            continue;
+        };
+        text.push_str(&rest[..open]);
+        let body_start = kind.len() + 1;
+        let Some(close) = after.find("}}") else {
+            return Err(bad_ref(format!(
+                "'{}' opens a {kind} ref but never closes it with '}}}}'",
+                preview(&rest[open..])
+            )));
+        };
+        let raw = &rest[open..open + 2 + close + 2];
+        let body = &after[body_start..close];
+        if !text.is_empty() {
+            pieces.push(Piece::Text(std::mem::take(&mut text)));
+        }
+        if kind == "step" {
+            let segments: Vec<&str> = body.split('.').collect();
+            let ref_id = segments[0];
+            if !valid_ref_id(ref_id) {
+                return Err(bad_ref(format!(
+                    "'{raw}' is not a valid step ref: expected {{{{step:<ref_id>.<path>}}}} where ref_id uses letters, digits, '_' or '-'"
+                )));
+            }
+            if segments[1..].iter().any(|seg| seg.is_empty() || seg.contains(['{', '}']) || seg.trim() != *seg) {
+                return Err(bad_ref(format!(
+                    "'{raw}' is not a valid step ref: path segments are keys or array indexes separated by single dots"
+                )));
+            }
+            pieces.push(Piece::Step {
+                ref_id: ref_id.to_string(),
+                path: segments[1..].iter().map(|s| s.to_string()).collect(),
+                raw: raw.to_string(),
+            });
+        } else {
+            if body.is_empty() || !body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
+                return Err(bad_ref(format!(
+                    "'{raw}' is not a valid vault ref: expected {{{{vault:NAME}}}} with letters, digits, '_', '-' or '.'"
+                )));
+            }
+            pieces.push(Piece::Vault { name: body.to_string() });
+        }
+        rest = &after[close + 2..];
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        pieces.push(Piece::Text(text));
+    }
+    Ok(pieces)
+}
+
+pub fn valid_ref_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+}
+
+fn preview(s: &str) -> String {
+    let (cut, more) = plugins::api::truncate_chars(s, 60);
+    if more { format!("{cut}…") } else { cut }
+}
+
+fn resolve_string(s: &str, scope: &Scope<'_>, secrets: &mut Vec<String>) -> Result<Value, ToolFailure> {
+    if !s.contains("{{") {
+        return Ok(Value::String(s.to_string()));
+    }
+    let pieces = parse(s)?;
+    let mut values = Vec::with_capacity(pieces.len());
+    for piece in &pieces {
+        values.push(match piece {
+            Piece::Text(t) => Value::String(t.clone()),
+            Piece::Step { ref_id, path, raw } => lookup_step(scope, ref_id, path, raw)?,
+            Piece::Vault { name } => {
+                let Some(vault) = scope.vault else {
+                    return Err(bad_ref(format!("'{{{{vault:{name}}}}}' cannot be used here: {}", scope.no_vault_reason)));
+                };
+                let secret = vault(name)?;
+                secrets.push(secret.clone());
+                Value::String(secret)
+            }
+        });
+    }
+    // A string that is exactly one ref is replaced by the value itself, keeping its type.
+    if pieces.len() == 1 && !matches!(pieces[0], Piece::Text(_)) {
+        return Ok(values.pop().unwrap_or(Value::Null));
+    }
+    let mut out = String::new();
+    for v in values {
+        match v {
+            Value::String(t) => out.push_str(&t),
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    Ok(Value::String(out))
+}
+
+fn lookup_step(scope: &Scope<'_>, ref_id: &str, path: &[String], raw: &str) -> Result<Value, ToolFailure> {
+    let Some(steps) = scope.steps else {
+        return Err(bad_ref(format!("'{raw}' cannot be used here: {}", scope.no_steps_reason)));
+    };
+    let mut current = match steps.get(ref_id) {
+        Some(StepOutcome::Ok(v)) => v,
+        Some(StepOutcome::Failed) => {
+            return Err(bad_ref(format!("'{raw}' refers to step '{ref_id}', which failed")).with("ref", ref_id));
+        }
+        None => {
+            let known: Vec<&String> = steps.keys().collect();
+            let mut msg = format!("'{raw}' refers to step '{ref_id}', which has no result here");
+            if known.is_empty() {
+                msg.push_str(" (no earlier step has run; a ref can only read steps before it)");
+            } else {
+                msg.push_str(&format!(" (available: {})", known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+            }
+            return Err(bad_ref(msg).with("ref", ref_id));
+        }
+    };
+    for (depth, seg) in path.iter().enumerate() {
+        let next = match current {
+            Value::Object(map) => map.get(seg.as_str()),
+            Value::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        };
+        current = match next {
+            Some(v) => v,
+            None => {
+                let at = if depth == 0 { format!("step '{ref_id}'") } else { format!("'{}'", path[..depth].join(".")) };
+                let what = match current {
+                    Value::Object(m) => {
+                        let keys: Vec<&str> = m.keys().take(20).map(String::as_str).collect();
+                        format!("its keys are: {}", keys.join(", "))
+                    }
+                    Value::Array(a) => format!("it is an array of {} item(s)", a.len()),
+                    other => format!("it is {}", crate::validate::describe(other)),
+                };
+                return Err(bad_ref(format!("'{raw}': {at} has no '{seg}'; {what}")).with("ref", ref_id));
+            }
+        };
+    }
+    Ok(current.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn steps() -> HashMap<String, StepOutcome> {
+        let mut m = HashMap::new();
+        m.insert("export".into(), StepOutcome::Ok(json!({"row_count": 1200, "files": [{"id": "f1"}], "title": "has {{vault:k}} inside"})));
+        m.insert("broken".into(), StepOutcome::Failed);
+        m
+    }
+
+    fn vault(name: &str) -> Result<String, ToolFailure> {
+        if name == "k" { Ok("s3cr3t".into()) } else { Err(ToolFailure::new(ErrorCode::BadRef, format!("no secret {name}"))) }
+    }
+
+    fn run(t: Value) -> Result<Value, ToolFailure> {
+        let s = steps();
+        let scope = Scope { steps: Some(&s), vault: Some(&vault), no_steps_reason: "", no_vault_reason: "" };
+        resolve(&t, &scope).map(|r| r.value)
+    }
+
+    #[test]
+    fn whole_value_refs_keep_their_type() {
+        assert_eq!(run(json!("{{step:export.row_count}}")).unwrap(), json!(1200));
+        assert_eq!(run(json!({"x": ["{{step:export.files}}"]})).unwrap(), json!({"x": [[{"id": "f1"}]]}));
+        assert_eq!(run(json!("{{step:export.files.0.id}}")).unwrap(), json!("f1"));
+    }
+
+    #[test]
+    fn embedded_refs_interpolate_and_non_strings_become_json() {
+        assert_eq!(run(json!("rows: {{step:export.row_count}}!")).unwrap(), json!("rows: 1200!"));
+        assert_eq!(run(json!("f={{step:export.files.0}}")).unwrap(), json!("f={\"id\":\"f1\"}"));
+    }
+
+    #[test]
+    fn step_output_is_never_rescanned_for_vault_refs() {
+        assert_eq!(run(json!("{{step:export.title}}")).unwrap(), json!("has {{vault:k}} inside"));
+        assert_eq!(run(json!("t: {{step:export.title}}")).unwrap(), json!("t: has {{vault:k}} inside"));
+    }
+
+    #[test]
+    fn vault_refs_resolve_and_are_reported() {
+        let s = steps();
+        let scope = Scope { steps: Some(&s), vault: Some(&vault), no_steps_reason: "", no_vault_reason: "" };
+        let r = resolve(&json!({"auth": "Bearer {{vault:k}}"}), &scope).unwrap();
+        assert_eq!(r.value, json!({"auth": "Bearer s3cr3t"}));
+        assert_eq!(r.secrets, vec!["s3cr3t".to_string()]);
+    }
+
+    #[test]
+    fn malformed_and_missing_refs_are_bad_refs() {
+        for t in ["{{step:a.csv.}}", "{{step:export.row_count", "{{step:}}", "{{step:ex port.x}}", "{{vault:}}", "{{vault:a b}}"] {
+            let e = run(json!(t)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::BadRef, "{t}");
+        }
+        let e = run(json!("{{step:export.constructor}}")).unwrap_err();
+        assert!(e.message.contains("has no 'constructor'"), "{}", e.message);
+        let e = run(json!("{{step:export.files.5}}")).unwrap_err();
+        assert!(e.message.contains("array of 1"), "{}", e.message);
+        let e = run(json!("{{step:broken.x}}")).unwrap_err();
+        assert!(e.message.contains("failed"));
+        let e = run(json!("{{step:later.x}}")).unwrap_err();
+        assert!(e.message.contains("no result"));
+    }
+
+    #[test]
+    fn other_braces_are_left_alone() {
+        assert_eq!(run(json!("Hello {{name}} and {{ step }}")).unwrap(), json!("Hello {{name}} and {{ step }}"));
+    }
+
+    #[test]
+    fn scopes_can_forbid_refs() {
+        let scope = Scope { steps: None, vault: None, no_steps_reason: "needs compose", no_vault_reason: "return never resolves vault refs" };
+        let e = resolve(&json!("{{vault:k}}"), &scope).err().unwrap();
+        assert!(e.message.contains("return never resolves vault refs"));
+        let e = resolve(&json!("{{step:a.b}}"), &scope).err().unwrap();
+        assert!(e.message.contains("needs compose"));
+    }
+}

@@ -1,0 +1,30 @@
+//! workbench: a local, single-user MCP server that puts a catalogue of service integrations behind
+//! nine meta-tools.
+//!
+//! # Layout
+//! - [`mcp`]: the MCP surface (the only module that knows rmcp).
+//! - [`meta`]: the nine meta-tools as plain Rust.
+//! - [`engine`]: execute_tools: batch rules, refs, validation, bounded runs, scrub, cap, audit.
+//! - [`registry`]: the tool catalogue (plugins + built-ins) and search.
+//! - [`builtins`]: tools that run inside workbench.
+//! - [`validate`]: JSON Schema argument validation with agent-friendly errors.
+//! - [`storage`]: SQLite metadata (user, audit log, vault metadata); never secrets.
+//! - [`secrets`]: `Secret<T>`, secret stores, the vault.
+//! - [`config`]: data directory and settings.
+//! - `plugins` (workspace crate): the integrations themselves.
+
+pub mod app;
+pub mod builtins;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod ids;
+pub mod mcp;
+pub mod meta;
+pub mod registry;
+pub mod secrets;
+pub mod storage;
+pub mod validate;
+
+/// Sent with every upstream request (Wikimedia requires a descriptive one).
+pub const USER_AGENT: &str = concat!("workbench/", env!("CARGO_PKG_VERSION"), " (local MCP tool gateway; +https://github.com/workbench-mcp/workbench)");

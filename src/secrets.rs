@@ -1,0 +1,198 @@
+//! Secrets: the `Secret<T>` wrapper, the `SecretStore` interface and vault lookups.
+//!
+//! A `Secret` cannot be printed: it has no `Display`, its `Debug` is redacted, and the only way in
+//! is `expose()`, which marks each place a secret value is actually needed. Stores hold values by
+//! key; SQLite holds only metadata about them. The in-memory store serves tests and runs where no
+//! durable store has been configured.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::error::{ErrorCode, ToolFailure};
+use crate::storage::{Storage, VaultMeta};
+
+/// A value that must never be logged, stored in SQLite or returned to the agent.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret<T>(T);
+
+impl<T> Secret<T> {
+    pub fn new(value: T) -> Self {
+        Secret(value)
+    }
+    /// The secret value itself; every call site is a place the secret leaves its wrapper.
+    pub fn expose(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::fmt::Debug for Secret<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum StoreError {
+    #[error("the secret store ({store}) is unavailable: {reason}")]
+    Unavailable { store: &'static str, reason: String },
+}
+
+/// Where secret values live, by key.
+pub trait SecretStore: Send + Sync {
+    /// A short name for status output, e.g. "memory", "keychain".
+    fn name(&self) -> &'static str;
+    fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError>;
+    fn set(&self, key: &str, value: &Secret<String>) -> Result<(), StoreError>;
+    fn delete(&self, key: &str) -> Result<bool, StoreError>;
+}
+
+/// Secrets in process memory only; gone when the process exits.
+#[derive(Default)]
+pub struct MemoryStore {
+    values: Mutex<HashMap<String, Secret<String>>>,
+}
+
+impl SecretStore for MemoryStore {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+    fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError> {
+        Ok(self.values.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned())
+    }
+    fn set(&self, key: &str, value: &Secret<String>) -> Result<(), StoreError> {
+        self.values.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_string(), value.clone());
+        Ok(())
+    }
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        Ok(self.values.lock().unwrap_or_else(|p| p.into_inner()).remove(key).is_some())
+    }
+}
+
+/// Named secrets the agent can reference as `{{vault:NAME}}` but never read.
+pub struct Vault {
+    store: Arc<dyn SecretStore>,
+    storage: Arc<Storage>,
+}
+
+fn store_key(name: &str) -> String {
+    format!("vault:{name}")
+}
+
+impl Vault {
+    pub fn new(store: Arc<dyn SecretStore>, storage: Arc<Storage>) -> Self {
+        Vault { store, storage }
+    }
+
+    /// Stores or replaces a secret and its metadata.
+    pub async fn set(
+        &self,
+        name: &str,
+        value: Secret<String>,
+        description: Option<String>,
+        allowed_hosts: Vec<String>,
+    ) -> Result<(), ToolFailure> {
+        self.store
+            .set(&store_key(name), &value)
+            .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))?;
+        self.storage
+            .put_vault_meta(VaultMeta {
+                name: name.to_string(),
+                description,
+                allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+                created_at: crate::storage::now_rfc3339(),
+                last_used_at: None,
+            })
+            .await
+            .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))
+    }
+
+    /// The secret `name` for a call whose requests go to `hosts`; refused unless every one of
+    /// those hosts is in the secret's `allowed_hosts`.
+    pub async fn resolve_for_hosts(&self, name: &str, hosts: &[String]) -> Result<Secret<String>, ToolFailure> {
+        let meta = self
+            .storage
+            .vault_meta(name.to_string())
+            .await
+            .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))?;
+        let Some(meta) = meta else {
+            return Err(ToolFailure::new(
+                ErrorCode::BadRef,
+                format!("there is no vault secret named '{name}'; ask the user to store it with vault_set_secret"),
+            ));
+        };
+        if hosts.is_empty() {
+            return Err(ToolFailure::new(
+                ErrorCode::VaultDenied,
+                format!("vault secret '{name}' can only be sent to a known host, and this tool sends nothing anywhere"),
+            ));
+        }
+        let denied: Vec<&String> = hosts.iter().filter(|h| !meta.allowed_hosts.iter().any(|a| host_matches(a, h))).collect();
+        if !denied.is_empty() {
+            return Err(ToolFailure::new(
+                ErrorCode::VaultDenied,
+                format!(
+                    "vault secret '{name}' may only be sent to {}; this tool would send it to {}",
+                    if meta.allowed_hosts.is_empty() { "no host".to_string() } else { meta.allowed_hosts.join(", ") },
+                    denied.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )
+            .with("secret", name));
+        }
+        let value = self
+            .store
+            .get(&store_key(name))
+            .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))?
+            .ok_or_else(|| {
+                ToolFailure::new(
+                    ErrorCode::BadRef,
+                    format!("vault secret '{name}' is listed but its value is missing from the {} store; set it again", self.store.name()),
+                )
+            })?;
+        let _ = self.storage.touch_vault(name.to_string()).await;
+        Ok(value)
+    }
+}
+
+/// `allowed` is a host name, optionally with a leading `*.` wildcard for subdomains.
+fn host_matches(allowed: &str, host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    match allowed.strip_prefix("*.") {
+        Some(suffix) => host.ends_with(&format!(".{suffix}")),
+        None => allowed == host,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_do_not_print() {
+        let s = Secret::new("hunter2".to_string());
+        assert_eq!(format!("{s:?}"), "Secret([redacted])");
+        assert_eq!(s.expose(), "hunter2");
+    }
+
+    #[test]
+    fn host_patterns() {
+        assert!(host_matches("api.example.com", "API.example.com"));
+        assert!(host_matches("*.example.com", "a.example.com"));
+        assert!(!host_matches("*.example.com", "example.com"));
+        assert!(!host_matches("example.com", "evil-example.com"));
+    }
+
+    #[tokio::test]
+    async fn vault_enforces_allowed_hosts() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::new(dir.path().join("w.db"));
+        let vault = Vault::new(Arc::new(MemoryStore::default()), storage);
+        vault.set("api_key", Secret::new("v4lue-123".into()), None, vec!["api.example.com".into()]).await.unwrap();
+        let ok = vault.resolve_for_hosts("api_key", &["api.example.com".into()]).await.unwrap();
+        assert_eq!(ok.expose(), "v4lue-123");
+        let denied = vault.resolve_for_hosts("api_key", &["evil.test".into()]).await.unwrap_err();
+        assert_eq!(denied.code, ErrorCode::VaultDenied);
+        assert!(!denied.message.contains("v4lue"));
+        let missing = vault.resolve_for_hosts("nope", &["api.example.com".into()]).await.unwrap_err();
+        assert_eq!(missing.code, ErrorCode::BadRef);
+    }
+}

@@ -1,0 +1,410 @@
+//! SQLite metadata: the local user, the audit log and vault secret metadata. Never a secret.
+//!
+//! The database is opened lazily (nothing touches disk on the start-up path), in WAL mode with a
+//! busy timeout so that two workbench processes on one data directory (Claude Desktop and Cursor at
+//! once) both work, with file mode 0600. Migrations run by `PRAGMA user_version`. Every call runs on
+//! the blocking pool so a slow disk or a busy database never stalls the protocol loop.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("database {path}: {source}")]
+    Sqlite { path: String, source: rusqlite::Error },
+    #[error("cannot create data directory {path}: {source}")]
+    Dir { path: String, source: std::io::Error },
+    #[error("database task failed: {0}")]
+    Task(String),
+}
+
+/// Schema migrations, applied in order; `user_version` is the index of the last one applied.
+const MIGRATIONS: &[&str] = &[
+    // 1: user, audit log, vault metadata.
+    "CREATE TABLE user (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+        id TEXT NOT NULL,
+        email TEXT,
+        created_at TEXT NOT NULL
+     );
+     CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        integration TEXT NOT NULL,
+        args TEXT NOT NULL,
+        mutating INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        error_code TEXT,
+        error TEXT,
+        duration_ms INTEGER NOT NULL
+     );
+     CREATE INDEX audit_ts ON audit (ts);
+     CREATE INDEX audit_tool ON audit (tool);
+     CREATE TABLE vault_secret (
+        name TEXT PRIMARY KEY,
+        description TEXT,
+        allowed_hosts TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT
+     );",
+];
+
+pub struct Storage {
+    path: PathBuf,
+    conn: Mutex<Option<Connection>>,
+}
+
+/// One audit row as written.
+#[derive(Debug, Clone)]
+pub struct AuditEntry {
+    pub tool: String,
+    pub integration: String,
+    /// Arguments as the agent wrote them, scrubbed and size-capped.
+    pub args: String,
+    pub mutating: bool,
+    pub ok: bool,
+    pub error_code: Option<String>,
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// Filters for reading the audit log back.
+#[derive(Debug, Clone, Default)]
+pub struct AuditQuery {
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub integration: Option<String>,
+    pub tool: Option<String>,
+    pub mutating_only: bool,
+    pub status: Option<String>,
+    pub text: Option<String>,
+    pub before_id: Option<i64>,
+    pub limit: usize,
+}
+
+/// Vault secret metadata (the value lives in the secret store).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VaultMeta {
+    pub name: String,
+    pub description: Option<String>,
+    pub allowed_hosts: Vec<String>,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl Storage {
+    pub fn new(path: PathBuf) -> Arc<Storage> {
+        Arc::new(Storage { path, conn: Mutex::new(None) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` with the connection on the blocking pool, opening the database on first use.
+    pub async fn call<T, F>(self: &Arc<Self>, f: F) -> Result<T, StorageError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.call_blocking(f))
+            .await
+            .map_err(|e| StorageError::Task(e.to_string()))?
+    }
+
+    /// The same, on the current thread (CLI paths and tests).
+    pub fn call_blocking<T, F>(&self, f: F) -> Result<T, StorageError>
+    where
+        F: FnOnce(&Connection) -> rusqlite::Result<T>,
+    {
+        let mut guard = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if guard.is_none() {
+            *guard = Some(self.open()?);
+        }
+        let conn = guard.as_ref().expect("connection was just opened");
+        f(conn).map_err(|source| self.err(source))
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StorageError {
+        StorageError::Sqlite { path: self.path.display().to_string(), source }
+    }
+
+    fn open(&self) -> Result<Connection, StorageError> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|source| StorageError::Dir { path: dir.display().to_string(), source })?;
+            restrict_dir(dir);
+        }
+        let conn = Connection::open(&self.path).map_err(|e| self.err(e))?;
+        restrict_file(&self.path);
+        conn.busy_timeout(Duration::from_secs(5)).map_err(|e| self.err(e))?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| self.err(e))?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| self.err(e))?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err(e))?;
+        migrate(&conn).map_err(|e| self.err(e))?;
+        for suffix in ["-wal", "-shm"] {
+            let mut p = self.path.as_os_str().to_owned();
+            p.push(suffix);
+            restrict_file(Path::new(&p));
+        }
+        ensure_user(&conn).map_err(|e| self.err(e))?;
+        Ok(conn)
+    }
+
+    pub async fn record_audit(self: &Arc<Self>, entry: AuditEntry) -> Result<(), StorageError> {
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    now_rfc3339(),
+                    entry.tool,
+                    entry.integration,
+                    entry.args,
+                    entry.mutating,
+                    if entry.ok { "ok" } else { "error" },
+                    entry.error_code,
+                    entry.error,
+                    entry.duration_ms as i64
+                ],
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
+    pub async fn search_audit(self: &Arc<Self>, q: AuditQuery) -> Result<Vec<Value>, StorageError> {
+        self.call(move |c| {
+            let mut sql = String::from(
+                "SELECT id, ts, tool, integration, args, mutating, status, error_code, error, duration_ms FROM audit WHERE 1=1",
+            );
+            let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+            let mut filters: Vec<(&str, Box<dyn rusqlite::ToSql>)> = Vec::new();
+            if let Some(s) = q.since {
+                filters.push(("ts >= ?N", Box::new(s)));
+            }
+            if let Some(u) = q.until {
+                filters.push(("ts <= ?N", Box::new(u)));
+            }
+            if let Some(i) = q.integration {
+                filters.push(("integration = ?N", Box::new(i)));
+            }
+            if let Some(t) = q.tool {
+                filters.push(("tool = ?N", Box::new(t)));
+            }
+            if let Some(s) = q.status {
+                filters.push(("status = ?N", Box::new(s)));
+            }
+            if let Some(t) = q.text {
+                let pattern = format!("%{}%", t.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+                filters.push((
+                    "(args LIKE ?N ESCAPE '\\' OR tool LIKE ?N ESCAPE '\\' OR IFNULL(error, '') LIKE ?N ESCAPE '\\')",
+                    Box::new(pattern),
+                ));
+            }
+            if let Some(b) = q.before_id {
+                filters.push(("id < ?N", Box::new(b)));
+            }
+            for (clause, value) in filters {
+                args.push(value);
+                sql.push_str(" AND ");
+                sql.push_str(&clause.replace("?N", &format!("?{}", args.len())));
+            }
+            if q.mutating_only {
+                sql.push_str(" AND mutating = 1");
+            }
+            sql.push_str(&format!(" ORDER BY id DESC LIMIT {}", q.limit));
+            let mut stmt = c.prepare(&sql)?;
+            let params: Vec<&dyn rusqlite::ToSql> = args.iter().map(|b| b.as_ref()).collect();
+            let rows = stmt.query_map(params.as_slice(), |r| {
+                let args_text: String = r.get(4)?;
+                Ok(json!({
+                    "id": r.get::<_, i64>(0)?,
+                    "time": r.get::<_, String>(1)?,
+                    "tool": r.get::<_, String>(2)?,
+                    "integration": r.get::<_, String>(3)?,
+                    "args": serde_json::from_str::<Value>(&args_text).unwrap_or(Value::String(args_text)),
+                    "mutating": r.get::<_, bool>(5)?,
+                    "status": r.get::<_, String>(6)?,
+                    "error_code": r.get::<_, Option<String>>(7)?,
+                    "error": r.get::<_, Option<String>>(8)?,
+                    "duration_ms": r.get::<_, i64>(9)?,
+                }))
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// The local user as `(id, email)`, or `None` when the record is missing.
+    pub async fn user(self: &Arc<Self>) -> Result<Option<(String, Option<String>)>, StorageError> {
+        self.call(|c| {
+            c.query_row("SELECT id, email FROM user WHERE singleton = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+        })
+        .await
+    }
+
+    pub async fn vault_meta(self: &Arc<Self>, name: String) -> Result<Option<VaultMeta>, StorageError> {
+        self.call(move |c| {
+            c.query_row(
+                "SELECT name, description, allowed_hosts, created_at, last_used_at FROM vault_secret WHERE name = ?1",
+                [name],
+                vault_row,
+            )
+            .optional()
+        })
+        .await
+    }
+
+    pub async fn put_vault_meta(self: &Arc<Self>, meta: VaultMeta) -> Result<(), StorageError> {
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO vault_secret (name, description, allowed_hosts, created_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (name) DO UPDATE SET description = excluded.description, allowed_hosts = excluded.allowed_hosts",
+                params![meta.name, meta.description, serde_json::to_string(&meta.allowed_hosts).unwrap_or_default(), meta.created_at],
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
+    pub async fn touch_vault(self: &Arc<Self>, name: String) -> Result<(), StorageError> {
+        self.call(move |c| {
+            c.execute("UPDATE vault_secret SET last_used_at = ?1 WHERE name = ?2", params![now_rfc3339(), name]).map(|_| ())
+        })
+        .await
+    }
+}
+
+fn vault_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<VaultMeta> {
+    let hosts: String = r.get(2)?;
+    Ok(VaultMeta {
+        name: r.get(0)?,
+        description: r.get(1)?,
+        allowed_hosts: serde_json::from_str(&hosts).unwrap_or_default(),
+        created_at: r.get(3)?,
+        last_used_at: r.get(4)?,
+    })
+}
+
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let version: usize = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        // BEGIN IMMEDIATE takes the write lock first, so a second process migrating at the same
+        // moment waits (busy timeout) and then sees the new version instead of failing halfway.
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if current as usize > i {
+            conn.execute_batch("COMMIT")?;
+            continue;
+        }
+        let result = conn.execute_batch(sql).and_then(|_| conn.pragma_update(None, "user_version", (i + 1) as i64));
+        match result {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The local user is created on first start and stays the same across restarts.
+fn ensure_user(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO user (singleton, id, email, created_at) VALUES (1, ?1, NULL, ?2)",
+        params![format!("usr_{}", crate::ids::random_hex(12)), now_rfc3339()],
+    )?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn restrict_file(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if path.exists() {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    }
+}
+
+#[cfg(unix)]
+fn restrict_dir(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
+}
+
+#[cfg(not(unix))]
+fn restrict_file(_: &Path) {}
+#[cfg(not(unix))]
+fn restrict_dir(_: &Path) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn migrates_once_creates_a_stable_user_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("w.db");
+        let a = Storage::new(path.clone());
+        let (id1, email) = a.user().await.unwrap().unwrap();
+        assert!(id1.starts_with("usr_") && email.is_none());
+        drop(a);
+        let b = Storage::new(path.clone());
+        let (id2, _) = b.user().await.unwrap().unwrap();
+        assert_eq!(id1, id2, "user id stable across restarts");
+        let v: i64 = b.call(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0))).await.unwrap();
+        assert_eq!(v as usize, MIGRATIONS.len());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+    }
+
+    #[tokio::test]
+    async fn two_handles_write_the_audit_log_concurrently() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.db");
+        let a = Storage::new(path.clone());
+        let b = Storage::new(path);
+        let mut tasks = Vec::new();
+        for i in 0..20 {
+            let s = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tasks.push(tokio::spawn(async move {
+                s.record_audit(AuditEntry {
+                    tool: format!("t{i}"),
+                    integration: "x".into(),
+                    args: "{}".into(),
+                    mutating: i % 3 == 0,
+                    ok: true,
+                    error_code: None,
+                    error: None,
+                    duration_ms: 1,
+                })
+                .await
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        let rows = a.search_audit(AuditQuery { limit: 100, ..Default::default() }).await.unwrap();
+        assert_eq!(rows.len(), 20);
+        let muts = b.search_audit(AuditQuery { limit: 100, mutating_only: true, ..Default::default() }).await.unwrap();
+        assert_eq!(muts.len(), 7);
+        let text = a.search_audit(AuditQuery { limit: 100, text: Some("t1".into()), ..Default::default() }).await.unwrap();
+        assert_eq!(text.len(), 11, "t1, t10..t19");
+    }
+}
