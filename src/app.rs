@@ -38,10 +38,18 @@ pub struct App {
 
 impl App {
     pub fn new(settings: Settings) -> Arc<App> {
-        Self::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()))
+        Self::with_parts(
+            settings,
+            Registry::standard(),
+            Arc::new(MemoryStore::default()),
+        )
     }
 
-    pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
+    pub fn with_parts(
+        settings: Settings,
+        registry: Registry,
+        secrets: Arc<dyn SecretStore>,
+    ) -> Arc<App> {
         let storage = Storage::new(settings.database_path());
         let vault = Vault::new(secrets.clone(), storage.clone());
         Arc::new(App {
@@ -73,7 +81,11 @@ impl App {
                 .redirect(reqwest::redirect::Policy::custom(|attempt| {
                     // Follow redirects only within the same host: a credential must never be
                     // carried to another one.
-                    let same_host = attempt.previous().first().map(|first| first.host_str() == attempt.url().host_str()).unwrap_or(false);
+                    let same_host = attempt
+                        .previous()
+                        .first()
+                        .map(|first| first.host_str() == attempt.url().host_str())
+                        .unwrap_or(false);
                     if attempt.previous().len() >= 5 || !same_host {
                         attempt.stop()
                     } else {

@@ -43,7 +43,11 @@ pub enum ConfigError {
     #[error("{path}: {message}")]
     BadFile { path: String, message: String },
     #[error("{name}={value:?} is not valid: {message}")]
-    BadVar { name: String, value: String, message: String },
+    BadVar {
+        name: String,
+        value: String,
+        message: String,
+    },
 }
 
 impl Settings {
@@ -86,27 +90,54 @@ impl Settings {
             }
             Ok(value)
         };
-        let concurrency = number("WORKBENCH_CONCURRENCY", file.concurrency.map(|c| c as u64), 8, 1, 64)?;
-        let call_timeout = number("WORKBENCH_CALL_TIMEOUT_SECS", file.call_timeout_secs, 60, 1, 3600)?;
-        let connect_ttl = number("CONNECT_TTL_SECONDS", file.connect_ttl_seconds, 600, 10, 86_400)?;
+        let concurrency = number(
+            "WORKBENCH_CONCURRENCY",
+            file.concurrency.map(|c| c as u64),
+            8,
+            1,
+            64,
+        )?;
+        let call_timeout = number(
+            "WORKBENCH_CALL_TIMEOUT_SECS",
+            file.call_timeout_secs,
+            60,
+            1,
+            3600,
+        )?;
+        let connect_ttl = number(
+            "CONNECT_TTL_SECONDS",
+            file.connect_ttl_seconds,
+            600,
+            10,
+            86_400,
+        )?;
 
         let mut base_urls = HashMap::new();
         for (integration, hosts) in file.base_urls {
             for (key, url) in hosts {
-                base_urls.insert((integration.clone(), key), url.trim_end_matches('/').to_string());
+                base_urls.insert(
+                    (integration.clone(), key),
+                    url.trim_end_matches('/').to_string(),
+                );
             }
         }
         for integration in plugins::INTEGRATIONS {
             for host in integration.hosts {
-                let name = format!("WORKBENCH_{}_{}", integration.name, host.key).to_ascii_uppercase();
+                let name =
+                    format!("WORKBENCH_{}_{}", integration.name, host.key).to_ascii_uppercase();
                 if let Some(url) = var(&name).filter(|u| !u.is_empty()) {
-                    base_urls.insert((integration.name.to_string(), host.key.to_string()), url.trim_end_matches('/').to_string());
+                    base_urls.insert(
+                        (integration.name.to_string(), host.key.to_string()),
+                        url.trim_end_matches('/').to_string(),
+                    );
                 }
             }
         }
         Ok(Settings {
             home,
-            email: var("WORKBENCH_EMAIL").filter(|e| !e.is_empty()).or(file.email),
+            email: var("WORKBENCH_EMAIL")
+                .filter(|e| !e.is_empty())
+                .or(file.email),
             concurrency: concurrency as usize,
             call_timeout: Duration::from_secs(call_timeout),
             connect_ttl: Duration::from_secs(connect_ttl),
@@ -132,7 +163,10 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         move |k| map.get(k).cloned()
     }
 
@@ -143,12 +177,21 @@ mod tests {
         let s = Settings::load(env(&[
             ("WORKBENCH_HOME", home),
             ("WORKBENCH_OPEN_METEO_BASE_URL", "http://127.0.0.1:9/v1/"),
-            ("WORKBENCH_HACKERNEWS_ALGOLIA_BASE_URL", "http://127.0.0.1:8"),
+            (
+                "WORKBENCH_HACKERNEWS_ALGOLIA_BASE_URL",
+                "http://127.0.0.1:8",
+            ),
             ("WORKBENCH_CONCURRENCY", "3"),
         ]))
         .unwrap();
-        assert_eq!(s.host_url("open_meteo", "base_url", "x"), "http://127.0.0.1:9/v1");
-        assert_eq!(s.host_url("hackernews", "algolia_base_url", "x"), "http://127.0.0.1:8");
+        assert_eq!(
+            s.host_url("open_meteo", "base_url", "x"),
+            "http://127.0.0.1:9/v1"
+        );
+        assert_eq!(
+            s.host_url("hackernews", "algolia_base_url", "x"),
+            "http://127.0.0.1:8"
+        );
         assert_eq!(s.host_url("hackernews", "base_url", "default"), "default");
         assert_eq!(s.concurrency, 3);
         assert_eq!(s.call_timeout, Duration::from_secs(60));
@@ -157,12 +200,23 @@ mod tests {
     #[test]
     fn config_file_is_read_and_bad_values_are_named() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.json"), r#"{"email": "ada@example.com", "call_timeout_secs": 5}"#).unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"email": "ada@example.com", "call_timeout_secs": 5}"#,
+        )
+        .unwrap();
         let home = dir.path().to_str().unwrap();
         let s = Settings::load(env(&[("WORKBENCH_HOME", home)])).unwrap();
         assert_eq!(s.email.as_deref(), Some("ada@example.com"));
         assert_eq!(s.call_timeout, Duration::from_secs(5));
-        let err = Settings::load(env(&[("WORKBENCH_HOME", home), ("WORKBENCH_CONCURRENCY", "0")])).unwrap_err();
-        assert_eq!(err.to_string(), "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64");
+        let err = Settings::load(env(&[
+            ("WORKBENCH_HOME", home),
+            ("WORKBENCH_CONCURRENCY", "0"),
+        ]))
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64"
+        );
     }
 }

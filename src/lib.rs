@@ -27,4 +27,8 @@ pub mod storage;
 pub mod validate;
 
 /// Sent with every upstream request (Wikimedia requires a descriptive one).
-pub const USER_AGENT: &str = concat!("workbench/", env!("CARGO_PKG_VERSION"), " (local MCP tool gateway; +https://github.com/workbench-mcp/workbench)");
+pub const USER_AGENT: &str = concat!(
+    "workbench/",
+    env!("CARGO_PKG_VERSION"),
+    " (local MCP tool gateway; +https://github.com/workbench-mcp/workbench)"
+);

@@ -13,16 +13,27 @@ const MAX_DEPTH: usize = 64;
 
 /// Validates `args` (`null` counts as `{}`) and returns them with schema defaults filled in.
 pub fn validate(schema: &Value, args: &Value) -> Result<Value, Vec<ArgProblem>> {
-    let mut value = if args.is_null() { Value::Object(Map::new()) } else { args.clone() };
+    let mut value = if args.is_null() {
+        Value::Object(Map::new())
+    } else {
+        args.clone()
+    };
     let mut problems = Vec::new();
     check(schema, &mut value, String::new(), 0, &mut problems);
-    if problems.is_empty() { Ok(value) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(value)
+    } else {
+        Err(problems)
+    }
 }
 
 fn check(schema: &Value, value: &mut Value, path: String, depth: usize, out: &mut Vec<ArgProblem>) {
     let Value::Object(s) = schema else { return };
     if depth > MAX_DEPTH {
-        out.push(problem(&path, format!("nested deeper than {MAX_DEPTH} levels")));
+        out.push(problem(
+            &path,
+            format!("nested deeper than {MAX_DEPTH} levels"),
+        ));
         return;
     }
     if let Some(types) = s.get("type") {
@@ -32,55 +43,87 @@ fn check(schema: &Value, value: &mut Value, path: String, depth: usize, out: &mu
             _ => vec![],
         };
         if !allowed.is_empty() && !allowed.iter().any(|t| type_matches(t, value)) {
-            out.push(problem(&path, format!("expected {}, got {}", allowed.join(" or "), describe(value))));
+            out.push(problem(
+                &path,
+                format!("expected {}, got {}", allowed.join(" or "), describe(value)),
+            ));
             return;
         }
     }
-    if let Some(Value::Array(options)) = s.get("enum") {
-        if !options.contains(value) {
-            let list: Vec<String> = options.iter().map(Value::to_string).collect();
-            out.push(problem(&path, format!("expected one of {}, got {}", list.join(", "), describe(value))));
-            return;
-        }
+    if let Some(Value::Array(options)) = s.get("enum")
+        && !options.contains(value)
+    {
+        let list: Vec<String> = options.iter().map(Value::to_string).collect();
+        out.push(problem(
+            &path,
+            format!(
+                "expected one of {}, got {}",
+                list.join(", "),
+                describe(value)
+            ),
+        ));
+        return;
     }
     match value {
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(0.0);
-            if let Some(min) = s.get("minimum").and_then(Value::as_f64) {
-                if x < min {
-                    out.push(problem(&path, format!("must be at least {}, got {n}", fmt_num(min))));
-                }
+            if let Some(min) = s.get("minimum").and_then(Value::as_f64)
+                && x < min
+            {
+                out.push(problem(
+                    &path,
+                    format!("must be at least {}, got {n}", fmt_num(min)),
+                ));
             }
-            if let Some(max) = s.get("maximum").and_then(Value::as_f64) {
-                if x > max {
-                    out.push(problem(&path, format!("must be at most {}, got {n}", fmt_num(max))));
-                }
+            if let Some(max) = s.get("maximum").and_then(Value::as_f64)
+                && x > max
+            {
+                out.push(problem(
+                    &path,
+                    format!("must be at most {}, got {n}", fmt_num(max)),
+                ));
             }
         }
         Value::String(text) => {
             let len = text.chars().count();
-            if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
-                if (len as u64) < min {
-                    let what = if len == 0 { "an empty string".to_string() } else { format!("{len}") };
-                    out.push(problem(&path, format!("must be at least {min} characters long, got {what}")));
-                }
+            if let Some(min) = s.get("minLength").and_then(Value::as_u64)
+                && (len as u64) < min
+            {
+                let what = if len == 0 {
+                    "an empty string".to_string()
+                } else {
+                    format!("{len}")
+                };
+                out.push(problem(
+                    &path,
+                    format!("must be at least {min} characters long, got {what}"),
+                ));
             }
-            if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
-                if len as u64 > max {
-                    out.push(problem(&path, format!("must be at most {max} characters long, got {len}")));
-                }
+            if let Some(max) = s.get("maxLength").and_then(Value::as_u64)
+                && len as u64 > max
+            {
+                out.push(problem(
+                    &path,
+                    format!("must be at most {max} characters long, got {len}"),
+                ));
             }
         }
         Value::Array(items) => {
-            if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
-                if (items.len() as u64) < min {
-                    out.push(problem(&path, format!("needs at least {min} item(s), got {}", items.len())));
-                }
+            if let Some(min) = s.get("minItems").and_then(Value::as_u64)
+                && (items.len() as u64) < min
+            {
+                out.push(problem(
+                    &path,
+                    format!("needs at least {min} item(s), got {}", items.len()),
+                ));
             }
-            if let Some(max) = s.get("maxItems").and_then(Value::as_u64) {
-                if items.len() as u64 > max {
-                    out.push(problem(&path, format!("takes at most {max} item(s), got {}", items.len())));
-                }
+            if let Some(max) = s.get("maxItems").and_then(Value::as_u64)
+                && items.len() as u64 > max
+            {
+                out.push(problem(
+                    &path,
+                    format!("takes at most {max} item(s), got {}", items.len()),
+                ));
             }
             if let Some(item_schema) = s.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
@@ -101,7 +144,10 @@ fn check_object(
     out: &mut Vec<ArgProblem>,
 ) {
     let empty = Map::new();
-    let props = s.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let props = s
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     if let Some(Value::Array(required)) = s.get("required") {
         for name in required.iter().filter_map(Value::as_str) {
             if !map.contains_key(name) {
@@ -110,7 +156,10 @@ fn check_object(
                     .and_then(|p| p.get("type"))
                     .map(|t| format!(" ({})", t.as_str().unwrap_or("value")))
                     .unwrap_or_default();
-                out.push(problem(&format!("{path}/{}", escape(name)), format!("required parameter is missing{hint}")));
+                out.push(problem(
+                    &format!("{path}/{}", escape(name)),
+                    format!("required parameter is missing{hint}"),
+                ));
             }
         }
     }
@@ -144,10 +193,10 @@ fn check_object(
         }
     }
     for (name, prop_schema) in props {
-        if !map.contains_key(name) {
-            if let Some(default) = prop_schema.get("default") {
-                map.insert(name.clone(), default.clone());
-            }
+        if !map.contains_key(name)
+            && let Some(default) = prop_schema.get("default")
+        {
+            map.insert(name.clone(), default.clone());
         }
     }
 }
@@ -155,7 +204,11 @@ fn check_object(
 fn type_matches(t: &str, v: &Value) -> bool {
     match t {
         "string" => v.is_string(),
-        "integer" => v.as_i64().is_some() || v.as_u64().is_some() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "integer" => {
+            v.as_i64().is_some()
+                || v.as_u64().is_some()
+                || v.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         "number" => v.is_number(),
         "boolean" => v.is_boolean(),
         "object" => v.is_object(),
@@ -181,11 +234,18 @@ pub fn describe(v: &Value) -> String {
 }
 
 fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x}") }
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
 }
 
 fn problem(path: &str, message: String) -> ArgProblem {
-    ArgProblem { path: path.to_string(), problem: message }
+    ArgProblem {
+        path: path.to_string(),
+        problem: message,
+    }
 }
 
 /// JSON Pointer escaping (RFC 6901).
@@ -213,19 +273,31 @@ pub fn nearest<'a>(wrong: &str, candidates: impl Iterator<Item = &'a String>) ->
     best.map(|(_, c)| c)
 }
 
-/// Edit distance over chars; inputs here are short identifiers.
+/// Edit distance over chars counting a swap of neighbours as one edit (optimal string alignment),
+/// so "titel" is one typo away from "title". Inputs here are short identifiers and words.
 pub fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// Compact list of a schema's parameters for error messages: name, type, required.
@@ -240,17 +312,29 @@ pub fn expected_parameters(schema: &Value) -> Value {
         for (name, p) in props {
             let ty = match p.get("type") {
                 Some(Value::String(t)) => t.clone(),
-                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
+                Some(Value::Array(ts)) => ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("|"),
                 _ => "any".into(),
             };
             let ty = match p.get("enum").and_then(Value::as_array) {
                 Some(values) => format!(
                     "{ty}: {}",
-                    values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")
+                    values
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join("|")
                 ),
                 None => ty,
             };
-            let tag = if required.contains(&name.as_str()) { ", required" } else { "" };
+            let tag = if required.contains(&name.as_str()) {
+                ", required"
+            } else {
+                ""
+            };
             out.insert(name.clone(), Value::String(format!("{ty}{tag}")));
         }
     }
@@ -295,13 +379,28 @@ mod tests {
         )
         .unwrap_err();
         let paths: Vec<&str> = err.iter().map(|p| p.path.as_str()).collect();
-        for want in ["/owner", "/repo", "/title", "/repo_name", "/limit", "/state", "/labels", "/labels/1"] {
+        for want in [
+            "/owner",
+            "/repo",
+            "/title",
+            "/repo_name",
+            "/limit",
+            "/state",
+            "/labels",
+            "/labels/1",
+        ] {
             assert!(paths.contains(&want), "missing {want} in {err:?}");
         }
         let by = |p: &str| err.iter().find(|x| x.path == p).unwrap().problem.clone();
-        assert_eq!(by("/repo_name"), "unknown parameter 'repo_name'; did you mean 'repo'?");
+        assert_eq!(
+            by("/repo_name"),
+            "unknown parameter 'repo_name'; did you mean 'repo'?"
+        );
         assert_eq!(by("/limit"), "must be at most 50, got 99");
-        assert_eq!(by("/state"), "expected one of \"open\", \"closed\", got string \"merged\"");
+        assert_eq!(
+            by("/state"),
+            "expected one of \"open\", \"closed\", got string \"merged\""
+        );
         assert_eq!(by("/labels/1"), "expected string, got number 3");
         assert_eq!(by("/title"), "required parameter is missing (string)");
     }
@@ -330,6 +429,15 @@ mod tests {
         }
         // The item schema stops at depth 2, so this is simply valid; no recursion blow-up.
         assert!(validate(&s, &deep).is_ok());
+    }
+
+    #[test]
+    fn swapped_letters_are_one_typo() {
+        assert_eq!(levenshtein("titel", "title"), 1);
+        assert_eq!(levenshtein("calender", "calendar"), 1);
+        assert_eq!(levenshtein("", "abc"), 3);
+        let names = ["title".to_string(), "lang".to_string()];
+        assert_eq!(nearest("titel", names.iter()), Some("title"));
     }
 
     #[test]

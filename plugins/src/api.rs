@@ -107,7 +107,9 @@ pub struct ToolSpec {
 
 impl std::fmt::Debug for ToolSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolSpec").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("ToolSpec")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -169,7 +171,10 @@ pub enum Body {
     None,
     Json(Value),
     Form(Vec<(String, String)>),
-    Raw { content_type: String, bytes: Vec<u8> },
+    Raw {
+        content_type: String,
+        bytes: Vec<u8>,
+    },
 }
 
 /// A request described by a plugin; the engine resolves the host, attaches credentials and sends it.
@@ -286,9 +291,16 @@ pub struct ArgProblem {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolError {
     /// The arguments passed the schema but are still wrong (e.g. neither of two alternatives given).
-    InvalidArguments { message: String, problems: Vec<ArgProblem> },
+    InvalidArguments {
+        message: String,
+        problems: Vec<ArgProblem>,
+    },
     /// The provider answered with an error status.
-    Upstream { status: u16, message: String, retry_after: Option<u64> },
+    Upstream {
+        status: u16,
+        message: String,
+        retry_after: Option<u64>,
+    },
     /// The request never got an answer (connection refused, DNS, TLS).
     Network(String),
     /// The call ran past its deadline.
@@ -299,15 +311,22 @@ pub enum ToolError {
 
 impl ToolError {
     pub fn invalid(message: impl Into<String>) -> Self {
-        ToolError::InvalidArguments { message: message.into(), problems: Vec::new() }
+        ToolError::InvalidArguments {
+            message: message.into(),
+            problems: Vec::new(),
+        }
     }
 }
 
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ToolError::InvalidArguments { message, .. } => write!(f, "invalid arguments: {message}"),
-            ToolError::Upstream { status, message, .. } => write!(f, "upstream {status}: {message}"),
+            ToolError::InvalidArguments { message, .. } => {
+                write!(f, "invalid arguments: {message}")
+            }
+            ToolError::Upstream {
+                status, message, ..
+            } => write!(f, "upstream {status}: {message}"),
             ToolError::Network(m) => write!(f, "network: {m}"),
             ToolError::Timeout { seconds } => write!(f, "timed out after {seconds}s"),
             ToolError::Internal(m) => write!(f, "internal: {m}"),

@@ -17,10 +17,22 @@ pub static INTEGRATION: Integration = Integration {
     display_name: "Hacker News",
     version: "1.0.0",
     auth: AuthKind::None,
-    keywords: &["hn", "ycombinator", "y combinator", "front page", "tech news"],
+    keywords: &[
+        "hn",
+        "ycombinator",
+        "y combinator",
+        "front page",
+        "tech news",
+    ],
     hosts: &[
-        Host { key: "base_url", default_url: "https://hacker-news.firebaseio.com/v0" },
-        Host { key: "algolia_base_url", default_url: "https://hn.algolia.com/api/v1" },
+        Host {
+            key: "base_url",
+            default_url: "https://hacker-news.firebaseio.com/v0",
+        },
+        Host {
+            key: "algolia_base_url",
+            default_url: "https://hn.algolia.com/api/v1",
+        },
     ],
     curl_proxy: false,
     tools: &[
@@ -57,7 +69,7 @@ pub static INTEGRATION: Integration = Integration {
             description: "Get a Hacker News user's profile: karma, about text, account age and recent submissions.",
         },
     ],
-    error_message: error_message,
+    error_message,
 };
 
 fn error_message(body: &Value) -> Option<String> {
@@ -120,7 +132,9 @@ async fn list_stories(up: Arc<dyn Upstream>, args: ListStories) -> Result<Value,
         .map(|a| a.iter().filter_map(Value::as_u64).collect())
         .unwrap_or_default();
     let offset = match &args.cursor {
-        Some(c) => c.parse::<usize>().map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?,
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?,
         None => 0,
     };
     let limit = args.limit.clamp(1, MAX_STORIES);
@@ -128,7 +142,11 @@ async fn list_stories(up: Arc<dyn Upstream>, args: ListStories) -> Result<Value,
     let items: Vec<Result<Value, ToolError>> = stream::iter(page)
         .map(|id| {
             let up = up.clone();
-            async move { up.send(HttpRequest::get(format!("/item/{id}.json"))).await?.json() }
+            async move {
+                up.send(HttpRequest::get(format!("/item/{id}.json")))
+                    .await?
+                    .json()
+            }
         })
         .buffered(FAN_OUT)
         .collect()
@@ -236,7 +254,10 @@ async fn get_item(up: Arc<dyn Upstream>, args: GetItem) -> Result<Value, ToolErr
         }
         return Ok(out);
     }
-    let item = up.send(HttpRequest::get(format!("/item/{}.json", args.item_id))).await?.json()?;
+    let item = up
+        .send(HttpRequest::get(format!("/item/{}.json", args.item_id)))
+        .await?
+        .json()?;
     if item.is_null() {
         return Err(ToolError::Upstream {
             status: 404,
@@ -273,7 +294,10 @@ fn shape_children(children: &Value, depth: u32, max_depth: u32, budget: &mut usi
             break;
         }
         *budget -= 1;
-        let text = child["text"].as_str().map(html_to_text).map(|t| truncate_chars(&t, COMMENT_CHARS).0);
+        let text = child["text"]
+            .as_str()
+            .map(html_to_text)
+            .map(|t| truncate_chars(&t, COMMENT_CHARS).0);
         let replies = if depth < max_depth {
             shape_children(&child["children"], depth + 1, max_depth, budget)
         } else {
@@ -318,10 +342,16 @@ fn default_hits() -> u32 {
 
 async fn search_stories(up: Arc<dyn Upstream>, args: SearchStories) -> Result<Value, ToolError> {
     let page = match &args.cursor {
-        Some(c) => c.parse::<u32>().map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?,
+        Some(c) => c
+            .parse::<u32>()
+            .map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?,
         None => 0,
     };
-    let path = if args.sort_by_date { "/search_by_date" } else { "/search" };
+    let path = if args.sort_by_date {
+        "/search_by_date"
+    } else {
+        "/search"
+    };
     let req = HttpRequest::get(path)
         .on("algolia_base_url")
         .query("query", &args.query)
@@ -335,7 +365,10 @@ async fn search_stories(up: Arc<dyn Upstream>, args: SearchStories) -> Result<Va
         .into_iter()
         .flatten()
         .map(|h| {
-            let text = h["story_text"].as_str().or(h["comment_text"].as_str()).map(|t| truncate_chars(&html_to_text(t), 500).0);
+            let text = h["story_text"]
+                .as_str()
+                .or(h["comment_text"].as_str())
+                .map(|t| truncate_chars(&html_to_text(t), 500).0);
             compact(json!({
                 "id": h["objectID"].as_str().and_then(|s| s.parse::<u64>().ok()),
                 "title": h["title"].as_str().or(h["story_title"].as_str()),
@@ -369,7 +402,10 @@ struct GetUser {
 
 async fn get_user(up: Arc<dyn Upstream>, args: GetUser) -> Result<Value, ToolError> {
     let user = up
-        .send(HttpRequest::get(format!("/user/{}.json", encode_segment(&args.username))))
+        .send(HttpRequest::get(format!(
+            "/user/{}.json",
+            encode_segment(&args.username)
+        )))
         .await?
         .json()?;
     if user.is_null() {
@@ -398,7 +434,13 @@ mod tests {
     #[test]
     fn unix_times_render_as_utc() {
         assert_eq!(unix_to_rfc3339(Some(0)), json!("1970-01-01T00:00:00Z"));
-        assert_eq!(unix_to_rfc3339(Some(1_700_000_000)), json!("2023-11-14T22:13:20Z"));
-        assert_eq!(unix_to_rfc3339(Some(951_782_400)), json!("2000-02-29T00:00:00Z"));
+        assert_eq!(
+            unix_to_rfc3339(Some(1_700_000_000)),
+            json!("2023-11-14T22:13:20Z")
+        );
+        assert_eq!(
+            unix_to_rfc3339(Some(951_782_400)),
+            json!("2000-02-29T00:00:00Z")
+        );
     }
 }

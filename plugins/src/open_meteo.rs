@@ -16,11 +16,27 @@ pub static INTEGRATION: Integration = Integration {
     display_name: "Open-Meteo weather",
     version: "1.0.0",
     auth: AuthKind::None,
-    keywords: &["weather", "forecast", "temperature", "rain", "climate", "meteo"],
+    keywords: &[
+        "weather",
+        "forecast",
+        "temperature",
+        "rain",
+        "climate",
+        "meteo",
+    ],
     hosts: &[
-        Host { key: "base_url", default_url: "https://api.open-meteo.com/v1" },
-        Host { key: "geocoding_base_url", default_url: "https://geocoding-api.open-meteo.com/v1" },
-        Host { key: "archive_base_url", default_url: "https://archive-api.open-meteo.com/v1" },
+        Host {
+            key: "base_url",
+            default_url: "https://api.open-meteo.com/v1",
+        },
+        Host {
+            key: "geocoding_base_url",
+            default_url: "https://geocoding-api.open-meteo.com/v1",
+        },
+        Host {
+            key: "archive_base_url",
+            default_url: "https://archive-api.open-meteo.com/v1",
+        },
     ],
     curl_proxy: false,
     tools: &[
@@ -49,11 +65,13 @@ pub static INTEGRATION: Integration = Integration {
             description: "Past (historical) weather for a place and date range: daily or hourly temperature, precipitation and wind from the weather archive.",
         },
     ],
-    error_message: error_message,
+    error_message,
 };
 
 fn error_message(body: &Value) -> Option<String> {
-    body.get("reason").and_then(Value::as_str).map(str::to_string)
+    body.get("reason")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -76,8 +94,18 @@ fn default_count() -> u32 {
     10
 }
 
-async fn search_locations(up: Arc<dyn Upstream>, args: SearchLocations) -> Result<Value, ToolError> {
-    let locations = geocode(&*up, &args.name, args.count, args.language.as_deref(), args.country_code.as_deref()).await?;
+async fn search_locations(
+    up: Arc<dyn Upstream>,
+    args: SearchLocations,
+) -> Result<Value, ToolError> {
+    let locations = geocode(
+        &*up,
+        &args.name,
+        args.count,
+        args.language.as_deref(),
+        args.country_code.as_deref(),
+    )
+    .await?;
     Ok(json!({ "locations": locations }))
 }
 
@@ -163,8 +191,11 @@ struct GetForecast {
     /// IANA time zone for the times, or "auto" for the place's own.
     #[serde(default = "auto")]
     timezone: String,
+    /// Temperature unit (default celsius).
     temperature_unit: Option<TemperatureUnit>,
+    /// Wind speed unit: kmh (default), ms, mph or kn (knots).
     wind_speed_unit: Option<WindSpeedUnit>,
+    /// Precipitation unit: mm (default) or inch.
     precipitation_unit: Option<PrecipitationUnit>,
 }
 
@@ -191,8 +222,13 @@ const DEFAULT_DAILY: &[&str] = &[
     "precipitation_sum",
     "precipitation_probability_max",
 ];
-const DEFAULT_ARCHIVE_DAILY: &[&str] =
-    &["weather_code", "temperature_2m_max", "temperature_2m_min", "precipitation_sum", "wind_speed_10m_max"];
+const DEFAULT_ARCHIVE_DAILY: &[&str] = &[
+    "weather_code",
+    "temperature_2m_max",
+    "temperature_2m_min",
+    "precipitation_sum",
+    "wind_speed_10m_max",
+];
 
 /// Coordinates from the arguments, geocoding a place name when needed.
 async fn resolve_place(
@@ -235,7 +271,13 @@ fn unit_param<T: std::fmt::Debug>(value: Option<T>) -> Option<String> {
 }
 
 async fn get_forecast(up: Arc<dyn Upstream>, args: GetForecast) -> Result<Value, ToolError> {
-    let (lat, lon, place) = resolve_place(&*up, args.latitude, args.longitude, args.location.as_deref()).await?;
+    let (lat, lon, place) = resolve_place(
+        &*up,
+        args.latitude,
+        args.longitude,
+        args.location.as_deref(),
+    )
+    .await?;
     let req = HttpRequest::get("/forecast")
         .query("latitude", lat)
         .query("longitude", lon)
@@ -280,13 +322,18 @@ fn check_date(path: &str, value: &str) -> Result<(), ToolError> {
     let ok = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
     if ok {
         Ok(())
     } else {
         Err(ToolError::InvalidArguments {
             message: format!("'{value}' is not a date in YYYY-MM-DD form"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
+            problems: vec![ArgProblem {
+                path: path.into(),
+                problem: "expected YYYY-MM-DD".into(),
+            }],
         })
     }
 }
@@ -300,7 +347,13 @@ async fn get_historical(up: Arc<dyn Upstream>, args: GetHistorical) -> Result<Va
             args.end_date, args.start_date
         )));
     }
-    let (lat, lon, place) = resolve_place(&*up, args.latitude, args.longitude, args.location.as_deref()).await?;
+    let (lat, lon, place) = resolve_place(
+        &*up,
+        args.latitude,
+        args.longitude,
+        args.location.as_deref(),
+    )
+    .await?;
     let req = HttpRequest::get("/archive")
         .on("archive_base_url")
         .query("latitude", lat)
@@ -355,7 +408,12 @@ fn strip_units(units: &Value) -> Value {
 }
 
 fn columns_to_rows(columns: &Map<String, Value>) -> Vec<Value> {
-    let len = columns.values().filter_map(Value::as_array).map(Vec::len).max().unwrap_or(0);
+    let len = columns
+        .values()
+        .filter_map(Value::as_array)
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0);
     (0..len)
         .map(|i| {
             let mut row = Map::new();
@@ -413,7 +471,10 @@ mod tests {
             "daily": {"time": ["2026-11-30", "2026-12-01"], "temperature_2m_max": [4.1, 5.0], "weather_code": [3, 61]}
         });
         let shaped = shape_weather(&body, None);
-        assert_eq!(shaped["daily"][1], json!({"time": "2026-12-01", "temperature_2m_max": 5.0, "weather_code": 61, "weather": "light rain"}));
+        assert_eq!(
+            shaped["daily"][1],
+            json!({"time": "2026-12-01", "temperature_2m_max": 5.0, "weather_code": 61, "weather": "light rain"})
+        );
         assert_eq!(shaped["daily_units"], json!({"temperature_2m_max": "°C"}));
     }
 

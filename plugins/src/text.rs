@@ -5,7 +5,7 @@
 pub fn html_to_text(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
     let mut rest = html;
-    let mut pending_href: Option<String> = None;
+    let mut pending_href: Option<(String, usize)> = None;
     while let Some(lt) = rest.find('<') {
         out.push_str(&decode_entities(&rest[..lt]));
         let Some(gt) = rest[lt..].find('>') else {
@@ -15,7 +15,11 @@ pub fn html_to_text(html: &str) -> String {
         };
         let tag = &rest[lt + 1..lt + gt];
         let lower = tag.trim().to_ascii_lowercase();
-        let name = lower.trim_start_matches('/').split([' ', '/', '\t', '\n']).next().unwrap_or("");
+        let name = lower
+            .trim_start_matches('/')
+            .split([' ', '/', '\t', '\n'])
+            .next()
+            .unwrap_or("");
         match name {
             "p" | "br" | "div" | "li" | "tr" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre" => {
                 if !lower.starts_with('/') || name != "br" {
@@ -25,10 +29,14 @@ pub fn html_to_text(html: &str) -> String {
                     out.push_str("- ");
                 }
             }
-            "a" if !lower.starts_with('/') => pending_href = attribute(tag, "href"),
+            "a" if !lower.starts_with('/') => {
+                pending_href = attribute(tag, "href").map(|h| (h, out.len()))
+            }
             "a" => {
-                if let Some(href) = pending_href.take() {
-                    if !out.ends_with(&href) {
+                if let Some((href, start)) = pending_href.take() {
+                    // Keep the target only when the link text does not already show it.
+                    let text = out.get(start..).unwrap_or_default().trim().to_string();
+                    if !text.is_empty() && !href.contains(&text) {
                         out.push_str(&format!(" ({href})"));
                     }
                 }
@@ -119,7 +127,10 @@ mod tests {
     #[test]
     fn hacker_news_comment_html_becomes_text() {
         let html = "It&#x27;s fine.<p>See <a href=\"https:&#x2F;&#x2F;example.com&#x2F;x\" rel=\"nofollow\">https:&#x2F;&#x2F;example.com&#x2F;x</a> &amp; more";
-        assert_eq!(html_to_text(html), "It's fine.\nSee https://example.com/x & more");
+        assert_eq!(
+            html_to_text(html),
+            "It's fine.\nSee https://example.com/x & more"
+        );
     }
 
     #[test]
@@ -132,8 +143,14 @@ mod tests {
 
     #[test]
     fn entities_and_broken_markup_do_not_panic() {
-        assert_eq!(decode_entities("a &unknown; b &#9731; &"), "a &unknown; b ☃ &");
-        assert_eq!(html_to_text("<span class=\"searchmatch\">Rust</span> is"), "Rust is");
+        assert_eq!(
+            decode_entities("a &unknown; b &#9731; &"),
+            "a &unknown; b ☃ &"
+        );
+        assert_eq!(
+            html_to_text("<span class=\"searchmatch\">Rust</span> is"),
+            "Rust is"
+        );
         assert_eq!(html_to_text("x < y and <b"), "x < y and <b");
     }
 }

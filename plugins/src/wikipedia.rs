@@ -17,8 +17,20 @@ pub static INTEGRATION: Integration = Integration {
     display_name: "Wikipedia",
     version: "1.0.0",
     auth: AuthKind::None,
-    keywords: &["encyclopedia", "wiki", "article", "look up", "who is", "what is", "facts", "history of"],
-    hosts: &[Host { key: "base_url", default_url: "https://{lang}.wikipedia.org" }],
+    keywords: &[
+        "encyclopedia",
+        "wiki",
+        "article",
+        "look up",
+        "who is",
+        "what is",
+        "facts",
+        "history of",
+    ],
+    hosts: &[Host {
+        key: "base_url",
+        default_url: "https://{lang}.wikipedia.org",
+    }],
     curl_proxy: false,
     tools: &[
         tool! {
@@ -46,7 +58,7 @@ pub static INTEGRATION: Integration = Integration {
             description: "Read a whole Wikipedia article as plain text, or just one section of it, with the list of section headings; long articles are cut at max_chars.",
         },
     ],
-    error_message: error_message,
+    error_message,
 };
 
 fn error_message(body: &Value) -> Option<String> {
@@ -146,9 +158,12 @@ struct GetSummary {
 
 async fn get_summary(up: Arc<dyn Upstream>, args: GetSummary) -> Result<Value, ToolError> {
     check_lang(&args.lang)?;
-    let req = HttpRequest::get(format!("/api/rest_v1/page/summary/{}", title_segment(&args.title)))
-        .host_var("lang", &args.lang)
-        .query("redirect", "true");
+    let req = HttpRequest::get(format!(
+        "/api/rest_v1/page/summary/{}",
+        title_segment(&args.title)
+    ))
+    .host_var("lang", &args.lang)
+    .query("redirect", "true");
     let body = up.send(req).await?.json()?;
     let title = body["title"].as_str().unwrap_or(&args.title).to_string();
     Ok(compact(json!({
@@ -195,11 +210,17 @@ async fn get_article(up: Arc<dyn Upstream>, args: GetArticle) -> Result<Value, T
         .query("format", "json")
         .query("formatversion", "2");
     let body = up.send(req).await?.json()?;
-    let page = body.pointer("/query/pages/0").cloned().unwrap_or(Value::Null);
+    let page = body
+        .pointer("/query/pages/0")
+        .cloned()
+        .unwrap_or(Value::Null);
     if page.is_null() || page.get("missing").is_some() || page.get("invalid").is_some() {
         return Err(ToolError::Upstream {
             status: 404,
-            message: format!("Wikipedia ({}) has no article titled '{}'", args.lang, args.title),
+            message: format!(
+                "Wikipedia ({}) has no article titled '{}'",
+                args.lang, args.title
+            ),
             retry_after: None,
         });
     }
@@ -209,12 +230,21 @@ async fn get_article(up: Arc<dyn Upstream>, args: GetArticle) -> Result<Value, T
     let headings: Vec<&str> = sections.iter().skip(1).map(|(h, _)| h.as_str()).collect();
     let text = match &args.section {
         None => extract.to_string(),
-        Some(wanted) => match sections.iter().find(|(h, _)| h.eq_ignore_ascii_case(wanted.trim())) {
+        Some(wanted) => match sections
+            .iter()
+            .find(|(h, _)| h.eq_ignore_ascii_case(wanted.trim()))
+        {
             Some((_, body)) => body.clone(),
             None => {
                 return Err(ToolError::InvalidArguments {
-                    message: format!("'{title}' has no section '{wanted}'; its sections are: {}", headings.join(", ")),
-                    problems: vec![ArgProblem { path: "/section".into(), problem: "no such section".into() }],
+                    message: format!(
+                        "'{title}' has no section '{wanted}'; its sections are: {}",
+                        headings.join(", ")
+                    ),
+                    problems: vec![ArgProblem {
+                        path: "/section".into(),
+                        problem: "no such section".into(),
+                    }],
                 });
             }
         },
@@ -255,7 +285,10 @@ fn split_sections(extract: &str) -> Vec<(String, String)> {
             }
         }
     }
-    sections.into_iter().map(|(h, _, b)| (h, b.trim().to_string())).collect()
+    sections
+        .into_iter()
+        .map(|(h, _, b)| (h, b.trim().to_string()))
+        .collect()
 }
 
 #[cfg(test)]

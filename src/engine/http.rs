@@ -26,19 +26,35 @@ pub struct EngineUpstream {
 }
 
 /// The base URL for one of an integration's hosts, with `{var}` placeholders filled.
-pub fn host_url(app: &App, integration: &Integration, key: &str, vars: &[(&'static str, String)]) -> Result<String, ToolError> {
+pub fn host_url(
+    app: &App,
+    integration: &Integration,
+    key: &str,
+    vars: &[(&'static str, String)],
+) -> Result<String, ToolError> {
     let host = integration
         .host(key)
         .ok_or_else(|| ToolError::Internal(format!("{} has no host '{key}'", integration.name)))?;
-    let mut url = app.settings.host_url(integration.name, key, host.default_url);
+    let mut url = app
+        .settings
+        .host_url(integration.name, key, host.default_url);
     for (name, value) in vars {
-        if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(ToolError::invalid(format!("'{value}' is not a valid value for {name}")));
+        if value.is_empty()
+            || !value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err(ToolError::invalid(format!(
+                "'{value}' is not a valid value for {name}"
+            )));
         }
         url = url.replace(&format!("{{{name}}}"), value);
     }
     if url.contains('{') {
-        return Err(ToolError::Internal(format!("{} host '{key}' has an unfilled placeholder", integration.name)));
+        return Err(ToolError::Internal(format!(
+            "{} host '{key}' has an unfilled placeholder",
+            integration.name
+        )));
     }
     Ok(url)
 }
@@ -49,9 +65,14 @@ pub fn target_hosts(app: &App, integration: &Integration) -> Vec<String> {
         .hosts
         .iter()
         .filter_map(|h| {
-            let url = app.settings.host_url(integration.name, h.key, h.default_url);
+            let url = app
+                .settings
+                .host_url(integration.name, h.key, h.default_url);
             let url = url.replace("{lang}", "x-placeholder");
-            let host = reqwest::Url::parse(&url).ok()?.host_str()?.to_ascii_lowercase();
+            let host = reqwest::Url::parse(&url)
+                .ok()?
+                .host_str()?
+                .to_ascii_lowercase();
             Some(host.replace("x-placeholder", "*"))
         })
         .collect()
@@ -66,16 +87,24 @@ impl Upstream for EngineUpstream {
     }
 }
 
-async fn send(app: Arc<App>, integration: &'static Integration, deadline: Instant, req: HttpRequest) -> Result<HttpResponse, ToolError> {
+async fn send(
+    app: Arc<App>,
+    integration: &'static Integration,
+    deadline: Instant,
+    req: HttpRequest,
+) -> Result<HttpResponse, ToolError> {
     let base = host_url(&app, integration, req.host, &req.host_vars)?;
     let url = format!("{base}{}", req.path);
-    let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes()).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes())
+        .map_err(|e| ToolError::Internal(e.to_string()))?;
     let mut attempt = 0;
     loop {
         attempt += 1;
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
-            return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
+            return Err(ToolError::Timeout {
+                seconds: app.settings.call_timeout.as_secs(),
+            });
         }
         let mut builder = app.http().request(method.clone(), &url).timeout(remaining);
         if !req.query.is_empty() {
@@ -88,36 +117,62 @@ async fn send(app: Arc<App>, integration: &'static Integration, deadline: Instan
             Body::None => builder,
             Body::Json(v) => builder.json(v),
             Body::Form(pairs) => builder.form(pairs),
-            Body::Raw { content_type, bytes } => builder.header("content-type", content_type).body(bytes.clone()),
+            Body::Raw {
+                content_type,
+                bytes,
+            } => builder
+                .header("content-type", content_type)
+                .body(bytes.clone()),
         };
         let response = builder.send().await.map_err(|e| network_error(&e, &app))?;
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
-            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
             .collect();
         let body = read_capped(response, &app).await?;
-        let reply = HttpResponse { status, headers, body };
+        let reply = HttpResponse {
+            status,
+            headers,
+            body,
+        };
         if (200..300).contains(&status) {
             return Ok(reply);
         }
-        let retry_after = reply.header("retry-after").and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after = reply
+            .header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok());
         if status == 429 && attempt < MAX_ATTEMPTS {
             let wait = Duration::from_secs(retry_after.unwrap_or(1));
             if wait <= MAX_RETRY_WAIT && Instant::now() + wait < deadline {
-                tracing::info!(integration = integration.name, wait_secs = wait.as_secs(), "rate limited; retrying after Retry-After");
+                tracing::info!(
+                    integration = integration.name,
+                    wait_secs = wait.as_secs(),
+                    "rate limited; retrying after Retry-After"
+                );
                 tokio::time::sleep(wait).await;
                 continue;
             }
         }
-        return Err(ToolError::Upstream { status, message: provider_message(integration, &reply), retry_after });
+        return Err(ToolError::Upstream {
+            status,
+            message: provider_message(integration, &reply),
+            retry_after,
+        });
     }
 }
 
 fn network_error(e: &reqwest::Error, app: &App) -> ToolError {
     if e.is_timeout() {
-        ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }
+        ToolError::Timeout {
+            seconds: app.settings.call_timeout.as_secs(),
+        }
     } else if e.is_connect() {
         ToolError::Network(format!("could not connect: {}", root_cause(e)))
     } else {
@@ -134,7 +189,10 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 async fn read_capped(mut response: reqwest::Response, app: &App) -> Result<Vec<u8>, ToolError> {
-    if response.content_length().is_some_and(|n| n as usize > MAX_BODY_BYTES) {
+    if response
+        .content_length()
+        .is_some_and(|n| n as usize > MAX_BODY_BYTES)
+    {
         return Err(too_large());
     }
     let mut body = Vec::new();
@@ -150,17 +208,20 @@ async fn read_capped(mut response: reqwest::Response, app: &App) -> Result<Vec<u
 fn too_large() -> ToolError {
     ToolError::Upstream {
         status: 200,
-        message: format!("the service sent more than {} MiB; narrow the request", MAX_BODY_BYTES / (1024 * 1024)),
+        message: format!(
+            "the service sent more than {} MiB; narrow the request",
+            MAX_BODY_BYTES / (1024 * 1024)
+        ),
         retry_after: None,
     }
 }
 
 /// The provider's own words for an error, or a short piece of the body.
 fn provider_message(integration: &Integration, reply: &HttpResponse) -> String {
-    if let Ok(json) = serde_json::from_slice::<Value>(&reply.body) {
-        if let Some(m) = (integration.error_message)(&json) {
-            return m;
-        }
+    if let Ok(json) = serde_json::from_slice::<Value>(&reply.body)
+        && let Some(m) = (integration.error_message)(&json)
+    {
+        return m;
     }
     let text = reply.text();
     let text = text.trim();

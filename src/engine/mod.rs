@@ -57,10 +57,16 @@ pub struct Outcome {
 
 impl Outcome {
     fn ok(body: Value) -> Self {
-        Outcome { body, is_error: false }
+        Outcome {
+            body,
+            is_error: false,
+        }
     }
     fn failed(f: ToolFailure) -> Self {
-        Outcome { body: f.to_value(), is_error: true }
+        Outcome {
+            body: f.to_value(),
+            is_error: true,
+        }
     }
 }
 
@@ -68,7 +74,11 @@ pub async fn execute(app: &Arc<App>, batch: Batch) -> Outcome {
     if let Err(f) = preflight(&batch) {
         return Outcome::failed(f);
     }
-    let mut outcome = if batch.compose { run_compose(app, &batch).await } else { run_parallel(app, &batch).await };
+    let mut outcome = if batch.compose {
+        run_compose(app, &batch).await
+    } else {
+        run_parallel(app, &batch).await
+    };
     if cap::cap_response(&mut outcome.body, cap::MAX_RESPONSE_CHARS) {
         tracing::info!("execute_tools response shrunk to the size cap");
     }
@@ -80,10 +90,16 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
     let mut problems = Vec::new();
     let n = batch.executions.len();
     if n == 0 {
-        problems.push(ArgProblem { path: "/executions".into(), problem: "needs at least 1 execution".into() });
+        problems.push(ArgProblem {
+            path: "/executions".into(),
+            problem: "needs at least 1 execution".into(),
+        });
     }
     if n > MAX_BATCH {
-        problems.push(ArgProblem { path: "/executions".into(), problem: format!("takes at most {MAX_BATCH} executions, got {n}") });
+        problems.push(ArgProblem {
+            path: "/executions".into(),
+            problem: format!("takes at most {MAX_BATCH} executions, got {n}"),
+        });
     }
     if batch.compose && n > MAX_COMPOSE_STEPS {
         problems.push(ArgProblem {
@@ -102,21 +118,31 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
                 path: format!("/executions/{i}/ref_id"),
                 problem: "use 1-64 letters, digits, '_' or '-'".into(),
             }),
-            Some(id) if !seen.insert(id.clone()) => {
-                problems.push(ArgProblem { path: format!("/executions/{i}/ref_id"), problem: format!("ref_id '{id}' is used twice") })
-            }
+            Some(id) if !seen.insert(id.clone()) => problems.push(ArgProblem {
+                path: format!("/executions/{i}/ref_id"),
+                problem: format!("ref_id '{id}' is used twice"),
+            }),
             _ => {}
         }
         if !e.args.is_null() && !e.args.is_object() {
             problems.push(ArgProblem {
                 path: format!("/executions/{i}/args"),
-                problem: format!("expected an object, got {}", crate::validate::describe(&e.args)),
+                problem: format!(
+                    "expected an object, got {}",
+                    crate::validate::describe(&e.args)
+                ),
             });
         }
     }
     if !problems.is_empty() {
-        return Err(ToolFailure::new(ErrorCode::InvalidArguments, "execute_tools arguments break the batch rules; nothing was run")
-            .with("problems", serde_json::to_value(&problems).unwrap_or_default()));
+        return Err(ToolFailure::new(
+            ErrorCode::InvalidArguments,
+            "execute_tools arguments break the batch rules; nothing was run",
+        )
+        .with(
+            "problems",
+            serde_json::to_value(&problems).unwrap_or_default(),
+        ));
     }
     if !batch.compose {
         for (i, e) in batch.executions.iter().enumerate() {
@@ -131,7 +157,10 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
     }
     if let Some(ret) = &batch.ret {
         if !template::vault_names(ret)?.is_empty() {
-            return Err(ToolFailure::new(ErrorCode::BadRef, "return never resolves {{vault:...}} refs; nothing was run"));
+            return Err(ToolFailure::new(
+                ErrorCode::BadRef,
+                "return never resolves {{vault:...}} refs; nothing was run",
+            ));
         }
         for id in template::step_refs(ret)? {
             if !seen.contains(&id) {
@@ -147,14 +176,15 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
 }
 
 async fn run_parallel(app: &Arc<App>, batch: &Batch) -> Outcome {
-    let results: Vec<Result<Value, ToolFailure>> = futures::stream::iter(batch.executions.iter().cloned())
-        .map(|exec| {
-            let app = app.clone();
-            async move { run_one(&app, &exec, None).await }
-        })
-        .buffered(app.settings.concurrency)
-        .collect()
-        .await;
+    let results: Vec<Result<Value, ToolFailure>> =
+        futures::stream::iter(batch.executions.iter().cloned())
+            .map(|exec| {
+                let app = app.clone();
+                async move { run_one(&app, &exec, None).await }
+            })
+            .buffered(app.settings.concurrency)
+            .collect()
+            .await;
 
     let Some(ret) = &batch.ret else {
         let items: Vec<Value> = results
@@ -215,8 +245,11 @@ async fn run_compose(app: &Arc<App>, batch: &Batch) -> Outcome {
                 let mut body = f.body();
                 body["index"] = json!(i);
                 body["ref_id"] = json!(ref_id);
-                let skipped: Vec<Value> =
-                    batch.executions[i + 1..].iter().filter_map(|e| e.ref_id.clone()).map(Value::String).collect();
+                let skipped: Vec<Value> = batch.executions[i + 1..]
+                    .iter()
+                    .filter_map(|e| e.ref_id.clone())
+                    .map(Value::String)
+                    .collect();
                 return Outcome {
                     body: json!({ "error": body, "completed": completed, "not_run": skipped }),
                     is_error: true,
@@ -228,25 +261,40 @@ async fn run_compose(app: &Arc<App>, batch: &Batch) -> Outcome {
         None => Outcome::ok(json!({ "result": last })),
         Some(ret) => match project(ret, &steps) {
             Ok(v) => Outcome::ok(json!({ "result": v })),
-            Err(f) => Outcome { body: json!({ "error": f.body(), "completed": completed }), is_error: true },
+            Err(f) => Outcome {
+                body: json!({ "error": f.body(), "completed": completed }),
+                is_error: true,
+            },
         },
     }
 }
 
 /// Resolves a `return` template over the results; vault refs never resolve here.
 fn project(ret: &Value, steps: &HashMap<String, StepOutcome>) -> Result<Value, ToolFailure> {
-    let scope = Scope { steps: Some(steps), vault: None, no_steps_reason: "", no_vault_reason: "return never resolves vault refs" };
+    let scope = Scope {
+        steps: Some(steps),
+        vault: None,
+        no_steps_reason: "",
+        no_vault_reason: "return never resolves vault refs",
+    };
     template::resolve(ret, &scope).map(|r| r.value)
 }
 
 /// One execution through the whole pipeline; always leaves an audit row once the tool is known.
-async fn run_one(app: &Arc<App>, exec: &Execution, steps: Option<&HashMap<String, StepOutcome>>) -> Result<Value, ToolFailure> {
+async fn run_one(
+    app: &Arc<App>,
+    exec: &Execution,
+    steps: Option<&HashMap<String, StepOutcome>>,
+) -> Result<Value, ToolFailure> {
     let started = Instant::now();
     let Some(entry) = app.registry.get(&exec.tool) else {
         let similar = app.registry.similar_names(&exec.tool, 3);
         let mut f = ToolFailure::new(
             ErrorCode::ToolNotFound,
-            format!("no tool named '{}'; use search_tools to find the right name", exec.tool),
+            format!(
+                "no tool named '{}'; use search_tools to find the right name",
+                exec.tool
+            ),
         );
         if !similar.is_empty() {
             f = f.with("did_you_mean", similar);
@@ -292,10 +340,12 @@ async fn run_entry(
         vault_values.insert(name, secret.expose().clone());
     }
     let lookup = |name: &str| {
-        vault_values
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
+        vault_values.get(name).cloned().ok_or_else(|| {
+            ToolFailure::new(
+                ErrorCode::BadRef,
+                format!("vault secret '{name}' was not resolved"),
+            )
+        })
     };
     let scope = Scope {
         steps,
@@ -317,13 +367,18 @@ async fn run_entry(
         .with("next_step", json!({ "tool": "connect", "arguments": { "integration": entry.integration } })));
     }
 
-    let args = crate::validate::validate(entry.schema(), &resolved.value).map_err(|problems| invalid_arguments(entry, &resolved.value, problems))?;
+    let args = crate::validate::validate(entry.schema(), &resolved.value)
+        .map_err(|problems| invalid_arguments(entry, &resolved.value, problems))?;
 
     let timeout = app.settings.call_timeout;
     let deadline = Instant::now() + timeout;
     let task = match entry.runner {
         Runner::Plugin { integration, run } => {
-            let upstream = Arc::new(http::EngineUpstream { app: app.clone(), integration, deadline });
+            let upstream = Arc::new(http::EngineUpstream {
+                app: app.clone(),
+                integration,
+                deadline,
+            });
             tokio::spawn(run(upstream, args))
         }
         Runner::Builtin(run) => tokio::spawn(run(app.clone(), args)),
@@ -332,12 +387,29 @@ async fn run_entry(
     match tokio::time::timeout(timeout, task).await {
         Err(_) => {
             abort.abort();
-            Err(ToolFailure::new(ErrorCode::Timeout, format!("{} did not finish within {}s", entry.name, timeout.as_secs()))
-                .with("timeout_seconds", timeout.as_secs()))
+            Err(ToolFailure::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{} did not finish within {}s",
+                    entry.name,
+                    timeout.as_secs()
+                ),
+            )
+            .with("timeout_seconds", timeout.as_secs()))
         }
         Ok(Err(join_error)) => {
-            tracing::error!(tool = entry.name, panic = join_error.is_panic(), "tool task failed");
-            Err(ToolFailure::new(ErrorCode::InternalError, format!("{} crashed inside workbench; this is a bug, and the server is still running", entry.name)))
+            tracing::error!(
+                tool = entry.name,
+                panic = join_error.is_panic(),
+                "tool task failed"
+            );
+            Err(ToolFailure::new(
+                ErrorCode::InternalError,
+                format!(
+                    "{} crashed inside workbench; this is a bug, and the server is still running",
+                    entry.name
+                ),
+            ))
         }
         Ok(Ok(Ok(value))) => Ok(value),
         Ok(Ok(Err(e))) => Err(failure_from(e, entry, &resolved.value)),
@@ -345,13 +417,26 @@ async fn run_entry(
 }
 
 fn invalid_arguments(entry: &ToolEntry, given: &Value, problems: Vec<ArgProblem>) -> ToolFailure {
-    let provided: Vec<&String> = given.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+    let provided: Vec<&String> = given
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
     ToolFailure::new(
         ErrorCode::InvalidArguments,
-        format!("{} problem(s) with the arguments for {}; fix them all and retry", problems.len(), entry.name),
+        format!(
+            "{} problem(s) with the arguments for {}; fix them all and retry",
+            problems.len(),
+            entry.name
+        ),
     )
-    .with("problems", serde_json::to_value(&problems).unwrap_or_default())
-    .with("expected_parameters", crate::validate::expected_parameters(entry.schema()))
+    .with(
+        "problems",
+        serde_json::to_value(&problems).unwrap_or_default(),
+    )
+    .with(
+        "expected_parameters",
+        crate::validate::expected_parameters(entry.schema()),
+    )
     .with("provided", json!(provided))
 }
 
@@ -360,46 +445,88 @@ fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
     match e {
         ToolError::InvalidArguments { message, problems } => {
             let mut f = invalid_arguments(entry, args, problems);
-            f.message = format!("{} ({message})", f.message.trim_end_matches("; fix them all and retry"));
-            if f.details.get("problems").is_some_and(|p| p.as_array().is_some_and(Vec::is_empty)) {
-                f.details.insert("problems".into(), json!([{ "path": "", "problem": message }]));
+            f.message = format!(
+                "{} ({message})",
+                f.message.trim_end_matches("; fix them all and retry")
+            );
+            if f.details
+                .get("problems")
+                .is_some_and(|p| p.as_array().is_some_and(Vec::is_empty))
+            {
+                f.details.insert(
+                    "problems".into(),
+                    json!([{ "path": "", "problem": message }]),
+                );
             }
             f
         }
-        ToolError::Upstream { status: 429, message, retry_after } => {
-            let mut f = ToolFailure::new(ErrorCode::RateLimited, format!("{} is rate-limiting requests: {message}", entry.integration))
-                .with("status", 429);
+        ToolError::Upstream {
+            status: 429,
+            message,
+            retry_after,
+        } => {
+            let mut f = ToolFailure::new(
+                ErrorCode::RateLimited,
+                format!("{} is rate-limiting requests: {message}", entry.integration),
+            )
+            .with("status", 429);
             if let Some(s) = retry_after {
                 f = f.with("retry_after_seconds", s);
             }
             f
         }
-        ToolError::Upstream { status, message, .. } if status == 401 || status == 403 => {
+        ToolError::Upstream {
+            status, message, ..
+        } if status == 401 || status == 403 => {
             let hint = if entry.plugin().is_some_and(crate::registry::is_public) {
                 "the service refused the request".to_string()
             } else {
-                format!("the credential for {} was rejected or lacks permission; call connect with integration '{}' to reconnect", entry.integration, entry.integration)
+                format!(
+                    "the credential for {} was rejected or lacks permission; call connect with integration '{}' to reconnect",
+                    entry.integration, entry.integration
+                )
             };
             ToolFailure::new(ErrorCode::UpstreamError, format!("{hint}: {message}"))
                 .with("status", status)
                 .with("integration", entry.integration)
         }
-        ToolError::Upstream { status, message, .. } => {
-            ToolFailure::new(ErrorCode::UpstreamError, format!("{} answered {status}: {message}", entry.integration)).with("status", status)
-        }
-        ToolError::Network(m) => ToolFailure::new(ErrorCode::NetworkError, format!("could not reach {}: {m}", entry.integration)),
-        ToolError::Timeout { seconds } => ToolFailure::new(ErrorCode::Timeout, format!("{} did not finish within {seconds}s", entry.name)),
+        ToolError::Upstream {
+            status, message, ..
+        } => ToolFailure::new(
+            ErrorCode::UpstreamError,
+            format!("{} answered {status}: {message}", entry.integration),
+        )
+        .with("status", status),
+        ToolError::Network(m) => ToolFailure::new(
+            ErrorCode::NetworkError,
+            format!("could not reach {}: {m}", entry.integration),
+        ),
+        ToolError::Timeout { seconds } => ToolFailure::new(
+            ErrorCode::Timeout,
+            format!("{} did not finish within {seconds}s", entry.name),
+        ),
         ToolError::Internal(m) => ToolFailure::new(ErrorCode::InternalError, m),
     }
 }
 
-async fn audit(app: &Arc<App>, entry: &ToolEntry, exec: &Execution, outcome: &Result<Value, ToolFailure>, started: Instant, scrubber: &Scrubber) {
+async fn audit(
+    app: &Arc<App>,
+    entry: &ToolEntry,
+    exec: &Execution,
+    outcome: &Result<Value, ToolFailure>,
+    started: Instant,
+    scrubber: &Scrubber,
+) {
     let mut args = exec.args.clone();
     scrubber.value(&mut args);
     let (args, _) = plugins::api::truncate_chars(&args.to_string(), AUDIT_ARGS_CHARS);
     let (ok, code, error) = match outcome {
         Ok(_) => (true, None, None),
-        Err(f) => (false, Some(f.code.as_str().to_string()), Some(plugins::api::truncate_chars(&f.message, 500).0)),
+        Err(f) => (
+            false,
+            Some(f.code.as_str().to_string()),
+            Some(plugins::api::truncate_chars(&f.message, 500).0),
+        ),
     };
     let row = AuditEntry {
         tool: entry.name.to_string(),

@@ -12,7 +12,12 @@ pub fn run(app: &Arc<App>, args: Value) -> Outcome {
     let names: Vec<String> = args
         .get("integrations")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let mut failures = Vec::new();
     for name in &names {
@@ -28,5 +33,8 @@ pub fn run(app: &Arc<App>, args: Value) -> Outcome {
     if !failures.is_empty() {
         return plain_error(failures.join("; "));
     }
-    plain_error(format!("the curl proxy cannot serve {} in this build", names.join(", ")))
+    plain_error(format!(
+        "the curl proxy cannot serve {} in this build",
+        names.join(", ")
+    ))
 }

@@ -20,7 +20,9 @@ enum Poll {
 
 fn poll(app: &App, id: &str) -> Poll {
     let mut pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(p) = pending.get(id) else { return Poll::Unknown };
+    let Some(p) = pending.get(id) else {
+        return Poll::Unknown;
+    };
     if p.state == PendingState::Connected {
         pending.remove(id);
         return Poll::Connected;
@@ -34,7 +36,11 @@ fn poll(app: &App, id: &str) -> Poll {
 
 pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     let id = str_arg(&args, "connectionId").to_string();
-    let timeout = Duration::from_secs(args.get("timeoutSec").and_then(Value::as_u64).unwrap_or(DEFAULT_TIMEOUT_SECS));
+    let timeout = Duration::from_secs(
+        args.get("timeoutSec")
+            .and_then(Value::as_u64)
+            .unwrap_or(DEFAULT_TIMEOUT_SECS),
+    );
     let started = tokio::time::Instant::now();
     loop {
         match poll(app, &id) {
@@ -44,9 +50,19 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
             Poll::Waiting => {}
         }
         if started.elapsed() >= timeout {
-            app.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            app.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
             return ok(json!({ "status": "TIMEOUT" }));
         }
-        tokio::time::sleep(Duration::from_secs(1).min(timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(10)))).await;
+        tokio::time::sleep(
+            Duration::from_secs(1).min(
+                timeout
+                    .saturating_sub(started.elapsed())
+                    .max(Duration::from_millis(10)),
+            ),
+        )
+        .await;
     }
 }

@@ -1,0 +1,122 @@
+//! The real binary over stdio: handshake, tools/list, a call, stdout hygiene, prompt exit.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{assert_snapshot, binary};
+
+#[test]
+fn speaks_only_json_rpc_on_stdout_and_exits_when_stdin_closes() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(binary())
+        .env("WORKBENCH_HOME", home.path())
+        .env("WORKBENCH_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "execute_tools", "arguments": {"executions": [{"tool": "time_get_current", "args": {"timezone": "UTC"}}]}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nine_tools_only", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "wikipedia_get_summary", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    ];
+    for l in &lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut responses = std::collections::HashMap::new();
+    while responses.len() < 6 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("non-JSON line on stdout: {line:?}"));
+        assert_eq!(v["jsonrpc"], "2.0");
+        if let Some(id) = v.get("id").and_then(Value::as_u64) {
+            responses.insert(id, v);
+        }
+    }
+    assert_eq!(responses[&1]["result"]["serverInfo"]["name"], "workbench");
+    assert_eq!(
+        responses[&1]["result"]["serverInfo"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(
+        responses[&1]["result"]["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("search_tools")
+    );
+    assert_snapshot("tools_list.json", &responses[&2]["result"]["tools"]);
+    let text = responses[&3]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    let body: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(body["results"][0]["result"]["now"]["timezone"], "UTC");
+    assert_eq!(
+        responses[&4]["error"]["code"], -32602,
+        "unknown tools are a protocol error"
+    );
+    assert_eq!(
+        responses[&5]["result"]["isError"], true,
+        "a catalogue tool called directly gets guidance"
+    );
+    assert!(
+        responses[&5]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("execute_tools")
+    );
+    assert!(responses[&6]["result"].is_object());
+
+    drop(stdin);
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "did not exit within 2s of stdin closing"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+    assert!(
+        rest.trim().is_empty(),
+        "stdout after the last response: {rest:?}"
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("DEBUG") || stderr.contains("INFO"),
+        "logs go to stderr"
+    );
+}
+
+#[test]
+fn version_and_help_and_bad_commands() {
+    let out = Command::new(binary()).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("workbench {}", env!("CARGO_PKG_VERSION"))
+    );
+    let out = Command::new(binary()).arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mcpServers"));
+    let out = Command::new(binary()).arg("frobnicate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,297 @@
+//! Invariants over every tool in the catalogue, and snapshots of the public schemas.
+
+use std::collections::HashSet;
+
+use plugins::schema::SUPPORTED_KEYWORDS;
+use serde_json::{Value, json};
+use workbench::registry::Registry;
+
+use crate::support::assert_snapshot;
+
+fn check_schema(tool: &str, path: &str, schema: &Value, problems: &mut Vec<String>) {
+    let Some(obj) = schema.as_object() else {
+        problems.push(format!("{tool}{path}: schema is not an object"));
+        return;
+    };
+    for key in obj.keys() {
+        if !SUPPORTED_KEYWORDS.contains(&key.as_str()) {
+            problems.push(format!("{tool}{path}: unsupported keyword '{key}'"));
+        }
+    }
+    if let Some(t) = obj.get("type") {
+        let ok = |s: &str| {
+            [
+                "string", "integer", "number", "boolean", "object", "array", "null",
+            ]
+            .contains(&s)
+        };
+        let valid = match t {
+            Value::String(s) => ok(s),
+            Value::Array(a) => a.iter().all(|x| x.as_str().is_some_and(ok)),
+            _ => false,
+        };
+        if !valid {
+            problems.push(format!("{tool}{path}: bad type {t}"));
+        }
+    }
+    if let Some(props) = obj.get("properties") {
+        let Some(props) = props.as_object() else {
+            problems.push(format!("{tool}{path}: properties is not an object"));
+            return;
+        };
+        for (name, p) in props {
+            if path.is_empty()
+                && p.get("description")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            {
+                problems.push(format!("{tool}: parameter '{name}' has no description"));
+            }
+            if name.chars().any(|c| c.is_ascii_uppercase()) {
+                problems.push(format!("{tool}: parameter '{name}' is not snake_case"));
+            }
+            check_schema(tool, &format!("{path}/{name}"), p, problems);
+        }
+        if let Some(req) = obj.get("required").and_then(Value::as_array) {
+            for r in req {
+                if !r.as_str().is_some_and(|r| props.contains_key(r)) {
+                    problems.push(format!("{tool}{path}: required {r} is not a property"));
+                }
+            }
+        }
+    }
+    if let Some(items) = obj.get("items") {
+        check_schema(tool, &format!("{path}[]"), items, problems);
+    }
+    if let Some(ap @ Value::Object(_)) = obj.get("additionalProperties") {
+        check_schema(tool, &format!("{path}{{}}"), ap, problems);
+    }
+}
+
+#[test]
+fn every_tool_keeps_the_catalogue_invariants() {
+    let registry = Registry::standard();
+    let mut names = HashSet::new();
+    let mut problems = Vec::new();
+    let integration_names: Vec<&str> = registry.integrations().iter().map(|i| i.name).collect();
+    for tool in registry.tools() {
+        if !names.insert(tool.name) {
+            problems.push(format!("duplicate tool name {}", tool.name));
+        }
+        if !tool.name.starts_with(&format!("{}_", tool.integration)) {
+            problems.push(format!(
+                "{} lacks its integration prefix {}_",
+                tool.name, tool.integration
+            ));
+        }
+        // No integration's prefix may be a prefix of another's (google_ vs google_drive_).
+        for other in &integration_names {
+            if *other != tool.integration
+                && tool.name.starts_with(&format!("{other}_"))
+                && other.len() > tool.integration.len()
+            {
+                problems.push(format!("{} also carries the prefix of {other}", tool.name));
+            }
+        }
+        if tool.name.len() > 40
+            || !tool
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            problems.push(format!(
+                "{}: names are snake_case ASCII, at most 40 chars",
+                tool.name
+            ));
+        }
+        if tool.description.len() < 40 {
+            problems.push(format!(
+                "{}: description too short to be found by search",
+                tool.name
+            ));
+        }
+        let schema = tool.schema();
+        if schema["type"] != "object" {
+            problems.push(format!("{}: schema is not object-rooted", tool.name));
+        }
+        for k in ["anyOf", "oneOf", "allOf", "$ref", "$defs"] {
+            if schema.to_string().contains(&format!("\"{k}\"")) {
+                problems.push(format!("{}: schema uses {k}", tool.name));
+            }
+        }
+        check_schema(tool.name, "", schema, &mut problems);
+        // An empty object must be rejected only for required parameters: defaults must validate.
+        let mut minimal = serde_json::Map::new();
+        for r in schema["required"].as_array().into_iter().flatten() {
+            let name = r.as_str().unwrap();
+            let p = &schema["properties"][name];
+            let v = match p["type"].as_str() {
+                Some("string") => p["enum"].get(0).cloned().unwrap_or_else(|| {
+                    json!("x".repeat(p["minLength"].as_u64().unwrap_or(1).max(1) as usize))
+                }),
+                Some("integer") | Some("number") => p["minimum"]
+                    .as_f64()
+                    .map(|m| json!(m as i64))
+                    .unwrap_or(json!(1)),
+                Some("boolean") => json!(true),
+                Some("array") => json!(["x"]),
+                Some("object") => json!({}),
+                _ => json!("x"),
+            };
+            minimal.insert(name.to_string(), v);
+        }
+        if let Err(p) = workbench::validate::validate(schema, &Value::Object(minimal)) {
+            problems.push(format!(
+                "{}: its own minimal valid call is rejected: {p:?}",
+                tool.name
+            ));
+        }
+    }
+    for integration in registry.integrations() {
+        if integration.tools.is_empty() {
+            problems.push(format!("{} has no tools", integration.name));
+        }
+        if integration.hosts.first().map(|h| h.key) != Some("base_url") {
+            problems.push(format!(
+                "{}: the first host must be base_url",
+                integration.name
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "catalogue invariants broken:\n{}",
+        problems.join("\n")
+    );
+}
+
+fn catalogue() -> Value {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let committed = std::fs::read_to_string(root.join("tests/it/data/catalogue.json")).unwrap();
+    // The committed copy must match the team's spec when the spec is beside the checkout.
+    if let Ok(shared) = std::fs::read_to_string(root.join("../shared/spec/catalogue.json")) {
+        assert_eq!(
+            shared, committed,
+            "tests/it/data/catalogue.json is out of date with ../shared/spec/catalogue.json"
+        );
+    }
+    serde_json::from_str(&committed).unwrap()
+}
+
+/// Built-ins that arrive with later work (vault, custom apps, connections, raw HTTP).
+const BUILTINS_NOT_YET_SHIPPED: &[&str] = &[
+    "vault_set_secret",
+    "vault_list_secrets",
+    "vault_delete_secret",
+    "custom_create_app",
+    "custom_list_apps",
+    "custom_delete_app",
+    "connection_delete_credentials",
+    "http_send_request",
+];
+
+#[test]
+fn registry_matches_the_catalogue_spec() {
+    let registry = Registry::standard();
+    let shipped: HashSet<&str> = registry.integrations().iter().map(|i| i.name).collect();
+    let spec = catalogue();
+    let mut missing = Vec::new();
+    let mut names = HashSet::new();
+    for t in spec["tools"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        names.insert(name.to_string());
+        let integration = t["integration"].as_str().unwrap_or("");
+        let expected = shipped.contains(integration)
+            || (integration == "builtin" && !BUILTINS_NOT_YET_SHIPPED.contains(&name));
+        if expected {
+            match registry.get(name) {
+                None => missing.push(name.to_string()),
+                Some(tool) => assert_eq!(
+                    tool.mutating(),
+                    t["mutating"].as_bool().unwrap(),
+                    "{name}: mutating differs from the spec"
+                ),
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "catalogue tools missing from the registry: {missing:?}"
+    );
+    for t in registry.tools() {
+        assert!(names.contains(t.name), "{} is not in the catalogue", t.name);
+    }
+}
+
+#[test]
+fn tool_schemas_snapshot() {
+    let registry = Registry::standard();
+    let mut all = serde_json::Map::new();
+    for tool in registry.tools() {
+        all.insert(
+            tool.name.to_string(),
+            json!({ "integration": tool.integration, "mutating": tool.mutating(), "description": tool.description, "schema": tool.schema() }),
+        );
+    }
+    assert_snapshot("tool_schemas.json", &Value::Object(all));
+}
+
+#[test]
+fn tools_list_is_the_nine_meta_tools_and_is_snapshotted() {
+    let tools = serde_json::to_value(workbench::mcp::tool_list()).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "search_tools",
+            "get_tool_schema",
+            "execute_tools",
+            "whoami",
+            "list_integrations",
+            "connect",
+            "wait_for_connection",
+            "get_auth_url",
+            "curl_session"
+        ]
+    );
+    for t in tools.as_array().unwrap() {
+        for (name, p) in t["inputSchema"]["properties"].as_object().unwrap() {
+            assert!(
+                p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{}.{name} lacks a description",
+                t["name"]
+            );
+        }
+        assert!(
+            t["annotations"]["readOnlyHint"].is_boolean(),
+            "{} lacks annotations",
+            t["name"]
+        );
+    }
+    let curl = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "curl_session")
+        .unwrap();
+    assert!(
+        curl["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("HIGH RISK — do not call without explicit user approval.")
+    );
+    let bytes = serde_json::to_string(&json!({ "tools": tools }))
+        .unwrap()
+        .len();
+    eprintln!("tools/list: {bytes} bytes, ~{} tokens (bytes/4)", bytes / 4);
+    assert!(
+        bytes < 9_000,
+        "tools/list grew to {bytes} bytes; every conversation pays for it"
+    );
+    assert_snapshot("tools_list.json", &tools);
+}

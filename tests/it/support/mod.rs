@@ -1,0 +1,105 @@
+//! Shared test support: fake upstream servers on 127.0.0.1, an App wired to them, and helpers to
+//! call meta-tools in-process or drive the real binary over stdio.
+
+pub mod fake;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use workbench::app::App;
+use workbench::config::Settings;
+use workbench::engine::Outcome;
+use workbench::registry::Registry;
+use workbench::secrets::MemoryStore;
+
+/// An App whose data lives in a fresh temp dir, with extra environment settings.
+pub struct TestApp {
+    pub app: Arc<App>,
+    pub home: tempfile::TempDir,
+}
+
+pub fn app_with(env: &[(&str, String)]) -> TestApp {
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut vars: HashMap<String, String> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    vars.insert("WORKBENCH_HOME".into(), home.path().display().to_string());
+    let settings = Settings::load(|k| vars.get(k).cloned()).expect("settings");
+    let app = App::with_parts(
+        settings,
+        Registry::standard(),
+        Arc::new(MemoryStore::default()),
+    );
+    TestApp { app, home }
+}
+
+pub fn app() -> TestApp {
+    app_with(&[])
+}
+
+impl TestApp {
+    pub async fn call(&self, tool: &str, args: Value) -> Outcome {
+        workbench::meta::call(&self.app, tool, args)
+            .await
+            .expect("known meta-tool")
+    }
+
+    /// Runs one tool through execute_tools and returns its single result entry.
+    pub async fn exec(&self, tool: &str, args: Value) -> Value {
+        let out = self
+            .call(
+                "execute_tools",
+                serde_json::json!({ "executions": [{ "tool": tool, "args": args }] }),
+            )
+            .await;
+        assert!(!out.is_error, "batch failed: {}", out.body);
+        out.body["results"][0].clone()
+    }
+
+    /// Runs one tool and expects success; returns the result.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let entry = self.exec(tool, args).await;
+        assert!(entry.get("error").is_none(), "{tool} failed: {entry}");
+        entry["result"].clone()
+    }
+
+    /// Runs one tool and expects an error; returns the error object.
+    pub async fn err(&self, tool: &str, args: Value) -> Value {
+        let entry = self.exec(tool, args).await;
+        assert!(
+            entry.get("error").is_some(),
+            "{tool} unexpectedly succeeded: {entry}"
+        );
+        entry["error"].clone()
+    }
+}
+
+/// The built binary (cargo builds it for integration tests).
+pub fn binary() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_workbench"))
+}
+
+/// Compares `actual` with the committed snapshot `name`; `UPDATE_SNAPSHOTS=1` rewrites it.
+pub fn assert_snapshot(name: &str, actual: &Value) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/snapshots")
+        .join(name);
+    let pretty = serde_json::to_string_pretty(actual).expect("json") + "\n";
+    if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+        std::fs::write(&path, &pretty).expect("write snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing snapshot {}; run with UPDATE_SNAPSHOTS=1 and review it",
+            path.display()
+        )
+    });
+    if expected != pretty {
+        panic!(
+            "snapshot {name} changed; review the difference and rerun with UPDATE_SNAPSHOTS=1 if it is intended.\n--- expected\n{expected}\n--- actual\n{pretty}"
+        );
+    }
+}
