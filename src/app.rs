@@ -5,6 +5,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use plugins::api::Integration;
+
+use crate::auth::{self, Connection};
 use crate::config::Settings;
 use crate::registry::Registry;
 use crate::secrets::{MemoryStore, SecretStore, Vault};
@@ -38,18 +41,10 @@ pub struct App {
 
 impl App {
     pub fn new(settings: Settings) -> Arc<App> {
-        Self::with_parts(
-            settings,
-            Registry::standard(),
-            Arc::new(MemoryStore::default()),
-        )
+        Self::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()))
     }
 
-    pub fn with_parts(
-        settings: Settings,
-        registry: Registry,
-        secrets: Arc<dyn SecretStore>,
-    ) -> Arc<App> {
+    pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
         let storage = Storage::new(settings.database_path());
         let vault = Vault::new(secrets.clone(), storage.clone());
         Arc::new(App {
@@ -64,11 +59,25 @@ impl App {
     }
 
     /// Whether the user can run `integration`'s tools now. Public integrations always can;
-    /// the rest need a stored credential.
+    /// the rest need a credential (from the environment or the secret store).
     pub fn is_connected(&self, integration: &str) -> bool {
         match self.registry.integration(integration) {
-            Some(i) => crate::registry::is_public(i),
+            Some(i) => crate::registry::is_public(i) || self.connection(i).is_some(),
             None => self.registry.is_builtin_namespace(integration),
+        }
+    }
+
+    /// The credential for an integration: the environment wins over the secret store.
+    pub fn connection(&self, integration: &'static Integration) -> Option<Connection> {
+        if let Some(c) = auth::from_env(integration, &|name| self.settings.credential_env.get(name).cloned()) {
+            return Some(c);
+        }
+        match auth::from_store(integration, self.secrets.as_ref()) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(integration = integration.name, error = %e, "secret store unavailable");
+                None
+            }
         }
     }
 
@@ -86,11 +95,7 @@ impl App {
                         .first()
                         .map(|first| first.host_str() == attempt.url().host_str())
                         .unwrap_or(false);
-                    if attempt.previous().len() >= 5 || !same_host {
-                        attempt.stop()
-                    } else {
-                        attempt.follow()
-                    }
+                    if attempt.previous().len() >= 5 || !same_host { attempt.stop() } else { attempt.follow() }
                 }))
                 .connect_timeout(std::time::Duration::from_secs(10))
                 .build()

@@ -24,6 +24,9 @@ pub struct Settings {
     pub connect_ttl: Duration,
     /// Per-integration host overrides: (`integration`, `key`) -> URL.
     pub base_urls: HashMap<(String, String), String>,
+    /// Every non-empty `WORKBENCH_*` variable, by name: credentials
+    /// (`WORKBENCH_<INTEGRATION>_<FIELD>`) and host overrides (`WORKBENCH_<INTEGRATION>_<HOST_KEY>`).
+    pub credential_env: HashMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -43,21 +46,18 @@ pub enum ConfigError {
     #[error("{path}: {message}")]
     BadFile { path: String, message: String },
     #[error("{name}={value:?} is not valid: {message}")]
-    BadVar {
-        name: String,
-        value: String,
-        message: String,
-    },
+    BadVar { name: String, value: String, message: String },
 }
 
 impl Settings {
     /// Reads settings from the process environment.
     pub fn from_env() -> Result<Settings, ConfigError> {
-        Self::load(|name| std::env::var(name).ok())
+        Self::load(&std::env::vars().collect())
     }
 
-    /// Reads settings with `var` standing in for the environment (tests pass a map).
-    pub fn load(var: impl Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+    /// Reads settings with `vars` standing in for the environment (tests pass their own).
+    pub fn load(vars: &HashMap<String, String>) -> Result<Settings, ConfigError> {
+        let var = |name: &str| vars.get(name).cloned();
         let home = match var("WORKBENCH_HOME").filter(|h| !h.is_empty()) {
             Some(h) => PathBuf::from(h),
             None => directories::ProjectDirs::from("dev", "workbench", "workbench")
@@ -66,10 +66,8 @@ impl Settings {
         };
         let file_path = home.join("config.json");
         let file: ConfigFile = match std::fs::read_to_string(&file_path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| ConfigError::BadFile {
-                path: file_path.display().to_string(),
-                message: e.to_string(),
-            })?,
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| ConfigError::BadFile { path: file_path.display().to_string(), message: e.to_string() })?,
             Err(_) => ConfigFile::default(),
         };
         let number = |name: &str, from_file: Option<u64>, default: u64, min: u64, max: u64| {
@@ -90,54 +88,26 @@ impl Settings {
             }
             Ok(value)
         };
-        let concurrency = number(
-            "WORKBENCH_CONCURRENCY",
-            file.concurrency.map(|c| c as u64),
-            8,
-            1,
-            64,
-        )?;
-        let call_timeout = number(
-            "WORKBENCH_CALL_TIMEOUT_SECS",
-            file.call_timeout_secs,
-            60,
-            1,
-            3600,
-        )?;
-        let connect_ttl = number(
-            "CONNECT_TTL_SECONDS",
-            file.connect_ttl_seconds,
-            600,
-            10,
-            86_400,
-        )?;
+        let concurrency = number("WORKBENCH_CONCURRENCY", file.concurrency.map(|c| c as u64), 8, 1, 64)?;
+        let call_timeout = number("WORKBENCH_CALL_TIMEOUT_SECS", file.call_timeout_secs, 60, 1, 3600)?;
+        let connect_ttl = number("CONNECT_TTL_SECONDS", file.connect_ttl_seconds, 600, 10, 86_400)?;
 
         let mut base_urls = HashMap::new();
         for (integration, hosts) in file.base_urls {
             for (key, url) in hosts {
-                base_urls.insert(
-                    (integration.clone(), key),
-                    url.trim_end_matches('/').to_string(),
-                );
+                base_urls.insert((integration.clone(), key), url.trim_end_matches('/').to_string());
             }
         }
-        for integration in plugins::INTEGRATIONS {
-            for host in integration.hosts {
-                let name =
-                    format!("WORKBENCH_{}_{}", integration.name, host.key).to_ascii_uppercase();
-                if let Some(url) = var(&name).filter(|u| !u.is_empty()) {
-                    base_urls.insert(
-                        (integration.name.to_string(), host.key.to_string()),
-                        url.trim_end_matches('/').to_string(),
-                    );
-                }
-            }
-        }
+        // Credential variables are looked up by name later (see `auth::from_env`); keep them all.
+        let credential_env: HashMap<String, String> = vars
+            .iter()
+            .filter(|(k, v)| k.starts_with("WORKBENCH_") && !v.is_empty())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         Ok(Settings {
+            credential_env,
             home,
-            email: var("WORKBENCH_EMAIL")
-                .filter(|e| !e.is_empty())
-                .or(file.email),
+            email: var("WORKBENCH_EMAIL").filter(|e| !e.is_empty()).or(file.email),
             concurrency: concurrency as usize,
             call_timeout: Duration::from_secs(call_timeout),
             connect_ttl: Duration::from_secs(connect_ttl),
@@ -145,11 +115,14 @@ impl Settings {
         })
     }
 
-    /// The URL for one of an integration's hosts, honouring overrides.
+    /// The URL for one of an integration's hosts: `WORKBENCH_<INTEGRATION>_<KEY>` wins, then
+    /// config.json's `base_urls`, then `default`.
     pub fn host_url(&self, integration: &str, key: &str, default: &str) -> String {
-        self.base_urls
-            .get(&(integration.to_string(), key.to_string()))
-            .cloned()
+        let var = format!("WORKBENCH_{integration}_{key}").to_ascii_uppercase();
+        self.credential_env
+            .get(&var)
+            .or_else(|| self.base_urls.get(&(integration.to_string(), key.to_string())))
+            .map(|u| u.trim_end_matches('/').to_string())
             .unwrap_or_else(|| default.to_string())
     }
 
@@ -162,36 +135,23 @@ impl Settings {
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| map.get(k).cloned()
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
     fn environment_overrides_hosts_and_tunables() {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().to_str().unwrap();
-        let s = Settings::load(env(&[
+        let s = Settings::load(&env(&[
             ("WORKBENCH_HOME", home),
             ("WORKBENCH_OPEN_METEO_BASE_URL", "http://127.0.0.1:9/v1/"),
-            (
-                "WORKBENCH_HACKERNEWS_ALGOLIA_BASE_URL",
-                "http://127.0.0.1:8",
-            ),
+            ("WORKBENCH_HACKERNEWS_ALGOLIA_BASE_URL", "http://127.0.0.1:8"),
             ("WORKBENCH_CONCURRENCY", "3"),
         ]))
         .unwrap();
-        assert_eq!(
-            s.host_url("open_meteo", "base_url", "x"),
-            "http://127.0.0.1:9/v1"
-        );
-        assert_eq!(
-            s.host_url("hackernews", "algolia_base_url", "x"),
-            "http://127.0.0.1:8"
-        );
+        assert_eq!(s.host_url("open_meteo", "base_url", "x"), "http://127.0.0.1:9/v1");
+        assert_eq!(s.host_url("hackernews", "algolia_base_url", "x"), "http://127.0.0.1:8");
         assert_eq!(s.host_url("hackernews", "base_url", "default"), "default");
         assert_eq!(s.concurrency, 3);
         assert_eq!(s.call_timeout, Duration::from_secs(60));
@@ -200,23 +160,13 @@ mod tests {
     #[test]
     fn config_file_is_read_and_bad_values_are_named() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("config.json"),
-            r#"{"email": "ada@example.com", "call_timeout_secs": 5}"#,
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("config.json"), r#"{"email": "ada@example.com", "call_timeout_secs": 5}"#)
+            .unwrap();
         let home = dir.path().to_str().unwrap();
-        let s = Settings::load(env(&[("WORKBENCH_HOME", home)])).unwrap();
+        let s = Settings::load(&env(&[("WORKBENCH_HOME", home)])).unwrap();
         assert_eq!(s.email.as_deref(), Some("ada@example.com"));
         assert_eq!(s.call_timeout, Duration::from_secs(5));
-        let err = Settings::load(env(&[
-            ("WORKBENCH_HOME", home),
-            ("WORKBENCH_CONCURRENCY", "0"),
-        ]))
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64"
-        );
+        let err = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_CONCURRENCY", "0")])).unwrap_err();
+        assert_eq!(err.to_string(), "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64");
     }
 }

@@ -52,11 +52,7 @@ pub struct ToolFailure {
 
 impl ToolFailure {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ToolFailure {
-            code,
-            message: message.into(),
-            details: Map::new(),
-        }
+        ToolFailure { code, message: message.into(), details: Map::new() }
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {

@@ -9,11 +9,13 @@
 //! - [`builtins`]: tools that run inside workbench.
 //! - [`validate`]: JSON Schema argument validation with agent-friendly errors.
 //! - [`storage`]: SQLite metadata (user, audit log, vault metadata); never secrets.
+//! - [`auth`]: connections: credentials from the environment or the secret store, and injection.
 //! - [`secrets`]: `Secret<T>`, secret stores, the vault.
 //! - [`config`]: data directory and settings.
 //! - `plugins` (workspace crate): the integrations themselves.
 
 pub mod app;
+pub mod auth;
 pub mod builtins;
 pub mod config;
 pub mod engine;

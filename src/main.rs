@@ -39,10 +39,7 @@ fn main() -> ExitCode {
         }
     }
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("workbench: cannot start the async runtime: {e}");
@@ -60,11 +57,7 @@ fn main() -> ExitCode {
 }
 
 fn init_logging() {
-    let level = match std::env::var("WORKBENCH_LOG")
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-        .as_str()
-    {
+    let level = match std::env::var("WORKBENCH_LOG").unwrap_or_default().to_ascii_lowercase().as_str() {
         "error" => LevelFilter::ERROR,
         "warn" => LevelFilter::WARN,
         "debug" => LevelFilter::DEBUG,
@@ -74,19 +67,13 @@ fn init_logging() {
         _ => LevelFilter::WARN,
     };
     // stdout is the protocol: logs go to stderr, always.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_max_level(level)
-        .init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_max_level(level).init();
 }
 
 async fn serve() -> anyhow::Result<()> {
     let settings = workbench::config::Settings::from_env()?;
     let app = workbench::app::App::new(settings);
-    let server = workbench::mcp::Server::new(app)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    let server = workbench::mcp::Server::new(app).serve(rmcp::transport::stdio()).await?;
     server.waiting().await?;
     Ok(())
 }

@@ -57,27 +57,14 @@ impl SecretStore for MemoryStore {
         "memory"
     }
     fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError> {
-        Ok(self
-            .values
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(key)
-            .cloned())
+        Ok(self.values.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned())
     }
     fn set(&self, key: &str, value: &Secret<String>) -> Result<(), StoreError> {
-        self.values
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.to_string(), value.clone());
+        self.values.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_string(), value.clone());
         Ok(())
     }
     fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .values
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(key)
-            .is_some())
+        Ok(self.values.lock().unwrap_or_else(|p| p.into_inner()).remove(key).is_some())
     }
 }
 
@@ -111,10 +98,7 @@ impl Vault {
             .put_vault_meta(VaultMeta {
                 name: name.to_string(),
                 description,
-                allowed_hosts: allowed_hosts
-                    .into_iter()
-                    .map(|h| h.to_ascii_lowercase())
-                    .collect(),
+                allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
                 created_at: crate::storage::now_rfc3339(),
                 last_used_at: None,
             })
@@ -124,11 +108,7 @@ impl Vault {
 
     /// The secret `name` for a call whose requests go to `hosts`; refused unless every one of
     /// those hosts is in the secret's `allowed_hosts`.
-    pub async fn resolve_for_hosts(
-        &self,
-        name: &str,
-        hosts: &[String],
-    ) -> Result<Secret<String>, ToolFailure> {
+    pub async fn resolve_for_hosts(&self, name: &str, hosts: &[String]) -> Result<Secret<String>, ToolFailure> {
         let meta = self
             .storage
             .vault_meta(name.to_string())
@@ -137,38 +117,24 @@ impl Vault {
         let Some(meta) = meta else {
             return Err(ToolFailure::new(
                 ErrorCode::BadRef,
-                format!(
-                    "there is no vault secret named '{name}'; ask the user to store it with vault_set_secret"
-                ),
+                format!("there is no vault secret named '{name}'; ask the user to store it with vault_set_secret"),
             ));
         };
         if hosts.is_empty() {
             return Err(ToolFailure::new(
                 ErrorCode::VaultDenied,
-                format!(
-                    "vault secret '{name}' can only be sent to a known host, and this tool sends nothing anywhere"
-                ),
+                format!("vault secret '{name}' can only be sent to a known host, and this tool sends nothing anywhere"),
             ));
         }
-        let denied: Vec<&String> = hosts
-            .iter()
-            .filter(|h| !meta.allowed_hosts.iter().any(|a| host_matches(a, h)))
-            .collect();
+        let denied: Vec<&String> =
+            hosts.iter().filter(|h| !meta.allowed_hosts.iter().any(|a| host_matches(a, h))).collect();
         if !denied.is_empty() {
             return Err(ToolFailure::new(
                 ErrorCode::VaultDenied,
                 format!(
                     "vault secret '{name}' may only be sent to {}; this tool would send it to {}",
-                    if meta.allowed_hosts.is_empty() {
-                        "no host".to_string()
-                    } else {
-                        meta.allowed_hosts.join(", ")
-                    },
-                    denied
-                        .iter()
-                        .map(|h| h.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    if meta.allowed_hosts.is_empty() { "no host".to_string() } else { meta.allowed_hosts.join(", ") },
+                    denied.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")
                 ),
             )
             .with("secret", name));
@@ -180,7 +146,10 @@ impl Vault {
             .ok_or_else(|| {
                 ToolFailure::new(
                     ErrorCode::BadRef,
-                    format!("vault secret '{name}' is listed but its value is missing from the {} store; set it again", self.store.name()),
+                    format!(
+                        "vault secret '{name}' is listed but its value is missing from the {} store; set it again",
+                        self.store.name()
+                    ),
                 )
             })?;
         let _ = self.storage.touch_vault(name.to_string()).await;
@@ -221,30 +190,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let storage = Storage::new(dir.path().join("w.db"));
         let vault = Vault::new(Arc::new(MemoryStore::default()), storage);
-        vault
-            .set(
-                "api_key",
-                Secret::new("v4lue-123".into()),
-                None,
-                vec!["api.example.com".into()],
-            )
-            .await
-            .unwrap();
-        let ok = vault
-            .resolve_for_hosts("api_key", &["api.example.com".into()])
-            .await
-            .unwrap();
+        vault.set("api_key", Secret::new("v4lue-123".into()), None, vec!["api.example.com".into()]).await.unwrap();
+        let ok = vault.resolve_for_hosts("api_key", &["api.example.com".into()]).await.unwrap();
         assert_eq!(ok.expose(), "v4lue-123");
-        let denied = vault
-            .resolve_for_hosts("api_key", &["evil.test".into()])
-            .await
-            .unwrap_err();
+        let denied = vault.resolve_for_hosts("api_key", &["evil.test".into()]).await.unwrap_err();
         assert_eq!(denied.code, ErrorCode::VaultDenied);
         assert!(!denied.message.contains("v4lue"));
-        let missing = vault
-            .resolve_for_hosts("nope", &["api.example.com".into()])
-            .await
-            .unwrap_err();
+        let missing = vault.resolve_for_hosts("nope", &["api.example.com".into()]).await.unwrap_err();
         assert_eq!(missing.code, ErrorCode::BadRef);
     }
 }

@@ -15,15 +15,9 @@ use serde_json::{Value, json};
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     #[error("database {path}: {source}")]
-    Sqlite {
-        path: String,
-        source: rusqlite::Error,
-    },
+    Sqlite { path: String, source: rusqlite::Error },
     #[error("cannot create data directory {path}: {source}")]
-    Dir {
-        path: String,
-        source: std::io::Error,
-    },
+    Dir { path: String, source: std::io::Error },
     #[error("database task failed: {0}")]
     Task(String),
 }
@@ -109,10 +103,7 @@ pub fn now_rfc3339() -> String {
 
 impl Storage {
     pub fn new(path: PathBuf) -> Arc<Storage> {
-        Arc::new(Storage {
-            path,
-            conn: Mutex::new(None),
-        })
+        Arc::new(Storage { path, conn: Mutex::new(None) })
     }
 
     pub fn path(&self) -> &Path {
@@ -136,10 +127,7 @@ impl Storage {
     where
         F: FnOnce(&Connection) -> rusqlite::Result<T>,
     {
-        let mut guard = self
-            .conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if guard.is_none() {
             *guard = Some(self.open()?);
         }
@@ -148,30 +136,21 @@ impl Storage {
     }
 
     fn err(&self, source: rusqlite::Error) -> StorageError {
-        StorageError::Sqlite {
-            path: self.path.display().to_string(),
-            source,
-        }
+        StorageError::Sqlite { path: self.path.display().to_string(), source }
     }
 
     fn open(&self) -> Result<Connection, StorageError> {
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| StorageError::Dir {
-                path: dir.display().to_string(),
-                source,
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|source| StorageError::Dir { path: dir.display().to_string(), source })?;
             restrict_dir(dir);
         }
         let conn = Connection::open(&self.path).map_err(|e| self.err(e))?;
         restrict_file(&self.path);
-        conn.busy_timeout(Duration::from_secs(5))
-            .map_err(|e| self.err(e))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| self.err(e))?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(|e| self.err(e))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| self.err(e))?;
+        conn.busy_timeout(Duration::from_secs(5)).map_err(|e| self.err(e))?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| self.err(e))?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| self.err(e))?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| self.err(e))?;
         migrate(&conn).map_err(|e| self.err(e))?;
         for suffix in ["-wal", "-shm"] {
             let mut p = self.path.as_os_str().to_owned();
@@ -270,18 +249,12 @@ impl Storage {
     /// The local user as `(id, email)`, or `None` when the record is missing.
     pub async fn user(self: &Arc<Self>) -> Result<Option<(String, Option<String>)>, StorageError> {
         self.call(|c| {
-            c.query_row("SELECT id, email FROM user WHERE singleton = 1", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()
+            c.query_row("SELECT id, email FROM user WHERE singleton = 1", [], |r| Ok((r.get(0)?, r.get(1)?))).optional()
         })
         .await
     }
 
-    pub async fn vault_meta(
-        self: &Arc<Self>,
-        name: String,
-    ) -> Result<Option<VaultMeta>, StorageError> {
+    pub async fn vault_meta(self: &Arc<Self>, name: String) -> Result<Option<VaultMeta>, StorageError> {
         self.call(move |c| {
             c.query_row(
                 "SELECT name, description, allowed_hosts, created_at, last_used_at FROM vault_secret WHERE name = ?1",
@@ -307,11 +280,8 @@ impl Storage {
 
     pub async fn touch_vault(self: &Arc<Self>, name: String) -> Result<(), StorageError> {
         self.call(move |c| {
-            c.execute(
-                "UPDATE vault_secret SET last_used_at = ?1 WHERE name = ?2",
-                params![now_rfc3339(), name],
-            )
-            .map(|_| ())
+            c.execute("UPDATE vault_secret SET last_used_at = ?1 WHERE name = ?2", params![now_rfc3339(), name])
+                .map(|_| ())
         })
         .await
     }
@@ -329,8 +299,7 @@ fn vault_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<VaultMeta> {
 }
 
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    let version: usize =
-        conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    let version: usize = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
         // BEGIN IMMEDIATE takes the write lock first, so a second process migrating at the same
         // moment waits (busy timeout) and then sees the new version instead of failing halfway.
@@ -340,9 +309,7 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
             conn.execute_batch("COMMIT")?;
             continue;
         }
-        let result = conn
-            .execute_batch(sql)
-            .and_then(|_| conn.pragma_update(None, "user_version", (i + 1) as i64));
+        let result = conn.execute_batch(sql).and_then(|_| conn.pragma_update(None, "user_version", (i + 1) as i64));
         match result {
             Ok(()) => conn.execute_batch("COMMIT")?,
             Err(e) => {
@@ -397,10 +364,7 @@ mod tests {
         let b = Storage::new(path.clone());
         let (id2, _) = b.user().await.unwrap().unwrap();
         assert_eq!(id1, id2, "user id stable across restarts");
-        let v: i64 = b
-            .call(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0)))
-            .await
-            .unwrap();
+        let v: i64 = b.call(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0))).await.unwrap();
         assert_eq!(v as usize, MIGRATIONS.len());
         #[cfg(unix)]
         {
@@ -436,31 +400,12 @@ mod tests {
         for t in tasks {
             t.await.unwrap().unwrap();
         }
-        let rows = a
-            .search_audit(AuditQuery {
-                limit: 100,
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let rows = a.search_audit(AuditQuery { limit: 100, ..Default::default() }).await.unwrap();
         assert_eq!(rows.len(), 20);
-        let muts = b
-            .search_audit(AuditQuery {
-                limit: 100,
-                mutating_only: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let muts = b.search_audit(AuditQuery { limit: 100, mutating_only: true, ..Default::default() }).await.unwrap();
         assert_eq!(muts.len(), 7);
-        let text = a
-            .search_audit(AuditQuery {
-                limit: 100,
-                text: Some("t1".into()),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let text =
+            a.search_audit(AuditQuery { limit: 100, text: Some("t1".into()), ..Default::default() }).await.unwrap();
         assert_eq!(text.len(), 11, "t1, t10..t19");
     }
 }

@@ -13,27 +13,16 @@ const MAX_DEPTH: usize = 64;
 
 /// Validates `args` (`null` counts as `{}`) and returns them with schema defaults filled in.
 pub fn validate(schema: &Value, args: &Value) -> Result<Value, Vec<ArgProblem>> {
-    let mut value = if args.is_null() {
-        Value::Object(Map::new())
-    } else {
-        args.clone()
-    };
+    let mut value = if args.is_null() { Value::Object(Map::new()) } else { args.clone() };
     let mut problems = Vec::new();
     check(schema, &mut value, String::new(), 0, &mut problems);
-    if problems.is_empty() {
-        Ok(value)
-    } else {
-        Err(problems)
-    }
+    if problems.is_empty() { Ok(value) } else { Err(problems) }
 }
 
 fn check(schema: &Value, value: &mut Value, path: String, depth: usize, out: &mut Vec<ArgProblem>) {
     let Value::Object(s) = schema else { return };
     if depth > MAX_DEPTH {
-        out.push(problem(
-            &path,
-            format!("nested deeper than {MAX_DEPTH} levels"),
-        ));
+        out.push(problem(&path, format!("nested deeper than {MAX_DEPTH} levels")));
         return;
     }
     if let Some(types) = s.get("type") {
@@ -43,10 +32,7 @@ fn check(schema: &Value, value: &mut Value, path: String, depth: usize, out: &mu
             _ => vec![],
         };
         if !allowed.is_empty() && !allowed.iter().any(|t| type_matches(t, value)) {
-            out.push(problem(
-                &path,
-                format!("expected {}, got {}", allowed.join(" or "), describe(value)),
-            ));
+            out.push(problem(&path, format!("expected {}, got {}", allowed.join(" or "), describe(value))));
             return;
         }
     }
@@ -54,14 +40,7 @@ fn check(schema: &Value, value: &mut Value, path: String, depth: usize, out: &mu
         && !options.contains(value)
     {
         let list: Vec<String> = options.iter().map(Value::to_string).collect();
-        out.push(problem(
-            &path,
-            format!(
-                "expected one of {}, got {}",
-                list.join(", "),
-                describe(value)
-            ),
-        ));
+        out.push(problem(&path, format!("expected one of {}, got {}", list.join(", "), describe(value))));
         return;
     }
     match value {
@@ -70,18 +49,12 @@ fn check(schema: &Value, value: &mut Value, path: String, depth: usize, out: &mu
             if let Some(min) = s.get("minimum").and_then(Value::as_f64)
                 && x < min
             {
-                out.push(problem(
-                    &path,
-                    format!("must be at least {}, got {n}", fmt_num(min)),
-                ));
+                out.push(problem(&path, format!("must be at least {}, got {n}", fmt_num(min))));
             }
             if let Some(max) = s.get("maximum").and_then(Value::as_f64)
                 && x > max
             {
-                out.push(problem(
-                    &path,
-                    format!("must be at most {}, got {n}", fmt_num(max)),
-                ));
+                out.push(problem(&path, format!("must be at most {}, got {n}", fmt_num(max))));
             }
         }
         Value::String(text) => {
@@ -89,41 +62,25 @@ fn check(schema: &Value, value: &mut Value, path: String, depth: usize, out: &mu
             if let Some(min) = s.get("minLength").and_then(Value::as_u64)
                 && (len as u64) < min
             {
-                let what = if len == 0 {
-                    "an empty string".to_string()
-                } else {
-                    format!("{len}")
-                };
-                out.push(problem(
-                    &path,
-                    format!("must be at least {min} characters long, got {what}"),
-                ));
+                let what = if len == 0 { "an empty string".to_string() } else { format!("{len}") };
+                out.push(problem(&path, format!("must be at least {min} characters long, got {what}")));
             }
             if let Some(max) = s.get("maxLength").and_then(Value::as_u64)
                 && len as u64 > max
             {
-                out.push(problem(
-                    &path,
-                    format!("must be at most {max} characters long, got {len}"),
-                ));
+                out.push(problem(&path, format!("must be at most {max} characters long, got {len}")));
             }
         }
         Value::Array(items) => {
             if let Some(min) = s.get("minItems").and_then(Value::as_u64)
                 && (items.len() as u64) < min
             {
-                out.push(problem(
-                    &path,
-                    format!("needs at least {min} item(s), got {}", items.len()),
-                ));
+                out.push(problem(&path, format!("needs at least {min} item(s), got {}", items.len())));
             }
             if let Some(max) = s.get("maxItems").and_then(Value::as_u64)
                 && items.len() as u64 > max
             {
-                out.push(problem(
-                    &path,
-                    format!("takes at most {max} item(s), got {}", items.len()),
-                ));
+                out.push(problem(&path, format!("takes at most {max} item(s), got {}", items.len())));
             }
             if let Some(item_schema) = s.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
@@ -144,10 +101,7 @@ fn check_object(
     out: &mut Vec<ArgProblem>,
 ) {
     let empty = Map::new();
-    let props = s
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let props = s.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     if let Some(Value::Array(required)) = s.get("required") {
         for name in required.iter().filter_map(Value::as_str) {
             if !map.contains_key(name) {
@@ -156,10 +110,7 @@ fn check_object(
                     .and_then(|p| p.get("type"))
                     .map(|t| format!(" ({})", t.as_str().unwrap_or("value")))
                     .unwrap_or_default();
-                out.push(problem(
-                    &format!("{path}/{}", escape(name)),
-                    format!("required parameter is missing{hint}"),
-                ));
+                out.push(problem(&format!("{path}/{}", escape(name)), format!("required parameter is missing{hint}")));
             }
         }
     }
@@ -204,11 +155,7 @@ fn check_object(
 fn type_matches(t: &str, v: &Value) -> bool {
     match t {
         "string" => v.is_string(),
-        "integer" => {
-            v.as_i64().is_some()
-                || v.as_u64().is_some()
-                || v.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
+        "integer" => v.as_i64().is_some() || v.as_u64().is_some() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
         "number" => v.is_number(),
         "boolean" => v.is_boolean(),
         "object" => v.is_object(),
@@ -234,18 +181,11 @@ pub fn describe(v: &Value) -> String {
 }
 
 fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x}")
-    }
+    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x}") }
 }
 
 fn problem(path: &str, message: String) -> ArgProblem {
-    ArgProblem {
-        path: path.to_string(),
-        problem: message,
-    }
+    ArgProblem { path: path.to_string(), problem: message }
 }
 
 /// JSON Pointer escaping (RFC 6901).
@@ -260,11 +200,7 @@ pub fn nearest<'a>(wrong: &str, candidates: impl Iterator<Item = &'a String>) ->
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let cl = c.to_ascii_lowercase();
-        let d = if cl.contains(&wrong_l) || wrong_l.contains(&cl) {
-            1
-        } else {
-            levenshtein(&wrong_l, &cl)
-        };
+        let d = if cl.contains(&wrong_l) || wrong_l.contains(&cl) { 1 } else { levenshtein(&wrong_l, &cl) };
         let limit = (c.len().max(wrong.len()) / 3).max(1);
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c.as_str()));
@@ -288,9 +224,7 @@ pub fn levenshtein(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 best = best.min(d[i - 2][j - 2] + 1);
             }
@@ -312,29 +246,14 @@ pub fn expected_parameters(schema: &Value) -> Value {
         for (name, p) in props {
             let ty = match p.get("type") {
                 Some(Value::String(t)) => t.clone(),
-                Some(Value::Array(ts)) => ts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join("|"),
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
                 _ => "any".into(),
             };
             let ty = match p.get("enum").and_then(Value::as_array) {
-                Some(values) => format!(
-                    "{ty}: {}",
-                    values
-                        .iter()
-                        .map(|v| v.to_string())
-                        .collect::<Vec<_>>()
-                        .join("|")
-                ),
+                Some(values) => format!("{ty}: {}", values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")),
                 None => ty,
             };
-            let tag = if required.contains(&name.as_str()) {
-                ", required"
-            } else {
-                ""
-            };
+            let tag = if required.contains(&name.as_str()) { ", required" } else { "" };
             out.insert(name.clone(), Value::String(format!("{ty}{tag}")));
         }
     }
@@ -379,28 +298,13 @@ mod tests {
         )
         .unwrap_err();
         let paths: Vec<&str> = err.iter().map(|p| p.path.as_str()).collect();
-        for want in [
-            "/owner",
-            "/repo",
-            "/title",
-            "/repo_name",
-            "/limit",
-            "/state",
-            "/labels",
-            "/labels/1",
-        ] {
+        for want in ["/owner", "/repo", "/title", "/repo_name", "/limit", "/state", "/labels", "/labels/1"] {
             assert!(paths.contains(&want), "missing {want} in {err:?}");
         }
         let by = |p: &str| err.iter().find(|x| x.path == p).unwrap().problem.clone();
-        assert_eq!(
-            by("/repo_name"),
-            "unknown parameter 'repo_name'; did you mean 'repo'?"
-        );
+        assert_eq!(by("/repo_name"), "unknown parameter 'repo_name'; did you mean 'repo'?");
         assert_eq!(by("/limit"), "must be at most 50, got 99");
-        assert_eq!(
-            by("/state"),
-            "expected one of \"open\", \"closed\", got string \"merged\""
-        );
+        assert_eq!(by("/state"), "expected one of \"open\", \"closed\", got string \"merged\"");
         assert_eq!(by("/labels/1"), "expected string, got number 3");
         assert_eq!(by("/title"), "required parameter is missing (string)");
     }

@@ -60,13 +60,96 @@ impl Effect {
     }
 }
 
+/// One field of an integration's connect form (and of its `WORKBENCH_<INTEGRATION>_<FIELD>`
+/// environment variables).
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// snake_case; also the environment suffix (`token` -> `WORKBENCH_GITHUB_TOKEN`).
+    pub name: &'static str,
+    pub label: &'static str,
+    /// Secret fields go to the secret store; the rest (site, email, host) are connection metadata
+    /// that tools may read through [`Upstream::field`].
+    pub secret: bool,
+    pub required: bool,
+    /// One line shown under the form field: where to get it, what it looks like.
+    pub help: &'static str,
+}
+
+/// How the engine attaches a connection's credential to each request.
+#[derive(Debug, Clone, Copy)]
+pub enum Inject {
+    None,
+    /// `Authorization: Bearer <field>`.
+    Bearer(&'static str),
+    /// `<name>: <prefix><field>`, e.g. `PRIVATE-TOKEN: <t>`, `Authorization: Bot <t>`,
+    /// `Authorization: Token token=<t>`, Linear's bare `Authorization: <key>`.
+    Header {
+        name: &'static str,
+        prefix: &'static str,
+        field: &'static str,
+    },
+    /// `Authorization: Basic base64(<user>:<pass>)`.
+    Basic {
+        user: &'static str,
+        pass: &'static str,
+    },
+    /// Query parameters `(param, field)`, e.g. Trello's `key` and `token`.
+    Query(&'static [(&'static str, &'static str)]),
+}
+
+/// The cheap call that proves a credential works, and how to name the account it belongs to.
+#[derive(Debug, Clone, Copy)]
+pub struct Identity {
+    pub request: fn() -> HttpRequest,
+    /// A human label for the account from the identity response (login, email, workspace).
+    pub label: fn(&Value) -> Option<String>,
+}
+
+/// OAuth 2 authorization-code flow (PKCE S256) details.
+#[derive(Debug, Clone, Copy)]
+pub struct OAuth {
+    pub authorize_url: &'static str,
+    pub token_url: &'static str,
+    pub revoke_url: Option<&'static str>,
+    pub scopes: &'static [&'static str],
+    /// Name of the scope parameter (`scope`; Slack user tokens use `user_scope`).
+    pub scope_param: &'static str,
+    pub extra_params: &'static [(&'static str, &'static str)],
+    /// Which configured OAuth client to use (`google` is shared by the four Google integrations).
+    pub client: &'static str,
+}
+
+/// Everything about how an integration authenticates.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthSpec {
+    pub kind: AuthKind,
+    /// The connect form's fields (for `oauth2`, the fallback personal-token form, if any).
+    pub fields: &'static [Field],
+    pub inject: Inject,
+    pub identity: Option<Identity>,
+    pub oauth: Option<OAuth>,
+}
+
+impl AuthSpec {
+    /// A public API: nothing to connect, nothing to attach.
+    pub const NONE: AuthSpec =
+        AuthSpec { kind: AuthKind::None, fields: &[], inject: Inject::None, identity: None, oauth: None };
+
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
 /// A named upstream host. The first host of an integration is its `base_url`.
 #[derive(Debug, Clone, Copy)]
 pub struct Host {
     /// Config key, e.g. `base_url`, `algolia_base_url`; the environment override is
     /// `WORKBENCH_<INTEGRATION>_<KEY>` upper-cased.
     pub key: &'static str,
-    /// Default URL without trailing slash; may contain `{var}` placeholders filled per request.
+    /// Default URL without trailing slash. `{var}` placeholders are filled per request
+    /// ([`HttpRequest::host_var`]) or from the connection's non-secret fields (a Jira `{site}`).
+    /// A connection field named like the host key (`base_url`) replaces the URL outright
+    /// (GitHub Enterprise, self-managed GitLab).
     pub default_url: &'static str,
 }
 
@@ -76,7 +159,7 @@ pub struct Integration {
     pub name: &'static str,
     pub display_name: &'static str,
     pub version: &'static str,
-    pub auth: AuthKind,
+    pub auth: AuthSpec,
     /// Words people use for this product that are not in its name (indexed by search).
     pub keywords: &'static [&'static str],
     pub hosts: &'static [Host],
@@ -107,9 +190,7 @@ pub struct ToolSpec {
 
 impl std::fmt::Debug for ToolSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolSpec")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("ToolSpec").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
@@ -171,10 +252,7 @@ pub enum Body {
     None,
     Json(Value),
     Form(Vec<(String, String)>),
-    Raw {
-        content_type: String,
-        bytes: Vec<u8>,
-    },
+    Raw { content_type: String, bytes: Vec<u8> },
 }
 
 /// A request described by a plugin; the engine resolves the host, attaches credentials and sends it.
@@ -267,16 +345,15 @@ impl HttpResponse {
         String::from_utf8_lossy(&self.body).into_owned()
     }
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
 /// The engine's side of the contract: send one request to this tool's integration.
 pub trait Upstream: Send + Sync {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, ToolError>>;
+    /// A non-secret field of the user's connection (site, email, host), if set.
+    fn field(&self, name: &str) -> Option<String>;
 }
 
 /// A problem with one argument, in terms an agent can act on.
@@ -291,16 +368,9 @@ pub struct ArgProblem {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolError {
     /// The arguments passed the schema but are still wrong (e.g. neither of two alternatives given).
-    InvalidArguments {
-        message: String,
-        problems: Vec<ArgProblem>,
-    },
+    InvalidArguments { message: String, problems: Vec<ArgProblem> },
     /// The provider answered with an error status.
-    Upstream {
-        status: u16,
-        message: String,
-        retry_after: Option<u64>,
-    },
+    Upstream { status: u16, message: String, retry_after: Option<u64> },
     /// The request never got an answer (connection refused, DNS, TLS).
     Network(String),
     /// The call ran past its deadline.
@@ -311,10 +381,7 @@ pub enum ToolError {
 
 impl ToolError {
     pub fn invalid(message: impl Into<String>) -> Self {
-        ToolError::InvalidArguments {
-            message: message.into(),
-            problems: Vec::new(),
-        }
+        ToolError::InvalidArguments { message: message.into(), problems: Vec::new() }
     }
 }
 
@@ -324,9 +391,7 @@ impl std::fmt::Display for ToolError {
             ToolError::InvalidArguments { message, .. } => {
                 write!(f, "invalid arguments: {message}")
             }
-            ToolError::Upstream {
-                status, message, ..
-            } => write!(f, "upstream {status}: {message}"),
+            ToolError::Upstream { status, message, .. } => write!(f, "upstream {status}: {message}"),
             ToolError::Network(m) => write!(f, "network: {m}"),
             ToolError::Timeout { seconds } => write!(f, "timed out after {seconds}s"),
             ToolError::Internal(m) => write!(f, "internal: {m}"),

@@ -16,23 +16,11 @@ pub static INTEGRATION: Integration = Integration {
     name: "hackernews",
     display_name: "Hacker News",
     version: "1.0.0",
-    auth: AuthKind::None,
-    keywords: &[
-        "hn",
-        "ycombinator",
-        "y combinator",
-        "front page",
-        "tech news",
-    ],
+    auth: AuthSpec::NONE,
+    keywords: &["hn", "ycombinator", "y combinator", "front page", "tech news"],
     hosts: &[
-        Host {
-            key: "base_url",
-            default_url: "https://hacker-news.firebaseio.com/v0",
-        },
-        Host {
-            key: "algolia_base_url",
-            default_url: "https://hn.algolia.com/api/v1",
-        },
+        Host { key: "base_url", default_url: "https://hacker-news.firebaseio.com/v0" },
+        Host { key: "algolia_base_url", default_url: "https://hn.algolia.com/api/v1" },
     ],
     curl_proxy: false,
     tools: &[
@@ -73,10 +61,7 @@ pub static INTEGRATION: Integration = Integration {
 };
 
 fn error_message(body: &Value) -> Option<String> {
-    body.get("error")
-        .or_else(|| body.get("message"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    body.get("error").or_else(|| body.get("message")).and_then(Value::as_str).map(str::to_string)
 }
 
 const MAX_STORIES: usize = 30;
@@ -127,14 +112,11 @@ fn default_limit() -> usize {
 
 async fn list_stories(up: Arc<dyn Upstream>, args: ListStories) -> Result<Value, ToolError> {
     let ids = up.send(HttpRequest::get(args.list.path())).await?.json()?;
-    let ids: Vec<u64> = ids
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_u64).collect())
-        .unwrap_or_default();
+    let ids: Vec<u64> = ids.as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default();
     let offset = match &args.cursor {
-        Some(c) => c
-            .parse::<usize>()
-            .map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?,
+        Some(c) => {
+            c.parse::<usize>().map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?
+        }
         None => 0,
     };
     let limit = args.limit.clamp(1, MAX_STORIES);
@@ -142,11 +124,7 @@ async fn list_stories(up: Arc<dyn Upstream>, args: ListStories) -> Result<Value,
     let items: Vec<Result<Value, ToolError>> = stream::iter(page)
         .map(|id| {
             let up = up.clone();
-            async move {
-                up.send(HttpRequest::get(format!("/item/{id}.json")))
-                    .await?
-                    .json()
-            }
+            async move { up.send(HttpRequest::get(format!("/item/{id}.json"))).await?.json() }
         })
         .buffered(FAN_OUT)
         .collect()
@@ -185,12 +163,7 @@ fn unix_to_rfc3339(secs: Option<i64>) -> Value {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    Value::String(format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    ))
+    Value::String(format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60))
 }
 
 fn shape_story(item: &Value) -> Value {
@@ -231,10 +204,8 @@ const COMMENT_CHARS: usize = 2_000;
 
 async fn get_item(up: Arc<dyn Upstream>, args: GetItem) -> Result<Value, ToolError> {
     if args.include_comments {
-        let tree = up
-            .send(HttpRequest::get(format!("/items/{}", args.item_id)).on("algolia_base_url"))
-            .await?
-            .json()?;
+        let tree =
+            up.send(HttpRequest::get(format!("/items/{}", args.item_id)).on("algolia_base_url")).await?.json()?;
         let mut budget = MAX_COMMENTS;
         let comments = shape_children(&tree["children"], 1, args.max_depth, &mut budget);
         let mut out = compact(json!({
@@ -254,10 +225,7 @@ async fn get_item(up: Arc<dyn Upstream>, args: GetItem) -> Result<Value, ToolErr
         }
         return Ok(out);
     }
-    let item = up
-        .send(HttpRequest::get(format!("/item/{}.json", args.item_id)))
-        .await?
-        .json()?;
+    let item = up.send(HttpRequest::get(format!("/item/{}.json", args.item_id))).await?.json()?;
     if item.is_null() {
         return Err(ToolError::Upstream {
             status: 404,
@@ -294,10 +262,7 @@ fn shape_children(children: &Value, depth: u32, max_depth: u32, budget: &mut usi
             break;
         }
         *budget -= 1;
-        let text = child["text"]
-            .as_str()
-            .map(html_to_text)
-            .map(|t| truncate_chars(&t, COMMENT_CHARS).0);
+        let text = child["text"].as_str().map(html_to_text).map(|t| truncate_chars(&t, COMMENT_CHARS).0);
         let replies = if depth < max_depth {
             shape_children(&child["children"], depth + 1, max_depth, budget)
         } else {
@@ -342,16 +307,12 @@ fn default_hits() -> u32 {
 
 async fn search_stories(up: Arc<dyn Upstream>, args: SearchStories) -> Result<Value, ToolError> {
     let page = match &args.cursor {
-        Some(c) => c
-            .parse::<u32>()
-            .map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?,
+        Some(c) => {
+            c.parse::<u32>().map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?
+        }
         None => 0,
     };
-    let path = if args.sort_by_date {
-        "/search_by_date"
-    } else {
-        "/search"
-    };
+    let path = if args.sort_by_date { "/search_by_date" } else { "/search" };
     let req = HttpRequest::get(path)
         .on("algolia_base_url")
         .query("query", &args.query)
@@ -401,13 +362,7 @@ struct GetUser {
 }
 
 async fn get_user(up: Arc<dyn Upstream>, args: GetUser) -> Result<Value, ToolError> {
-    let user = up
-        .send(HttpRequest::get(format!(
-            "/user/{}.json",
-            encode_segment(&args.username)
-        )))
-        .await?
-        .json()?;
+    let user = up.send(HttpRequest::get(format!("/user/{}.json", encode_segment(&args.username)))).await?.json()?;
     if user.is_null() {
         return Err(ToolError::Upstream {
             status: 404,
@@ -434,13 +389,7 @@ mod tests {
     #[test]
     fn unix_times_render_as_utc() {
         assert_eq!(unix_to_rfc3339(Some(0)), json!("1970-01-01T00:00:00Z"));
-        assert_eq!(
-            unix_to_rfc3339(Some(1_700_000_000)),
-            json!("2023-11-14T22:13:20Z")
-        );
-        assert_eq!(
-            unix_to_rfc3339(Some(951_782_400)),
-            json!("2000-02-29T00:00:00Z")
-        );
+        assert_eq!(unix_to_rfc3339(Some(1_700_000_000)), json!("2023-11-14T22:13:20Z"));
+        assert_eq!(unix_to_rfc3339(Some(951_782_400)), json!("2000-02-29T00:00:00Z"));
     }
 }

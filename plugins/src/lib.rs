@@ -20,8 +20,5 @@ pub mod wikipedia;
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
-pub static INTEGRATIONS: &[&Integration] = &[
-    &hackernews::INTEGRATION,
-    &wikipedia::INTEGRATION,
-    &open_meteo::INTEGRATION,
-];
+pub static INTEGRATIONS: &[&Integration] =
+    &[&hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];

@@ -15,28 +15,12 @@ pub static INTEGRATION: Integration = Integration {
     name: "open_meteo",
     display_name: "Open-Meteo weather",
     version: "1.0.0",
-    auth: AuthKind::None,
-    keywords: &[
-        "weather",
-        "forecast",
-        "temperature",
-        "rain",
-        "climate",
-        "meteo",
-    ],
+    auth: AuthSpec::NONE,
+    keywords: &["weather", "forecast", "temperature", "rain", "climate", "meteo"],
     hosts: &[
-        Host {
-            key: "base_url",
-            default_url: "https://api.open-meteo.com/v1",
-        },
-        Host {
-            key: "geocoding_base_url",
-            default_url: "https://geocoding-api.open-meteo.com/v1",
-        },
-        Host {
-            key: "archive_base_url",
-            default_url: "https://archive-api.open-meteo.com/v1",
-        },
+        Host { key: "base_url", default_url: "https://api.open-meteo.com/v1" },
+        Host { key: "geocoding_base_url", default_url: "https://geocoding-api.open-meteo.com/v1" },
+        Host { key: "archive_base_url", default_url: "https://archive-api.open-meteo.com/v1" },
     ],
     curl_proxy: false,
     tools: &[
@@ -69,9 +53,7 @@ pub static INTEGRATION: Integration = Integration {
 };
 
 fn error_message(body: &Value) -> Option<String> {
-    body.get("reason")
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    body.get("reason").and_then(Value::as_str).map(str::to_string)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -94,18 +76,9 @@ fn default_count() -> u32 {
     10
 }
 
-async fn search_locations(
-    up: Arc<dyn Upstream>,
-    args: SearchLocations,
-) -> Result<Value, ToolError> {
-    let locations = geocode(
-        &*up,
-        &args.name,
-        args.count,
-        args.language.as_deref(),
-        args.country_code.as_deref(),
-    )
-    .await?;
+async fn search_locations(up: Arc<dyn Upstream>, args: SearchLocations) -> Result<Value, ToolError> {
+    let locations =
+        geocode(&*up, &args.name, args.count, args.language.as_deref(), args.country_code.as_deref()).await?;
     Ok(json!({ "locations": locations }))
 }
 
@@ -215,20 +188,10 @@ const DEFAULT_CURRENT: &[&str] = &[
     "weather_code",
     "wind_speed_10m",
 ];
-const DEFAULT_DAILY: &[&str] = &[
-    "weather_code",
-    "temperature_2m_max",
-    "temperature_2m_min",
-    "precipitation_sum",
-    "precipitation_probability_max",
-];
-const DEFAULT_ARCHIVE_DAILY: &[&str] = &[
-    "weather_code",
-    "temperature_2m_max",
-    "temperature_2m_min",
-    "precipitation_sum",
-    "wind_speed_10m_max",
-];
+const DEFAULT_DAILY: &[&str] =
+    &["weather_code", "temperature_2m_max", "temperature_2m_min", "precipitation_sum", "precipitation_probability_max"];
+const DEFAULT_ARCHIVE_DAILY: &[&str] =
+    &["weather_code", "temperature_2m_max", "temperature_2m_min", "precipitation_sum", "wind_speed_10m_max"];
 
 /// Coordinates from the arguments, geocoding a place name when needed.
 async fn resolve_place(
@@ -242,7 +205,9 @@ async fn resolve_place(
         (None, None, Some(name)) => {
             let found = geocode(up, name, 1, None, None).await?;
             let place = found.into_iter().next().ok_or_else(|| ToolError::InvalidArguments {
-                message: format!("no place called '{name}' was found; try a larger nearby town or pass latitude/longitude"),
+                message: format!(
+                    "no place called '{name}' was found; try a larger nearby town or pass latitude/longitude"
+                ),
                 problems: vec![ArgProblem { path: "/location".into(), problem: "not found".into() }],
             })?;
             let lat = place["latitude"].as_f64().unwrap_or_default();
@@ -271,13 +236,7 @@ fn unit_param<T: std::fmt::Debug>(value: Option<T>) -> Option<String> {
 }
 
 async fn get_forecast(up: Arc<dyn Upstream>, args: GetForecast) -> Result<Value, ToolError> {
-    let (lat, lon, place) = resolve_place(
-        &*up,
-        args.latitude,
-        args.longitude,
-        args.location.as_deref(),
-    )
-    .await?;
+    let (lat, lon, place) = resolve_place(&*up, args.latitude, args.longitude, args.location.as_deref()).await?;
     let req = HttpRequest::get("/forecast")
         .query("latitude", lat)
         .query("longitude", lon)
@@ -322,18 +281,13 @@ fn check_date(path: &str, value: &str) -> Result<(), ToolError> {
     let ok = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
     if ok {
         Ok(())
     } else {
         Err(ToolError::InvalidArguments {
             message: format!("'{value}' is not a date in YYYY-MM-DD form"),
-            problems: vec![ArgProblem {
-                path: path.into(),
-                problem: "expected YYYY-MM-DD".into(),
-            }],
+            problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
         })
     }
 }
@@ -342,18 +296,9 @@ async fn get_historical(up: Arc<dyn Upstream>, args: GetHistorical) -> Result<Va
     check_date("/start_date", &args.start_date)?;
     check_date("/end_date", &args.end_date)?;
     if args.end_date < args.start_date {
-        return Err(ToolError::invalid(format!(
-            "end_date {} is before start_date {}",
-            args.end_date, args.start_date
-        )));
+        return Err(ToolError::invalid(format!("end_date {} is before start_date {}", args.end_date, args.start_date)));
     }
-    let (lat, lon, place) = resolve_place(
-        &*up,
-        args.latitude,
-        args.longitude,
-        args.location.as_deref(),
-    )
-    .await?;
+    let (lat, lon, place) = resolve_place(&*up, args.latitude, args.longitude, args.location.as_deref()).await?;
     let req = HttpRequest::get("/archive")
         .on("archive_base_url")
         .query("latitude", lat)
@@ -408,12 +353,7 @@ fn strip_units(units: &Value) -> Value {
 }
 
 fn columns_to_rows(columns: &Map<String, Value>) -> Vec<Value> {
-    let len = columns
-        .values()
-        .filter_map(Value::as_array)
-        .map(Vec::len)
-        .max()
-        .unwrap_or(0);
+    let len = columns.values().filter_map(Value::as_array).map(Vec::len).max().unwrap_or(0);
     (0..len)
         .map(|i| {
             let mut row = Map::new();

@@ -41,10 +41,8 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     normalise(&mut value);
     if let Value::Object(root) = &mut value {
         root.remove("title");
-        root.entry("additionalProperties")
-            .or_insert(Value::Bool(false));
-        root.entry("properties")
-            .or_insert_with(|| Value::Object(Map::new()));
+        root.entry("additionalProperties").or_insert(Value::Bool(false));
+        root.entry("properties").or_insert_with(|| Value::Object(Map::new()));
     }
     value
 }
@@ -76,22 +74,16 @@ fn normalise(value: &mut Value) {
     {
         normalise(ap);
     }
-    if map.get("type").and_then(Value::as_str) == Some("object") && !map.contains_key("properties")
-    {
+    if map.get("type").and_then(Value::as_str) == Some("object") && !map.contains_key("properties") {
         // A free-form object: say so explicitly rather than leaving it to defaults.
-        map.entry("additionalProperties")
-            .or_insert(Value::Bool(true));
+        map.entry("additionalProperties").or_insert(Value::Bool(true));
     }
 }
 
 /// `type: ["string","null"]` becomes `type: "string"`; `anyOf: [X, {type: null}]` becomes X.
 fn collapse_nullable(map: &mut Map<String, Value>) {
     if let Some(Value::Array(types)) = map.get("type") {
-        let non_null: Vec<Value> = types
-            .iter()
-            .filter(|t| t.as_str() != Some("null"))
-            .cloned()
-            .collect();
+        let non_null: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
         if non_null.len() == 1 {
             map.insert("type".into(), non_null[0].clone());
         } else if non_null.len() != types.len() {
@@ -99,10 +91,8 @@ fn collapse_nullable(map: &mut Map<String, Value>) {
         }
     }
     if let Some(Value::Array(variants)) = map.get("anyOf") {
-        let non_null: Vec<&Value> = variants
-            .iter()
-            .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
-            .collect();
+        let non_null: Vec<&Value> =
+            variants.iter().filter(|v| v.get("type").and_then(Value::as_str) != Some("null")).collect();
         if non_null.len() == 1
             && variants.len() == 2
             && let Value::Object(inner) = non_null[0].clone()
@@ -160,10 +150,7 @@ mod tests {
         assert_eq!(s["properties"]["times"]["default"], 3);
         assert_eq!(s["properties"]["times"]["minimum"], 0);
         assert!(s["properties"]["times"].get("format").is_none());
-        assert_eq!(
-            s["properties"]["kind"]["enum"],
-            serde_json::json!(["top", "new"])
-        );
+        assert_eq!(s["properties"]["kind"]["enum"], serde_json::json!(["top", "new"]));
         assert_eq!(s["properties"]["tags"]["type"], "array");
         assert!(s.get("$schema").is_none() && s.get("title").is_none());
         let text = s.to_string();

@@ -15,11 +15,7 @@ pub fn html_to_text(html: &str) -> String {
         };
         let tag = &rest[lt + 1..lt + gt];
         let lower = tag.trim().to_ascii_lowercase();
-        let name = lower
-            .trim_start_matches('/')
-            .split([' ', '/', '\t', '\n'])
-            .next()
-            .unwrap_or("");
+        let name = lower.trim_start_matches('/').split([' ', '/', '\t', '\n']).next().unwrap_or("");
         match name {
             "p" | "br" | "div" | "li" | "tr" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre" => {
                 if !lower.starts_with('/') || name != "br" {
@@ -29,9 +25,7 @@ pub fn html_to_text(html: &str) -> String {
                     out.push_str("- ");
                 }
             }
-            "a" if !lower.starts_with('/') => {
-                pending_href = attribute(tag, "href").map(|h| (h, out.len()))
-            }
+            "a" if !lower.starts_with('/') => pending_href = attribute(tag, "href").map(|h| (h, out.len())),
             "a" => {
                 if let Some((href, start)) = pending_href.take() {
                     // Keep the target only when the link text does not already show it.
@@ -127,30 +121,18 @@ mod tests {
     #[test]
     fn hacker_news_comment_html_becomes_text() {
         let html = "It&#x27;s fine.<p>See <a href=\"https:&#x2F;&#x2F;example.com&#x2F;x\" rel=\"nofollow\">https:&#x2F;&#x2F;example.com&#x2F;x</a> &amp; more";
-        assert_eq!(
-            html_to_text(html),
-            "It's fine.\nSee https://example.com/x & more"
-        );
+        assert_eq!(html_to_text(html), "It's fine.\nSee https://example.com/x & more");
     }
 
     #[test]
     fn link_text_differs_from_target() {
-        assert_eq!(
-            html_to_text("read <a href='https://a.b'>the docs</a>"),
-            "read the docs (https://a.b)"
-        );
+        assert_eq!(html_to_text("read <a href='https://a.b'>the docs</a>"), "read the docs (https://a.b)");
     }
 
     #[test]
     fn entities_and_broken_markup_do_not_panic() {
-        assert_eq!(
-            decode_entities("a &unknown; b &#9731; &"),
-            "a &unknown; b ☃ &"
-        );
-        assert_eq!(
-            html_to_text("<span class=\"searchmatch\">Rust</span> is"),
-            "Rust is"
-        );
+        assert_eq!(decode_entities("a &unknown; b &#9731; &"), "a &unknown; b ☃ &");
+        assert_eq!(html_to_text("<span class=\"searchmatch\">Rust</span> is"), "Rust is");
         assert_eq!(html_to_text("x < y and <b"), "x < y and <b");
     }
 }

@@ -16,21 +16,9 @@ pub static INTEGRATION: Integration = Integration {
     name: "wikipedia",
     display_name: "Wikipedia",
     version: "1.0.0",
-    auth: AuthKind::None,
-    keywords: &[
-        "encyclopedia",
-        "wiki",
-        "article",
-        "look up",
-        "who is",
-        "what is",
-        "facts",
-        "history of",
-    ],
-    hosts: &[Host {
-        key: "base_url",
-        default_url: "https://{lang}.wikipedia.org",
-    }],
+    auth: AuthSpec::NONE,
+    keywords: &["encyclopedia", "wiki", "article", "look up", "who is", "what is", "facts", "history of"],
+    hosts: &[Host { key: "base_url", default_url: "https://{lang}.wikipedia.org" }],
     curl_proxy: false,
     tools: &[
         tool! {
@@ -77,9 +65,7 @@ fn default_lang() -> String {
 /// Language editions are ASCII codes like `en`, `de`, `zh-yue`; anything else would let the
 /// placeholder steer the request to another host.
 fn check_lang(lang: &str) -> Result<(), ToolError> {
-    let ok = !lang.is_empty()
-        && lang.len() <= 20
-        && lang.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+    let ok = !lang.is_empty() && lang.len() <= 20 && lang.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
     if ok {
         Ok(())
     } else {
@@ -158,12 +144,9 @@ struct GetSummary {
 
 async fn get_summary(up: Arc<dyn Upstream>, args: GetSummary) -> Result<Value, ToolError> {
     check_lang(&args.lang)?;
-    let req = HttpRequest::get(format!(
-        "/api/rest_v1/page/summary/{}",
-        title_segment(&args.title)
-    ))
-    .host_var("lang", &args.lang)
-    .query("redirect", "true");
+    let req = HttpRequest::get(format!("/api/rest_v1/page/summary/{}", title_segment(&args.title)))
+        .host_var("lang", &args.lang)
+        .query("redirect", "true");
     let body = up.send(req).await?.json()?;
     let title = body["title"].as_str().unwrap_or(&args.title).to_string();
     Ok(compact(json!({
@@ -210,17 +193,11 @@ async fn get_article(up: Arc<dyn Upstream>, args: GetArticle) -> Result<Value, T
         .query("format", "json")
         .query("formatversion", "2");
     let body = up.send(req).await?.json()?;
-    let page = body
-        .pointer("/query/pages/0")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let page = body.pointer("/query/pages/0").cloned().unwrap_or(Value::Null);
     if page.is_null() || page.get("missing").is_some() || page.get("invalid").is_some() {
         return Err(ToolError::Upstream {
             status: 404,
-            message: format!(
-                "Wikipedia ({}) has no article titled '{}'",
-                args.lang, args.title
-            ),
+            message: format!("Wikipedia ({}) has no article titled '{}'", args.lang, args.title),
             retry_after: None,
         });
     }
@@ -230,21 +207,12 @@ async fn get_article(up: Arc<dyn Upstream>, args: GetArticle) -> Result<Value, T
     let headings: Vec<&str> = sections.iter().skip(1).map(|(h, _)| h.as_str()).collect();
     let text = match &args.section {
         None => extract.to_string(),
-        Some(wanted) => match sections
-            .iter()
-            .find(|(h, _)| h.eq_ignore_ascii_case(wanted.trim()))
-        {
+        Some(wanted) => match sections.iter().find(|(h, _)| h.eq_ignore_ascii_case(wanted.trim())) {
             Some((_, body)) => body.clone(),
             None => {
                 return Err(ToolError::InvalidArguments {
-                    message: format!(
-                        "'{title}' has no section '{wanted}'; its sections are: {}",
-                        headings.join(", ")
-                    ),
-                    problems: vec![ArgProblem {
-                        path: "/section".into(),
-                        problem: "no such section".into(),
-                    }],
+                    message: format!("'{title}' has no section '{wanted}'; its sections are: {}", headings.join(", ")),
+                    problems: vec![ArgProblem { path: "/section".into(), problem: "no such section".into() }],
                 });
             }
         },
@@ -285,10 +253,7 @@ fn split_sections(extract: &str) -> Vec<(String, String)> {
             }
         }
     }
-    sections
-        .into_iter()
-        .map(|(h, _, b)| (h, b.trim().to_string()))
-        .collect()
+    sections.into_iter().map(|(h, _, b)| (h, b.trim().to_string())).collect()
 }
 
 #[cfg(test)]

@@ -61,31 +61,21 @@ fn default_limit() -> usize {
 
 fn to_utc(path: &str, expr: &str) -> Result<String, ToolError> {
     let now = chrono::Utc::now().with_timezone(&chrono_tz::Tz::UTC);
-    let t = super::time::resolve(expr, now).map_err(|why| {
-        ToolError::invalid(format!("{path}: could not understand '{expr}': {why}"))
-    })?;
-    Ok(t.with_timezone(&chrono::Utc)
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    let t = super::time::resolve(expr, now)
+        .map_err(|why| ToolError::invalid(format!("{path}: could not understand '{expr}': {why}")))?;
+    Ok(t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
 async fn search_log(app: Arc<App>, args: SearchLog) -> Result<Value, ToolError> {
     let before_id = match &args.cursor {
-        Some(c) => Some(c.parse::<i64>().map_err(|_| {
-            ToolError::invalid(format!("cursor '{c}' is not one this tool issued"))
-        })?),
+        Some(c) => Some(
+            c.parse::<i64>().map_err(|_| ToolError::invalid(format!("cursor '{c}' is not one this tool issued")))?,
+        ),
         None => None,
     };
     let query = AuditQuery {
-        since: args
-            .since
-            .as_deref()
-            .map(|s| to_utc("since", s))
-            .transpose()?,
-        until: args
-            .until
-            .as_deref()
-            .map(|s| to_utc("until", s))
-            .transpose()?,
+        since: args.since.as_deref().map(|s| to_utc("since", s)).transpose()?,
+        until: args.until.as_deref().map(|s| to_utc("until", s)).transpose()?,
         integration: args.integration,
         tool: args.tool,
         mutating_only: args.mutating_only,
@@ -94,20 +84,10 @@ async fn search_log(app: Arc<App>, args: SearchLog) -> Result<Value, ToolError> 
         before_id,
         limit: args.limit.clamp(1, 500) + 1,
     };
-    let mut rows = app
-        .storage
-        .search_audit(query)
-        .await
-        .map_err(|e| ToolError::Internal(e.to_string()))?;
+    let mut rows = app.storage.search_audit(query).await.map_err(|e| ToolError::Internal(e.to_string()))?;
     let more = rows.len() > args.limit;
     rows.truncate(args.limit);
-    let next = if more {
-        rows.last()
-            .and_then(|r| r["id"].as_i64())
-            .map(|id| id.to_string())
-    } else {
-        None
-    };
+    let next = if more { rows.last().and_then(|r| r["id"].as_i64()).map(|id| id.to_string()) } else { None };
     let entries: Vec<Value> = rows
         .into_iter()
         .map(|mut r| {

@@ -60,13 +60,11 @@ async fn query_json(_app: Arc<App>, args: QueryJson) -> Result<Value, ToolError>
         }
         other => other.clone(),
     };
-    let engine = args
-        .engine
-        .unwrap_or(if args.expression.trim_start().starts_with('$') {
-            Engine::Jsonpath
-        } else {
-            Engine::Jmespath
-        });
+    let engine = args.engine.unwrap_or(if args.expression.trim_start().starts_with('$') {
+        Engine::Jsonpath
+    } else {
+        Engine::Jmespath
+    });
     let result = match engine {
         Engine::Jmespath => run_jmespath(&args.expression, &data)?,
         Engine::Jsonpath => run_jsonpath(&args.expression, &data)?,
@@ -77,18 +75,12 @@ async fn query_json(_app: Arc<App>, args: QueryJson) -> Result<Value, ToolError>
 fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
     let compiled = jmespath::compile(expression).map_err(|e| ToolError::InvalidArguments {
         message: format!("not a valid JMESPath expression: {e}"),
-        problems: vec![ArgProblem {
-            path: "/expression".into(),
-            problem: e.to_string(),
-        }],
+        problems: vec![ArgProblem { path: "/expression".into(), problem: e.to_string() }],
     })?;
-    let found = compiled.search(data).map_err(|e| {
-        ToolError::invalid(format!(
-            "the expression could not be evaluated on this data: {e}"
-        ))
-    })?;
-    let mut value =
-        serde_json::to_value(&*found).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let found = compiled
+        .search(data)
+        .map_err(|e| ToolError::invalid(format!("the expression could not be evaluated on this data: {e}")))?;
+    let mut value = serde_json::to_value(&*found).map_err(|e| ToolError::Internal(e.to_string()))?;
     whole_numbers(&mut value);
     Ok(value)
 }
@@ -97,10 +89,7 @@ fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
 fn whole_numbers(v: &mut Value) {
     match v {
         Value::Number(n) => {
-            if let Some(f) = n
-                .as_f64()
-                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15)
-            {
+            if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15) {
                 *v = Value::from(f as i64);
             }
         }
@@ -122,9 +111,7 @@ fn run_jsonpath(expression: &str, data: &Value) -> Result<Value, ToolError> {
         }],
     };
     let expr = expression.trim();
-    let mut rest = expr
-        .strip_prefix('$')
-        .ok_or_else(|| bad("it must start with $"))?;
+    let mut rest = expr.strip_prefix('$').ok_or_else(|| bad("it must start with $"))?;
     let mut current: Vec<Value> = vec![data.clone()];
     let mut wildcard = false;
     while !rest.is_empty() {
@@ -175,17 +162,10 @@ fn run_jsonpath(expression: &str, data: &Value) -> Result<Value, ToolError> {
                 return Err(bad(&format!("'[{inner}]' is not supported")));
             }
         } else {
-            return Err(bad(&format!(
-                "unexpected '{}'",
-                rest.chars().next().unwrap_or(' ')
-            )));
+            return Err(bad(&format!("unexpected '{}'", rest.chars().next().unwrap_or(' '))));
         }
     }
-    Ok(if wildcard {
-        Value::Array(current)
-    } else {
-        current.into_iter().next().unwrap_or(Value::Null)
-    })
+    Ok(if wildcard { Value::Array(current) } else { current.into_iter().next().unwrap_or(Value::Null) })
 }
 
 fn children(v: &Value) -> Vec<Value> {
@@ -249,9 +229,7 @@ async fn convert_csv(_app: Arc<App>, args: ConvertCsv) -> Result<Value, ToolErro
         Some("\t") | Some("\\t") | Some("tab") => b'\t',
         Some(d) if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
         Some(d) => {
-            return Err(ToolError::invalid(format!(
-                "delimiter must be one ASCII character, got '{d}'"
-            )));
+            return Err(ToolError::invalid(format!("delimiter must be one ASCII character, got '{d}'")));
         }
     };
     // Input: JSON rows, JSON text, or CSV text.
@@ -259,15 +237,10 @@ async fn convert_csv(_app: Arc<App>, args: ConvertCsv) -> Result<Value, ToolErro
         Value::Array(items) => Table::from_json(items)?,
         Value::String(text) => {
             if text.len() > MAX_INPUT {
-                return Err(ToolError::invalid(format!(
-                    "input is larger than {} MiB",
-                    MAX_INPUT / 1024 / 1024
-                )));
+                return Err(ToolError::invalid(format!("input is larger than {} MiB", MAX_INPUT / 1024 / 1024)));
             }
             match serde_json::from_str::<Value>(text) {
-                Ok(Value::Array(items)) if text.trim_start().starts_with('[') => {
-                    Table::from_json(&items)?
-                }
+                Ok(Value::Array(items)) if text.trim_start().starts_with('[') => Table::from_json(&items)?,
                 _ => Table::from_csv(text, delimiter, args.header)?,
             }
         }
@@ -331,13 +304,8 @@ impl Table {
         let rows = items
             .iter()
             .map(|item| match item {
-                Value::Object(o) => columns
-                    .iter()
-                    .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
-                    .collect(),
-                Value::Array(a) => (0..columns.len())
-                    .map(|i| a.get(i).cloned().unwrap_or(Value::Null))
-                    .collect(),
+                Value::Object(o) => columns.iter().map(|c| o.get(c).cloned().unwrap_or(Value::Null)).collect(),
+                Value::Array(a) => (0..columns.len()).map(|i| a.get(i).cloned().unwrap_or(Value::Null)).collect(),
                 _ => Vec::new(),
             })
             .collect();
@@ -362,18 +330,12 @@ impl Table {
         };
         let mut rows = Vec::new();
         for (i, record) in reader.records().enumerate() {
-            let record = record.map_err(|e| {
-                ToolError::invalid(format!("CSV line {}: {e}", i + 1 + usize::from(header)))
-            })?;
+            let record =
+                record.map_err(|e| ToolError::invalid(format!("CSV line {}: {e}", i + 1 + usize::from(header))))?;
             while columns.len() < record.len() {
                 columns.push(format!("column_{}", columns.len() + 1));
             }
-            rows.push(
-                record
-                    .iter()
-                    .map(|c| Value::String(c.to_string()))
-                    .collect::<Vec<_>>(),
-            );
+            rows.push(record.iter().map(|c| Value::String(c.to_string())).collect::<Vec<_>>());
         }
         Ok(Table { columns, rows })
     }
@@ -385,10 +347,7 @@ impl Table {
                 Some(i) => idx.push(i),
                 None => {
                     return Err(ToolError::InvalidArguments {
-                        message: format!(
-                            "no column '{w}'; columns are: {}",
-                            self.columns.join(", ")
-                        ),
+                        message: format!("no column '{w}'; columns are: {}", self.columns.join(", ")),
                         problems: vec![ArgProblem {
                             path: "/columns".into(),
                             problem: format!("unknown column '{w}'"),
@@ -402,11 +361,7 @@ impl Table {
             rows: self
                 .rows
                 .into_iter()
-                .map(|r| {
-                    idx.iter()
-                        .map(|&i| r.get(i).cloned().unwrap_or(Value::Null))
-                        .collect()
-                })
+                .map(|r| idx.iter().map(|&i| r.get(i).cloned().unwrap_or(Value::Null)).collect())
                 .collect(),
         })
     }
@@ -425,9 +380,7 @@ impl Table {
     }
 
     fn to_csv(&self, delimiter: u8, header: bool) -> Result<String, ToolError> {
-        let mut w = csv::WriterBuilder::new()
-            .delimiter(delimiter)
-            .from_writer(Vec::new());
+        let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(Vec::new());
         let err = |e: csv::Error| ToolError::Internal(e.to_string());
         if header {
             w.write_record(&self.columns).map_err(err)?;
@@ -435,34 +388,16 @@ impl Table {
         for r in &self.rows {
             w.write_record(r.iter().map(cell_text)).map_err(err)?;
         }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| ToolError::Internal(e.to_string()))?;
+        let bytes = w.into_inner().map_err(|e| ToolError::Internal(e.to_string()))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     fn to_markdown(&self) -> String {
         let esc = |s: String| s.replace('|', "\\|").replace('\n', " ");
-        let mut out = format!(
-            "| {} |\n",
-            self.columns
-                .iter()
-                .map(|c| esc(c.clone()))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        out.push_str(&format!(
-            "|{}\n",
-            " --- |".repeat(self.columns.len().max(1))
-        ));
+        let mut out = format!("| {} |\n", self.columns.iter().map(|c| esc(c.clone())).collect::<Vec<_>>().join(" | "));
+        out.push_str(&format!("|{}\n", " --- |".repeat(self.columns.len().max(1))));
         for r in &self.rows {
-            out.push_str(&format!(
-                "| {} |\n",
-                r.iter()
-                    .map(|v| esc(cell_text(v)))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
+            out.push_str(&format!("| {} |\n", r.iter().map(|v| esc(cell_text(v))).collect::<Vec<_>>().join(" | ")));
         }
         out
     }
@@ -497,8 +432,7 @@ fn infer_type(v: &Value) -> Value {
         }
         if let Ok(f) = t.parse::<f64>()
             && f.is_finite()
-            && t.chars()
-                .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
+            && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
         {
             return Value::from(f);
         }
@@ -512,8 +446,7 @@ mod tests {
 
     #[test]
     fn jsonpath_subset() {
-        let d =
-            json!({"items": [{"id": 1, "tags": ["a"]}, {"id": 2, "tags": []}], "meta": {"id": 9}});
+        let d = json!({"items": [{"id": 1, "tags": ["a"]}, {"id": 2, "tags": []}], "meta": {"id": 9}});
         assert_eq!(run_jsonpath("$.items[*].id", &d).unwrap(), json!([1, 2]));
         assert_eq!(run_jsonpath("$.items[-1].id", &d).unwrap(), json!(2));
         assert_eq!(run_jsonpath("$['meta'].id", &d).unwrap(), json!(9));
@@ -525,30 +458,16 @@ mod tests {
     #[test]
     fn jmespath_filters_and_reports_syntax_errors() {
         let d = json!({"items": [{"id": 1, "state": "open"}, {"id": 2, "state": "closed"}]});
-        assert_eq!(
-            run_jmespath("items[?state=='open'].id", &d).unwrap(),
-            json!([1])
-        );
+        assert_eq!(run_jmespath("items[?state=='open'].id", &d).unwrap(), json!([1]));
         assert_eq!(run_jmespath("length(items)", &d).unwrap(), json!(2));
-        assert!(matches!(
-            run_jmespath("items[?", &d),
-            Err(ToolError::InvalidArguments { .. })
-        ));
+        assert!(matches!(run_jmespath("items[?", &d), Err(ToolError::InvalidArguments { .. })));
     }
 
     #[test]
     fn csv_types_and_markdown() {
-        let t = Table::from_csv(
-            "name,zip,n,ok\nAda,02139,3,true\n\"B, C\",10001,4.5,false\n",
-            b',',
-            true,
-        )
-        .unwrap();
+        let t = Table::from_csv("name,zip,n,ok\nAda,02139,3,true\n\"B, C\",10001,4.5,false\n", b',', true).unwrap();
         let rows = t.to_json(true);
-        assert_eq!(
-            rows[0],
-            json!({"name": "Ada", "zip": "02139", "n": 3, "ok": true})
-        );
+        assert_eq!(rows[0], json!({"name": "Ada", "zip": "02139", "n": 3, "ok": true}));
         assert_eq!(rows[1]["name"], "B, C");
         assert_eq!(rows[1]["n"], 4.5);
         let md = Table::from_json(&rows).unwrap().to_markdown();
@@ -558,8 +477,7 @@ mod tests {
 
     #[test]
     fn json_to_csv_quotes_and_selects() {
-        let t =
-            Table::from_json(&[json!({"a": "x,y", "b": 1}), json!({"b": 2, "c": true})]).unwrap();
+        let t = Table::from_json(&[json!({"a": "x,y", "b": 1}), json!({"b": 2, "c": true})]).unwrap();
         assert_eq!(t.columns, vec!["a", "b", "c"]);
         let t = t.select(&["b".into(), "a".into()]).unwrap();
         assert_eq!(t.to_csv(b',', true).unwrap(), "b,a\n1,\"x,y\"\n2,\n");

@@ -38,9 +38,4 @@ macro_rules! builtin {
 pub(crate) use builtin;
 
 /// Every built-in tool.
-pub static BUILTINS: &[BuiltinSpec] = &[
-    data::QUERY_JSON,
-    data::CONVERT_CSV,
-    time::GET_CURRENT,
-    audit::SEARCH_LOG,
-];
+pub static BUILTINS: &[BuiltinSpec] = &[data::QUERY_JSON, data::CONVERT_CSV, time::GET_CURRENT, audit::SEARCH_LOG];

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use chrono::{
-    DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc, Weekday,
-};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc, Weekday};
 use chrono_tz::Tz;
 use plugins::api::{ArgProblem, ToolError};
 use schemars::JsonSchema;
@@ -41,10 +39,7 @@ struct GetCurrent {
 fn bad(path: &str, message: String) -> ToolError {
     ToolError::InvalidArguments {
         message: message.clone(),
-        problems: vec![ArgProblem {
-            path: path.into(),
-            problem: message,
-        }],
+        problems: vec![ArgProblem { path: path.into(), problem: message }],
     }
 }
 
@@ -53,29 +48,25 @@ fn local_zone() -> Tz {
     std::env::var("TZ")
         .ok()
         .and_then(|z| z.trim_start_matches(':').parse().ok())
-        .or_else(|| {
-            iana_time_zone::get_timezone()
-                .ok()
-                .and_then(|z| z.parse().ok())
-        })
+        .or_else(|| iana_time_zone::get_timezone().ok().and_then(|z| z.parse().ok()))
         .unwrap_or(Tz::UTC)
 }
 
 async fn get_current(_app: Arc<App>, args: GetCurrent) -> Result<Value, ToolError> {
     let tz: Tz = match &args.timezone {
         Some(name) => name.parse().map_err(|_| {
-            bad("/timezone", format!("'{name}' is not an IANA time zone; use names like Europe/Paris, America/Chicago, Asia/Tokyo or UTC"))
+            bad(
+                "/timezone",
+                format!(
+                    "'{name}' is not an IANA time zone; use names like Europe/Paris, America/Chicago, Asia/Tokyo or UTC"
+                ),
+            )
         })?,
         None => local_zone(),
     };
     let reference: DateTime<Utc> = match &args.reference_time {
         Some(t) => DateTime::parse_from_rfc3339(t)
-            .map_err(|_| {
-                bad(
-                    "/reference_time",
-                    format!("'{t}' is not an RFC 3339 time like 2026-11-30T09:00:00Z"),
-                )
-            })?
+            .map_err(|_| bad("/reference_time", format!("'{t}' is not an RFC 3339 time like 2026-11-30T09:00:00Z")))?
             .with_timezone(&Utc),
         None => Utc::now(),
     };
@@ -113,12 +104,7 @@ pub fn resolve(expr: &str, now: DateTime<Tz>) -> Result<DateTime<Tz>, String> {
     if let Ok(t) = DateTime::parse_from_rfc3339(expr.trim()) {
         return Ok(t.with_timezone(&tz));
     }
-    for fmt in [
-        "%Y-%m-%d %H:%M",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M:%S",
-        "%Y-%m-%dT%H:%M:%S",
-    ] {
+    for fmt in ["%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"] {
         if let Ok(naive) = NaiveDateTime::parse_from_str(expr.trim(), fmt) {
             return local(tz, naive);
         }
@@ -126,21 +112,14 @@ pub fn resolve(expr: &str, now: DateTime<Tz>) -> Result<DateTime<Tz>, String> {
     if let Ok(d) = NaiveDate::parse_from_str(expr.trim(), "%Y-%m-%d") {
         return local(tz, d.and_time(NaiveTime::MIN));
     }
-    let words: Vec<&str> = text
-        .split_whitespace()
-        .filter(|w| *w != "at" && *w != "on")
-        .collect();
+    let words: Vec<&str> = text.split_whitespace().filter(|w| *w != "at" && *w != "on").collect();
     // "in N units" / "N units ago"
     if words.first() == Some(&"in") && words.len() == 3 {
-        let n: i64 = words[1]
-            .parse()
-            .map_err(|_| format!("'{}' is not a number", words[1]))?;
+        let n: i64 = words[1].parse().map_err(|_| format!("'{}' is not a number", words[1]))?;
         return add_units(now, n, words[2]);
     }
     if words.len() == 3 && words[2] == "ago" {
-        let n: i64 = words[0]
-            .parse()
-            .map_err(|_| format!("'{}' is not a number", words[0]))?;
+        let n: i64 = words[0].parse().map_err(|_| format!("'{}' is not a number", words[0]))?;
         return add_units(now, -n, words[1]);
     }
     // A day word, optionally followed by a time of day.
@@ -149,22 +128,18 @@ pub fn resolve(expr: &str, now: DateTime<Tz>) -> Result<DateTime<Tz>, String> {
         ["tomorrow", rest @ ..] => (now.date_naive() + Duration::days(1), rest),
         ["yesterday", rest @ ..] => (now.date_naive() - Duration::days(1), rest),
         ["next", "week", rest @ ..] => (now.date_naive() + Duration::days(7), rest),
-        ["next", w, rest @ ..] if weekday(w).is_some() => (
-            next_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon), true),
-            rest,
-        ),
-        ["this", w, rest @ ..] if weekday(w).is_some() => (
-            next_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon), false),
-            rest,
-        ),
-        ["last", w, rest @ ..] if weekday(w).is_some() => (
-            prev_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon)),
-            rest,
-        ),
-        [w, rest @ ..] if weekday(w).is_some() => (
-            next_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon), false),
-            rest,
-        ),
+        ["next", w, rest @ ..] if weekday(w).is_some() => {
+            (next_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon), true), rest)
+        }
+        ["this", w, rest @ ..] if weekday(w).is_some() => {
+            (next_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon), false), rest)
+        }
+        ["last", w, rest @ ..] if weekday(w).is_some() => {
+            (prev_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon)), rest)
+        }
+        [w, rest @ ..] if weekday(w).is_some() => {
+            (next_weekday(now.date_naive(), weekday(w).unwrap_or(Weekday::Mon), false), rest)
+        }
         rest => (now.date_naive(), rest),
     };
     let time = match rest {
@@ -178,8 +153,7 @@ pub fn resolve(expr: &str, now: DateTime<Tz>) -> Result<DateTime<Tz>, String> {
                 NaiveTime::MIN
             }
         }
-        parts => parse_time(&parts.join(" "))
-            .ok_or_else(|| format!("'{}' is not a time of day", parts.join(" ")))?,
+        parts => parse_time(&parts.join(" ")).ok_or_else(|| format!("'{}' is not a time of day", parts.join(" ")))?,
     };
     local(tz, day.and_time(time))
 }
@@ -200,30 +174,19 @@ fn add_units(now: DateTime<Tz>, n: i64, unit: &str) -> Result<DateTime<Tz>, Stri
         "week" | "wk" | "w" => Duration::weeks(n),
         "month" => {
             let months = chrono::Months::new(n.unsigned_abs() as u32);
-            let moved = if n >= 0 {
-                now.checked_add_months(months)
-            } else {
-                now.checked_sub_months(months)
-            };
+            let moved = if n >= 0 { now.checked_add_months(months) } else { now.checked_sub_months(months) };
             return moved.ok_or_else(|| "that date is out of range".into());
         }
         "year" => {
             let months = chrono::Months::new((n.unsigned_abs() * 12) as u32);
-            let moved = if n >= 0 {
-                now.checked_add_months(months)
-            } else {
-                now.checked_sub_months(months)
-            };
+            let moved = if n >= 0 { now.checked_add_months(months) } else { now.checked_sub_months(months) };
             return moved.ok_or_else(|| "that date is out of range".into());
         }
         other => {
-            return Err(format!(
-                "'{other}' is not a unit (minutes, hours, days, weeks, months, years)"
-            ));
+            return Err(format!("'{other}' is not a unit (minutes, hours, days, weeks, months, years)"));
         }
     };
-    now.checked_add_signed(d)
-        .ok_or_else(|| "that date is out of range".into())
+    now.checked_add_signed(d).ok_or_else(|| "that date is out of range".into())
 }
 
 fn weekday(w: &str) -> Option<Weekday> {
@@ -241,9 +204,7 @@ fn weekday(w: &str) -> Option<Weekday> {
 
 /// The coming `target` day; `strictly_next` skips today even when today is that day.
 fn next_weekday(from: NaiveDate, target: Weekday, strictly_next: bool) -> NaiveDate {
-    let mut ahead = (7 + target.num_days_from_monday() as i64
-        - from.weekday().num_days_from_monday() as i64)
-        % 7;
+    let mut ahead = (7 + target.num_days_from_monday() as i64 - from.weekday().num_days_from_monday() as i64) % 7;
     if ahead == 0 && strictly_next {
         ahead = 7;
     }
@@ -251,9 +212,7 @@ fn next_weekday(from: NaiveDate, target: Weekday, strictly_next: bool) -> NaiveD
 }
 
 fn prev_weekday(from: NaiveDate, target: Weekday) -> NaiveDate {
-    let mut back = (7 + from.weekday().num_days_from_monday() as i64
-        - target.num_days_from_monday() as i64)
-        % 7;
+    let mut back = (7 + from.weekday().num_days_from_monday() as i64 - target.num_days_from_monday() as i64) % 7;
     if back == 0 {
         back = 7;
     }
@@ -303,11 +262,7 @@ mod tests {
         // Monday 30 November 2026, 10:15 in Berlin.
         let now = at("2026-11-30T09:15:00Z", chrono_tz::Europe::Berlin);
         let got = resolve(expr, now).unwrap_or_else(|e| panic!("{expr}: {e}"));
-        assert_eq!(
-            got.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
-            want_local,
-            "{expr}"
-        );
+        assert_eq!(got.to_rfc3339_opts(chrono::SecondsFormat::Secs, false), want_local, "{expr}");
     }
 
     #[test]
@@ -329,12 +284,7 @@ mod tests {
     #[test]
     fn nonsense_is_refused() {
         let now = at("2026-11-30T09:15:00Z", Tz::UTC);
-        for bad in [
-            "the day after the party",
-            "in many days",
-            "tomorrow 25pm",
-            "in 3 fortnights",
-        ] {
+        for bad in ["the day after the party", "in many days", "tomorrow 25pm", "in 3 fortnights"] {
             assert!(resolve(bad, now).is_err(), "{bad}");
         }
     }

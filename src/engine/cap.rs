@@ -11,9 +11,7 @@ pub const MAX_RESPONSE_CHARS: usize = 60_000;
 
 pub fn len_chars(v: &Value) -> usize {
     // Compact JSON is ASCII except inside strings; byte length is a safe upper bound.
-    serde_json::to_string(v)
-        .map(|s| s.len())
-        .unwrap_or(usize::MAX)
+    serde_json::to_string(v).map(|s| s.len()).unwrap_or(usize::MAX)
 }
 
 /// Shrinks `response` (an object) to fit `limit`; returns whether anything was cut.
@@ -65,13 +63,9 @@ fn shrink(v: &mut Value, max_string: usize, max_items: usize) {
                 items.truncate(max_items);
                 items.push(Value::String(format!("… {dropped} more item(s) omitted")));
             }
-            items
-                .iter_mut()
-                .for_each(|i| shrink(i, max_string, max_items));
+            items.iter_mut().for_each(|i| shrink(i, max_string, max_items));
         }
-        Value::Object(map) => map
-            .values_mut()
-            .for_each(|i| shrink(i, max_string, max_items)),
+        Value::Object(map) => map.values_mut().for_each(|i| shrink(i, max_string, max_items)),
         _ => {}
     }
 }
@@ -89,9 +83,7 @@ mod tests {
 
     #[test]
     fn large_responses_fit_and_say_so() {
-        let rows: Vec<Value> = (0..5_000)
-            .map(|i| json!({"id": i, "text": "y".repeat(50)}))
-            .collect();
+        let rows: Vec<Value> = (0..5_000).map(|i| json!({"id": i, "text": "y".repeat(50)})).collect();
         let mut v = json!({"results": [{"result": {"rows": rows, "body": "z".repeat(100_000)}}]});
         assert!(cap_response(&mut v, MAX_RESPONSE_CHARS));
         assert!(len_chars(&v) <= MAX_RESPONSE_CHARS, "{}", len_chars(&v));

@@ -12,6 +12,7 @@ use plugins::api::{Body, BoxFuture, HttpRequest, HttpResponse, Integration, Tool
 use serde_json::Value;
 
 use crate::app::App;
+use crate::auth::Connection;
 
 /// Largest response body a plugin may receive.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
@@ -23,38 +24,47 @@ pub struct EngineUpstream {
     pub app: Arc<App>,
     pub integration: &'static Integration,
     pub deadline: Instant,
+    pub connection: Option<Arc<Connection>>,
 }
 
-/// The base URL for one of an integration's hosts, with `{var}` placeholders filled.
+/// The base URL for one of an integration's hosts. Precedence: a configured override (tests,
+/// `WORKBENCH_<INTEGRATION>_BASE_URL`), then the connection's own URL for that host (GitHub
+/// Enterprise, self-managed GitLab), then the default with `{var}` placeholders filled from the
+/// request and the connection's non-secret fields (a Jira `{site}`).
 pub fn host_url(
     app: &App,
     integration: &Integration,
     key: &str,
     vars: &[(&'static str, String)],
+    connection: Option<&Connection>,
 ) -> Result<String, ToolError> {
     let host = integration
         .host(key)
         .ok_or_else(|| ToolError::Internal(format!("{} has no host '{key}'", integration.name)))?;
-    let mut url = app
-        .settings
-        .host_url(integration.name, key, host.default_url);
+    let from_connection = connection.and_then(|c| c.public_field(key)).filter(|u| u.starts_with("http"));
+    let default = from_connection.as_deref().unwrap_or(host.default_url);
+    let mut url = app.settings.host_url(integration.name, key, default).trim_end_matches('/').to_string();
     for (name, value) in vars {
-        if value.is_empty()
-            || !value
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        {
-            return Err(ToolError::invalid(format!(
-                "'{value}' is not a valid value for {name}"
-            )));
+        if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return Err(ToolError::invalid(format!("'{value}' is not a valid value for {name}")));
         }
         url = url.replace(&format!("{{{name}}}"), value);
     }
-    if url.contains('{') {
-        return Err(ToolError::Internal(format!(
-            "{} host '{key}' has an unfilled placeholder",
-            integration.name
-        )));
+    while let Some(start) = url.find('{') {
+        let Some(len) = url[start..].find('}') else { break };
+        let name = url[start + 1..start + len].to_string();
+        let value = connection.and_then(|c| c.public_field(&name)).ok_or_else(|| {
+            ToolError::invalid(format!(
+                "{} needs the connection's '{name}'; reconnect and fill it in",
+                integration.name
+            ))
+        })?;
+        let value =
+            value.trim().trim_start_matches("https://").trim_start_matches("http://").trim_end_matches('/').to_string();
+        if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':')) {
+            return Err(ToolError::invalid(format!("the connection's {name} '{value}' is not a host name")));
+        }
+        url.replace_range(start..start + len + 1, &value);
     }
     Ok(url)
 }
@@ -65,14 +75,9 @@ pub fn target_hosts(app: &App, integration: &Integration) -> Vec<String> {
         .hosts
         .iter()
         .filter_map(|h| {
-            let url = app
-                .settings
-                .host_url(integration.name, h.key, h.default_url);
+            let url = app.settings.host_url(integration.name, h.key, h.default_url);
             let url = url.replace("{lang}", "x-placeholder");
-            let host = reqwest::Url::parse(&url)
-                .ok()?
-                .host_str()?
-                .to_ascii_lowercase();
+            let host = reqwest::Url::parse(&url).ok()?.host_str()?.to_ascii_lowercase();
             Some(host.replace("x-placeholder", "*"))
         })
         .collect()
@@ -83,7 +88,12 @@ impl Upstream for EngineUpstream {
         let app = self.app.clone();
         let integration = self.integration;
         let deadline = self.deadline;
-        Box::pin(async move { send(app, integration, deadline, request).await })
+        let connection = self.connection.clone();
+        Box::pin(async move { send(app, integration, deadline, connection, request).await })
+    }
+
+    fn field(&self, name: &str) -> Option<String> {
+        self.connection.as_ref().and_then(|c| c.public_field(name))
     }
 }
 
@@ -91,63 +101,57 @@ async fn send(
     app: Arc<App>,
     integration: &'static Integration,
     deadline: Instant,
+    connection: Option<Arc<Connection>>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ToolError> {
-    let base = host_url(&app, integration, req.host, &req.host_vars)?;
+    let base = host_url(&app, integration, req.host, &req.host_vars, connection.as_deref())?;
+    let (auth_headers, auth_query) = match &connection {
+        Some(c) => c.injection(&integration.auth.inject),
+        None => (Vec::new(), Vec::new()),
+    };
     let url = format!("{base}{}", req.path);
-    let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes())
-        .map_err(|e| ToolError::Internal(e.to_string()))?;
+    let method =
+        reqwest::Method::from_bytes(req.method.as_str().as_bytes()).map_err(|e| ToolError::Internal(e.to_string()))?;
     let mut attempt = 0;
     loop {
         attempt += 1;
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
-            return Err(ToolError::Timeout {
-                seconds: app.settings.call_timeout.as_secs(),
-            });
+            return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
         }
         let mut builder = app.http().request(method.clone(), &url).timeout(remaining);
         if !req.query.is_empty() {
             builder = builder.query(&req.query);
         }
+        for (k, v) in &auth_query {
+            builder = builder.query(&[(k.as_str(), v.expose().as_str())]);
+        }
         for (k, v) in &req.headers {
             builder = builder.header(k, v);
+        }
+        for (k, v) in &auth_headers {
+            // The credential header wins over anything a plugin set by the same name.
+            builder = builder.header(k.as_str(), v.expose().as_str());
         }
         builder = match &req.body {
             Body::None => builder,
             Body::Json(v) => builder.json(v),
             Body::Form(pairs) => builder.form(pairs),
-            Body::Raw {
-                content_type,
-                bytes,
-            } => builder
-                .header("content-type", content_type)
-                .body(bytes.clone()),
+            Body::Raw { content_type, bytes } => builder.header("content-type", content_type).body(bytes.clone()),
         };
         let response = builder.send().await.map_err(|e| network_error(&e, &app))?;
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
         let body = read_capped(response, &app).await?;
-        let reply = HttpResponse {
-            status,
-            headers,
-            body,
-        };
+        let reply = HttpResponse { status, headers, body };
         if (200..300).contains(&status) {
             return Ok(reply);
         }
-        let retry_after = reply
-            .header("retry-after")
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after = reply.header("retry-after").and_then(|v| v.trim().parse::<u64>().ok());
         if status == 429 && attempt < MAX_ATTEMPTS {
             let wait = Duration::from_secs(retry_after.unwrap_or(1));
             if wait <= MAX_RETRY_WAIT && Instant::now() + wait < deadline {
@@ -160,19 +164,13 @@ async fn send(
                 continue;
             }
         }
-        return Err(ToolError::Upstream {
-            status,
-            message: provider_message(integration, &reply),
-            retry_after,
-        });
+        return Err(ToolError::Upstream { status, message: provider_message(integration, &reply), retry_after });
     }
 }
 
 fn network_error(e: &reqwest::Error, app: &App) -> ToolError {
     if e.is_timeout() {
-        ToolError::Timeout {
-            seconds: app.settings.call_timeout.as_secs(),
-        }
+        ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }
     } else if e.is_connect() {
         ToolError::Network(format!("could not connect: {}", root_cause(e)))
     } else {
@@ -189,10 +187,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 async fn read_capped(mut response: reqwest::Response, app: &App) -> Result<Vec<u8>, ToolError> {
-    if response
-        .content_length()
-        .is_some_and(|n| n as usize > MAX_BODY_BYTES)
-    {
+    if response.content_length().is_some_and(|n| n as usize > MAX_BODY_BYTES) {
         return Err(too_large());
     }
     let mut body = Vec::new();
@@ -208,10 +203,7 @@ async fn read_capped(mut response: reqwest::Response, app: &App) -> Result<Vec<u
 fn too_large() -> ToolError {
     ToolError::Upstream {
         status: 200,
-        message: format!(
-            "the service sent more than {} MiB; narrow the request",
-            MAX_BODY_BYTES / (1024 * 1024)
-        ),
+        message: format!("the service sent more than {} MiB; narrow the request", MAX_BODY_BYTES / (1024 * 1024)),
         retry_after: None,
     }
 }

@@ -57,16 +57,10 @@ pub struct Outcome {
 
 impl Outcome {
     fn ok(body: Value) -> Self {
-        Outcome {
-            body,
-            is_error: false,
-        }
+        Outcome { body, is_error: false }
     }
     fn failed(f: ToolFailure) -> Self {
-        Outcome {
-            body: f.to_value(),
-            is_error: true,
-        }
+        Outcome { body: f.to_value(), is_error: true }
     }
 }
 
@@ -74,11 +68,7 @@ pub async fn execute(app: &Arc<App>, batch: Batch) -> Outcome {
     if let Err(f) = preflight(&batch) {
         return Outcome::failed(f);
     }
-    let mut outcome = if batch.compose {
-        run_compose(app, &batch).await
-    } else {
-        run_parallel(app, &batch).await
-    };
+    let mut outcome = if batch.compose { run_compose(app, &batch).await } else { run_parallel(app, &batch).await };
     if cap::cap_response(&mut outcome.body, cap::MAX_RESPONSE_CHARS) {
         tracing::info!("execute_tools response shrunk to the size cap");
     }
@@ -90,10 +80,7 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
     let mut problems = Vec::new();
     let n = batch.executions.len();
     if n == 0 {
-        problems.push(ArgProblem {
-            path: "/executions".into(),
-            problem: "needs at least 1 execution".into(),
-        });
+        problems.push(ArgProblem { path: "/executions".into(), problem: "needs at least 1 execution".into() });
     }
     if n > MAX_BATCH {
         problems.push(ArgProblem {
@@ -127,10 +114,7 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
         if !e.args.is_null() && !e.args.is_object() {
             problems.push(ArgProblem {
                 path: format!("/executions/{i}/args"),
-                problem: format!(
-                    "expected an object, got {}",
-                    crate::validate::describe(&e.args)
-                ),
+                problem: format!("expected an object, got {}", crate::validate::describe(&e.args)),
             });
         }
     }
@@ -139,10 +123,7 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
             ErrorCode::InvalidArguments,
             "execute_tools arguments break the batch rules; nothing was run",
         )
-        .with(
-            "problems",
-            serde_json::to_value(&problems).unwrap_or_default(),
-        ));
+        .with("problems", serde_json::to_value(&problems).unwrap_or_default()));
     }
     if !batch.compose {
         for (i, e) in batch.executions.iter().enumerate() {
@@ -176,15 +157,14 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
 }
 
 async fn run_parallel(app: &Arc<App>, batch: &Batch) -> Outcome {
-    let results: Vec<Result<Value, ToolFailure>> =
-        futures::stream::iter(batch.executions.iter().cloned())
-            .map(|exec| {
-                let app = app.clone();
-                async move { run_one(&app, &exec, None).await }
-            })
-            .buffered(app.settings.concurrency)
-            .collect()
-            .await;
+    let results: Vec<Result<Value, ToolFailure>> = futures::stream::iter(batch.executions.iter().cloned())
+        .map(|exec| {
+            let app = app.clone();
+            async move { run_one(&app, &exec, None).await }
+        })
+        .buffered(app.settings.concurrency)
+        .collect()
+        .await;
 
     let Some(ret) = &batch.ret else {
         let items: Vec<Value> = results
@@ -245,11 +225,8 @@ async fn run_compose(app: &Arc<App>, batch: &Batch) -> Outcome {
                 let mut body = f.body();
                 body["index"] = json!(i);
                 body["ref_id"] = json!(ref_id);
-                let skipped: Vec<Value> = batch.executions[i + 1..]
-                    .iter()
-                    .filter_map(|e| e.ref_id.clone())
-                    .map(Value::String)
-                    .collect();
+                let skipped: Vec<Value> =
+                    batch.executions[i + 1..].iter().filter_map(|e| e.ref_id.clone()).map(Value::String).collect();
                 return Outcome {
                     body: json!({ "error": body, "completed": completed, "not_run": skipped }),
                     is_error: true,
@@ -261,10 +238,7 @@ async fn run_compose(app: &Arc<App>, batch: &Batch) -> Outcome {
         None => Outcome::ok(json!({ "result": last })),
         Some(ret) => match project(ret, &steps) {
             Ok(v) => Outcome::ok(json!({ "result": v })),
-            Err(f) => Outcome {
-                body: json!({ "error": f.body(), "completed": completed }),
-                is_error: true,
-            },
+            Err(f) => Outcome { body: json!({ "error": f.body(), "completed": completed }), is_error: true },
         },
     }
 }
@@ -291,10 +265,7 @@ async fn run_one(
         let similar = app.registry.similar_names(&exec.tool, 3);
         let mut f = ToolFailure::new(
             ErrorCode::ToolNotFound,
-            format!(
-                "no tool named '{}'; use search_tools to find the right name",
-                exec.tool
-            ),
+            format!("no tool named '{}'; use search_tools to find the right name", exec.tool),
         );
         if !similar.is_empty() {
             f = f.with("did_you_mean", similar);
@@ -340,25 +311,26 @@ async fn run_entry(
         vault_values.insert(name, secret.expose().clone());
     }
     let lookup = |name: &str| {
-        vault_values.get(name).cloned().ok_or_else(|| {
-            ToolFailure::new(
-                ErrorCode::BadRef,
-                format!("vault secret '{name}' was not resolved"),
-            )
-        })
+        vault_values
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
     };
-    let scope = Scope {
-        steps,
-        vault: Some(&lookup),
-        no_steps_reason: "step refs need compose: true",
-        no_vault_reason: "",
-    };
+    let scope =
+        Scope { steps, vault: Some(&lookup), no_steps_reason: "step refs need compose: true", no_vault_reason: "" };
     let resolved = template::resolve(&exec.args, &scope)?;
     for s in &resolved.secrets {
         scrubber.add(s);
     }
 
-    if !app.is_connected(entry.integration) {
+    let connection = entry.plugin().and_then(|i| app.connection(i)).map(Arc::new);
+    if let Some(c) = &connection {
+        for secret in c.secret_values() {
+            scrubber.add(&secret);
+        }
+    }
+    let needs_credential = entry.plugin().is_some_and(|i| !crate::registry::is_public(i));
+    if needs_credential && connection.is_none() {
         return Err(ToolFailure::new(
             ErrorCode::NotConnected,
             format!("{} is not connected; call connect with integration '{}' and have the user finish in the browser, then retry", entry.integration, entry.integration),
@@ -374,11 +346,7 @@ async fn run_entry(
     let deadline = Instant::now() + timeout;
     let task = match entry.runner {
         Runner::Plugin { integration, run } => {
-            let upstream = Arc::new(http::EngineUpstream {
-                app: app.clone(),
-                integration,
-                deadline,
-            });
+            let upstream = Arc::new(http::EngineUpstream { app: app.clone(), integration, deadline, connection });
             tokio::spawn(run(upstream, args))
         }
         Runner::Builtin(run) => tokio::spawn(run(app.clone(), args)),
@@ -389,26 +357,15 @@ async fn run_entry(
             abort.abort();
             Err(ToolFailure::new(
                 ErrorCode::Timeout,
-                format!(
-                    "{} did not finish within {}s",
-                    entry.name,
-                    timeout.as_secs()
-                ),
+                format!("{} did not finish within {}s", entry.name, timeout.as_secs()),
             )
             .with("timeout_seconds", timeout.as_secs()))
         }
         Ok(Err(join_error)) => {
-            tracing::error!(
-                tool = entry.name,
-                panic = join_error.is_panic(),
-                "tool task failed"
-            );
+            tracing::error!(tool = entry.name, panic = join_error.is_panic(), "tool task failed");
             Err(ToolFailure::new(
                 ErrorCode::InternalError,
-                format!(
-                    "{} crashed inside workbench; this is a bug, and the server is still running",
-                    entry.name
-                ),
+                format!("{} crashed inside workbench; this is a bug, and the server is still running", entry.name),
             ))
         }
         Ok(Ok(Ok(value))) => Ok(value),
@@ -417,26 +374,13 @@ async fn run_entry(
 }
 
 fn invalid_arguments(entry: &ToolEntry, given: &Value, problems: Vec<ArgProblem>) -> ToolFailure {
-    let provided: Vec<&String> = given
-        .as_object()
-        .map(|o| o.keys().collect())
-        .unwrap_or_default();
+    let provided: Vec<&String> = given.as_object().map(|o| o.keys().collect()).unwrap_or_default();
     ToolFailure::new(
         ErrorCode::InvalidArguments,
-        format!(
-            "{} problem(s) with the arguments for {}; fix them all and retry",
-            problems.len(),
-            entry.name
-        ),
+        format!("{} problem(s) with the arguments for {}; fix them all and retry", problems.len(), entry.name),
     )
-    .with(
-        "problems",
-        serde_json::to_value(&problems).unwrap_or_default(),
-    )
-    .with(
-        "expected_parameters",
-        crate::validate::expected_parameters(entry.schema()),
-    )
+    .with("problems", serde_json::to_value(&problems).unwrap_or_default())
+    .with("expected_parameters", crate::validate::expected_parameters(entry.schema()))
     .with("provided", json!(provided))
 }
 
@@ -445,26 +389,13 @@ fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
     match e {
         ToolError::InvalidArguments { message, problems } => {
             let mut f = invalid_arguments(entry, args, problems);
-            f.message = format!(
-                "{} ({message})",
-                f.message.trim_end_matches("; fix them all and retry")
-            );
-            if f.details
-                .get("problems")
-                .is_some_and(|p| p.as_array().is_some_and(Vec::is_empty))
-            {
-                f.details.insert(
-                    "problems".into(),
-                    json!([{ "path": "", "problem": message }]),
-                );
+            f.message = format!("{} ({message})", f.message.trim_end_matches("; fix them all and retry"));
+            if f.details.get("problems").is_some_and(|p| p.as_array().is_some_and(Vec::is_empty)) {
+                f.details.insert("problems".into(), json!([{ "path": "", "problem": message }]));
             }
             f
         }
-        ToolError::Upstream {
-            status: 429,
-            message,
-            retry_after,
-        } => {
+        ToolError::Upstream { status: 429, message, retry_after } => {
             let mut f = ToolFailure::new(
                 ErrorCode::RateLimited,
                 format!("{} is rate-limiting requests: {message}", entry.integration),
@@ -475,9 +406,7 @@ fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
             }
             f
         }
-        ToolError::Upstream {
-            status, message, ..
-        } if status == 401 || status == 403 => {
+        ToolError::Upstream { status, message, .. } if status == 401 || status == 403 => {
             let hint = if entry.plugin().is_some_and(crate::registry::is_public) {
                 "the service refused the request".to_string()
             } else {
@@ -490,21 +419,16 @@ fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
                 .with("status", status)
                 .with("integration", entry.integration)
         }
-        ToolError::Upstream {
-            status, message, ..
-        } => ToolFailure::new(
-            ErrorCode::UpstreamError,
-            format!("{} answered {status}: {message}", entry.integration),
-        )
-        .with("status", status),
-        ToolError::Network(m) => ToolFailure::new(
-            ErrorCode::NetworkError,
-            format!("could not reach {}: {m}", entry.integration),
-        ),
-        ToolError::Timeout { seconds } => ToolFailure::new(
-            ErrorCode::Timeout,
-            format!("{} did not finish within {seconds}s", entry.name),
-        ),
+        ToolError::Upstream { status, message, .. } => {
+            ToolFailure::new(ErrorCode::UpstreamError, format!("{} answered {status}: {message}", entry.integration))
+                .with("status", status)
+        }
+        ToolError::Network(m) => {
+            ToolFailure::new(ErrorCode::NetworkError, format!("could not reach {}: {m}", entry.integration))
+        }
+        ToolError::Timeout { seconds } => {
+            ToolFailure::new(ErrorCode::Timeout, format!("{} did not finish within {seconds}s", entry.name))
+        }
         ToolError::Internal(m) => ToolFailure::new(ErrorCode::InternalError, m),
     }
 }
@@ -522,11 +446,7 @@ async fn audit(
     let (args, _) = plugins::api::truncate_chars(&args.to_string(), AUDIT_ARGS_CHARS);
     let (ok, code, error) = match outcome {
         Ok(_) => (true, None, None),
-        Err(f) => (
-            false,
-            Some(f.code.as_str().to_string()),
-            Some(plugins::api::truncate_chars(&f.message, 500).0),
-        ),
+        Err(f) => (false, Some(f.code.as_str().to_string()), Some(plugins::api::truncate_chars(&f.message, 500).0)),
     };
     let row = AuditEntry {
         tool: entry.name.to_string(),

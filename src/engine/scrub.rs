@@ -112,9 +112,7 @@ pub fn redact_tokens(s: &str) -> Option<String> {
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let boundary = i == 0
-            || !(bytes[i - 1].is_ascii_alphanumeric()
-                || matches!(bytes[i - 1], b'_' | b'-' | b'.'));
+        let boundary = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'-' | b'.'));
         if boundary {
             if let Some(end) = token_end(bytes, i) {
                 let o = out.get_or_insert_with(String::new);
@@ -142,10 +140,7 @@ pub fn redact_tokens(s: &str) -> Option<String> {
 }
 
 fn run_len(bytes: &[u8], from: usize) -> usize {
-    bytes[from..]
-        .iter()
-        .take_while(|b| is_token_byte(**b))
-        .count()
+    bytes[from..].iter().take_while(|b| is_token_byte(**b)).count()
 }
 
 fn token_end(bytes: &[u8], i: usize) -> Option<usize> {
@@ -176,13 +171,7 @@ fn token_end(bytes: &[u8], i: usize) -> Option<usize> {
 
 /// `Bearer <token>` / `Basic <b64>` / `Token token=<t>`: returns (start of value, end).
 fn auth_header_value(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
-    for scheme in [
-        &b"Bearer "[..],
-        b"bearer ",
-        b"Basic ",
-        b"Token token=",
-        b"Bot ",
-    ] {
+    for scheme in [&b"Bearer "[..], b"bearer ", b"Basic ", b"Token token=", b"Bot "] {
         if bytes[i..].starts_with(scheme) {
             let start = i + scheme.len();
             let n = run_len(bytes, start);
@@ -204,25 +193,16 @@ mod tests {
         let s = Scrubber::new(["hunter2-very-secret".to_string()]);
         let mut v = json!({"a": ["x hunter2-very-secret y"], "b": {"c": "hunter2-very-secret"}});
         s.value(&mut v);
-        assert_eq!(
-            v,
-            json!({"a": ["x [redacted] y"], "b": {"c": "[redacted]"}})
-        );
+        assert_eq!(v, json!({"a": ["x [redacted] y"], "b": {"c": "[redacted]"}}));
     }
 
     #[test]
     fn token_shapes_are_redacted() {
         let cases = [
-            (
-                "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 ok",
-                "token [redacted] ok",
-            ),
+            ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 ok", "token [redacted] ok"),
             ("xoxp-1234567890-abcdef", "[redacted]"),
             ("key=sk_live_51Habcdefghijklmnop", "key=[redacted]"),
-            (
-                "Authorization: Bearer abcdefghijklmnop1234",
-                "Authorization: Bearer [redacted]",
-            ),
+            ("Authorization: Bearer abcdefghijklmnop1234", "Authorization: Bearer [redacted]"),
             (
                 "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U end",
                 "jwt [redacted] end",

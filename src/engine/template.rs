@@ -104,19 +104,10 @@ fn collect_refs(template: &Value, out: &mut Vec<String>) -> Result<(), ToolFailu
     Ok(())
 }
 
-fn walk(
-    template: &Value,
-    scope: &Scope<'_>,
-    secrets: &mut Vec<String>,
-) -> Result<Value, ToolFailure> {
+fn walk(template: &Value, scope: &Scope<'_>, secrets: &mut Vec<String>) -> Result<Value, ToolFailure> {
     Ok(match template {
         Value::String(s) => resolve_string(s, scope, secrets)?,
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| walk(v, scope, secrets))
-                .collect::<Result<_, _>>()?,
-        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, scope, secrets)).collect::<Result<_, _>>()?),
         Value::Object(map) => {
             let mut out = serde_json::Map::with_capacity(map.len());
             for (k, v) in map {
@@ -131,14 +122,8 @@ fn walk(
 #[derive(Debug, PartialEq)]
 enum Piece {
     Text(String),
-    Step {
-        ref_id: String,
-        path: Vec<String>,
-        raw: String,
-    },
-    Vault {
-        name: String,
-    },
+    Step { ref_id: String, path: Vec<String>, raw: String },
+    Vault { name: String },
 }
 
 fn bad_ref(message: String) -> ToolFailure {
@@ -185,10 +170,7 @@ fn parse(s: &str) -> Result<Vec<Piece>, ToolFailure> {
                     "'{raw}' is not a valid step ref: expected {{{{step:<ref_id>.<path>}}}} where ref_id uses letters, digits, '_' or '-'"
                 )));
             }
-            if segments[1..]
-                .iter()
-                .any(|seg| seg.is_empty() || seg.contains(['{', '}']) || seg.trim() != *seg)
-            {
+            if segments[1..].iter().any(|seg| seg.is_empty() || seg.contains(['{', '}']) || seg.trim() != *seg) {
                 return Err(bad_ref(format!(
                     "'{raw}' is not a valid step ref: path segments are keys or array indexes separated by single dots"
                 )));
@@ -199,18 +181,12 @@ fn parse(s: &str) -> Result<Vec<Piece>, ToolFailure> {
                 raw: raw.to_string(),
             });
         } else {
-            if body.is_empty()
-                || !body
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-            {
+            if body.is_empty() || !body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
                 return Err(bad_ref(format!(
                     "'{raw}' is not a valid vault ref: expected {{{{vault:NAME}}}} with letters, digits, '_', '-' or '.'"
                 )));
             }
-            pieces.push(Piece::Vault {
-                name: body.to_string(),
-            });
+            pieces.push(Piece::Vault { name: body.to_string() });
         }
         rest = &after[close + 2..];
     }
@@ -222,11 +198,7 @@ fn parse(s: &str) -> Result<Vec<Piece>, ToolFailure> {
 }
 
 pub fn valid_ref_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
 }
 
 fn preview(s: &str) -> String {
@@ -234,11 +206,7 @@ fn preview(s: &str) -> String {
     if more { format!("{cut}…") } else { cut }
 }
 
-fn resolve_string(
-    s: &str,
-    scope: &Scope<'_>,
-    secrets: &mut Vec<String>,
-) -> Result<Value, ToolFailure> {
+fn resolve_string(s: &str, scope: &Scope<'_>, secrets: &mut Vec<String>) -> Result<Value, ToolFailure> {
     if !s.contains("{{") {
         return Ok(Value::String(s.to_string()));
     }
@@ -275,25 +243,14 @@ fn resolve_string(
     Ok(Value::String(out))
 }
 
-fn lookup_step(
-    scope: &Scope<'_>,
-    ref_id: &str,
-    path: &[String],
-    raw: &str,
-) -> Result<Value, ToolFailure> {
+fn lookup_step(scope: &Scope<'_>, ref_id: &str, path: &[String], raw: &str) -> Result<Value, ToolFailure> {
     let Some(steps) = scope.steps else {
-        return Err(bad_ref(format!(
-            "'{raw}' cannot be used here: {}",
-            scope.no_steps_reason
-        )));
+        return Err(bad_ref(format!("'{raw}' cannot be used here: {}", scope.no_steps_reason)));
     };
     let mut current = match steps.get(ref_id) {
         Some(StepOutcome::Ok(v)) => v,
         Some(StepOutcome::Failed) => {
-            return Err(
-                bad_ref(format!("'{raw}' refers to step '{ref_id}', which failed"))
-                    .with("ref", ref_id),
-            );
+            return Err(bad_ref(format!("'{raw}' refers to step '{ref_id}', which failed")).with("ref", ref_id));
         }
         None => {
             let known: Vec<&String> = steps.keys().collect();
@@ -303,11 +260,7 @@ fn lookup_step(
             } else {
                 msg.push_str(&format!(
                     " (available: {})",
-                    known
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
                 ));
             }
             return Err(bad_ref(msg).with("ref", ref_id));
@@ -322,11 +275,7 @@ fn lookup_step(
         current = match next {
             Some(v) => v,
             None => {
-                let at = if depth == 0 {
-                    format!("step '{ref_id}'")
-                } else {
-                    format!("'{}'", path[..depth].join("."))
-                };
+                let at = if depth == 0 { format!("step '{ref_id}'") } else { format!("'{}'", path[..depth].join(".")) };
                 let what = match current {
                     Value::Object(m) => {
                         let keys: Vec<&str> = m.keys().take(20).map(String::as_str).collect();
@@ -335,9 +284,7 @@ fn lookup_step(
                     Value::Array(a) => format!("it is an array of {} item(s)", a.len()),
                     other => format!("it is {}", crate::validate::describe(other)),
                 };
-                return Err(
-                    bad_ref(format!("'{raw}': {at} has no '{seg}'; {what}")).with("ref", ref_id)
-                );
+                return Err(bad_ref(format!("'{raw}': {at} has no '{seg}'; {what}")).with("ref", ref_id));
             }
         };
     }
@@ -351,7 +298,10 @@ mod tests {
 
     fn steps() -> HashMap<String, StepOutcome> {
         let mut m = HashMap::new();
-        m.insert("export".into(), StepOutcome::Ok(json!({"row_count": 1200, "files": [{"id": "f1"}], "title": "has {{vault:k}} inside"})));
+        m.insert(
+            "export".into(),
+            StepOutcome::Ok(json!({"row_count": 1200, "files": [{"id": "f1"}], "title": "has {{vault:k}} inside"})),
+        );
         m.insert("broken".into(), StepOutcome::Failed);
         m
     }
@@ -360,73 +310,39 @@ mod tests {
         if name == "k" {
             Ok("s3cr3t".into())
         } else {
-            Err(ToolFailure::new(
-                ErrorCode::BadRef,
-                format!("no secret {name}"),
-            ))
+            Err(ToolFailure::new(ErrorCode::BadRef, format!("no secret {name}")))
         }
     }
 
     fn run(t: Value) -> Result<Value, ToolFailure> {
         let s = steps();
-        let scope = Scope {
-            steps: Some(&s),
-            vault: Some(&vault),
-            no_steps_reason: "",
-            no_vault_reason: "",
-        };
+        let scope = Scope { steps: Some(&s), vault: Some(&vault), no_steps_reason: "", no_vault_reason: "" };
         resolve(&t, &scope).map(|r| r.value)
     }
 
     #[test]
     fn whole_value_refs_keep_their_type() {
-        assert_eq!(
-            run(json!("{{step:export.row_count}}")).unwrap(),
-            json!(1200)
-        );
-        assert_eq!(
-            run(json!({"x": ["{{step:export.files}}"]})).unwrap(),
-            json!({"x": [[{"id": "f1"}]]})
-        );
-        assert_eq!(
-            run(json!("{{step:export.files.0.id}}")).unwrap(),
-            json!("f1")
-        );
+        assert_eq!(run(json!("{{step:export.row_count}}")).unwrap(), json!(1200));
+        assert_eq!(run(json!({"x": ["{{step:export.files}}"]})).unwrap(), json!({"x": [[{"id": "f1"}]]}));
+        assert_eq!(run(json!("{{step:export.files.0.id}}")).unwrap(), json!("f1"));
     }
 
     #[test]
     fn embedded_refs_interpolate_and_non_strings_become_json() {
-        assert_eq!(
-            run(json!("rows: {{step:export.row_count}}!")).unwrap(),
-            json!("rows: 1200!")
-        );
-        assert_eq!(
-            run(json!("f={{step:export.files.0}}")).unwrap(),
-            json!("f={\"id\":\"f1\"}")
-        );
+        assert_eq!(run(json!("rows: {{step:export.row_count}}!")).unwrap(), json!("rows: 1200!"));
+        assert_eq!(run(json!("f={{step:export.files.0}}")).unwrap(), json!("f={\"id\":\"f1\"}"));
     }
 
     #[test]
     fn step_output_is_never_rescanned_for_vault_refs() {
-        assert_eq!(
-            run(json!("{{step:export.title}}")).unwrap(),
-            json!("has {{vault:k}} inside")
-        );
-        assert_eq!(
-            run(json!("t: {{step:export.title}}")).unwrap(),
-            json!("t: has {{vault:k}} inside")
-        );
+        assert_eq!(run(json!("{{step:export.title}}")).unwrap(), json!("has {{vault:k}} inside"));
+        assert_eq!(run(json!("t: {{step:export.title}}")).unwrap(), json!("t: has {{vault:k}} inside"));
     }
 
     #[test]
     fn vault_refs_resolve_and_are_reported() {
         let s = steps();
-        let scope = Scope {
-            steps: Some(&s),
-            vault: Some(&vault),
-            no_steps_reason: "",
-            no_vault_reason: "",
-        };
+        let scope = Scope { steps: Some(&s), vault: Some(&vault), no_steps_reason: "", no_vault_reason: "" };
         let r = resolve(&json!({"auth": "Bearer {{vault:k}}"}), &scope).unwrap();
         assert_eq!(r.value, json!({"auth": "Bearer s3cr3t"}));
         assert_eq!(r.secrets, vec!["s3cr3t".to_string()]);
@@ -457,10 +373,7 @@ mod tests {
 
     #[test]
     fn other_braces_are_left_alone() {
-        assert_eq!(
-            run(json!("Hello {{name}} and {{ step }}")).unwrap(),
-            json!("Hello {{name}} and {{ step }}")
-        );
+        assert_eq!(run(json!("Hello {{name}} and {{ step }}")).unwrap(), json!("Hello {{name}} and {{ step }}"));
     }
 
     #[test]

@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -66,9 +65,7 @@ impl ServerHandler for Server {
             .with_server_info(
                 Implementation::new("workbench", env!("CARGO_PKG_VERSION"))
                     .with_title("workbench")
-                    .with_description(
-                        "Local MCP tool gateway: search, inspect and run tools for many services",
-                    ),
+                    .with_description("Local MCP tool gateway: search, inspect and run tools for many services"),
             )
             .with_instructions(INSTRUCTIONS)
     }
@@ -97,10 +94,7 @@ impl ServerHandler for Server {
                 let hint = json!({ "error": format!("{name} is not a top-level tool; run it with execute_tools: {{\"executions\": [{{\"tool\": \"{name}\", \"args\": {{...}}}}]}}") });
                 return Ok(to_result(hint, true).into());
             }
-            return Err(McpError::invalid_params(
-                format!("Unknown tool: {name}"),
-                None,
-            ));
+            return Err(McpError::invalid_params(format!("Unknown tool: {name}"), None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let app = self.app.clone();
@@ -110,10 +104,7 @@ impl ServerHandler for Server {
             Ok(None) => return Err(McpError::invalid_params("Unknown tool", None)),
             Err(e) => {
                 tracing::error!(panic = e.is_panic(), "meta-tool task failed");
-                to_result(
-                    json!({ "error": "internal error in workbench; the server is still running" }),
-                    true,
-                )
+                to_result(json!({ "error": "internal error in workbench; the server is still running" }), true)
             }
         };
         Ok(result.into())

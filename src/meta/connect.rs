@@ -19,22 +19,14 @@ pub fn run(app: &Arc<App>, args: Value) -> Outcome {
                 "message": format!("{name} is built into workbench; its tools need no connection."),
             }));
         }
-        let names: Vec<String> = app
-            .registry
-            .integrations()
-            .iter()
-            .map(|i| i.name.to_string())
-            .collect();
+        let names: Vec<String> = app.registry.integrations().iter().map(|i| i.name.to_string()).collect();
         let mut body = json!({ "error": format!("Unknown integration: {name}") });
         if let Some(near) = crate::validate::nearest(name, names.iter()) {
             body["did_you_mean"] = json!(near);
         }
-        return Outcome {
-            body,
-            is_error: true,
-        };
+        return Outcome { body, is_error: true };
     };
-    match integration.auth {
+    match integration.auth.kind {
         AuthKind::None => ok(json!({
             "status": "CONNECTED",
             "integration": integration.name,

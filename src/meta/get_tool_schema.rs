@@ -18,10 +18,7 @@ pub fn run(app: &Arc<App>, args: Value) -> Outcome {
             if !similar.is_empty() {
                 body["did_you_mean"] = json!(similar);
             }
-            Outcome {
-                body,
-                is_error: true,
-            }
+            Outcome { body, is_error: true }
         }
     }
 }

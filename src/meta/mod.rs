@@ -223,23 +223,11 @@ pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Outcome> {
         Err(problems) => {
             let f = ToolFailure::new(
                 ErrorCode::InvalidArguments,
-                format!(
-                    "{} problem(s) with the arguments for {name}",
-                    problems.len()
-                ),
+                format!("{} problem(s) with the arguments for {name}", problems.len()),
             )
-            .with(
-                "problems",
-                serde_json::to_value(problems).unwrap_or_default(),
-            )
-            .with(
-                "expected_parameters",
-                crate::validate::expected_parameters(&(tool.schema)()),
-            );
-            return Some(Outcome {
-                body: f.to_value(),
-                is_error: true,
-            });
+            .with("problems", serde_json::to_value(problems).unwrap_or_default())
+            .with("expected_parameters", crate::validate::expected_parameters(&(tool.schema)()));
+            return Some(Outcome { body: f.to_value(), is_error: true });
         }
     };
     Some(match name {
@@ -257,17 +245,11 @@ pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Outcome> {
 
 /// `{error: "..."}` in the seed's plain-string style, marked as a failed call.
 pub(crate) fn plain_error(message: impl Into<String>) -> Outcome {
-    Outcome {
-        body: json!({ "error": message.into() }),
-        is_error: true,
-    }
+    Outcome { body: json!({ "error": message.into() }), is_error: true }
 }
 
 pub(crate) fn ok(body: Value) -> Outcome {
-    Outcome {
-        body,
-        is_error: false,
-    }
+    Outcome { body, is_error: false }
 }
 
 pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {

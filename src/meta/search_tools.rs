@@ -11,9 +11,7 @@ use crate::engine::Outcome;
 pub fn run(app: &Arc<App>, args: Value) -> Outcome {
     let query = str_arg(&args, "query").trim();
     if query.is_empty() {
-        return plain_error(
-            "query is empty: describe what you want to do, e.g. \"list open pull requests\"",
-        );
+        return plain_error("query is empty: describe what you want to do, e.g. \"list open pull requests\"");
     }
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(10) as usize;
     let connected = |integration: &str| app.is_connected(integration);

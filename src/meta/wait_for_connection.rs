@@ -36,11 +36,7 @@ fn poll(app: &App, id: &str) -> Poll {
 
 pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     let id = str_arg(&args, "connectionId").to_string();
-    let timeout = Duration::from_secs(
-        args.get("timeoutSec")
-            .and_then(Value::as_u64)
-            .unwrap_or(DEFAULT_TIMEOUT_SECS),
-    );
+    let timeout = Duration::from_secs(args.get("timeoutSec").and_then(Value::as_u64).unwrap_or(DEFAULT_TIMEOUT_SECS));
     let started = tokio::time::Instant::now();
     loop {
         match poll(app, &id) {
@@ -50,18 +46,11 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
             Poll::Waiting => {}
         }
         if started.elapsed() >= timeout {
-            app.pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&id);
+            app.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
             return ok(json!({ "status": "TIMEOUT" }));
         }
         tokio::time::sleep(
-            Duration::from_secs(1).min(
-                timeout
-                    .saturating_sub(started.elapsed())
-                    .max(Duration::from_millis(10)),
-            ),
+            Duration::from_secs(1).min(timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(10))),
         )
         .await;
     }

@@ -10,9 +10,7 @@ use crate::engine::Outcome;
 
 pub async fn run(app: &Arc<App>) -> Outcome {
     match app.storage.user().await {
-        Ok(Some((id, stored_email))) => {
-            ok(json!({ "id": id, "email": app.settings.email.clone().or(stored_email) }))
-        }
+        Ok(Some((id, stored_email))) => ok(json!({ "id": id, "email": app.settings.email.clone().or(stored_email) })),
         Ok(None) => plain_error("User not found"),
         Err(e) => {
             tracing::error!(error = %e, "whoami could not read the user record");

@@ -31,10 +31,7 @@ pub struct BuiltinSpec {
 /// How a tool runs.
 #[derive(Clone, Copy)]
 pub enum Runner {
-    Plugin {
-        integration: &'static Integration,
-        run: Handler,
-    },
+    Plugin { integration: &'static Integration, run: Handler },
     Builtin(BuiltinHandler),
 }
 
@@ -77,10 +74,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new(
-        integrations: &[&'static Integration],
-        builtins: &'static [BuiltinSpec],
-    ) -> Registry {
+    pub fn new(integrations: &[&'static Integration], builtins: &'static [BuiltinSpec]) -> Registry {
         let mut tools = Vec::new();
         for integration in integrations {
             for spec in integration.tools {
@@ -90,10 +84,7 @@ impl Registry {
                     description: spec.description,
                     keywords: spec.keywords,
                     effect: spec.effect,
-                    runner: Runner::Plugin {
-                        integration,
-                        run: spec.run,
-                    },
+                    runner: Runner::Plugin { integration, run: spec.run },
                     schema_fn: spec.schema,
                     schema: OnceLock::new(),
                 });
@@ -112,12 +103,7 @@ impl Registry {
             });
         }
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
-        Registry {
-            tools,
-            by_name,
-            integrations: integrations.to_vec(),
-            index: OnceLock::new(),
-        }
+        Registry { tools, by_name, integrations: integrations.to_vec(), index: OnceLock::new() }
     }
 
     /// The shipped catalogue: every plugin integration plus the built-ins.
@@ -143,9 +129,7 @@ impl Registry {
 
     /// Whether `name` is a built-in namespace (`data`, `time`, ...).
     pub fn is_builtin_namespace(&self, name: &str) -> bool {
-        self.tools
-            .iter()
-            .any(|t| matches!(t.runner, Runner::Builtin(_)) && t.integration == name)
+        self.tools.iter().any(|t| matches!(t.runner, Runner::Builtin(_)) && t.integration == name)
     }
 
     pub fn index(&self) -> &search::SearchIndex {
@@ -163,12 +147,7 @@ impl Registry {
         scored.sort();
         let mut out: Vec<&'static str> = scored.into_iter().map(|(_, n)| n).take(max).collect();
         if out.is_empty() {
-            out = self
-                .index()
-                .search(&wrong.replace('_', " "), max, &|_| false)
-                .into_iter()
-                .map(|h| h.name)
-                .collect();
+            out = self.index().search(&wrong.replace('_', " "), max, &|_| false).into_iter().map(|h| h.name).collect();
         }
         out
     }
@@ -176,5 +155,5 @@ impl Registry {
 
 /// Whether an integration needs no credentials at all.
 pub fn is_public(integration: &Integration) -> bool {
-    integration.auth == AuthKind::None
+    integration.auth.kind == AuthKind::None
 }

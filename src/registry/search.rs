@@ -30,46 +30,24 @@ const PREFIX: f64 = 0.75;
 const TYPO: f64 = 0.7;
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "to", "in", "on", "for", "of", "my", "me", "and", "or", "with", "please",
-    "i", "want", "can", "you", "how", "do", "is", "are", "it", "this", "that", "from", "at", "by",
-    "some", "all", "our", "we", "about", "into", "be", "should", "would", "could", "need", "let",
-    "lets", "let's", "using", "via", "tool", "whats", "s",
+    "a", "an", "the", "to", "in", "on", "for", "of", "my", "me", "and", "or", "with", "please", "i", "want", "can",
+    "you", "how", "do", "is", "are", "it", "this", "that", "from", "at", "by", "some", "all", "our", "we", "about",
+    "into", "be", "should", "would", "could", "need", "let", "lets", "let's", "using", "via", "tool", "whats", "s",
 ];
 
 /// Groups of words that mean the same thing in this domain.
 const SYNONYMS: &[&[&str]] = &[
-    &[
-        "create", "open", "new", "add", "make", "file", "raise", "start", "post", "write",
-    ],
-    &[
-        "get", "show", "fetch", "read", "view", "retrieve", "see", "lookup", "details",
-    ],
+    &["create", "open", "new", "add", "make", "file", "raise", "start", "post", "write"],
+    &["get", "show", "fetch", "read", "view", "retrieve", "see", "lookup", "details"],
     &["list", "show", "all", "browse", "enumerate"],
     &["search", "find", "query", "lookup", "look"],
     &["update", "edit", "change", "modify", "set", "rename"],
     &["delete", "remove", "trash", "cancel", "drop"],
     &["send", "post", "message", "notify", "tell", "dm"],
-    &[
-        "story",
-        "stories",
-        "post",
-        "posts",
-        "article",
-        "articles",
-        "headline",
-        "headlines",
-        "news",
-    ],
+    &["story", "stories", "post", "posts", "article", "articles", "headline", "headlines", "news"],
     &["weather", "forecast", "temperature", "rain", "conditions"],
     &["historical", "history", "past", "archive", "previous"],
-    &[
-        "location",
-        "locations",
-        "place",
-        "city",
-        "coordinates",
-        "geocode",
-    ],
+    &["location", "locations", "place", "city", "coordinates", "geocode"],
     &["article", "page", "entry", "wiki", "encyclopedia"],
     &["summary", "summarize", "overview", "intro", "brief"],
     &["user", "profile", "person", "account", "member"],
@@ -182,12 +160,7 @@ impl SearchIndex {
                     add(&name.replace('_', " "), W_PARAM);
                 }
             }
-            docs.push(Doc {
-                name: tool.name,
-                integration: tool.integration,
-                description: tool.description,
-                terms,
-            });
+            docs.push(Doc { name: tool.name, integration: tool.integration, description: tool.description, terms });
         }
         let n = docs.len().max(1) as f64;
         let mut df: HashMap<String, usize> = HashMap::new();
@@ -196,42 +169,24 @@ impl SearchIndex {
                 *df.entry(t.clone()).or_default() += 1;
             }
         }
-        let idf = df
-            .into_iter()
-            .map(|(t, f)| (t, (1.0 + (n - f as f64 + 0.5) / (f as f64 + 0.5)).ln()))
-            .collect();
+        let idf = df.into_iter().map(|(t, f)| (t, (1.0 + (n - f as f64 + 0.5) / (f as f64 + 0.5)).ln())).collect();
         let mut synonyms: HashMap<&'static str, Vec<&'static str>> = HashMap::new();
         for group in SYNONYMS {
             for &w in *group {
-                synonyms
-                    .entry(w)
-                    .or_default()
-                    .extend(group.iter().filter(|&&o| o != w));
+                synonyms.entry(w).or_default().extend(group.iter().filter(|&&o| o != w));
             }
         }
-        SearchIndex {
-            docs,
-            idf,
-            products,
-            synonyms,
-        }
+        SearchIndex { docs, idf, products, synonyms }
     }
 
     fn idf(&self, term: &str) -> f64 {
-        self.idf
-            .get(term)
-            .copied()
-            .unwrap_or_else(|| (self.docs.len().max(1) as f64).ln() + 1.0)
+        self.idf.get(term).copied().unwrap_or_else(|| (self.docs.len().max(1) as f64).ln() + 1.0)
     }
 
     /// Alternatives for a query word: (term, discount).
     fn expand(&self, word: &str) -> Vec<(String, f64)> {
         let mut alts = vec![(word.to_string(), 1.0), (stem(word), 1.0)];
-        if let Some(syns) = self
-            .synonyms
-            .get(word)
-            .or_else(|| self.synonyms.get(stem(word).as_str()))
-        {
+        if let Some(syns) = self.synonyms.get(word).or_else(|| self.synonyms.get(stem(word).as_str())) {
             alts.extend(syns.iter().map(|s| (s.to_string(), SYNONYM)));
         }
         let known = self.idf.contains_key(word) || self.idf.contains_key(&stem(word));
@@ -254,15 +209,8 @@ impl SearchIndex {
         let trimmed = query.trim();
         // A query that is a tool's exact name finds that tool first, whatever else matches.
         let exact = trimmed.to_ascii_lowercase();
-        let words: Vec<String> = tokenize(trimmed)
-            .into_iter()
-            .filter(|w| !STOPWORDS.contains(&w.as_str()))
-            .collect();
-        let words = if words.is_empty() {
-            tokenize(trimmed)
-        } else {
-            words
-        };
+        let words: Vec<String> = tokenize(trimmed).into_iter().filter(|w| !STOPWORDS.contains(&w.as_str())).collect();
+        let words = if words.is_empty() { tokenize(trimmed) } else { words };
         if words.is_empty() {
             return Vec::new();
         }
@@ -276,11 +224,7 @@ impl SearchIndex {
             .iter()
             .map(|w| {
                 let alts = self.expand(w);
-                let weight = alts
-                    .iter()
-                    .map(|(t, _)| self.idf(t))
-                    .fold(0.0_f64, f64::max)
-                    .max(0.5);
+                let weight = alts.iter().map(|(t, _)| self.idf(t)).fold(0.0_f64, f64::max).max(0.5);
                 // A word no tool knows (a place, a person, a ticket number) is most likely an
                 // argument, not the intent: it counts for little in the denominator.
                 let known = alts.iter().any(|(t, _)| self.idf.contains_key(t))
@@ -372,9 +316,6 @@ mod tests {
 
     #[test]
     fn tokenizes_channels_and_punctuation() {
-        assert_eq!(
-            tokenize("Post to #general, please!"),
-            vec!["post", "to", "general", "please"]
-        );
+        assert_eq!(tokenize("Post to #general, please!"), vec!["post", "to", "general", "please"]);
     }
 }

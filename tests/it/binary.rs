@@ -40,44 +40,22 @@ fn speaks_only_json_rpc_on_stdout_and_exits_when_stdin_closes() {
         if reader.read_line(&mut line).unwrap() == 0 {
             break;
         }
-        let v: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("non-JSON line on stdout: {line:?}"));
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("non-JSON line on stdout: {line:?}"));
         assert_eq!(v["jsonrpc"], "2.0");
         if let Some(id) = v.get("id").and_then(Value::as_u64) {
             responses.insert(id, v);
         }
     }
     assert_eq!(responses[&1]["result"]["serverInfo"]["name"], "workbench");
-    assert_eq!(
-        responses[&1]["result"]["serverInfo"]["version"],
-        env!("CARGO_PKG_VERSION")
-    );
-    assert!(
-        responses[&1]["result"]["instructions"]
-            .as_str()
-            .unwrap()
-            .contains("search_tools")
-    );
+    assert_eq!(responses[&1]["result"]["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(responses[&1]["result"]["instructions"].as_str().unwrap().contains("search_tools"));
     assert_snapshot("tools_list.json", &responses[&2]["result"]["tools"]);
-    let text = responses[&3]["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap();
+    let text = responses[&3]["result"]["content"][0]["text"].as_str().unwrap();
     let body: Value = serde_json::from_str(text).unwrap();
     assert_eq!(body["results"][0]["result"]["now"]["timezone"], "UTC");
-    assert_eq!(
-        responses[&4]["error"]["code"], -32602,
-        "unknown tools are a protocol error"
-    );
-    assert_eq!(
-        responses[&5]["result"]["isError"], true,
-        "a catalogue tool called directly gets guidance"
-    );
-    assert!(
-        responses[&5]["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("execute_tools")
-    );
+    assert_eq!(responses[&4]["error"]["code"], -32602, "unknown tools are a protocol error");
+    assert_eq!(responses[&5]["result"]["isError"], true, "a catalogue tool called directly gets guidance");
+    assert!(responses[&5]["result"]["content"][0]["text"].as_str().unwrap().contains("execute_tools"));
     assert!(responses[&6]["result"].is_object());
 
     drop(stdin);
@@ -87,33 +65,21 @@ fn speaks_only_json_rpc_on_stdout_and_exits_when_stdin_closes() {
             assert!(status.success(), "{status}");
             break;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "did not exit within 2s of stdin closing"
-        );
+        assert!(started.elapsed() < Duration::from_secs(2), "did not exit within 2s of stdin closing");
         std::thread::sleep(Duration::from_millis(10));
     }
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
-    assert!(
-        rest.trim().is_empty(),
-        "stdout after the last response: {rest:?}"
-    );
+    assert!(rest.trim().is_empty(), "stdout after the last response: {rest:?}");
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(
-        stderr.contains("DEBUG") || stderr.contains("INFO"),
-        "logs go to stderr"
-    );
+    assert!(stderr.contains("DEBUG") || stderr.contains("INFO"), "logs go to stderr");
 }
 
 #[test]
 fn version_and_help_and_bad_commands() {
     let out = Command::new(binary()).arg("--version").output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        format!("workbench {}", env!("CARGO_PKG_VERSION"))
-    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("workbench {}", env!("CARGO_PKG_VERSION")));
     let out = Command::new(binary()).arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("mcpServers"));
     let out = Command::new(binary()).arg("frobnicate").output().unwrap();

@@ -34,16 +34,9 @@ fn firebase(r: &Recorded) -> Reply {
             json!({"id": 999, "type": "comment", "by": "alice", "parent": 1, "time": 1700000000, "text": "I&#x27;d say <i>yes</i>.<p>Second paragraph"}),
         ),
         p if p.starts_with("/v0/item/") => {
-            let id: u64 = p
-                .trim_start_matches("/v0/item/")
-                .trim_end_matches(".json")
-                .parse()
-                .unwrap_or(0);
+            let id: u64 = p.trim_start_matches("/v0/item/").trim_end_matches(".json").parse().unwrap_or(0);
             if id == 7 {
-                Reply::json(
-                    200,
-                    json!({"id": 7, "deleted": true, "type": "story", "time": 1}),
-                )
+                Reply::json(200, json!({"id": 7, "deleted": true, "type": "story", "time": 1}))
             } else if (1..=45).contains(&id) {
                 Reply::json(200, hn_item(id))
             } else {
@@ -86,10 +79,7 @@ fn algolia(r: &Recorded) -> Reply {
                 ]
             }),
         ),
-        _ => Reply::json(
-            404,
-            json!({"message": "ObjectID does not exist", "status": 404}),
-        ),
+        _ => Reply::json(404, json!({"message": "ObjectID does not exist", "status": 404})),
     }
 }
 
@@ -98,10 +88,7 @@ async fn hn() -> (TestApp, Fake, Fake) {
     let al = Fake::start(algolia).await;
     let t = app_with(&[
         ("WORKBENCH_HACKERNEWS_BASE_URL", format!("{}/v0", fb.url)),
-        (
-            "WORKBENCH_HACKERNEWS_ALGOLIA_BASE_URL",
-            format!("{}/api/v1", al.url),
-        ),
+        ("WORKBENCH_HACKERNEWS_ALGOLIA_BASE_URL", format!("{}/api/v1", al.url)),
     ]);
     (t, fb, al)
 }
@@ -124,20 +111,11 @@ async fn hackernews_list_stories_fans_out_and_pages() {
     assert_eq!(reqs[0].path, "/v0/topstories.json");
     assert_eq!(reqs.len(), 11);
     // The cursor continues where the first page ended; the last page has no next_cursor.
-    let r2 = t
-        .ok(
-            "hackernews_list_stories",
-            json!({"list": "new", "limit": 30, "cursor": "30"}),
-        )
-        .await;
+    let r2 = t.ok("hackernews_list_stories", json!({"list": "new", "limit": 30, "cursor": "30"})).await;
     assert_eq!(r2["stories"][0]["id"], 31);
     assert_eq!(r2["stories"].as_array().unwrap().len(), 15);
     assert!(r2.get("next_cursor").is_none());
-    assert!(
-        fb.requests()
-            .iter()
-            .any(|r| r.path == "/v0/newstories.json")
-    );
+    assert!(fb.requests().iter().any(|r| r.path == "/v0/newstories.json"));
 }
 
 #[tokio::test]
@@ -149,25 +127,15 @@ async fn hackernews_get_item_plain_and_with_comment_tree() {
     assert_eq!(c["author"], "alice");
     assert_eq!(fb.last().path, "/v0/item/999.json");
 
-    let tree = t
-        .ok(
-            "hackernews_get_item",
-            json!({"item_id": 8863, "include_comments": true, "max_depth": 2}),
-        )
-        .await;
+    let tree = t.ok("hackernews_get_item", json!({"item_id": 8863, "include_comments": true, "max_depth": 2})).await;
     assert_eq!(al.last().path, "/api/v1/items/8863");
     assert_eq!(tree["title"], "My YC app: Dropbox");
     assert_eq!(tree["comments"][0]["text"], "Cool/neat");
     assert_eq!(tree["comments"][0]["replies"][0]["author"], "BrandonM");
-    assert_eq!(
-        tree["comments"][0]["replies"][0]["more_replies"], 1,
-        "depth 2 stops here and says how many are hidden"
-    );
+    assert_eq!(tree["comments"][0]["replies"][0]["more_replies"], 1, "depth 2 stops here and says how many are hidden");
     assert_eq!(tree["comments"][1]["author"], "pg");
 
-    let missing = t
-        .err("hackernews_get_item", json!({"item_id": 123456}))
-        .await;
+    let missing = t.err("hackernews_get_item", json!({"item_id": 123456})).await;
     assert_eq!(missing["code"], "UPSTREAM_ERROR");
     assert_eq!(missing["status"], 404);
 }
@@ -188,22 +156,12 @@ async fn hackernews_search_maps_filters_and_cursor() {
     assert_eq!(r["hits"][0]["comments"], 345);
     assert_eq!(r["total"], 3);
     assert_eq!(r["next_cursor"], "1");
-    let r2 = t
-        .ok(
-            "hackernews_search_stories",
-            json!({"query": "rust", "cursor": "2"}),
-        )
-        .await;
+    let r2 = t.ok("hackernews_search_stories", json!({"query": "rust", "cursor": "2"})).await;
     assert_eq!(al.last().path, "/api/v1/search");
     assert_eq!(al.last().q("tags"), Some("story"), "stories by default");
     assert_eq!(r2["hits"][0]["id"], 4002);
     assert!(r2.get("next_cursor").is_none(), "page 2 of 3 is the last");
-    let bad = t
-        .err(
-            "hackernews_search_stories",
-            json!({"query": "rust", "cursor": "abc"}),
-        )
-        .await;
+    let bad = t.err("hackernews_search_stories", json!({"query": "rust", "cursor": "abc"})).await;
     assert_eq!(bad["code"], "INVALID_ARGUMENTS");
 }
 
@@ -217,26 +175,15 @@ async fn hackernews_get_user_and_unknown_user() {
     assert_eq!(u["submission_count"], 25);
     assert_eq!(u["recent_submission_ids"].as_array().unwrap().len(), 10);
     assert_eq!(u["created"], "2006-10-09T18:21:32Z");
-    let e = t
-        .err("hackernews_get_user", json!({"username": "nobody-here"}))
-        .await;
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains("no user 'nobody-here'"),
-        "{e}"
-    );
+    let e = t.err("hackernews_get_user", json!({"username": "nobody-here"})).await;
+    assert!(e["message"].as_str().unwrap().contains("no user 'nobody-here'"), "{e}");
 }
 
 // ---------------------------------------------------------------- Wikipedia
 
 fn wikipedia(r: &Recorded) -> Reply {
     if r.method != "GET" || !has_user_agent(r) {
-        return Reply::json(
-            403,
-            json!({"error": {"code": "badrequest", "info": "Please set a user-agent"}}),
-        );
+        return Reply::json(403, json!({"error": {"code": "badrequest", "info": "Please set a user-agent"}}));
     }
     match r.path.as_str() {
         "/w/rest.php/v1/search/page" => {
@@ -287,10 +234,7 @@ fn wikipedia(r: &Recorded) -> Reply {
                     200,
                     json!({"batchcomplete": true, "query": {"pages": [{"ns": 0, "title": t, "missing": true}]}}),
                 ),
-                None => Reply::json(
-                    200,
-                    json!({"error": {"code": "notitles", "info": "No titles"}}),
-                ),
+                None => Reply::json(200, json!({"error": {"code": "notitles", "info": "No titles"}})),
             }
         }
         _ => Reply::json(404, json!({"title": "Not found."})),
@@ -306,12 +250,7 @@ async fn wiki() -> (TestApp, Fake) {
 #[tokio::test]
 async fn wikipedia_search_summary_article() {
     let (t, f) = wiki().await;
-    let s = t
-        .ok(
-            "wikipedia_search_articles",
-            json!({"query": "Ada", "limit": 3}),
-        )
-        .await;
+    let s = t.ok("wikipedia_search_articles", json!({"query": "Ada", "limit": 3})).await;
     assert_eq!(f.last().q("q"), Some("Ada"));
     assert_eq!(f.last().q("limit"), Some("3"));
     assert_eq!(
@@ -322,14 +261,9 @@ async fn wikipedia_search_summary_article() {
         })
     );
 
-    let sum = t
-        .ok("wikipedia_get_summary", json!({"title": "Ada Lovelace"}))
-        .await;
+    let sum = t.ok("wikipedia_get_summary", json!({"title": "Ada Lovelace"})).await;
     assert_eq!(f.last().path, "/api/rest_v1/page/summary/Ada_Lovelace");
-    assert_eq!(
-        sum["summary"],
-        "Augusta Ada King, Countess of Lovelace was an English mathematician."
-    );
+    assert_eq!(sum["summary"], "Augusta Ada King, Countess of Lovelace was an English mathematician.");
     assert_eq!(sum["thumbnail"], "https://upload.wikimedia.org/ada.jpg");
 
     let art = t
@@ -342,60 +276,24 @@ async fn wikipedia_search_summary_article() {
     assert_eq!(art["text"], "Started in 2006.\nSponsored.");
     assert_eq!(art["sections"], json!(["History", "Mozilla", "Syntax"]));
     assert_eq!(art["truncated"], false);
-    assert_eq!(
-        art["url"],
-        "https://en.wikipedia.org/wiki/Rust_%28programming_language%29"
-    );
+    assert_eq!(art["url"], "https://en.wikipedia.org/wiki/Rust_%28programming_language%29");
 
-    let nosec = t
-        .err(
-            "wikipedia_get_article",
-            json!({"title": "Rust (programming language)", "section": "Performance"}),
-        )
-        .await;
+    let nosec =
+        t.err("wikipedia_get_article", json!({"title": "Rust (programming language)", "section": "Performance"})).await;
     assert_eq!(nosec["code"], "INVALID_ARGUMENTS");
-    assert!(
-        nosec["message"]
-            .as_str()
-            .unwrap()
-            .contains("History, Mozilla, Syntax"),
-        "{nosec}"
-    );
+    assert!(nosec["message"].as_str().unwrap().contains("History, Mozilla, Syntax"), "{nosec}");
 }
 
 #[tokio::test]
 async fn wikipedia_errors_carry_the_providers_words() {
     let (t, _) = wiki().await;
-    let e = t
-        .err(
-            "wikipedia_get_summary",
-            json!({"title": "No such page at all"}),
-        )
-        .await;
+    let e = t.err("wikipedia_get_summary", json!({"title": "No such page at all"})).await;
     assert_eq!(e["code"], "UPSTREAM_ERROR");
     assert_eq!(e["status"], 404);
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains("Page or revision not found."),
-        "{e}"
-    );
-    let missing = t
-        .err("wikipedia_get_article", json!({"title": "Qwzxv"}))
-        .await;
-    assert!(
-        missing["message"]
-            .as_str()
-            .unwrap()
-            .contains("no article titled 'Qwzxv'")
-    );
-    let lang = t
-        .err(
-            "wikipedia_get_summary",
-            json!({"title": "X", "lang": "evil.com/"}),
-        )
-        .await;
+    assert!(e["message"].as_str().unwrap().contains("Page or revision not found."), "{e}");
+    let missing = t.err("wikipedia_get_article", json!({"title": "Qwzxv"})).await;
+    assert!(missing["message"].as_str().unwrap().contains("no article titled 'Qwzxv'"));
+    let lang = t.err("wikipedia_get_summary", json!({"title": "X", "lang": "evil.com/"})).await;
     assert_eq!(lang["code"], "INVALID_ARGUMENTS");
 }
 
@@ -416,10 +314,7 @@ fn meteo(r: &Recorded) -> Reply {
             }], "generationtime_ms": 0.5}),
             ),
             Some(_) => Reply::json(200, json!({"generationtime_ms": 0.3})),
-            None => Reply::json(
-                400,
-                json!({"error": true, "reason": "Parameter 'name' is required"}),
-            ),
+            None => Reply::json(400, json!({"error": true, "reason": "Parameter 'name' is required"})),
         },
         "/fc/v1/forecast" | "/ar/v1/archive" => {
             let (Some(lat), Some(_lon)) = (r.q("latitude"), r.q("longitude")) else {
@@ -441,7 +336,8 @@ fn meteo(r: &Recorded) -> Reply {
             });
             if r.path.starts_with("/fc") {
                 body["current_units"] = json!({"time": "iso8601", "interval": "seconds", "temperature_2m": "°C", "weather_code": "wmo code"});
-                body["current"] = json!({"time": "2026-11-30T10:00", "interval": 900, "temperature_2m": 15.2, "weather_code": 2});
+                body["current"] =
+                    json!({"time": "2026-11-30T10:00", "interval": 900, "temperature_2m": 15.2, "weather_code": 2});
             }
             Reply::json(200, body)
         }
@@ -453,14 +349,8 @@ async fn weather() -> (TestApp, Fake) {
     let f = Fake::start(meteo).await;
     let t = app_with(&[
         ("WORKBENCH_OPEN_METEO_BASE_URL", format!("{}/fc/v1", f.url)),
-        (
-            "WORKBENCH_OPEN_METEO_GEOCODING_BASE_URL",
-            format!("{}/geo/v1", f.url),
-        ),
-        (
-            "WORKBENCH_OPEN_METEO_ARCHIVE_BASE_URL",
-            format!("{}/ar/v1", f.url),
-        ),
+        ("WORKBENCH_OPEN_METEO_GEOCODING_BASE_URL", format!("{}/geo/v1", f.url)),
+        ("WORKBENCH_OPEN_METEO_ARCHIVE_BASE_URL", format!("{}/ar/v1", f.url)),
     ]);
     (t, f)
 }
@@ -468,17 +358,9 @@ async fn weather() -> (TestApp, Fake) {
 #[tokio::test]
 async fn open_meteo_search_and_forecast_by_name() {
     let (t, f) = weather().await;
-    let loc = t
-        .ok(
-            "open_meteo_search_locations",
-            json!({"name": "Lisbon", "count": 1, "country_code": "PT"}),
-        )
-        .await;
+    let loc = t.ok("open_meteo_search_locations", json!({"name": "Lisbon", "count": 1, "country_code": "PT"})).await;
     let req = f.last();
-    assert_eq!(
-        (req.q("name"), req.q("count"), req.q("countryCode")),
-        (Some("Lisbon"), Some("1"), Some("PT"))
-    );
+    assert_eq!((req.q("name"), req.q("count"), req.q("countryCode")), (Some("Lisbon"), Some("1"), Some("PT")));
     assert_eq!(loc["locations"][0]["timezone"], "Europe/Lisbon");
     assert_eq!(loc["locations"][0]["latitude"], 38.71667);
 
@@ -509,55 +391,30 @@ async fn open_meteo_search_and_forecast_by_name() {
 async fn open_meteo_history_and_argument_errors() {
     let (t, f) = weather().await;
     let h = t
-        .ok("open_meteo_get_historical_weather", json!({"latitude": 38.7, "longitude": -9.1, "start_date": "2025-01-01", "end_date": "2025-01-02"}))
+        .ok(
+            "open_meteo_get_historical_weather",
+            json!({"latitude": 38.7, "longitude": -9.1, "start_date": "2025-01-01", "end_date": "2025-01-02"}),
+        )
         .await;
     let req = f.last();
     assert_eq!(req.path, "/ar/v1/archive");
-    assert_eq!(
-        (req.q("start_date"), req.q("end_date")),
-        (Some("2025-01-01"), Some("2025-01-02"))
-    );
+    assert_eq!((req.q("start_date"), req.q("end_date")), (Some("2025-01-01"), Some("2025-01-02")));
     assert_eq!(h["daily"].as_array().unwrap().len(), 2);
 
-    let none = t
-        .err("open_meteo_get_forecast", json!({"forecast_days": 3}))
-        .await;
+    let none = t.err("open_meteo_get_forecast", json!({"forecast_days": 3})).await;
     assert_eq!(none["code"], "INVALID_ARGUMENTS");
-    assert!(
-        none["message"]
-            .as_str()
-            .unwrap()
-            .contains("latitude and longitude, or a location"),
-        "{none}"
-    );
-    let nowhere = t
-        .err("open_meteo_get_forecast", json!({"location": "Atlantis"}))
-        .await;
-    assert!(
-        nowhere["message"]
-            .as_str()
-            .unwrap()
-            .contains("no place called 'Atlantis'")
-    );
-    let range = t
+    assert!(none["message"].as_str().unwrap().contains("latitude and longitude, or a location"), "{none}");
+    let nowhere = t.err("open_meteo_get_forecast", json!({"location": "Atlantis"})).await;
+    assert!(nowhere["message"].as_str().unwrap().contains("no place called 'Atlantis'"));
+    let range = t.err("open_meteo_get_forecast", json!({"latitude": 95, "longitude": 0})).await;
+    assert_eq!(range["problems"][0]["path"], "/latitude", "the schema catches it before any request");
+    let backwards = t
         .err(
-            "open_meteo_get_forecast",
-            json!({"latitude": 95, "longitude": 0}),
+            "open_meteo_get_historical_weather",
+            json!({"latitude": 1, "longitude": 1, "start_date": "2025-02-01", "end_date": "2025-01-01"}),
         )
         .await;
-    assert_eq!(
-        range["problems"][0]["path"], "/latitude",
-        "the schema catches it before any request"
-    );
-    let backwards = t
-        .err("open_meteo_get_historical_weather", json!({"latitude": 1, "longitude": 1, "start_date": "2025-02-01", "end_date": "2025-01-01"}))
-        .await;
-    assert!(
-        backwards["message"]
-            .as_str()
-            .unwrap()
-            .contains("before start_date")
-    );
+    assert!(backwards["message"].as_str().unwrap().contains("before start_date"));
 }
 
 #[tokio::test]
@@ -569,36 +426,29 @@ async fn provider_error_bodies_and_rate_limits() {
     let f = Fake::start(move |r| {
         let n = h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         match r.q("name") {
-            Some("slow") => Reply::json(429, json!({"error": true, "reason": "Too many requests"})).with_header("retry-after", "120"),
-            Some("blip") if n.is_multiple_of(2) => Reply::json(429, json!({"error": true, "reason": "Too many"})).with_header("retry-after", "1"),
+            Some("slow") => Reply::json(429, json!({"error": true, "reason": "Too many requests"}))
+                .with_header("retry-after", "120"),
+            Some("blip") if n.is_multiple_of(2) => {
+                Reply::json(429, json!({"error": true, "reason": "Too many"})).with_header("retry-after", "1")
+            }
             Some("blip") => Reply::json(200, json!({"results": [{"name": "Blip", "latitude": 1.0, "longitude": 2.0}]})),
-            _ => Reply::json(400, json!({"error": true, "reason": "Cannot initialize WeatherVariable from invalid String value"})),
+            _ => Reply::json(
+                400,
+                json!({"error": true, "reason": "Cannot initialize WeatherVariable from invalid String value"}),
+            ),
         }
     })
     .await;
     let t = app_with(&[("WORKBENCH_OPEN_METEO_GEOCODING_BASE_URL", f.url.clone())]);
-    let e = t
-        .err("open_meteo_search_locations", json!({"name": "xx"}))
-        .await;
+    let e = t.err("open_meteo_search_locations", json!({"name": "xx"})).await;
     assert_eq!(e["code"], "UPSTREAM_ERROR");
     assert_eq!(e["status"], 400);
-    assert_eq!(
-        e["message"],
-        "open_meteo answered 400: Cannot initialize WeatherVariable from invalid String value"
-    );
-    let rl = t
-        .err("open_meteo_search_locations", json!({"name": "slow"}))
-        .await;
+    assert_eq!(e["message"], "open_meteo answered 400: Cannot initialize WeatherVariable from invalid String value");
+    let rl = t.err("open_meteo_search_locations", json!({"name": "slow"})).await;
     assert_eq!(rl["code"], "RATE_LIMITED");
     assert_eq!(rl["retry_after_seconds"], 120);
     let before = hits.load(std::sync::atomic::Ordering::SeqCst);
-    let ok = t
-        .ok("open_meteo_search_locations", json!({"name": "blip"}))
-        .await;
+    let ok = t.ok("open_meteo_search_locations", json!({"name": "blip"})).await;
     assert_eq!(ok["locations"][0]["name"], "Blip");
-    assert_eq!(
-        hits.load(std::sync::atomic::Ordering::SeqCst) - before,
-        2,
-        "one 429, one retry"
-    );
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst) - before, 2, "one 429, one retry");
 }

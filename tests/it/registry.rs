@@ -19,12 +19,7 @@ fn check_schema(tool: &str, path: &str, schema: &Value, problems: &mut Vec<Strin
         }
     }
     if let Some(t) = obj.get("type") {
-        let ok = |s: &str| {
-            [
-                "string", "integer", "number", "boolean", "object", "array", "null",
-            ]
-            .contains(&s)
-        };
+        let ok = |s: &str| ["string", "integer", "number", "boolean", "object", "array", "null"].contains(&s);
         let valid = match t {
             Value::String(s) => ok(s),
             Value::Array(a) => a.iter().all(|x| x.as_str().is_some_and(ok)),
@@ -40,11 +35,7 @@ fn check_schema(tool: &str, path: &str, schema: &Value, problems: &mut Vec<Strin
             return;
         };
         for (name, p) in props {
-            if path.is_empty()
-                && p.get("description")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-            {
+            if path.is_empty() && p.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
                 problems.push(format!("{tool}: parameter '{name}' has no description"));
             }
             if name.chars().any(|c| c.is_ascii_uppercase()) {
@@ -79,10 +70,7 @@ fn every_tool_keeps_the_catalogue_invariants() {
             problems.push(format!("duplicate tool name {}", tool.name));
         }
         if !tool.name.starts_with(&format!("{}_", tool.integration)) {
-            problems.push(format!(
-                "{} lacks its integration prefix {}_",
-                tool.name, tool.integration
-            ));
+            problems.push(format!("{} lacks its integration prefix {}_", tool.name, tool.integration));
         }
         // No integration's prefix may be a prefix of another's (google_ vs google_drive_).
         for other in &integration_names {
@@ -93,22 +81,12 @@ fn every_tool_keeps_the_catalogue_invariants() {
                 problems.push(format!("{} also carries the prefix of {other}", tool.name));
             }
         }
-        if tool.name.len() > 40
-            || !tool
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        if tool.name.len() > 40 || !tool.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         {
-            problems.push(format!(
-                "{}: names are snake_case ASCII, at most 40 chars",
-                tool.name
-            ));
+            problems.push(format!("{}: names are snake_case ASCII, at most 40 chars", tool.name));
         }
         if tool.description.len() < 40 {
-            problems.push(format!(
-                "{}: description too short to be found by search",
-                tool.name
-            ));
+            problems.push(format!("{}: description too short to be found by search", tool.name));
         }
         let schema = tool.schema();
         if schema["type"] != "object" {
@@ -126,13 +104,11 @@ fn every_tool_keeps_the_catalogue_invariants() {
             let name = r.as_str().unwrap();
             let p = &schema["properties"][name];
             let v = match p["type"].as_str() {
-                Some("string") => p["enum"].get(0).cloned().unwrap_or_else(|| {
-                    json!("x".repeat(p["minLength"].as_u64().unwrap_or(1).max(1) as usize))
-                }),
-                Some("integer") | Some("number") => p["minimum"]
-                    .as_f64()
-                    .map(|m| json!(m as i64))
-                    .unwrap_or(json!(1)),
+                Some("string") => p["enum"]
+                    .get(0)
+                    .cloned()
+                    .unwrap_or_else(|| json!("x".repeat(p["minLength"].as_u64().unwrap_or(1).max(1) as usize))),
+                Some("integer") | Some("number") => p["minimum"].as_f64().map(|m| json!(m as i64)).unwrap_or(json!(1)),
                 Some("boolean") => json!(true),
                 Some("array") => json!(["x"]),
                 Some("object") => json!({}),
@@ -141,10 +117,7 @@ fn every_tool_keeps_the_catalogue_invariants() {
             minimal.insert(name.to_string(), v);
         }
         if let Err(p) = workbench::validate::validate(schema, &Value::Object(minimal)) {
-            problems.push(format!(
-                "{}: its own minimal valid call is rejected: {p:?}",
-                tool.name
-            ));
+            problems.push(format!("{}: its own minimal valid call is rejected: {p:?}", tool.name));
         }
     }
     for integration in registry.integrations() {
@@ -152,17 +125,10 @@ fn every_tool_keeps_the_catalogue_invariants() {
             problems.push(format!("{} has no tools", integration.name));
         }
         if integration.hosts.first().map(|h| h.key) != Some("base_url") {
-            problems.push(format!(
-                "{}: the first host must be base_url",
-                integration.name
-            ));
+            problems.push(format!("{}: the first host must be base_url", integration.name));
         }
     }
-    assert!(
-        problems.is_empty(),
-        "catalogue invariants broken:\n{}",
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "catalogue invariants broken:\n{}", problems.join("\n"));
 }
 
 fn catalogue() -> Value {
@@ -170,10 +136,7 @@ fn catalogue() -> Value {
     let committed = std::fs::read_to_string(root.join("tests/it/data/catalogue.json")).unwrap();
     // The committed copy must match the team's spec when the spec is beside the checkout.
     if let Ok(shared) = std::fs::read_to_string(root.join("../shared/spec/catalogue.json")) {
-        assert_eq!(
-            shared, committed,
-            "tests/it/data/catalogue.json is out of date with ../shared/spec/catalogue.json"
-        );
+        assert_eq!(shared, committed, "tests/it/data/catalogue.json is out of date with ../shared/spec/catalogue.json");
     }
     serde_json::from_str(&committed).unwrap()
 }
@@ -201,8 +164,8 @@ fn registry_matches_the_catalogue_spec() {
         let name = t["name"].as_str().unwrap();
         names.insert(name.to_string());
         let integration = t["integration"].as_str().unwrap_or("");
-        let expected = shipped.contains(integration)
-            || (integration == "builtin" && !BUILTINS_NOT_YET_SHIPPED.contains(&name));
+        let expected =
+            shipped.contains(integration) || (integration == "builtin" && !BUILTINS_NOT_YET_SHIPPED.contains(&name));
         if expected {
             match registry.get(name) {
                 None => missing.push(name.to_string()),
@@ -214,10 +177,7 @@ fn registry_matches_the_catalogue_spec() {
             }
         }
     }
-    assert!(
-        missing.is_empty(),
-        "catalogue tools missing from the registry: {missing:?}"
-    );
+    assert!(missing.is_empty(), "catalogue tools missing from the registry: {missing:?}");
     for t in registry.tools() {
         assert!(names.contains(t.name), "{} is not in the catalogue", t.name);
     }
@@ -239,12 +199,7 @@ fn tool_schemas_snapshot() {
 #[test]
 fn tools_list_is_the_nine_meta_tools_and_is_snapshotted() {
     let tools = serde_json::to_value(workbench::mcp::tool_list()).unwrap();
-    let names: Vec<&str> = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
         [
@@ -267,31 +222,14 @@ fn tools_list_is_the_nine_meta_tools_and_is_snapshotted() {
                 t["name"]
             );
         }
-        assert!(
-            t["annotations"]["readOnlyHint"].is_boolean(),
-            "{} lacks annotations",
-            t["name"]
-        );
+        assert!(t["annotations"]["readOnlyHint"].is_boolean(), "{} lacks annotations", t["name"]);
     }
-    let curl = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "curl_session")
-        .unwrap();
+    let curl = tools.as_array().unwrap().iter().find(|t| t["name"] == "curl_session").unwrap();
     assert!(
-        curl["description"]
-            .as_str()
-            .unwrap()
-            .starts_with("HIGH RISK — do not call without explicit user approval.")
+        curl["description"].as_str().unwrap().starts_with("HIGH RISK — do not call without explicit user approval.")
     );
-    let bytes = serde_json::to_string(&json!({ "tools": tools }))
-        .unwrap()
-        .len();
+    let bytes = serde_json::to_string(&json!({ "tools": tools })).unwrap().len();
     eprintln!("tools/list: {bytes} bytes, ~{} tokens (bytes/4)", bytes / 4);
-    assert!(
-        bytes < 9_000,
-        "tools/list grew to {bytes} bytes; every conversation pays for it"
-    );
+    assert!(bytes < 9_000, "tools/list grew to {bytes} bytes; every conversation pays for it");
     assert_snapshot("tools_list.json", &tools);
 }

@@ -20,15 +20,10 @@ pub struct Recorded {
 
 impl Recorded {
     pub fn q(&self, key: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .get(&name.to_ascii_lowercase())
-            .map(String::as_str)
+        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
     }
 }
 
@@ -41,11 +36,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(status: u16, body: serde_json::Value) -> Reply {
-        Reply {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.to_string(),
-        }
+        Reply { status, headers: vec![("content-type".into(), "application/json".into())], body: body.to_string() }
     }
     pub fn with_header(mut self, k: &str, v: &str) -> Reply {
         self.headers.push((k.into(), v.into()));
@@ -69,22 +60,14 @@ pub struct Fake {
 impl Fake {
     pub async fn start(handler: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Fake {
         let log = Arc::new(Mutex::new(Vec::new()));
-        let shared = Shared {
-            handler: Arc::new(handler),
-            log: log.clone(),
-        };
+        let shared = Shared { handler: Arc::new(handler), log: log.clone() };
         let app = axum::Router::new().fallback(serve).with_state(shared);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let addr = listener.local_addr().expect("addr");
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Fake {
-            url: format!("http://{addr}"),
-            log,
-        }
+        Fake { url: format!("http://{addr}"), log }
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -96,13 +79,7 @@ impl Fake {
     }
 }
 
-async fn serve(
-    State(s): State<Shared>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn serve(State(s): State<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let query = uri.query().map(url_decode_pairs).unwrap_or_default();
     let rec = Recorded {
         method: method.to_string(),
@@ -110,30 +87,19 @@ async fn serve(
         query,
         headers: headers
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_ascii_lowercase(),
-                    v.to_str().unwrap_or_default().to_string(),
-                )
-            })
+            .map(|(k, v)| (k.as_str().to_ascii_lowercase(), v.to_str().unwrap_or_default().to_string()))
             .collect(),
         body: body.to_vec(),
     };
     s.log.lock().unwrap().push(rec.clone());
     let handler = s.handler.clone();
-    let reply = tokio::task::spawn_blocking(move || handler(&rec))
-        .await
-        .expect("handler");
-    let mut resp = (
-        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        reply.body,
-    )
-        .into_response();
+    let reply = tokio::task::spawn_blocking(move || handler(&rec)).await.expect("handler");
+    let mut resp =
+        (StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), reply.body).into_response();
     for (k, v) in reply.headers {
-        if let (Ok(name), Ok(value)) = (
-            axum::http::HeaderName::from_bytes(k.as_bytes()),
-            axum::http::HeaderValue::from_str(&v),
-        ) {
+        if let (Ok(name), Ok(value)) =
+            (axum::http::HeaderName::from_bytes(k.as_bytes()), axum::http::HeaderValue::from_str(&v))
+        {
             resp.headers_mut().insert(name, value);
         }
     }
@@ -177,7 +143,5 @@ fn decode(s: &str) -> String {
 /// The check every fake makes first: workbench identifies itself.
 /// (GET requests also carry no body, as real APIs expect.)
 pub fn has_user_agent(r: &Recorded) -> bool {
-    r.header("user-agent")
-        .is_some_and(|ua| ua.starts_with("workbench/"))
-        && (r.method != "GET" || r.body.is_empty())
+    r.header("user-agent").is_some_and(|ua| ua.starts_with("workbench/")) && (r.method != "GET" || r.body.is_empty())
 }

@@ -21,17 +21,10 @@ pub struct TestApp {
 
 pub fn app_with(env: &[(&str, String)]) -> TestApp {
     let home = tempfile::tempdir().expect("temp dir");
-    let mut vars: HashMap<String, String> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
+    let mut vars: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     vars.insert("WORKBENCH_HOME".into(), home.path().display().to_string());
-    let settings = Settings::load(|k| vars.get(k).cloned()).expect("settings");
-    let app = App::with_parts(
-        settings,
-        Registry::standard(),
-        Arc::new(MemoryStore::default()),
-    );
+    let settings = Settings::load(&vars).expect("settings");
+    let app = App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()));
     TestApp { app, home }
 }
 
@@ -41,19 +34,13 @@ pub fn app() -> TestApp {
 
 impl TestApp {
     pub async fn call(&self, tool: &str, args: Value) -> Outcome {
-        workbench::meta::call(&self.app, tool, args)
-            .await
-            .expect("known meta-tool")
+        workbench::meta::call(&self.app, tool, args).await.expect("known meta-tool")
     }
 
     /// Runs one tool through execute_tools and returns its single result entry.
     pub async fn exec(&self, tool: &str, args: Value) -> Value {
-        let out = self
-            .call(
-                "execute_tools",
-                serde_json::json!({ "executions": [{ "tool": tool, "args": args }] }),
-            )
-            .await;
+        let out =
+            self.call("execute_tools", serde_json::json!({ "executions": [{ "tool": tool, "args": args }] })).await;
         assert!(!out.is_error, "batch failed: {}", out.body);
         out.body["results"][0].clone()
     }
@@ -68,10 +55,7 @@ impl TestApp {
     /// Runs one tool and expects an error; returns the error object.
     pub async fn err(&self, tool: &str, args: Value) -> Value {
         let entry = self.exec(tool, args).await;
-        assert!(
-            entry.get("error").is_some(),
-            "{tool} unexpectedly succeeded: {entry}"
-        );
+        assert!(entry.get("error").is_some(), "{tool} unexpectedly succeeded: {entry}");
         entry["error"].clone()
     }
 }
@@ -83,20 +67,14 @@ pub fn binary() -> std::path::PathBuf {
 
 /// Compares `actual` with the committed snapshot `name`; `UPDATE_SNAPSHOTS=1` rewrites it.
 pub fn assert_snapshot(name: &str, actual: &Value) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/it/snapshots")
-        .join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots").join(name);
     let pretty = serde_json::to_string_pretty(actual).expect("json") + "\n";
     if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
         std::fs::write(&path, &pretty).expect("write snapshot");
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "missing snapshot {}; run with UPDATE_SNAPSHOTS=1 and review it",
-            path.display()
-        )
-    });
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing snapshot {}; run with UPDATE_SNAPSHOTS=1 and review it", path.display()));
     if expected != pretty {
         panic!(
             "snapshot {name} changed; review the difference and rerun with UPDATE_SNAPSHOTS=1 if it is intended.\n--- expected\n{expected}\n--- actual\n{pretty}"
