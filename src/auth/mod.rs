@@ -28,6 +28,9 @@ impl Source {
     }
 }
 
+/// Name/value pairs whose values are secret (headers or query parameters).
+pub type SecretPairs = Vec<(String, Secret<String>)>;
+
 /// A usable credential for one integration.
 #[derive(Debug, Clone)]
 pub struct Connection {
@@ -56,7 +59,7 @@ impl Connection {
     }
 
     /// The headers and query parameters that carry this credential.
-    pub fn injection(&self, inject: &Inject) -> (Vec<(String, Secret<String>)>, Vec<(String, Secret<String>)>) {
+    pub fn injection(&self, inject: &Inject) -> (SecretPairs, SecretPairs) {
         let mut headers = Vec::new();
         let mut query = Vec::new();
         match inject {
