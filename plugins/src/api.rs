@@ -354,6 +354,11 @@ pub trait Upstream: Send + Sync {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, ToolError>>;
     /// A non-secret field of the user's connection (site, email, host), if set.
     fn field(&self, name: &str) -> Option<String>;
+    /// Reads a local file the user named (uploads); absolute paths only, size-capped.
+    fn read_local_file(&self, path: &str) -> BoxFuture<Result<Vec<u8>, ToolError>>;
+    /// Writes a local file the user named (downloads); refuses to overwrite unless `overwrite`.
+    /// Returns the number of bytes written.
+    fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>>;
 }
 
 /// A problem with one argument, in terms an agent can act on.

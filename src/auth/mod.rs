@@ -156,6 +156,21 @@ pub fn from_store(
     }))
 }
 
+/// A connection built from form fields (before it is verified and stored).
+pub fn from_fields(
+    integration: &'static Integration,
+    fields: HashMap<String, Secret<String>>,
+    source: Source,
+) -> Connection {
+    let names = field_names(integration);
+    Connection {
+        integration: integration.name,
+        fields,
+        source,
+        secret_names: names.iter().filter(|(_, s, _)| *s).map(|(n, _, _)| *n).collect(),
+    }
+}
+
 /// Saves a connection's fields to the secret store as one entry.
 pub fn save(
     integration: &str,

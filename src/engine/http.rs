@@ -95,6 +95,16 @@ impl Upstream for EngineUpstream {
     fn field(&self, name: &str) -> Option<String> {
         self.connection.as_ref().and_then(|c| c.public_field(name))
     }
+
+    fn read_local_file(&self, path: &str) -> BoxFuture<Result<Vec<u8>, ToolError>> {
+        let path = path.to_string();
+        Box::pin(async move { crate::engine::files::read(&path).await })
+    }
+
+    fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>> {
+        let path = path.to_string();
+        Box::pin(async move { crate::engine::files::write(&path, bytes, overwrite).await })
+    }
 }
 
 async fn send(
@@ -221,4 +231,32 @@ fn provider_message(integration: &Integration, reply: &HttpResponse) -> String {
         return format!("HTTP {}", reply.status);
     }
     plugins::api::truncate_chars(text, 300).0
+}
+
+/// Proves a credential works with the integration's cheap identity call (before it is stored),
+/// and returns the account's label. A rejected credential is an error that says so.
+pub async fn verify_identity(
+    app: &Arc<App>,
+    integration: &'static Integration,
+    connection: Connection,
+) -> Result<Option<String>, ToolError> {
+    let Some(identity) = integration.auth.identity else { return Ok(None) };
+    let upstream = EngineUpstream {
+        app: app.clone(),
+        integration,
+        deadline: Instant::now() + app.settings.call_timeout.min(Duration::from_secs(20)),
+        connection: Some(Arc::new(connection)),
+    };
+    match upstream.send((identity.request)()).await {
+        Ok(reply) => {
+            let body = reply.json()?;
+            Ok((identity.label)(&body))
+        }
+        Err(ToolError::Upstream { status: status @ (401 | 403), message, .. }) => Err(ToolError::Upstream {
+            status,
+            message: format!("{} rejected this credential: {message}", integration.display_name),
+            retry_after: None,
+        }),
+        Err(e) => Err(e),
+    }
 }

@@ -3,6 +3,7 @@
 //! -> audit, then `return` projection and the response size cap.
 
 pub mod cap;
+pub mod files;
 pub mod http;
 pub mod scrub;
 pub mod template;
