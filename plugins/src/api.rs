@@ -359,6 +359,8 @@ pub trait Upstream: Send + Sync {
     /// Writes a local file the user named (downloads); refuses to overwrite unless `overwrite`.
     /// Returns the number of bytes written.
     fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>>;
+    /// A fresh random id (128 bits, hex), e.g. for Stripe's `Idempotency-Key` or MIME boundaries.
+    fn new_id(&self) -> String;
 }
 
 /// A problem with one argument, in terms an agent can act on.

@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //! - [`api`]: the contract with the engine (integration and tool descriptions, requests, errors).
+//! - [`codec`]: base64 (standard and URL-safe) for file contents and MIME.
 //! - [`schema`]: argument types to portable JSON Schema.
 //! - [`text`]: rich text (HTML) to plain text at the tool boundary.
 //! - one module per integration, each exporting `INTEGRATION`, all listed in [`INTEGRATIONS`].
@@ -10,6 +11,7 @@
 //! [`INTEGRATIONS`], and add its fake-server tests under `tests/it/`.
 
 pub mod api;
+pub mod codec;
 pub mod schema;
 pub mod text;
 

@@ -78,7 +78,7 @@ impl Connection {
                 if let (Some(u), Some(p)) = (self.get(user), self.get(pass)) {
                     headers.push((
                         "authorization".to_string(),
-                        Secret::new(format!("Basic {}", base64(format!("{u}:{p}").as_bytes()))),
+                        Secret::new(format!("Basic {}", plugins::codec::base64_encode(format!("{u}:{p}").as_bytes()))),
                     ));
                 }
             }
@@ -187,41 +187,9 @@ pub fn erase(integration: &str, store: &dyn SecretStore) -> Result<bool, StoreEr
     store.delete(&store_key(integration))
 }
 
-/// Standard base64 (RFC 4648) for Basic auth; small enough not to need a crate.
-pub fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_rfc_4648_vectors() {
-        for (input, want) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-            ("a@b.c:tok", "YUBiLmM6dG9r"),
-        ] {
-            assert_eq!(base64(input.as_bytes()), want);
-        }
-    }
 
     #[test]
     fn env_names() {

@@ -105,6 +105,10 @@ impl Upstream for EngineUpstream {
         let path = path.to_string();
         Box::pin(async move { crate::engine::files::write(&path, bytes, overwrite).await })
     }
+
+    fn new_id(&self) -> String {
+        crate::ids::random_hex(16)
+    }
 }
 
 async fn send(
