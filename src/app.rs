@@ -8,9 +8,12 @@ use std::time::Instant;
 use plugins::api::Integration;
 
 use crate::auth::{self, Connection};
-use crate::config::Settings;
+use crate::config::{Settings, StoreKind};
 use crate::registry::Registry;
-use crate::secrets::{MemoryStore, SecretStore, Vault};
+use crate::secrets::Secret;
+use crate::secrets::file::{FileStore, Passphrase};
+use crate::secrets::keychain::KeychainStore;
+use crate::secrets::{MemoryStore, SecretStore, StoreError, Vault};
 use crate::storage::Storage;
 
 /// How a pending connection stands.
@@ -40,8 +43,24 @@ pub struct App {
 }
 
 impl App {
+    /// The app as the binary runs it: the shipped catalogue and the configured secret store.
     pub fn new(settings: Settings) -> Arc<App> {
-        Self::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()))
+        let store: Arc<dyn SecretStore> = match settings.secret_store {
+            StoreKind::Keychain => Arc::new(KeychainStore::default()),
+            StoreKind::File => {
+                let pass = match (
+                    settings.credential_env.get("WORKBENCH_VAULT_PASSPHRASE"),
+                    settings.credential_env.get("WORKBENCH_VAULT_PASSPHRASE_COMMAND"),
+                ) {
+                    (Some(p), _) => Passphrase::Value(Secret::new(p.clone())),
+                    (None, Some(c)) => Passphrase::Command(c.clone()),
+                    (None, None) => Passphrase::Missing,
+                };
+                Arc::new(FileStore::new(settings.home.join("secrets.enc"), pass))
+            }
+            StoreKind::Memory => Arc::new(MemoryStore::default()),
+        };
+        Self::with_parts(settings, Registry::standard(), store)
     }
 
     pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
@@ -58,27 +77,31 @@ impl App {
         })
     }
 
-    /// Whether the user can run `integration`'s tools now. Public integrations always can;
-    /// the rest need a credential (from the environment or the secret store).
+    /// Whether the user can run `integration`'s tools now. Public integrations always can; the rest
+    /// need a credential in the environment or a stored connection (SQLite says so; the secret
+    /// store is not touched here).
     pub fn is_connected(&self, integration: &str) -> bool {
         match self.registry.integration(integration) {
-            Some(i) => crate::registry::is_public(i) || self.connection(i).is_some(),
+            Some(i) => {
+                crate::registry::is_public(i)
+                    || auth::from_env(i, &|name| self.settings.credential_env.get(name).cloned()).is_some()
+                    || self.storage.connection_meta(i.name).ok().flatten().is_some()
+            }
             None => self.registry.is_builtin_namespace(integration),
         }
     }
 
-    /// The credential for an integration: the environment wins over the secret store.
-    pub fn connection(&self, integration: &'static Integration) -> Option<Connection> {
+    /// The credential for an integration: the environment wins over a stored connection.
+    pub fn connection(&self, integration: &'static Integration) -> Result<Option<Connection>, StoreError> {
         if let Some(c) = auth::from_env(integration, &|name| self.settings.credential_env.get(name).cloned()) {
-            return Some(c);
+            return Ok(Some(c));
         }
-        match auth::from_store(integration, self.secrets.as_ref()) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(integration = integration.name, error = %e, "secret store unavailable");
-                None
-            }
-        }
+        let meta = self
+            .storage
+            .connection_meta(integration.name)
+            .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
+        let Some(meta) = meta else { return Ok(None) };
+        auth::from_store(integration, self.secrets.as_ref(), &meta)
     }
 
     /// The shared HTTP client, built on first use (TLS set-up stays off the start-up path).

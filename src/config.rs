@@ -24,14 +24,55 @@ pub struct Settings {
     pub connect_ttl: Duration,
     /// Per-integration host overrides: (`integration`, `key`) -> URL.
     pub base_urls: HashMap<(String, String), String>,
+    /// Where secrets live.
+    pub secret_store: StoreKind,
+    /// Loopback listener port for connect pages and OAuth callbacks (0 = any free port).
+    pub listener_port: u16,
+    /// Open connect links in the user's browser (off with `WORKBENCH_NO_BROWSER=1`).
+    pub open_browser: bool,
+    /// OAuth clients by name (`google`, `slack`): client id and optional secret.
+    pub oauth_clients: HashMap<String, OAuthClient>,
     /// Every non-empty `WORKBENCH_*` variable, by name: credentials
     /// (`WORKBENCH_<INTEGRATION>_<FIELD>`) and host overrides (`WORKBENCH_<INTEGRATION>_<HOST_KEY>`).
     pub credential_env: HashMap<String, String>,
 }
 
+/// Which secret store holds credentials and vault values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    /// The OS keychain (default).
+    Keychain,
+    /// An encrypted file in the data directory (opt-in, for machines without a keychain).
+    File,
+    /// Process memory only: nothing survives a restart (tests, throwaway sessions).
+    Memory,
+}
+
+impl StoreKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreKind::Keychain => "keychain",
+            StoreKind::File => "file",
+            StoreKind::Memory => "memory",
+        }
+    }
+}
+
+/// A bring-your-own OAuth client (see the README for how to create one).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct OAuthClient {
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct ConfigFile {
+    secret_store: Option<StoreKind>,
+    listener_port: Option<u16>,
+    oauth_clients: HashMap<String, OAuthClient>,
     email: Option<String>,
     concurrency: Option<usize>,
     call_timeout_secs: Option<u64>,
@@ -104,7 +145,30 @@ impl Settings {
             .filter(|(k, v)| k.starts_with("WORKBENCH_") && !v.is_empty())
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let secret_store = match var("WORKBENCH_SECRET_STORE").filter(|v| !v.is_empty()) {
+            Some(v) => serde_json::from_value(serde_json::Value::String(v.to_ascii_lowercase())).map_err(|_| {
+                ConfigError::BadVar {
+                    name: "WORKBENCH_SECRET_STORE".into(),
+                    value: v.clone(),
+                    message: "expected keychain, file or memory".into(),
+                }
+            })?,
+            None => file.secret_store.unwrap_or(StoreKind::Keychain),
+        };
+        let listener_port = number("WORKBENCH_PORT", file.listener_port.map(u64::from), 0, 0, 65_535)? as u16;
+        let mut oauth_clients = file.oauth_clients;
+        for client in ["google", "slack"] {
+            let prefix = format!("WORKBENCH_{}", client.to_ascii_uppercase());
+            if let Some(id) = var(&format!("{prefix}_CLIENT_ID")).filter(|v| !v.is_empty()) {
+                let secret = var(&format!("{prefix}_CLIENT_SECRET")).filter(|v| !v.is_empty());
+                oauth_clients.insert(client.to_string(), OAuthClient { client_id: id, client_secret: secret });
+            }
+        }
         Ok(Settings {
+            secret_store,
+            listener_port,
+            open_browser: var("WORKBENCH_NO_BROWSER").is_none_or(|v| v.is_empty() || v == "0"),
+            oauth_clients,
             credential_env,
             home,
             email: var("WORKBENCH_EMAIL").filter(|e| !e.is_empty()).or(file.email),

@@ -21,6 +21,7 @@ pub enum ErrorCode {
     BadRef,
     VaultDenied,
     ResultTooLarge,
+    SecretStoreUnavailable,
     InternalError,
 }
 
@@ -37,6 +38,7 @@ impl ErrorCode {
             ErrorCode::BadRef => "BAD_REF",
             ErrorCode::VaultDenied => "VAULT_DENIED",
             ErrorCode::ResultTooLarge => "RESULT_TOO_LARGE",
+            ErrorCode::SecretStoreUnavailable => "SECRET_STORE_UNAVAILABLE",
             ErrorCode::InternalError => "INTERNAL_ERROR",
         }
     }

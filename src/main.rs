@@ -73,7 +73,15 @@ fn init_logging() {
 async fn serve() -> anyhow::Result<()> {
     let settings = workbench::config::Settings::from_env()?;
     let app = workbench::app::App::new(settings);
-    let server = workbench::mcp::Server::new(app).serve(rmcp::transport::stdio()).await?;
+    let server = match workbench::mcp::Server::new(app).serve(rmcp::transport::stdio()).await {
+        Ok(s) => s,
+        // A client that starts us and goes away before initializing is not an error of ours.
+        Err(e) if e.to_string().contains("connection closed") => {
+            tracing::info!("stdin closed before initialize; exiting");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     server.waiting().await?;
     Ok(())
 }

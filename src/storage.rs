@@ -52,6 +52,18 @@ const MIGRATIONS: &[&str] = &[
         created_at TEXT NOT NULL,
         last_used_at TEXT
      );",
+    // 2: connection metadata (which integrations are connected, as whom, until when, where the
+    // secret lives). The secret itself is in the secret store.
+    "CREATE TABLE connection (
+        integration TEXT PRIMARY KEY,
+        account_label TEXT,
+        scopes TEXT,
+        expires_at INTEGER,
+        store TEXT NOT NULL,
+        public_fields TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+     );",
 ];
 
 pub struct Storage {
@@ -284,6 +296,91 @@ impl Storage {
                 .map(|_| ())
         })
         .await
+    }
+}
+
+/// What SQLite knows about a stored connection (no secrets).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionMeta {
+    pub integration: String,
+    pub account_label: Option<String>,
+    pub scopes: Option<String>,
+    /// Unix seconds when the access token expires (OAuth), if known.
+    pub expires_at: Option<i64>,
+    pub store: String,
+    /// Non-secret fields (site, email, base_url) as JSON.
+    pub public_fields: serde_json::Map<String, Value>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+fn connection_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConnectionMeta> {
+    let fields: String = r.get(5)?;
+    Ok(ConnectionMeta {
+        integration: r.get(0)?,
+        account_label: r.get(1)?,
+        scopes: r.get(2)?,
+        expires_at: r.get(3)?,
+        store: r.get(4)?,
+        public_fields: serde_json::from_str(&fields).unwrap_or_default(),
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+    })
+}
+
+const CONNECTION_COLUMNS: &str =
+    "integration, account_label, scopes, expires_at, store, public_fields, created_at, updated_at";
+
+impl Storage {
+    pub fn connection_meta(&self, integration: &str) -> Result<Option<ConnectionMeta>, StorageError> {
+        let integration = integration.to_string();
+        self.call_blocking(move |c| {
+            c.query_row(
+                &format!("SELECT {CONNECTION_COLUMNS} FROM connection WHERE integration = ?1"),
+                [integration],
+                connection_row,
+            )
+            .optional()
+        })
+    }
+
+    pub fn connections(&self) -> Result<Vec<ConnectionMeta>, StorageError> {
+        self.call_blocking(|c| {
+            let mut stmt = c.prepare(&format!("SELECT {CONNECTION_COLUMNS} FROM connection ORDER BY created_at"))?;
+            let rows = stmt.query_map([], connection_row)?;
+            rows.collect()
+        })
+    }
+
+    pub fn put_connection_meta(&self, meta: &ConnectionMeta) -> Result<(), StorageError> {
+        let m = meta.clone();
+        self.call_blocking(move |c| {
+            c.execute(
+                "INSERT INTO connection (integration, account_label, scopes, expires_at, store, public_fields, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (integration) DO UPDATE SET account_label = excluded.account_label, scopes = excluded.scopes,
+                   expires_at = excluded.expires_at, store = excluded.store, public_fields = excluded.public_fields,
+                   updated_at = excluded.updated_at",
+                params![
+                    m.integration,
+                    m.account_label,
+                    m.scopes,
+                    m.expires_at,
+                    m.store,
+                    Value::Object(m.public_fields.clone()).to_string(),
+                    m.created_at,
+                    m.updated_at
+                ],
+            )
+            .map(|_| ())
+        })
+    }
+
+    pub fn delete_connection_meta(&self, integration: &str) -> Result<bool, StorageError> {
+        let integration = integration.to_string();
+        self.call_blocking(move |c| {
+            c.execute("DELETE FROM connection WHERE integration = ?1", [integration]).map(|n| n > 0)
+        })
     }
 }
 

@@ -10,7 +10,9 @@ use std::collections::HashMap;
 
 use plugins::api::{AuthKind, Inject, Integration};
 
+use crate::app::App;
 use crate::secrets::{Secret, SecretStore, StoreError};
+use crate::storage::ConnectionMeta;
 
 /// Where a connection's credential lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,8 @@ pub struct Connection {
     pub integration: &'static str,
     pub fields: HashMap<String, Secret<String>>,
     pub source: Source,
+    /// Unix seconds when an OAuth access token expires, if known.
+    pub expires_at: Option<i64>,
     secret_names: Vec<&'static str>,
 }
 
@@ -133,27 +137,26 @@ pub fn from_env(integration: &'static Integration, var: &dyn Fn(&str) -> Option<
         integration: integration.name,
         fields,
         source: Source::Environment,
+        expires_at: None,
         secret_names: names.iter().filter(|(_, s, _)| *s).map(|(n, _, _)| *n).collect(),
     })
 }
 
-/// The credential saved in the secret store, if any.
+/// The credential saved in the secret store for a connection SQLite knows about.
 pub fn from_store(
     integration: &'static Integration,
     store: &dyn SecretStore,
+    meta: &ConnectionMeta,
 ) -> Result<Option<Connection>, StoreError> {
     let Some(blob) = store.get(&store_key(integration.name))? else { return Ok(None) };
     let map: HashMap<String, String> = serde_json::from_str(blob.expose()).unwrap_or_default();
     if map.is_empty() {
         return Ok(None);
     }
-    let names = field_names(integration);
-    Ok(Some(Connection {
-        integration: integration.name,
-        fields: map.into_iter().map(|(k, v)| (k, Secret::new(v))).collect(),
-        source: Source::Store,
-        secret_names: names.iter().filter(|(_, s, _)| *s).map(|(n, _, _)| *n).collect(),
-    }))
+    let mut connection =
+        from_fields(integration, map.into_iter().map(|(k, v)| (k, Secret::new(v))).collect(), Source::Store);
+    connection.expires_at = meta.expires_at;
+    Ok(Some(connection))
 }
 
 /// A connection built from form fields (before it is verified and stored).
@@ -167,24 +170,63 @@ pub fn from_fields(
         integration: integration.name,
         fields,
         source,
+        expires_at: None,
         secret_names: names.iter().filter(|(_, s, _)| *s).map(|(n, _, _)| *n).collect(),
     }
 }
 
-/// Saves a connection's fields to the secret store as one entry.
-pub fn save(
-    integration: &str,
-    fields: &HashMap<String, Secret<String>>,
-    store: &dyn SecretStore,
-) -> Result<(), StoreError> {
-    let plain: HashMap<&str, &str> = fields.iter().map(|(k, v)| (k.as_str(), v.expose().as_str())).collect();
-    let blob = Secret::new(serde_json::to_string(&plain).unwrap_or_default());
-    store.set(&store_key(integration), &blob)
+/// What to record about a verified connection besides its fields.
+#[derive(Debug, Clone, Default)]
+pub struct Saved {
+    pub account_label: Option<String>,
+    pub scopes: Option<String>,
+    pub expires_at: Option<i64>,
 }
 
-/// Removes a saved connection; true when there was one.
-pub fn erase(integration: &str, store: &dyn SecretStore) -> Result<bool, StoreError> {
-    store.delete(&store_key(integration))
+/// Stores a verified connection: every field in the secret store as one entry, and the metadata
+/// (account, scopes, expiry, non-secret fields, which store) in SQLite. The secret is written first,
+/// so SQLite never claims a connection whose secret is missing.
+pub fn save(app: &App, connection: &Connection, saved: Saved) -> Result<(), StoreError> {
+    let plain: HashMap<&str, &str> = connection.fields.iter().map(|(k, v)| (k.as_str(), v.expose().as_str())).collect();
+    let blob = Secret::new(serde_json::to_string(&plain).unwrap_or_default());
+    app.secrets.set(&store_key(connection.integration), &blob)?;
+    let mut public = serde_json::Map::new();
+    for (k, v) in &connection.fields {
+        if !connection.secret_names.contains(&k.as_str()) {
+            public.insert(k.clone(), serde_json::Value::String(v.expose().clone()));
+        }
+    }
+    let now = crate::storage::now_rfc3339();
+    let created = app
+        .storage
+        .connection_meta(connection.integration)
+        .ok()
+        .flatten()
+        .map(|m| m.created_at)
+        .unwrap_or_else(|| now.clone());
+    app.storage
+        .put_connection_meta(&ConnectionMeta {
+            integration: connection.integration.to_string(),
+            account_label: saved.account_label,
+            scopes: saved.scopes,
+            expires_at: saved.expires_at,
+            store: app.secrets.name().to_string(),
+            public_fields: public,
+            created_at: created,
+            updated_at: now,
+        })
+        .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })
+}
+
+/// Removes a stored connection (metadata first, so a half-done erase never looks connected).
+/// True when there was one.
+pub fn erase(app: &App, integration: &str) -> Result<bool, StoreError> {
+    let had_meta = app
+        .storage
+        .delete_connection_meta(integration)
+        .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
+    let had_secret = app.secrets.delete(&store_key(integration))?;
+    Ok(had_meta || had_secret)
 }
 
 #[cfg(test)]

@@ -324,7 +324,20 @@ async fn run_entry(
         scrubber.add(s);
     }
 
-    let connection = entry.plugin().and_then(|i| app.connection(i)).map(Arc::new);
+    let connection = match entry.plugin() {
+        Some(i) if !crate::registry::is_public(i) => app.connection(i).map_err(|e| {
+            ToolFailure::new(
+                ErrorCode::SecretStoreUnavailable,
+                format!(
+                    "the credential for {} could not be read: {e}. {}",
+                    entry.integration,
+                    crate::secrets::STORE_HELP
+                ),
+            )
+        })?,
+        _ => None,
+    }
+    .map(Arc::new);
     if let Some(c) = &connection {
         for secret in c.secret_values() {
             scrubber.add(&secret);

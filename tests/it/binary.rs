@@ -86,3 +86,11 @@ fn version_and_help_and_bad_commands() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_client_that_leaves_before_initialize_is_not_a_failure() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(binary()).env("WORKBENCH_HOME", home.path()).stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+}

@@ -5,6 +5,9 @@
 //! key; SQLite holds only metadata about them. The in-memory store serves tests and runs where no
 //! durable store has been configured.
 
+pub mod file;
+pub mod keychain;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -30,6 +33,11 @@ impl<T> std::fmt::Debug for Secret<T> {
         f.write_str("Secret([redacted])")
     }
 }
+
+/// What to do when no secret store works; shown wherever that failure reaches a person.
+pub const STORE_HELP: &str = "To fix it: unlock or start your OS keychain (on Linux, the Secret Service: gnome-keyring or KeePassXC), \
+or use the encrypted file store (WORKBENCH_SECRET_STORE=file with WORKBENCH_VAULT_PASSPHRASE or WORKBENCH_VAULT_PASSPHRASE_COMMAND), \
+or give the credential in the environment as WORKBENCH_<INTEGRATION>_<FIELD>.";
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum StoreError {

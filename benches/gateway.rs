@@ -1,0 +1,230 @@
+//! workbench's benchmark suite (a bench binary, not timed tests): cold start and memory of the
+//! release binary, tools/list size, search latency, and execute_tools overhead against a local fake.
+//!
+//! Run: `cargo bench --bench gateway` (add `-- quick` for fewer iterations). Figures go to stdout.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use workbench::app::App;
+use workbench::config::Settings;
+use workbench::registry::Registry;
+use workbench::secrets::MemoryStore;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn summary(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    println!(
+        "{name:<48} n={:<5} median {:>9.3?}  p90 {:>9.3?}  p99 {:>9.3?}  min {:>9.3?}",
+        samples.len(),
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.9),
+        percentile(&samples, 0.99),
+        samples[0]
+    );
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Spawn -> initialize response, and RSS right after it.
+fn cold_start(runs: usize) {
+    let bin = env!("CARGO_BIN_EXE_workbench");
+    let home = tempfile::tempdir().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let mut times = Vec::new();
+    let mut rss = Vec::new();
+    let mut list_bytes = 0;
+    for _ in 0..runs {
+        let started = Instant::now();
+        let mut child = Command::new(bin)
+            .env("WORKBENCH_HOME", home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{init}").unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        times.push(started.elapsed());
+        assert!(line.contains("\"serverInfo\""), "{line}");
+        if let Some(kib) = rss_kib(child.id()) {
+            rss.push(kib);
+        }
+        writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+        writeln!(stdin, "{list}").unwrap();
+        line.clear();
+        out.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        list_bytes = serde_json::to_string(&v["result"]).unwrap().len();
+        drop(stdin);
+        child.wait().unwrap();
+    }
+    summary("cold start: spawn -> initialize response", times);
+    rss.sort();
+    if !rss.is_empty() {
+        println!(
+            "{:<48} median {:.1} MiB  max {:.1} MiB",
+            "RSS after initialize",
+            rss[rss.len() / 2] as f64 / 1024.0,
+            *rss.last().unwrap() as f64 / 1024.0
+        );
+    }
+    println!("{:<48} {} bytes, ~{} tokens (bytes/4)", "tools/list result", list_bytes, list_bytes / 4);
+}
+
+fn search_latency(iterations: usize) {
+    let queries = [
+        "weather forecast tomorrow",
+        "front page of hacker news",
+        "who is ada lovelace",
+        "convert csv to markdown",
+        "what time is it in tokyo",
+        "search the audit log",
+        "wether forcast lisbon",
+        "order a pizza",
+    ];
+    let started = Instant::now();
+    let registry = Registry::standard();
+    let index = registry.index();
+    println!("{:<48} {:.3?} ({} tools)", "registry + search index build", started.elapsed(), registry.tools().len());
+    let _ = index;
+    let mut samples = Vec::new();
+    for i in 0..iterations {
+        let q = queries[i % queries.len()];
+        let t = Instant::now();
+        let hits = registry.index().search(q, 10, &|_| true);
+        samples.push(t.elapsed());
+        std::hint::black_box(hits);
+    }
+    summary("search_tools ranking (real catalogue)", samples);
+}
+
+fn app_for(fake: &str) -> Arc<App> {
+    let home = tempfile::tempdir().unwrap().keep();
+    let mut vars = std::collections::HashMap::new();
+    vars.insert("WORKBENCH_HOME".to_string(), home.display().to_string());
+    vars.insert("WORKBENCH_HACKERNEWS_BASE_URL".to_string(), fake.to_string());
+    App::with_parts(Settings::load(&vars).unwrap(), Registry::standard(), Arc::new(MemoryStore::default()))
+}
+
+async fn start_fake(delay: Duration) -> String {
+    let app = axum::Router::new().fallback(move || async move {
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        axum::Json(json!({"id": "pg", "karma": 1, "created": 0}))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+async fn execute_overhead(calls: usize) {
+    let fake = start_fake(Duration::ZERO).await;
+    let app = app_for(&fake);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let url = format!("{fake}/user/pg.json");
+    // Warm both paths (connection pools, lazy index, database open).
+    for _ in 0..20 {
+        client.get(&url).send().await.unwrap().bytes().await.unwrap();
+        workbench::meta::call(
+            &app,
+            "execute_tools",
+            json!({"executions": [{"tool": "hackernews_get_user", "args": {"username": "pg"}}]}),
+        )
+        .await;
+    }
+    let mut direct = Vec::new();
+    for _ in 0..calls {
+        let t = Instant::now();
+        client.get(&url).send().await.unwrap().bytes().await.unwrap();
+        direct.push(t.elapsed());
+    }
+    let mut via = Vec::new();
+    for _ in 0..calls {
+        let t = Instant::now();
+        let out = workbench::meta::call(
+            &app,
+            "execute_tools",
+            json!({"executions": [{"tool": "hackernews_get_user", "args": {"username": "pg"}}]}),
+        )
+        .await
+        .unwrap();
+        via.push(t.elapsed());
+        assert!(out.body["results"][0]["result"]["karma"] == 1, "{}", out.body);
+    }
+    let med = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let (d, e) = (med(&mut direct.clone()), med(&mut via.clone()));
+    summary("fake called directly (reqwest)", direct);
+    summary("execute_tools, one call, sequential", via);
+    println!(
+        "{:<48} {:.3?} per call (median difference, incl. audit row)",
+        "execute_tools overhead",
+        e.saturating_sub(d)
+    );
+
+    // Concurrency 8: eight single-call batches at once.
+    let t = Instant::now();
+    let rounds = calls / 8;
+    for _ in 0..rounds {
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let app = app.clone();
+            set.spawn(async move {
+                workbench::meta::call(
+                    &app,
+                    "execute_tools",
+                    json!({"executions": [{"tool": "hackernews_get_user", "args": {"username": "pg"}}]}),
+                )
+                .await
+            });
+        }
+        while set.join_next().await.is_some() {}
+    }
+    let per = t.elapsed() / (rounds * 8) as u32;
+    println!("{:<48} {:.3?} per call ({} calls)", "execute_tools at concurrency 8 (throughput)", per, rounds * 8);
+
+    // A batch of 100 against a fake that answers in 50 ms: the pool bound of 8 shows as ~13 rounds.
+    let slow = start_fake(Duration::from_millis(50)).await;
+    let app = app_for(&slow);
+    let executions: Vec<Value> =
+        (0..100).map(|_| json!({"tool": "hackernews_get_user", "args": {"username": "pg"}})).collect();
+    let t = Instant::now();
+    let out = workbench::meta::call(&app, "execute_tools", json!({ "executions": executions })).await.unwrap();
+    let took = t.elapsed();
+    assert_eq!(out.body["results"].as_array().unwrap().len(), 100);
+    println!("{:<48} {:.3?} (ideal with 8 wide: 13 x 50 ms = 650 ms)", "batch of 100 x 50 ms upstream", took);
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let (starts, searches, calls) = if quick { (10, 2_000, 200) } else { (40, 20_000, 2_000) };
+    println!(
+        "workbench benchmarks ({} mode), {} cores",
+        if quick { "quick" } else { "full" },
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+    );
+    cold_start(starts);
+    search_latency(searches);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    rt.block_on(execute_overhead(calls));
+}

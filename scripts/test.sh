@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The test command: Python test deps, debug build, the Rust test suite, then the official Python
+# MCP SDK driving the real binary in both negotiation modes (legacy handshake and auto/discover).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+section() { printf '\n=== %s\n' "$*"; }
+
+section "test dependencies (.deps/venv)"
+bash scripts/setup-test-deps.sh
+PYTHON="$ROOT/.deps/venv/bin/python"
+
+section "cargo build --locked"
+cargo build --locked
+
+section "cargo test --workspace --locked"
+export WORKBENCH_TEST_PYTHON="$PYTHON"
+cargo test --workspace --locked
+
+BIN="$ROOT/target/debug/workbench"
+for mode in legacy auto; do
+  section "python mcp SDK session ($mode) against target/debug/workbench"
+  "$PYTHON" tests/python/sdk_session.py --binary "$BIN" --mode "$mode"
+done
+
+section "all tests passed"

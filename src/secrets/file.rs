@@ -1,0 +1,234 @@
+//! An encrypted file for machines without a keychain (opt-in: `WORKBENCH_SECRET_STORE=file`).
+//!
+//! `<home>/secrets.enc` holds one JSON map of secrets, sealed with XChaCha20-Poly1305 under a key
+//! derived from the user's passphrase with Argon2id (salt stored beside the ciphertext, a fresh
+//! nonce on every write). The file is mode 0600 and replaced atomically. The passphrase comes from
+//! `WORKBENCH_VAULT_PASSPHRASE` or the output of `WORKBENCH_VAULT_PASSPHRASE_COMMAND`; without one
+//! the store says exactly that instead of falling back to anything weaker.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use plugins::codec::{base64_decode, base64_encode};
+use serde::{Deserialize, Serialize};
+
+use super::{Secret, SecretStore, StoreError};
+
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    version: u32,
+    kdf: String,
+    m_cost: u32,
+    t_cost: u32,
+    p_cost: u32,
+    salt: String,
+    nonce: String,
+    ciphertext: String,
+}
+
+/// Where the passphrase comes from.
+#[derive(Clone)]
+pub enum Passphrase {
+    Value(Secret<String>),
+    Command(String),
+    Missing,
+}
+
+pub struct FileStore {
+    path: PathBuf,
+    passphrase: Passphrase,
+    /// (salt, key) of the last derivation, so each call does not pay Argon2 again.
+    key: Mutex<Option<(Vec<u8>, [u8; 32])>>,
+}
+
+const M_COST: u32 = 19 * 1024;
+const T_COST: u32 = 2;
+const P_COST: u32 = 1;
+
+fn fail(reason: impl Into<String>) -> StoreError {
+    StoreError::Unavailable { store: "file", reason: reason.into() }
+}
+
+impl FileStore {
+    pub fn new(path: PathBuf, passphrase: Passphrase) -> Self {
+        FileStore { path, passphrase, key: Mutex::new(None) }
+    }
+
+    fn passphrase(&self) -> Result<Secret<String>, StoreError> {
+        match &self.passphrase {
+            Passphrase::Value(v) => Ok(v.clone()),
+            Passphrase::Command(cmd) => {
+                let out = std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(cmd)
+                    .stdin(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .output()
+                    .map_err(|e| fail(format!("WORKBENCH_VAULT_PASSPHRASE_COMMAND could not run: {e}")))?;
+                if !out.status.success() {
+                    return Err(fail(format!("WORKBENCH_VAULT_PASSPHRASE_COMMAND exited with {}", out.status)));
+                }
+                let text = String::from_utf8_lossy(&out.stdout).trim_end_matches(['\n', '\r']).to_string();
+                if text.is_empty() {
+                    return Err(fail("WORKBENCH_VAULT_PASSPHRASE_COMMAND printed nothing"));
+                }
+                Ok(Secret::new(text))
+            }
+            Passphrase::Missing => Err(fail(
+                "the encrypted file store needs a passphrase: set WORKBENCH_VAULT_PASSPHRASE, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (a command that prints it, e.g. `pass show workbench`)",
+            )),
+        }
+    }
+
+    fn derive(&self, salt: &[u8]) -> Result<[u8; 32], StoreError> {
+        let mut cached = self.key.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((s, k)) = cached.as_ref()
+            && s == salt
+        {
+            return Ok(*k);
+        }
+        let pass = self.passphrase()?;
+        let params = argon2::Params::new(M_COST, T_COST, P_COST, Some(32)).map_err(|e| fail(e.to_string()))?;
+        let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let mut key = [0u8; 32];
+        argon.hash_password_into(pass.expose().as_bytes(), salt, &mut key).map_err(|e| fail(e.to_string()))?;
+        *cached = Some((salt.to_vec(), key));
+        Ok(key)
+    }
+
+    fn load(&self) -> Result<(Vec<u8>, BTreeMap<String, String>), StoreError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut salt = vec![0u8; 16];
+                getrandom::fill(&mut salt).map_err(|e| fail(e.to_string()))?;
+                return Ok((salt, BTreeMap::new()));
+            }
+            Err(e) => return Err(fail(format!("cannot read {}: {e}", self.path.display()))),
+        };
+        let sealed: Sealed =
+            serde_json::from_str(&text).map_err(|e| fail(format!("{} is damaged: {e}", self.path.display())))?;
+        let salt = base64_decode(&sealed.salt).ok_or_else(|| fail("damaged salt"))?;
+        let nonce = base64_decode(&sealed.nonce).ok_or_else(|| fail("damaged nonce"))?;
+        let ciphertext = base64_decode(&sealed.ciphertext).ok_or_else(|| fail("damaged ciphertext"))?;
+        if nonce.len() != 24 {
+            return Err(fail("damaged nonce"));
+        }
+        let key = self.derive(&salt)?;
+        let cipher = XChaCha20Poly1305::new(&key.into());
+        let plain = cipher.decrypt(XNonce::from_slice(&nonce), ciphertext.as_ref()).map_err(|_| {
+            // A wrong passphrase must not stay cached.
+            *self.key.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            fail(format!("the passphrase does not open {}", self.path.display()))
+        })?;
+        let map = serde_json::from_slice(&plain).map_err(|e| fail(format!("damaged contents: {e}")))?;
+        Ok((salt, map))
+    }
+
+    fn save(&self, salt: &[u8], map: &BTreeMap<String, String>) -> Result<(), StoreError> {
+        let key = self.derive(salt)?;
+        let cipher = XChaCha20Poly1305::new(&key.into());
+        let mut nonce = [0u8; 24];
+        getrandom::fill(&mut nonce).map_err(|e| fail(e.to_string()))?;
+        let plain = serde_json::to_vec(map).map_err(|e| fail(e.to_string()))?;
+        let ciphertext =
+            cipher.encrypt(XNonce::from_slice(&nonce), plain.as_ref()).map_err(|_| fail("encryption failed"))?;
+        let sealed = Sealed {
+            version: 1,
+            kdf: "argon2id".into(),
+            m_cost: M_COST,
+            t_cost: T_COST,
+            p_cost: P_COST,
+            salt: base64_encode(salt),
+            nonce: base64_encode(&nonce),
+            ciphertext: base64_encode(&ciphertext),
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;
+        }
+        let tmp = self.path.with_extension("enc.tmp");
+        write_private(&tmp, serde_json::to_string(&sealed).unwrap_or_default().as_bytes())?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| fail(format!("cannot replace {}: {e}", self.path.display())))
+    }
+}
+
+#[cfg(unix)]
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+    std::fs::write(path, bytes).map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
+}
+
+impl SecretStore for FileStore {
+    fn name(&self) -> &'static str {
+        "file"
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError> {
+        let (_, map) = self.load()?;
+        Ok(map.get(key).cloned().map(Secret::new))
+    }
+
+    fn set(&self, key: &str, value: &Secret<String>) -> Result<(), StoreError> {
+        let (salt, mut map) = self.load()?;
+        map.insert(key.to_string(), value.expose().clone());
+        self.save(&salt, &map)
+    }
+
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        let (salt, mut map) = self.load()?;
+        let had = map.remove(key).is_some();
+        if had {
+            self.save(&salt, &map)?;
+        }
+        Ok(had)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seals_round_trips_and_refuses_a_wrong_passphrase() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secrets.enc");
+        let store = FileStore::new(path.clone(), Passphrase::Value(Secret::new("correct horse".into())));
+        assert!(store.get("a").unwrap().is_none());
+        store.set("a", &Secret::new("s3cret-value-42".into())).unwrap();
+        store.set("b", &Secret::new("other".into())).unwrap();
+        assert_eq!(store.get("a").unwrap().unwrap().expose(), "s3cret-value-42");
+        assert!(store.delete("b").unwrap());
+        assert!(!store.delete("b").unwrap());
+        let raw = std::fs::read_to_string(&path).unwrap();
+        assert!(!raw.contains("s3cret-value-42"), "the file holds ciphertext only");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        // A second process with the same passphrase reads it; a wrong one is told so.
+        let again = FileStore::new(path.clone(), Passphrase::Command("printf 'correct horse'".into()));
+        assert_eq!(again.get("a").unwrap().unwrap().expose(), "s3cret-value-42");
+        let wrong = FileStore::new(path.clone(), Passphrase::Value(Secret::new("wrong".into())));
+        let err = wrong.get("a").unwrap_err().to_string();
+        assert!(err.contains("passphrase does not open"), "{err}");
+        let missing = FileStore::new(path, Passphrase::Missing);
+        assert!(missing.get("a").unwrap_err().to_string().contains("WORKBENCH_VAULT_PASSPHRASE"));
+    }
+}
