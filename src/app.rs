@@ -23,6 +23,14 @@ pub enum PendingState {
     Connected,
 }
 
+/// An OAuth authorization in flight: the single-use `state` and the PKCE verifier.
+#[derive(Debug, Clone)]
+pub struct OAuthInFlight {
+    pub state: String,
+    pub verifier: String,
+    pub redirect_uri: String,
+}
+
 /// A connect flow the user has not finished yet.
 #[derive(Debug, Clone)]
 pub struct PendingConnect {
@@ -30,6 +38,37 @@ pub struct PendingConnect {
     pub created: Instant,
     pub expires: Instant,
     pub state: PendingState,
+    /// One-time tokens of forms handed out for this connection; each POST must spend one.
+    pub form_tokens: Vec<String>,
+    pub oauth: Option<OAuthInFlight>,
+    /// The account the connection ended up as (for the success page and whoami).
+    pub account: Option<String>,
+}
+
+impl PendingConnect {
+    pub fn new(integration: &str, ttl: std::time::Duration) -> Self {
+        let now = Instant::now();
+        PendingConnect {
+            integration: integration.to_string(),
+            created: now,
+            expires: now + ttl,
+            state: PendingState::Waiting,
+            form_tokens: Vec::new(),
+            oauth: None,
+            account: None,
+        }
+    }
+}
+
+/// A vault secret waiting for the user to type its value on the local page.
+#[derive(Debug, Clone)]
+pub struct PendingSecret {
+    pub name: String,
+    pub description: Option<String>,
+    pub allowed_hosts: Vec<String>,
+    pub expires: Instant,
+    pub form_tokens: Vec<String>,
+    pub done: bool,
 }
 
 pub struct App {
@@ -39,6 +78,11 @@ pub struct App {
     pub secrets: Arc<dyn SecretStore>,
     pub vault: Vault,
     pub pending: Mutex<HashMap<String, PendingConnect>>,
+    pub pending_secrets: Mutex<HashMap<String, PendingSecret>>,
+    /// The loopback listener, started on first need.
+    pub listener: tokio::sync::OnceCell<crate::connect::ListenerInfo>,
+    /// One lock per integration so concurrent callers wait for the same token refresh.
+    pub refresh_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     http: OnceLock<reqwest::Client>,
 }
 
@@ -73,6 +117,9 @@ impl App {
             secrets,
             vault,
             pending: Mutex::new(HashMap::new()),
+            pending_secrets: Mutex::new(HashMap::new()),
+            listener: tokio::sync::OnceCell::new(),
+            refresh_locks: Mutex::new(HashMap::new()),
             http: OnceLock::new(),
         })
     }

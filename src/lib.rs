@@ -11,6 +11,7 @@
 //! - [`storage`]: SQLite metadata (user, audit log, vault metadata); never secrets.
 //! - [`auth`]: connections: credentials from the environment or the secret store, and injection.
 //! - [`secrets`]: `Secret<T>`, secret stores, the vault.
+//! - [`connect`]: the loopback listener: connect pages, OAuth with PKCE, the vault secret page.
 //! - [`config`]: data directory and settings.
 //! - `plugins` (workspace crate): the integrations themselves.
 
@@ -18,6 +19,7 @@ pub mod app;
 pub mod auth;
 pub mod builtins;
 pub mod config;
+pub mod connect;
 pub mod engine;
 pub mod error;
 pub mod ids;

@@ -1,4 +1,7 @@
 //! connect (and its deprecated alias get_auth_url): begin connecting an integration.
+//!
+//! Minting the link contacts no provider: the provider's consent URL (with its state and PKCE
+//! verifier) is built only when the user opens the link.
 
 use std::sync::Arc;
 
@@ -9,7 +12,7 @@ use super::{ok, plain_error, str_arg};
 use crate::app::App;
 use crate::engine::Outcome;
 
-pub fn run(app: &Arc<App>, args: Value) -> Outcome {
+pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     let name = str_arg(&args, "integration").trim();
     let Some(integration) = app.registry.integration(name) else {
         if app.registry.is_builtin_namespace(name) {
@@ -26,16 +29,63 @@ pub fn run(app: &Arc<App>, args: Value) -> Outcome {
         }
         return Outcome { body, is_error: true };
     };
-    match integration.auth.kind {
-        AuthKind::None => ok(json!({
+    if integration.auth.kind == AuthKind::None {
+        return ok(json!({
             "status": "CONNECTED",
             "integration": integration.name,
             "message": format!("{} needs no connection; its tools work as they are.", integration.display_name),
-        })),
-        other => plain_error(format!(
-            "{} uses {} credentials, and this workbench has no connect page for them",
-            integration.display_name,
-            other.as_str()
-        )),
+        }));
     }
+    if crate::auth::from_env(integration, &|v| app.settings.credential_env.get(v).cloned()).is_some() {
+        return ok(json!({
+            "status": "CONNECTED",
+            "integration": integration.name,
+            "source": "environment",
+            "message": format!(
+                "{} is connected through WORKBENCH_{}_* environment variables; change them there to use another account.",
+                integration.display_name,
+                integration.name.to_ascii_uppercase()
+            ),
+        }));
+    }
+    // Probe the secret store now (off the async threads, with its own deadline), so the user is
+    // not sent to a page whose result could not be stored.
+    let store = app.secrets.clone();
+    let probe = tokio::task::spawn_blocking(move || store.get("probe:connect")).await;
+    match probe {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            return plain_error(format!(
+                "Cannot connect {}: {e}. {}",
+                integration.display_name,
+                crate::secrets::STORE_HELP
+            ));
+        }
+        Err(e) => {
+            return plain_error(format!(
+                "Cannot connect {}: the secret store check failed: {e}",
+                integration.display_name
+            ));
+        }
+    }
+    let listener = match crate::connect::ensure_listener(app).await {
+        Ok(l) => l,
+        Err(e) => return plain_error(format!("Cannot connect {}: {e}", integration.display_name)),
+    };
+    let id = crate::connect::begin(app, integration.name);
+    let url = format!("{}/connect/{id}", listener.base());
+    let opened = crate::connect::open_in_browser(app, &url);
+    ok(json!({
+        "connectionId": id,
+        "url": url,
+        "integration": integration.name,
+        "authType": integration.auth.kind.as_str(),
+        "expiresInSeconds": app.settings.connect_ttl.as_secs(),
+        "openedInBrowser": opened,
+        "message": format!(
+            "Ask the user to open {url} on this computer{} and finish connecting {} there; then call wait_for_connection with this connectionId.",
+            if opened { " (it was just opened in their browser)" } else { "" },
+            integration.display_name
+        ),
+    }))
 }

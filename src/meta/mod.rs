@@ -236,7 +236,7 @@ pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Outcome> {
         "execute_tools" => execute_tools::run(app, args).await,
         "whoami" => whoami::run(app).await,
         "list_integrations" => list_integrations::run(app),
-        "connect" | "get_auth_url" => connect::run(app, args),
+        "connect" | "get_auth_url" => connect::run(app, args).await,
         "wait_for_connection" => wait_for_connection::run(app, args).await,
         "curl_session" => curl_session::run(app, args),
         _ => return None,

@@ -1,0 +1,556 @@
+//! The loopback listener: connect pages, the OAuth callback and the vault secret page.
+//!
+//! It starts on first need, binds 127.0.0.1 only (never another interface), and every request must
+//! name this listener in its `Host` header (DNS rebinding). Every POST must carry an `Origin` of this
+//! listener and spend a one-time form token; OAuth callbacks must present a single-use `state`.
+//! Every answer carries no-store, no-referrer, a strict CSP and frame denial, and bodies are capped.
+
+// Page lookups return the finished error page as their `Err`; a large `Err` is fine on a path that
+// runs once per human click.
+#![allow(clippy::result_large_err)]
+
+pub mod form;
+pub mod oauth;
+pub mod pages;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::get;
+use plugins::api::{AuthKind, Integration};
+
+use crate::app::{App, OAuthInFlight, PendingConnect, PendingSecret, PendingState};
+use crate::auth::{self, Saved, Source};
+use crate::secrets::Secret;
+
+/// Largest form body accepted.
+const MAX_BODY: usize = 64 * 1024;
+
+/// Where the listener is.
+#[derive(Debug, Clone)]
+pub struct ListenerInfo {
+    pub port: u16,
+}
+
+impl ListenerInfo {
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+/// Starts the listener once (on the configured port, or any free one) and returns where it is.
+pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, String> {
+    app.listener
+        .get_or_try_init(|| async {
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], app.settings.listener_port));
+            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                format!(
+                    "cannot listen on 127.0.0.1:{} for the connect page: {e} (set WORKBENCH_PORT to a free port)",
+                    app.settings.listener_port
+                )
+            })?;
+            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+            let router = router(app.clone(), port);
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, router).await {
+                    tracing::error!(error = %e, "the connect listener stopped");
+                }
+            });
+            tracing::info!(port, "connect listener started on 127.0.0.1");
+            Ok(ListenerInfo { port })
+        })
+        .await
+        .cloned()
+}
+
+#[derive(Clone)]
+struct Ctx {
+    app: Arc<App>,
+    port: u16,
+}
+
+fn router(app: Arc<App>, port: u16) -> axum::Router {
+    let ctx = Ctx { app, port };
+    axum::Router::new()
+        .route("/connect/{id}", get(connect_page).post(connect_submit))
+        .route("/oauth/callback", get(oauth_callback))
+        .route("/vault/{id}", get(secret_page).post(secret_submit))
+        .fallback(|| async {
+            page(StatusCode::NOT_FOUND, pages::failure("Not found", "There is nothing at this address."))
+        })
+        .layer(middleware::from_fn_with_state(ctx.clone(), guard))
+        .with_state(ctx)
+}
+
+/// Host check (DNS rebinding), Origin check on POST, body cap, and security headers on every answer.
+async fn guard(State(ctx): State<Ctx>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let allowed = [format!("127.0.0.1:{}", ctx.port), format!("localhost:{}", ctx.port)];
+    let mut response = if !allowed.iter().any(|a| a == host) {
+        page(
+            StatusCode::MISDIRECTED_REQUEST,
+            pages::failure("Wrong address", "This page only answers at 127.0.0.1 on this computer."),
+        )
+    } else if request.method() == axum::http::Method::POST && !origin_ok(request.headers(), ctx.port) {
+        page(
+            StatusCode::FORBIDDEN,
+            pages::failure("Refused", "This form can only be sent from the page workbench served."),
+        )
+    } else if request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0)
+        > MAX_BODY
+    {
+        page(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            pages::failure("Too large", "That form is larger than any form workbench serves."),
+        )
+    } else {
+        next.run(request).await
+    };
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+fn origin_ok(headers: &HeaderMap, port: u16) -> bool {
+    match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
+        Some(o) => o == format!("http://127.0.0.1:{port}") || o == format!("http://localhost:{port}"),
+        None => false,
+    }
+}
+
+fn page(status: StatusCode, html: String) -> Response {
+    (status, Html(html)).into_response()
+}
+
+fn new_token() -> String {
+    crate::ids::random_hex(32)
+}
+
+/// Registers a pending connection and returns its id (the listener must be running).
+pub fn begin(app: &App, integration: &str) -> String {
+    let id = crate::ids::random_hex(16);
+    let mut pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let now = Instant::now();
+    pending.retain(|_, p| p.expires > now || p.state == PendingState::Connected);
+    pending.insert(id.clone(), PendingConnect::new(integration, app.settings.connect_ttl));
+    id
+}
+
+/// Looks up a live pending connection; expired ones are reported as such.
+fn live(app: &App, id: &str) -> Result<(&'static Integration, PendingConnect), Response> {
+    let pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(p) = pending.get(id).cloned() else {
+        return Err(page(
+            StatusCode::NOT_FOUND,
+            pages::failure(
+                "Link not found",
+                "This connect link is unknown or was already used. Ask your agent to call connect again.",
+            ),
+        ));
+    };
+    if p.state == PendingState::Connected {
+        return Err(page(StatusCode::OK, pages::success("Already connected", "This connection is complete.")));
+    }
+    if Instant::now() >= p.expires {
+        return Err(page(
+            StatusCode::GONE,
+            pages::failure("Link expired", "This connect link has expired. Ask your agent to call connect again."),
+        ));
+    }
+    let integration = app.registry.integration(&p.integration).ok_or_else(|| {
+        page(
+            StatusCode::NOT_FOUND,
+            pages::failure("Unknown integration", "This workbench does not know that integration."),
+        )
+    })?;
+    Ok((integration, p))
+}
+
+fn issue_form_token(app: &App, id: &str) -> String {
+    let token = new_token();
+    if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+        p.form_tokens.push(token.clone());
+    }
+    token
+}
+
+fn form_page(
+    app: &App,
+    id: &str,
+    integration: &'static Integration,
+    error: Option<&str>,
+    note: Option<&str>,
+) -> Response {
+    let token = issue_form_token(app, id);
+    let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    page(
+        status,
+        pages::credential_form(integration, integration.auth.fields, &format!("/connect/{id}"), &token, error, note),
+    )
+}
+
+async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    let app = &ctx.app;
+    let (integration, _) = match live(app, &id) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    match (integration.auth.kind, integration.auth.oauth.as_ref()) {
+        (AuthKind::OAuth2, Some(spec)) => match oauth::client_for(app, spec) {
+            Some(client) => {
+                let (verifier, challenge) = oauth::pkce_pair();
+                let state = new_token();
+                let host = if spec.client == "slack" { "localhost" } else { "127.0.0.1" };
+                let redirect_uri = format!("http://{host}:{}/oauth/callback", ctx.port);
+                let url = oauth::authorize_url(app, integration, spec, client, &redirect_uri, &state, &challenge);
+                if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id) {
+                    p.oauth = Some(OAuthInFlight { state, verifier, redirect_uri });
+                }
+                Redirect::to(&url).into_response()
+            }
+            None if !integration.auth.fields.is_empty() => {
+                let note = format!(
+                    "No <code>{}</code> OAuth client is configured, so sign-in is not available; paste a token instead (see the README for creating your own OAuth client).",
+                    pages::escape(spec.client)
+                );
+                form_page(app, &id, integration, None, Some(&note))
+            }
+            None => page(
+                StatusCode::OK,
+                pages::failure(
+                    "OAuth client needed",
+                    &format!(
+                        "Connecting {} needs your own '{}' OAuth client: set WORKBENCH_{}_CLIENT_ID (and _CLIENT_SECRET) or oauth_clients in config.json, as the README explains, then ask your agent to connect again.",
+                        integration.display_name,
+                        spec.client,
+                        spec.client.to_ascii_uppercase()
+                    ),
+                ),
+            ),
+        },
+        _ => form_page(app, &id, integration, None, None),
+    }
+}
+
+async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: Bytes) -> Response {
+    let app = &ctx.app;
+    let (integration, pending) = match live(app, &id) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let Some(fields) = form::parse(&body) else {
+        return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "That form could not be read."));
+    };
+    let sent: HashMap<&str, &str> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    // The one-time token: spend it, or refuse the whole submission.
+    let token_ok = match sent.get("form_token") {
+        Some(t) => {
+            let mut all = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+            match all.get_mut(&id) {
+                Some(p) => match p.form_tokens.iter().position(|x| x == t) {
+                    Some(i) => {
+                        p.form_tokens.remove(i);
+                        true
+                    }
+                    None => false,
+                },
+                None => false,
+            }
+        }
+        None => false,
+    };
+    if !token_ok {
+        return page(
+            StatusCode::FORBIDDEN,
+            pages::failure(
+                "Form expired",
+                "This form was already used or is stale. Reload the connect page and try again.",
+            ),
+        );
+    }
+    let _ = pending;
+    let mut values = HashMap::new();
+    let mut missing = Vec::new();
+    for f in integration.auth.fields {
+        match sent.get(f.name).map(|v| v.trim()).filter(|v| !v.is_empty()) {
+            Some(v) => {
+                values.insert(f.name.to_string(), Secret::new(v.to_string()));
+            }
+            None if f.required => missing.push(f.label),
+            None => {}
+        }
+    }
+    if !missing.is_empty() {
+        return form_page(app, &id, integration, Some(&format!("Please fill in: {}.", missing.join(", "))), None);
+    }
+    let connection = auth::from_fields(integration, values, Source::Store);
+    let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
+        Ok(label) => label,
+        Err(e) => {
+            let message = match e {
+                plugins::api::ToolError::Upstream { message, .. } => message,
+                other => format!("{} could not be reached to check it: {other}", integration.display_name),
+            };
+            let scrubbed = crate::engine::scrub::Scrubber::new(connection.secret_values()).text(&message);
+            return form_page(
+                app,
+                &id,
+                integration,
+                Some(&format!("That did not work: {scrubbed}. Nothing was stored.")),
+                None,
+            );
+        }
+    };
+    finish(app, &id, integration, &connection, Saved { account_label: label, scopes: None, expires_at: None })
+}
+
+/// Stores a verified connection, marks the pending flow done and shows the success page.
+fn finish(
+    app: &App,
+    id: &str,
+    integration: &'static Integration,
+    connection: &auth::Connection,
+    saved: Saved,
+) -> Response {
+    let label = saved.account_label.clone();
+    if let Err(e) = auth::save(app, connection, saved) {
+        return page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            pages::failure("Could not store the credential", &format!("{e}. {}", crate::secrets::STORE_HELP)),
+        );
+    }
+    if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+        p.state = PendingState::Connected;
+        p.form_tokens.clear();
+        p.oauth = None;
+        p.account = label.clone();
+    }
+    let who = label.map(|l| format!(" as {l}")).unwrap_or_default();
+    page(
+        StatusCode::OK,
+        pages::success(
+            &format!("{} connected", integration.display_name),
+            &format!("workbench is connected to {}{who}.", integration.display_name),
+        ),
+    )
+}
+
+async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let app = &ctx.app;
+    let Some(state) = q.get("state") else {
+        return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no state."));
+    };
+    // Find and spend the state: it works once.
+    let found = {
+        let mut all = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+        all.iter_mut()
+            .find(|(_, p)| p.oauth.as_ref().is_some_and(|o| &o.state == state))
+            .map(|(id, p)| (id.clone(), p.oauth.take(), p.integration.clone(), p.expires))
+    };
+    let Some((id, Some(flight), integration_name, expires)) = found else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            pages::failure(
+                "Sign-in failed",
+                "This sign-in answer is unknown or was already used. Ask your agent to call connect again.",
+            ),
+        );
+    };
+    if Instant::now() >= expires {
+        return page(
+            StatusCode::GONE,
+            pages::failure("Link expired", "This connect link has expired. Ask your agent to call connect again."),
+        );
+    }
+    if let Some(err) = q.get("error") {
+        let detail = q.get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+        return page(
+            StatusCode::BAD_REQUEST,
+            pages::failure(
+                "Sign-in was not completed",
+                &format!("The provider answered {err}{detail}. Nothing was stored."),
+            ),
+        );
+    }
+    let Some(code) = q.get("code") else {
+        return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no code."));
+    };
+    let Some(integration) = app.registry.integration(&integration_name) else {
+        return page(
+            StatusCode::NOT_FOUND,
+            pages::failure("Unknown integration", "This workbench does not know that integration."),
+        );
+    };
+    let (Some(spec), Some(client)) =
+        (integration.auth.oauth.as_ref(), integration.auth.oauth.as_ref().and_then(|o| oauth::client_for(app, o)))
+    else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            pages::failure("Sign-in failed", "No OAuth client is configured for this integration."),
+        );
+    };
+    let tokens = match oauth::exchange_code(
+        app,
+        integration,
+        spec,
+        client,
+        code,
+        &flight.verifier,
+        &flight.redirect_uri,
+    )
+    .await
+    {
+        Ok(t) => t,
+        Err(e) => {
+            return page(
+                StatusCode::BAD_GATEWAY,
+                pages::failure("Sign-in failed", &format!("The token exchange failed: {e}. Nothing was stored.")),
+            );
+        }
+    };
+    let connection = oauth::connection_from_tokens(integration, &tokens, None);
+    let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
+        Ok(l) => l,
+        Err(e) => {
+            let scrubbed = crate::engine::scrub::Scrubber::new(connection.secret_values()).text(&e.to_string());
+            return page(
+                StatusCode::BAD_GATEWAY,
+                pages::failure(
+                    "Sign-in failed",
+                    &format!("The new token did not work: {scrubbed}. Nothing was stored."),
+                ),
+            );
+        }
+    };
+    let saved = Saved { account_label: label, scopes: tokens.scope.clone(), expires_at: connection.expires_at };
+    finish(app, &id, integration, &connection, saved)
+}
+
+/// Registers a vault secret to be typed on the local page; returns its page id.
+pub fn begin_secret(app: &App, name: &str, description: Option<String>, allowed_hosts: Vec<String>) -> String {
+    let id = crate::ids::random_hex(16);
+    let mut all = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner());
+    let now = Instant::now();
+    all.retain(|_, s| s.expires > now && !s.done);
+    all.insert(
+        id.clone(),
+        PendingSecret {
+            name: name.to_string(),
+            description,
+            allowed_hosts,
+            expires: now + app.settings.connect_ttl,
+            form_tokens: Vec::new(),
+            done: false,
+        },
+    );
+    id
+}
+
+fn live_secret(app: &App, id: &str) -> Result<PendingSecret, Response> {
+    let all = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner());
+    match all.get(id) {
+        Some(s) if s.done => Err(page(StatusCode::OK, pages::success("Stored", "This secret is already stored."))),
+        Some(s) if Instant::now() < s.expires => Ok(s.clone()),
+        Some(_) => {
+            Err(page(StatusCode::GONE, pages::failure("Link expired", "This link has expired. Ask your agent again.")))
+        }
+        None => Err(page(StatusCode::NOT_FOUND, pages::failure("Link not found", "This link is unknown."))),
+    }
+}
+
+fn secret_form_page(app: &App, id: &str, s: &PendingSecret, error: Option<&str>) -> Response {
+    let token = new_token();
+    if let Some(p) = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+        p.form_tokens.push(token.clone());
+    }
+    let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    page(
+        status,
+        pages::secret_form(&s.name, s.description.as_deref(), &s.allowed_hosts, &format!("/vault/{id}"), &token, error),
+    )
+}
+
+async fn secret_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    match live_secret(&ctx.app, &id) {
+        Ok(s) => secret_form_page(&ctx.app, &id, &s, None),
+        Err(r) => r,
+    }
+}
+
+async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: Bytes) -> Response {
+    let app = &ctx.app;
+    let s = match live_secret(app, &id) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let Some(fields) = form::parse(&body) else {
+        return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "That form could not be read."));
+    };
+    let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let spent = {
+        let mut all = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner());
+        match (all.get_mut(&id), get("form_token")) {
+            (Some(p), Some(t)) => match p.form_tokens.iter().position(|x| *x == t) {
+                Some(i) => {
+                    p.form_tokens.remove(i);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    };
+    if !spent {
+        return page(
+            StatusCode::FORBIDDEN,
+            pages::failure("Form expired", "This form was already used or is stale. Reload the page and try again."),
+        );
+    }
+    let Some(value) = get("value").filter(|v| !v.is_empty()) else {
+        return secret_form_page(app, &id, &s, Some("Please enter the value."));
+    };
+    if let Err(e) = app.vault.set(&s.name, Secret::new(value), s.description.clone(), s.allowed_hosts.clone()).await {
+        return page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            pages::failure("Could not store the secret", &format!("{}. {}", e.message, crate::secrets::STORE_HELP)),
+        );
+    }
+    if let Some(p) = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id) {
+        p.done = true;
+        p.form_tokens.clear();
+    }
+    page(
+        StatusCode::OK,
+        pages::success("Secret stored", &format!("'{}' is stored. Your agent can now use it by name.", s.name)),
+    )
+}
+
+/// Opens a URL in the user's browser when there is a desktop to show it on. Never blocks and
+/// never writes to stdout; the URL is always returned to the agent as well.
+pub fn open_in_browser(app: &App, url: &str) -> bool {
+    if !app.settings.open_browser {
+        return false;
+    }
+    let desktop = cfg!(any(target_os = "macos", target_os = "windows"))
+        || std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    desktop && open::that_detached(url).is_ok()
+}

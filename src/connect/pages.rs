@@ -1,0 +1,129 @@
+//! The connect pages a person sees: plain server-rendered HTML with one small stylesheet, every
+//! interpolated value escaped.
+
+use plugins::api::{Field, Integration};
+
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:15px/1.5 system-ui,-apple-system,Segoe UI,sans-serif;background:#f5f6f8;color:#1d2330;margin:0}\
+main{max-width:520px;margin:48px auto;background:#fff;border:1px solid #e3e6ec;border-radius:10px;padding:28px 32px;box-shadow:0 1px 3px rgba(0,0,0,.05)}\
+h1{font-size:20px;margin:0 0 4px}p.sub{color:#5b6475;margin:0 0 20px}label{display:block;font-weight:600;margin:16px 0 4px}\
+input{width:100%;box-sizing:border-box;padding:9px 10px;border:1px solid #c9ced8;border-radius:6px;font:inherit}\
+small{display:block;color:#6b7385;margin-top:4px}button{margin-top:22px;padding:10px 18px;border:0;border-radius:6px;background:#2f5bea;color:#fff;font:inherit;font-weight:600;cursor:pointer}\
+.err{background:#fdecec;border:1px solid #f3b9b9;color:#8a1f1f;padding:10px 12px;border-radius:6px;margin:12px 0}\
+.ok{background:#e9f8ee;border:1px solid #b6e2c3;color:#17572c;padding:10px 12px;border-radius:6px;margin:12px 0}\
+code{background:#f1f3f6;padding:1px 5px;border-radius:4px}footer{color:#8a91a0;font-size:12px;margin-top:24px}";
+
+pub fn layout(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{} · workbench</title><style>{STYLE}</style></head><body><main>{body}\
+         <footer>workbench runs on this computer; what you enter here goes to your OS keychain, never to the chat.</footer></main></body></html>",
+        escape(title)
+    )
+}
+
+fn field_input(f: &Field) -> String {
+    let kind = if f.secret { "password" } else { "text" };
+    let required = if f.required { " required" } else { "" };
+    format!(
+        "<label for=\"{n}\">{label}{opt}</label><input id=\"{n}\" name=\"{n}\" type=\"{kind}\" autocomplete=\"off\" spellcheck=\"false\"{required}>{help}",
+        n = escape(f.name),
+        label = escape(f.label),
+        opt = if f.required { "" } else { " <span style=\"font-weight:400;color:#8a91a0\">(optional)</span>" },
+        help = if f.help.is_empty() { String::new() } else { format!("<small>{}</small>", escape(f.help)) },
+    )
+}
+
+/// The credential form of an integration.
+pub fn credential_form(
+    integration: &Integration,
+    fields: &[Field],
+    action: &str,
+    form_token: &str,
+    error: Option<&str>,
+    note: Option<&str>,
+) -> String {
+    let inputs: String = fields.iter().map(field_input).collect();
+    let error = error.map(|e| format!("<div class=\"err\">{}</div>", escape(e))).unwrap_or_default();
+    let note = note.map(|n| format!("<p>{n}</p>")).unwrap_or_default();
+    layout(
+        &format!("Connect {}", integration.display_name),
+        &format!(
+            "<h1>Connect {name}</h1><p class=\"sub\">Your agent asked to use {name}. The credential is checked with {name} and stored in your OS keychain.</p>{note}{error}\
+             <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\">{inputs}<button type=\"submit\">Connect</button></form>",
+            name = escape(integration.display_name),
+            action = escape(action),
+            token = escape(form_token),
+        ),
+    )
+}
+
+pub fn success(title: &str, message: &str) -> String {
+    layout(
+        title,
+        &format!(
+            "<h1>{}</h1><div class=\"ok\">{}</div><p>You can close this tab and return to your agent.</p>",
+            escape(title),
+            escape(message)
+        ),
+    )
+}
+
+pub fn failure(title: &str, message: &str) -> String {
+    layout(title, &format!("<h1>{}</h1><div class=\"err\">{}</div>", escape(title), escape(message)))
+}
+
+/// The page for a vault secret: one password field.
+pub fn secret_form(
+    name: &str,
+    description: Option<&str>,
+    hosts: &[String],
+    action: &str,
+    form_token: &str,
+    error: Option<&str>,
+) -> String {
+    let error = error.map(|e| format!("<div class=\"err\">{}</div>", escape(e))).unwrap_or_default();
+    let hosts = if hosts.is_empty() {
+        "no host yet".to_string()
+    } else {
+        hosts.iter().map(|h| format!("<code>{}</code>", escape(h))).collect::<Vec<_>>().join(", ")
+    };
+    layout(
+        &format!("Store secret {name}"),
+        &format!(
+            "<h1>Store secret <code>{n}</code></h1><p class=\"sub\">{desc}Your agent can use it as <code>{{{{vault:{n}}}}}</code> for requests to {hosts}, but can never read it.</p>{error}\
+             <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\">\
+             <label for=\"value\">Value</label><input id=\"value\" name=\"value\" type=\"password\" autocomplete=\"off\" required><button type=\"submit\">Store</button></form>",
+            n = escape(name),
+            desc = description.map(|d| format!("{}. ", escape(d))).unwrap_or_default(),
+            action = escape(action),
+            token = escape(form_token),
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_interpolated_is_escaped() {
+        assert_eq!(escape("<script>\"&'"), "&lt;script&gt;&quot;&amp;&#39;");
+        let page = failure("x", "<img src=x onerror=alert(1)>");
+        assert!(!page.contains("<img"));
+    }
+}
