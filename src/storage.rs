@@ -290,6 +290,21 @@ impl Storage {
         .await
     }
 
+    pub async fn list_vault_meta(self: &Arc<Self>, prefix: Option<String>) -> Result<Vec<VaultMeta>, StorageError> {
+        self.call(move |c| {
+            let mut stmt = c.prepare(
+                "SELECT name, description, allowed_hosts, created_at, last_used_at FROM vault_secret WHERE substr(name, 1, length(?1)) = ?1 ORDER BY name",
+            )?;
+            let rows = stmt.query_map([prefix.unwrap_or_default()], vault_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    pub async fn delete_vault_meta(self: &Arc<Self>, name: String) -> Result<bool, StorageError> {
+        self.call(move |c| c.execute("DELETE FROM vault_secret WHERE name = ?1", [name]).map(|n| n > 0)).await
+    }
+
     pub async fn touch_vault(self: &Arc<Self>, name: String) -> Result<(), StorageError> {
         self.call(move |c| {
             c.execute("UPDATE vault_secret SET last_used_at = ?1 WHERE name = ?2", params![now_rfc3339(), name])

@@ -41,13 +41,13 @@ pub struct Connection {
     pub source: Source,
     /// Unix seconds when an OAuth access token expires, if known.
     pub expires_at: Option<i64>,
-    secret_names: Vec<&'static str>,
+    public_names: Vec<&'static str>,
 }
 
 impl Connection {
-    /// A non-secret field (site, email, host); secret fields are never handed out this way.
+    /// A field declared non-secret (site, email, host); secret fields are never handed out this way.
     pub fn public_field(&self, name: &str) -> Option<String> {
-        if self.secret_names.contains(&name) && !name.ends_with("base_url") {
+        if !self.public_names.contains(&name) {
             return None;
         }
         self.fields.get(name).map(|v| v.expose().clone())
@@ -55,7 +55,15 @@ impl Connection {
 
     /// Every secret value, so results and errors can be scrubbed of them.
     pub fn secret_values(&self) -> Vec<String> {
-        self.secret_names.iter().filter_map(|n| self.fields.get(*n)).map(|s| s.expose().clone()).collect()
+        self.fields
+            .iter()
+            .filter(|(k, _)| !self.public_names.contains(&k.as_str()))
+            .map(|(_, v)| v.expose().clone())
+            .collect()
+    }
+
+    fn is_public(&self, name: &str) -> bool {
+        self.public_names.contains(&name)
     }
 
     fn get(&self, name: &str) -> Option<&str> {
@@ -107,14 +115,24 @@ fn store_key(integration: &str) -> String {
     format!("connection:{integration}")
 }
 
-/// Fields an integration's connection has (OAuth ones always carry at least a `token`).
+/// Fields an integration's connection has, as (name, secret, required). OAuth connections also
+/// carry `token` and `refresh_token`, both secret.
 fn field_names(integration: &Integration) -> Vec<(&'static str, bool, bool)> {
     let mut names: Vec<(&'static str, bool, bool)> =
         integration.auth.fields.iter().map(|f| (f.name, f.secret, f.required)).collect();
-    if integration.auth.kind == AuthKind::OAuth2 && !names.iter().any(|(n, _, _)| *n == "token") {
-        names.push(("token", true, true));
+    if integration.auth.kind == AuthKind::OAuth2 {
+        for extra in ["token", "refresh_token"] {
+            if !names.iter().any(|(n, _, _)| *n == extra) {
+                names.push((extra, true, extra == "token"));
+            }
+        }
     }
     names
+}
+
+/// Fields declared non-secret; everything else a connection holds is treated as secret.
+fn public_names(integration: &Integration) -> Vec<&'static str> {
+    integration.auth.fields.iter().filter(|f| !f.secret).map(|f| f.name).collect()
 }
 
 /// The credential from the environment, when every required field is set there.
@@ -138,7 +156,7 @@ pub fn from_env(integration: &'static Integration, var: &dyn Fn(&str) -> Option<
         fields,
         source: Source::Environment,
         expires_at: None,
-        secret_names: names.iter().filter(|(_, s, _)| *s).map(|(n, _, _)| *n).collect(),
+        public_names: public_names(integration),
     })
 }
 
@@ -171,7 +189,7 @@ pub fn from_fields(
         fields,
         source,
         expires_at: None,
-        secret_names: names.iter().filter(|(_, s, _)| *s).map(|(n, _, _)| *n).collect(),
+        public_names: public_names(integration),
     }
 }
 
@@ -192,7 +210,7 @@ pub fn save(app: &App, connection: &Connection, saved: Saved) -> Result<(), Stor
     app.secrets.set(&store_key(connection.integration), &blob)?;
     let mut public = serde_json::Map::new();
     for (k, v) in &connection.fields {
-        if !connection.secret_names.contains(&k.as_str()) {
+        if connection.is_public(k) {
             public.insert(k.clone(), serde_json::Value::String(v.expose().clone()));
         }
     }

@@ -2,8 +2,10 @@
 //! Listed in one slice, described like plugin tools, searchable and run the same way.
 
 pub mod audit;
+pub mod connection;
 pub mod data;
 pub mod time;
+pub mod vault;
 
 use crate::registry::BuiltinSpec;
 
@@ -38,4 +40,13 @@ macro_rules! builtin {
 pub(crate) use builtin;
 
 /// Every built-in tool.
-pub static BUILTINS: &[BuiltinSpec] = &[data::QUERY_JSON, data::CONVERT_CSV, time::GET_CURRENT, audit::SEARCH_LOG];
+pub static BUILTINS: &[BuiltinSpec] = &[
+    data::QUERY_JSON,
+    data::CONVERT_CSV,
+    time::GET_CURRENT,
+    audit::SEARCH_LOG,
+    vault::SET_SECRET,
+    vault::LIST_SECRETS,
+    vault::DELETE_SECRET,
+    connection::DELETE_CREDENTIALS,
+];

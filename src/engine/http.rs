@@ -5,7 +5,7 @@
 //! retries a 429 once or twice when `Retry-After` fits in the deadline, and maps error statuses to
 //! `ToolError::Upstream` with the provider's own message.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use plugins::api::{Body, BoxFuture, HttpRequest, HttpResponse, Integration, ToolError, Upstream};
@@ -24,7 +24,30 @@ pub struct EngineUpstream {
     pub app: Arc<App>,
     pub integration: &'static Integration,
     pub deadline: Instant,
-    pub connection: Option<Arc<Connection>>,
+    /// The credential for this call; replaced when an OAuth token is refreshed mid-call.
+    connection: Arc<Mutex<Option<Arc<Connection>>>>,
+}
+
+/// Seconds before expiry at which an OAuth token is refreshed ahead of use.
+const REFRESH_AHEAD_SECS: i64 = 60;
+
+impl EngineUpstream {
+    pub fn new(
+        app: Arc<App>,
+        integration: &'static Integration,
+        deadline: Instant,
+        connection: Option<Arc<Connection>>,
+    ) -> Self {
+        EngineUpstream { app, integration, deadline, connection: Arc::new(Mutex::new(connection)) }
+    }
+
+    fn current(&self) -> Option<Arc<Connection>> {
+        self.connection.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+fn refreshable(c: &Connection) -> bool {
+    c.fields.contains_key("refresh_token")
 }
 
 /// The base URL for one of an integration's hosts. Precedence: a configured override (tests,
@@ -88,12 +111,39 @@ impl Upstream for EngineUpstream {
         let app = self.app.clone();
         let integration = self.integration;
         let deadline = self.deadline;
-        let connection = self.connection.clone();
-        Box::pin(async move { send(app, integration, deadline, connection, request).await })
+        let slot = self.connection.clone();
+        Box::pin(async move {
+            let mut connection = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let stale = connection.as_ref().is_some_and(|c| {
+                refreshable(c)
+                    && c.expires_at.is_some_and(|t| t - crate::connect::oauth::now_unix() < REFRESH_AHEAD_SECS)
+            });
+            if stale && let Some(c) = connection.clone() {
+                match crate::connect::oauth::refresh(&app, integration, &c).await {
+                    Ok(fresh) => {
+                        connection = Some(Arc::new(fresh));
+                        *slot.lock().unwrap_or_else(|p| p.into_inner()) = connection.clone();
+                    }
+                    Err(e) => {
+                        tracing::warn!(integration = integration.name, error = %e, "token refresh ahead of expiry failed")
+                    }
+                }
+            }
+            let result = send(app.clone(), integration, deadline, connection.clone(), request.clone()).await;
+            // A 401 with a refreshable token: refresh once and try again.
+            if let (Err(ToolError::Upstream { status: 401, .. }), Some(c)) = (&result, connection.as_ref())
+                && refreshable(c)
+            {
+                let fresh = Arc::new(crate::connect::oauth::refresh(&app, integration, c).await?);
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh.clone());
+                return send(app, integration, deadline, Some(fresh), request).await;
+            }
+            result
+        })
     }
 
     fn field(&self, name: &str) -> Option<String> {
-        self.connection.as_ref().and_then(|c| c.public_field(name))
+        self.current().and_then(|c| c.public_field(name))
     }
 
     fn read_local_file(&self, path: &str) -> BoxFuture<Result<Vec<u8>, ToolError>> {
@@ -245,12 +295,8 @@ pub async fn verify_identity(
     connection: Connection,
 ) -> Result<Option<String>, ToolError> {
     let Some(identity) = integration.auth.identity else { return Ok(None) };
-    let upstream = EngineUpstream {
-        app: app.clone(),
-        integration,
-        deadline: Instant::now() + app.settings.call_timeout.min(Duration::from_secs(20)),
-        connection: Some(Arc::new(connection)),
-    };
+    let deadline = Instant::now() + app.settings.call_timeout.min(Duration::from_secs(20));
+    let upstream = EngineUpstream::new(app.clone(), integration, deadline, Some(Arc::new(connection)));
     match upstream.send((identity.request)()).await {
         Ok(reply) => {
             let body = reply.json()?;

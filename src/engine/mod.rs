@@ -307,7 +307,9 @@ async fn run_entry(
         None => Vec::new(),
     };
     let mut vault_values = HashMap::new();
-    for name in template::vault_names(&exec.args)? {
+    let literal_args = entry.integration == "vault";
+    let names = if literal_args { Vec::new() } else { template::vault_names(&exec.args)? };
+    for name in names {
         let secret = app.vault.resolve_for_hosts(&name, &hosts).await?;
         vault_values.insert(name, secret.expose().clone());
     }
@@ -319,7 +321,16 @@ async fn run_entry(
     };
     let scope =
         Scope { steps, vault: Some(&lookup), no_steps_reason: "step refs need compose: true", no_vault_reason: "" };
-    let resolved = template::resolve(&exec.args, &scope)?;
+    // The vault tools take names literally: `{{vault:x}}` in their own arguments is data, never a
+    // ref. A value given to vault_set_secret is itself a secret for the audit row and any echo.
+    let resolved = if literal_args {
+        if let Some(v) = exec.args.get("value").and_then(Value::as_str) {
+            scrubber.add(v);
+        }
+        template::Resolved { value: exec.args.clone(), secrets: Vec::new() }
+    } else {
+        template::resolve(&exec.args, &scope)?
+    };
     for s in &resolved.secrets {
         scrubber.add(s);
     }
@@ -360,7 +371,7 @@ async fn run_entry(
     let deadline = Instant::now() + timeout;
     let task = match entry.runner {
         Runner::Plugin { integration, run } => {
-            let upstream = Arc::new(http::EngineUpstream { app: app.clone(), integration, deadline, connection });
+            let upstream = Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection));
             tokio::spawn(run(upstream, args))
         }
         Runner::Builtin(run) => tokio::spawn(run(app.clone(), args)),
@@ -456,6 +467,11 @@ async fn audit(
     scrubber: &Scrubber,
 ) {
     let mut args = exec.args.clone();
+    if entry.integration == "vault"
+        && let Some(v) = args.get_mut("value")
+    {
+        *v = Value::String(scrub::MARKER.to_string());
+    }
     scrubber.value(&mut args);
     let (args, _) = plugins::api::truncate_chars(&args.to_string(), AUDIT_ARGS_CHARS);
     let (ok, code, error) = match outcome {

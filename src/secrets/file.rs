@@ -103,6 +103,8 @@ impl FileStore {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // No file yet: still refuse without a passphrase, or nothing could be stored later.
+                self.passphrase()?;
                 let mut salt = vec![0u8; 16];
                 getrandom::fill(&mut salt).map_err(|e| fail(e.to_string()))?;
                 return Ok((salt, BTreeMap::new()));

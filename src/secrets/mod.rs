@@ -101,7 +101,7 @@ impl Vault {
     ) -> Result<(), ToolFailure> {
         self.store
             .set(&store_key(name), &value)
-            .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))?;
+            .map_err(|e| ToolFailure::new(ErrorCode::SecretStoreUnavailable, format!("{e}. {STORE_HELP}")))?;
         self.storage
             .put_vault_meta(VaultMeta {
                 name: name.to_string(),
@@ -112,6 +112,20 @@ impl Vault {
             })
             .await
             .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))
+    }
+
+    /// Deletes a secret and its metadata; true when it existed.
+    pub async fn delete(&self, name: &str) -> Result<bool, ToolFailure> {
+        let had_meta = self
+            .storage
+            .delete_vault_meta(name.to_string())
+            .await
+            .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))?;
+        let had_value = self
+            .store
+            .delete(&store_key(name))
+            .map_err(|e| ToolFailure::new(ErrorCode::SecretStoreUnavailable, format!("{e}. {STORE_HELP}")))?;
+        Ok(had_meta || had_value)
     }
 
     /// The secret `name` for a call whose requests go to `hosts`; refused unless every one of

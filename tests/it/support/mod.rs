@@ -23,6 +23,7 @@ pub fn app_with(env: &[(&str, String)]) -> TestApp {
     let home = tempfile::tempdir().expect("temp dir");
     let mut vars: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     vars.insert("WORKBENCH_HOME".into(), home.path().display().to_string());
+    vars.entry("WORKBENCH_NO_BROWSER".into()).or_insert_with(|| "1".into());
     let settings = Settings::load(&vars).expect("settings");
     let app = App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()));
     TestApp { app, home }

@@ -1,0 +1,77 @@
+//! connection_delete_credentials: disconnect an integration: revoke the token at the provider where
+//! it has a revocation endpoint, then erase the local credential and its metadata.
+
+use std::sync::Arc;
+
+use plugins::api::{AuthKind, ToolError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::builtin;
+use crate::app::App;
+use crate::auth::Source;
+use crate::registry::BuiltinSpec;
+
+pub const DELETE_CREDENTIALS: BuiltinSpec = builtin! {
+    name: "connection_delete_credentials",
+    namespace: "connection",
+    effect: Destructive,
+    args: DeleteCredentials,
+    run: delete_credentials,
+    keywords: ["disconnect", "log out", "sign out", "revoke access", "remove account", "forget token", "unlink"],
+    description: "Disconnect an integration: revoke its token at the provider where possible (Google, Slack), then erase the stored credential. list_integrations shows it disconnected afterwards.",
+};
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DeleteCredentials {
+    /// The integration to disconnect, e.g. "github".
+    integration: String,
+    /// Also revoke the token at the provider, where it has an endpoint for that.
+    #[serde(default = "yes")]
+    revoke_remote: bool,
+}
+
+async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Value, ToolError> {
+    let Some(integration) = app.registry.integration(&args.integration) else {
+        return Err(ToolError::invalid(format!("unknown integration '{}'", args.integration)));
+    };
+    if integration.auth.kind == AuthKind::None {
+        return Err(ToolError::invalid(format!("{} has no credentials to delete", integration.display_name)));
+    }
+    let connection =
+        app.connection(integration).map_err(|e| ToolError::Internal(format!("{e}. {}", crate::secrets::STORE_HELP)))?;
+    let Some(connection) = connection else {
+        return Ok(json!({ "integration": integration.name, "deleted": false, "message": "it was not connected" }));
+    };
+    if connection.source == Source::Environment {
+        return Err(ToolError::invalid(format!(
+            "{} is connected through WORKBENCH_{}_* environment variables; unset them to disconnect",
+            integration.display_name,
+            integration.name.to_ascii_uppercase()
+        )));
+    }
+    let mut revoked = Value::Null;
+    if args.revoke_remote
+        && let Some(revoke_url) = integration.auth.oauth.as_ref().and_then(|o| o.revoke_url)
+        && let Some(token) = connection.fields.get("token")
+    {
+        let url = app.settings.host_url(integration.name, "revoke_url", revoke_url);
+        let result = if url.contains("slack.com") || integration.name == "slack" {
+            app.http().post(&url).bearer_auth(token.expose()).send().await
+        } else {
+            app.http().post(&url).form(&[("token", token.expose().as_str())]).send().await
+        };
+        revoked = json!(matches!(&result, Ok(r) if r.status().is_success()));
+        if let Err(e) = &result {
+            tracing::warn!(integration = integration.name, error = %crate::engine::scrub::redact_tokens(&e.to_string()).unwrap_or_else(|| e.to_string()), "revocation failed");
+        }
+    }
+    let erased = crate::auth::erase(&app, integration.name).map_err(|e| ToolError::Internal(e.to_string()))?;
+    Ok(json!({ "integration": integration.name, "deleted": erased, "revoked_remote": revoked }))
+}
