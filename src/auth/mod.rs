@@ -183,7 +183,6 @@ pub fn from_fields(
     fields: HashMap<String, Secret<String>>,
     source: Source,
 ) -> Connection {
-    let names = field_names(integration);
     Connection {
         integration: integration.name,
         fields,

@@ -300,6 +300,18 @@ pub async fn verify_identity(
     match upstream.send((identity.request)()).await {
         Ok(reply) => {
             let body = reply.json()?;
+            // Providers that report failure with HTTP 200 (Slack's ok:false, GraphQL errors[]) are
+            // recognised by their own error extractor.
+            let failed = body.get("ok") == Some(&Value::Bool(false))
+                || body.get("errors").and_then(Value::as_array).is_some_and(|e| !e.is_empty());
+            if failed {
+                let message = (integration.error_message)(&body).unwrap_or_else(|| "the credential was refused".into());
+                return Err(ToolError::Upstream {
+                    status: 401,
+                    message: format!("{} rejected this credential: {message}", integration.display_name),
+                    retry_after: None,
+                });
+            }
             Ok((identity.label)(&body))
         }
         Err(ToolError::Upstream { status: status @ (401 | 403), message, .. }) => Err(ToolError::Upstream {
