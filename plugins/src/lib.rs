@@ -16,6 +16,7 @@ pub mod schema;
 pub mod text;
 
 pub mod github;
+pub mod gitlab;
 pub mod hackernews;
 pub mod open_meteo;
 pub mod wikipedia;
@@ -25,6 +26,7 @@ use api::Integration;
 /// Every integration workbench ships, in display order. The registry is built from this slice.
 pub static INTEGRATIONS: &[&Integration] = &[
     &github::INTEGRATION,
+    &gitlab::INTEGRATION,
     &hackernews::INTEGRATION,
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,

@@ -6,6 +6,7 @@ mod binary;
 mod builtins;
 mod engine;
 mod github;
+mod gitlab;
 mod meta_tools;
 mod plugins_public;
 mod registry;
