@@ -15,6 +15,8 @@ pub mod codec;
 pub mod schema;
 pub mod text;
 
+pub mod github;
+pub mod gitlab;
 pub mod hackernews;
 pub mod open_meteo;
 pub mod wikipedia;
@@ -22,5 +24,10 @@ pub mod wikipedia;
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
-pub static INTEGRATIONS: &[&Integration] =
-    &[&hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+pub static INTEGRATIONS: &[&Integration] = &[
+    &github::INTEGRATION,
+    &gitlab::INTEGRATION,
+    &hackernews::INTEGRATION,
+    &wikipedia::INTEGRATION,
+    &open_meteo::INTEGRATION,
+];

@@ -6,6 +6,8 @@ mod binary;
 mod builtins;
 mod connect;
 mod engine;
+mod github;
+mod gitlab;
 mod meta_tools;
 mod plugins_public;
 mod registry;

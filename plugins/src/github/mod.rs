@@ -1,0 +1,511 @@
+//! GitHub REST API (github.com or GitHub Enterprise Server): repositories, files, branches, issues,
+//! pull requests, reviews and Actions runs.
+//!
+//! Every request carries `Accept: application/vnd.github+json` and the pinned
+//! `X-GitHub-Api-Version`; the engine adds `Authorization: Bearer <token>`. Lists page with GitHub's
+//! `Link` header (`page`/`per_page`), which this module turns into an opaque `cursor`.
+
+mod actions;
+mod issues;
+mod pulls;
+mod repos;
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::api::*;
+use crate::tool;
+
+pub static INTEGRATION: Integration = Integration {
+    name: "github",
+    display_name: "GitHub",
+    version: "1.0.0",
+    auth: AuthSpec {
+        kind: AuthKind::ApiKey,
+        fields: &[
+            Field {
+                name: "token",
+                label: "Personal access token",
+                secret: true,
+                required: true,
+                help: "github.com/settings/tokens — fine-grained (Contents, Issues, Pull requests, Actions: read and write; Metadata: read) or classic with repo and workflow",
+            },
+            Field {
+                name: "base_url",
+                label: "GitHub Enterprise API URL",
+                secret: false,
+                required: false,
+                help: "Only for GitHub Enterprise Server, e.g. https://github.example.com/api/v3; leave empty for github.com",
+            },
+        ],
+        inject: Inject::Bearer("token"),
+        identity: Some(Identity {
+            request: || gh(HttpRequest::get("/user"), ACCEPT_JSON),
+            label: |b| b["login"].as_str().map(str::to_string),
+        }),
+        oauth: None,
+    },
+    // Single words here count as naming GitHub in a search; only words that imply it (catalogue §4).
+    keywords: &[
+        "repo",
+        "repository",
+        "git",
+        "pull request",
+        "PR",
+        "Actions",
+        "workflow run",
+        "code review",
+        "open source",
+    ],
+    hosts: &[Host { key: "base_url", default_url: "https://api.github.com" }],
+    curl_proxy: true,
+    tools: &[
+        tool! {
+            name: "github_list_repos",
+            effect: Read,
+            args: repos::ListRepos,
+            run: repos::list_repos,
+            keywords: ["my repos", "repositories", "projects", "git", "organization", "owned", "collaborator"],
+            description: "List the GitHub repositories (repos) you can access: ones you own, collaborate on, or see through your organizations, most recently updated first, with default branch, language, stars and open issue count.",
+        },
+        tool! {
+            name: "github_get_repo",
+            effect: Read,
+            args: repos::GetRepo,
+            run: repos::get_repo,
+            keywords: ["repository", "metadata", "default branch", "topics", "stars", "details", "clone url"],
+            description: "Get one GitHub repository's details: description, default branch, topics, visibility, license, stars, forks, open issue count and clone URLs.",
+        },
+        tool! {
+            name: "github_search_repos",
+            effect: Read,
+            args: repos::SearchRepos,
+            run: repos::search_repos,
+            keywords: ["find repository", "discover", "open source", "projects", "stars", "topic", "language"],
+            description: "Search all of GitHub for repositories by keywords and qualifiers (language:rust, topic:cli, stars:>1000, org:acme, user:alice), sorted by best match, stars, forks or recent updates.",
+        },
+        tool! {
+            name: "github_search_code",
+            effect: Read,
+            args: repos::SearchCode,
+            run: repos::search_code,
+            keywords: ["grep", "find code", "source", "function", "symbol", "usage", "file", "code search"],
+            description: "Search source code across GitHub repositories (grep-like) with qualifiers such as repo:owner/name, org:acme, language:go, path:src/, extension:yml; returns matching files with repository and path.",
+        },
+        tool! {
+            name: "github_get_file",
+            effect: Read,
+            args: repos::GetFile,
+            run: repos::get_file,
+            keywords: ["read file", "contents", "source", "cat", "directory", "ls", "download", "README"],
+            description: "Read a file from a GitHub repository (decoded to text) at a branch, tag or commit, or list a directory's entries; long files are cut at max_chars.",
+        },
+        tool! {
+            name: "github_update_file",
+            effect: Write,
+            args: repos::UpdateFile,
+            run: repos::update_file,
+            keywords: ["commit", "edit file", "write file", "create file", "push", "change", "save"],
+            description: "Create or update (overwrite) one file in a GitHub repository as a single commit on a branch, with a commit message; the current file's sha is looked up when not given.",
+        },
+        tool! {
+            name: "github_create_branch",
+            effect: Write,
+            args: repos::CreateBranch,
+            run: repos::create_branch,
+            keywords: ["new branch", "git branch", "fork off", "checkout -b", "ref"],
+            description: "Create a new branch in a GitHub repository from another branch or a commit sha (by default from the repository's default branch).",
+        },
+        tool! {
+            name: "github_list_issues",
+            effect: Read,
+            args: issues::ListIssues,
+            run: issues::list_issues,
+            keywords: ["issues", "bugs", "tickets", "open issues", "backlog", "tasks", "labels"],
+            description: "List issues (bugs, tickets) in one GitHub repository, filtered by state, labels, assignee or update time; pull requests are left out.",
+        },
+        tool! {
+            name: "github_search_issues",
+            effect: Read,
+            args: issues::SearchIssues,
+            run: issues::search_issues,
+            keywords: ["find issues", "pull requests", "PRs", "review requested", "assigned to me", "my PRs", "mentions", "tickets"],
+            description: "Search issues and pull requests (PRs) across GitHub with qualifiers: is:issue / is:pr, is:open, repo:owner/name, author:alice, assignee:@me, review-requested:@me, label:bug, mentions:@me.",
+        },
+        tool! {
+            name: "github_get_issue",
+            effect: Read,
+            args: issues::GetIssue,
+            run: issues::get_issue,
+            keywords: ["issue details", "bug", "ticket", "comments", "discussion", "thread"],
+            description: "Get one GitHub issue (bug, ticket) by number with its body, labels, assignees and state, optionally with its comments (the discussion thread).",
+        },
+        tool! {
+            name: "github_create_issue",
+            effect: Write,
+            args: issues::CreateIssue,
+            run: issues::create_issue,
+            keywords: ["new issue", "file a bug", "report bug", "open ticket", "feature request", "task"],
+            description: "Open (file) a new issue in a GitHub repository: a bug report, ticket or feature request, with optional body (Markdown), labels, assignees and milestone.",
+        },
+        tool! {
+            name: "github_update_issue",
+            effect: Write,
+            args: issues::UpdateIssue,
+            run: issues::update_issue,
+            keywords: ["close issue", "reopen", "edit issue", "label", "assign", "not planned", "resolve"],
+            description: "Edit a GitHub issue: change title or body, close it (completed or not planned) or reopen it, replace its labels or assignees.",
+        },
+        tool! {
+            name: "github_create_comment",
+            effect: Write,
+            args: issues::CreateComment,
+            run: issues::create_comment,
+            keywords: ["comment", "reply", "respond", "discussion", "PR comment", "note"],
+            description: "Add a comment (reply) to a GitHub issue or to a pull request's conversation, in Markdown.",
+        },
+        tool! {
+            name: "github_list_prs",
+            effect: Read,
+            args: pulls::ListPrs,
+            run: pulls::list_prs,
+            keywords: ["pull requests", "PRs", "open PRs", "code review", "merge requests", "branches"],
+            description: "List pull requests (PRs) in a GitHub repository, filtered by state, head branch or base branch, with author, branches, draft flag and reviewers.",
+        },
+        tool! {
+            name: "github_get_pr",
+            effect: Read,
+            args: pulls::GetPr,
+            run: pulls::get_pr,
+            keywords: ["pull request", "PR details", "diff", "changes", "changed files", "patch", "mergeable", "review"],
+            description: "Get one pull request (PR) with its description, branches, mergeability and size; optionally the unified diff (cut at max_chars) and the list of changed files.",
+        },
+        tool! {
+            name: "github_create_pr",
+            effect: Write,
+            args: pulls::CreatePr,
+            run: pulls::create_pr,
+            keywords: ["open PR", "new pull request", "propose changes", "submit for review", "draft PR"],
+            description: "Open a pull request (PR) on GitHub to merge a head branch into a base branch, with title, description, and optionally as a draft.",
+        },
+        tool! {
+            name: "github_merge_pr",
+            effect: Destructive,
+            args: pulls::MergePr,
+            run: pulls::merge_pr,
+            keywords: ["merge PR", "squash", "rebase", "land", "ship"],
+            description: "Merge a GitHub pull request (PR) with a merge commit, squash or rebase; fails with a clear message when it conflicts or the head changed.",
+        },
+        tool! {
+            name: "github_create_pr_review",
+            effect: Write,
+            args: pulls::CreatePrReview,
+            run: pulls::create_pr_review,
+            keywords: ["review", "approve", "LGTM", "request changes", "code review", "inline comments", "line comment"],
+            description: "Submit a pull request review on GitHub: approve, request changes or comment, with an optional summary and inline comments on specific lines of files.",
+        },
+        tool! {
+            name: "github_list_workflow_runs",
+            effect: Read,
+            args: actions::ListWorkflowRuns,
+            run: actions::list_workflow_runs,
+            keywords: ["Actions", "CI", "build status", "checks", "pipeline", "failed builds", "workflow run", "tests"],
+            description: "List GitHub Actions workflow runs (CI builds) for a repository or one workflow, filtered by branch, status (failure, success, in_progress) or event, with conclusion and links.",
+        },
+        tool! {
+            name: "github_run_workflow",
+            effect: Write,
+            args: actions::RunWorkflow,
+            run: actions::run_workflow,
+            keywords: ["trigger workflow", "workflow_dispatch", "Actions", "start CI", "deploy", "run pipeline"],
+            description: "Trigger (dispatch) a GitHub Actions workflow that has a workflow_dispatch trigger, on a branch or tag, with optional inputs.",
+        },
+    ],
+    error_message,
+};
+
+const ACCEPT_JSON: &str = "application/vnd.github+json";
+const API_VERSION: &str = "2022-11-28";
+/// Default budget for long text (bodies, files, diffs).
+const TEXT_BUDGET: usize = 10_000;
+
+/// GitHub's message plus the details of its `errors` array (validation failures).
+fn error_message(body: &Value) -> Option<String> {
+    let message = body.get("message").and_then(Value::as_str)?;
+    let details: Vec<String> = body
+        .get("errors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| match e {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(_) => e["message"].as_str().map(str::to_string).or_else(|| {
+                let field = [e["resource"].as_str(), e["field"].as_str()].into_iter().flatten().collect::<Vec<_>>();
+                e["code"].as_str().map(|code| format!("{} {code}", field.join(".")).trim().to_string())
+            }),
+            _ => None,
+        })
+        .collect();
+    if details.is_empty() { Some(message.to_string()) } else { Some(format!("{message}: {}", details.join("; "))) }
+}
+
+/// Adds the headers GitHub wants on every request.
+fn gh(req: HttpRequest, accept: &str) -> HttpRequest {
+    req.header("accept", accept).header("x-github-api-version", API_VERSION)
+}
+
+/// Sends a JSON API request with GitHub's headers.
+async fn send(up: &dyn Upstream, req: HttpRequest) -> Result<HttpResponse, ToolError> {
+    send_accepting(up, req, ACCEPT_JSON).await
+}
+
+/// Sends with a specific media type (diffs, raw file bytes). GitHub answers an exhausted rate limit
+/// with 403; that is a wait, not a credential problem, so it becomes a 429.
+async fn send_accepting(up: &dyn Upstream, req: HttpRequest, accept: &str) -> Result<HttpResponse, ToolError> {
+    match up.send(gh(req, accept)).await {
+        Err(ToolError::Upstream { status: 403, message, retry_after })
+            if message.to_ascii_lowercase().contains("rate limit") =>
+        {
+            Err(ToolError::Upstream { status: 429, message, retry_after })
+        }
+        // GitHub hides private resources from tokens that cannot see them behind a plain 404.
+        Err(ToolError::Upstream { status: 404, message, retry_after }) if message == "Not Found" => {
+            Err(ToolError::Upstream {
+                status: 404,
+                message: "Not Found (it does not exist, or this token cannot see it: GitHub answers 404 for private repositories outside the token's access)".into(),
+                retry_after,
+            })
+        }
+        other => other,
+    }
+}
+
+/// `/repos/{owner}/{repo}` with both segments encoded.
+fn repo_path(owner: &str, repo: &str) -> String {
+    format!("/repos/{}/{}", encode_segment(owner), encode_segment(repo.trim_end_matches(".git")))
+}
+
+/// A slash-separated path (file path, branch name) with every segment encoded and the slashes kept.
+fn encode_path(arg: &str, path: &str) -> Result<String, ToolError> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.iter().any(|p| *p == "." || *p == "..") {
+        return Err(ToolError::InvalidArguments {
+            message: format!("'{path}' may not contain '.' or '..' segments"),
+            problems: vec![ArgProblem { path: format!("/{arg}"), problem: "use a plain repository path".into() }],
+        });
+    }
+    Ok(parts.iter().map(|p| encode_segment(p)).collect::<Vec<_>>().join("/"))
+}
+
+/// The page and page size to request: from the cursor when continuing, else page 1 of `limit`.
+fn paging(limit: u32, cursor: Option<&str>) -> Result<(u32, u32), ToolError> {
+    let Some(c) = cursor else { return Ok((1, limit.clamp(1, 100))) };
+    let parsed = c.split_once(':').and_then(|(p, n)| Some((p.parse::<u32>().ok()?, n.parse::<u32>().ok()?)));
+    match parsed {
+        Some((page, per_page)) if page >= 1 && (1..=100).contains(&per_page) => Ok((page, per_page)),
+        _ => Err(ToolError::InvalidArguments {
+            message: format!("cursor '{c}' is not one this tool issued"),
+            problems: vec![ArgProblem {
+                path: "/cursor".into(),
+                problem: "pass next_cursor from the previous call".into(),
+            }],
+        }),
+    }
+}
+
+fn with_paging(req: HttpRequest, page: u32, per_page: u32) -> HttpRequest {
+    req.query("per_page", per_page).query("page", page)
+}
+
+/// The cursor for the page GitHub's `Link: <…?page=3&per_page=30>; rel="next"` points at.
+fn next_cursor(resp: &HttpResponse) -> Option<String> {
+    let link = resp.header("link")?;
+    link.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        if !params.split(';').any(|p| p.trim() == "rel=\"next\"") {
+            return None;
+        }
+        let url = url.trim().trim_start_matches('<').trim_end_matches('>');
+        let query = url.split_once('?')?.1;
+        let param = |name: &str| {
+            query.split('&').find_map(|kv| kv.split_once('=').filter(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+        };
+        let page = param("page")?;
+        let per_page = param("per_page").unwrap_or_else(|| "30".into());
+        Some(format!("{page}:{per_page}"))
+    })
+}
+
+/// A user object's login.
+fn login(user: &Value) -> Value {
+    user.get("login").cloned().unwrap_or(Value::Null)
+}
+
+/// Logins of an array of users, or null when absent.
+fn logins(users: &Value) -> Value {
+    match users.as_array() {
+        Some(a) => Value::Array(a.iter().map(login).collect()),
+        None => Value::Null,
+    }
+}
+
+/// Names of an array of labels (objects or strings).
+fn label_names(labels: &Value) -> Value {
+    match labels.as_array() {
+        Some(a) => Value::Array(
+            a.iter()
+                .map(|l| l.get("name").cloned().unwrap_or_else(|| if l.is_string() { l.clone() } else { Value::Null }))
+                .collect(),
+        ),
+        None => Value::Null,
+    }
+}
+
+/// Text cut to a budget: the value and whether it was cut.
+fn cut(text: Option<&str>, max: usize) -> (Value, bool) {
+    match text {
+        Some(t) => {
+            let (t, cut) = truncate_chars(t, max);
+            (Value::String(t), cut)
+        }
+        None => (Value::Null, false),
+    }
+}
+
+/// `true` for a true boolean, else null (so `compact` drops false flags).
+fn flag(v: &Value) -> Value {
+    if v.as_bool() == Some(true) { Value::Bool(true) } else { Value::Null }
+}
+
+/// Inserts `raw` into a shaped object when asked.
+fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
+    if include_raw && let Value::Object(o) = &mut shaped {
+        o.insert("raw".into(), raw.clone());
+    }
+    shaped
+}
+
+/// Merges two shaped objects.
+fn extend(mut base: Value, extra: Value) -> Value {
+    if let (Value::Object(b), Value::Object(e)) = (&mut base, extra) {
+        b.extend(e);
+    }
+    base
+}
+
+fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
+    ToolError::InvalidArguments {
+        message: message.into(),
+        problems: vec![ArgProblem { path: format!("/{arg}"), problem: problem.into() }],
+    }
+}
+
+/// An id that may be given as a number or as a name (workflow id or file name).
+#[derive(Debug, Clone)]
+pub(crate) struct IdOrName(pub String);
+
+impl<'de> Deserialize<'de> for IdOrName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if !s.trim().is_empty() => Ok(IdOrName(s.trim().to_string())),
+            Value::Number(n) if n.is_u64() => Ok(IdOrName(n.to_string())),
+            other => Err(serde::de::Error::custom(format!("expected a numeric id or a name, got {other}"))),
+        }
+    }
+}
+
+impl JsonSchema for IdOrName {
+    fn schema_name() -> Cow<'static, str> {
+        "IdOrName".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["string", "integer"], "minLength": 1})
+    }
+}
+
+/// Checks an ISO 8601 date or timestamp (`2026-01-31` or `2026-01-31T12:00:00Z`); returns it as a
+/// timestamp GitHub accepts.
+fn iso_timestamp(arg: &str, value: &str) -> Result<String, ToolError> {
+    let b = value.as_bytes();
+    let date_ok = b.len() >= 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[..10].iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !date_ok || (b.len() > 10 && b[10] != b'T') {
+        return Err(invalid(
+            arg,
+            format!("'{value}' is not an ISO 8601 date"),
+            "expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ",
+        ));
+    }
+    Ok(if b.len() == 10 { format!("{value}T00:00:00Z") } else { value.to_string() })
+}
+
+/// An argument enum's API spelling (its serde name).
+fn wire<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn default_limit() -> u32 {
+    30
+}
+
+fn default_text_budget() -> usize {
+    TEXT_BUDGET
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn resp(link: &str) -> HttpResponse {
+        HttpResponse { status: 200, headers: vec![("link".into(), link.into())], body: Vec::new() }
+    }
+
+    #[test]
+    fn link_header_next_page_becomes_the_cursor() {
+        let r = resp(
+            "<https://api.github.com/user/repos?per_page=2&page=2>; rel=\"next\", <https://api.github.com/user/repos?per_page=2&page=9>; rel=\"last\"",
+        );
+        assert_eq!(next_cursor(&r).as_deref(), Some("2:2"));
+        let last = resp(
+            "<https://api.github.com/user/repos?per_page=2&page=1>; rel=\"prev\", <https://api.github.com/user/repos?per_page=2&page=1>; rel=\"first\"",
+        );
+        assert_eq!(next_cursor(&last), None);
+        assert_eq!(paging(25, Some("2:2")).unwrap(), (2, 2));
+        assert_eq!(paging(500, None).unwrap(), (1, 100));
+        assert!(paging(25, Some("abc")).is_err());
+        assert!(paging(25, Some("0:10")).is_err());
+    }
+
+    #[test]
+    fn validation_errors_name_the_fields() {
+        let body = json!({"message": "Validation Failed", "errors": [{"resource": "Issue", "code": "missing_field", "field": "title"}], "documentation_url": "x"});
+        assert_eq!(error_message(&body).unwrap(), "Validation Failed: Issue.title missing_field");
+        let body = json!({"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom", "message": "No commits between main and feature"}]});
+        assert_eq!(error_message(&body).unwrap(), "Validation Failed: No commits between main and feature");
+        assert_eq!(error_message(&json!({"message": "Not Found"})).unwrap(), "Not Found");
+    }
+
+    #[test]
+    fn paths_keep_slashes_and_refuse_dot_segments() {
+        assert_eq!(encode_path("path", "/src/my file.rs").unwrap(), "src/my%20file.rs");
+        assert_eq!(encode_path("branch", "release/1.x").unwrap(), "release/1.x");
+        assert!(encode_path("path", "src/../../etc").is_err());
+        assert_eq!(repo_path("acme", "demo.git"), "/repos/acme/demo");
+    }
+
+    #[test]
+    fn dates_become_timestamps() {
+        assert_eq!(iso_timestamp("since", "2026-01-31").unwrap(), "2026-01-31T00:00:00Z");
+        assert_eq!(iso_timestamp("since", "2026-01-31T08:00:00Z").unwrap(), "2026-01-31T08:00:00Z");
+        assert!(iso_timestamp("since", "last week").is_err());
+    }
+}

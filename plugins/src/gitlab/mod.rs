@@ -1,0 +1,391 @@
+//! GitLab REST API v4 (gitlab.com or a self-managed instance): projects, files, merge requests,
+//! issues, notes and CI/CD pipelines.
+//!
+//! The engine attaches `PRIVATE-TOKEN: <token>`. Projects are named by numeric id or by path
+//! (`group/subgroup/project`, sent URL-encoded as one segment). Lists page with GitLab's
+//! `X-Next-Page` header, turned into an opaque `cursor`.
+
+mod issues;
+mod mrs;
+mod projects;
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::api::*;
+use crate::tool;
+
+pub static INTEGRATION: Integration = Integration {
+    name: "gitlab",
+    display_name: "GitLab",
+    version: "1.0.0",
+    auth: AuthSpec {
+        kind: AuthKind::ApiKey,
+        fields: &[
+            Field {
+                name: "token",
+                label: "Personal access token",
+                secret: true,
+                required: true,
+                help: "GitLab > Preferences > Access tokens (gitlab.com/-/user_settings/personal_access_tokens), scope api (read_api for read-only)",
+            },
+            Field {
+                name: "base_url",
+                label: "Self-managed GitLab API URL",
+                secret: false,
+                required: false,
+                help: "Only for a self-managed instance, including /api/v4, e.g. https://gitlab.example.com/api/v4; leave empty for gitlab.com",
+            },
+        ],
+        inject: Inject::Header { name: "PRIVATE-TOKEN", prefix: "", field: "token" },
+        identity: Some(Identity {
+            request: || HttpRequest::get("/user"),
+            label: |b| b["username"].as_str().map(str::to_string),
+        }),
+        oauth: None,
+    },
+    // Single words here count as naming GitLab in a search; only words that imply it (catalogue §4).
+    keywords: &["repo", "repository", "git", "MR", "merge request", "pipeline", "self-managed GitLab"],
+    hosts: &[Host { key: "base_url", default_url: "https://gitlab.com/api/v4" }],
+    curl_proxy: true,
+    tools: &[
+        tool! {
+            name: "gitlab_list_projects",
+            effect: Read,
+            args: projects::ListProjects,
+            run: projects::list_projects,
+            keywords: ["repos", "repositories", "my projects", "find project", "groups", "namespace"],
+            description: "List GitLab projects (repositories) you are a member of, or search them by name, most recently active first, with path, default branch, visibility and open issue count.",
+        },
+        tool! {
+            name: "gitlab_get_file",
+            effect: Read,
+            args: projects::GetFile,
+            run: projects::get_file,
+            keywords: ["read file", "raw file", "source", "contents", "cat", "README", "repository file"],
+            description: "Read a file from a GitLab project's repository as text, at a branch, tag or commit (default branch by default); long files are cut at max_chars.",
+        },
+        tool! {
+            name: "gitlab_list_mrs",
+            effect: Read,
+            args: mrs::ListMrs,
+            run: mrs::list_mrs,
+            keywords: ["merge requests", "MRs", "code review", "pull requests", "open MRs", "review requested", "assigned to me"],
+            description: "List GitLab merge requests (MRs) in a project, or across GitLab when no project is given (then yours by default), filtered by state, scope, author, reviewer, labels or search words.",
+        },
+        tool! {
+            name: "gitlab_get_mr",
+            effect: Read,
+            args: mrs::GetMr,
+            run: mrs::get_mr,
+            keywords: ["merge request", "MR details", "diff", "changes", "changed files", "pipeline status", "conflicts"],
+            description: "Get one GitLab merge request (MR) by its !iid: description, branches, merge status, conflicts and head pipeline; optionally its diff (cut at max_chars) and changed files.",
+        },
+        tool! {
+            name: "gitlab_create_mr",
+            effect: Write,
+            args: mrs::CreateMr,
+            run: mrs::create_mr,
+            keywords: ["open MR", "new merge request", "propose changes", "pull request", "submit for review", "draft"],
+            description: "Open a GitLab merge request (MR) from a source branch into a target branch, with title, description, assignees, reviewers, labels, optionally as a draft.",
+        },
+        tool! {
+            name: "gitlab_merge_mr",
+            effect: Destructive,
+            args: mrs::MergeMr,
+            run: mrs::merge_mr,
+            keywords: ["merge", "accept merge request", "squash", "land", "ship", "auto-merge", "merge when pipeline succeeds"],
+            description: "Merge (accept) a GitLab merge request (MR), optionally squashing and deleting the source branch, or set it to auto-merge when its pipeline succeeds; fails with a clear reason when it cannot.",
+        },
+        tool! {
+            name: "gitlab_create_comment",
+            effect: Write,
+            args: issues::CreateComment,
+            run: issues::create_comment,
+            keywords: ["comment", "note", "reply", "discussion", "MR comment", "issue comment"],
+            description: "Add a comment (note) to a GitLab merge request (MR) or issue, in Markdown.",
+        },
+        tool! {
+            name: "gitlab_list_issues",
+            effect: Read,
+            args: issues::ListIssues,
+            run: issues::list_issues,
+            keywords: ["issues", "bugs", "tickets", "backlog", "assigned to me", "labels", "tasks"],
+            description: "List GitLab issues (bugs, tickets) in a project, or across GitLab when no project is given (then yours by default), filtered by state, labels, assignee, author or search words.",
+        },
+        tool! {
+            name: "gitlab_create_issue",
+            effect: Write,
+            args: issues::CreateIssue,
+            run: issues::create_issue,
+            keywords: ["new issue", "file a bug", "open ticket", "report", "feature request", "task"],
+            description: "Open (file) a new issue in a GitLab project: a bug, ticket or task, with description (Markdown), labels, assignees, milestone and due date.",
+        },
+        tool! {
+            name: "gitlab_update_issue",
+            effect: Write,
+            args: issues::UpdateIssue,
+            run: issues::update_issue,
+            keywords: ["close issue", "reopen", "edit issue", "relabel", "assign", "due date"],
+            description: "Edit a GitLab issue: close or reopen it, change title or description, add or remove labels, set assignees, milestone or due date.",
+        },
+        tool! {
+            name: "gitlab_list_pipelines",
+            effect: Read,
+            args: projects::ListPipelines,
+            run: projects::list_pipelines,
+            keywords: ["CI", "CI/CD", "builds", "pipeline status", "failed pipelines", "jobs", "tests"],
+            description: "List a GitLab project's CI/CD pipelines (builds), newest first, filtered by branch or tag, status (failed, success, running) or source.",
+        },
+        tool! {
+            name: "gitlab_run_pipeline",
+            effect: Write,
+            args: projects::RunPipeline,
+            run: projects::run_pipeline,
+            keywords: ["trigger pipeline", "start CI", "run CI/CD", "deploy", "build", "rerun"],
+            description: "Start a new GitLab CI/CD pipeline for a branch or tag, optionally with CI variables.",
+        },
+    ],
+    error_message,
+};
+
+/// Default budget for long text (descriptions, files, diffs).
+const TEXT_BUDGET: usize = 10_000;
+
+/// GitLab's `message` (a string, a list, or field -> messages), or `error` / `error_description`.
+fn error_message(body: &Value) -> Option<String> {
+    match body.get("message") {
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(Value::Array(a)) => {
+            let parts: Vec<String> = a.iter().filter_map(Value::as_str).map(str::to_string).collect();
+            if !parts.is_empty() {
+                return Some(parts.join("; "));
+            }
+        }
+        Some(Value::Object(fields)) => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(field, msgs)| {
+                    let msgs = match msgs {
+                        Value::Array(a) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "),
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    if field == "base" { msgs } else { format!("{field} {msgs}") }
+                })
+                .collect();
+            if !parts.is_empty() {
+                return Some(parts.join("; "));
+            }
+        }
+        _ => {}
+    }
+    let error = body.get("error").and_then(Value::as_str)?;
+    match body.get("error_description").and_then(Value::as_str) {
+        Some(d) => Some(format!("{error}: {d}")),
+        None => Some(error.to_string()),
+    }
+}
+
+/// A project named by numeric id or by path (`group/subgroup/project`, or its web URL).
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectId(pub String);
+
+impl<'de> Deserialize<'de> for ProjectId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if !s.trim().is_empty() => Ok(ProjectId(s.trim().to_string())),
+            Value::Number(n) if n.is_u64() => Ok(ProjectId(n.to_string())),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a project path like \"group/project\" or a numeric id, got {other}"
+            ))),
+        }
+    }
+}
+
+impl JsonSchema for ProjectId {
+    fn schema_name() -> Cow<'static, str> {
+        "ProjectId".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["string", "integer"], "minLength": 1})
+    }
+}
+
+impl ProjectId {
+    /// The project's path (or id) as GitLab's `:id`: numeric ids as they are, paths URL-encoded as
+    /// one segment (`group%2Fproject`). Web URLs and `.git` suffixes are reduced to the path.
+    fn encoded(&self) -> String {
+        let mut p = self.0.as_str();
+        if let Some(rest) = p.strip_prefix("https://").or_else(|| p.strip_prefix("http://")) {
+            p = rest.split_once('/').map(|(_, path)| path).unwrap_or("");
+        }
+        let p = p.split("/-/").next().unwrap_or(p).trim_matches('/');
+        let p = p.strip_suffix(".git").unwrap_or(p);
+        encode_segment(p)
+    }
+
+    fn path(&self) -> String {
+        format!("/projects/{}", self.encoded())
+    }
+}
+
+/// The page and page size to request: from the cursor when continuing, else page 1 of `limit`.
+fn paging(limit: u32, cursor: Option<&str>) -> Result<(u32, u32), ToolError> {
+    let Some(c) = cursor else { return Ok((1, limit.clamp(1, 100))) };
+    let parsed = c.split_once(':').and_then(|(p, n)| Some((p.parse::<u32>().ok()?, n.parse::<u32>().ok()?)));
+    match parsed {
+        Some((page, per_page)) if page >= 1 && (1..=100).contains(&per_page) => Ok((page, per_page)),
+        _ => Err(ToolError::InvalidArguments {
+            message: format!("cursor '{c}' is not one this tool issued"),
+            problems: vec![ArgProblem {
+                path: "/cursor".into(),
+                problem: "pass next_cursor from the previous call".into(),
+            }],
+        }),
+    }
+}
+
+fn with_paging(req: HttpRequest, page: u32, per_page: u32) -> HttpRequest {
+    req.query("per_page", per_page).query("page", page)
+}
+
+/// GitLab's `X-Next-Page` (empty on the last page) as the next cursor.
+fn next_cursor(resp: &HttpResponse, per_page: u32) -> Option<String> {
+    let next = resp.header("x-next-page")?.trim();
+    let page: u32 = next.parse().ok()?;
+    let per_page = resp.header("x-per-page").and_then(|p| p.trim().parse().ok()).unwrap_or(per_page);
+    Some(format!("{page}:{per_page}"))
+}
+
+fn username(user: &Value) -> Value {
+    user.get("username").cloned().unwrap_or(Value::Null)
+}
+
+/// Usernames of a user array; null when absent or empty.
+fn usernames(users: &Value) -> Value {
+    match users.as_array() {
+        Some(a) if !a.is_empty() => Value::Array(a.iter().map(username).collect()),
+        _ => Value::Null,
+    }
+}
+
+fn non_empty(v: &Value) -> Value {
+    match v {
+        Value::Array(a) if a.is_empty() => Value::Null,
+        other => other.clone(),
+    }
+}
+
+/// `true` for a true boolean, else null (so `compact` drops false flags).
+fn flag(v: &Value) -> Value {
+    if v.as_bool() == Some(true) { Value::Bool(true) } else { Value::Null }
+}
+
+fn cut(text: Option<&str>, max: usize) -> (Value, bool) {
+    match text {
+        Some(t) => {
+            let (t, cut) = truncate_chars(t, max);
+            (Value::String(t), cut)
+        }
+        None => (Value::Null, false),
+    }
+}
+
+fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
+    if include_raw && let Value::Object(o) = &mut shaped {
+        o.insert("raw".into(), raw.clone());
+    }
+    shaped
+}
+
+fn extend(mut base: Value, extra: Value) -> Value {
+    if let (Value::Object(b), Value::Object(e)) = (&mut base, extra) {
+        b.extend(e);
+    }
+    base
+}
+
+fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
+    ToolError::InvalidArguments {
+        message: message.into(),
+        problems: vec![ArgProblem { path: format!("/{arg}"), problem: problem.into() }],
+    }
+}
+
+/// An argument enum's API spelling (its serde name).
+fn wire<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn check_date(arg: &str, value: &str) -> Result<(), ToolError> {
+    let b = value.as_bytes();
+    let ok = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(arg, format!("'{value}' is not a date in YYYY-MM-DD form"), "expected YYYY-MM-DD"))
+    }
+}
+
+fn default_limit() -> u32 {
+    20
+}
+
+fn default_text_budget() -> usize {
+    TEXT_BUDGET
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn project_paths_encode_as_one_segment() {
+        assert_eq!(ProjectId("group/sub/project".into()).path(), "/projects/group%2Fsub%2Fproject");
+        assert_eq!(ProjectId("278964".into()).path(), "/projects/278964");
+        assert_eq!(ProjectId("https://gitlab.com/acme/api/-/merge_requests/3".into()).path(), "/projects/acme%2Fapi");
+        assert_eq!(ProjectId("acme/api.git".into()).path(), "/projects/acme%2Fapi");
+    }
+
+    #[test]
+    fn error_shapes() {
+        assert_eq!(error_message(&json!({"message": "404 Project Not Found"})).unwrap(), "404 Project Not Found");
+        assert_eq!(
+            error_message(&json!({"message": {"title": ["can't be blank"], "base": ["Reference not found"]}})).unwrap(),
+            "title can't be blank; Reference not found"
+        );
+        assert_eq!(
+            error_message(&json!({"message": ["Another open merge request already exists"]})).unwrap(),
+            "Another open merge request already exists"
+        );
+        assert_eq!(
+            error_message(&json!({"error": "invalid_token", "error_description": "Token was revoked"})).unwrap(),
+            "invalid_token: Token was revoked"
+        );
+        assert_eq!(error_message(&json!({"error": "title is missing"})).unwrap(), "title is missing");
+    }
+
+    #[test]
+    fn next_page_header_becomes_the_cursor() {
+        let resp = |next: &str| HttpResponse {
+            status: 200,
+            headers: vec![("x-next-page".into(), next.into()), ("x-per-page".into(), "2".into())],
+            body: Vec::new(),
+        };
+        assert_eq!(next_cursor(&resp("3"), 20).as_deref(), Some("3:2"));
+        assert_eq!(next_cursor(&resp(""), 20), None);
+        assert_eq!(paging(20, Some("3:2")).unwrap(), (3, 2));
+        assert!(paging(20, Some("x")).is_err());
+    }
+}
