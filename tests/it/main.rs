@@ -2,6 +2,7 @@
 
 mod support;
 
+mod airtable;
 mod binary;
 mod builtins;
 mod engine;
