@@ -17,11 +17,17 @@ pub mod text;
 
 pub mod airtable;
 pub mod hackernews;
+pub mod hubspot;
 pub mod open_meteo;
 pub mod wikipedia;
 
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
-pub static INTEGRATIONS: &[&Integration] =
-    &[&airtable::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+pub static INTEGRATIONS: &[&Integration] = &[
+    &airtable::INTEGRATION,
+    &hubspot::INTEGRATION,
+    &hackernews::INTEGRATION,
+    &wikipedia::INTEGRATION,
+    &open_meteo::INTEGRATION,
+];

@@ -6,6 +6,7 @@ mod airtable;
 mod binary;
 mod builtins;
 mod engine;
+mod hubspot;
 mod meta_tools;
 mod plugins_public;
 mod registry;
