@@ -689,3 +689,18 @@ async fn airtable_rejected_token_rate_limit_and_identity() {
         workbench::engine::http::verify_identity(&t.app, integration, connection("patWrong.000")).await.unwrap_err();
     assert!(bad.to_string().contains("Airtable rejected this credential: Authentication required"), "{bad}");
 }
+
+#[tokio::test]
+async fn airtable_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("add rows to my airtable base", "airtable_create_records"),
+        ("what columns does this airtable table have", "airtable_list_tables"),
+        ("find records in airtable where the name contains acme", "airtable_search_records"),
+        ("delete rows from an airtable table", "airtable_delete_records"),
+        ("upsert records in airtable", "airtable_update_records"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

@@ -744,3 +744,18 @@ async fn hubspot_rejected_token_rate_limit_and_identity() {
         "{bad}"
     );
 }
+
+#[tokio::test]
+async fn hubspot_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("move the deal to closed won", "hubspot_update_deal"),
+        ("log call notes on a crm contact", "hubspot_create_note"),
+        ("search companies in hubspot by domain", "hubspot_search_companies"),
+        ("which deals in the pipeline close this month", "hubspot_search_deals"),
+        ("add a new lead to the crm", "hubspot_create_contact"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}
