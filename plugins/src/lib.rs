@@ -19,6 +19,7 @@ pub mod airtable;
 pub mod hackernews;
 pub mod hubspot;
 pub mod open_meteo;
+pub mod stripe;
 pub mod wikipedia;
 
 use api::Integration;
@@ -27,6 +28,7 @@ use api::Integration;
 pub static INTEGRATIONS: &[&Integration] = &[
     &airtable::INTEGRATION,
     &hubspot::INTEGRATION,
+    &stripe::INTEGRATION,
     &hackernews::INTEGRATION,
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,

@@ -10,3 +10,4 @@ mod hubspot;
 mod meta_tools;
 mod plugins_public;
 mod registry;
+mod stripe;
