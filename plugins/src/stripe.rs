@@ -141,7 +141,8 @@ fn error_message(body: &Value) -> Option<String> {
     })
 }
 
-async fn get(up: &dyn Upstream, req: HttpRequest) -> Result<Value, ToolError> {
+/// A GET or DELETE with the pinned version.
+async fn call(up: &dyn Upstream, req: HttpRequest) -> Result<Value, ToolError> {
     up.send(versioned(req)).await?.json()
 }
 
@@ -365,7 +366,7 @@ async fn search_customers(up: Arc<dyn Upstream>, args: SearchCustomers) -> Resul
         .query("query", &query)
         .query("limit", args.limit.clamp(1, 100))
         .query_opt("page", args.cursor.as_deref());
-    let body = get(&*up, req).await?;
+    let body = call(&*up, req).await?;
     let customers: Vec<Value> = body["data"].as_array().into_iter().flatten().map(shape_customer).collect();
     let next = if body["has_more"].as_bool() == Some(true) { body["next_page"].as_str() } else { None };
     let mut out = compact(json!({"query": query, "customers": customers, "next_cursor": next}));
@@ -394,7 +395,7 @@ async fn get_customer(up: Arc<dyn Upstream>, args: GetCustomer) -> Result<Value,
     for e in &expand {
         req = req.query("expand[]", e);
     }
-    let body = get(&*up, req).await?;
+    let body = call(&*up, req).await?;
     let mut out = shape_customer(&body);
     if body["deleted"].as_bool() != Some(true) {
         let extra = compact(json!({
@@ -474,7 +475,7 @@ async fn list_payments(up: Arc<dyn Upstream>, args: ListPayments) -> Result<Valu
         .query_opt("created[lte]", lte)
         .query("limit", args.limit.clamp(1, 100))
         .query_opt("starting_after", args.cursor.as_deref());
-    let body = get(&*up, req).await?;
+    let body = call(&*up, req).await?;
     Ok(list_page(body, "payments", shape_payment, args.include_raw))
 }
 
@@ -640,7 +641,7 @@ async fn list_invoices(up: Arc<dyn Upstream>, args: ListInvoices) -> Result<Valu
         .query_opt("subscription", args.subscription.as_deref())
         .query("limit", args.limit.clamp(1, 100))
         .query_opt("starting_after", args.cursor.as_deref());
-    let body = get(&*up, req).await?;
+    let body = call(&*up, req).await?;
     Ok(list_page(body, "invoices", shape_invoice, args.include_raw))
 }
 
@@ -769,7 +770,7 @@ async fn create_invoice(up: Arc<dyn Upstream>, args: CreateInvoice) -> Result<Va
             .await
             .map_err(|e| left_behind(e, "holds all lines but is not finalized"))?
     } else {
-        get(&*up, HttpRequest::get(path.clone())).await?
+        call(&*up, HttpRequest::get(path.clone())).await?
     };
     if args.auto_send {
         invoice = post(&*up, format!("{path}/send"), Vec::new())
@@ -885,7 +886,7 @@ async fn list_subscriptions(up: Arc<dyn Upstream>, args: ListSubscriptions) -> R
         .query_opt("price", args.price.as_deref())
         .query("limit", args.limit.clamp(1, 100))
         .query_opt("starting_after", args.cursor.as_deref());
-    let body = get(&*up, req).await?;
+    let body = call(&*up, req).await?;
     Ok(list_page(body, "subscriptions", shape_subscription, args.include_raw))
 }
 
@@ -919,7 +920,7 @@ async fn delete_subscription(up: Arc<dyn Upstream>, args: DeleteSubscription) ->
         let req = HttpRequest::new(Method::Delete, path)
             .query_opt("prorate", args.prorate)
             .query_opt("invoice_now", args.invoice_now);
-        get(&*up, req).await?
+        call(&*up, req).await?
     };
     Ok(shape_subscription(&sub))
 }
@@ -943,7 +944,7 @@ fn funds(list: &Value) -> Vec<Value> {
 }
 
 async fn get_balance(up: Arc<dyn Upstream>, args: GetBalance) -> Result<Value, ToolError> {
-    let body = get(&*up, HttpRequest::get("/v1/balance")).await?;
+    let body = call(&*up, HttpRequest::get("/v1/balance")).await?;
     let instant = funds(&body["instant_available"]);
     let mut out = compact(json!({
         "mode": if body["livemode"].as_bool() == Some(true) { "live" } else { "test" },
