@@ -15,10 +15,13 @@ pub mod codec;
 pub mod schema;
 pub mod text;
 
+pub mod airtable;
 pub mod github;
 pub mod gitlab;
 pub mod hackernews;
+pub mod hubspot;
 pub mod open_meteo;
+pub mod stripe;
 pub mod wikipedia;
 
 use api::Integration;
@@ -27,6 +30,9 @@ use api::Integration;
 pub static INTEGRATIONS: &[&Integration] = &[
     &github::INTEGRATION,
     &gitlab::INTEGRATION,
+    &airtable::INTEGRATION,
+    &hubspot::INTEGRATION,
+    &stripe::INTEGRATION,
     &hackernews::INTEGRATION,
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,

@@ -2,12 +2,15 @@
 
 mod support;
 
+mod airtable;
 mod binary;
 mod builtins;
 mod connect;
 mod engine;
 mod github;
 mod gitlab;
+mod hubspot;
 mod meta_tools;
 mod plugins_public;
 mod registry;
+mod stripe;
