@@ -376,7 +376,7 @@ struct GetIssue {
     include_transitions: bool,
     /// Character budget for the description (Markdown); longer text is cut and `truncated` is set.
     #[serde(default = "default_body_chars")]
-    #[schemars(range(min = 100, max = 100000))]
+    #[schemars(range(min = 50, max = 100000))]
     max_chars: usize,
     /// Also return Jira's full response as `raw`.
     #[serde(default)]
