@@ -15,6 +15,7 @@ pub mod codec;
 pub mod schema;
 pub mod text;
 
+pub mod confluence;
 pub mod jira;
 
 pub mod hackernews;
@@ -25,4 +26,4 @@ use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
 pub static INTEGRATIONS: &[&Integration] =
-    &[&jira::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+    &[&jira::INTEGRATION, &confluence::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
