@@ -43,10 +43,6 @@ fn status(name: &str, cat_key: &str, cat_name: &str) -> Value {
            "statusCategory": {"self": "https://x/cat", "id": 4, "key": cat_key, "colorName": "yellow", "name": cat_name}})
 }
 
-fn adf_para(text: &str) -> Value {
-    json!({"type": "doc", "version": 1, "content": [{"type": "paragraph", "content": [{"type": "text", "text": text}]}]})
-}
-
 fn comment(id: &str, author: Value, body: Value, created: &str, updated: &str, h: &str) -> Value {
     json!({
         "self": format!("{h}/rest/api/3/issue/10001/comment/{id}"), "id": id, "author": author.clone(),

@@ -4,6 +4,7 @@ mod support;
 
 mod binary;
 mod builtins;
+mod confluence;
 mod engine;
 mod jira;
 mod meta_tools;
