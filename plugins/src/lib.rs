@@ -17,6 +17,7 @@ pub mod text;
 
 pub mod confluence;
 pub mod jira;
+pub mod linear;
 
 pub mod hackernews;
 pub mod open_meteo;
@@ -25,5 +26,11 @@ pub mod wikipedia;
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
-pub static INTEGRATIONS: &[&Integration] =
-    &[&jira::INTEGRATION, &confluence::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+pub static INTEGRATIONS: &[&Integration] = &[
+    &jira::INTEGRATION,
+    &linear::INTEGRATION,
+    &confluence::INTEGRATION,
+    &hackernews::INTEGRATION,
+    &wikipedia::INTEGRATION,
+    &open_meteo::INTEGRATION,
+];

@@ -51,7 +51,16 @@ pub static INTEGRATION: Integration = Integration {
         oauth: None,
     },
     keywords: &[
-        "confluence", "wiki", "cql", "space", "page", "docs", "documentation", "knowledge base", "runbook", "atlassian",
+        "confluence",
+        "wiki",
+        "cql",
+        "space",
+        "page",
+        "docs",
+        "documentation",
+        "knowledge base",
+        "runbook",
+        "atlassian",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://{site}/wiki" }],
     curl_proxy: true,
@@ -328,7 +337,11 @@ fn build_cql(args: &SearchPages) -> Result<String, ToolError> {
             }
             Ok(c.to_string())
         }
-        _ => Err(invalid("", "give either query (words) or cql, not both and not neither".into(), "expected query or cql")),
+        _ => Err(invalid(
+            "",
+            "give either query (words) or cql, not both and not neither".into(),
+            "expected query or cql",
+        )),
     }
 }
 
@@ -480,7 +493,11 @@ async fn list_pages(up: Arc<dyn Upstream>, args: ListPages) -> Result<Value, Too
     let (req, scope) = match (args.space_id.as_deref(), args.parent_id.as_deref()) {
         (Some(space), None) => {
             if sort == Some("child-position") {
-                return Err(invalid("/sort", "position order applies to child pages (parent_id)".into(), "use with parent_id"));
+                return Err(invalid(
+                    "/sort",
+                    "position order applies to child pages (parent_id)".into(),
+                    "use with parent_id",
+                ));
             }
             let id = resolve_space_id(&*up, space).await?;
             let req = HttpRequest::get(format!("/api/v2/spaces/{id}/pages")).query_opt("title", args.title.as_deref());
@@ -489,16 +506,33 @@ async fn list_pages(up: Arc<dyn Upstream>, args: ListPages) -> Result<Value, Too
         (None, Some(parent)) => {
             check_id("/parent_id", parent)?;
             if args.title.is_some() {
-                return Err(invalid("/title", "title filters the pages of a space; it cannot be used with parent_id".into(), "use with space_id"));
+                return Err(invalid(
+                    "/title",
+                    "title filters the pages of a space; it cannot be used with parent_id".into(),
+                    "use with space_id",
+                ));
             }
             if matches!(sort, Some("title" | "-title")) {
-                return Err(invalid("/sort", "child pages cannot be sorted by title; use position, created or modified".into(), "unsupported for child pages"));
+                return Err(invalid(
+                    "/sort",
+                    "child pages cannot be sorted by title; use position, created or modified".into(),
+                    "unsupported for child pages",
+                ));
             }
             (HttpRequest::get(format!("/api/v2/pages/{parent}/children")), json!({ "parent_id": parent }))
         }
-        _ => return Err(invalid("", "give exactly one of space_id or parent_id".into(), "expected space_id or parent_id")),
+        _ => {
+            return Err(invalid(
+                "",
+                "give exactly one of space_id or parent_id".into(),
+                "expected space_id or parent_id",
+            ));
+        }
     };
-    let req = req.query_opt("sort", sort).query("limit", args.limit.clamp(1, 250)).query_opt("cursor", args.cursor.as_deref());
+    let req = req
+        .query_opt("sort", sort)
+        .query("limit", args.limit.clamp(1, 250))
+        .query_opt("cursor", args.cursor.as_deref());
     let body = up.send(req).await?.json()?;
     let base = wiki_base(&body, &*up);
     let pages: Vec<Value> = body["results"]
@@ -762,7 +796,8 @@ mod tests {
 
     #[test]
     fn cursors_come_from_next_links() {
-        let body = json!({"_links": {"next": "/wiki/api/v2/spaces?limit=2&cursor=eyJpZCI6%2B3%3D", "base": "https://a/wiki"}});
+        let body =
+            json!({"_links": {"next": "/wiki/api/v2/spaces?limit=2&cursor=eyJpZCI6%2B3%3D", "base": "https://a/wiki"}});
         assert_eq!(next_cursor(&body).as_deref(), Some("eyJpZCI6+3="));
         assert_eq!(next_cursor(&json!({"_links": {}})), None);
     }
@@ -777,7 +812,10 @@ mod tests {
             limit: 10,
             cursor: None,
         };
-        assert_eq!(build_cql(&args).unwrap(), "type in (page, blogpost) AND text ~ \"say \\\"hi\\\"\" AND space = \"ENG\"");
+        assert_eq!(
+            build_cql(&args).unwrap(),
+            "type in (page, blogpost) AND text ~ \"say \\\"hi\\\"\" AND space = \"ENG\""
+        );
     }
 
     #[test]

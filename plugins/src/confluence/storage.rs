@@ -104,7 +104,11 @@ fn marked(text: &str, m: &Marks) -> String {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
-    Elem { name: String, attrs: Vec<(String, String)>, children: Vec<Node> },
+    Elem {
+        name: String,
+        attrs: Vec<(String, String)>,
+        children: Vec<Node>,
+    },
     Text(String),
     /// CDATA content, kept verbatim (code macro bodies).
     Raw(String),
@@ -543,9 +547,10 @@ fn inline(nodes: &[Node]) -> String {
                     }
                 }
                 "ac:emoticon" => {
-                    let e = node.attr("ac:emoji-fallback").map(str::to_string).or_else(|| {
-                        node.attr("ac:name").map(|n| format!(":{n}:"))
-                    });
+                    let e = node
+                        .attr("ac:emoji-fallback")
+                        .map(str::to_string)
+                        .or_else(|| node.attr("ac:name").map(|n| format!(":{n}:")));
                     out.push_str(&e.unwrap_or_default());
                 }
                 "time" => out.push_str(node.attr("datetime").unwrap_or("")),

@@ -19,7 +19,9 @@ pub fn from_markdown(md: &str) -> Value {
 fn block_node(block: &Block) -> Value {
     match block {
         Block::Paragraph(inl) => paragraph(inl),
-        Block::Heading(level, inl) => json!({"type": "heading", "attrs": {"level": level}, "content": inline_nodes(inl)}),
+        Block::Heading(level, inl) => {
+            json!({"type": "heading", "attrs": {"level": level}, "content": inline_nodes(inl)})
+        }
         Block::Code { lang, text } => {
             let mut node = json!({"type": "codeBlock", "attrs": {}, "content": []});
             if let Some(l) = lang {
@@ -45,7 +47,9 @@ fn block_node(block: &Block) -> Value {
         Block::Rule => json!({"type": "rule"}),
         Block::Table { header, rows } => {
             let cell = |kind: &str, inl: &Vec<Inline>| json!({"type": kind, "attrs": {}, "content": [paragraph(inl)]});
-            let mut trs = vec![json!({"type": "tableRow", "content": header.iter().map(|c| cell("tableHeader", c)).collect::<Vec<_>>()})];
+            let mut trs = vec![
+                json!({"type": "tableRow", "content": header.iter().map(|c| cell("tableHeader", c)).collect::<Vec<_>>()}),
+            ];
             for row in rows {
                 trs.push(json!({"type": "tableRow", "content": row.iter().map(|c| cell("tableCell", c)).collect::<Vec<_>>()}));
             }
@@ -65,9 +69,7 @@ fn quote_child(block: &Block) -> Vec<Value> {
         Block::Heading(_, inl) => vec![paragraph(&strong(inl))],
         Block::Quote(inner) => inner.iter().flat_map(quote_child).collect(),
         Block::Rule => Vec::new(),
-        Block::Table { header, rows } => {
-            std::iter::once(header).chain(rows).map(|r| paragraph(&row_text(r))).collect()
-        }
+        Block::Table { header, rows } => std::iter::once(header).chain(rows).map(|r| paragraph(&row_text(r))).collect(),
     }
 }
 
@@ -185,7 +187,15 @@ fn blocks_md(nodes: &[Value]) -> String {
 fn is_inline(node: &Value) -> bool {
     matches!(
         node["type"].as_str().unwrap_or(""),
-        "text" | "hardBreak" | "mention" | "emoji" | "inlineCard" | "date" | "status" | "placeholder" | "inlineExtension"
+        "text"
+            | "hardBreak"
+            | "mention"
+            | "emoji"
+            | "inlineCard"
+            | "date"
+            | "status"
+            | "placeholder"
+            | "inlineExtension"
     )
 }
 
@@ -480,11 +490,16 @@ mod tests {
 
     #[test]
     fn markdown_becomes_valid_adf() {
-        let doc = from_markdown("## Steps\n\n1. Open **the** [app](https://a.io)\n2. Run `make`\n   - nested\n\n```sh\nmake test\n```\n\n> note");
+        let doc = from_markdown(
+            "## Steps\n\n1. Open **the** [app](https://a.io)\n2. Run `make`\n   - nested\n\n```sh\nmake test\n```\n\n> note",
+        );
         assert_eq!(doc["type"], "doc");
         assert_eq!(doc["version"], 1);
         let c = &doc["content"];
-        assert_eq!(c[0], json!({"type": "heading", "attrs": {"level": 2}, "content": [{"type": "text", "text": "Steps"}]}));
+        assert_eq!(
+            c[0],
+            json!({"type": "heading", "attrs": {"level": 2}, "content": [{"type": "text", "text": "Steps"}]})
+        );
         assert_eq!(c[1]["type"], "orderedList");
         assert_eq!(c[1]["attrs"]["order"], 1);
         let first = &c[1]["content"][0]["content"][0]["content"];
@@ -498,7 +513,10 @@ mod tests {
             ])
         );
         let second = &c[1]["content"][1];
-        assert_eq!(second["content"][0]["content"][1], json!({"type": "text", "text": "make", "marks": [{"type": "code"}]}));
+        assert_eq!(
+            second["content"][0]["content"][1],
+            json!({"type": "text", "text": "make", "marks": [{"type": "code"}]})
+        );
         assert_eq!(second["content"][1]["type"], "bulletList");
         assert_eq!(
             c[2],

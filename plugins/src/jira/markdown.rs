@@ -684,7 +684,10 @@ mod tests {
         assert_eq!(blocks[5], Block::Rule);
         assert_eq!(
             blocks[6],
-            Block::Table { header: vec![vec![t("A")], vec![t("B")]], rows: vec![vec![vec![t("1")], vec![m("x|y", |m| m.code = true)]]] }
+            Block::Table {
+                header: vec![vec![t("A")], vec![t("B")]],
+                rows: vec![vec![vec![t("1")], vec![m("x|y", |m| m.code = true)]]]
+            }
         );
     }
 

@@ -51,7 +51,17 @@ pub static INTEGRATION: Integration = Integration {
         oauth: None,
     },
     keywords: &[
-        "jira", "atlassian", "ticket", "jql", "sprint", "story points", "epic", "backlog", "scrum", "kanban", "bug",
+        "jira",
+        "atlassian",
+        "ticket",
+        "jql",
+        "sprint",
+        "story points",
+        "epic",
+        "backlog",
+        "scrum",
+        "kanban",
+        "bug",
         "story",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://{site}" }],
@@ -262,7 +272,10 @@ fn offset_cursor(cursor: &Option<String>) -> Result<u64, ToolError> {
         None => Ok(0),
         Some(c) => c.parse().map_err(|_| ToolError::InvalidArguments {
             message: format!("cursor '{c}' is not one this tool issued"),
-            problems: vec![ArgProblem { path: "/cursor".into(), problem: "pass next_cursor from the previous call".into() }],
+            problems: vec![ArgProblem {
+                path: "/cursor".into(),
+                problem: "pass next_cursor from the previous call".into(),
+            }],
         }),
     }
 }
@@ -405,7 +418,11 @@ async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolE
         .as_array()
         .into_iter()
         .flatten()
-        .map(|s| compact(json!({"key": s["key"], "summary": s["fields"]["summary"], "status": s["fields"]["status"]["name"]})))
+        .map(|s| {
+            compact(
+                json!({"key": s["key"], "summary": s["fields"]["summary"], "status": s["fields"]["status"]["name"]}),
+            )
+        })
         .collect();
     let links: Vec<Value> = f["issuelinks"]
         .as_array()
@@ -464,7 +481,8 @@ async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolE
         out["comment_count"] = f["comment"]["total"].clone();
     }
     if args.include_transitions {
-        out["transitions"] = Value::Array(issue["transitions"].as_array().into_iter().flatten().map(shape_transition).collect());
+        out["transitions"] =
+            Value::Array(issue["transitions"].as_array().into_iter().flatten().map(shape_transition).collect());
     }
     let mut extras = Map::new();
     for name in &extra {
@@ -579,7 +597,10 @@ async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value,
     if args.unassign && args.assignee_account_id.is_some() {
         return Err(ToolError::InvalidArguments {
             message: "give either assignee_account_id or unassign, not both".into(),
-            problems: vec![ArgProblem { path: "/unassign".into(), problem: "conflicts with assignee_account_id".into() }],
+            problems: vec![ArgProblem {
+                path: "/unassign".into(),
+                problem: "conflicts with assignee_account_id".into(),
+            }],
         });
     }
     if let Some(d) = args.due_date.as_deref().filter(|d| !d.is_empty()) {
@@ -613,7 +634,8 @@ async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value,
     if !label_ops.is_empty() {
         changed.push("labels".into());
     }
-    let assignment = if args.unassign { Some(Value::Null) } else { args.assignee_account_id.clone().map(Value::String) };
+    let assignment =
+        if args.unassign { Some(Value::Null) } else { args.assignee_account_id.clone().map(Value::String) };
     if fields.is_empty() && label_ops.is_empty() && assignment.is_none() {
         return Err(ToolError::invalid(
             "nothing to change: give at least one of summary, description, assignee_account_id, unassign, priority, labels_add, labels_remove, due_date or fields",
@@ -1067,7 +1089,8 @@ mod tests {
 
     #[test]
     fn error_bodies_read_like_jira() {
-        let body = json!({"errorMessages": ["Issue does not exist or you do not have permission to see it."], "errors": {}});
+        let body =
+            json!({"errorMessages": ["Issue does not exist or you do not have permission to see it."], "errors": {}});
         assert_eq!(error_message(&body).unwrap(), "Issue does not exist or you do not have permission to see it.");
         let body = json!({"errorMessages": [], "errors": {"summary": "You must specify a summary of the issue."}});
         assert_eq!(error_message(&body).unwrap(), "summary: You must specify a summary of the issue.");
