@@ -119,14 +119,24 @@ fn confluence_api(r: &Recorded) -> Reply {
         ),
         ("GET", "/wiki/rest/api/search") => {
             let Some(cql) = r.q("cql") else {
-                return Reply::json(400, json!({"statusCode": 400, "data": {"authorized": false, "valid": true, "errors": [], "successful": false}, "message": "CQL query parameter is required"}));
+                return Reply::json(
+                    400,
+                    json!({"statusCode": 400, "data": {"authorized": false, "valid": true, "errors": [], "successful": false}, "message": "CQL query parameter is required"}),
+                );
             };
             if cql.contains("~ \"\"") || cql.ends_with('~') || cql.contains("===") {
-                return Reply::json(400, json!({"statusCode": 400, "data": {"authorized": false, "valid": true, "errors": [], "successful": false},
-                                               "message": format!("com.atlassian.confluence.api.service.exceptions.BadRequestException: Could not parse cql : {cql}")}));
+                return Reply::json(
+                    400,
+                    json!({"statusCode": 400, "data": {"authorized": false, "valid": true, "errors": [], "successful": false},
+                                               "message": format!("com.atlassian.confluence.api.service.exceptions.BadRequestException: Could not parse cql : {cql}")}),
+                );
             }
             let hits = vec![
-                search_hit("123456", "Restart the API", "How to @@@hl@@@restart@@@endhl@@@ the @@@hl@@@API@@@endhl@@@ safely&hellip;"),
+                search_hit(
+                    "123456",
+                    "Restart the API",
+                    "How to @@@hl@@@restart@@@endhl@@@ the @@@hl@@@API@@@endhl@@@ safely&hellip;",
+                ),
                 search_hit("123457", "API on-call", "Paging &amp; @@@hl@@@restart@@@endhl@@@ rules"),
                 search_hit("123458", "Postmortem 12", "The @@@hl@@@API@@@endhl@@@ was down"),
             ];
@@ -139,10 +149,17 @@ fn confluence_api(r: &Recorded) -> Reply {
             let page: Vec<Value> = hits.iter().skip(start).take(limit).cloned().collect();
             let mut links = json!({"base": b, "context": "/wiki", "self": format!("{b}/rest/api/search")});
             if start + limit < hits.len() {
-                links["next"] = json!(format!("/rest/api/search?next=true&cursor=raNDoM%2Bc2%3D%3D&limit={limit}&start={}&cql={}", start + limit, "x"));
+                links["next"] = json!(format!(
+                    "/rest/api/search?next=true&cursor=raNDoM%2Bc2%3D%3D&limit={limit}&start={}&cql={}",
+                    start + limit,
+                    "x"
+                ));
             }
-            Reply::json(200, json!({"results": page, "start": start, "limit": limit, "size": page.len(), "totalSize": hits.len(),
-                                    "cqlQuery": cql, "searchDuration": 35, "_links": links}))
+            Reply::json(
+                200,
+                json!({"results": page, "start": start, "limit": limit, "size": page.len(), "totalSize": hits.len(),
+                                    "cqlQuery": cql, "searchDuration": 35, "_links": links}),
+            )
         }
         ("GET", "/wiki/api/v2/pages/429") => {
             v2_error(429, "TOO_MANY_REQUESTS", "Rate limit exceeded").with_header("retry-after", "120")
@@ -161,7 +178,10 @@ fn confluence_api(r: &Recorded) -> Reply {
             v2_error(409, "CONFLICT", "Version must be incremented on update. Current version is: 8")
         }
         ("PUT", "/wiki/api/v2/pages/123456") => {
-            if body["id"] != "123456" || body["status"].as_str().is_none() || body["title"].as_str().is_none_or(str::is_empty) {
+            if body["id"] != "123456"
+                || body["status"].as_str().is_none()
+                || body["title"].as_str().is_none_or(str::is_empty)
+            {
                 return v2_error(400, "INVALID_REQUEST_PARAMETER", "id, status, title, body and version are required");
             }
             if body["body"]["representation"] != "storage" || body["body"]["value"].as_str().is_none() {
@@ -179,7 +199,11 @@ fn confluence_api(r: &Recorded) -> Reply {
         }
         ("POST", "/wiki/api/v2/pages") => {
             if body["spaceId"] != "98306" {
-                return v2_error(400, "INVALID_REQUEST_PARAMETER", "Provided value {ENG} for 'spaceId' is not the correct type. Expected type is long");
+                return v2_error(
+                    400,
+                    "INVALID_REQUEST_PARAMETER",
+                    "Provided value {ENG} for 'spaceId' is not the correct type. Expected type is long",
+                );
             }
             if !matches!(body["status"].as_str(), Some("current" | "draft")) {
                 return v2_error(400, "INVALID_REQUEST_PARAMETER", "status must be current or draft");
@@ -188,7 +212,11 @@ fn confluence_api(r: &Recorded) -> Reply {
                 return v2_error(400, "INVALID_REQUEST_PARAMETER", "body is required");
             }
             if body["title"] == "Restart the API" {
-                return v2_error(400, "BAD_REQUEST", "A page with this title already exists: A page already exists with the same TITLE in this space");
+                return v2_error(
+                    400,
+                    "BAD_REQUEST",
+                    "A page with this title already exists: A page already exists with the same TITLE in this space",
+                );
             }
             let mut p = page("777", body["title"].as_str().unwrap_or(""), 1, body["body"]["value"].as_str(), &b);
             p["status"] = body["status"].clone();
@@ -217,12 +245,26 @@ fn confluence_api(r: &Recorded) -> Reply {
                 None | Some("id") => {}
                 Some("title") => items.sort_by(|a, b| a["title"].as_str().cmp(&b["title"].as_str())),
                 Some("-modified-date") => items.reverse(),
-                Some(other) => return v2_error(400, "INVALID_REQUEST_PARAMETER", &format!("Invalid sort value: {other}")),
+                Some(other) => {
+                    return v2_error(400, "INVALID_REQUEST_PARAMETER", &format!("Invalid sort value: {other}"));
+                }
             }
             v2_list(r, items, "/api/v2/spaces/98306/pages", &b)
         }
         ("GET", "/wiki/api/v2/pages/123456/children") => {
-            if r.q("sort").is_some_and(|s| !["child-position", "-child-position", "created-date", "-created-date", "modified-date", "-modified-date", "id", "-id"].contains(&s)) {
+            if r.q("sort").is_some_and(|s| {
+                ![
+                    "child-position",
+                    "-child-position",
+                    "created-date",
+                    "-created-date",
+                    "modified-date",
+                    "-modified-date",
+                    "id",
+                    "-id",
+                ]
+                .contains(&s)
+            }) {
                 return v2_error(400, "INVALID_REQUEST_PARAMETER", "Invalid sort value");
             }
             let items = vec![
@@ -232,9 +274,14 @@ fn confluence_api(r: &Recorded) -> Reply {
             v2_list(r, items, "/api/v2/pages/123456/children", &b)
         }
         ("POST", "/wiki/api/v2/footer-comments") => {
-            let targets = ["pageId", "blogPostId", "parentCommentId"].iter().filter(|k| body.get(**k).is_some()).count();
+            let targets =
+                ["pageId", "blogPostId", "parentCommentId"].iter().filter(|k| body.get(**k).is_some()).count();
             if targets != 1 {
-                return v2_error(400, "INVALID_REQUEST_PARAMETER", "Exactly one of pageId, blogPostId or parentCommentId must be provided");
+                return v2_error(
+                    400,
+                    "INVALID_REQUEST_PARAMETER",
+                    "Exactly one of pageId, blogPostId or parentCommentId must be provided",
+                );
             }
             if body["body"]["representation"] != "storage" || body["body"]["value"].as_str().is_none_or(str::is_empty) {
                 return v2_error(400, "INVALID_REQUEST_PARAMETER", "body is required");
@@ -299,7 +346,12 @@ async fn confluence_search_builds_cql_and_follows_the_cursor() {
     eprintln!("confluence_search_pages: raw {raw_len} bytes -> shaped {shaped_len} bytes");
     assert!(shaped_len * 2 < raw_len);
 
-    let r2 = t.ok("confluence_search_pages", json!({"query": "restart api", "space_key": "ENG", "limit": 2, "cursor": NEXT_CURSOR})).await;
+    let r2 = t
+        .ok(
+            "confluence_search_pages",
+            json!({"query": "restart api", "space_key": "ENG", "limit": 2, "cursor": NEXT_CURSOR}),
+        )
+        .await;
     assert_eq!(fake.last().q("cursor"), Some(NEXT_CURSOR), "the cursor survives encoding both ways");
     assert_eq!(r2["results"].as_array().unwrap().len(), 1);
     assert_eq!(r2["results"][0]["id"], "123458");
@@ -341,7 +393,12 @@ async fn confluence_get_page_as_markdown_or_storage() {
             "truncated": false
         })
     );
-    let raw = t.ok("confluence_get_page", json!({"page_id": "123456", "body_format": "storage", "max_chars": 100, "include_raw": true})).await;
+    let raw = t
+        .ok(
+            "confluence_get_page",
+            json!({"page_id": "123456", "body_format": "storage", "max_chars": 100, "include_raw": true}),
+        )
+        .await;
     assert_eq!(raw["body"], RUNBOOK.chars().take(100).collect::<String>());
     assert_eq!(raw["truncated"], true);
     assert_eq!(raw["raw"]["body"]["storage"]["value"], RUNBOOK);
@@ -377,7 +434,9 @@ async fn confluence_list_pages_of_a_space_by_key_and_children() {
             "next_cursor": NEXT_CURSOR
         })
     );
-    let r2 = t.ok("confluence_list_pages", json!({"space_id": "98306", "sort": "title", "limit": 2, "cursor": NEXT_CURSOR})).await;
+    let r2 = t
+        .ok("confluence_list_pages", json!({"space_id": "98306", "sort": "title", "limit": 2, "cursor": NEXT_CURSOR}))
+        .await;
     assert_eq!(fake.last().q("cursor"), Some(NEXT_CURSOR));
     assert_eq!(r2["pages"][0]["title"], "Restart the API");
     assert!(r2.get("next_cursor").is_none());
@@ -397,7 +456,12 @@ async fn confluence_list_pages_of_a_space_by_key_and_children() {
     );
     assert_eq!(kids["parent_id"], "123456");
 
-    for bad in [json!({}), json!({"space_id": "1", "parent_id": "2"}), json!({"parent_id": "123456", "title": "x"}), json!({"parent_id": "123456", "sort": "title"})] {
+    for bad in [
+        json!({}),
+        json!({"space_id": "1", "parent_id": "2"}),
+        json!({"parent_id": "123456", "title": "x"}),
+        json!({"parent_id": "123456", "sort": "title"}),
+    ] {
         let e = t.err("confluence_list_pages", bad.clone()).await;
         assert_eq!(e["code"], "INVALID_ARGUMENTS", "{bad}");
     }
@@ -432,13 +496,17 @@ async fn confluence_create_page_converts_markdown_to_storage() {
                "url": format!("{wiki}/spaces/ENG/pages/777/Rollback")})
     );
     let raw = t
-        .ok("confluence_create_page", json!({"space_id": "98306", "title": "Raw", "body": "<p>as is</p>", "body_format": "storage"}))
+        .ok(
+            "confluence_create_page",
+            json!({"space_id": "98306", "title": "Raw", "body": "<p>as is</p>", "body_format": "storage"}),
+        )
         .await;
     assert_eq!(sent(&fake.last())["body"]["value"], "<p>as is</p>");
     assert_eq!(sent(&fake.last())["status"], "current");
     assert_eq!(raw["id"], "777");
 
-    let dup = t.err("confluence_create_page", json!({"space_id": "98306", "title": "Restart the API", "body": "x"})).await;
+    let dup =
+        t.err("confluence_create_page", json!({"space_id": "98306", "title": "Restart the API", "body": "x"})).await;
     assert_eq!(dup["status"], 400);
     assert!(dup["message"].as_str().unwrap().contains("A page with this title already exists"), "{dup}");
 }
@@ -447,11 +515,17 @@ async fn confluence_create_page_converts_markdown_to_storage() {
 async fn confluence_update_page_bumps_the_version_and_reports_conflicts() {
     let (t, fake) = confluence().await;
     let r = t
-        .ok("confluence_update_page", json!({"page_id": "123456", "body": "Use the **new** script.", "version_message": "new script"}))
+        .ok(
+            "confluence_update_page",
+            json!({"page_id": "123456", "body": "Use the **new** script.", "version_message": "new script"}),
+        )
         .await;
     let reqs = fake.requests();
     let (get, put) = (&reqs[reqs.len() - 2], &reqs[reqs.len() - 1]);
-    assert_eq!((get.method.as_str(), get.path.as_str(), get.q("body-format")), ("GET", "/wiki/api/v2/pages/123456", Some("storage")));
+    assert_eq!(
+        (get.method.as_str(), get.path.as_str(), get.q("body-format")),
+        ("GET", "/wiki/api/v2/pages/123456", Some("storage"))
+    );
     assert_eq!((put.method.as_str(), put.path.as_str()), ("PUT", "/wiki/api/v2/pages/123456"));
     assert_auth(put);
     assert_eq!(
@@ -465,7 +539,11 @@ async fn confluence_update_page_bumps_the_version_and_reports_conflicts() {
     assert_eq!(r["version"], 6);
     assert_eq!(r["title"], "Restart the API");
 
-    t.ok("confluence_update_page", json!({"page_id": "123456", "body": "- appended", "append": true, "title": "Restart the API (v2)"})).await;
+    t.ok(
+        "confluence_update_page",
+        json!({"page_id": "123456", "body": "- appended", "append": true, "title": "Restart the API (v2)"}),
+    )
+    .await;
     let put = fake.last();
     assert_eq!(sent(&put)["body"]["value"], format!("{RUNBOOK}<ul><li>appended</li></ul>"));
     assert_eq!(sent(&put)["title"], "Restart the API (v2)");
@@ -478,7 +556,10 @@ async fn confluence_update_page_bumps_the_version_and_reports_conflicts() {
     assert_eq!(conflict["code"], "UPSTREAM_ERROR");
     assert_eq!(conflict["status"], 409);
     let msg = conflict["message"].as_str().unwrap();
-    assert!(msg.contains("version conflict") && msg.contains("read at version 7") && msg.contains("Current version is: 8"), "{msg}");
+    assert!(
+        msg.contains("version conflict") && msg.contains("read at version 7") && msg.contains("Current version is: 8"),
+        "{msg}"
+    );
 
     let nothing = t.err("confluence_update_page", json!({"page_id": "123456"})).await;
     assert_eq!(nothing["code"], "INVALID_ARGUMENTS");
@@ -490,7 +571,10 @@ async fn confluence_list_spaces_and_comment() {
     let wiki = format!("{}/wiki", fake.url);
     let s = t.ok("confluence_list_spaces", json!({"type": "global", "limit": 1})).await;
     let req = fake.last();
-    assert_eq!((req.path.as_str(), req.q("type"), req.q("limit"), req.q("keys")), ("/wiki/api/v2/spaces", Some("global"), Some("1"), None));
+    assert_eq!(
+        (req.path.as_str(), req.q("type"), req.q("limit"), req.q("keys")),
+        ("/wiki/api/v2/spaces", Some("global"), Some("1"), None)
+    );
     assert_auth(&req);
     assert_eq!(
         s,
@@ -521,8 +605,13 @@ async fn confluence_list_spaces_and_comment() {
         json!({"id": "5001", "page_id": "123456", "version": 1,
                "url": "https://acme.atlassian.net/wiki/spaces/ENG/pages/123456/Restart+the+API?focusedCommentId=5001"})
     );
-    let reply = t.ok("confluence_create_comment", json!({"page_id": "123456", "body": "Agreed", "parent_comment_id": "4999"})).await;
-    assert_eq!(sent(&fake.last()), json!({"parentCommentId": "4999", "body": {"representation": "storage", "value": "<p>Agreed</p>"}}));
+    let reply = t
+        .ok("confluence_create_comment", json!({"page_id": "123456", "body": "Agreed", "parent_comment_id": "4999"}))
+        .await;
+    assert_eq!(
+        sent(&fake.last()),
+        json!({"parentCommentId": "4999", "body": {"representation": "storage", "value": "<p>Agreed</p>"}})
+    );
     assert_eq!(reply["parent_comment_id"], "4999");
 }
 
@@ -559,7 +648,10 @@ async fn confluence_identity_and_site_host() {
         ])
     };
     let good = workbench::auth::from_fields(integration, fields(TOKEN), workbench::auth::Source::Store);
-    assert_eq!(workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap().as_deref(), Some(EMAIL));
+    assert_eq!(
+        workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap().as_deref(),
+        Some(EMAIL)
+    );
     let bad = workbench::auth::from_fields(integration, fields("nope"), workbench::auth::Source::Store);
     let err = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");

@@ -175,8 +175,7 @@ fn search_page(jql: &str, max: usize, token: Option<&str>, fields: &[String], h:
         Some(_) => return errors(400, &["The provided next page token is invalid or expired."], json!({})),
     };
     let all: Vec<u64> = vec![1, 3, 4];
-    let page: Vec<Value> =
-        all.iter().skip(start).take(max).map(|n| only_fields(full_issue(*n, h), fields)).collect();
+    let page: Vec<Value> = all.iter().skip(start).take(max).map(|n| only_fields(full_issue(*n, h), fields)).collect();
     let last = start + max >= all.len();
     let mut body = json!({ "issues": page, "isLast": last });
     if !last {
@@ -203,17 +202,16 @@ fn jira_api(r: &Recorded) -> Reply {
     };
     let path = r.path.as_str();
     match (r.method.as_str(), path) {
-        ("GET", "/rest/api/3/myself") => {
-            Reply::json(200, user("Ada Lovelace", "5b10ac8d82e05b22cc7d4ef5", EMAIL, &h))
-        }
+        ("GET", "/rest/api/3/myself") => Reply::json(200, user("Ada Lovelace", "5b10ac8d82e05b22cc7d4ef5", EMAIL, &h)),
         (_, "/rest/api/3/search") => errors(
             410,
-            &["The requested API has been removed. Please migrate to the /rest/api/3/search/jql API. A full migration guideline is available at https://developer.atlassian.com/changelog/#CHANGE-2046"],
+            &[
+                "The requested API has been removed. Please migrate to the /rest/api/3/search/jql API. A full migration guideline is available at https://developer.atlassian.com/changelog/#CHANGE-2046",
+            ],
             json!({}),
         ),
         ("GET", "/rest/api/3/search/jql") => {
-            let fields: Vec<String> =
-                r.q("fields").unwrap_or("id").split(',').map(str::to_string).collect();
+            let fields: Vec<String> = r.q("fields").unwrap_or("id").split(',').map(str::to_string).collect();
             let max = r.q("maxResults").and_then(|m| m.parse().ok()).unwrap_or(50);
             search_page(r.q("jql").unwrap_or(""), max, r.q("nextPageToken"), &fields, &h)
         }
@@ -230,8 +228,10 @@ fn jira_api(r: &Recorded) -> Reply {
                 .with_header("retry-after", "120")
         }
         ("GET", "/rest/api/3/issue/ENG-1") => {
-            let fields: Vec<String> =
-                r.q("fields").map(|f| f.split(',').map(str::to_string).collect()).unwrap_or_else(|| vec!["*all".into()]);
+            let fields: Vec<String> = r
+                .q("fields")
+                .map(|f| f.split(',').map(str::to_string).collect())
+                .unwrap_or_else(|| vec!["*all".into()]);
             let mut issue = only_fields(full_issue(1, &h), &fields);
             if r.q("expand").is_some_and(|e| e.split(',').any(|x| x == "transitions")) {
                 issue["transitions"] = transitions()["transitions"].clone();
@@ -286,7 +286,11 @@ fn jira_api(r: &Recorded) -> Reply {
             if let Some(d) = body["fields"].get("description")
                 && !is_adf_doc(d)
             {
-                return errors(400, &[], json!({"description": "Operation value must be an Atlassian Document (see the Atlassian Document Format)"}));
+                return errors(
+                    400,
+                    &[],
+                    json!({"description": "Operation value must be an Atlassian Document (see the Atlassian Document Format)"}),
+                );
             }
             Reply { status: 204, headers: vec![], body: String::new() }
         }
@@ -310,7 +314,11 @@ fn jira_api(r: &Recorded) -> Reply {
             if let Some(d) = f.get("description")
                 && !is_adf_doc(d)
             {
-                return errors(400, &[], json!({"description": "Operation value must be an Atlassian Document (see the Atlassian Document Format)"}));
+                return errors(
+                    400,
+                    &[],
+                    json!({"description": "Operation value must be an Atlassian Document (see the Atlassian Document Format)"}),
+                );
             }
             Reply::json(201, json!({"id": "10042", "key": "ENG-42", "self": format!("{h}/rest/api/3/issue/10042")}))
         }
@@ -318,7 +326,11 @@ fn jira_api(r: &Recorded) -> Reply {
             errors(404, &["Issue does not exist or you do not have permission to see it."], json!({}))
         }
         ("GET", "/rest/api/3/project/search") => {
-            let all = [("10000", "ENG", "Engineering", "classic"), ("10001", "ENGX", "Engineering Experiments", "next-gen"), ("10002", "OPS", "Operations", "classic")];
+            let all = [
+                ("10000", "ENG", "Engineering", "classic"),
+                ("10001", "ENGX", "Engineering Experiments", "next-gen"),
+                ("10002", "OPS", "Operations", "classic"),
+            ];
             let q = r.q("query").unwrap_or("").to_lowercase();
             let matching: Vec<Value> = all
                 .iter()
@@ -338,7 +350,8 @@ fn jira_api(r: &Recorded) -> Reply {
             let mut out = json!({"self": format!("{h}/rest/api/3/project/search"), "maxResults": max, "startAt": start,
                                  "total": matching.len(), "isLast": last, "values": page});
             if !last {
-                out["nextPage"] = json!(format!("{h}/rest/api/3/project/search?startAt={}&maxResults={max}", start + max));
+                out["nextPage"] =
+                    json!(format!("{h}/rest/api/3/project/search?startAt={}&maxResults={max}", start + max));
             }
             Reply::json(200, out)
         }
@@ -352,20 +365,28 @@ fn jira_api(r: &Recorded) -> Reply {
             let users = vec![user("Ada Lovelace", "5b10ac8d82e05b22cc7d4ef5", EMAIL, &h), bot];
             let found: Vec<Value> = users
                 .into_iter()
-                .filter(|u| u["displayName"].as_str().unwrap().to_lowercase().contains(&q.to_lowercase()) || q.contains('@'))
+                .filter(|u| {
+                    u["displayName"].as_str().unwrap().to_lowercase().contains(&q.to_lowercase()) || q.contains('@')
+                })
                 .collect();
             Reply::json(200, json!(found))
         }
         ("GET", "/rest/agile/1.0/board") => {
             if r.q("projectKeyOrId") != Some("ENG") {
-                return Reply::json(200, json!({"maxResults": 50, "startAt": 0, "total": 0, "isLast": true, "values": []}));
+                return Reply::json(
+                    200,
+                    json!({"maxResults": 50, "startAt": 0, "total": 0, "isLast": true, "values": []}),
+                );
             }
-            Reply::json(200, json!({"maxResults": 50, "startAt": 0, "total": 2, "isLast": true, "values": [
-                {"id": 7, "self": format!("{h}/rest/agile/1.0/board/7"), "name": "ENG Kanban", "type": "kanban",
-                 "location": {"projectId": 10000, "displayName": "Engineering (ENG)", "projectName": "Engineering", "projectKey": "ENG", "projectTypeKey": "software", "name": "Engineering (ENG)"}},
-                {"id": 9, "self": format!("{h}/rest/agile/1.0/board/9"), "name": "ENG Scrum", "type": "scrum",
-                 "location": {"projectId": 10000, "displayName": "Engineering (ENG)", "projectName": "Engineering", "projectKey": "ENG", "projectTypeKey": "software", "name": "Engineering (ENG)"}}
-            ]}))
+            Reply::json(
+                200,
+                json!({"maxResults": 50, "startAt": 0, "total": 2, "isLast": true, "values": [
+                    {"id": 7, "self": format!("{h}/rest/agile/1.0/board/7"), "name": "ENG Kanban", "type": "kanban",
+                     "location": {"projectId": 10000, "displayName": "Engineering (ENG)", "projectName": "Engineering", "projectKey": "ENG", "projectTypeKey": "software", "name": "Engineering (ENG)"}},
+                    {"id": 9, "self": format!("{h}/rest/agile/1.0/board/9"), "name": "ENG Scrum", "type": "scrum",
+                     "location": {"projectId": 10000, "displayName": "Engineering (ENG)", "projectName": "Engineering", "projectKey": "ENG", "projectTypeKey": "software", "name": "Engineering (ENG)"}}
+                ]}),
+            )
         }
         ("GET", "/rest/agile/1.0/board/7/sprint") => errors(400, &["The board does not support sprints"], json!({})),
         ("GET", "/rest/agile/1.0/board/9/sprint") => {
@@ -380,7 +401,10 @@ fn jira_api(r: &Recorded) -> Reply {
             let start: usize = r.q("startAt").and_then(|s| s.parse().ok()).unwrap_or(0);
             let max: usize = r.q("maxResults").and_then(|s| s.parse().ok()).unwrap_or(50);
             let page: Vec<Value> = picked.iter().skip(start).take(max).cloned().collect();
-            Reply::json(200, json!({"maxResults": max, "startAt": start, "isLast": start + max >= picked.len(), "values": page}))
+            Reply::json(
+                200,
+                json!({"maxResults": max, "startAt": start, "isLast": start + max >= picked.len(), "values": page}),
+            )
         }
         _ => errors(404, &[&format!("null for uri: {h}{path}")], json!({})),
     }
@@ -430,14 +454,22 @@ async fn jira_search_issues_pages_with_next_page_token_and_never_calls_the_remov
     assert_eq!(r["issues"].as_array().unwrap().len(), 2);
     assert_eq!(r["next_cursor"], "tok-page-2");
 
-    let r2 = t.ok("jira_search_issues", json!({"jql": "project = ENG ORDER BY updated DESC", "limit": 2, "cursor": "tok-page-2"})).await;
+    let r2 = t
+        .ok(
+            "jira_search_issues",
+            json!({"jql": "project = ENG ORDER BY updated DESC", "limit": 2, "cursor": "tok-page-2"}),
+        )
+        .await;
     assert_eq!(fake.last().q("nextPageToken"), Some("tok-page-2"));
     assert_eq!(r2["issues"].as_array().unwrap().len(), 1);
     assert_eq!(r2["issues"][0]["key"], "ENG-4");
     assert!(r2.get("next_cursor").is_none(), "the last page has no cursor: {r2}");
 
     // Long JQL goes in a POST body with the same fields and token.
-    let long = format!("project = ENG AND ({})", (0..120).map(|i| format!("summary ~ \"w{i}\"")).collect::<Vec<_>>().join(" OR "));
+    let long = format!(
+        "project = ENG AND ({})",
+        (0..120).map(|i| format!("summary ~ \"w{i}\"")).collect::<Vec<_>>().join(" OR ")
+    );
     let r3 = t.ok("jira_search_issues", json!({"jql": long, "limit": 1, "cursor": "tok-page-2"})).await;
     let post = fake.last();
     assert_eq!((post.method.as_str(), post.path.as_str()), ("POST", "/rest/api/3/search/jql"));
@@ -460,7 +492,10 @@ async fn jira_search_issues_pages_with_next_page_token_and_never_calls_the_remov
     let bad = t.err("jira_search_issues", json!({"jql": "project = NOPE"})).await;
     assert_eq!(bad["code"], "UPSTREAM_ERROR");
     assert_eq!(bad["status"], 400);
-    assert!(bad["message"].as_str().unwrap().contains("The value 'NOPE' does not exist for the field 'project'."), "{bad}");
+    assert!(
+        bad["message"].as_str().unwrap().contains("The value 'NOPE' does not exist for the field 'project'."),
+        "{bad}"
+    );
     assert!(fake.requests().iter().all(|r| r.path != "/rest/api/3/search"));
 }
 
@@ -478,7 +513,9 @@ async fn jira_get_issue_renders_description_comments_links_and_transitions() {
     assert_auth(&req);
     assert_eq!(
         req.q("fields"),
-        Some("summary,description,status,assignee,reporter,priority,issuetype,project,labels,components,created,updated,duedate,resolution,parent,subtasks,issuelinks,comment,customfield_10016")
+        Some(
+            "summary,description,status,assignee,reporter,priority,issuetype,project,labels,components,created,updated,duedate,resolution,parent,subtasks,issuelinks,comment,customfield_10016"
+        )
     );
     assert_eq!(req.q("expand"), Some("transitions"));
     let url = format!("{}/browse/ENG-1", fake.url);
@@ -566,7 +603,12 @@ async fn jira_create_issue_sends_adf_and_all_fields() {
     assert_eq!(bad["status"], 400);
     assert!(bad["message"].as_str().unwrap().contains("project: valid project is required"), "{bad}");
     let n = fake.requests().len();
-    let date = t.err("jira_create_issue", json!({"project_key": "ENG", "summary": "x", "issue_type": "Task", "due_date": "next week"})).await;
+    let date = t
+        .err(
+            "jira_create_issue",
+            json!({"project_key": "ENG", "summary": "x", "issue_type": "Task", "due_date": "next week"}),
+        )
+        .await;
     assert_eq!(date["code"], "INVALID_ARGUMENTS");
     assert_eq!(fake.requests().len(), n, "no request for a bad date");
 }
@@ -598,7 +640,10 @@ async fn jira_update_issue_edits_fields_labels_and_assignee() {
         })
     );
     assert_eq!((assign.method.as_str(), assign.path.as_str()), ("PUT", "/rest/api/3/issue/ENG-1/assignee"));
-    assert_eq!(serde_json::from_slice::<Value>(&assign.body).unwrap(), json!({"accountId": "5b10a2844c20165700ede21g"}));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&assign.body).unwrap(),
+        json!({"accountId": "5b10a2844c20165700ede21g"})
+    );
     assert_eq!(
         r,
         json!({"key": "ENG-1", "updated": ["summary", "description", "due_date", "labels", "assignee"], "url": "https://acme.atlassian.net/browse/ENG-1"})
@@ -622,10 +667,16 @@ async fn jira_transitions_by_status_name_or_id_with_comment() {
     let (t, fake) = jira().await;
     let list = t.ok("jira_list_transitions", json!({"issue_key": "ENG-1"})).await;
     assert_eq!(fake.last().path, "/rest/api/3/issue/ENG-1/transitions");
-    assert_eq!(list["transitions"][1], json!({"id": "21", "name": "Start Progress", "to_status": "In Progress", "to_category": "In Progress"}));
+    assert_eq!(
+        list["transitions"][1],
+        json!({"id": "21", "name": "Start Progress", "to_status": "In Progress", "to_category": "In Progress"})
+    );
 
     let done = t
-        .ok("jira_transition_issue", json!({"issue_key": "ENG-1", "transition": "done", "comment": "Fixed in **#42**", "resolution": "Fixed"}))
+        .ok(
+            "jira_transition_issue",
+            json!({"issue_key": "ENG-1", "transition": "done", "comment": "Fixed in **#42**", "resolution": "Fixed"}),
+        )
         .await;
     let reqs = fake.requests();
     let (lookup, post) = (&reqs[reqs.len() - 2], &reqs[reqs.len() - 1]);
@@ -701,7 +752,10 @@ async fn jira_comments_page_and_post_with_visibility() {
                "url": format!("{}/browse/ENG-1?focusedCommentId=10103", fake.url), "issue_key": "ENG-1"})
     );
     let both = t
-        .err("jira_create_comment", json!({"issue_key": "ENG-1", "body": "x", "visible_to_role": "a", "visible_to_group": "b"}))
+        .err(
+            "jira_create_comment",
+            json!({"issue_key": "ENG-1", "body": "x", "visible_to_role": "a", "visible_to_group": "b"}),
+        )
         .await;
     assert_eq!(both["code"], "INVALID_ARGUMENTS");
 }
@@ -714,7 +768,10 @@ async fn jira_projects_and_users() {
     assert_eq!(req.path, "/rest/api/3/project/search");
     assert_auth(&req);
     assert_eq!((req.q("query"), req.q("startAt"), req.q("maxResults")), (Some("eng"), Some("0"), Some("1")));
-    assert_eq!(p, json!({"projects": [{"key": "ENG", "id": "10000", "name": "Engineering", "type": "software", "style": "company-managed"}], "total": 2, "next_cursor": "1"}));
+    assert_eq!(
+        p,
+        json!({"projects": [{"key": "ENG", "id": "10000", "name": "Engineering", "type": "software", "style": "company-managed"}], "total": 2, "next_cursor": "1"})
+    );
     let raw_len = jira_api(&req).body.len();
     let shaped_len = p.to_string().len();
     eprintln!("jira_list_projects: raw {raw_len} bytes -> shaped {shaped_len} bytes");
@@ -726,7 +783,10 @@ async fn jira_projects_and_users() {
 
     let u = t.ok("jira_search_users", json!({"query": "a", "limit": 5})).await;
     let req = fake.last();
-    assert_eq!((req.path.as_str(), req.q("query"), req.q("maxResults")), ("/rest/api/3/user/search", Some("a"), Some("5")));
+    assert_eq!(
+        (req.path.as_str(), req.q("query"), req.q("maxResults")),
+        ("/rest/api/3/user/search", Some("a"), Some("5"))
+    );
     assert_eq!(
         u,
         json!({"users": [
@@ -745,7 +805,10 @@ async fn jira_sprints_by_project_or_board() {
     assert_eq!((boards.path.as_str(), boards.q("projectKeyOrId")), ("/rest/agile/1.0/board", Some("ENG")));
     assert_auth(boards);
     assert_eq!(sprints.path, "/rest/agile/1.0/board/9/sprint");
-    assert_eq!((sprints.q("state"), sprints.q("startAt"), sprints.q("maxResults")), (Some("active,future"), Some("0"), Some("50")));
+    assert_eq!(
+        (sprints.q("state"), sprints.q("startAt"), sprints.q("maxResults")),
+        (Some("active,future"), Some("0"), Some("50"))
+    );
     assert_eq!(
         s,
         json!({
@@ -806,16 +869,28 @@ fn fields(site: &str, email: &str, token: &str) -> HashMap<String, Secret<String
 async fn jira_identity_and_site_host() {
     let (t, _fake) = jira().await;
     let integration = &plugins::jira::INTEGRATION;
-    let good = workbench::auth::from_fields(integration, fields("acme.atlassian.net", EMAIL, TOKEN), workbench::auth::Source::Store);
+    let good = workbench::auth::from_fields(
+        integration,
+        fields("acme.atlassian.net", EMAIL, TOKEN),
+        workbench::auth::Source::Store,
+    );
     let label = workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap();
     assert_eq!(label.as_deref(), Some(EMAIL));
-    let bad = workbench::auth::from_fields(integration, fields("acme.atlassian.net", EMAIL, "nope"), workbench::auth::Source::Store);
+    let bad = workbench::auth::from_fields(
+        integration,
+        fields("acme.atlassian.net", EMAIL, "nope"),
+        workbench::auth::Source::Store,
+    );
     let err = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");
 
     // Without an override, the host is the connection's own site.
     let plain = crate::support::app();
-    let conn = workbench::auth::from_fields(integration, fields("https://acme.atlassian.net/", EMAIL, TOKEN), workbench::auth::Source::Store);
+    let conn = workbench::auth::from_fields(
+        integration,
+        fields("https://acme.atlassian.net/", EMAIL, TOKEN),
+        workbench::auth::Source::Store,
+    );
     let url = workbench::engine::http::host_url(&plain.app, integration, "base_url", &[], Some(&conn)).unwrap();
     assert_eq!(url, "https://acme.atlassian.net");
 }

@@ -7,6 +7,7 @@ mod builtins;
 mod confluence;
 mod engine;
 mod jira;
+mod linear;
 mod meta_tools;
 mod plugins_public;
 mod registry;
