@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -364,7 +364,7 @@ async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> Result<Valu
     Ok(compact(json!({ "issues": issues, "total": conn["totalCount"], "next_cursor": next_cursor(conn) })))
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum IssueOrder {
     #[default]

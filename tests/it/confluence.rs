@@ -131,7 +131,7 @@ fn confluence_api(r: &Recorded) -> Reply {
                                                "message": format!("com.atlassian.confluence.api.service.exceptions.BadRequestException: Could not parse cql : {cql}")}),
                 );
             }
-            let hits = vec![
+            let hits = [
                 search_hit(
                     "123456",
                     "Restart the API",

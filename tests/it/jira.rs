@@ -139,10 +139,10 @@ fn full_issue(n: u64, h: &str) -> Value {
 
 /// Keeps only the fields a request asked for, as Jira does.
 fn only_fields(mut issue: Value, fields: &[String]) -> Value {
-    if !fields.iter().any(|f| f == "*all") {
-        if let Some(map) = issue["fields"].as_object_mut() {
-            map.retain(|k, _| fields.iter().any(|f| f == k));
-        }
+    if !fields.iter().any(|f| f == "*all")
+        && let Some(map) = issue["fields"].as_object_mut()
+    {
+        map.retain(|k, _| fields.iter().any(|f| f == k));
     }
     issue
 }

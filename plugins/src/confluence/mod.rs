@@ -10,7 +10,7 @@ pub mod storage;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::api::*;
@@ -259,7 +259,7 @@ async fn resolve_space_id(up: &dyn Upstream, space: &str) -> Result<String, Tool
         })
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "snake_case")]
 enum BodyFormat {
     #[default]
@@ -276,7 +276,7 @@ fn storage_body(text: &str, format: BodyFormat) -> String {
 
 // ---------------------------------------------------------------- search
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ContentType {
     #[default]
@@ -560,7 +560,7 @@ async fn list_pages(up: Arc<dyn Upstream>, args: ListPages) -> Result<Value, Too
     Ok(out)
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum PageStatus {
     #[default]

@@ -145,6 +145,9 @@ impl Node {
     }
 }
 
+/// An element still open while parsing: name, attributes, children so far.
+type Open = (String, Vec<(String, String)>, Vec<Node>);
+
 const VOID: &[&str] = &["br", "hr", "img", "col", "input", "meta", "link", "wbr"];
 
 fn parse_attrs(tag: &str) -> Vec<(String, String)> {
@@ -175,9 +178,9 @@ fn parse_attrs(tag: &str) -> Vec<(String, String)> {
 }
 
 fn parse(xhtml: &str) -> Vec<Node> {
-    let mut stack: Vec<(String, Vec<(String, String)>, Vec<Node>)> = vec![(String::new(), Vec::new(), Vec::new())];
+    let mut stack: Vec<Open> = vec![(String::new(), Vec::new(), Vec::new())];
     let mut rest = xhtml;
-    fn push(stack: &mut [(String, Vec<(String, String)>, Vec<Node>)], node: Node) {
+    fn push(stack: &mut [Open], node: Node) {
         if let Some(top) = stack.last_mut() {
             top.2.push(node);
         }

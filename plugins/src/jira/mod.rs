@@ -11,7 +11,7 @@ pub mod markdown;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -765,7 +765,7 @@ async fn transition_issue(up: Arc<dyn Upstream>, args: TransitionIssue) -> Resul
 
 // ---------------------------------------------------------------- comments
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum CommentOrder {
     #[default]
