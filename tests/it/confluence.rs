@@ -661,3 +661,18 @@ async fn confluence_identity_and_site_host() {
     let url = workbench::engine::http::host_url(&plain.app, integration, "base_url", &[], Some(&conn)).unwrap();
     assert_eq!(url, "https://acme.atlassian.net/wiki");
 }
+
+#[tokio::test]
+async fn confluence_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("search the wiki for the deploy runbook", "confluence_search_pages"),
+        ("create a confluence page", "confluence_create_page"),
+        ("edit confluence page", "confluence_update_page"),
+        ("child pages of a confluence page", "confluence_list_pages"),
+        ("confluence space key", "confluence_list_spaces"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

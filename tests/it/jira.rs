@@ -894,3 +894,19 @@ async fn jira_identity_and_site_host() {
     let url = workbench::engine::http::host_url(&plain.app, integration, "base_url", &[], Some(&conn)).unwrap();
     assert_eq!(url, "https://acme.atlassian.net");
 }
+
+#[tokio::test]
+async fn jira_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("move jira ticket to done", "jira_transition_issue"),
+        ("file a bug in jira", "jira_create_issue"),
+        ("what's in the current sprint", "jira_list_sprints"),
+        ("JQL search my open tickets", "jira_search_issues"),
+        ("assign the ticket to someone else", "jira_update_issue"),
+        ("find jira user account id", "jira_search_users"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

@@ -738,3 +738,18 @@ async fn linear_identity() {
     let err = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");
 }
+
+#[tokio::test]
+async fn linear_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("linear issues assigned to me in the current cycle", "linear_list_issues"),
+        ("comment on ENG-123", "linear_create_comment"),
+        ("change linear issue status to done", "linear_update_issue"),
+        ("linear workflow states", "linear_list_workflow_states"),
+        ("search linear issues", "linear_search_issues"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

@@ -73,7 +73,7 @@ pub static INTEGRATION: Integration = Integration {
             args: SearchIssues,
             run: search_issues,
             keywords: ["jql", "find tickets", "query", "filter", "my issues", "open bugs", "backlog", "assigned to me", "stories"],
-            description: "Search Jira issues (tickets, bugs, stories, tasks, epics) with JQL, e.g. `project = ENG AND status != Done AND assignee = currentUser() ORDER BY updated DESC`; returns key, summary, status, assignee, priority and type, page by page.",
+            description: "Search Jira issues (tickets, bugs, stories, tasks, epics) with JQL, e.g. `project = ENG AND status != Done AND assignee = currentUser()`; returns key, summary, status, assignee, priority and type, page by page.",
         },
         tool! {
             name: "jira_get_issue",
@@ -97,7 +97,7 @@ pub static INTEGRATION: Integration = Integration {
             args: UpdateIssue,
             run: update_issue,
             keywords: ["edit ticket", "assign", "unassign", "reassign", "change priority", "labels", "due date", "rename"],
-            description: "Edit a Jira issue (ticket): change summary, Markdown description, priority, due date or custom fields, add/remove labels, and assign, reassign or unassign it. Use jira_transition_issue to change its status.",
+            description: "Edit a Jira issue (ticket): change summary, Markdown description, priority, due date or custom fields, add/remove labels, and assign it to someone, reassign or unassign it. Use jira_transition_issue to change its status.",
         },
         tool! {
             name: "jira_list_transitions",
@@ -145,7 +145,7 @@ pub static INTEGRATION: Integration = Integration {
             args: SearchUsers,
             run: search_users,
             keywords: ["people", "user", "account id", "assignee", "mention", "find person", "colleague"],
-            description: "Find Jira users (people) by name or email to get their accountId, which is needed to assign issues or mention someone.",
+            description: "Find Jira users (people) by name or email to get their accountId, which assigning issues and @-mentions need.",
         },
         tool! {
             name: "jira_list_sprints",
