@@ -16,10 +16,13 @@ pub mod schema;
 pub mod text;
 
 pub mod airtable;
+pub mod confluence;
 pub mod github;
 pub mod gitlab;
 pub mod hackernews;
 pub mod hubspot;
+pub mod jira;
+pub mod linear;
 pub mod open_meteo;
 pub mod stripe;
 pub mod wikipedia;
@@ -30,6 +33,9 @@ use api::Integration;
 pub static INTEGRATIONS: &[&Integration] = &[
     &github::INTEGRATION,
     &gitlab::INTEGRATION,
+    &jira::INTEGRATION,
+    &linear::INTEGRATION,
+    &confluence::INTEGRATION,
     &airtable::INTEGRATION,
     &hubspot::INTEGRATION,
     &stripe::INTEGRATION,
