@@ -17,10 +17,11 @@ pub mod text;
 
 pub mod hackernews;
 pub mod open_meteo;
+pub mod sentry;
 pub mod wikipedia;
 
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
 pub static INTEGRATIONS: &[&Integration] =
-    &[&hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+    &[&sentry::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
