@@ -17,11 +17,17 @@ pub mod text;
 
 pub mod hackernews;
 pub mod open_meteo;
+pub mod pagerduty;
 pub mod sentry;
 pub mod wikipedia;
 
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
-pub static INTEGRATIONS: &[&Integration] =
-    &[&sentry::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+pub static INTEGRATIONS: &[&Integration] = &[
+    &sentry::INTEGRATION,
+    &pagerduty::INTEGRATION,
+    &hackernews::INTEGRATION,
+    &wikipedia::INTEGRATION,
+    &open_meteo::INTEGRATION,
+];

@@ -6,6 +6,7 @@ mod binary;
 mod builtins;
 mod engine;
 mod meta_tools;
+mod pagerduty;
 mod plugins_public;
 mod registry;
 mod sentry;
