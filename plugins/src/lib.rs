@@ -15,6 +15,7 @@ pub mod codec;
 pub mod schema;
 pub mod text;
 
+pub mod asana;
 pub mod hackernews;
 pub mod open_meteo;
 pub mod pagerduty;
@@ -25,6 +26,7 @@ use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
 pub static INTEGRATIONS: &[&Integration] = &[
+    &asana::INTEGRATION,
     &sentry::INTEGRATION,
     &pagerduty::INTEGRATION,
     &hackernews::INTEGRATION,

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod asana;
 mod binary;
 mod builtins;
 mod engine;
