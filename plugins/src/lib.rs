@@ -20,6 +20,7 @@ pub mod hackernews;
 pub mod open_meteo;
 pub mod pagerduty;
 pub mod sentry;
+pub mod trello;
 pub mod wikipedia;
 
 use api::Integration;
@@ -27,6 +28,7 @@ use api::Integration;
 /// Every integration workbench ships, in display order. The registry is built from this slice.
 pub static INTEGRATIONS: &[&Integration] = &[
     &asana::INTEGRATION,
+    &trello::INTEGRATION,
     &sentry::INTEGRATION,
     &pagerduty::INTEGRATION,
     &hackernews::INTEGRATION,

@@ -11,3 +11,4 @@ mod pagerduty;
 mod plugins_public;
 mod registry;
 mod sentry;
+mod trello;
