@@ -20,6 +20,7 @@ pub mod hackernews;
 pub mod open_meteo;
 pub mod pagerduty;
 pub mod sentry;
+pub mod todoist;
 pub mod trello;
 pub mod wikipedia;
 
@@ -29,6 +30,7 @@ use api::Integration;
 pub static INTEGRATIONS: &[&Integration] = &[
     &asana::INTEGRATION,
     &trello::INTEGRATION,
+    &todoist::INTEGRATION,
     &sentry::INTEGRATION,
     &pagerduty::INTEGRATION,
     &hackernews::INTEGRATION,

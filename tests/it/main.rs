@@ -11,4 +11,5 @@ mod pagerduty;
 mod plugins_public;
 mod registry;
 mod sentry;
+mod todoist;
 mod trello;
