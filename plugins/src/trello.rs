@@ -61,7 +61,7 @@ pub static INTEGRATION: Integration = Integration {
             args: ListLists,
             run: list_lists,
             keywords: ["lists", "columns", "stages", "to do", "doing", "done", "board columns"],
-            description: "List the lists (columns such as To Do / Doing / Done) of a Trello board, in board order, with their ids and how many open cards each holds.",
+            description: "List the lists (columns such as To Do / Doing / Done) of a Trello board, left to right as on the board, with their ids and how many open cards each holds.",
         },
         tool! {
             name: "trello_list_cards",
