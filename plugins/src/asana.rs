@@ -30,7 +30,8 @@ pub static INTEGRATION: Integration = Integration {
         identity: Some(Identity { request: || HttpRequest::get("/users/me"), label: user_label }),
         oauth: None,
     },
-    keywords: &["task", "tasks", "to-do", "todo", "project management", "assignments", "work management", "my tasks"],
+    // Single words here mark a query as naming Asana, so generic ones ("tasks") stay multi-word.
+    keywords: &["project management", "work management", "my tasks", "assigned tasks", "team tasks"],
     hosts: &[Host { key: "base_url", default_url: "https://app.asana.com/api/1.0" }],
     curl_proxy: true,
     tools: &[

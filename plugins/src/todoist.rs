@@ -30,7 +30,8 @@ pub static INTEGRATION: Integration = Integration {
         identity: Some(Identity { request: || HttpRequest::get("/user"), label: user_label }),
         oauth: None,
     },
-    keywords: &["to-do", "todo", "to-dos", "task list", "today's tasks", "p1", "inbox", "reminders", "errands", "gtd"],
+    // Single words here mark a query as naming Todoist (catalogue §4: to-do, p1, today's tasks).
+    keywords: &["todo", "todos", "to-do list", "todo list", "p1", "today's tasks", "errands", "gtd"],
     hosts: &[Host { key: "base_url", default_url: "https://api.todoist.com/api/v1" }],
     curl_proxy: true,
     tools: &[
@@ -39,7 +40,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListTasks,
             run: list_tasks,
-            keywords: ["to-dos", "todo list", "open tasks", "project tasks", "label", "section", "inbox"],
+            keywords: ["to-dos", "todo list", "open tasks", "project tasks", "label", "section", "inbox", "today", "whats on my list"],
             description: "List active (open) Todoist tasks/to-dos, optionally in one project or section or with a label: content, due date, priority (p1-p4), labels and link.",
         },
         tool! {
@@ -55,7 +56,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: CreateTask,
             run: create_task,
-            keywords: ["add task", "new to-do", "remind me", "todo", "quick add", "natural language", "due tomorrow"],
+            keywords: ["add task", "new to-do", "remind me", "todo", "quick add", "natural language", "due tomorrow", "buy", "groceries", "shopping list"],
             description: "Add a Todoist task (to-do) with description, due date in words (\"tomorrow 5pm\", \"every monday\") or as a date, priority, project, section, parent and labels; or quick-add a whole sentence like \"Pay rent every 1st #Home p1\".",
         },
         tool! {

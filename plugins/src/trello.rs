@@ -43,7 +43,8 @@ pub static INTEGRATION: Integration = Integration {
         }),
         oauth: None,
     },
-    keywords: &["card", "cards", "board", "boards", "list", "column", "kanban", "backlog", "to do doing done"],
+    // Single words here mark a query as naming Trello ("card", "board" per the catalogue; not "list").
+    keywords: &["card", "cards", "board", "boards", "column", "columns", "kanban", "to do doing done"],
     hosts: &[Host { key: "base_url", default_url: "https://api.trello.com/1" }],
     curl_proxy: true,
     tools: &[

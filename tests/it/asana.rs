@@ -529,3 +529,17 @@ async fn asana_rejected_token_rate_limit_and_identity() {
             .unwrap_err();
     assert!(err.to_string().contains("Asana rejected this credential"), "{err}");
 }
+
+#[tokio::test]
+async fn asana_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("mark asana task complete", "asana_update_task"),
+        ("comment on an asana task", "asana_create_comment"),
+        ("search overdue asana tasks", "asana_search_tasks"),
+        ("asana workspaces", "asana_list_workspaces"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

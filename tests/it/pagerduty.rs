@@ -607,3 +607,17 @@ async fn pagerduty_rejected_key_and_identity() {
             .unwrap_err();
     assert!(err.to_string().contains("PagerDuty rejected this credential"), "{err}");
 }
+
+#[tokio::test]
+async fn pagerduty_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("who is on call in pagerduty", "pagerduty_list_oncalls"),
+        ("acknowledge the pagerduty incident", "pagerduty_update_incident"),
+        ("page someone on pagerduty, checkout is down", "pagerduty_create_incident"),
+        ("add a note to the pagerduty incident", "pagerduty_create_note"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

@@ -530,3 +530,17 @@ async fn sentry_identity_names_the_organizations_and_honours_a_self_hosted_url()
     let err = workbench::engine::http::verify_identity(&t.app, &plugins::sentry::INTEGRATION, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");
 }
+
+#[tokio::test]
+async fn sentry_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("stack trace of the latest sentry crash", "sentry_get_event"),
+        ("resolve sentry issue", "sentry_update_issue"),
+        ("show unresolved errors in sentry", "sentry_search_issues"),
+        ("sentry releases and deploys", "sentry_list_releases"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

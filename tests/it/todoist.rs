@@ -494,3 +494,17 @@ async fn todoist_rejected_token_rate_limit_identity_and_no_rest_v2() {
     assert_eq!(plugins::todoist::INTEGRATION.hosts[0].default_url, "https://api.todoist.com/api/v1");
     never_rest_v2(&fake);
 }
+
+#[tokio::test]
+async fn todoist_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("complete todoist task", "todoist_complete_task"),
+        ("todoist p1 tasks due today", "todoist_search_tasks"),
+        ("add a todo in todoist: buy milk tomorrow", "todoist_create_task"),
+        ("what's on my todo list", "todoist_list_tasks"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}

@@ -531,3 +531,17 @@ async fn trello_rejected_token_rate_limits_and_identity() {
             .unwrap_err();
     assert!(err.to_string().contains("Trello rejected this credential: invalid token"), "{err}");
 }
+
+#[tokio::test]
+async fn trello_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("move trello card to done", "trello_update_card"),
+        ("add a card to trello", "trello_create_card"),
+        ("trello checklist of a card", "trello_get_card"),
+        ("find trello card about login", "trello_search_cards"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}
