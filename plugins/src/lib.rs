@@ -16,6 +16,7 @@ pub mod schema;
 pub mod text;
 
 pub mod airtable;
+pub mod asana;
 pub mod confluence;
 pub mod github;
 pub mod gitlab;
@@ -24,7 +25,11 @@ pub mod hubspot;
 pub mod jira;
 pub mod linear;
 pub mod open_meteo;
+pub mod pagerduty;
+pub mod sentry;
 pub mod stripe;
+pub mod todoist;
+pub mod trello;
 pub mod wikipedia;
 
 use api::Integration;
@@ -35,10 +40,15 @@ pub static INTEGRATIONS: &[&Integration] = &[
     &gitlab::INTEGRATION,
     &jira::INTEGRATION,
     &linear::INTEGRATION,
+    &asana::INTEGRATION,
+    &trello::INTEGRATION,
+    &todoist::INTEGRATION,
     &confluence::INTEGRATION,
     &airtable::INTEGRATION,
     &hubspot::INTEGRATION,
     &stripe::INTEGRATION,
+    &sentry::INTEGRATION,
+    &pagerduty::INTEGRATION,
     &hackernews::INTEGRATION,
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,

@@ -3,6 +3,7 @@
 mod support;
 
 mod airtable;
+mod asana;
 mod binary;
 mod builtins;
 mod confluence;
@@ -14,6 +15,10 @@ mod hubspot;
 mod jira;
 mod linear;
 mod meta_tools;
+mod pagerduty;
 mod plugins_public;
 mod registry;
+mod sentry;
 mod stripe;
+mod todoist;
+mod trello;

@@ -1,0 +1,779 @@
+//! Trello: boards, lists (columns), cards (list, search, read with checklists and comments, create,
+//! move/update) and card comments. The API key and user token travel as the `key` and `token` query
+//! parameters (attached by the engine). Trello answers most errors as plain text ("invalid id",
+//! "invalid token"), rate limits as JSON (`API_TOKEN_LIMIT_EXCEEDED`), and returns whole
+//! collections at once: list tools page through them with an offset cursor.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::api::*;
+use crate::tool;
+
+pub static INTEGRATION: Integration = Integration {
+    name: "trello",
+    display_name: "Trello",
+    version: "1.0.0",
+    auth: AuthSpec {
+        kind: AuthKind::ApiKey,
+        fields: &[
+            Field {
+                name: "api_key",
+                label: "API key",
+                secret: true,
+                required: true,
+                help: "trello.com/power-ups/admin → your Power-Up → API key (32 hex characters)",
+            },
+            Field {
+                name: "token",
+                label: "User token",
+                secret: true,
+                required: true,
+                help: "The token link next to the API key on the same page; authorize it for your account (starts with ATTA)",
+            },
+        ],
+        inject: Inject::Query(&[("key", "api_key"), ("token", "token")]),
+        identity: Some(Identity {
+            request: || HttpRequest::get("/members/me").query("fields", "username,fullName"),
+            label: member_label,
+        }),
+        oauth: None,
+    },
+    // Single words here mark a query as naming Trello ("card", "board" per the catalogue; not "list").
+    keywords: &["card", "cards", "board", "boards", "column", "columns", "kanban", "to do doing done"],
+    hosts: &[Host { key: "base_url", default_url: "https://api.trello.com/1" }],
+    curl_proxy: true,
+    tools: &[
+        tool! {
+            name: "trello_list_boards",
+            effect: Read,
+            args: ListBoards,
+            run: list_boards,
+            keywords: ["boards", "my boards", "kanban", "workspace", "starred boards"],
+            description: "List the user's Trello boards (open ones by default; or closed, starred, all) with their ids, workspace, last activity and link.",
+        },
+        tool! {
+            name: "trello_list_lists",
+            effect: Read,
+            args: ListLists,
+            run: list_lists,
+            keywords: ["lists", "columns", "stages", "to do", "doing", "done", "board columns"],
+            description: "List the lists (columns such as To Do / Doing / Done) of a Trello board, left to right as on the board, with their ids and how many open cards each holds.",
+        },
+        tool! {
+            name: "trello_list_cards",
+            effect: Read,
+            args: ListCards,
+            run: list_cards,
+            keywords: ["cards", "tasks", "items", "column", "board cards", "whats on the board", "backlog"],
+            description: "List the cards on a Trello board or in one list (column): name, list, due date, labels, members and link; open cards by default.",
+        },
+        tool! {
+            name: "trello_search_cards",
+            effect: Read,
+            args: SearchCards,
+            run: search_cards,
+            keywords: ["find card", "search", "lookup", "text search"],
+            description: "Search Trello cards by text across the user's boards (or some boards), with their board, list, due date and link.",
+        },
+        tool! {
+            name: "trello_get_card",
+            effect: Read,
+            args: GetCard,
+            run: get_card,
+            keywords: ["card details", "description", "checklist", "checklists", "comments", "due date", "labels", "members"],
+            description: "Get one Trello card: description, board and list (column), due date, labels, members, checklists with their items, and recent comments.",
+        },
+        tool! {
+            name: "trello_create_card",
+            effect: Write,
+            args: CreateCard,
+            run: create_card,
+            keywords: ["add card", "new card", "task", "to-do", "create"],
+            description: "Create a Trello card in a list (column) with description, due date, members, labels and position (top or bottom).",
+        },
+        tool! {
+            name: "trello_update_card",
+            effect: Write,
+            args: UpdateCard,
+            run: update_card,
+            keywords: ["move card", "move to done", "rename", "archive", "close", "due date", "mark complete", "assign", "reorder"],
+            description: "Update a Trello card: move it to another list (column) or board, rename it, edit its description, set or clear the due date, mark the due date complete, change members, or archive (close) it.",
+        },
+        tool! {
+            name: "trello_create_comment",
+            effect: Write,
+            args: CreateComment,
+            run: create_comment,
+            keywords: ["comment", "reply", "note", "mention", "update"],
+            description: "Add a comment (reply, note, @mention) to a Trello card; it shows in the card's activity.",
+        },
+    ],
+    error_message,
+};
+
+/// JSON errors (`{"message": "...", "error": "API_TOKEN_LIMIT_EXCEEDED"}`); plain-text ones are
+/// passed through by the engine as they are.
+fn error_message(body: &Value) -> Option<String> {
+    let message = body.get("message").and_then(Value::as_str);
+    let code = body.get("error").and_then(Value::as_str);
+    match (code, message) {
+        (Some(c), Some(m)) if c != m => Some(format!("{c}: {m}")),
+        (_, Some(m)) => Some(m.to_string()),
+        (Some(c), None) => Some(c.to_string()),
+        (None, None) => None,
+    }
+}
+
+fn member_label(body: &Value) -> Option<String> {
+    match (body["fullName"].as_str(), body["username"].as_str()) {
+        (Some(n), Some(u)) => Some(format!("{n} (@{u})")),
+        (n, u) => n.or(u).map(str::to_string),
+    }
+}
+
+const CARD_FIELDS: &str =
+    "name,desc,due,dueComplete,start,closed,idList,idBoard,idMembers,labels,shortUrl,dateLastActivity";
+const DEFAULT_MAX_CHARS: usize = 10_000;
+const LIST_DESC_CHARS: usize = 300;
+
+/// Trello ids are 24 hex characters; boards and cards also answer to their 8-character short link.
+fn trello_id(path: &str, value: &str) -> Result<String, ToolError> {
+    let v = value.trim();
+    if v.is_empty() || v.len() > 32 || !v.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(ToolError::InvalidArguments {
+            message: format!("'{value}' is not a Trello id (24 hex characters) or short link"),
+            problems: vec![ArgProblem {
+                path: path.into(),
+                problem: "expected an id such as 5abbe4b7ddc1b351ef961414".into(),
+            }],
+        });
+    }
+    Ok(encode_segment(v))
+}
+
+fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
+    if include_raw && let Value::Object(o) = &mut shaped {
+        o.insert("raw".into(), raw.clone());
+    }
+    shaped
+}
+
+fn parse_offset(cursor: &Option<String>) -> Result<usize, ToolError> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c.parse::<usize>().map_err(|_| ToolError::InvalidArguments {
+            message: format!("cursor '{c}' is not one this tool issued"),
+            problems: vec![ArgProblem { path: "/cursor".into(), problem: "pass next_cursor back unchanged".into() }],
+        }),
+    }
+}
+
+fn label_names(labels: &Value) -> Option<Vec<Value>> {
+    let v: Vec<Value> = labels
+        .as_array()?
+        .iter()
+        .filter_map(|l| {
+            let name = l["name"].as_str().filter(|n| !n.is_empty());
+            name.or(l["color"].as_str()).map(|n| Value::String(n.to_string()))
+        })
+        .collect();
+    (!v.is_empty()).then_some(v)
+}
+
+fn member_names(members: &Value) -> Option<Vec<Value>> {
+    let v: Vec<Value> = members
+        .as_array()?
+        .iter()
+        .filter_map(|m| m["fullName"].as_str().or(m["username"].as_str()).map(|n| Value::String(n.to_string())))
+        .collect();
+    (!v.is_empty()).then_some(v)
+}
+
+fn shape_card(c: &Value, list_names: &HashMap<String, String>, desc_chars: usize) -> (Value, bool) {
+    let (desc, cut) = match c["desc"].as_str().filter(|d| !d.is_empty()) {
+        Some(d) => {
+            let (t, cut) = truncate_chars(d, desc_chars);
+            (Value::String(t), cut)
+        }
+        None => (Value::Null, false),
+    };
+    let list = c["list"]["name"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| c["idList"].as_str().and_then(|id| list_names.get(id).cloned()));
+    let shaped = compact(json!({
+        "id": c["id"],
+        "name": c["name"],
+        "board": c["board"]["name"],
+        "list": list,
+        "list_id": c["idList"],
+        "desc": desc,
+        "start": c["start"],
+        "due": c["due"],
+        "due_complete": c["due"].as_str().map(|_| c["dueComplete"].clone()),
+        "labels": label_names(&c["labels"]),
+        "members": member_names(&c["members"]),
+        "archived": (c["closed"].as_bool() == Some(true)).then_some(true),
+        "last_activity": c["dateLastActivity"],
+        "url": c["shortUrl"].as_str().or(c["url"].as_str()),
+    }));
+    (shaped, cut)
+}
+
+// ---------------------------------------------------------------- boards and lists
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum BoardFilter {
+    #[default]
+    Open,
+    Closed,
+    Starred,
+    All,
+}
+
+impl BoardFilter {
+    fn as_str(self) -> &'static str {
+        match self {
+            BoardFilter::Open => "open",
+            BoardFilter::Closed => "closed",
+            BoardFilter::Starred => "starred",
+            BoardFilter::All => "all",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListBoards {
+    /// Which boards: open (default), closed (archived), starred, or all.
+    #[serde(default)]
+    filter: BoardFilter,
+    /// Also return Trello's full payload under raw.
+    #[serde(default)]
+    include_raw: bool,
+}
+
+async fn list_boards(up: Arc<dyn Upstream>, args: ListBoards) -> Result<Value, ToolError> {
+    let req = HttpRequest::get("/members/me/boards")
+        .query("filter", args.filter.as_str())
+        .query("fields", "name,desc,closed,starred,shortUrl,dateLastActivity,idOrganization")
+        .query("organization", "true")
+        .query("organization_fields", "displayName");
+    let body = up.send(req).await?.json()?;
+    let boards: Vec<Value> = body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|b| {
+            compact(json!({
+                "id": b["id"],
+                "name": b["name"],
+                "desc": b["desc"].as_str().filter(|d| !d.is_empty()).map(|d| truncate_chars(d, LIST_DESC_CHARS).0),
+                "workspace": b["organization"]["displayName"],
+                "starred": (b["starred"].as_bool() == Some(true)).then_some(true),
+                "archived": (b["closed"].as_bool() == Some(true)).then_some(true),
+                "last_activity": b["dateLastActivity"],
+                "url": b["shortUrl"],
+            }))
+        })
+        .collect();
+    Ok(with_raw(json!({ "boards": boards }), args.include_raw, &body))
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ListFilter {
+    #[default]
+    Open,
+    Closed,
+    All,
+}
+
+impl ListFilter {
+    fn as_str(self) -> &'static str {
+        match self {
+            ListFilter::Open => "open",
+            ListFilter::Closed => "closed",
+            ListFilter::All => "all",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListLists {
+    /// The board's id or short link (from trello_list_boards or the board URL trello.com/b/<short link>/…).
+    #[schemars(length(min = 1))]
+    board_id: String,
+    /// Which lists: open (default), closed (archived) or all.
+    #[serde(default)]
+    filter: ListFilter,
+}
+
+async fn list_lists(up: Arc<dyn Upstream>, args: ListLists) -> Result<Value, ToolError> {
+    let board = trello_id("/board_id", &args.board_id)?;
+    let req = HttpRequest::get(format!("/boards/{board}/lists"))
+        .query("filter", args.filter.as_str())
+        .query("fields", "name,closed,pos")
+        .query("cards", "open")
+        .query("card_fields", "id");
+    let body = up.send(req).await?.json()?;
+    let lists: Vec<Value> = body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| {
+            compact(json!({
+                "id": l["id"],
+                "name": l["name"],
+                "open_cards": l["cards"].as_array().map(Vec::len),
+                "archived": (l["closed"].as_bool() == Some(true)).then_some(true),
+            }))
+        })
+        .collect();
+    Ok(json!({ "lists": lists }))
+}
+
+// ---------------------------------------------------------------- cards
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum CardFilter {
+    #[default]
+    Open,
+    Closed,
+    All,
+}
+
+impl CardFilter {
+    fn as_str(self) -> &'static str {
+        match self {
+            CardFilter::Open => "open",
+            CardFilter::Closed => "closed",
+            CardFilter::All => "all",
+        }
+    }
+}
+
+fn default_cards() -> usize {
+    100
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListCards {
+    /// Cards of this list (column) id (from trello_list_lists); give this or board_id.
+    list_id: Option<String>,
+    /// Cards of this whole board (id or short link); give this or list_id.
+    board_id: Option<String>,
+    /// Which cards: open (default), closed (archived) or all.
+    #[serde(default)]
+    filter: CardFilter,
+    /// How many cards to return (1-1000); Trello sends them all at once and the cursor pages through them.
+    #[serde(default = "default_cards")]
+    #[schemars(range(min = 1, max = 1000))]
+    limit: usize,
+    /// Opaque cursor from a previous call's next_cursor, for the next page.
+    cursor: Option<String>,
+    /// Also return Trello's payload for this page's cards under raw.
+    #[serde(default)]
+    include_raw: bool,
+}
+
+async fn list_cards(up: Arc<dyn Upstream>, args: ListCards) -> Result<Value, ToolError> {
+    let offset = parse_offset(&args.cursor)?;
+    let (path, board) = match (&args.list_id, &args.board_id) {
+        (Some(l), None) => (format!("/lists/{}/cards", trello_id("/list_id", l)?), None),
+        (None, Some(b)) => {
+            let b = trello_id("/board_id", b)?;
+            (format!("/boards/{b}/cards"), Some(b))
+        }
+        _ => {
+            return Err(ToolError::InvalidArguments {
+                message: "give exactly one of list_id or board_id".into(),
+                problems: vec![ArgProblem { path: "/list_id".into(), problem: "give list_id or board_id".into() }],
+            });
+        }
+    };
+    let req = HttpRequest::get(path)
+        .query("filter", args.filter.as_str())
+        .query("fields", CARD_FIELDS)
+        .query("members", "true")
+        .query("member_fields", "fullName,username");
+    let body = up.send(req).await?.json()?;
+    // Board-wide listings name each card's column, which needs the board's lists.
+    let mut list_names = HashMap::new();
+    if let Some(b) = board {
+        let lists = up
+            .send(HttpRequest::get(format!("/boards/{b}/lists")).query("filter", "all").query("fields", "name"))
+            .await?
+            .json()?;
+        for l in lists.as_array().into_iter().flatten() {
+            if let (Some(id), Some(name)) = (l["id"].as_str(), l["name"].as_str()) {
+                list_names.insert(id.to_string(), name.to_string());
+            }
+        }
+    }
+    let all = body.as_array().cloned().unwrap_or_default();
+    let limit = args.limit.clamp(1, 1000);
+    let page: Vec<Value> = all.iter().skip(offset).take(limit).cloned().collect();
+    let cards: Vec<Value> = page.iter().map(|c| shape_card(c, &list_names, LIST_DESC_CHARS).0).collect();
+    let next = offset + limit;
+    let shaped = compact(json!({
+        "cards": cards,
+        "total": all.len(),
+        "next_cursor": (next < all.len()).then(|| next.to_string()),
+    }));
+    Ok(with_raw(shaped, args.include_raw, &Value::Array(page)))
+}
+
+fn default_search_limit() -> u32 {
+    25
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchCards {
+    /// Words to search for in card names and descriptions; Trello operators work too (e.g. "label:urgent", "due:week", "@me", "list:Doing").
+    #[schemars(length(min = 1))]
+    query: String,
+    /// Only search these board ids.
+    board_ids: Option<Vec<String>>,
+    /// Match word beginnings too ("deplo" finds "deploy").
+    #[serde(default)]
+    partial: bool,
+    /// Cards per page (1-100).
+    #[serde(default = "default_search_limit")]
+    #[schemars(range(min = 1, max = 100))]
+    limit: u32,
+    /// Opaque cursor from a previous call's next_cursor, for the next page.
+    cursor: Option<String>,
+}
+
+async fn search_cards(up: Arc<dyn Upstream>, args: SearchCards) -> Result<Value, ToolError> {
+    let page = parse_offset(&args.cursor)?;
+    let boards = match &args.board_ids {
+        Some(b) if !b.is_empty() => {
+            Some(b.iter().map(|b| trello_id("/board_ids", b)).collect::<Result<Vec<_>, _>>()?.join(","))
+        }
+        _ => None,
+    };
+    let limit = args.limit.clamp(1, 100);
+    let req = HttpRequest::get("/search")
+        .query("query", &args.query)
+        .query("modelTypes", "cards")
+        .query_opt("idBoards", boards)
+        .query("partial", args.partial)
+        .query("cards_limit", limit)
+        .query("cards_page", page)
+        .query("card_fields", CARD_FIELDS)
+        .query("card_board", "true")
+        .query("card_list", "true")
+        .query("card_members", "true");
+    let body = up.send(req).await?.json()?;
+    let cards: Vec<Value> = body["cards"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| shape_card(c, &HashMap::new(), LIST_DESC_CHARS).0)
+        .collect();
+    // Trello serves at most 1,000 results per query, in pages.
+    let more = cards.len() as u32 == limit && (page as u32 + 1) * limit < 1000;
+    Ok(compact(json!({
+        "cards": cards,
+        "next_cursor": more.then(|| (page + 1).to_string()),
+    })))
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_comments() -> u32 {
+    20
+}
+
+fn default_max_chars() -> usize {
+    DEFAULT_MAX_CHARS
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetCard {
+    /// The card's id or short link (the code in trello.com/c/<short link>/…).
+    #[schemars(length(min = 1))]
+    card_id: String,
+    /// Include the newest comments.
+    #[serde(default = "default_true")]
+    include_comments: bool,
+    /// How many comments to include (1-100).
+    #[serde(default = "default_comments")]
+    #[schemars(range(min = 1, max = 100))]
+    max_comments: u32,
+    /// Include checklists and their items.
+    #[serde(default = "default_true")]
+    include_checklists: bool,
+    /// Character budget for the description; longer ones are cut and truncated is set.
+    #[serde(default = "default_max_chars")]
+    #[schemars(range(min = 50, max = 100000))]
+    max_chars: usize,
+    /// Also return Trello's full payload under raw.
+    #[serde(default)]
+    include_raw: bool,
+}
+
+async fn get_card(up: Arc<dyn Upstream>, args: GetCard) -> Result<Value, ToolError> {
+    let id = trello_id("/card_id", &args.card_id)?;
+    let mut req = HttpRequest::get(format!("/cards/{id}"))
+        .query("fields", CARD_FIELDS)
+        .query("members", "true")
+        .query("member_fields", "fullName,username")
+        .query("list", "true")
+        .query("list_fields", "name")
+        .query("board", "true")
+        .query("board_fields", "name");
+    if args.include_checklists {
+        req = req.query("checklists", "all").query("checklist_fields", "name");
+    }
+    if args.include_comments {
+        req = req.query("actions", "commentCard").query("actions_limit", args.max_comments.clamp(1, 100));
+    }
+    let card = up.send(req).await?.json()?;
+    let (mut shaped, truncated) = shape_card(&card, &HashMap::new(), args.max_chars);
+    if args.include_checklists {
+        let checklists: Vec<Value> = card["checklists"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|cl| {
+                let items: Vec<Value> = cl["checkItems"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|i| json!({ "name": i["name"], "done": i["state"] == "complete" }))
+                    .collect();
+                let done = items.iter().filter(|i| i["done"] == true).count();
+                json!({ "name": cl["name"], "done": format!("{done}/{}", items.len()), "items": items })
+            })
+            .collect();
+        if !checklists.is_empty() {
+            shaped["checklists"] = Value::Array(checklists);
+        }
+    }
+    if args.include_comments {
+        let comments: Vec<Value> = card["actions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|a| a["type"] == "commentCard")
+            .map(|a| {
+                compact(json!({
+                    "id": a["id"],
+                    "author": a["memberCreator"]["fullName"].as_str().or(a["memberCreator"]["username"].as_str()),
+                    "date": a["date"],
+                    "text": a["data"]["text"].as_str().map(|t| truncate_chars(t, 2_000).0),
+                }))
+            })
+            .collect();
+        if !comments.is_empty() {
+            shaped["comments"] = Value::Array(comments);
+        }
+    }
+    if truncated {
+        shaped["truncated"] = json!(true);
+    }
+    Ok(with_raw(shaped, args.include_raw, &card))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CreateCard {
+    /// The list (column) to create it in (an id from trello_list_lists).
+    #[schemars(length(min = 1))]
+    list_id: String,
+    /// The card's title.
+    #[schemars(length(min = 1, max = 16384))]
+    name: String,
+    /// Description (Markdown).
+    desc: Option<String>,
+    /// Due date, ISO 8601, e.g. 2026-12-05 or 2026-12-05T17:00:00Z.
+    due: Option<String>,
+    /// Start date, ISO 8601.
+    start: Option<String>,
+    /// Member ids to put on the card.
+    member_ids: Option<Vec<String>>,
+    /// Label ids to add (from the board).
+    label_ids: Option<Vec<String>>,
+    /// Position in the list: "top", "bottom" (default) or a positive number.
+    pos: Option<String>,
+}
+
+fn check_pos(pos: &Option<String>) -> Result<(), ToolError> {
+    match pos.as_deref() {
+        None | Some("top") | Some("bottom") => Ok(()),
+        Some(p) if p.parse::<f64>().is_ok_and(|n| n > 0.0) => Ok(()),
+        Some(p) => Err(ToolError::InvalidArguments {
+            message: format!("pos '{p}' is not top, bottom or a positive number"),
+            problems: vec![ArgProblem {
+                path: "/pos".into(),
+                problem: "expected top, bottom or a positive number".into(),
+            }],
+        }),
+    }
+}
+
+fn ids(path: &str, values: &[String]) -> Result<Vec<String>, ToolError> {
+    values.iter().map(|v| trello_id(path, v)).collect()
+}
+
+async fn create_card(up: Arc<dyn Upstream>, args: CreateCard) -> Result<Value, ToolError> {
+    check_pos(&args.pos)?;
+    let mut body = Map::new();
+    body.insert("idList".into(), json!(trello_id("/list_id", &args.list_id)?));
+    body.insert("name".into(), json!(args.name));
+    for (key, value) in [("desc", &args.desc), ("due", &args.due), ("start", &args.start), ("pos", &args.pos)] {
+        if let Some(v) = value {
+            body.insert(key.into(), json!(v));
+        }
+    }
+    if let Some(m) = args.member_ids.as_ref().filter(|m| !m.is_empty()) {
+        body.insert("idMembers".into(), json!(ids("/member_ids", m)?));
+    }
+    if let Some(l) = args.label_ids.as_ref().filter(|l| !l.is_empty()) {
+        body.insert("idLabels".into(), json!(ids("/label_ids", l)?));
+    }
+    let card = up.send(HttpRequest::post("/cards").json(Value::Object(body))).await?.json()?;
+    Ok(shape_card(&card, &HashMap::new(), LIST_DESC_CHARS).0)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdateCard {
+    /// The card's id or short link.
+    #[schemars(length(min = 1))]
+    card_id: String,
+    /// Move it to this list (column) id, e.g. the "Done" list.
+    list_id: Option<String>,
+    /// Move it to another board (give list_id of a list on that board too).
+    board_id: Option<String>,
+    /// New title.
+    #[schemars(length(min = 1))]
+    name: Option<String>,
+    /// New description (Markdown; replaces the old one).
+    desc: Option<String>,
+    /// New due date (ISO 8601); "" removes the due date.
+    due: Option<String>,
+    /// Mark the due date complete (true) or not (false).
+    due_complete: Option<bool>,
+    /// true archives (closes) the card; false restores it.
+    closed: Option<bool>,
+    /// Replace the card's members with these member ids ([] removes everyone).
+    member_ids: Option<Vec<String>>,
+    /// New position in its list: "top", "bottom" or a positive number.
+    pos: Option<String>,
+}
+
+async fn update_card(up: Arc<dyn Upstream>, args: UpdateCard) -> Result<Value, ToolError> {
+    let id = trello_id("/card_id", &args.card_id)?;
+    check_pos(&args.pos)?;
+    if args.board_id.is_some() && args.list_id.is_none() {
+        return Err(ToolError::InvalidArguments {
+            message: "moving to another board needs list_id too (a list on that board)".into(),
+            problems: vec![ArgProblem { path: "/list_id".into(), problem: "needed with board_id".into() }],
+        });
+    }
+    let mut body = Map::new();
+    if let Some(l) = &args.list_id {
+        body.insert("idList".into(), json!(trello_id("/list_id", l)?));
+    }
+    if let Some(b) = &args.board_id {
+        body.insert("idBoard".into(), json!(trello_id("/board_id", b)?));
+    }
+    if let Some(n) = &args.name {
+        body.insert("name".into(), json!(n));
+    }
+    if let Some(d) = &args.desc {
+        body.insert("desc".into(), json!(d));
+    }
+    if let Some(d) = &args.due {
+        body.insert("due".into(), if d.trim().is_empty() { Value::Null } else { json!(d) });
+    }
+    if let Some(c) = args.due_complete {
+        body.insert("dueComplete".into(), json!(c));
+    }
+    if let Some(c) = args.closed {
+        body.insert("closed".into(), json!(c));
+    }
+    if let Some(m) = &args.member_ids {
+        body.insert("idMembers".into(), json!(ids("/member_ids", m)?));
+    }
+    if let Some(p) = &args.pos {
+        body.insert("pos".into(), json!(p));
+    }
+    if body.is_empty() {
+        return Err(ToolError::invalid(
+            "nothing to change: give list_id, name, desc, due, due_complete, closed, member_ids or pos",
+        ));
+    }
+    let card =
+        up.send(HttpRequest::new(Method::Put, format!("/cards/{id}")).json(Value::Object(body))).await?.json()?;
+    Ok(shape_card(&card, &HashMap::new(), LIST_DESC_CHARS).0)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CreateComment {
+    /// The card's id or short link.
+    #[schemars(length(min = 1))]
+    card_id: String,
+    /// The comment (Markdown; @username mentions notify people).
+    #[schemars(length(min = 1, max = 16384))]
+    text: String,
+}
+
+async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
+    let id = trello_id("/card_id", &args.card_id)?;
+    let req = HttpRequest::post(format!("/cards/{id}/actions/comments")).json(json!({ "text": args.text }));
+    let action = up.send(req).await?.json()?;
+    Ok(compact(json!({
+        "id": action["id"],
+        "card_id": action["data"]["card"]["id"],
+        "card": action["data"]["card"]["name"],
+        "text": action["data"]["text"],
+        "author": action["memberCreator"]["fullName"],
+        "date": action["date"],
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_errors_name_the_limit() {
+        assert_eq!(
+            error_message(&json!({"error": "API_TOKEN_LIMIT_EXCEEDED", "message": "Rate limit exceeded"})),
+            Some("API_TOKEN_LIMIT_EXCEEDED: Rate limit exceeded".into())
+        );
+        assert_eq!(
+            error_message(&json!({"message": "invalid value for idList"})),
+            Some("invalid value for idList".into())
+        );
+        assert_eq!(error_message(&json!("invalid id")), None);
+    }
+
+    #[test]
+    fn ids_and_positions_are_checked() {
+        assert!(trello_id("/x", "5abbe4b7ddc1b351ef961414").is_ok());
+        assert!(trello_id("/x", "../boards").is_err());
+        assert!(check_pos(&Some("top".into())).is_ok());
+        assert!(check_pos(&Some("65535.5".into())).is_ok());
+        assert!(check_pos(&Some("middle".into())).is_err());
+    }
+}
