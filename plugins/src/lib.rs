@@ -15,6 +15,8 @@ pub mod codec;
 pub mod schema;
 pub mod text;
 
+pub mod slack;
+
 pub mod hackernews;
 pub mod open_meteo;
 pub mod wikipedia;
@@ -23,4 +25,4 @@ use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
 pub static INTEGRATIONS: &[&Integration] =
-    &[&hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+    &[&slack::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];

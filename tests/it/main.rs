@@ -8,3 +8,4 @@ mod engine;
 mod meta_tools;
 mod plugins_public;
 mod registry;
+mod slack;
