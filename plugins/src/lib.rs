@@ -15,6 +15,7 @@ pub mod codec;
 pub mod schema;
 pub mod text;
 
+pub mod discord;
 pub mod slack;
 
 pub mod hackernews;
@@ -24,5 +25,10 @@ pub mod wikipedia;
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
-pub static INTEGRATIONS: &[&Integration] =
-    &[&slack::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+pub static INTEGRATIONS: &[&Integration] = &[
+    &slack::INTEGRATION,
+    &discord::INTEGRATION,
+    &hackernews::INTEGRATION,
+    &wikipedia::INTEGRATION,
+    &open_meteo::INTEGRATION,
+];

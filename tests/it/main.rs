@@ -4,6 +4,7 @@ mod support;
 
 mod binary;
 mod builtins;
+mod discord;
 mod engine;
 mod meta_tools;
 mod plugins_public;
