@@ -16,6 +16,7 @@ pub mod schema;
 pub mod text;
 
 pub mod discord;
+pub mod notion;
 pub mod slack;
 
 pub mod hackernews;
@@ -28,6 +29,7 @@ use api::Integration;
 pub static INTEGRATIONS: &[&Integration] = &[
     &slack::INTEGRATION,
     &discord::INTEGRATION,
+    &notion::INTEGRATION,
     &hackernews::INTEGRATION,
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,

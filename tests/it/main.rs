@@ -7,6 +7,7 @@ mod builtins;
 mod discord;
 mod engine;
 mod meta_tools;
+mod notion;
 mod plugins_public;
 mod registry;
 mod slack;
