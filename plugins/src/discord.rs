@@ -29,7 +29,7 @@ pub static INTEGRATION: Integration = Integration {
         identity: Some(Identity { request: || discord(HttpRequest::get("/users/@me")), label: identity_label }),
         oauth: None,
     },
-    keywords: &["server", "guild", "discord server", "channel", "bot", "community", "chat"],
+    keywords: &["server", "guild", "discord server", "discord bot", "discord channel"],
     hosts: &[Host { key: "base_url", default_url: "https://discord.com/api/v10" }],
     curl_proxy: true,
     tools: &[
@@ -54,7 +54,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListMessages,
             run: list_messages,
-            keywords: ["read", "history", "recent messages", "chat log", "what was said", "catch up", "channel history"],
+            keywords: ["read", "history", "recent messages", "new messages", "latest", "chat log", "what was said", "catch up", "channel history"],
             description: "Read recent messages in a Discord channel (newest first), or the messages before/after/around a message id, with author, content, attachments, reactions and replies.",
         },
         tool! {

@@ -57,18 +57,7 @@ pub static INTEGRATION: Integration = Integration {
             client: "slack",
         }),
     },
-    keywords: &[
-        "#channel",
-        "channel",
-        "workspace",
-        "slack message",
-        "team chat",
-        "chat",
-        "dm",
-        "thread",
-        "emoji",
-        "huddle",
-    ],
+    keywords: &["workspace", "huddle", "slack channel", "slack message", "team chat"],
     hosts: &[
         Host { key: "base_url", default_url: "https://slack.com/api" },
         Host { key: "files_base_url", default_url: "https://files.slack.com" },
@@ -112,7 +101,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListMessages,
             run: list_messages,
-            keywords: ["history", "read channel", "recent messages", "what was said", "catch up", "conversation history", "#channel", "DM history"],
+            keywords: ["history", "read channel", "recent messages", "new messages", "latest", "unread", "what was said", "catch up", "conversation history", "#channel", "DM history"],
             description: "Read recent messages (channel history) in a Slack channel or DM, newest first, optionally between two times (oldest/latest), with authors, reactions, files and thread reply counts.",
         },
         tool! {

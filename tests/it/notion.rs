@@ -732,6 +732,7 @@ async fn notion_create_page_in_a_database_resolves_the_data_source() {
         t.err("notion_create_page", json!({"parent_id": DB_MULTI, "parent_type": "database", "title": "x"})).await;
     assert_eq!(multi["code"], "INVALID_ARGUMENTS");
     assert!(multi["message"].as_str().unwrap().contains("Bugs (0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d)"), "{multi}");
+    assert_eq!(multi["problems"][0]["path"], "/parent_type");
 }
 
 #[tokio::test]

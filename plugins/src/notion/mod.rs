@@ -36,7 +36,7 @@ pub static INTEGRATION: Integration = Integration {
         identity: Some(Identity { request: || notion(HttpRequest::get("/users/me")), label: identity_label }),
         oauth: None,
     },
-    keywords: &["notion page", "notes", "docs", "wiki", "knowledge base", "database", "second brain", "doc"],
+    keywords: &["notion page", "notion database", "notion doc", "knowledge base", "second brain", "meeting notes"],
     hosts: &[Host { key: "base_url", default_url: "https://api.notion.com/v1" }],
     curl_proxy: true,
     tools: &[
@@ -439,8 +439,18 @@ fn title_property_name(schema: &Value) -> Option<String> {
 
 // ---------------------------------------------------------------- data sources
 
+/// How the agent picks one of several data sources: the argument to set, and how.
+struct Pick {
+    path: &'static str,
+    how: &'static str,
+}
+
+const PICK_FOR_QUERY: Pick = Pick { path: "/data_source_id", how: "pass one as data_source_id" };
+const PICK_FOR_CREATE: Pick =
+    Pick { path: "/parent_type", how: "pass parent_type \"data_source\" with one of them as parent_id" };
+
 /// The data source of a database: its only one, or an error naming them when there are several.
-async fn resolve_data_source(up: &dyn Upstream, database_id: &str) -> Result<String, ToolError> {
+async fn resolve_data_source(up: &dyn Upstream, database_id: &str, pick: Pick) -> Result<String, ToolError> {
     let db = call(up, HttpRequest::get(format!("/databases/{}", encode_segment(database_id)))).await?;
     let sources = db["data_sources"].as_array().cloned().unwrap_or_default();
     match sources.as_slice() {
@@ -459,12 +469,8 @@ async fn resolve_data_source(up: &dyn Upstream, database_id: &str) -> Result<Str
                 .map(|s| format!("{} ({})", s["name"].as_str().unwrap_or("untitled"), s["id"].as_str().unwrap_or("")))
                 .collect();
             Err(problem(
-                "/data_source_id",
-                format!(
-                    "this database has {} data sources; pick one by data_source_id: {}",
-                    many.len(),
-                    list.join(", ")
-                ),
+                pick.path,
+                format!("this database has {} data sources ({}); {}", many.len(), list.join(", "), pick.how),
             ))
         }
     }
@@ -809,7 +815,7 @@ async fn create_page(up: Arc<dyn Upstream>, args: CreatePage) -> Result<Value, T
         }
         ParentType::Database | ParentType::DataSource => {
             let ds_id = if args.parent_type == ParentType::Database {
-                resolve_data_source(&*up, &parent_id).await?
+                resolve_data_source(&*up, &parent_id, PICK_FOR_CREATE).await?
             } else {
                 parent_id.clone()
             };
@@ -1013,7 +1019,7 @@ struct QueryDatabase {
 
 async fn query_database(up: Arc<dyn Upstream>, args: QueryDatabase) -> Result<Value, ToolError> {
     let ds = match (&args.database_id, &args.data_source_id) {
-        (Some(db), None) => resolve_data_source(&*up, &notion_id("/database_id", db)?).await?,
+        (Some(db), None) => resolve_data_source(&*up, &notion_id("/database_id", db)?, PICK_FOR_QUERY).await?,
         (None, Some(ds)) => notion_id("/data_source_id", ds)?,
         _ => {
             return Err(ToolError::InvalidArguments {
