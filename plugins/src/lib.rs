@@ -18,15 +18,18 @@ pub mod text;
 pub mod airtable;
 pub mod asana;
 pub mod confluence;
+pub mod discord;
 pub mod github;
 pub mod gitlab;
 pub mod hackernews;
 pub mod hubspot;
 pub mod jira;
 pub mod linear;
+pub mod notion;
 pub mod open_meteo;
 pub mod pagerduty;
 pub mod sentry;
+pub mod slack;
 pub mod stripe;
 pub mod todoist;
 pub mod trello;
@@ -38,11 +41,14 @@ use api::Integration;
 pub static INTEGRATIONS: &[&Integration] = &[
     &github::INTEGRATION,
     &gitlab::INTEGRATION,
+    &slack::INTEGRATION,
+    &discord::INTEGRATION,
     &jira::INTEGRATION,
     &linear::INTEGRATION,
     &asana::INTEGRATION,
     &trello::INTEGRATION,
     &todoist::INTEGRATION,
+    &notion::INTEGRATION,
     &confluence::INTEGRATION,
     &airtable::INTEGRATION,
     &hubspot::INTEGRATION,

@@ -1,0 +1,973 @@
+//! Notion blocks and rich text <-> Markdown, both ways, without I/O.
+//!
+//! Reading: a block tree (each block may carry its fetched `children` array) becomes Markdown:
+//! headings, paragraphs, bulleted/numbered/to-do lists with nesting, quotes, callouts, code
+//! fences, dividers, tables, images/files/bookmarks as links, equations, child pages and
+//! databases as labelled lines; rich text keeps bold, italic, strikethrough, code and links.
+//!
+//! Writing: Markdown becomes request-ready blocks (rich text split at Notion's 2,000-character
+//! limit, nesting capped at the two levels one request may carry; deeper items are lifted).
+
+use serde_json::{Value, json};
+
+/// Notion's limit on one rich-text object's content.
+pub const TEXT_LIMIT: usize = 2000;
+/// Nesting levels of children one create/append request may carry.
+pub const MAX_NESTING: usize = 2;
+
+// ---------------------------------------------------------------- rich text -> Markdown
+
+/// Plain text of a rich-text array.
+pub fn plain_text(rich_text: &Value) -> String {
+    rich_text
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["plain_text"].as_str().or(t["text"]["content"].as_str()).unwrap_or_default())
+        .collect()
+}
+
+/// Markdown for a rich-text array: **bold**, *italic*, ~~strike~~, `code`, [links](url), $math$.
+pub fn rich_text_to_md(rich_text: &Value) -> String {
+    let mut out = String::new();
+    for t in rich_text.as_array().into_iter().flatten() {
+        let text = t["plain_text"].as_str().or(t["text"]["content"].as_str()).unwrap_or_default();
+        if text.is_empty() {
+            continue;
+        }
+        if t["type"] == "equation" {
+            out.push_str(&format!("${}$", t["equation"]["expression"].as_str().unwrap_or(text)));
+            continue;
+        }
+        let a = &t["annotations"];
+        let on = |k: &str| a[k].as_bool() == Some(true);
+        // Markers must hug the text: move surrounding spaces outside them.
+        let core = text.trim();
+        let lead = &text[..text.len() - text.trim_start().len()];
+        let trail = &text[text.trim_end().len()..];
+        if core.is_empty() {
+            out.push_str(text);
+            continue;
+        }
+        let mut s = if on("code") { format!("`{core}`") } else { core.to_string() };
+        if on("italic") {
+            s = format!("*{s}*");
+        }
+        if on("bold") {
+            s = format!("**{s}**");
+        }
+        if on("strikethrough") {
+            s = format!("~~{s}~~");
+        }
+        let href = t["href"].as_str().or(t["text"]["link"]["url"].as_str());
+        if let Some(url) = href {
+            s = format!("[{s}]({url})");
+        }
+        out.push_str(lead);
+        out.push_str(&s);
+        out.push_str(trail);
+    }
+    out
+}
+
+// ---------------------------------------------------------------- blocks -> Markdown
+
+/// Which Markdown list a block continues: bullets and to-dos share one, numbers have their own.
+fn list_family(t: &str) -> Option<u8> {
+    match t {
+        "bulleted_list_item" | "to_do" => Some(0),
+        "numbered_list_item" => Some(1),
+        _ => None,
+    }
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|l| if l.is_empty() { String::new() } else { format!("{prefix}{l}") })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn file_url(obj: &Value) -> Option<&str> {
+    obj["external"]["url"].as_str().or(obj["file"]["url"].as_str()).or(obj["url"].as_str())
+}
+
+/// Markdown for a list of sibling blocks (each may carry its fetched `children`).
+pub fn blocks_to_md(blocks: &[Value]) -> String {
+    let mut out = String::new();
+    let mut prev: Option<&str> = None;
+    let mut number = 0;
+    for b in blocks {
+        let t = b["type"].as_str().unwrap_or_default();
+        number = if t == "numbered_list_item" { if prev == Some(t) { number + 1 } else { 1 } } else { 0 };
+        let md = block_to_md(b, number);
+        if md.is_empty() {
+            continue;
+        }
+        if let Some(p) = prev {
+            // Items of one list stay together; a different kind of list starts a new one.
+            let same_list = list_family(p).is_some() && list_family(p) == list_family(t);
+            out.push_str(if same_list { "\n" } else { "\n\n" });
+        }
+        out.push_str(&md);
+        prev = Some(t);
+    }
+    out
+}
+
+fn children_md(b: &Value) -> String {
+    b["children"].as_array().map(|c| blocks_to_md(c)).unwrap_or_default()
+}
+
+fn block_to_md(b: &Value, number: usize) -> String {
+    let t = b["type"].as_str().unwrap_or_default();
+    let data = &b[t];
+    let text = rich_text_to_md(&data["rich_text"]);
+    let kids = children_md(b);
+    let with_kids = |head: String, pad: &str| {
+        if kids.is_empty() { head } else { format!("{head}\n{}", indent(&kids, pad)) }
+    };
+    match t {
+        "paragraph" => with_kids(text, "  "),
+        "heading_1" | "heading_2" | "heading_3" | "heading_4" => {
+            let level: usize = t[8..].parse().unwrap_or(3);
+            let head = format!("{} {text}", "#".repeat(level));
+            if kids.is_empty() { head } else { format!("{head}\n\n{kids}") }
+        }
+        "bulleted_list_item" => with_kids(format!("- {text}"), "  "),
+        "numbered_list_item" => {
+            let marker = format!("{number}. ");
+            let pad = " ".repeat(marker.len());
+            with_kids(format!("{marker}{text}"), &pad)
+        }
+        "to_do" => {
+            let mark = if data["checked"].as_bool() == Some(true) { "x" } else { " " };
+            with_kids(format!("- [{mark}] {text}"), "  ")
+        }
+        "toggle" => with_kids(format!("▸ {text}"), "  "),
+        "quote" => {
+            let body = if kids.is_empty() { text } else { format!("{text}\n\n{kids}") };
+            indent_all(&body, "> ")
+        }
+        "callout" => {
+            let icon = data["icon"]["emoji"].as_str().map(|e| format!("{e} ")).unwrap_or_default();
+            let body = format!("{icon}{text}");
+            let body = if kids.is_empty() { body } else { format!("{body}\n\n{kids}") };
+            indent_all(&body, "> ")
+        }
+        "code" => {
+            let lang = data["language"].as_str().filter(|l| *l != "plain text").unwrap_or_default();
+            format!("```{lang}\n{}\n```", plain_text(&data["rich_text"]))
+        }
+        "equation" => format!("$$\n{}\n$$", data["expression"].as_str().unwrap_or_default()),
+        "divider" => "---".to_string(),
+        "image" => {
+            let caption = plain_text(&data["caption"]);
+            format!("![{caption}]({})", file_url(data).unwrap_or_default())
+        }
+        "video" | "audio" | "file" | "pdf" => {
+            let caption = plain_text(&data["caption"]);
+            let name = data["name"].as_str().filter(|n| !n.is_empty()).map(str::to_string);
+            let label = name.or((!caption.is_empty()).then_some(caption)).unwrap_or_else(|| t.to_string());
+            format!("[{label}]({})", file_url(data).unwrap_or_default())
+        }
+        "bookmark" | "embed" | "link_preview" => {
+            let url = data["url"].as_str().unwrap_or_default();
+            let caption = plain_text(&data["caption"]);
+            format!("[{}]({url})", if caption.is_empty() { url } else { caption.as_str() })
+        }
+        "child_page" => format!(
+            "📄 {} (child page {})",
+            data["title"].as_str().unwrap_or("Untitled"),
+            b["id"].as_str().unwrap_or("")
+        ),
+        "child_database" => {
+            format!("🗃 {} (database {})", data["title"].as_str().unwrap_or("Untitled"), b["id"].as_str().unwrap_or(""))
+        }
+        "link_to_page" => {
+            let id = data["page_id"].as_str().or(data["database_id"].as_str()).unwrap_or_default();
+            format!("→ linked page {id}")
+        }
+        "table" => table_md(b),
+        "column_list" | "column" | "synced_block" => kids,
+        "table_of_contents" => "[Table of contents]".to_string(),
+        "breadcrumb" | "template" => String::new(),
+        "meeting_notes" => {
+            let title = plain_text(&data["title"]);
+            with_kids(
+                format!("🎙 Meeting notes{}", if title.is_empty() { String::new() } else { format!(": {title}") }),
+                "  ",
+            )
+        }
+        "unsupported" => "[unsupported block]".to_string(),
+        other => {
+            if text.is_empty() {
+                format!("[{other} block]")
+            } else {
+                with_kids(text, "  ")
+            }
+        }
+    }
+}
+
+fn indent_all(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|l| if l.is_empty() { prefix.trim_end().to_string() } else { format!("{prefix}{l}") })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn table_md(b: &Value) -> String {
+    let rows: Vec<Vec<String>> = b["children"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["type"] == "table_row")
+        .map(|r| {
+            r["table_row"]["cells"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| rich_text_to_md(c).replace('|', "\\|").replace('\n', " "))
+                .collect()
+        })
+        .collect();
+    let width = b["table"]["table_width"]
+        .as_u64()
+        .map(|w| w as usize)
+        .unwrap_or(0)
+        .max(rows.iter().map(Vec::len).max().unwrap_or(0));
+    if rows.is_empty() || width == 0 {
+        return String::new();
+    }
+    let line = |cells: &[String]| {
+        let mut c: Vec<String> = cells.to_vec();
+        c.resize(width, String::new());
+        format!("| {} |", c.join(" | "))
+    };
+    let mut out = vec![line(&rows[0]), format!("|{}", " --- |".repeat(width))];
+    out.extend(rows[1..].iter().map(|r| line(r)));
+    out.join("\n")
+}
+
+// ---------------------------------------------------------------- Markdown -> rich text
+
+#[derive(Clone, Default, PartialEq)]
+struct Style {
+    bold: bool,
+    italic: bool,
+    strike: bool,
+    code: bool,
+    link: Option<String>,
+}
+
+fn push_span(out: &mut Vec<(String, Style)>, text: &str, style: &Style) {
+    if text.is_empty() {
+        return;
+    }
+    if let Some((last, s)) = out.last_mut()
+        && s == style
+    {
+        last.push_str(text);
+        return;
+    }
+    out.push((text.to_string(), style.clone()));
+}
+
+fn is_word(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric())
+}
+
+/// Finds `marker` in `chars` from `from`, not escaped; for `_`/`*` singles, not part of a double.
+fn find_close(chars: &[char], from: usize, marker: &[char]) -> Option<usize> {
+    let mut i = from;
+    while i + marker.len() <= chars.len() {
+        if chars[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if chars[i..i + marker.len()] == *marker {
+            let single = marker.len() == 1 && (marker[0] == '*' || marker[0] == '_');
+            if single && chars.get(i + 1) == Some(&marker[0]) {
+                i += 2;
+                continue;
+            }
+            if i > from {
+                return Some(i);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>) {
+    let mut i = 0;
+    let mut buf = String::new();
+    let flush = |buf: &mut String, out: &mut Vec<(String, Style)>| {
+        push_span(out, buf, style);
+        buf.clear();
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '\\' && next.is_some_and(|n| n.is_ascii_punctuation()) {
+            buf.push(next.unwrap_or_default());
+            i += 2;
+            continue;
+        }
+        if c == '`'
+            && let Some(end) = find_close(chars, i + 1, &['`'])
+        {
+            flush(&mut buf, out);
+            let code: String = chars[i + 1..end].iter().collect();
+            push_span(out, &code, &Style { code: true, ..style.clone() });
+            i = end + 1;
+            continue;
+        }
+        let double = [c, next.unwrap_or(' ')];
+        if (double == ['*', '*'] || double == ['_', '_'] || double == ['~', '~'])
+            && let Some(end) = find_close(chars, i + 2, &double)
+        {
+            flush(&mut buf, out);
+            let inner = Style { bold: style.bold || c != '~', strike: style.strike || c == '~', ..style.clone() };
+            parse_inline(&chars[i + 2..end], &inner, out);
+            i = end + 2;
+            continue;
+        }
+        if (c == '*' || (c == '_' && !is_word(i.checked_sub(1).map(|p| chars[p]))))
+            && next.is_some_and(|n| !n.is_whitespace())
+            && let Some(end) = find_close(chars, i + 1, &[c])
+            && (c == '*' || !is_word(chars.get(end + 1).copied()))
+        {
+            flush(&mut buf, out);
+            parse_inline(&chars[i + 1..end], &Style { italic: true, ..style.clone() }, out);
+            i = end + 1;
+            continue;
+        }
+        if c == '['
+            && style.link.is_none()
+            && let Some(close) = find_close(chars, i + 1, &[']'])
+            && chars.get(close + 1) == Some(&'(')
+            && let Some(paren) = find_close(chars, close + 2, &[')'])
+        {
+            let url: String = chars[close + 2..paren].iter().collect();
+            if url.starts_with("http://")
+                || url.starts_with("https://")
+                || url.starts_with("mailto:")
+                || url.starts_with('/')
+            {
+                flush(&mut buf, out);
+                parse_inline(&chars[i + 1..close], &Style { link: Some(url), ..style.clone() }, out);
+                i = paren + 1;
+                continue;
+            }
+        }
+        buf.push(c);
+        i += 1;
+    }
+    flush(&mut buf, out);
+}
+
+/// Request-ready rich text for a line of Markdown (inline marks and links), split at the
+/// 2,000-character limit.
+pub fn md_to_rich_text(text: &str) -> Vec<Value> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut spans = Vec::new();
+    parse_inline(&chars, &Style::default(), &mut spans);
+    let mut out = Vec::new();
+    for (text, s) in spans {
+        let chars: Vec<char> = text.chars().collect();
+        for chunk in chars.chunks(TEXT_LIMIT) {
+            let content: String = chunk.iter().collect();
+            let mut t = json!({"type": "text", "text": {"content": content}});
+            if let Some(url) = &s.link {
+                t["text"]["link"] = json!({"url": url});
+            }
+            let mut ann = serde_json::Map::new();
+            for (k, on) in [("bold", s.bold), ("italic", s.italic), ("strikethrough", s.strike), ("code", s.code)] {
+                if on {
+                    ann.insert(k.into(), json!(true));
+                }
+            }
+            if !ann.is_empty() {
+                t["annotations"] = Value::Object(ann);
+            }
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Unformatted rich text (code blocks), split at the limit.
+fn raw_rich_text(text: &str) -> Vec<Value> {
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(TEXT_LIMIT)
+        .map(|c| json!({"type": "text", "text": {"content": c.iter().collect::<String>()}}))
+        .collect()
+}
+
+// ---------------------------------------------------------------- Markdown -> blocks
+
+fn block(kind: &str, mut data: Value, children: Vec<Value>) -> Value {
+    if !children.is_empty() {
+        data["children"] = Value::Array(children);
+    }
+    json!({"object": "block", "type": kind, kind: data})
+}
+
+fn text_block(kind: &str, text: &str, children: Vec<Value>) -> Value {
+    block(kind, json!({"rich_text": md_to_rich_text(text)}), children)
+}
+
+const LANGUAGES: &[&str] = &[
+    "abap",
+    "arduino",
+    "bash",
+    "basic",
+    "c",
+    "clojure",
+    "coffeescript",
+    "c++",
+    "c#",
+    "css",
+    "dart",
+    "diff",
+    "docker",
+    "elixir",
+    "elm",
+    "erlang",
+    "flow",
+    "fortran",
+    "f#",
+    "gherkin",
+    "glsl",
+    "go",
+    "graphql",
+    "groovy",
+    "haskell",
+    "html",
+    "java",
+    "javascript",
+    "json",
+    "julia",
+    "kotlin",
+    "latex",
+    "less",
+    "lisp",
+    "livescript",
+    "lua",
+    "makefile",
+    "markdown",
+    "markup",
+    "matlab",
+    "mermaid",
+    "nix",
+    "objective-c",
+    "ocaml",
+    "pascal",
+    "perl",
+    "php",
+    "plain text",
+    "powershell",
+    "prolog",
+    "protobuf",
+    "python",
+    "r",
+    "reason",
+    "ruby",
+    "rust",
+    "sass",
+    "scala",
+    "scheme",
+    "scss",
+    "shell",
+    "sql",
+    "swift",
+    "typescript",
+    "vb.net",
+    "verilog",
+    "vhdl",
+    "visual basic",
+    "webassembly",
+    "xml",
+    "yaml",
+];
+
+fn notion_language(lang: &str) -> &'static str {
+    let l = lang.trim().to_lowercase();
+    let alias = match l.as_str() {
+        "js" | "jsx" | "node" => "javascript",
+        "ts" | "tsx" => "typescript",
+        "py" | "python3" => "python",
+        "sh" | "zsh" | "console" => "shell",
+        "rs" => "rust",
+        "yml" => "yaml",
+        "cpp" | "cc" | "hpp" => "c++",
+        "cs" | "csharp" => "c#",
+        "rb" => "ruby",
+        "kt" => "kotlin",
+        "golang" => "go",
+        "dockerfile" => "docker",
+        "md" => "markdown",
+        "text" | "txt" | "" => "plain text",
+        "ps1" | "pwsh" => "powershell",
+        other => other,
+    };
+    LANGUAGES.iter().find(|x| **x == alias).copied().unwrap_or("plain text")
+}
+
+fn indent_of(line: &str) -> usize {
+    let mut n = 0;
+    for c in line.chars() {
+        match c {
+            ' ' => n += 1,
+            '\t' => n += 4,
+            _ => break,
+        }
+    }
+    n
+}
+
+fn dedent(line: &str, n: usize) -> &str {
+    let mut removed = 0;
+    let mut idx = 0;
+    for (i, c) in line.char_indices() {
+        if removed >= n {
+            idx = i;
+            break;
+        }
+        match c {
+            ' ' => removed += 1,
+            '\t' => removed += 4,
+            _ => {
+                idx = i;
+                break;
+            }
+        }
+        idx = i + c.len_utf8();
+    }
+    &line[idx..]
+}
+
+enum ListMarker {
+    Bullet,
+    Number,
+    Todo(bool),
+}
+
+/// A list item line: (marker, content, marker width).
+fn list_item(line: &str) -> Option<(ListMarker, &str, usize)> {
+    for b in ["- ", "* ", "+ "] {
+        if let Some(rest) = line.strip_prefix(b) {
+            for (box_, checked) in [("[ ] ", false), ("[x] ", true), ("[X] ", true)] {
+                if let Some(task) = rest.strip_prefix(box_) {
+                    return Some((ListMarker::Todo(checked), task, 2));
+                }
+            }
+            return Some((ListMarker::Bullet, rest, 2));
+        }
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if (1..=9).contains(&digits) {
+        let rest = &line[digits..];
+        if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
+            return Some((ListMarker::Number, r, digits + 2));
+        }
+    }
+    None
+}
+
+fn is_divider(line: &str) -> bool {
+    let t: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    t.len() >= 3 && (t.chars().all(|c| c == '-') || t.chars().all(|c| c == '*') || t.chars().all(|c| c == '_'))
+}
+
+fn table_cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|');
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let mut cells = Vec::new();
+    let mut cur = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cur.push('|');
+                chars.next();
+            }
+            '|' => cells.push(std::mem::take(&mut cur).trim().to_string()),
+            c => cur.push(c),
+        }
+    }
+    cells.push(cur.trim().to_string());
+    cells
+}
+
+fn is_table_separator(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('|') && t.contains('-') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
+}
+
+fn image(line: &str) -> Option<Value> {
+    let t = line.trim();
+    let rest = t.strip_prefix("![")?;
+    let (alt, rest) = rest.split_once("](")?;
+    let url = rest.strip_suffix(')')?;
+    if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains(' ') {
+        return None;
+    }
+    let mut data = json!({"type": "external", "external": {"url": url}});
+    if !alt.is_empty() {
+        data["caption"] = json!(md_to_rich_text(alt));
+    }
+    Some(block("image", data, Vec::new()))
+}
+
+/// Request-ready blocks for a Markdown document.
+pub fn md_to_blocks(md: &str) -> Vec<Value> {
+    let lines: Vec<&str> = md.lines().collect();
+    let blocks = parse_lines(&lines);
+    limit_depth(blocks, 0)
+}
+
+fn parse_lines(lines: &[&str]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut para: Vec<&str> = Vec::new();
+    let flush = |para: &mut Vec<&str>, out: &mut Vec<Value>| {
+        if !para.is_empty() {
+            out.push(text_block("paragraph", &para.join("\n"), Vec::new()));
+            para.clear();
+        }
+    };
+    while i < lines.len() {
+        let raw = lines[i];
+        let line = raw.trim_end();
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() {
+            flush(&mut para, &mut out);
+            i += 1;
+            continue;
+        }
+        // Fenced code.
+        if let Some(fence) = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f)) {
+            flush(&mut para, &mut out);
+            let lang = notion_language(&trimmed[3..]);
+            let mut code = Vec::new();
+            i += 1;
+            while i < lines.len() && !lines[i].trim_start().starts_with(fence) {
+                code.push(lines[i]);
+                i += 1;
+            }
+            i += 1;
+            out.push(block(
+                "code",
+                json!({"rich_text": raw_rich_text(&code.join("\n")), "language": lang}),
+                Vec::new(),
+            ));
+            continue;
+        }
+        // Block equation.
+        if trimmed == "$$" {
+            flush(&mut para, &mut out);
+            let mut expr = Vec::new();
+            i += 1;
+            while i < lines.len() && lines[i].trim() != "$$" {
+                expr.push(lines[i].trim());
+                i += 1;
+            }
+            i += 1;
+            out.push(block("equation", json!({"expression": expr.join("\n")}), Vec::new()));
+            continue;
+        }
+        if let Some(level) = (1..=6).find(|n| trimmed.starts_with(&"#".repeat(*n)) && trimmed[*n..].starts_with(' ')) {
+            flush(&mut para, &mut out);
+            let kind = match level {
+                1 => "heading_1",
+                2 => "heading_2",
+                _ => "heading_3",
+            };
+            out.push(text_block(kind, trimmed[level..].trim(), Vec::new()));
+            i += 1;
+            continue;
+        }
+        if is_divider(trimmed) {
+            flush(&mut para, &mut out);
+            out.push(block("divider", json!({}), Vec::new()));
+            i += 1;
+            continue;
+        }
+        if trimmed.starts_with('>') {
+            flush(&mut para, &mut out);
+            let mut quoted = Vec::new();
+            while i < lines.len() && lines[i].trim_start().starts_with('>') {
+                let l = lines[i].trim_start().trim_start_matches('>');
+                quoted.push(l.strip_prefix(' ').unwrap_or(l));
+                i += 1;
+            }
+            // The first paragraph is the quote's text; anything after a blank line nests under it.
+            let split = quoted.iter().position(|l| l.trim().is_empty()).unwrap_or(quoted.len());
+            let children = if split < quoted.len() { parse_lines(&quoted[split + 1..]) } else { Vec::new() };
+            out.push(text_block("quote", &quoted[..split].join("\n"), children));
+            continue;
+        }
+        if trimmed.starts_with('|') && lines.get(i + 1).is_some_and(|l| is_table_separator(l)) {
+            flush(&mut para, &mut out);
+            let header = table_cells(trimmed);
+            let mut rows = vec![header];
+            i += 2;
+            while i < lines.len() && lines[i].trim_start().starts_with('|') {
+                rows.push(table_cells(lines[i]));
+                i += 1;
+            }
+            let width = rows.iter().map(Vec::len).max().unwrap_or(1);
+            let children: Vec<Value> = rows
+                .into_iter()
+                .map(|mut r| {
+                    r.resize(width, String::new());
+                    let cells: Vec<Value> = r.iter().map(|c| json!(md_to_rich_text(c))).collect();
+                    block("table_row", json!({"cells": cells}), Vec::new())
+                })
+                .collect();
+            out.push(block(
+                "table",
+                json!({"table_width": width, "has_column_header": true, "has_row_header": false}),
+                children,
+            ));
+            continue;
+        }
+        if let Some(img) = image(trimmed) {
+            flush(&mut para, &mut out);
+            out.push(img);
+            i += 1;
+            continue;
+        }
+        let base = indent_of(line);
+        if let Some((marker, content, width)) = list_item(trimmed) {
+            flush(&mut para, &mut out);
+            // The item's own continuation and nested lines: everything indented past its marker
+            // column (blank lines included when more indented text follows).
+            let mut j = i + 1;
+            let mut child_lines = Vec::new();
+            while j < lines.len() {
+                let l = lines[j];
+                if l.trim().is_empty() {
+                    let more = lines[j + 1..].iter().find(|x| !x.trim().is_empty());
+                    if more.is_some_and(|x| indent_of(x) > base) {
+                        child_lines.push("");
+                        j += 1;
+                        continue;
+                    }
+                    break;
+                }
+                if indent_of(l) > base {
+                    child_lines.push(dedent(l, base + width.min(indent_of(l) - base)));
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            let children = parse_lines(&child_lines);
+            out.push(match marker {
+                ListMarker::Bullet => text_block("bulleted_list_item", content, children),
+                ListMarker::Number => text_block("numbered_list_item", content, children),
+                ListMarker::Todo(checked) => {
+                    block("to_do", json!({"rich_text": md_to_rich_text(content), "checked": checked}), children)
+                }
+            });
+            i = j;
+            continue;
+        }
+        para.push(trimmed);
+        i += 1;
+    }
+    flush(&mut para, &mut out);
+    out
+}
+
+/// Keeps children at most [`MAX_NESTING`] levels deep; deeper blocks are lifted to follow their
+/// ancestor at the deepest allowed level.
+fn limit_depth(blocks: Vec<Value>, depth: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    for mut b in blocks {
+        let kind = b["type"].as_str().unwrap_or_default().to_string();
+        let kids = b[&kind].as_object_mut().and_then(|d| d.remove("children"));
+        let mut lifted = Vec::new();
+        if let Some(Value::Array(kids)) = kids {
+            if depth < MAX_NESTING || kind == "table" {
+                let kept = limit_depth(kids, depth + 1);
+                b[&kind]["children"] = Value::Array(kept);
+            } else {
+                lifted = limit_depth(kids, depth);
+            }
+        }
+        out.push(b);
+        out.extend(lifted);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(text: &str, ann: Value, href: Option<&str>) -> Value {
+        json!({"type": "text", "text": {"content": text, "link": href.map(|u| json!({"url": u}))}, "plain_text": text, "href": href, "annotations": ann})
+    }
+
+    fn blk(kind: &str, text: &str) -> Value {
+        json!({"object": "block", "id": format!("id-{text}"), "type": kind, kind: {"rich_text": [rt(text, json!({}), None)], "color": "default"}, "has_children": false})
+    }
+
+    #[test]
+    fn rich_text_marks_and_links_become_markdown() {
+        let text = json!([
+            rt("Plain ", json!({"bold": false}), None),
+            rt("bold ", json!({"bold": true}), None),
+            rt("both", json!({"bold": true, "italic": true}), None),
+            rt(" and ", json!({}), None),
+            rt("code", json!({"code": true}), None),
+            rt(" ", json!({}), None),
+            rt("gone", json!({"strikethrough": true}), None),
+            rt(" see ", json!({}), None),
+            rt("docs", json!({}), Some("https://example.com/docs")),
+            {"type": "equation", "equation": {"expression": "e=mc^2"}, "plain_text": "e=mc^2", "annotations": {}}
+        ]);
+        assert_eq!(
+            rich_text_to_md(&text),
+            "Plain **bold** ***both*** and `code` ~~gone~~ see [docs](https://example.com/docs)$e=mc^2$"
+        );
+        assert_eq!(plain_text(&text), "Plain bold both and code gone see docse=mc^2");
+    }
+
+    #[test]
+    fn blocks_render_as_markdown_with_nesting_and_numbering() {
+        let mut parent = blk("bulleted_list_item", "Fruits");
+        parent["children"] = json!([blk("bulleted_list_item", "Apple"), blk("bulleted_list_item", "Pear")]);
+        let mut todo = blk("to_do", "Ship it");
+        todo["to_do"]["checked"] = json!(true);
+        let mut code = blk("code", "fn main() {}");
+        code["code"]["language"] = json!("rust");
+        let mut callout = blk("callout", "Heads up");
+        callout["callout"]["icon"] = json!({"type": "emoji", "emoji": "💡"});
+        let mut table = json!({"type": "table", "table": {"table_width": 2, "has_column_header": true}});
+        table["children"] = json!([
+            {"type": "table_row", "table_row": {"cells": [[rt("Name", json!({}), None)], [rt("Qty", json!({}), None)]]}},
+            {"type": "table_row", "table_row": {"cells": [[rt("a|b", json!({}), None)], [rt("2", json!({}), None)]]}}
+        ]);
+        let image = json!({"type": "image", "image": {"type": "file", "file": {"url": "https://s3.example/img.png", "expiry_time": "2026-01-01T00:00:00.000Z"}, "caption": [rt("Chart", json!({}), None)]}});
+        let blocks = vec![
+            blk("heading_1", "Plan"),
+            blk("paragraph", "Intro text."),
+            parent,
+            blk("bulleted_list_item", "Vegetables"),
+            blk("numbered_list_item", "First"),
+            blk("numbered_list_item", "Second"),
+            todo,
+            blk("quote", "Be brief."),
+            callout,
+            code,
+            json!({"type": "divider", "divider": {}}),
+            table,
+            image,
+            json!({"id": "c0ffee", "type": "child_page", "child_page": {"title": "Notes"}}),
+        ];
+        assert_eq!(
+            blocks_to_md(&blocks),
+            "# Plan\n\nIntro text.\n\n- Fruits\n  - Apple\n  - Pear\n- Vegetables\n\n1. First\n2. Second\n\n- [x] Ship it\n\n> Be brief.\n\n> 💡 Heads up\n\n```rust\nfn main() {}\n```\n\n---\n\n| Name | Qty |\n| --- | --- |\n| a\\|b | 2 |\n\n![Chart](https://s3.example/img.png)\n\n📄 Notes (child page c0ffee)"
+        );
+    }
+
+    #[test]
+    fn inline_markdown_becomes_rich_text() {
+        let r = md_to_rich_text("Hi **bold _it_** and `x*y` see [site](https://a.io) snake_case_name ~~old~~");
+        let view: Vec<(String, Value)> = r
+            .iter()
+            .map(|t| {
+                (t["text"]["content"].as_str().unwrap().to_string(), t.get("annotations").cloned().unwrap_or(json!({})))
+            })
+            .collect();
+        assert_eq!(
+            view,
+            vec![
+                ("Hi ".to_string(), json!({})),
+                ("bold ".to_string(), json!({"bold": true})),
+                ("it".to_string(), json!({"bold": true, "italic": true})),
+                (" and ".to_string(), json!({})),
+                ("x*y".to_string(), json!({"code": true})),
+                (" see ".to_string(), json!({})),
+                ("site".to_string(), json!({})),
+                (" snake_case_name ".to_string(), json!({})),
+                ("old".to_string(), json!({"strikethrough": true})),
+            ]
+        );
+        assert_eq!(r[6]["text"]["link"]["url"], "https://a.io");
+        assert_eq!(md_to_rich_text("2 * 3 * 4")[0]["text"]["content"], "2 * 3 * 4");
+        let long = "a".repeat(4500);
+        let split = md_to_rich_text(&long);
+        assert_eq!(split.len(), 3);
+        assert_eq!(split[2]["text"]["content"].as_str().unwrap().len(), 500);
+    }
+
+    #[test]
+    fn markdown_documents_become_blocks() {
+        let md = "# Title\n\nFirst line\nsecond line\n\n- one\n  - nested\n    - deeper\n      - deepest\n- two\n\n1. alpha\n2. beta\n\n- [ ] todo\n- [x] done\n\n> quoted\n\n```js\nlet x = 1;\n```\n\n---\n\n| A | B |\n|---|---|\n| 1 | 2 |\n\n![Logo](https://example.com/logo.png)\n\n$$\nx^2\n$$";
+        let b = md_to_blocks(md);
+        let kinds: Vec<&str> = b.iter().map(|b| b["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "heading_1",
+                "paragraph",
+                "bulleted_list_item",
+                "bulleted_list_item",
+                "numbered_list_item",
+                "numbered_list_item",
+                "to_do",
+                "to_do",
+                "quote",
+                "code",
+                "divider",
+                "table",
+                "image",
+                "equation"
+            ]
+        );
+        assert_eq!(b[1]["paragraph"]["rich_text"][0]["text"]["content"], "First line\nsecond line");
+        // Nesting is capped at two levels: "deepest" is lifted beside "deeper".
+        let nested = &b[2]["bulleted_list_item"]["children"][0];
+        assert_eq!(nested["bulleted_list_item"]["rich_text"][0]["text"]["content"], "nested");
+        let level2 = nested["bulleted_list_item"]["children"].as_array().unwrap();
+        let texts: Vec<&str> = level2
+            .iter()
+            .map(|b| b["bulleted_list_item"]["rich_text"][0]["text"]["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["deeper", "deepest"]);
+        assert!(level2[0]["bulleted_list_item"].get("children").is_none());
+        assert_eq!(b[7]["to_do"]["checked"], true);
+        assert_eq!(b[9]["code"]["language"], "javascript");
+        assert_eq!(b[9]["code"]["rich_text"][0]["text"]["content"], "let x = 1;");
+        assert_eq!(b[11]["table"]["table_width"], 2);
+        assert_eq!(b[11]["table"]["children"][1]["table_row"]["cells"][1][0]["text"]["content"], "2");
+        assert_eq!(b[12]["image"]["external"]["url"], "https://example.com/logo.png");
+        assert_eq!(b[13]["equation"]["expression"], "x^2");
+    }
+
+    #[test]
+    fn markdown_round_trips_through_blocks() {
+        let md = "## Steps\n\n1. Build **fast**\n2. Test\n   - unit\n\n- [ ] Deploy to [prod](https://prod.example)\n\n> Note: *careful*";
+        let blocks = md_to_blocks(md);
+        // Request blocks carry children inside the type object; rendered blocks carry them beside it.
+        fn lift(b: &Value) -> Value {
+            let mut b = b.clone();
+            let kind = b["type"].as_str().unwrap().to_string();
+            if let Some(Value::Array(kids)) = b[&kind].as_object_mut().unwrap().remove("children") {
+                b["children"] = Value::Array(kids.iter().map(lift).collect());
+            }
+            b
+        }
+        let rendered: Vec<Value> = blocks.iter().map(lift).collect();
+        assert_eq!(blocks_to_md(&rendered), md);
+    }
+}
