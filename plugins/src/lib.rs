@@ -15,6 +15,10 @@ pub mod codec;
 pub mod schema;
 pub mod text;
 
+/// Shared by the four Google Workspace integrations.
+pub mod google;
+
+pub mod gmail;
 pub mod hackernews;
 pub mod open_meteo;
 pub mod wikipedia;
@@ -23,4 +27,4 @@ use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
 pub static INTEGRATIONS: &[&Integration] =
-    &[&hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+    &[&gmail::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];

@@ -5,6 +5,7 @@ mod support;
 mod binary;
 mod builtins;
 mod engine;
+mod gmail;
 mod meta_tools;
 mod plugins_public;
 mod registry;
