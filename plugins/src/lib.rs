@@ -19,6 +19,7 @@ pub mod text;
 pub mod google;
 
 pub mod gmail;
+pub mod google_drive;
 pub mod hackernews;
 pub mod open_meteo;
 pub mod wikipedia;
@@ -26,5 +27,10 @@ pub mod wikipedia;
 use api::Integration;
 
 /// Every integration workbench ships, in display order. The registry is built from this slice.
-pub static INTEGRATIONS: &[&Integration] =
-    &[&gmail::INTEGRATION, &hackernews::INTEGRATION, &wikipedia::INTEGRATION, &open_meteo::INTEGRATION];
+pub static INTEGRATIONS: &[&Integration] = &[
+    &gmail::INTEGRATION,
+    &google_drive::INTEGRATION,
+    &hackernews::INTEGRATION,
+    &wikipedia::INTEGRATION,
+    &open_meteo::INTEGRATION,
+];

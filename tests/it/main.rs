@@ -6,6 +6,7 @@ mod binary;
 mod builtins;
 mod engine;
 mod gmail;
+mod google_drive;
 mod meta_tools;
 mod plugins_public;
 mod registry;
