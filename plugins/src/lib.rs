@@ -20,6 +20,7 @@ pub mod google;
 
 pub mod gmail;
 pub mod google_drive;
+pub mod google_sheets;
 pub mod hackernews;
 pub mod open_meteo;
 pub mod wikipedia;
@@ -30,6 +31,7 @@ use api::Integration;
 pub static INTEGRATIONS: &[&Integration] = &[
     &gmail::INTEGRATION,
     &google_drive::INTEGRATION,
+    &google_sheets::INTEGRATION,
     &hackernews::INTEGRATION,
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,

@@ -7,6 +7,7 @@ mod builtins;
 mod engine;
 mod gmail;
 mod google_drive;
+mod google_sheets;
 mod meta_tools;
 mod plugins_public;
 mod registry;
