@@ -19,6 +19,7 @@ pub mod text;
 pub mod google;
 
 pub mod gmail;
+pub mod google_calendar;
 pub mod google_drive;
 pub mod google_sheets;
 pub mod hackernews;
@@ -32,6 +33,7 @@ pub static INTEGRATIONS: &[&Integration] = &[
     &gmail::INTEGRATION,
     &google_drive::INTEGRATION,
     &google_sheets::INTEGRATION,
+    &google_calendar::INTEGRATION,
     &hackernews::INTEGRATION,
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,

@@ -6,6 +6,7 @@ mod binary;
 mod builtins;
 mod engine;
 mod gmail;
+mod google_calendar;
 mod google_drive;
 mod google_sheets;
 mod meta_tools;
