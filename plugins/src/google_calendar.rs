@@ -835,6 +835,9 @@ struct ListCalendars {
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
     cursor: Option<String>,
+    /// Also return Google's calendar-list entries as `raw`.
+    #[serde(default)]
+    include_raw: bool,
 }
 
 fn default_calendars() -> u32 {
@@ -870,7 +873,11 @@ async fn list_calendars(up: Arc<dyn Upstream>, args: ListCalendars) -> Result<Va
             }))
         })
         .collect();
-    Ok(compact(json!({"calendars": calendars, "next_cursor": body["nextPageToken"]})))
+    let mut out = compact(json!({"calendars": calendars, "next_cursor": body["nextPageToken"]}));
+    if args.include_raw {
+        out["raw"] = body["items"].clone();
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

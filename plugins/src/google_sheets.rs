@@ -28,19 +28,7 @@ pub static INTEGRATION: Integration = Integration {
         }),
         oauth: Some(google::oauth(&["https://www.googleapis.com/auth/spreadsheets", "openid", "email"])),
     },
-    keywords: &[
-        "spreadsheet",
-        "sheet",
-        "google sheets",
-        "gsheet",
-        "cell",
-        "cells",
-        "tab",
-        "worksheet",
-        "rows",
-        "columns",
-        "excel",
-    ],
+    keywords: &["spreadsheet", "sheet", "google sheets", "gsheet", "worksheet", "rows", "columns", "excel"],
     hosts: &[
         Host { key: "base_url", default_url: "https://sheets.googleapis.com/v4" },
         Host { key: "userinfo_base_url", default_url: "https://openidconnect.googleapis.com/v1" },
@@ -52,7 +40,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetValues,
             run: get_values,
-            keywords: ["read cells", "read spreadsheet", "get rows", "cell values", "lookup", "table data", "A1 range"],
+            keywords: ["read cells", "cell", "read spreadsheet", "get rows", "cell values", "lookup", "table data", "A1 range"],
             description: "Read cell values from a Google Sheets spreadsheet by A1 range (e.g. \"Sheet1!A1:D50\", \"Sheet1\" for a whole tab), as rows; several ranges at once. Find the spreadsheet id with google_drive_search_files.",
         },
         tool! {
@@ -76,7 +64,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Destructive,
             args: DeleteValues,
             run: delete_values,
-            keywords: ["clear cells", "erase range", "empty cells", "remove values"],
+            keywords: ["clear cells", "erase range", "empty cells", "remove values", "cell"],
             description: "Clear the values of a Google Sheets range (cells become empty; formatting and the rows themselves stay).",
         },
         tool! {
@@ -85,7 +73,7 @@ pub static INTEGRATION: Integration = Integration {
             args: CreateSpreadsheet,
             run: create_spreadsheet,
             keywords: ["new spreadsheet", "new sheet", "create workbook", "start a spreadsheet"],
-            description: "Create a new Google Sheets spreadsheet with a title, optional tab names and optional starting rows in the first tab; returns its id and link.",
+            description: "Create a new Google Sheets spreadsheet with a title, optional sheet names and optional starting rows in the first sheet; returns its id and link.",
         },
         tool! {
             name: "google_sheets_get_spreadsheet",
@@ -93,14 +81,14 @@ pub static INTEGRATION: Integration = Integration {
             args: GetSpreadsheet,
             run: get_spreadsheet,
             keywords: ["list tabs", "sheet names", "worksheets", "spreadsheet info", "sheet size"],
-            description: "Get a Google Sheets spreadsheet's title, link, locale and time zone, and its tabs (worksheets): sheet ids, names, order and sizes in rows and columns.",
+            description: "Get a Google Sheets spreadsheet's title, link, locale and time zone, and its tabs (worksheets): sheet ids, names, positions and sizes in rows and columns.",
         },
         tool! {
             name: "google_sheets_create_sheet",
             effect: Write,
             args: CreateSheet,
             run: create_sheet,
-            keywords: ["add tab", "new tab", "add worksheet", "new sheet tab"],
+            keywords: ["add tab", "new tab", "add worksheet", "new sheet tab", "spreadsheet tab"],
             description: "Add a tab (worksheet) to an existing Google Sheets spreadsheet, with an optional position and size.",
         },
     ],
@@ -476,6 +464,9 @@ struct GetSpreadsheet {
     /// The spreadsheet id (from its URL or google_drive_search_files).
     #[schemars(length(min = 1))]
     spreadsheet_id: String,
+    /// Also return Sheets' spreadsheet object as `raw`.
+    #[serde(default)]
+    include_raw: bool,
 }
 
 const SPREADSHEET_FIELDS: &str = "spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount,columnCount,frozenRowCount,frozenColumnCount)))";
@@ -483,14 +474,18 @@ const SPREADSHEET_FIELDS: &str = "spreadsheetId,spreadsheetUrl,properties(title,
 async fn get_spreadsheet(up: Arc<dyn Upstream>, args: GetSpreadsheet) -> Result<Value, ToolError> {
     let req = HttpRequest::get(sheet_path(&args.spreadsheet_id)).query("fields", SPREADSHEET_FIELDS);
     let s = up.send(req).await?.json()?;
-    Ok(compact(json!({
+    let mut out = compact(json!({
         "spreadsheet_id": s["spreadsheetId"],
         "title": s["properties"]["title"],
         "url": s["spreadsheetUrl"],
         "locale": s["properties"]["locale"],
         "time_zone": s["properties"]["timeZone"],
         "sheets": sheets_of(&s),
-    })))
+    }));
+    if args.include_raw {
+        out["raw"] = s;
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -385,7 +385,10 @@ async fn gmail_search_emails_fetches_metadata_and_pages() {
     eprintln!("gmail_search_emails: raw {raw_bytes} bytes -> shaped {shaped} bytes");
     assert!(shaped < raw_bytes);
 
-    let r2 = t.ok("gmail_search_emails", json!({"cursor": PAGE_2, "include_spam_trash": true})).await;
+    assert!(r.get("raw").is_none());
+    let r2 =
+        t.ok("gmail_search_emails", json!({"cursor": PAGE_2, "include_spam_trash": true, "include_raw": true})).await;
+    assert_eq!(r2["raw"][0]["sizeEstimate"], 2100, "raw carries Gmail's own resource");
     let list = fake.requests()[3].clone();
     assert_eq!(list.q("pageToken"), Some(PAGE_2));
     assert_eq!(list.q("q"), None, "no query means the newest mail");
@@ -642,6 +645,9 @@ async fn gmail_update_email_labels_resolves_names_and_marks_read() {
 async fn gmail_list_labels_puts_system_labels_first() {
     let (t, fake) = setup().await;
     let r = t.ok("gmail_list_labels", json!({})).await;
+    assert!(r.get("raw").is_none());
+    let raw = t.ok("gmail_list_labels", json!({"include_raw": true})).await;
+    assert_eq!(raw["raw"][2]["color"]["backgroundColor"], "#16a766");
     assert_eq!(fake.last().path, "/gmail/v1/users/me/labels");
     assert_eq!(
         r["labels"],
@@ -710,4 +716,24 @@ async fn gmail_identity_names_the_mailbox() {
     assert_eq!(oauth.client, "google");
     assert!(oauth.scopes.contains(&"https://www.googleapis.com/auth/gmail.modify"));
     assert!(oauth.extra_params.contains(&("access_type", "offline")));
+}
+
+#[tokio::test]
+async fn gmail_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("send an email to bob", "gmail_send_email"),
+        ("reply to that mail", "gmail_send_email"),
+        ("unread emails in my inbox", "gmail_search_emails"),
+        ("read the email body and its attachments", "gmail_get_email"),
+        ("whole email conversation", "gmail_get_thread"),
+        ("save an email draft", "gmail_create_draft"),
+        ("mark email as read", "gmail_update_email_labels"),
+        ("archive this email", "gmail_update_email_labels"),
+        ("gmail labels", "gmail_list_labels"),
+        ("delete email", "gmail_delete_email"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
 }

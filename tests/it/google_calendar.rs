@@ -29,12 +29,13 @@ fn pct_decode(s: &str) -> String {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap(), 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap(), 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
         }
         out.push(b[i]);
         i += 1;
@@ -687,7 +688,11 @@ async fn google_calendar_list_calendars_pages() {
         ])
     );
     assert_eq!(r["next_cursor"], CAL_PAGE_2);
-    let r = t.ok("google_calendar_list_calendars", json!({"cursor": CAL_PAGE_2, "show_hidden": true})).await;
+    assert!(r.get("raw").is_none());
+    let r = t
+        .ok("google_calendar_list_calendars", json!({"cursor": CAL_PAGE_2, "show_hidden": true, "include_raw": true}))
+        .await;
+    assert_eq!(r["raw"][0]["backgroundColor"], "#9fe1e7");
     let req = fake.last();
     assert_eq!(req.q("pageToken"), Some(CAL_PAGE_2));
     assert_eq!(req.q("showHidden"), Some("true"));
@@ -720,4 +725,23 @@ async fn google_calendar_rejected_token_rate_limit_and_identity() {
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/calendar/v3/users/me/calendarList/primary");
     assert!(workbench::engine::http::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
+}
+
+#[tokio::test]
+async fn google_calendar_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("what meetings do I have this week", "google_calendar_list_events"),
+        ("who is attending the meeting", "google_calendar_get_event"),
+        ("schedule a meeting with ada", "google_calendar_create_event"),
+        ("reschedule the meeting to 3pm", "google_calendar_update_event"),
+        ("cancel the meeting", "google_calendar_delete_event"),
+        ("accept the calendar invite", "google_calendar_update_rsvp"),
+        ("decline meeting", "google_calendar_update_rsvp"),
+        ("when is everyone free for a meeting", "google_calendar_get_free_busy"),
+        ("list my calendars", "google_calendar_list_calendars"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
 }

@@ -420,11 +420,10 @@ async fn google_drive_search_files_builds_the_query_and_pages() {
     assert_eq!(r2["files"][0]["kind"], "google_doc");
     assert!(r2.get("next_cursor").is_none());
 
-    t.ok(
-        "google_drive_search_files",
-        json!({"query": "'ada@example.com' in owners", "include_trashed": true, "order_by": "name"}),
-    )
-    .await;
+    let args = json!({"query": "'ada@example.com' in owners", "include_trashed": true, "order_by": "name", "include_raw": true});
+    let r3 = t.ok("google_drive_search_files", args).await;
+    assert_eq!(r3["raw"][0]["mimeType"], "application/vnd.google-apps.spreadsheet");
+    assert!(r2.get("raw").is_none());
     let req = fake.last();
     assert_eq!(req.q("q"), Some("('ada@example.com' in owners)"));
     assert_eq!(req.q("orderBy"), Some("name"));
@@ -749,4 +748,24 @@ async fn google_drive_rejected_token_rate_limit_and_identity() {
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/drive/v3/about");
     assert!(workbench::engine::http::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
+}
+
+#[tokio::test]
+async fn google_drive_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("find a file in google drive", "google_drive_search_files"),
+        ("who has access to this drive file", "google_drive_get_file"),
+        ("download a google doc as pdf", "google_drive_download_file"),
+        ("export google doc to markdown", "google_drive_download_file"),
+        ("upload a file to drive", "google_drive_upload_file"),
+        ("new folder in drive", "google_drive_create_folder"),
+        ("share a file with carol", "google_drive_create_permission"),
+        ("rename a drive file", "google_drive_update_file"),
+        ("move file to another folder", "google_drive_update_file"),
+        ("trash a drive file", "google_drive_delete_file"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
 }

@@ -31,12 +31,13 @@ fn pct_decode(s: &str) -> String {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap(), 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap(), 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
         }
         out.push(b[i]);
         i += 1;
@@ -526,6 +527,9 @@ async fn google_sheets_get_spreadsheet_lists_tabs() {
             ]
         })
     );
+    assert!(r.get("raw").is_none());
+    let with_raw = t.ok("google_sheets_get_spreadsheet", json!({"spreadsheet_id": BOOK, "include_raw": true})).await;
+    assert_eq!(with_raw["raw"], spreadsheet_meta());
     let raw = spreadsheet_meta().to_string().len();
     let shaped = r.to_string().len();
     eprintln!("google_sheets_get_spreadsheet: raw {raw} bytes -> shaped {shaped} bytes");
@@ -581,4 +585,27 @@ async fn google_sheets_rejected_token_rate_limit_and_identity() {
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/v1/userinfo");
     assert!(workbench::engine::http::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
+}
+
+#[tokio::test]
+async fn google_sheets_tools_are_found_by_the_words_people_use() {
+    let t = crate::support::app();
+    for (query, want) in [
+        ("read cells from a spreadsheet", "google_sheets_get_values"),
+        ("write values into spreadsheet cells", "google_sheets_update_values"),
+        ("append rows to a spreadsheet", "google_sheets_add_rows"),
+        ("clear a range of cells", "google_sheets_delete_values"),
+        ("create a new spreadsheet", "google_sheets_create_spreadsheet"),
+        ("list the tabs of a spreadsheet", "google_sheets_get_spreadsheet"),
+        ("add a tab to the spreadsheet", "google_sheets_create_sheet"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+    // "A new Google Sheet" may mean a spreadsheet or a tab: both come first.
+    let out = t.call("search_tools", json!({"query": "create a new google sheet", "limit": 2})).await;
+    let mut top: Vec<&str> =
+        out.body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    top.sort_unstable();
+    assert_eq!(top, ["google_sheets_create_sheet", "google_sheets_create_spreadsheet"]);
 }

@@ -33,7 +33,7 @@ pub static INTEGRATION: Integration = Integration {
         }),
         oauth: Some(google::oauth(&["https://www.googleapis.com/auth/gmail.modify", "openid", "email"])),
     },
-    keywords: &["email", "e-mail", "mail", "inbox", "google mail", "gmail", "message", "mailbox"],
+    keywords: &["email", "e-mail", "mail", "inbox", "google mail", "gmail", "mailbox"],
     hosts: &[Host { key: "base_url", default_url: "https://gmail.googleapis.com/gmail/v1/users/me" }],
     curl_proxy: true,
     tools: &[
@@ -190,6 +190,9 @@ struct SearchEmails {
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
     cursor: Option<String>,
+    /// Also return Gmail's message resources (metadata format) as `raw`.
+    #[serde(default)]
+    include_raw: bool,
 }
 
 fn default_limit() -> u32 {
@@ -231,14 +234,23 @@ async fn search_emails(up: Arc<dyn Upstream>, args: SearchEmails) -> Result<Valu
         .collect()
         .await;
     let mut emails = Vec::new();
+    let mut raw = Vec::new();
     for m in fetched {
-        emails.push(shape_summary(&m?));
+        let m = m?;
+        emails.push(shape_summary(&m));
+        if args.include_raw {
+            raw.push(m);
+        }
     }
-    Ok(compact(json!({
+    let mut out = compact(json!({
         "emails": emails,
         "result_size_estimate": list["resultSizeEstimate"],
         "next_cursor": list["nextPageToken"],
-    })))
+    }));
+    if args.include_raw {
+        out["raw"] = Value::Array(raw);
+    }
+    Ok(out)
 }
 
 // -------------------------------------------------------------------------------------- read
@@ -647,9 +659,13 @@ async fn update_labels(up: Arc<dyn Upstream>, args: UpdateLabels) -> Result<Valu
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ListLabels {}
+struct ListLabels {
+    /// Also return Gmail's label resources (visibility, colours) as `raw`.
+    #[serde(default)]
+    include_raw: bool,
+}
 
-async fn list_labels(up: Arc<dyn Upstream>, _args: ListLabels) -> Result<Value, ToolError> {
+async fn list_labels(up: Arc<dyn Upstream>, args: ListLabels) -> Result<Value, ToolError> {
     let body = up.send(HttpRequest::get("/labels")).await?.json()?;
     let mut labels: Vec<Value> = body["labels"]
         .as_array()
@@ -659,7 +675,11 @@ async fn list_labels(up: Arc<dyn Upstream>, _args: ListLabels) -> Result<Value, 
         .collect();
     // System labels first, then the user's own by name.
     labels.sort_by_key(|l| (l["type"] != "system", l["name"].as_str().unwrap_or("").to_lowercase()));
-    Ok(json!({ "labels": labels }))
+    let mut out = json!({ "labels": labels });
+    if args.include_raw {
+        out["raw"] = body["labels"].clone();
+    }
+    Ok(out)
 }
 
 // ------------------------------------------------------------------------------------ delete

@@ -31,18 +31,7 @@ pub static INTEGRATION: Integration = Integration {
         }),
         oauth: Some(google::oauth(&["https://www.googleapis.com/auth/drive"])),
     },
-    keywords: &[
-        "drive",
-        "gdrive",
-        "google docs",
-        "doc",
-        "document",
-        "file",
-        "folder",
-        "share a file",
-        "my drive",
-        "shared drive",
-    ],
+    keywords: &["drive", "gdrive", "google docs", "doc", "document", "file", "folder", "my drive", "shared drive"],
     hosts: &[
         Host { key: "base_url", default_url: "https://www.googleapis.com/drive/v3" },
         Host { key: "upload_base_url", default_url: "https://www.googleapis.com/upload/drive/v3" },
@@ -198,6 +187,9 @@ struct SearchFiles {
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
     cursor: Option<String>,
+    /// Also return Drive's file objects as `raw`.
+    #[serde(default)]
+    include_raw: bool,
 }
 
 fn default_limit() -> u32 {
@@ -258,11 +250,15 @@ async fn search_files(up: Arc<dyn Upstream>, args: SearchFiles) -> Result<Value,
         .query("includeItemsFromAllDrives", "true");
     let body = up.send(req).await?.json()?;
     let files: Vec<Value> = body["files"].as_array().into_iter().flatten().map(shape_file).collect();
-    Ok(compact(json!({
+    let mut out = compact(json!({
         "files": files,
         "incomplete_search": body["incompleteSearch"].as_bool().filter(|b| *b),
         "next_cursor": body["nextPageToken"],
-    })))
+    }));
+    if args.include_raw {
+        out["raw"] = body["files"].clone();
+    }
+    Ok(out)
 }
 
 // -------------------------------------------------------------------------------------- get
