@@ -21,6 +21,11 @@ pub mod confluence;
 pub mod discord;
 pub mod github;
 pub mod gitlab;
+pub mod gmail;
+pub mod google;
+pub mod google_calendar;
+pub mod google_drive;
+pub mod google_sheets;
 pub mod hackernews;
 pub mod hubspot;
 pub mod jira;
@@ -50,6 +55,10 @@ pub static INTEGRATIONS: &[&Integration] = &[
     &todoist::INTEGRATION,
     &notion::INTEGRATION,
     &confluence::INTEGRATION,
+    &gmail::INTEGRATION,
+    &google_drive::INTEGRATION,
+    &google_sheets::INTEGRATION,
+    &google_calendar::INTEGRATION,
     &airtable::INTEGRATION,
     &hubspot::INTEGRATION,
     &stripe::INTEGRATION,
