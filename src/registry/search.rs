@@ -59,6 +59,24 @@ const SYNONYMS: &[&[&str]] = &[
     &["item", "comment", "comments", "thread", "discussion"],
 ];
 
+/// `ENG-123`, `PROJ-7`: an issue key as Linear and Jira write them.
+fn is_issue_key(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '-'));
+    match word.split_once('-') {
+        Some((key, num)) => {
+            !key.is_empty()
+                && key.chars().all(|c| c.is_ascii_alphabetic())
+                && key.chars().any(|c| c.is_ascii_uppercase())
+                && !num.is_empty()
+                && num.chars().all(|c| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// A bonus when a tool's multi-word keyword appears verbatim in the query.
+const PHRASE_BONUS: f64 = 0.08;
+
 /// One ranked hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -74,6 +92,8 @@ struct Doc {
     description: &'static str,
     /// term -> best field weight it appears in.
     terms: HashMap<String, f64>,
+    /// Multi-word keywords of the tool and its integration, as token lists ("share a file").
+    phrases: Vec<Vec<String>>,
 }
 
 /// The search index over a registry's tools.
@@ -160,7 +180,30 @@ impl SearchIndex {
                     add(&name.replace('_', " "), W_PARAM);
                 }
             }
-            docs.push(Doc { name: tool.name, integration: tool.integration, description: tool.description, terms });
+            let mut phrases: Vec<Vec<String>> =
+                tool.keywords.iter().filter(|k| k.contains(' ')).map(|k| tokenize(k)).collect();
+            if let Some(integration) = tool.plugin() {
+                phrases.extend(integration.keywords.iter().filter(|k| k.contains(' ')).map(|k| tokenize(k)));
+            }
+            docs.push(Doc {
+                name: tool.name,
+                integration: tool.integration,
+                description: tool.description,
+                terms,
+                phrases,
+            });
+        }
+        // A product word only names a product when other integrations do not use it too: "open"
+        // (Open-Meteo) or "google" (four integrations) would otherwise tilt every query.
+        for (product, words) in products.iter_mut() {
+            words.retain(|w| {
+                let others: HashSet<&str> = docs
+                    .iter()
+                    .filter(|d| d.integration != *product && d.terms.contains_key(w))
+                    .map(|d| d.integration)
+                    .collect();
+                others.len() < 2 || w.as_str() == product.replace('_', "")
+            });
         }
         let n = docs.len().max(1) as f64;
         let mut df: HashMap<String, usize> = HashMap::new();
@@ -177,6 +220,14 @@ impl SearchIndex {
             }
         }
         SearchIndex { docs, idf, products, synonyms }
+    }
+
+    /// Records that the query implies `product` (when this catalogue has it).
+    fn hint(&self, mentioned: &mut HashMap<&'static str, f64>, product: &str, factor: f64) {
+        if let Some((p, _)) = self.products.get_key_value(product) {
+            let e = mentioned.entry(p).or_insert(factor);
+            *e = e.max(factor);
+        }
     }
 
     fn idf(&self, term: &str) -> f64 {
@@ -209,17 +260,35 @@ impl SearchIndex {
         let trimmed = query.trim();
         // A query that is a tool's exact name finds that tool first, whatever else matches.
         let exact = trimmed.to_ascii_lowercase();
-        let words: Vec<String> = tokenize(trimmed).into_iter().filter(|w| !STOPWORDS.contains(&w.as_str())).collect();
+        // Issue keys (ENG-123) are arguments, not intent: they hint at a product (below) and are
+        // not matched as words.
+        let keyless: String = trimmed.split_whitespace().filter(|w| !is_issue_key(w)).collect::<Vec<_>>().join(" ");
+        let words: Vec<String> = tokenize(&keyless).into_iter().filter(|w| !STOPWORDS.contains(&w.as_str())).collect();
+        let all_tokens = tokenize(trimmed);
         let words = if words.is_empty() { tokenize(trimmed) } else { words };
         if words.is_empty() {
             return Vec::new();
         }
-        let mentioned: HashSet<&'static str> = self
+        let mut mentioned: HashMap<&'static str, f64> = self
             .products
             .iter()
             .filter(|(_, names)| words.iter().any(|w| names.contains(w)))
-            .map(|(p, _)| *p)
+            .map(|(p, _)| (*p, 1.0))
             .collect();
+        for raw in trimmed.split_whitespace() {
+            let raw = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#' || c == '-'));
+            // "#general" is a Slack channel; "ENG-123" an issue key (Linear's shape, Jira's too).
+            if raw.len() > 1
+                && raw.starts_with('#')
+                && raw[1..].chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+            {
+                self.hint(&mut mentioned, "slack", 1.0);
+            }
+            if is_issue_key(raw) {
+                self.hint(&mut mentioned, "linear", 1.0);
+                self.hint(&mut mentioned, "jira", 0.97);
+            }
+        }
         let expansions: Vec<(f64, Vec<(String, f64)>)> = words
             .iter()
             .map(|w| {
@@ -271,11 +340,10 @@ impl SearchIndex {
                 }
                 let mut score = got / total;
                 if !mentioned.is_empty() {
-                    if mentioned.contains(doc.integration) {
-                        score = score.max(0.0) * 1.0;
-                    } else {
-                        score *= 0.6;
-                    }
+                    score *= mentioned.get(doc.integration).copied().unwrap_or(0.6);
+                }
+                if doc.phrases.iter().any(|p| !p.is_empty() && all_tokens.windows(p.len()).any(|w| w == p.as_slice())) {
+                    score += PHRASE_BONUS;
                 }
                 // A query that spells the tool's name loosely ("hackernews get item") gets a nudge.
                 if let Some(f) = matcher.fuzzy_match(doc.name, &trimmed.replace(' ', "_"))

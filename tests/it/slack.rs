@@ -829,8 +829,8 @@ async fn slack_identity_names_the_user_and_workspace() {
     let req = api.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/api/auth.test"));
     assert_eq!(req.header("authorization"), Some(AUTH));
-    // Slack rejects a bad token with HTTP 200 and ok:false; the label function can only decline to
-    // name an account (the contract has no way for it to fail the check), so no label comes back.
+    // Slack rejects a bad token with HTTP 200 and ok:false; the identity check must still fail.
     let bad = workbench::engine::http::verify_identity(&t.app, &plugins::slack::INTEGRATION, fields("xoxp-bad")).await;
-    assert_eq!(bad, Ok(None));
+    let err = bad.unwrap_err().to_string();
+    assert!(err.contains("rejected this credential") && err.contains("invalid_auth"), "{err}");
 }

@@ -155,7 +155,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UploadFile,
             run: upload_file,
-            keywords: ["upload", "attach", "share a file", "send file", "snippet", "attachment", "image", "document"],
+            keywords: ["upload", "attach", "post a file", "send file", "snippet", "attachment", "image", "document"],
             description: "Upload a file to Slack and share it in a channel or thread: a local file by absolute path, or text content given directly (a snippet), with optional title and message.",
         },
     ],
