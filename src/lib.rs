@@ -18,6 +18,7 @@
 pub mod app;
 pub mod auth;
 pub mod builtins;
+pub mod cli;
 pub mod config;
 pub mod connect;
 pub mod engine;

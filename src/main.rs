@@ -8,7 +8,9 @@ use tracing_subscriber::filter::LevelFilter;
 const HELP: &str = "workbench — a local MCP tool gateway
 
 USAGE:
-    workbench [serve]      speak MCP on stdin/stdout (what desktop clients launch)
+    workbench [serve]               speak MCP on stdin/stdout (what desktop clients launch)
+    workbench connect <integration> connect an account now: opens the local page and waits
+    workbench status                integrations, connection state and the secret store in use
     workbench --version
     workbench --help
 
@@ -25,6 +27,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         None | Some("serve") => {}
+        Some("connect") | Some("status") => return run_command(&args),
         Some("--version") | Some("-V") => {
             println!("workbench {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
@@ -54,6 +57,40 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Terminal commands share the server's engine: same settings, same stores, same pages.
+fn run_command(args: &[String]) -> ExitCode {
+    init_logging();
+    let settings = match workbench::config::Settings::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("workbench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("workbench: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = workbench::app::App::new(settings);
+    runtime
+        .block_on(async move {
+            match args[0].as_str() {
+                "status" => workbench::cli::status(&app),
+                _ => match args.get(1) {
+                    Some(integration) => workbench::cli::connect(&app, integration).await,
+                    None => {
+                        eprintln!("usage: workbench connect <integration>   (see `workbench status` for names)");
+                        2
+                    }
+                },
+            }
+        })
+        .into()
 }
 
 fn init_logging() {

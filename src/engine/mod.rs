@@ -409,6 +409,14 @@ fn invalid_arguments(entry: &ToolEntry, given: &Value, problems: Vec<ArgProblem>
     .with("provided", json!(provided))
 }
 
+fn is_rate_limit_text(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("rate limit")
+        || m.contains("ratelimit")
+        || m.contains("too many requests")
+        || m.contains("quota exceeded")
+}
+
 /// Maps a plugin's error to the agent-facing error object.
 fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
     match e {
@@ -420,12 +428,16 @@ fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
             }
             f
         }
-        ToolError::Upstream { status: 429, message, retry_after } => {
+        // GitHub and Google also signal rate limits with 403; the provider's words tell them apart
+        // from a credential problem.
+        ToolError::Upstream { status: status @ (429 | 403), message, retry_after }
+            if status == 429 || is_rate_limit_text(&message) =>
+        {
             let mut f = ToolFailure::new(
                 ErrorCode::RateLimited,
                 format!("{} is rate-limiting requests: {message}", entry.integration),
             )
-            .with("status", 429);
+            .with("status", status);
             if let Some(s) = retry_after {
                 f = f.with("retry_after_seconds", s);
             }

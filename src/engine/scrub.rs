@@ -72,7 +72,19 @@ impl Scrubber {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::Object(map) => {
-                for v in map.values_mut() {
+                for (k, v) in map.iter_mut() {
+                    // Pagination cursors are opaque and often JWT-shaped (Asana): only known secret
+                    // values are removed from them, or the agent could not page.
+                    if k == "next_cursor" || k == "cursor" {
+                        if let Value::String(s) = v {
+                            for secret in &self.known {
+                                if s.contains(secret.as_str()) {
+                                    *s = s.replace(secret.as_str(), MARKER);
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     self.value(v);
                 }
             }
@@ -211,6 +223,17 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(redact_tokens(input).as_deref(), Some(want), "{input}");
         }
+    }
+
+    #[test]
+    fn cursors_keep_their_jwt_shape_but_lose_known_secrets() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJvZmZzZXQiOjEwMH0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        let s = Scrubber::new(["secret-token-123".to_string()]);
+        let mut v = json!({"next_cursor": jwt, "other": jwt, "cursor": "a secret-token-123 b"});
+        s.value(&mut v);
+        assert_eq!(v["next_cursor"], jwt);
+        assert_eq!(v["other"], "[redacted]");
+        assert_eq!(v["cursor"], "a [redacted] b");
     }
 
     #[test]

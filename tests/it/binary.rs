@@ -94,3 +94,69 @@ fn a_client_that_leaves_before_initialize_is_not_a_failure() {
     assert!(out.status.success(), "{:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
 }
+
+#[tokio::test]
+async fn terminal_connect_serves_the_page_waits_and_stores() {
+    use crate::support::fake::{Fake, Reply};
+    let fake = Fake::start(|r| match (r.path.as_str(), r.header("authorization")) {
+        ("/user", Some("Bearer ghp_cliTESTtoken0000000000000000000000")) => {
+            Reply::json(200, json!({"login": "octocat", "id": 1}))
+        }
+        _ => {
+            Reply::json(401, json!({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}))
+        }
+    })
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(binary())
+        .args(["connect", "github"])
+        .env("WORKBENCH_HOME", home.path())
+        .env("WORKBENCH_SECRET_STORE", "file")
+        .env("WORKBENCH_VAULT_PASSPHRASE", "cli test passphrase")
+        .env("WORKBENCH_NO_BROWSER", "1")
+        .env("WORKBENCH_GITHUB_BASE_URL", &fake.url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut url = String::new();
+    while !url.contains("/connect/") {
+        url.clear();
+        tokio::io::AsyncBufReadExt::read_line(&mut out, &mut url).await.unwrap();
+    }
+    let url = url.trim().to_string();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let html = http.get(&url).send().await.unwrap().text().await.unwrap();
+    let at = html.find("name=\"form_token\" value=\"").unwrap() + 25;
+    let token = &html[at..at + html[at..].find('"').unwrap()];
+    let origin = url[..url.find("/connect/").unwrap()].to_string();
+    let done = http
+        .post(&url)
+        .header("origin", origin)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("form_token={token}&token=ghp_cliTESTtoken0000000000000000000000"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), 200);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.unwrap().unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut out, &mut rest).await.unwrap();
+    assert!(rest.contains("connected as octocat"), "{rest}");
+    // A second process sees the connection (SQLite metadata + the encrypted file store).
+    let status = Command::new(binary())
+        .arg("status")
+        .env("WORKBENCH_HOME", home.path())
+        .env("WORKBENCH_SECRET_STORE", "file")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    let line = text.lines().find(|l| l.starts_with("github ")).unwrap();
+    assert!(line.contains("yes") && line.contains("octocat"), "{line}");
+    let enc = std::fs::read_to_string(home.path().join("secrets.enc")).unwrap();
+    assert!(!enc.contains("ghp_cliTESTtoken"), "the file store holds ciphertext only");
+}

@@ -452,3 +452,14 @@ async fn provider_error_bodies_and_rate_limits() {
     assert_eq!(ok["locations"][0]["name"], "Blip");
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst) - before, 2, "one 429, one retry");
 }
+
+#[tokio::test]
+async fn a_403_that_says_rate_limit_is_rate_limited_not_a_credential_problem() {
+    let f =
+        Fake::start(|_| Reply::json(403, json!({"error": true, "reason": "API rate limit exceeded for 127.0.0.1"})))
+            .await;
+    let t = app_with(&[("WORKBENCH_OPEN_METEO_GEOCODING_BASE_URL", f.url.clone())]);
+    let e = t.err("open_meteo_search_locations", json!({"name": "Lisbon"})).await;
+    assert_eq!(e["code"], "RATE_LIMITED");
+    assert_eq!(e["status"], 403);
+}
