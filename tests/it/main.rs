@@ -18,6 +18,7 @@ mod google_drive;
 mod google_sheets;
 mod hubspot;
 mod jira;
+mod keychain;
 mod linear;
 mod meta_tools;
 mod notion;
