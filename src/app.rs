@@ -79,6 +79,8 @@ pub struct App {
     pub vault: Vault,
     pub pending: Mutex<HashMap<String, PendingConnect>>,
     pub pending_secrets: Mutex<HashMap<String, PendingSecret>>,
+    /// Unlock pages for a locked secret store: id -> (expiry, unspent form tokens).
+    pub unlock_pages: Mutex<HashMap<String, (Instant, Vec<String>)>>,
     /// The loopback listener, started on first need.
     pub listener: tokio::sync::OnceCell<crate::connect::ListenerInfo>,
     /// One lock per integration so concurrent callers wait for the same token refresh.
@@ -118,6 +120,7 @@ impl App {
             vault,
             pending: Mutex::new(HashMap::new()),
             pending_secrets: Mutex::new(HashMap::new()),
+            unlock_pages: Mutex::new(HashMap::new()),
             listener: tokio::sync::OnceCell::new(),
             refresh_locks: Mutex::new(HashMap::new()),
             http: OnceLock::new(),

@@ -81,6 +81,7 @@ fn router(app: Arc<App>, port: u16) -> axum::Router {
         .route("/connect/{id}", get(connect_page).post(connect_submit))
         .route("/oauth/callback", get(oauth_callback))
         .route("/vault/{id}", get(secret_page).post(secret_submit))
+        .route("/unlock/{id}", get(unlock_page).post(unlock_submit))
         .fallback(|| async {
             page(StatusCode::NOT_FOUND, pages::failure("Not found", "There is nothing at this address."))
         })
@@ -541,6 +542,101 @@ async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: Byt
         StatusCode::OK,
         pages::success("Secret stored", &format!("'{}' is stored. Your agent can now use it by name.", s.name)),
     )
+}
+
+/// Registers an unlock page for a locked secret store; returns its id.
+pub fn begin_unlock(app: &App) -> String {
+    let id = crate::ids::random_hex(16);
+    let mut all = app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner());
+    let now = Instant::now();
+    all.retain(|_, (expires, _)| *expires > now);
+    all.insert(id.clone(), (now + app.settings.connect_ttl, Vec::new()));
+    id
+}
+
+fn unlock_form(app: &App, id: &str, error: Option<&str>) -> Response {
+    let token = new_token();
+    if let Some((_, tokens)) = app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+        tokens.push(token.clone());
+    }
+    let error = error.map(|e| format!("<div class=\"err\">{}</div>", pages::escape(e))).unwrap_or_default();
+    let html = pages::layout(
+        "Unlock secrets",
+        &format!(
+            "<h1>Unlock workbench's secrets</h1><p class=\"sub\">Your secrets are kept in an encrypted file on this computer. Type its passphrase to unlock it until workbench restarts (a new passphrase if this is the first time).</p>{error}\
+             <form method=\"post\" action=\"/unlock/{id}\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\">\
+             <label for=\"passphrase\">Passphrase</label><input id=\"passphrase\" name=\"passphrase\" type=\"password\" autocomplete=\"off\" required><button type=\"submit\">Unlock</button></form>",
+            id = pages::escape(id),
+        ),
+    );
+    page(if error.is_empty() { StatusCode::OK } else { StatusCode::BAD_REQUEST }, html)
+}
+
+fn unlock_live(app: &App, id: &str) -> bool {
+    app.unlock_pages
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(id)
+        .is_some_and(|(expires, _)| Instant::now() < *expires)
+}
+
+async fn unlock_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    if !unlock_live(&ctx.app, &id) {
+        return page(
+            StatusCode::NOT_FOUND,
+            pages::failure("Link not found", "This unlock link is unknown or expired."),
+        );
+    }
+    unlock_form(&ctx.app, &id, None)
+}
+
+async fn unlock_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: Bytes) -> Response {
+    let app = &ctx.app;
+    if !unlock_live(app, &id) {
+        return page(
+            StatusCode::NOT_FOUND,
+            pages::failure("Link not found", "This unlock link is unknown or expired."),
+        );
+    }
+    let Some(fields) = form::parse(&body) else {
+        return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "That form could not be read."));
+    };
+    let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let spent = match (app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id), get("form_token")) {
+        (Some((_, tokens)), Some(t)) => match tokens.iter().position(|x| *x == t) {
+            Some(i) => {
+                tokens.remove(i);
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    };
+    if !spent {
+        return page(
+            StatusCode::FORBIDDEN,
+            pages::failure("Form expired", "This form was already used or is stale. Reload the page and try again."),
+        );
+    }
+    let Some(pass) = get("passphrase").filter(|p| !p.is_empty()) else {
+        return unlock_form(app, &id, Some("Please type the passphrase."));
+    };
+    let store = app.secrets.clone();
+    let result = tokio::task::spawn_blocking(move || store.unlock(Secret::new(pass))).await;
+    match result {
+        Ok(Ok(())) => {
+            app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            page(
+                StatusCode::OK,
+                pages::success(
+                    "Unlocked",
+                    "Your secrets are unlocked until workbench restarts. Ask your agent to try again.",
+                ),
+            )
+        }
+        Ok(Err(e)) => unlock_form(app, &id, Some(&e.to_string())),
+        Err(e) => unlock_form(app, &id, Some(&e.to_string())),
+    }
 }
 
 /// Opens a URL in the user's browser when there is a desktop to show it on. Never blocks and

@@ -50,6 +50,22 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     }
     // Probe the secret store now (off the async threads, with its own deadline), so the user is
     // not sent to a page whose result could not be stored.
+    if app.secrets.locked() {
+        return match crate::connect::ensure_listener(app).await {
+            Ok(listener) => {
+                let url = format!("{}/unlock/{}", listener.base(), crate::connect::begin_unlock(app));
+                crate::connect::open_in_browser(app, &url);
+                Outcome {
+                    body: json!({
+                        "error": format!("The encrypted secret store is locked. Ask the user to open {url} and type its passphrase, then call connect again."),
+                        "unlock_url": url,
+                    }),
+                    is_error: true,
+                }
+            }
+            Err(e) => plain_error(format!("Cannot connect {}: {e}", integration.display_name)),
+        };
+    }
     let store = app.secrets.clone();
     let probe = tokio::task::spawn_blocking(move || store.get("probe:connect")).await;
     match probe {

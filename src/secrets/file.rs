@@ -39,7 +39,7 @@ pub enum Passphrase {
 
 pub struct FileStore {
     path: PathBuf,
-    passphrase: Passphrase,
+    passphrase: Mutex<Passphrase>,
     /// (salt, key) of the last derivation, so each call does not pay Argon2 again.
     key: Mutex<Option<(Vec<u8>, [u8; 32])>>,
 }
@@ -54,11 +54,12 @@ fn fail(reason: impl Into<String>) -> StoreError {
 
 impl FileStore {
     pub fn new(path: PathBuf, passphrase: Passphrase) -> Self {
-        FileStore { path, passphrase, key: Mutex::new(None) }
+        FileStore { path, passphrase: Mutex::new(passphrase), key: Mutex::new(None) }
     }
 
     fn passphrase(&self) -> Result<Secret<String>, StoreError> {
-        match &self.passphrase {
+        let source = self.passphrase.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match &source {
             Passphrase::Value(v) => Ok(v.clone()),
             Passphrase::Command(cmd) => {
                 let out = std::process::Command::new("sh")
@@ -78,7 +79,7 @@ impl FileStore {
                 Ok(Secret::new(text))
             }
             Passphrase::Missing => Err(fail(
-                "the encrypted file store needs a passphrase: set WORKBENCH_VAULT_PASSPHRASE, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (a command that prints it, e.g. `pass show workbench`)",
+                "the encrypted file store is locked: type its passphrase on the local unlock page, or set WORKBENCH_VAULT_PASSPHRASE, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (a command that prints it, e.g. `pass show workbench`)",
             )),
         }
     }
@@ -192,6 +193,24 @@ impl SecretStore for FileStore {
         self.save(&salt, &map)
     }
 
+    fn locked(&self) -> bool {
+        matches!(*self.passphrase.lock().unwrap_or_else(|p| p.into_inner()), Passphrase::Missing)
+    }
+
+    fn unlock(&self, passphrase: Secret<String>) -> Result<(), StoreError> {
+        let previous = std::mem::replace(
+            &mut *self.passphrase.lock().unwrap_or_else(|p| p.into_inner()),
+            Passphrase::Value(passphrase),
+        );
+        *self.key.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        // An existing file must open with it; a wrong passphrase leaves the store locked.
+        if let Err(e) = self.load() {
+            *self.passphrase.lock().unwrap_or_else(|p| p.into_inner()) = previous;
+            return Err(e);
+        }
+        Ok(())
+    }
+
     fn delete(&self, key: &str) -> Result<bool, StoreError> {
         let (salt, mut map) = self.load()?;
         let had = map.remove(key).is_some();
@@ -231,6 +250,12 @@ mod tests {
         let err = wrong.get("a").unwrap_err().to_string();
         assert!(err.contains("passphrase does not open"), "{err}");
         let missing = FileStore::new(path, Passphrase::Missing);
+        assert!(missing.locked());
         assert!(missing.get("a").unwrap_err().to_string().contains("WORKBENCH_VAULT_PASSPHRASE"));
+        assert!(missing.unlock(Secret::new("wrong".into())).is_err());
+        assert!(missing.locked(), "a wrong passphrase leaves it locked");
+        missing.unlock(Secret::new("correct horse".into())).unwrap();
+        assert!(!missing.locked());
+        assert_eq!(missing.get("a").unwrap().unwrap().expose(), "s3cret-value-42");
     }
 }

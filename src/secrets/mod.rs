@@ -52,6 +52,17 @@ pub trait SecretStore: Send + Sync {
     fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError>;
     fn set(&self, key: &str, value: &Secret<String>) -> Result<(), StoreError>;
     fn delete(&self, key: &str) -> Result<bool, StoreError>;
+    /// Whether the store waits for a passphrase the user can type on the local unlock page.
+    fn locked(&self) -> bool {
+        false
+    }
+    /// Unlocks the store with a passphrase typed by the user (only stores that can be locked).
+    fn unlock(&self, _passphrase: Secret<String>) -> Result<(), StoreError> {
+        Err(StoreError::Unavailable {
+            store: self.name(),
+            reason: "this store cannot be unlocked with a passphrase".into(),
+        })
+    }
 }
 
 /// Secrets in process memory only; gone when the process exits.

@@ -426,7 +426,7 @@ async fn environment_connections_need_no_page_and_stay_read_only() {
 }
 
 #[tokio::test]
-async fn a_broken_secret_store_gets_instructions_and_the_server_keeps_working() {
+async fn a_locked_file_store_is_unlocked_on_the_local_page_and_the_server_keeps_working() {
     let home = tempfile::tempdir().unwrap();
     let mut vars = HashMap::new();
     vars.insert("WORKBENCH_HOME".to_string(), home.path().display().to_string());
@@ -443,9 +443,25 @@ async fn a_broken_secret_store_gets_instructions_and_the_server_keeps_working() 
     let t = TestApp { app, home };
     let out = t.call("connect", json!({"integration": "acme"})).await;
     assert!(out.is_error);
-    let msg = out.body["error"].as_str().unwrap();
-    assert!(msg.contains("WORKBENCH_VAULT_PASSPHRASE") && msg.contains("WORKBENCH_<INTEGRATION>_<FIELD>"), "{msg}");
+    assert!(out.body["error"].as_str().unwrap().contains("locked"), "{}", out.body);
     assert_eq!(t.ok("time_get_current", json!({"timezone": "UTC"})).await["now"]["timezone"], "UTC");
+    // The user unlocks it on the local page; then connect works.
+    let url = out.body["unlock_url"].as_str().unwrap().to_string();
+    let http = client();
+    let html = http.get(&url).send().await.unwrap().text().await.unwrap();
+    let token = form_token(&html);
+    let unlocked = http
+        .post(&url)
+        .header("origin", origin_of(&url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("form_token={token}&passphrase=my+own+passphrase"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unlocked.status(), 200);
+    let again = t.call("connect", json!({"integration": "acme"})).await;
+    assert!(!again.is_error, "{}", again.body);
+    assert!(again.body["url"].as_str().unwrap().contains("/connect/"));
 }
 
 #[tokio::test]
