@@ -61,7 +61,11 @@ impl Fake {
     pub async fn start(handler: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Fake {
         let log = Arc::new(Mutex::new(Vec::new()));
         let shared = Shared { handler: Arc::new(handler), log: log.clone() };
-        let app = axum::Router::new().fallback(serve).with_state(shared);
+        // Real APIs take large uploads (Drive, Slack files): no 2 MB default limit here.
+        let app = axum::Router::new()
+            .fallback(serve)
+            .layer(axum::extract::DefaultBodyLimit::max(256 * 1024 * 1024))
+            .with_state(shared);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let addr = listener.local_addr().expect("addr");
         tokio::spawn(async move {
