@@ -110,7 +110,7 @@ pub enum Inject {
 ///
 /// Templates, usable in login-step header values, query values and JSON/form body strings, and in
 /// `attach` values:
-/// - `{{field:NAME}}`: a field of the connection, secret ones included (login steps only);
+/// - `{{field:NAME}}`: a field of the connection, secret ones included;
 ///   `{{field:NAME|default}}` when the field is optional;
 /// - `{{session:NAME}}`: a value captured by an earlier login step;
 /// - `{{host:KEY}}`: the resolved URL of one of the integration's hosts (a `Referer`).

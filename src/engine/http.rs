@@ -205,7 +205,8 @@ async fn send_in_session(
     let Some(connection) = connection else {
         return send(app, integration, deadline, None, request, Vec::new()).await;
     };
-    let reveal = |s: &super::session::Session| revealed.lock().unwrap_or_else(|p| p.into_inner()).extend(s.secret_values());
+    let reveal =
+        |s: &super::session::Session| revealed.lock().unwrap_or_else(|p| p.into_inner()).extend(s.secret_values());
     let session = super::session::current(&app, integration, spec, &connection, deadline, None).await?;
     reveal(&session);
     let attached = super::session::attachments(&app, integration, spec, &session, &connection, request.method)?;

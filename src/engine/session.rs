@@ -120,19 +120,18 @@ async fn login(
         let what = format!("{} {}", template.method.as_str(), template.path);
         let ctx = Ctx { app, integration, connection, values: &values };
         let request = render_request(template, &ctx)?;
-        let reply = match super::http::send(app.clone(), integration, deadline, Some(connection), request, Vec::new())
-            .await
-        {
-            Ok(reply) => reply,
-            Err(ToolError::Upstream { status: status @ (401 | 403), message, retry_after }) => {
-                return Err(ToolError::Upstream {
-                    status,
-                    message: format!("{} refused the login ({what}): {message}", integration.display_name),
-                    retry_after,
-                });
-            }
-            Err(e) => return Err(e),
-        };
+        let reply =
+            match super::http::send(app.clone(), integration, deadline, Some(connection), request, Vec::new()).await {
+                Ok(reply) => reply,
+                Err(ToolError::Upstream { status: status @ (401 | 403), message, retry_after }) => {
+                    return Err(ToolError::Upstream {
+                        status,
+                        message: format!("{} refused the login ({what}): {message}", integration.display_name),
+                        retry_after,
+                    });
+                }
+                Err(e) => return Err(e),
+            };
         for capture in step.capture {
             let (name, value) = captured(&reply, capture).map_err(|missing| ToolError::Upstream {
                 status: reply.status,
@@ -318,20 +317,17 @@ mod tests {
     #[test]
     fn captures_json_values_and_cookies() {
         let r = reply(
-            &[
-                ("set-cookie", "other=1; Path=/"),
-                ("Set-Cookie", "session=abc.def; HttpOnly; Path=/; SameSite=Lax"),
-            ],
+            &[("set-cookie", "other=1; Path=/"), ("Set-Cookie", "session=abc.def; HttpOnly; Path=/; SameSite=Lax")],
             r#"{"result": "csrf-1", "n": 7, "empty": ""}"#,
         );
-        assert_eq!(captured(&r, &Capture::Json { pointer: "/result", name: "csrf" }).unwrap(), ("csrf", "csrf-1".into()));
+        assert_eq!(
+            captured(&r, &Capture::Json { pointer: "/result", name: "csrf" }).unwrap(),
+            ("csrf", "csrf-1".into())
+        );
         assert_eq!(captured(&r, &Capture::Json { pointer: "/n", name: "n" }).unwrap(), ("n", "7".into()));
         assert!(captured(&r, &Capture::Json { pointer: "/empty", name: "e" }).is_err());
         assert!(captured(&r, &Capture::Json { pointer: "/missing", name: "m" }).is_err());
-        assert_eq!(
-            captured(&r, &Capture::Cookie { cookie: "session", name: "s" }).unwrap(),
-            ("s", "abc.def".into())
-        );
+        assert_eq!(captured(&r, &Capture::Cookie { cookie: "session", name: "s" }).unwrap(), ("s", "abc.def".into()));
         assert_eq!(
             captured(&r, &Capture::Cookie { cookie: "nope", name: "s" }).unwrap_err(),
             "'nope' cookie".to_string()

@@ -139,7 +139,9 @@ fn rison_value(c: &[char], i: &mut usize) -> Option<Value> {
 fn the_fakes_rison_decoder_reads_superset_queries() {
     assert_eq!(
         rison("(filters:!((col:dashboard_title,opr:ct,value:'sales report')),page:0,page_size:25)"),
-        Some(json!({"filters": [{"col": "dashboard_title", "opr": "ct", "value": "sales report"}], "page": 0, "page_size": 25}))
+        Some(
+            json!({"filters": [{"col": "dashboard_title", "opr": "ct", "value": "sales report"}], "page": 0, "page_size": 25})
+        )
     );
     assert_eq!(rison("(key:'9f!'x',rows:100,on:!t)"), Some(json!({"key": "9f'x", "rows": 100, "on": true})));
     assert_eq!(rison("(page:0"), None);
@@ -232,7 +234,13 @@ fn datasets() -> Vec<Value> {
     };
     vec![
         base(3, "orders", "public", (1, "analytics"), None),
-        base(4, "orders_by_region", "public", (1, "analytics"), Some("SELECT region, SUM(revenue) AS revenue FROM orders GROUP BY 1")),
+        base(
+            4,
+            "orders_by_region",
+            "public",
+            (1, "analytics"),
+            Some("SELECT region, SUM(revenue) AS revenue FROM orders GROUP BY 1"),
+        ),
         base(5, "events", "raw", (2, "warehouse"), None),
     ]
 }
@@ -377,14 +385,17 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
         let access = if s.careless {
             format!("opaque-access-{n:04}-k2v9x7q3w8")
         } else {
-            format!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJmcmVzaCI6dHJ1ZSwic3ViIjoxLCJuIjo{n}fQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ{n:04}")
+            format!(
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJmcmVzaCI6dHJ1ZSwic3ViIjoxLCJuIjo{n}fQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ{n:04}"
+            )
         };
         if s.expire_on_issue {
             s.expired.insert(access.clone());
         } else {
             s.valid.insert(access.clone());
         }
-        let refresh = format!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0eXBlIjoicmVmcmVzaCIsIm4iOj{n}fQ.cmVmcmVzaC1zaWc{n:04}");
+        let refresh =
+            format!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0eXBlIjoicmVmcmVzaCIsIm4iOj{n}fQ.cmVmcmVzaC1zaWc{n:04}");
         return Reply::json(200, json!({"access_token": access, "refresh_token": refresh}));
     }
     // Everything else under /api/v1 needs the JWT (flask-jwt-extended's answers).
@@ -431,8 +442,10 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
             Some("dashboard_title") if f["opr"] == "ct" => contains(d, "dashboard_title", f),
             _ => false,
         }),
-        ("GET", "/api/v1/dashboard/busy") => Reply::json(429, json!({"message": "429 Too Many Requests: 100 per 1 minute"}))
-            .with_header("retry-after", "120"),
+        ("GET", "/api/v1/dashboard/busy") => {
+            Reply::json(429, json!({"message": "429 Too Many Requests: 100 per 1 minute"}))
+                .with_header("retry-after", "120")
+        }
         ("GET", "/api/v1/dashboard/echo") => {
             // A misbehaving plugin or proxy in front of Superset that echoes what it was sent.
             let csrf = s.sessions.values().next().cloned().unwrap_or_default();
@@ -454,14 +467,16 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
             Reply::json(200, dashboard_charts())
         }
         ("GET", p) if p.starts_with("/api/v1/dashboard/") => not_found(),
-        ("GET", "/api/v1/chart/") => fab_list(r, charts(), "List Charts", |c, f| match (f["col"].as_str(), f["opr"].as_str()) {
-            (Some("slice_name"), Some("ct")) => contains(c, "slice_name", f),
-            (Some("viz_type"), Some("eq")) => c["viz_type"] == f["value"],
-            (Some("dashboards"), Some("rel_m_m")) => {
-                c["dashboards"].as_array().unwrap().iter().any(|d| d["id"] == f["value"])
-            }
-            _ => false,
-        }),
+        ("GET", "/api/v1/chart/") => {
+            fab_list(r, charts(), "List Charts", |c, f| match (f["col"].as_str(), f["opr"].as_str()) {
+                (Some("slice_name"), Some("ct")) => contains(c, "slice_name", f),
+                (Some("viz_type"), Some("eq")) => c["viz_type"] == f["value"],
+                (Some("dashboards"), Some("rel_m_m")) => {
+                    c["dashboards"].as_array().unwrap().iter().any(|d| d["id"] == f["value"])
+                }
+                _ => false,
+            })
+        }
         ("GET", "/api/v1/chart/42/data/") => match r.q("format") {
             Some("json") => {
                 let force = r.q("force") == Some("true");
@@ -500,12 +515,14 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
         ("GET", "/api/v1/chart/43/data/") => {
             Reply::json(400, json!({"message": "Chart has no query context saved. Please save the chart again."}))
         }
-        ("GET", "/api/v1/dataset/") => fab_list(r, datasets(), "List Dataset", |d, f| match (f["col"].as_str(), f["opr"].as_str()) {
-            (Some("table_name"), Some("ct")) => contains(d, "table_name", f),
-            (Some("database"), Some("rel_o_m")) => d["database"]["id"] == f["value"],
-            (Some("schema"), Some("eq")) => d["schema"] == f["value"],
-            _ => false,
-        }),
+        ("GET", "/api/v1/dataset/") => {
+            fab_list(r, datasets(), "List Dataset", |d, f| match (f["col"].as_str(), f["opr"].as_str()) {
+                (Some("table_name"), Some("ct")) => contains(d, "table_name", f),
+                (Some("database"), Some("rel_o_m")) => d["database"]["id"] == f["value"],
+                (Some("schema"), Some("eq")) => d["schema"] == f["value"],
+                _ => false,
+            })
+        }
         ("GET", "/api/v1/database/") => fab_list(r, databases(), "List Database", |d, f| match f["col"].as_str() {
             Some("database_name") => contains(d, "database_name", f),
             _ => false,
@@ -515,8 +532,21 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
                 return Reply::json(400, json!({"message": "Request is not JSON"}));
             }
             let known = [
-                "database_id", "sql", "client_id", "queryLimit", "sql_editor_id", "schema", "catalog", "tab",
-                "ctas_method", "templateParams", "tmp_table_name", "select_as_cta", "json", "runAsync", "expand_data",
+                "database_id",
+                "sql",
+                "client_id",
+                "queryLimit",
+                "sql_editor_id",
+                "schema",
+                "catalog",
+                "tab",
+                "ctas_method",
+                "templateParams",
+                "tmp_table_name",
+                "select_as_cta",
+                "json",
+                "runAsync",
+                "expand_data",
             ];
             if let Some(unknown) = body.as_object().unwrap().keys().find(|k| !known.contains(&k.as_str())) {
                 return Reply::json(400, json!({"message": {unknown: ["Unknown field."]}}));
@@ -569,10 +599,16 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
         ("GET", "/api/v1/sqllab/results/") => {
             let q = r.q("q").and_then(rison).unwrap_or_default();
             if q["key"] != "9f3c1c4e-2b7a-4c1e-8d2f-5a6b7c8d9e0f" {
-                return Reply::json(410, json!({"errors": [{"message": "Data could not be retrieved from the results backend. You need to re-run the original query.", "error_type": "RESULTS_BACKEND_ERROR", "level": "error"}]}));
+                return Reply::json(
+                    410,
+                    json!({"errors": [{"message": "Data could not be retrieved from the results backend. You need to re-run the original query.", "error_type": "RESULTS_BACKEND_ERROR", "level": "error"}]}),
+                );
             }
             let rows = q["rows"].as_u64().unwrap_or(1000);
-            Reply::json(200, sql_payload(311, "asyncq00001", "SELECT region, SUM(revenue) AS revenue FROM orders GROUP BY 1", rows))
+            Reply::json(
+                200,
+                sql_payload(311, "asyncq00001", "SELECT region, SUM(revenue) AS revenue FROM orders GROUP BY 1", rows),
+            )
         }
         ("GET", "/api/v1/sqllab/export/asyncq00001/") => Reply {
             status: 200,
@@ -582,9 +618,10 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
             ],
             body: "region,revenue\nEMEA,1200.5\nAMER,980.0\nAPAC,455.25\n".into(),
         },
-        ("GET", p) if p.starts_with("/api/v1/sqllab/export/") => {
-            Reply::json(404, json!({"errors": [{"message": "The query with client id nope000001 could not be found", "error_type": "RESULTS_BACKEND_ERROR", "level": "error"}]}))
-        }
+        ("GET", p) if p.starts_with("/api/v1/sqllab/export/") => Reply::json(
+            404,
+            json!({"errors": [{"message": "The query with client id nope000001 could not be found", "error_type": "RESULTS_BACKEND_ERROR", "level": "error"}]}),
+        ),
         _ => Reply::json(
             404,
             json!({"errors": [{"message": "404 Not Found: The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.", "error_type": "GENERIC_BACKEND_ERROR", "level": "error"}]}),
@@ -622,7 +659,9 @@ fn paths(fake: &Fake) -> Vec<String> {
 
 /// The access token the fake issued on login `n` (JWT-shaped).
 fn access_token(n: usize) -> String {
-    format!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJmcmVzaCI6dHJ1ZSwic3ViIjoxLCJuIjo{n}fQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ{n:04}")
+    format!(
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJmcmVzaCI6dHJ1ZSwic3ViIjoxLCJuIjo{n}fQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ{n:04}"
+    )
 }
 
 // ---------------------------------------------------------------- login and session
@@ -659,7 +698,12 @@ async fn superset_logs_in_once_then_sends_the_bearer_token_on_reads() {
 
     // The session is kept: the next calls go straight to the API.
     t.ok("superset_list_databases", json!({"search": "ware"})).await;
-    assert_eq!(fake.last().q("q"), Some("(filters:!((col:database_name,opr:ct,value:ware)),order_column:database_name,order_direction:asc,page:0,page_size:50)"));
+    assert_eq!(
+        fake.last().q("q"),
+        Some(
+            "(filters:!((col:database_name,opr:ct,value:ware)),order_column:database_name,order_direction:asc,page:0,page_size:50)"
+        )
+    );
     assert_eq!(state.lock().unwrap().logins, 1);
     assert_eq!(fake.requests().len(), 4);
 }
@@ -808,10 +852,7 @@ async fn superset_identity_logs_in_and_names_the_user() {
     };
     let label = workbench::engine::http::verify_identity(&t.app, integration, conn(PASSWORD)).await.unwrap();
     assert_eq!(label.as_deref(), Some("ada (Ada Lovelace)"));
-    assert_eq!(
-        paths(&fake),
-        ["POST /api/v1/security/login", "GET /api/v1/security/csrf_token/", "GET /api/v1/me/"]
-    );
+    assert_eq!(paths(&fake), ["POST /api/v1/security/login", "GET /api/v1/security/csrf_token/", "GET /api/v1/me/"]);
     assert_eq!(fake.last().header("authorization"), Some(format!("Bearer {}", access_token(1)).as_str()));
 
     let e = workbench::engine::http::verify_identity(&t.app, integration, conn("not-the-password")).await.unwrap_err();
@@ -842,7 +883,10 @@ async fn superset_never_returns_or_records_the_password_or_session_values() {
     let r = t.ok("superset_get_dashboard", json!({"dashboard": "echo", "include_raw": true})).await;
     let access = state.lock().unwrap().valid.iter().next().cloned().unwrap();
     let csrf = state.lock().unwrap().sessions.values().next().cloned().unwrap();
-    assert!(access.starts_with("opaque-access-"), "the token is not JWT-shaped, so only known-value scrubbing can catch it");
+    assert!(
+        access.starts_with("opaque-access-"),
+        "the token is not JWT-shaped, so only known-value scrubbing can catch it"
+    );
     let text = r.to_string();
     for secret in [PASSWORD, access.as_str(), csrf.as_str()] {
         assert!(!text.contains(secret), "{secret} leaked: {text}");
@@ -869,7 +913,9 @@ async fn superset_list_dashboards_filters_and_pages_with_rison() {
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/api/v1/dashboard/"));
     assert_eq!(
         req.q("q"),
-        Some("(filters:!((col:dashboard_title,opr:ct,value:sales)),order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:1)")
+        Some(
+            "(filters:!((col:dashboard_title,opr:ct,value:sales)),order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:1)"
+        )
     );
     assert_eq!(
         r,
@@ -887,7 +933,9 @@ async fn superset_list_dashboards_filters_and_pages_with_rison() {
     let r2 = t.ok("superset_list_dashboards", json!({"search": "sales", "cursor": "1:1"})).await;
     assert_eq!(
         fake.last().q("q"),
-        Some("(filters:!((col:dashboard_title,opr:ct,value:sales)),order_column:changed_on_delta_humanized,order_direction:desc,page:1,page_size:1)")
+        Some(
+            "(filters:!((col:dashboard_title,opr:ct,value:sales)),order_column:changed_on_delta_humanized,order_direction:desc,page:1,page_size:1)"
+        )
     );
     assert_eq!(r2["dashboards"][0]["title"], "Sales Pipeline");
     assert_eq!(r2["dashboards"][0]["status"], "draft");
@@ -902,7 +950,10 @@ async fn superset_list_dashboards_filters_and_pages_with_rison() {
 
     let raw = t.ok("superset_list_dashboards", json!({"include_raw": true})).await;
     let shaped = t.ok("superset_list_dashboards", json!({})).await;
-    assert_eq!(fake.last().q("q"), Some("(order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:25)"));
+    assert_eq!(
+        fake.last().q("q"),
+        Some("(order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:25)")
+    );
     let (raw_len, shaped_len) = (raw["raw"].to_string().len(), shaped.to_string().len());
     eprintln!("superset_list_dashboards: raw {raw_len} bytes -> shaped {shaped_len} bytes");
     assert!(shaped_len * 3 < raw_len, "shaping should cut the payload a lot");
@@ -964,7 +1015,9 @@ async fn superset_list_charts_by_name_type_and_dashboard() {
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/api/v1/chart/"));
     assert_eq!(
         req.q("q"),
-        Some("(filters:!((col:slice_name,opr:ct,value:orders),(col:viz_type,opr:eq,value:table),(col:dashboards,opr:rel_m_m,value:9)),order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:25)")
+        Some(
+            "(filters:!((col:slice_name,opr:ct,value:orders),(col:viz_type,opr:eq,value:table),(col:dashboards,opr:rel_m_m,value:9)),order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:25)"
+        )
     );
     assert_eq!(
         r,
@@ -1026,7 +1079,9 @@ async fn superset_list_datasets_with_database_and_schema_filters() {
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/api/v1/dataset/"));
     assert_eq!(
         req.q("q"),
-        Some("(filters:!((col:table_name,opr:ct,value:orders),(col:database,opr:rel_o_m,value:1)),order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:25)")
+        Some(
+            "(filters:!((col:table_name,opr:ct,value:orders),(col:database,opr:rel_o_m,value:1)),order_column:changed_on_delta_humanized,order_direction:desc,page:0,page_size:25)"
+        )
     );
     assert_eq!(
         r,
@@ -1145,7 +1200,10 @@ async fn superset_run_sql_async_returns_the_state_when_it_takes_too_long() {
         )
         .await;
     let elapsed = started.elapsed();
-    assert!(elapsed >= std::time::Duration::from_millis(900) && elapsed < std::time::Duration::from_secs(5), "{elapsed:?}");
+    assert!(
+        elapsed >= std::time::Duration::from_millis(900) && elapsed < std::time::Duration::from_secs(5),
+        "{elapsed:?}"
+    );
     // Polled right away, after 0.5 s and after 1 s in all.
     assert_eq!(paths(&fake).iter().filter(|p| p.as_str() == "GET /api/v1/query/311").count(), 3, "{:?}", paths(&fake));
     assert_eq!(r["state"], "running");

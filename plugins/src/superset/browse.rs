@@ -44,9 +44,10 @@ pub(crate) async fn list_dashboards(up: Arc<dyn Upstream>, args: ListDashboards)
 }
 
 fn shape_dashboard(d: &Value, base: Option<&str>) -> Value {
-    let status = d["status"].as_str().map(str::to_string).or_else(|| {
-        d["published"].as_bool().map(|p| if p { "published".to_string() } else { "draft".to_string() })
-    });
+    let status = d["status"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| d["published"].as_bool().map(|p| if p { "published".to_string() } else { "draft".to_string() }));
     // Custom tags only (type 1); owner:/type:/favorited_by: tags are Superset's own bookkeeping.
     let tags: Vec<Value> = d["tags"]
         .as_array()
@@ -282,7 +283,8 @@ fn shape_chart_query(q: &Value, limit: usize) -> Value {
         .flatten()
         .map(|f| compact(json!({"column": f["column"], "reason": f["reason"]})))
         .collect();
-    let applied: Vec<Value> = q["applied_filters"].as_array().into_iter().flatten().map(|f| f["column"].clone()).collect();
+    let applied: Vec<Value> =
+        q["applied_filters"].as_array().into_iter().flatten().map(|f| f["column"].clone()).collect();
     compact(json!({
         "columns": columns,
         "column_types": q["coltypes"].as_array().map(|t| t.iter().map(generic_type).collect::<Vec<_>>()),
@@ -304,7 +306,9 @@ pub(super) fn rows_of(data: &[Value], columns: &[String], limit: usize) -> Vec<V
     data.iter()
         .take(limit)
         .map(|row| match row {
-            Value::Object(o) => Value::Array(columns.iter().map(|c| o.get(c).cloned().unwrap_or(Value::Null)).collect()),
+            Value::Object(o) => {
+                Value::Array(columns.iter().map(|c| o.get(c).cloned().unwrap_or(Value::Null)).collect())
+            }
             other => other.clone(),
         })
         .collect()
@@ -353,9 +357,10 @@ pub(crate) async fn list_datasets(up: Arc<dyn Upstream>, args: ListDatasets) -> 
         .flatten()
         .map(|d| {
             let (sql, sql_cut) = cut(d["sql"].as_str().filter(|s| !s.trim().is_empty()), SQL_BUDGET);
-            let kind = d["kind"].as_str().map(str::to_string).or_else(|| {
-                Some(if sql.is_null() { "physical".to_string() } else { "virtual".to_string() })
-            });
+            let kind = d["kind"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| Some(if sql.is_null() { "physical".to_string() } else { "virtual".to_string() }));
             compact(json!({
                 "id": d["id"],
                 "name": d["table_name"],

@@ -297,7 +297,11 @@ fn paging(limit: u32, cursor: Option<&str>) -> Result<(u32, u32), ToolError> {
     let parsed = c.split_once(':').and_then(|(p, n)| Some((p.parse::<u32>().ok()?, n.parse::<u32>().ok()?)));
     match parsed {
         Some((page, size)) if (1..=MAX_PAGE).contains(&size) => Ok((page, size)),
-        _ => Err(invalid("cursor", format!("cursor '{c}' is not one this tool issued"), "pass next_cursor from the previous call")),
+        _ => Err(invalid(
+            "cursor",
+            format!("cursor '{c}' is not one this tool issued"),
+            "pass next_cursor from the previous call",
+        )),
     }
 }
 

@@ -89,11 +89,12 @@ pub(crate) async fn run_sql(up: Arc<dyn Upstream>, args: RunSql) -> Result<Value
     }
     // Async: SQL Lab queued the query. Poll its state, then fetch the stored results.
     let query = &payload["query"];
-    let query_id = query["queryId"].as_u64().or_else(|| query["serverId"].as_u64()).ok_or_else(|| ToolError::Upstream {
-        status: 202,
-        message: "SQL Lab accepted the query but did not say its id".into(),
-        retry_after: None,
-    })?;
+    let query_id =
+        query["queryId"].as_u64().or_else(|| query["serverId"].as_u64()).ok_or_else(|| ToolError::Upstream {
+            status: 202,
+            message: "SQL Lab accepted the query but did not say its id".into(),
+            retry_after: None,
+        })?;
     let client_id = query["id"].as_str().unwrap_or(&client_id).to_string();
     let budget = Duration::from_secs(args.max_wait_seconds);
     let mut waited = Duration::ZERO;
@@ -115,12 +116,12 @@ pub(crate) async fn run_sql(up: Arc<dyn Upstream>, args: RunSql) -> Result<Value
                     })));
                 };
                 let rison = rison::encode(&json!({"key": key, "rows": args.limit}));
-                let results =
-                    up.send(HttpRequest::get("/api/v1/sqllab/results/").query("q", rison)).await?.json()?;
+                let results = up.send(HttpRequest::get("/api/v1/sqllab/results/").query("q", rison)).await?.json()?;
                 return Ok(with_raw(shape_results(&results, args.limit as usize), args.include_raw, &results));
             }
             "failed" | "stopped" | "timed_out" => {
-                let message = q["error_message"].as_str().filter(|m| !m.is_empty()).unwrap_or("the query did not finish");
+                let message =
+                    q["error_message"].as_str().filter(|m| !m.is_empty()).unwrap_or("the query did not finish");
                 return Err(ToolError::Upstream {
                     status: 400,
                     message: format!("SQL Lab query {query_id} {state}: {message}"),
@@ -200,10 +201,9 @@ pub(crate) struct ExportCsv {
 
 pub(crate) async fn export_csv(up: Arc<dyn Upstream>, args: ExportCsv) -> Result<Value, ToolError> {
     let (req, source) = match (&args.chart_id, &args.sql_client_id) {
-        (Some(id), None) => (
-            HttpRequest::get(format!("/api/v1/chart/{id}/data/")).query("format", "csv"),
-            json!({"chart_id": id}),
-        ),
+        (Some(id), None) => {
+            (HttpRequest::get(format!("/api/v1/chart/{id}/data/")).query("format", "csv"), json!({"chart_id": id}))
+        }
         (None, Some(client)) if !client.trim().is_empty() => (
             HttpRequest::get(format!("/api/v1/sqllab/export/{}/", encode_segment(client.trim()))),
             json!({"sql_client_id": client.trim()}),
