@@ -1255,3 +1255,92 @@ async fn superset_export_csv_of_a_chart_or_a_sql_lab_result() {
     assert_eq!(gone["status"], 404);
     assert!(gone["message"].as_str().unwrap().contains("could not be found"), "{gone}");
 }
+
+// ---------------------------------------------------------------- the connect page
+
+fn form_encode(pairs: &[(&str, &str)]) -> String {
+    let enc = |s: &str| {
+        s.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect::<String>()
+    };
+    pairs.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&")
+}
+
+#[tokio::test]
+async fn superset_connects_on_the_local_page_and_reuses_the_verified_session() {
+    let (fake, state) = start(false).await;
+    let t = app_with(&[]);
+    let out = t.call("connect", json!({"integration": "superset"})).await;
+    assert!(!out.is_error, "{}", out.body);
+    assert_eq!(out.body["authType"], "cookie");
+    let url = out.body["url"].as_str().unwrap().to_string();
+    let origin = url[..url.find("/connect/").unwrap()].to_string();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let html = http.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("name=\"base_url\"") && html.contains("name=\"username\""), "{html}");
+    assert!(html.contains("name=\"password\"") && html.contains("type=\"password\""), "{html}");
+    let token = |html: &str| {
+        let at = html.find("name=\"form_token\" value=\"").unwrap() + 25;
+        html[at..at + html[at..].find('"').unwrap()].to_string()
+    };
+    let post = |body: String| {
+        http.post(&url)
+            .header("origin", &origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let wrong = post(form_encode(&[
+        ("form_token", &token(&html)),
+        ("base_url", &fake.url),
+        ("username", USERNAME),
+        ("password", "guess-guess-guess"),
+    ]))
+    .await
+    .unwrap();
+    assert_eq!(wrong.status(), 400);
+    let wrong_html = wrong.text().await.unwrap();
+    assert!(wrong_html.contains("Not authorized") && wrong_html.contains("Nothing was stored"), "{wrong_html}");
+    assert!(!wrong_html.contains("guess-guess-guess"));
+
+    let good = post(form_encode(&[
+        ("form_token", &token(&wrong_html)),
+        ("base_url", &fake.url),
+        ("username", USERNAME),
+        ("password", PASSWORD),
+    ]))
+    .await
+    .unwrap();
+    assert_eq!(good.status(), 200);
+    assert!(good.text().await.unwrap().contains("connected to Apache Superset as ada (Ada Lovelace)"));
+    let meta = t.app.storage.connection_meta("superset").unwrap().unwrap();
+    assert_eq!(
+        (meta.public_fields["base_url"].as_str(), meta.public_fields["username"].as_str()),
+        (Some(fake.url.as_str()), Some(USERNAME))
+    );
+    assert!(meta.public_fields.get("password").is_none());
+
+    // The session the connect page opened belongs to this exact connection: tools reuse it.
+    t.ok("superset_list_dashboards", json!({})).await;
+    assert_eq!(state.lock().unwrap().logins, 1);
+    assert_eq!(fake.last().path, "/api/v1/dashboard/");
+
+    // Disconnecting forgets the session too: the same credential has to log in again.
+    t.ok("connection_delete_credentials", json!({"integration": "superset"})).await;
+    assert_eq!(t.err("superset_list_dashboards", json!({})).await["code"], "NOT_CONNECTED");
+    let again = workbench::auth::from_fields(
+        &plugins::superset::INTEGRATION,
+        fields(&[("base_url", &fake.url), ("username", USERNAME), ("password", PASSWORD)]),
+        workbench::auth::Source::Store,
+    );
+    workbench::engine::http::verify_identity(&t.app, &plugins::superset::INTEGRATION, again).await.unwrap();
+    assert_eq!(state.lock().unwrap().logins, 2);
+}
