@@ -1344,3 +1344,18 @@ async fn superset_connects_on_the_local_page_and_reuses_the_verified_session() {
     workbench::engine::http::verify_identity(&t.app, &plugins::superset::INTEGRATION, again).await.unwrap();
     assert_eq!(state.lock().unwrap().logins, 2);
 }
+
+#[tokio::test]
+async fn superset_tools_are_found_by_what_people_ask() {
+    let t = app_with(&[]);
+    for (query, want) in [
+        ("run a SQL query in SQL Lab", "superset_run_sql"),
+        ("list our BI dashboards", "superset_list_dashboards"),
+        ("numbers behind the revenue chart", "superset_get_chart_data"),
+        ("export chart data as csv", "superset_export_csv"),
+        ("which databases can I query in superset", "superset_list_databases"),
+    ] {
+        let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
+        assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
+    }
+}
