@@ -85,6 +85,8 @@ pub struct App {
     pub listener: tokio::sync::OnceCell<crate::connect::ListenerInfo>,
     /// One lock per integration so concurrent callers wait for the same token refresh.
     pub refresh_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Login sessions of `Inject::Session` integrations, in memory only.
+    pub sessions: crate::engine::session::Sessions,
     http: OnceLock<reqwest::Client>,
 }
 
@@ -123,6 +125,7 @@ impl App {
             unlock_pages: Mutex::new(HashMap::new()),
             listener: tokio::sync::OnceCell::new(),
             refresh_locks: Mutex::new(HashMap::new()),
+            sessions: Default::default(),
             http: OnceLock::new(),
         })
     }

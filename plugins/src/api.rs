@@ -28,7 +28,8 @@ pub enum AuthKind {
     ApiKey,
     /// Authorization code with PKCE through the loopback listener.
     OAuth2,
-    /// Username and password login producing a session cookie (Superset).
+    /// Username and password login producing a session (JWT, cookie, CSRF token): the engine
+    /// logs in with [`Inject::Session`] (Superset).
     Cookie,
 }
 
@@ -95,6 +96,68 @@ pub enum Inject {
     },
     /// Query parameters `(param, field)`, e.g. Trello's `key` and `token`.
     Query(&'static [(&'static str, &'static str)]),
+    /// A login session the engine opens from the connection's fields and keeps in memory
+    /// (Superset: username and password -> JWT, CSRF token and `session` cookie). See
+    /// [`SessionSpec`].
+    Session(&'static SessionSpec),
+}
+
+/// A login session, described declaratively: the engine runs the login steps on first use,
+/// keeps the captured values in memory per integration (one login at a time, shared by
+/// concurrent calls), attaches them to every later request as `attach` says, and logs in again
+/// once when a request is refused with 401 (or an answer listed in `renew_on`). Captured values
+/// never reach a plugin, a result, a log line or the audit log.
+///
+/// Templates, usable in login-step header values, query values and JSON/form body strings, and in
+/// `attach` values:
+/// - `{{field:NAME}}`: a field of the connection, secret ones included;
+///   `{{field:NAME|default}}` when the field is optional;
+/// - `{{session:NAME}}`: a value captured by an earlier login step;
+/// - `{{host:KEY}}`: the resolved URL of one of the integration's hosts (a `Referer`).
+#[derive(Debug)]
+pub struct SessionSpec {
+    /// Requests sent in order to open a session; nothing else is attached to them.
+    pub login: &'static [LoginStep],
+    /// How the session rides on every other request.
+    pub attach: &'static [Attach],
+    /// Error answers besides 401 that mean the session is no longer valid: a status and a piece
+    /// of the provider's message (`""` matches any), e.g. `(400, "CSRF")`.
+    pub renew_on: &'static [(u16, &'static str)],
+}
+
+/// One login request and what to keep from its answer. A 401/403 answer means the connection's
+/// credential was refused; a value that cannot be captured fails the login.
+#[derive(Debug)]
+pub struct LoginStep {
+    pub request: fn() -> HttpRequest,
+    pub capture: &'static [Capture],
+}
+
+/// A value a login step keeps, under a session value name.
+#[derive(Debug, Clone, Copy)]
+pub enum Capture {
+    /// A string (or number) at a JSON Pointer in the answer's body, e.g. `/access_token`.
+    Json { pointer: &'static str, name: &'static str },
+    /// A cookie the answer sets (`Set-Cookie: <cookie>=...`).
+    Cookie { cookie: &'static str, name: &'static str },
+}
+
+/// Which requests an [`Attach`] rule applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    All,
+    /// POST, PUT, PATCH and DELETE (what CSRF protection guards).
+    Writes,
+}
+
+/// How session values are attached to requests. Values are templates (see [`SessionSpec`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Attach {
+    /// A header, e.g. `Authorization: Bearer {{session:access_token}}`; it wins over a plugin's
+    /// header of the same name.
+    Header { name: &'static str, value: &'static str, on: On },
+    /// A cookie in the `Cookie` header, e.g. `session={{session:session_cookie}}`.
+    Cookie { name: &'static str, value: &'static str, on: On },
 }
 
 /// The cheap call that proves a credential works, and how to name the account it belongs to.
@@ -361,6 +424,12 @@ pub trait Upstream: Send + Sync {
     fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>>;
     /// A fresh random id (128 bits, hex), e.g. for Stripe's `Idempotency-Key` or MIME boundaries.
     fn new_id(&self) -> String;
+    /// Waits before polling again (an async job's status). The engine never waits past the
+    /// call's deadline; implementations without a clock (test mocks) return at once.
+    fn sleep(&self, duration: std::time::Duration) -> BoxFuture<()> {
+        let _ = duration;
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// A problem with one argument, in terms an agent can act on.

@@ -36,6 +36,7 @@ pub mod pagerduty;
 pub mod sentry;
 pub mod slack;
 pub mod stripe;
+pub mod superset;
 pub mod todoist;
 pub mod trello;
 pub mod wikipedia;
@@ -59,6 +60,7 @@ pub static INTEGRATIONS: &[&Integration] = &[
     &google_drive::INTEGRATION,
     &google_sheets::INTEGRATION,
     &google_calendar::INTEGRATION,
+    &superset::INTEGRATION,
     &airtable::INTEGRATION,
     &hubspot::INTEGRATION,
     &stripe::INTEGRATION,

@@ -101,6 +101,8 @@ impl Connection {
                     }
                 }
             }
+            // The engine's session layer logs in and attaches the session (engine::session).
+            Inject::Session(_) => {}
         }
         (headers, query)
     }

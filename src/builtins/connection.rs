@@ -73,5 +73,6 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
         }
     }
     let erased = crate::auth::erase(&app, integration.name).map_err(|e| ToolError::Internal(e.to_string()))?;
+    app.sessions.forget(integration.name);
     Ok(json!({ "integration": integration.name, "deleted": erased, "revoked_remote": revoked }))
 }

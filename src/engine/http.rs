@@ -3,16 +3,18 @@
 //! It resolves the integration's host (with overrides), attaches the User-Agent (and, for
 //! credentialed integrations, the credential), enforces the call's deadline and a body size cap,
 //! retries a 429 once or twice when `Retry-After` fits in the deadline, and maps error statuses to
-//! `ToolError::Upstream` with the provider's own message.
+//! `ToolError::Upstream` with the provider's own message. Integrations whose credential is a login
+//! (`Inject::Session`) get their session from [`super::session`]: opened on first use, attached to
+//! each request, and renewed once when a request finds it expired.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use plugins::api::{Body, BoxFuture, HttpRequest, HttpResponse, Integration, ToolError, Upstream};
+use plugins::api::{Body, BoxFuture, HttpRequest, HttpResponse, Inject, Integration, ToolError, Upstream};
 use serde_json::Value;
 
 use crate::app::App;
-use crate::auth::Connection;
+use crate::auth::{Connection, SecretPairs};
 
 /// Largest response body a plugin may receive.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
@@ -26,7 +28,13 @@ pub struct EngineUpstream {
     pub deadline: Instant,
     /// The credential for this call; replaced when an OAuth token is refreshed mid-call.
     connection: Arc<Mutex<Option<Arc<Connection>>>>,
+    /// Session values (tokens, cookies) this call attached; the engine scrubs them from what the
+    /// call returns and records.
+    revealed: Revealed,
 }
+
+/// Secret values an upstream attached to requests that are not the connection's own fields.
+pub type Revealed = Arc<Mutex<Vec<String>>>;
 
 /// Seconds before expiry at which an OAuth token is refreshed ahead of use.
 const REFRESH_AHEAD_SECS: i64 = 60;
@@ -38,7 +46,18 @@ impl EngineUpstream {
         deadline: Instant,
         connection: Option<Arc<Connection>>,
     ) -> Self {
-        EngineUpstream { app, integration, deadline, connection: Arc::new(Mutex::new(connection)) }
+        EngineUpstream {
+            app,
+            integration,
+            deadline,
+            connection: Arc::new(Mutex::new(connection)),
+            revealed: Revealed::default(),
+        }
+    }
+
+    /// The session values this upstream attaches, as the call goes (for the call's scrubber).
+    pub fn revealed(&self) -> Revealed {
+        self.revealed.clone()
     }
 
     fn current(&self) -> Option<Arc<Connection>> {
@@ -112,7 +131,12 @@ impl Upstream for EngineUpstream {
         let integration = self.integration;
         let deadline = self.deadline;
         let slot = self.connection.clone();
+        let revealed = self.revealed.clone();
         Box::pin(async move {
+            if let Inject::Session(spec) = integration.auth.inject {
+                let connection = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                return send_in_session(app, integration, spec, deadline, connection, request, revealed).await;
+            }
             let mut connection = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let stale = connection.as_ref().is_some_and(|c| {
                 refreshable(c)
@@ -129,14 +153,15 @@ impl Upstream for EngineUpstream {
                     }
                 }
             }
-            let result = send(app.clone(), integration, deadline, connection.clone(), request.clone()).await;
+            let result =
+                send(app.clone(), integration, deadline, connection.as_deref(), request.clone(), Vec::new()).await;
             // A 401 with a refreshable token: refresh once and try again.
             if let (Err(ToolError::Upstream { status: 401, .. }), Some(c)) = (&result, connection.as_ref())
                 && refreshable(c)
             {
                 let fresh = Arc::new(crate::connect::oauth::refresh(&app, integration, c).await?);
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh.clone());
-                return send(app, integration, deadline, Some(fresh), request).await;
+                return send(app, integration, deadline, Some(&fresh), request, Vec::new()).await;
             }
             result
         })
@@ -159,20 +184,62 @@ impl Upstream for EngineUpstream {
     fn new_id(&self) -> String {
         crate::ids::random_hex(16)
     }
+
+    fn sleep(&self, duration: Duration) -> BoxFuture<()> {
+        let until = (Instant::now() + duration).min(self.deadline);
+        Box::pin(async move { tokio::time::sleep_until(until.into()).await })
+    }
 }
 
-async fn send(
+/// Sends a request of a session integration: with the current session attached, and once more
+/// with a fresh login when the answer says the session expired.
+async fn send_in_session(
+    app: Arc<App>,
+    integration: &'static Integration,
+    spec: &'static plugins::api::SessionSpec,
+    deadline: Instant,
+    connection: Option<Arc<Connection>>,
+    request: HttpRequest,
+    revealed: Revealed,
+) -> Result<HttpResponse, ToolError> {
+    let Some(connection) = connection else {
+        return send(app, integration, deadline, None, request, Vec::new()).await;
+    };
+    let reveal =
+        |s: &super::session::Session| revealed.lock().unwrap_or_else(|p| p.into_inner()).extend(s.secret_values());
+    let session = super::session::current(&app, integration, spec, &connection, deadline, None).await?;
+    reveal(&session);
+    let attached = super::session::attachments(&app, integration, spec, &session, &connection, request.method)?;
+    let result = send(app.clone(), integration, deadline, Some(&connection), request.clone(), attached).await;
+    match result {
+        Err(e) if super::session::expired(spec, &e) => {
+            tracing::info!(integration = integration.name, "the session expired; logging in again");
+            let fresh =
+                super::session::current(&app, integration, spec, &connection, deadline, Some(session.id)).await?;
+            reveal(&fresh);
+            let attached = super::session::attachments(&app, integration, spec, &fresh, &connection, request.method)?;
+            send(app, integration, deadline, Some(&connection), request, attached).await
+        }
+        other => other,
+    }
+}
+
+/// Sends one request: host resolved, the connection's `Inject` credential and any `extra`
+/// (session) headers attached, 429 retried within the deadline, error statuses mapped.
+pub(crate) async fn send(
     app: Arc<App>,
     integration: &'static Integration,
     deadline: Instant,
-    connection: Option<Arc<Connection>>,
+    connection: Option<&Connection>,
     req: HttpRequest,
+    extra: SecretPairs,
 ) -> Result<HttpResponse, ToolError> {
-    let base = host_url(&app, integration, req.host, &req.host_vars, connection.as_deref())?;
-    let (auth_headers, auth_query) = match &connection {
+    let base = host_url(&app, integration, req.host, &req.host_vars, connection)?;
+    let (mut auth_headers, auth_query) = match connection {
         Some(c) => c.injection(&integration.auth.inject),
         None => (Vec::new(), Vec::new()),
     };
+    auth_headers.extend(extra);
     let url = format!("{base}{}", req.path);
     let method =
         reqwest::Method::from_bytes(req.method.as_str().as_bytes()).map_err(|e| ToolError::Internal(e.to_string()))?;
@@ -297,6 +364,25 @@ pub async fn verify_identity(
     let Some(identity) = integration.auth.identity else { return Ok(None) };
     let deadline = Instant::now() + app.settings.call_timeout.min(Duration::from_secs(20));
     let upstream = EngineUpstream::new(app.clone(), integration, deadline, Some(Arc::new(connection)));
+    let result = identity_of(integration, &identity, &upstream).await;
+    // Session values (a login's tokens) are not connection fields; the caller cannot scrub them.
+    let revealed = upstream.revealed().lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let scrubber = super::scrub::Scrubber::new(revealed);
+    result.map_err(|e| match e {
+        ToolError::Upstream { status, message, retry_after } => {
+            ToolError::Upstream { status, message: scrubber.text(&message), retry_after }
+        }
+        ToolError::Network(m) => ToolError::Network(scrubber.text(&m)),
+        ToolError::Internal(m) => ToolError::Internal(scrubber.text(&m)),
+        other => other,
+    })
+}
+
+async fn identity_of(
+    integration: &'static Integration,
+    identity: &plugins::api::Identity,
+    upstream: &EngineUpstream,
+) -> Result<Option<String>, ToolError> {
     match upstream.send((identity.request)()).await {
         Ok(reply) => {
             let body = reply.json()?;

@@ -6,6 +6,7 @@ pub mod cap;
 pub mod files;
 pub mod http;
 pub mod scrub;
+pub mod session;
 pub mod template;
 
 use std::collections::{HashMap, HashSet};
@@ -369,15 +370,24 @@ async fn run_entry(
 
     let timeout = app.settings.call_timeout;
     let deadline = Instant::now() + timeout;
+    let mut revealed = None;
     let task = match entry.runner {
         Runner::Plugin { integration, run } => {
             let upstream = Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection));
+            revealed = Some(upstream.revealed());
             tokio::spawn(run(upstream, args))
         }
         Runner::Builtin(run) => tokio::spawn(run(app.clone(), args)),
     };
     let abort = task.abort_handle();
-    match tokio::time::timeout(timeout, task).await {
+    let finished = tokio::time::timeout(timeout, task).await;
+    // Session values (login tokens, cookies) the call used are secrets like the connection's own.
+    if let Some(revealed) = revealed {
+        for secret in revealed.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            scrubber.add(secret);
+        }
+    }
+    match finished {
         Err(_) => {
             abort.abort();
             Err(ToolFailure::new(

@@ -28,5 +28,6 @@ mod registry;
 mod sentry;
 mod slack;
 mod stripe;
+mod superset;
 mod todoist;
 mod trello;

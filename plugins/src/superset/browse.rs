@@ -1,0 +1,441 @@
+//! Dashboards, charts (and the data behind them), datasets and databases.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::*;
+
+// ------------------------------------------------------------------------------ dashboards
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListDashboards {
+    /// Only dashboards whose title contains this text (case-insensitive).
+    search: Option<String>,
+    /// How many dashboards to return (1-100).
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 100))]
+    limit: u32,
+    /// Opaque cursor from a previous call's next_cursor, for the next page.
+    cursor: Option<String>,
+    /// Also return Superset's full list items under "raw".
+    #[serde(default)]
+    include_raw: bool,
+}
+
+pub(crate) async fn list_dashboards(up: Arc<dyn Upstream>, args: ListDashboards) -> Result<Value, ToolError> {
+    let (page, size) = paging(args.limit, args.cursor.as_deref())?;
+    let filters: Vec<Value> =
+        search_term(&args.search).map(|s| filter("dashboard_title", "ct", json!(s))).into_iter().collect();
+    let q = list_q(filters, ("changed_on_delta_humanized", "desc"), page, size);
+    let body = up.send(HttpRequest::get("/api/v1/dashboard/").query("q", q)).await?.json()?;
+    let base = base_url(&*up);
+    let dashboards: Vec<Value> =
+        body["result"].as_array().into_iter().flatten().map(|d| shape_dashboard(d, base.as_deref())).collect();
+    let out = compact(json!({
+        "count": body["count"],
+        "dashboards": dashboards,
+        "next_cursor": next_cursor(&body["count"], page, size),
+    }));
+    Ok(with_raw(out, args.include_raw, &body["result"]))
+}
+
+fn shape_dashboard(d: &Value, base: Option<&str>) -> Value {
+    let status = d["status"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| d["published"].as_bool().map(|p| if p { "published".to_string() } else { "draft".to_string() }));
+    // Custom tags only (type 1); owner:/type:/favorited_by: tags are Superset's own bookkeeping.
+    let tags: Vec<Value> = d["tags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"].as_u64() == Some(1) || t["type"] == "custom")
+        .map(|t| t["name"].clone())
+        .collect();
+    let changed_by = match &d["changed_by_name"] {
+        Value::String(s) if !s.is_empty() => json!(s),
+        _ => person(&d["changed_by"]),
+    };
+    compact(json!({
+        "id": d["id"],
+        "title": d["dashboard_title"],
+        "slug": d["slug"],
+        "status": status,
+        "url": link(base, &d["url"]),
+        "changed_on": d.get("changed_on_utc").or_else(|| d.get("changed_on")),
+        "changed": d["changed_on_delta_humanized"],
+        "changed_by": changed_by,
+        "owners": people(&d["owners"]),
+        "certified_by": d["certified_by"].as_str().filter(|s| !s.is_empty()),
+        "tags": (!tags.is_empty()).then_some(tags),
+    }))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GetDashboard {
+    /// The dashboard's numeric id (e.g. 7) or its slug (e.g. "sales"), as in its URL /superset/dashboard/<id or slug>/.
+    dashboard: IdOrSlug,
+    /// Also return Superset's full dashboard and charts payloads under "raw".
+    #[serde(default)]
+    include_raw: bool,
+}
+
+pub(crate) async fn get_dashboard(up: Arc<dyn Upstream>, args: GetDashboard) -> Result<Value, ToolError> {
+    let path = format!("/api/v1/dashboard/{}", encode_segment(&args.dashboard.0));
+    let (dashboard, charts) = futures_util::future::try_join(
+        up.send(HttpRequest::get(path.clone())),
+        up.send(HttpRequest::get(format!("{path}/charts"))),
+    )
+    .await?;
+    let (dashboard, charts) = (dashboard.json()?, charts.json()?);
+    let d = &dashboard["result"];
+    let base = base_url(&*up);
+    let mut out = shape_dashboard(d, base.as_deref());
+    let chart_list: Vec<Value> = charts["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            compact(json!({
+                "id": c["id"],
+                "name": c["slice_name"],
+                "viz_type": c["viz_type"].as_str().or_else(|| c["form_data"]["viz_type"].as_str()),
+                "description": c["description"].as_str().filter(|s| !s.is_empty()),
+                "url": link(base.as_deref(), c.get("slice_url").unwrap_or(&c["url"])),
+            }))
+        })
+        .collect();
+    let metadata: Value = d["json_metadata"].as_str().and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
+    let filters: Vec<Value> = metadata["native_filter_configuration"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            compact(json!({
+                "id": f["id"],
+                "name": f["name"],
+                "type": f["filterType"],
+                "column": f["targets"][0]["column"]["name"],
+                "dataset_id": f["targets"][0]["datasetId"],
+            }))
+        })
+        .collect();
+    if let Value::Object(o) = &mut out {
+        o.insert("chart_count".into(), json!(chart_list.len()));
+        o.insert("charts".into(), Value::Array(chart_list));
+        if !filters.is_empty() {
+            o.insert("native_filters".into(), Value::Array(filters));
+        }
+    }
+    Ok(with_raw(out, args.include_raw, &json!({"dashboard": d, "charts": charts["result"]})))
+}
+
+// ---------------------------------------------------------------------------------- charts
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListCharts {
+    /// Only charts whose name contains this text (case-insensitive).
+    search: Option<String>,
+    /// Only charts of this visualization type, e.g. "table", "pie", "big_number_total", "echarts_timeseries_line".
+    viz_type: Option<String>,
+    /// Only charts on this dashboard (its numeric id).
+    dashboard_id: Option<u64>,
+    /// How many charts to return (1-100).
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 100))]
+    limit: u32,
+    /// Opaque cursor from a previous call's next_cursor, for the next page.
+    cursor: Option<String>,
+    /// Also return Superset's full list items under "raw".
+    #[serde(default)]
+    include_raw: bool,
+}
+
+pub(crate) async fn list_charts(up: Arc<dyn Upstream>, args: ListCharts) -> Result<Value, ToolError> {
+    let (page, size) = paging(args.limit, args.cursor.as_deref())?;
+    let mut filters = Vec::new();
+    if let Some(s) = search_term(&args.search) {
+        filters.push(filter("slice_name", "ct", json!(s)));
+    }
+    if let Some(v) = search_term(&args.viz_type) {
+        filters.push(filter("viz_type", "eq", json!(v)));
+    }
+    if let Some(id) = args.dashboard_id {
+        filters.push(filter("dashboards", "rel_m_m", json!(id)));
+    }
+    let q = list_q(filters, ("changed_on_delta_humanized", "desc"), page, size);
+    let body = up.send(HttpRequest::get("/api/v1/chart/").query("q", q)).await?.json()?;
+    let base = base_url(&*up);
+    let charts: Vec<Value> = body["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let dashboards: Vec<Value> = c["dashboards"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| compact(json!({"id": d["id"], "title": d["dashboard_title"]})))
+                .collect();
+            compact(json!({
+                "id": c["id"],
+                "name": c["slice_name"],
+                "viz_type": c["viz_type"],
+                "dataset": c["datasource_name_text"],
+                "dataset_id": c["datasource_id"],
+                "description": c["description"].as_str().filter(|s| !s.is_empty()),
+                "dashboards": (!dashboards.is_empty()).then_some(dashboards),
+                "url": link(base.as_deref(), &c["url"]),
+                "changed_on": c["changed_on_utc"],
+                "changed_by": c["changed_by_name"].as_str().filter(|s| !s.is_empty()),
+                "owners": people(&c["owners"]),
+                "certified_by": c["certified_by"].as_str().filter(|s| !s.is_empty()),
+            }))
+        })
+        .collect();
+    let out = compact(json!({
+        "count": body["count"],
+        "charts": charts,
+        "next_cursor": next_cursor(&body["count"], page, size),
+    }));
+    Ok(with_raw(out, args.include_raw, &body["result"]))
+}
+
+fn default_rows() -> usize {
+    100
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GetChartData {
+    /// The chart's numeric id (superset_list_charts, or slice_id in an explore URL).
+    chart_id: u64,
+    /// Most rows to return per query (1-10000); the chart's own row limit applies first.
+    #[serde(default = "default_rows")]
+    #[schemars(range(min = 1, max = 10000))]
+    limit: usize,
+    /// Bypass Superset's cache and run the chart's query again.
+    #[serde(default)]
+    force: bool,
+    /// Apply this dashboard's native filters (their saved defaults) to the chart's query.
+    filters_dashboard_id: Option<u64>,
+    /// Also return Superset's full data payload under "raw".
+    #[serde(default)]
+    include_raw: bool,
+}
+
+pub(crate) async fn get_chart_data(up: Arc<dyn Upstream>, args: GetChartData) -> Result<Value, ToolError> {
+    let req = HttpRequest::get(format!("/api/v1/chart/{}/data/", args.chart_id))
+        .query("format", "json")
+        .query_opt("force", args.force.then_some("true"))
+        .query_opt("filters_dashboard_id", args.filters_dashboard_id);
+    let resp = up.send(req).await?;
+    let body = resp.json()?;
+    if resp.status == 202 {
+        // Global async queries: Superset queued the query; the cache serves it once it ran.
+        return Ok(compact(json!({
+            "chart_id": args.chart_id,
+            "status": "pending",
+            "job_id": body["job_id"],
+            "note": "Superset is running this chart's query in the background (async queries are on); call again in a few seconds without force to read the cached result.",
+        })));
+    }
+    let queries: Vec<Value> =
+        body["result"].as_array().into_iter().flatten().map(|q| shape_chart_query(q, args.limit)).collect();
+    let mut queries = queries.into_iter();
+    let mut out = json!({"chart_id": args.chart_id});
+    if let (Value::Object(o), Some(Value::Object(first))) = (&mut out, queries.next()) {
+        o.extend(first);
+    }
+    let others: Vec<Value> = queries.collect();
+    if !others.is_empty() {
+        out["other_queries"] = Value::Array(others);
+    }
+    Ok(with_raw(out, args.include_raw, &body))
+}
+
+/// Superset's GenericDataType numbers as words.
+fn generic_type(t: &Value) -> Value {
+    match t.as_u64() {
+        Some(0) => json!("numeric"),
+        Some(1) => json!("string"),
+        Some(2) => json!("temporal"),
+        Some(3) => json!("boolean"),
+        _ => t.clone(),
+    }
+}
+
+fn shape_chart_query(q: &Value, limit: usize) -> Value {
+    let columns: Vec<String> =
+        q["colnames"].as_array().into_iter().flatten().filter_map(|c| c.as_str().map(str::to_string)).collect();
+    let data = q["data"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let rows = rows_of(data, &columns, limit);
+    let (sql, sql_cut) = cut(q["query"].as_str(), SQL_BUDGET);
+    let rejected: Vec<Value> = q["rejected_filters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| compact(json!({"column": f["column"], "reason": f["reason"]})))
+        .collect();
+    let applied: Vec<Value> =
+        q["applied_filters"].as_array().into_iter().flatten().map(|f| f["column"].clone()).collect();
+    compact(json!({
+        "columns": columns,
+        "column_types": q["coltypes"].as_array().map(|t| t.iter().map(generic_type).collect::<Vec<_>>()),
+        "rows": rows,
+        "row_count": q["rowcount"].as_u64().unwrap_or(data.len() as u64),
+        "truncated": (data.len() > limit).then_some(true),
+        "is_cached": q["is_cached"].as_bool().filter(|c| *c),
+        "cached_at": q["cached_dttm"],
+        "applied_filters": (!applied.is_empty()).then_some(applied),
+        "rejected_filters": (!rejected.is_empty()).then_some(rejected),
+        "sql": sql,
+        "sql_truncated": sql_cut.then_some(true),
+        "error": q["error"],
+    }))
+}
+
+/// Row objects as arrays in column order (compact), at most `limit` of them.
+pub(super) fn rows_of(data: &[Value], columns: &[String], limit: usize) -> Vec<Value> {
+    data.iter()
+        .take(limit)
+        .map(|row| match row {
+            Value::Object(o) => {
+                Value::Array(columns.iter().map(|c| o.get(c).cloned().unwrap_or(Value::Null)).collect())
+            }
+            other => other.clone(),
+        })
+        .collect()
+}
+
+// -------------------------------------------------------------------------------- datasets
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListDatasets {
+    /// Only datasets whose table name contains this text (case-insensitive).
+    search: Option<String>,
+    /// Only datasets of this database (its numeric id, from superset_list_databases).
+    database_id: Option<u64>,
+    /// Only datasets in this schema, e.g. "public".
+    schema: Option<String>,
+    /// How many datasets to return (1-100).
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 100))]
+    limit: u32,
+    /// Opaque cursor from a previous call's next_cursor, for the next page.
+    cursor: Option<String>,
+    /// Also return Superset's full list items under "raw".
+    #[serde(default)]
+    include_raw: bool,
+}
+
+pub(crate) async fn list_datasets(up: Arc<dyn Upstream>, args: ListDatasets) -> Result<Value, ToolError> {
+    let (page, size) = paging(args.limit, args.cursor.as_deref())?;
+    let mut filters = Vec::new();
+    if let Some(s) = search_term(&args.search) {
+        filters.push(filter("table_name", "ct", json!(s)));
+    }
+    if let Some(id) = args.database_id {
+        filters.push(filter("database", "rel_o_m", json!(id)));
+    }
+    if let Some(s) = search_term(&args.schema) {
+        filters.push(filter("schema", "eq", json!(s)));
+    }
+    let q = list_q(filters, ("changed_on_delta_humanized", "desc"), page, size);
+    let body = up.send(HttpRequest::get("/api/v1/dataset/").query("q", q)).await?.json()?;
+    let base = base_url(&*up);
+    let datasets: Vec<Value> = body["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            let (sql, sql_cut) = cut(d["sql"].as_str().filter(|s| !s.trim().is_empty()), SQL_BUDGET);
+            let kind = d["kind"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| Some(if sql.is_null() { "physical".to_string() } else { "virtual".to_string() }));
+            compact(json!({
+                "id": d["id"],
+                "name": d["table_name"],
+                "schema": d["schema"],
+                "catalog": d["catalog"],
+                "database": d["database"]["database_name"],
+                "database_id": d["database"]["id"],
+                "kind": kind,
+                "description": d["description"].as_str().filter(|s| !s.is_empty()),
+                "sql": sql,
+                "sql_truncated": sql_cut.then_some(true),
+                "url": link(base.as_deref(), &d["explore_url"]),
+                "changed_on": d["changed_on_utc"],
+                "changed_by": d["changed_by_name"].as_str().filter(|s| !s.is_empty()),
+                "owners": people(&d["owners"]),
+            }))
+        })
+        .collect();
+    let out = compact(json!({
+        "count": body["count"],
+        "datasets": datasets,
+        "next_cursor": next_cursor(&body["count"], page, size),
+    }));
+    Ok(with_raw(out, args.include_raw, &body["result"]))
+}
+
+// ------------------------------------------------------------------------------- databases
+
+fn default_database_limit() -> u32 {
+    50
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListDatabases {
+    /// Only databases whose name contains this text (case-insensitive).
+    search: Option<String>,
+    /// How many databases to return (1-100).
+    #[serde(default = "default_database_limit")]
+    #[schemars(range(min = 1, max = 100))]
+    limit: u32,
+    /// Opaque cursor from a previous call's next_cursor, for the next page.
+    cursor: Option<String>,
+    /// Also return Superset's full list items under "raw".
+    #[serde(default)]
+    include_raw: bool,
+}
+
+pub(crate) async fn list_databases(up: Arc<dyn Upstream>, args: ListDatabases) -> Result<Value, ToolError> {
+    let (page, size) = paging(args.limit, args.cursor.as_deref())?;
+    let filters: Vec<Value> =
+        search_term(&args.search).map(|s| filter("database_name", "ct", json!(s))).into_iter().collect();
+    let q = list_q(filters, ("database_name", "asc"), page, size);
+    let body = up.send(HttpRequest::get("/api/v1/database/").query("q", q)).await?.json()?;
+    let databases: Vec<Value> = body["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            compact(json!({
+                "id": d["id"],
+                "name": d["database_name"],
+                "backend": d["backend"],
+                "in_sql_lab": d["expose_in_sqllab"],
+                "allow_dml": d["allow_dml"],
+                "allow_run_async": d["allow_run_async"],
+                "allow_file_upload": d["allow_file_upload"].as_bool().filter(|a| *a),
+                "changed": d["changed_on_delta_humanized"],
+            }))
+        })
+        .collect();
+    let out = compact(json!({
+        "count": body["count"],
+        "databases": databases,
+        "next_cursor": next_cursor(&body["count"], page, size),
+    }));
+    Ok(with_raw(out, args.include_raw, &body["result"]))
+}

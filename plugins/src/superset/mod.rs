@@ -1,0 +1,426 @@
+//! Apache Superset (self-hosted, per-user host): dashboards, charts and their data, datasets,
+//! databases, CSV export and SQL Lab.
+//!
+//! The credential is a login, not a token: the engine logs in with the connection's username and
+//! password (`POST /api/v1/security/login`), fetches a CSRF token and the `session` cookie
+//! (`GET /api/v1/security/csrf_token/`), and attaches `Authorization: Bearer <access token>` to
+//! every request plus `X-CSRFToken`, `Referer` and the cookie to writes ([`SESSION`]). This module
+//! never sees any of it. Lists take a Rison `q` (`page`/`page_size`), which this module builds
+//! from plain parameters and turns into an opaque `cursor`.
+
+mod browse;
+mod rison;
+mod sqllab;
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value, json};
+
+use crate::api::*;
+use crate::tool;
+
+/// How the engine logs in to Superset and keeps the session.
+pub static SESSION: SessionSpec = SessionSpec {
+    login: &[
+        LoginStep {
+            request: || {
+                HttpRequest::post("/api/v1/security/login").json(json!({
+                    "username": "{{field:username}}",
+                    "password": "{{field:password}}",
+                    "provider": "{{field:provider|db}}",
+                    "refresh": true,
+                }))
+            },
+            capture: &[Capture::Json { pointer: "/access_token", name: "access_token" }],
+        },
+        LoginStep {
+            request: || {
+                HttpRequest::get("/api/v1/security/csrf_token/")
+                    .header("authorization", "Bearer {{session:access_token}}")
+            },
+            capture: &[
+                Capture::Json { pointer: "/result", name: "csrf_token" },
+                Capture::Cookie { cookie: "session", name: "session_cookie" },
+            ],
+        },
+    ],
+    attach: &[
+        Attach::Header { name: "authorization", value: "Bearer {{session:access_token}}", on: On::All },
+        Attach::Header { name: "x-csrftoken", value: "{{session:csrf_token}}", on: On::Writes },
+        Attach::Header { name: "referer", value: "{{host:base_url}}", on: On::Writes },
+        Attach::Cookie { name: "session", value: "{{session:session_cookie}}", on: On::Writes },
+    ],
+    // Flask-WTF answers a stale or foreign CSRF token with 400 "The CSRF ... token ...".
+    renew_on: &[(400, "CSRF")],
+};
+
+pub static INTEGRATION: Integration = Integration {
+    name: "superset",
+    display_name: "Apache Superset",
+    version: "1.0.0",
+    auth: AuthSpec {
+        kind: AuthKind::Cookie,
+        fields: &[
+            Field {
+                name: "base_url",
+                label: "Superset URL",
+                secret: false,
+                required: true,
+                help: "The address you open Superset at, e.g. https://superset.example.com",
+            },
+            Field {
+                name: "username",
+                label: "Username",
+                secret: false,
+                required: true,
+                help: "Your Superset login (a database or LDAP user; SSO-only accounts cannot log in here)",
+            },
+            Field {
+                name: "password",
+                label: "Password",
+                secret: true,
+                required: true,
+                help: "Used only to log in to your Superset; workbench keeps the session in memory",
+            },
+            Field {
+                name: "provider",
+                label: "Login provider",
+                secret: false,
+                required: false,
+                help: "db (the default) or ldap, as your Superset's AUTH_TYPE says",
+            },
+        ],
+        inject: Inject::Session(&SESSION),
+        identity: Some(Identity {
+            request: || HttpRequest::get("/api/v1/me/"),
+            label: |b| {
+                let u = &b["result"];
+                let name = [u["first_name"].as_str(), u["last_name"].as_str()]
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                match u["username"].as_str() {
+                    Some(login) if !name.is_empty() => Some(format!("{login} ({name})")),
+                    Some(login) => Some(login.to_string()),
+                    None => (!name.is_empty()).then_some(name),
+                }
+            },
+        }),
+        oauth: None,
+    },
+    // Single words here count as naming Superset in a search (catalogue §4).
+    keywords: &["dashboard", "chart", "SQL Lab", "BI", "analytics", "visualization", "dataset", "Preset"],
+    hosts: &[Host { key: "base_url", default_url: "https://{base_url}" }],
+    curl_proxy: true,
+    tools: &[
+        tool! {
+            name: "superset_list_dashboards",
+            effect: Read,
+            args: browse::ListDashboards,
+            run: browse::list_dashboards,
+            keywords: ["dashboards", "reports", "BI", "analytics", "find dashboard", "KPI"],
+            description: "List Apache Superset dashboards (BI reports), optionally filtered by title, most recently changed first, with status (published/draft), owners and links.",
+        },
+        tool! {
+            name: "superset_get_dashboard",
+            effect: Read,
+            args: browse::GetDashboard,
+            run: browse::get_dashboard,
+            keywords: ["dashboard details", "charts on dashboard", "filters", "report", "BI"],
+            description: "Get one Superset dashboard by id or slug: title, status, owners, native filters and the charts on it (ids, names, visualization types) to read data from.",
+        },
+        tool! {
+            name: "superset_list_charts",
+            effect: Read,
+            args: browse::ListCharts,
+            run: browse::list_charts,
+            keywords: ["charts", "visualizations", "slices", "graphs", "plots", "find chart"],
+            description: "List Superset charts (visualizations, slices), filtered by name, visualization type or the dashboard they are on, with their dataset and dashboards.",
+        },
+        tool! {
+            name: "superset_get_chart_data",
+            effect: Read,
+            args: browse::GetChartData,
+            run: browse::get_chart_data,
+            keywords: ["chart data", "numbers behind", "rows", "metrics", "values", "results", "underlying data"],
+            description: "Get the rows behind a saved Superset chart (its saved query: metrics, groupings, filters), as columns and rows, optionally with a dashboard's native filters applied or the cache bypassed.",
+        },
+        tool! {
+            name: "superset_export_csv",
+            effect: Read,
+            args: sqllab::ExportCsv,
+            run: sqllab::export_csv,
+            keywords: ["CSV", "export", "download", "spreadsheet", "save data", "SQL Lab results"],
+            description: "Export a Superset chart's data, or a SQL Lab query's results (by its client id), as CSV: returned inline (cut at max_chars) or written to a local file.",
+        },
+        tool! {
+            name: "superset_list_datasets",
+            effect: Read,
+            args: browse::ListDatasets,
+            run: browse::list_datasets,
+            keywords: ["datasets", "tables", "data sources", "virtual dataset", "schema", "physical table"],
+            description: "List Superset datasets (physical tables and virtual SQL datasets) with their database and schema, filtered by name, database or schema.",
+        },
+        tool! {
+            name: "superset_list_databases",
+            effect: Read,
+            args: browse::ListDatabases,
+            run: browse::list_databases,
+            keywords: ["databases", "connections", "data warehouse", "database id", "backend", "SQL Lab"],
+            description: "List the database connections in Superset (ids to run SQL Lab queries against), with backend and whether DML and async queries are allowed.",
+        },
+        tool! {
+            name: "superset_run_sql",
+            effect: Write,
+            args: sqllab::RunSql,
+            run: sqllab::run_sql,
+            keywords: ["SQL", "query", "SQL Lab", "SELECT", "run query", "execute", "ad hoc query", "warehouse"],
+            description: "Run a SQL query in Superset SQL Lab against one of its databases and return the columns and rows (row limit applies; long queries can run async and are polled). Treated as a write: SQL may change data when the database allows DML.",
+        },
+    ],
+    error_message,
+};
+
+/// Most rows a list page holds (FAB's `page_size` cap).
+const MAX_PAGE: u32 = 100;
+/// Budget for SQL text echoed back (a chart's or query's SQL).
+const SQL_BUDGET: usize = 2_000;
+
+/// Superset's error shapes: `{message}` (a string, or field -> messages from validation),
+/// `{errors: [{message, error_type}]}`, flask-jwt-extended's `{msg}`, and `{error}`.
+fn error_message(body: &Value) -> Option<String> {
+    match &body["message"] {
+        Value::String(s) if !s.is_empty() => return Some(s.clone()),
+        Value::Object(fields) if !fields.is_empty() => {
+            let parts: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {}", flatten(v))).collect();
+            return Some(parts.join("; "));
+        }
+        _ => {}
+    }
+    let errors: Vec<String> = body["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["message"].as_str().or_else(|| e.as_str()).map(str::to_string))
+        .collect();
+    if !errors.is_empty() {
+        return Some(errors.join("; "));
+    }
+    body["msg"].as_str().or_else(|| body["error"].as_str()).map(str::to_string)
+}
+
+fn flatten(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(flatten).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => map.iter().map(|(k, v)| format!("{k}: {}", flatten(v))).collect::<Vec<_>>().join("; "),
+        other => other.to_string(),
+    }
+}
+
+/// The Superset address links are made absolute with (the connection's `base_url`).
+fn base_url(up: &dyn Upstream) -> Option<String> {
+    let base = up.field("base_url")?;
+    let base = base.trim().trim_end_matches('/');
+    if base.is_empty() {
+        return None;
+    }
+    Some(if base.starts_with("http://") || base.starts_with("https://") {
+        base.to_string()
+    } else {
+        format!("https://{base}")
+    })
+}
+
+/// An absolute link from Superset's relative `url` (`/superset/dashboard/7/`).
+fn link(base: Option<&str>, relative: &Value) -> Value {
+    match (relative.as_str(), base) {
+        (Some(r), _) if r.starts_with("http") => json!(r),
+        (Some(r), Some(b)) if r.starts_with('/') => json!(format!("{b}{r}")),
+        (Some(r), _) => json!(r),
+        _ => Value::Null,
+    }
+}
+
+/// `first last` of a FAB user object, or null.
+fn person(user: &Value) -> Value {
+    let name = [user["first_name"].as_str(), user["last_name"].as_str()]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if name.is_empty() { user["username"].clone() } else { json!(name) }
+}
+
+/// Names of an array of users, or null when there are none.
+fn people(users: &Value) -> Value {
+    match users.as_array() {
+        Some(a) if !a.is_empty() => Value::Array(a.iter().map(person).collect()),
+        _ => Value::Null,
+    }
+}
+
+/// Text cut to a budget: the value and whether it was cut.
+fn cut(text: Option<&str>, max: usize) -> (Value, bool) {
+    match text {
+        Some(t) => {
+            let (t, cut) = truncate_chars(t, max);
+            (Value::String(t), cut)
+        }
+        None => (Value::Null, false),
+    }
+}
+
+/// Inserts `raw` into a shaped object when asked.
+fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
+    if include_raw && let Value::Object(o) = &mut shaped {
+        o.insert("raw".into(), raw.clone());
+    }
+    shaped
+}
+
+fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
+    ToolError::InvalidArguments {
+        message: message.into(),
+        problems: vec![ArgProblem { path: format!("/{arg}"), problem: problem.into() }],
+    }
+}
+
+/// The page and page size to ask for: from the cursor when continuing, else page 0 of `limit`.
+fn paging(limit: u32, cursor: Option<&str>) -> Result<(u32, u32), ToolError> {
+    let Some(c) = cursor else { return Ok((0, limit.clamp(1, MAX_PAGE))) };
+    let parsed = c.split_once(':').and_then(|(p, n)| Some((p.parse::<u32>().ok()?, n.parse::<u32>().ok()?)));
+    match parsed {
+        Some((page, size)) if (1..=MAX_PAGE).contains(&size) => Ok((page, size)),
+        _ => Err(invalid(
+            "cursor",
+            format!("cursor '{c}' is not one this tool issued"),
+            "pass next_cursor from the previous call",
+        )),
+    }
+}
+
+/// The cursor of the next page, when `count` says there is one.
+fn next_cursor(count: &Value, page: u32, size: u32) -> Option<String> {
+    let count = count.as_u64()?;
+    ((u64::from(page) + 1) * u64::from(size) < count).then(|| format!("{}:{size}", page + 1))
+}
+
+/// A FAB filter `(col:..,opr:..,value:..)`.
+fn filter(col: &str, opr: &str, value: Value) -> Value {
+    json!({"col": col, "opr": opr, "value": value})
+}
+
+/// The Rison `q` of a list request: filters, order, page.
+fn list_q(filters: Vec<Value>, order: (&str, &str), page: u32, size: u32) -> String {
+    let mut q = Map::new();
+    if !filters.is_empty() {
+        q.insert("filters".into(), Value::Array(filters));
+    }
+    q.insert("order_column".into(), json!(order.0));
+    q.insert("order_direction".into(), json!(order.1));
+    q.insert("page".into(), json!(page));
+    q.insert("page_size".into(), json!(size));
+    rison::encode(&Value::Object(q))
+}
+
+/// A search string, trimmed; `None` when blank.
+fn search_term(s: &Option<String>) -> Option<String> {
+    s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+/// A dashboard given as a numeric id or a slug.
+#[derive(Debug, Clone)]
+pub(crate) struct IdOrSlug(pub String);
+
+impl<'de> Deserialize<'de> for IdOrSlug {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if !s.trim().is_empty() => Ok(IdOrSlug(s.trim().to_string())),
+            Value::Number(n) if n.is_u64() => Ok(IdOrSlug(n.to_string())),
+            other => Err(serde::de::Error::custom(format!("expected a dashboard id or slug, got {other}"))),
+        }
+    }
+}
+
+impl JsonSchema for IdOrSlug {
+    fn schema_name() -> Cow<'static, str> {
+        "IdOrSlug".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["string", "integer"], "minLength": 1})
+    }
+}
+
+fn default_limit() -> u32 {
+    25
+}
+
+fn default_text_budget() -> usize {
+    10_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_shapes() {
+        assert_eq!(error_message(&json!({"message": "Not found"})).unwrap(), "Not found");
+        assert_eq!(
+            error_message(&json!({"message": {"database_id": ["Missing data for required field."]}})).unwrap(),
+            "database_id: Missing data for required field."
+        );
+        assert_eq!(
+            error_message(&json!({"errors": [{"message": "400 Bad Request: The CSRF token is missing.", "error_type": "GENERIC_BACKEND_ERROR"}]}))
+                .unwrap(),
+            "400 Bad Request: The CSRF token is missing."
+        );
+        assert_eq!(error_message(&json!({"msg": "Token has expired"})).unwrap(), "Token has expired");
+        assert_eq!(error_message(&json!({"foo": 1})), None);
+    }
+
+    #[test]
+    fn cursors_round_trip() {
+        assert_eq!(paging(25, None).unwrap(), (0, 25));
+        assert_eq!(paging(500, None).unwrap(), (0, 100));
+        assert_eq!(paging(25, Some("2:10")).unwrap(), (2, 10));
+        assert!(paging(25, Some("x")).is_err());
+        assert!(paging(25, Some("1:0")).is_err());
+        assert_eq!(next_cursor(&json!(30), 0, 25).as_deref(), Some("1:25"));
+        assert_eq!(next_cursor(&json!(25), 0, 25), None);
+        assert_eq!(next_cursor(&Value::Null, 0, 25), None);
+    }
+
+    #[test]
+    fn list_queries_are_rison() {
+        let q = list_q(
+            vec![filter("dashboard_title", "ct", json!("sales report"))],
+            ("changed_on_delta_humanized", "desc"),
+            1,
+            25,
+        );
+        assert_eq!(
+            q,
+            "(filters:!((col:dashboard_title,opr:ct,value:'sales report')),order_column:changed_on_delta_humanized,order_direction:desc,page:1,page_size:25)"
+        );
+    }
+
+    #[test]
+    fn links_become_absolute() {
+        assert_eq!(
+            link(Some("https://bi.example.com"), &json!("/superset/dashboard/7/")),
+            json!("https://bi.example.com/superset/dashboard/7/")
+        );
+        assert_eq!(link(None, &json!("/x")), json!("/x"));
+        assert_eq!(link(Some("https://b"), &Value::Null), Value::Null);
+    }
+}
