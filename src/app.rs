@@ -81,6 +81,8 @@ pub struct App {
     pub pending_secrets: Mutex<HashMap<String, PendingSecret>>,
     /// Unlock pages for a locked secret store: id -> (expiry, unspent form tokens).
     pub unlock_pages: Mutex<HashMap<String, (Instant, Vec<String>)>>,
+    /// Live checks of cookie/session integrations for list_integrations: integration -> (when, ok).
+    pub live_checks: Mutex<HashMap<String, (Instant, bool)>>,
     /// The loopback listener, started on first need.
     pub listener: tokio::sync::OnceCell<crate::connect::ListenerInfo>,
     /// One lock per integration so concurrent callers wait for the same token refresh.
@@ -123,6 +125,7 @@ impl App {
             pending: Mutex::new(HashMap::new()),
             pending_secrets: Mutex::new(HashMap::new()),
             unlock_pages: Mutex::new(HashMap::new()),
+            live_checks: Mutex::new(HashMap::new()),
             listener: tokio::sync::OnceCell::new(),
             refresh_locks: Mutex::new(HashMap::new()),
             sessions: Default::default(),

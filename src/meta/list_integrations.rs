@@ -1,19 +1,50 @@
-//! list_integrations: every integration with its connection state.
+//! list_integrations: every integration with its connection state. `connected` is true for public
+//! integrations, "a credential exists" for token and OAuth ones, and a live login check for
+//! session (cookie) ones, cached briefly so listing stays cheap.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use plugins::api::{AuthKind, Inject, Integration};
 use serde_json::{Value, json};
 
 use super::ok;
 use crate::app::App;
 use crate::engine::Outcome;
 
-pub fn run(app: &Arc<App>) -> Outcome {
-    let integrations: Vec<Value> = app
-        .registry
-        .integrations()
-        .iter()
-        .map(|i| json!({ "name": i.name, "version": i.version, "connected": app.is_connected(i.name) }))
-        .collect();
+/// How long a live session check stays valid.
+const LIVE_CHECK_TTL: Duration = Duration::from_secs(60);
+
+pub async fn run(app: &Arc<App>) -> Outcome {
+    let mut integrations: Vec<Value> = Vec::new();
+    for i in app.registry.integrations() {
+        let connected =
+            if i.auth.kind == AuthKind::Cookie { live_check(app, i).await } else { app.is_connected(i.name) };
+        integrations.push(json!({ "name": i.name, "version": i.version, "connected": connected }));
+    }
     ok(json!({ "integrations": integrations }))
+}
+
+async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {
+    if !app.is_connected(integration.name) {
+        return false;
+    }
+    if let Some((at, ok)) = app.live_checks.lock().unwrap_or_else(|p| p.into_inner()).get(integration.name)
+        && at.elapsed() < LIVE_CHECK_TTL
+    {
+        return *ok;
+    }
+    let ok = match (integration.auth.inject, app.connection(integration)) {
+        (Inject::Session(spec), Ok(Some(connection))) => {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            crate::engine::session::current(app, integration, spec, &connection, deadline, None).await.is_ok()
+        }
+        (_, Ok(Some(_))) => true,
+        _ => false,
+    };
+    app.live_checks
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(integration.name.to_string(), (Instant::now(), ok));
+    ok
 }

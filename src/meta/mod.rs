@@ -235,7 +235,7 @@ pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Outcome> {
         "get_tool_schema" => get_tool_schema::run(app, args),
         "execute_tools" => execute_tools::run(app, args).await,
         "whoami" => whoami::run(app).await,
-        "list_integrations" => list_integrations::run(app),
+        "list_integrations" => list_integrations::run(app).await,
         "connect" | "get_auth_url" => connect::run(app, args).await,
         "wait_for_connection" => wait_for_connection::run(app, args).await,
         "curl_session" => curl_session::run(app, args),

@@ -180,6 +180,18 @@ fn registry_matches_the_catalogue_spec() {
         }
     }
     assert!(missing.is_empty(), "catalogue tools missing from the registry: {missing:?}");
+    // Every integration of the catalogue ships.
+    let spec_integrations: HashSet<&str> = spec["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["integration"].as_str())
+        .filter(|i| *i != "builtin")
+        .collect();
+    let unshipped: Vec<&&str> = spec_integrations.iter().filter(|i| !shipped.contains(**i)).collect();
+    assert!(unshipped.is_empty(), "catalogue integrations not shipped: {unshipped:?}");
+    let plugin_tools = registry.tools().iter().filter(|t| t.plugin().is_some()).count();
+    assert_eq!(plugin_tools as u64, spec["plugin_tool_count"].as_u64().unwrap(), "every catalogue plugin tool exists");
     for t in registry.tools() {
         assert!(names.contains(t.name), "{} is not in the catalogue", t.name);
     }

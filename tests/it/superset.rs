@@ -1359,3 +1359,22 @@ async fn superset_tools_are_found_by_what_people_ask() {
         assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
     }
 }
+
+#[tokio::test]
+async fn list_integrations_checks_the_superset_session_live_and_caches_it() {
+    let entry = |out: &Value| {
+        out["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "superset").unwrap()["connected"].clone()
+    };
+    let (t, fake, _) = sup().await;
+    let out = t.call("list_integrations", json!({})).await;
+    assert_eq!(entry(&out.body), true);
+    let logins = || fake.requests().iter().filter(|r| r.path == "/api/v1/security/login").count();
+    assert_eq!(logins(), 1, "the check logged in");
+    t.call("list_integrations", json!({})).await;
+    assert_eq!(logins(), 1, "a second listing uses the cached check");
+
+    let (fake2, _) = start(false).await;
+    let wrong = app_for(&fake2, "not-the-password");
+    let out = wrong.call("list_integrations", json!({})).await;
+    assert_eq!(entry(&out.body), false, "credentials that no longer log in are not connected");
+}
