@@ -503,6 +503,45 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> (String, bool) {
     }
 }
 
+/// Adds the provider's whole payload as `raw` when the agent asked for it (`include_raw`).
+pub fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
+    if include_raw && let Value::Object(o) = &mut shaped {
+        o.insert("raw".into(), raw.clone());
+    }
+    shaped
+}
+
+/// Merges the members of `extra` into `base` (both objects).
+pub fn merge(mut base: Value, extra: Value) -> Value {
+    if let (Value::Object(b), Value::Object(e)) = (&mut base, extra) {
+        b.extend(e);
+    }
+    base
+}
+
+/// An argument problem at one parameter (`arg` is its name or a JSON Pointer).
+pub fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
+    let path = if arg.is_empty() || arg.starts_with('/') { arg.to_string() } else { format!("/{arg}") };
+    ToolError::InvalidArguments {
+        message: message.into(),
+        problems: vec![ArgProblem { path, problem: problem.into() }],
+    }
+}
+
+/// Checks a `YYYY-MM-DD` date argument.
+pub fn check_date(arg: &str, value: &str) -> Result<(), ToolError> {
+    let b = value.as_bytes();
+    let ok = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(arg, format!("'{value}' is not a date in YYYY-MM-DD form"), "expected YYYY-MM-DD"))
+    }
+}
+
 /// Drops `null` values from a JSON object so shaped results stay small.
 pub fn compact(mut value: Value) -> Value {
     if let Value::Object(map) = &mut value {

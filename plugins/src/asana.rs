@@ -128,13 +128,6 @@ fn default_limit() -> u32 {
     50
 }
 
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
 /// The `data` of a response, and the whole body (for `next_page` and `raw`).
 async fn fetch(up: &dyn Upstream, req: HttpRequest) -> Result<(Value, Value), ToolError> {
     let body = up.send(req).await?.json()?;
@@ -168,22 +161,6 @@ fn gid(path: &str, value: &str) -> Result<String, ToolError> {
         });
     }
     Ok(encode_segment(v))
-}
-
-fn check_date(path: &str, value: &str) -> Result<(), ToolError> {
-    let b = value.as_bytes();
-    let ok = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not a date in YYYY-MM-DD form"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
-        })
-    }
 }
 
 fn shape_task(t: &Value) -> Value {

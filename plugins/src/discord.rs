@@ -155,13 +155,6 @@ fn snowflake(path: &str, id: &str) -> Result<String, ToolError> {
     }
 }
 
-fn with_raw(mut out: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw {
-        out["raw"] = raw.clone();
-    }
-    out
-}
-
 fn channel_type(t: u64) -> &'static str {
     match t {
         0 => "text",

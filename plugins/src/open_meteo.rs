@@ -276,22 +276,6 @@ struct GetHistorical {
     timezone: String,
 }
 
-fn check_date(path: &str, value: &str) -> Result<(), ToolError> {
-    let b = value.as_bytes();
-    let ok = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not a date in YYYY-MM-DD form"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
-        })
-    }
-}
-
 async fn get_historical(up: Arc<dyn Upstream>, args: GetHistorical) -> Result<Value, ToolError> {
     check_date("/start_date", &args.start_date)?;
     check_date("/end_date", &args.end_date)?;

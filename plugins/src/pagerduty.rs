@@ -188,13 +188,6 @@ fn next_cursor(body: &Value, offset: u32, returned: usize) -> Option<String> {
     (body["more"].as_bool() == Some(true) && returned > 0).then(|| (offset as usize + returned).to_string())
 }
 
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
 fn many(req: HttpRequest, key: &str, values: &Option<Vec<String>>) -> HttpRequest {
     values.iter().flatten().fold(req, |r, v| r.query(key, v))
 }

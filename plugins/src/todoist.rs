@@ -118,13 +118,6 @@ fn default_limit() -> u32 {
     50
 }
 
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
 fn todoist_id(path: &str, value: &str) -> Result<String, ToolError> {
     let v = value.trim();
     if v.is_empty() || v.len() > 64 || !v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
@@ -136,20 +129,15 @@ fn todoist_id(path: &str, value: &str) -> Result<String, ToolError> {
     Ok(encode_segment(v))
 }
 
-fn check_date(path: &str, value: &str) -> Result<(), ToolError> {
-    let b = value.as_bytes();
-    let ok = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not a date in YYYY-MM-DD form (use due_string for words like \"tomorrow\")"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
-        })
-    }
+/// A due date as YYYY-MM-DD; words like "tomorrow" belong in due_string, and the error says so.
+fn check_due_date(path: &str, value: &str) -> Result<(), ToolError> {
+    check_date(path, value).map_err(|_| {
+        invalid(
+            path,
+            format!("'{value}' is not a date in YYYY-MM-DD form (use due_string for words like \"tomorrow\")"),
+            "expected YYYY-MM-DD",
+        )
+    })
 }
 
 /// API priority 4 is the app's p1 (urgent); 1 is p4 (normal).
@@ -308,7 +296,7 @@ async fn create_task(up: Arc<dyn Upstream>, args: CreateTask) -> Result<Value, T
         });
     }
     if let Some(d) = &args.due_date {
-        check_date("/due_date", d)?;
+        check_due_date("/due_date", d)?;
     }
     if args.quick_add {
         let extra: Vec<&str> = [
@@ -403,7 +391,7 @@ async fn update_task(up: Arc<dyn Upstream>, args: UpdateTask) -> Result<Value, T
         });
     }
     if let Some(d) = &args.due_date {
-        check_date("/due_date", d)?;
+        check_due_date("/due_date", d)?;
     }
     let mut body = Map::new();
     for (key, value) in [

@@ -156,13 +156,6 @@ fn trello_id(path: &str, value: &str) -> Result<String, ToolError> {
     Ok(encode_segment(v))
 }
 
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
 fn parse_offset(cursor: &Option<String>) -> Result<usize, ToolError> {
     match cursor {
         None => Ok(0),

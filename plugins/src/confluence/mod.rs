@@ -227,10 +227,6 @@ fn page_link(base: &Option<String>, page: &Value) -> Value {
     }
 }
 
-fn invalid(path: &str, message: String, problem: &str) -> ToolError {
-    ToolError::InvalidArguments { message, problems: vec![ArgProblem { path: path.into(), problem: problem.into() }] }
-}
-
 fn check_id(path: &str, id: &str) -> Result<(), ToolError> {
     if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
         Ok(())
@@ -331,17 +327,13 @@ fn build_cql(args: &SearchPages) -> Result<String, ToolError> {
             if args.space_key.is_some() {
                 return Err(invalid(
                     "/space_key",
-                    "space_key only applies to query; put `space = KEY` in the CQL instead".into(),
+                    "space_key only applies to query; put `space = KEY` in the CQL instead",
                     "not used with cql",
                 ));
             }
             Ok(c.to_string())
         }
-        _ => Err(invalid(
-            "",
-            "give either query (words) or cql, not both and not neither".into(),
-            "expected query or cql",
-        )),
+        _ => Err(invalid("", "give either query (words) or cql, not both and not neither", "expected query or cql")),
     }
 }
 
@@ -495,7 +487,7 @@ async fn list_pages(up: Arc<dyn Upstream>, args: ListPages) -> Result<Value, Too
             if sort == Some("child-position") {
                 return Err(invalid(
                     "/sort",
-                    "position order applies to child pages (parent_id)".into(),
+                    "position order applies to child pages (parent_id)",
                     "use with parent_id",
                 ));
             }
@@ -508,25 +500,21 @@ async fn list_pages(up: Arc<dyn Upstream>, args: ListPages) -> Result<Value, Too
             if args.title.is_some() {
                 return Err(invalid(
                     "/title",
-                    "title filters the pages of a space; it cannot be used with parent_id".into(),
+                    "title filters the pages of a space; it cannot be used with parent_id",
                     "use with space_id",
                 ));
             }
             if matches!(sort, Some("title" | "-title")) {
                 return Err(invalid(
                     "/sort",
-                    "child pages cannot be sorted by title; use position, created or modified".into(),
+                    "child pages cannot be sorted by title; use position, created or modified",
                     "unsupported for child pages",
                 ));
             }
             (HttpRequest::get(format!("/api/v2/pages/{parent}/children")), json!({ "parent_id": parent }))
         }
         _ => {
-            return Err(invalid(
-                "",
-                "give exactly one of space_id or parent_id".into(),
-                "expected space_id or parent_id",
-            ));
+            return Err(invalid("", "give exactly one of space_id or parent_id", "expected space_id or parent_id"));
         }
     };
     let req = req
@@ -639,10 +627,10 @@ struct UpdatePage {
 async fn update_page(up: Arc<dyn Upstream>, args: UpdatePage) -> Result<Value, ToolError> {
     check_id("/page_id", &args.page_id)?;
     if args.title.is_none() && args.body.is_none() {
-        return Err(invalid("", "nothing to change: give title and/or body".into(), "expected title or body"));
+        return Err(invalid("", "nothing to change: give title and/or body", "expected title or body"));
     }
     if args.append && args.body.is_none() {
-        return Err(invalid("/append", "append needs a body to add".into(), "requires body"));
+        return Err(invalid("/append", "append needs a body to add", "requires body"));
     }
     let page = fetch_page(&*up, &args.page_id).await?;
     let current = page["version"]["number"].as_u64().ok_or_else(|| ToolError::Upstream {

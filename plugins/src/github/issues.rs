@@ -154,9 +154,9 @@ pub(crate) async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> 
             let is_pr = i.get("pull_request").is_some();
             let repo = i["repository_url"].as_str().and_then(|u| u.split("/repos/").nth(1)).map(str::to_string);
             let merged = i["pull_request"]["merged_at"].as_str().map(|_| true);
-            extend(
+            merge(
                 compact(json!({"type": if is_pr { "pr" } else { "issue" }, "repo": repo})),
-                extend(shape_issue(i), compact(json!({"draft": flag(&i["draft"]), "merged": merged}))),
+                merge(shape_issue(i), compact(json!({"draft": flag(&i["draft"]), "merged": merged}))),
             )
         })
         .collect();
@@ -200,7 +200,7 @@ pub(crate) async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<V
     let path = format!("{}/issues/{}", repo_path(&args.owner, &args.repo), args.issue_number);
     let issue = send(&*up, HttpRequest::get(&path)).await?.json()?;
     let (body, truncated) = cut(issue["body"].as_str(), args.max_chars);
-    let mut out = extend(
+    let mut out = merge(
         shape_issue(&issue),
         compact(json!({
             "body": body,

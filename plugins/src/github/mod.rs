@@ -380,29 +380,6 @@ fn flag(v: &Value) -> Value {
     if v.as_bool() == Some(true) { Value::Bool(true) } else { Value::Null }
 }
 
-/// Inserts `raw` into a shaped object when asked.
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
-/// Merges two shaped objects.
-fn extend(mut base: Value, extra: Value) -> Value {
-    if let (Value::Object(b), Value::Object(e)) = (&mut base, extra) {
-        b.extend(e);
-    }
-    base
-}
-
-fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
-    ToolError::InvalidArguments {
-        message: message.into(),
-        problems: vec![ArgProblem { path: format!("/{arg}"), problem: problem.into() }],
-    }
-}
-
 /// An id that may be given as a number or as a name (workflow id or file name).
 #[derive(Debug, Clone)]
 pub(crate) struct IdOrName(pub String);

@@ -136,7 +136,7 @@ pub(crate) async fn get_pr(up: Arc<dyn Upstream>, args: GetPr) -> Result<Value, 
     let path = format!("{}/{}", pulls_path(&args.owner, &args.repo), args.pull_number);
     let pr = send(&*up, HttpRequest::get(&path)).await?.json()?;
     let (body, body_cut) = cut(pr["body"].as_str(), args.max_chars);
-    let mut out = extend(
+    let mut out = merge(
         shape_pr(&pr),
         compact(json!({
             "body": body,

@@ -127,7 +127,7 @@ pub(crate) async fn get_repo(up: Arc<dyn Upstream>, args: GetRepo) -> Result<Val
         "ssh_url": body["ssh_url"],
         "your_permissions": permissions,
     }));
-    Ok(with_raw(extend(shape_repo(&body), extra), args.include_raw, &body))
+    Ok(with_raw(merge(shape_repo(&body), extra), args.include_raw, &body))
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]

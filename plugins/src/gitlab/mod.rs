@@ -298,43 +298,9 @@ fn cut(text: Option<&str>, max: usize) -> (Value, bool) {
     }
 }
 
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
-fn extend(mut base: Value, extra: Value) -> Value {
-    if let (Value::Object(b), Value::Object(e)) = (&mut base, extra) {
-        b.extend(e);
-    }
-    base
-}
-
-fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
-    ToolError::InvalidArguments {
-        message: message.into(),
-        problems: vec![ArgProblem { path: format!("/{arg}"), problem: problem.into() }],
-    }
-}
-
 /// An argument enum's API spelling (its serde name).
 fn wire<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
-
-fn check_date(arg: &str, value: &str) -> Result<(), ToolError> {
-    let b = value.as_bytes();
-    let ok = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(arg, format!("'{value}' is not a date in YYYY-MM-DD form"), "expected YYYY-MM-DD"))
-    }
 }
 
 fn default_limit() -> u32 {

@@ -187,7 +187,7 @@ pub(crate) async fn get_mr(up: Arc<dyn Upstream>, args: GetMr) -> Result<Value, 
     let pipeline = mr["head_pipeline"]
         .as_object()
         .map(|p| compact(json!({"id": p.get("id"), "status": p.get("status"), "url": p.get("web_url")})));
-    let mut out = extend(
+    let mut out = merge(
         shape_mr(&mr),
         compact(json!({
             "description": description,
@@ -361,7 +361,7 @@ pub(crate) async fn merge_mr(up: Arc<dyn Upstream>, args: MergeMr) -> Result<Val
         }
         other => other?.json()?,
     };
-    let out = extend(
+    let out = merge(
         shape_mr(&mr),
         compact(json!({
             "merge_commit_sha": mr["merge_commit_sha"],

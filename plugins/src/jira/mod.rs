@@ -251,22 +251,6 @@ fn simple_field(v: &Value) -> Value {
     }
 }
 
-fn check_date(path: &str, value: &str) -> Result<(), ToolError> {
-    let b = value.as_bytes();
-    let ok = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not a date in YYYY-MM-DD form"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
-        })
-    }
-}
-
 fn offset_cursor(cursor: &Option<String>) -> Result<u64, ToolError> {
     match cursor {
         None => Ok(0),
@@ -278,13 +262,6 @@ fn offset_cursor(cursor: &Option<String>) -> Result<u64, ToolError> {
             }],
         }),
     }
-}
-
-fn with_raw(mut out: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw {
-        out["raw"] = raw.clone();
-    }
-    out
 }
 
 /// The fields every issue summary shows.

@@ -89,9 +89,7 @@ pub(super) fn not_found(what: String) -> ToolError {
     ToolError::Upstream { status: 404, message: what, retry_after: None }
 }
 
-pub(super) fn invalid(path: &str, message: String, problem: &str) -> ToolError {
-    ToolError::InvalidArguments { message, problems: vec![ArgProblem { path: path.into(), problem: problem.into() }] }
-}
+pub(super) use crate::api::invalid;
 
 /// An issue's UUID from a UUID or an identifier like ENG-123.
 pub(super) async fn issue_uuid(up: &dyn Upstream, id: &str) -> Result<String, ToolError> {

@@ -161,19 +161,6 @@ fn next_cursor(connection: &Value) -> Value {
     }
 }
 
-fn check_date(path: &str, value: &str) -> Result<(), ToolError> {
-    let b = value.as_bytes();
-    let ok = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(path, format!("'{value}' is not a date in YYYY-MM-DD form"), "expected YYYY-MM-DD"))
-    }
-}
-
 // ---------------------------------------------------------------- search and list
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -294,7 +281,7 @@ fn issue_filter(args: &ListIssues) -> Result<Map<String, Value>, ToolError> {
     if args.open_only && args.state.is_some() {
         return Err(invalid(
             "/open_only",
-            "open_only and state cannot be combined; state already picks the statuses".into(),
+            "open_only and state cannot be combined; state already picks the statuses",
             "conflicts with state",
         ));
     }
@@ -568,7 +555,7 @@ async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value,
     if args.unassign && args.assignee_id.is_some() {
         return Err(invalid(
             "/unassign",
-            "give either assignee_id or unassign, not both".into(),
+            "give either assignee_id or unassign, not both",
             "conflicts with assignee_id",
         ));
     }

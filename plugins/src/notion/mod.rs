@@ -173,13 +173,6 @@ fn notion_id(path: &str, input: &str) -> Result<String, ToolError> {
     Ok(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]))
 }
 
-fn with_raw(mut out: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw {
-        out["raw"] = raw.clone();
-    }
-    out
-}
-
 fn icon_value(icon: &str) -> Value {
     let i = icon.trim();
     if i.is_empty() || i == "none" {

@@ -198,13 +198,6 @@ fn next_cursor(resp: &HttpResponse) -> Option<String> {
     None
 }
 
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
 fn number(v: &Value) -> Value {
     match v {
         Value::String(s) => s.parse::<u64>().map(Value::from).unwrap_or_else(|_| v.clone()),

@@ -212,13 +212,6 @@ pub(super) fn shape_channel(c: &Value) -> Value {
     }))
 }
 
-pub(super) fn with_raw(mut out: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw {
-        out["raw"] = raw.clone();
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

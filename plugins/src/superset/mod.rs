@@ -276,21 +276,6 @@ fn cut(text: Option<&str>, max: usize) -> (Value, bool) {
     }
 }
 
-/// Inserts `raw` into a shaped object when asked.
-fn with_raw(mut shaped: Value, include_raw: bool, raw: &Value) -> Value {
-    if include_raw && let Value::Object(o) = &mut shaped {
-        o.insert("raw".into(), raw.clone());
-    }
-    shaped
-}
-
-fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
-    ToolError::InvalidArguments {
-        message: message.into(),
-        problems: vec![ArgProblem { path: format!("/{arg}"), problem: problem.into() }],
-    }
-}
-
 /// The page and page size to ask for: from the cursor when continuing, else page 0 of `limit`.
 fn paging(limit: u32, cursor: Option<&str>) -> Result<(u32, u32), ToolError> {
     let Some(c) = cursor else { return Ok((0, limit.clamp(1, MAX_PAGE))) };
