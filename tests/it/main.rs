@@ -24,6 +24,7 @@ mod notion;
 mod pagerduty;
 mod plugins_public;
 mod registry;
+mod search_eval;
 mod sentry;
 mod slack;
 mod stripe;
