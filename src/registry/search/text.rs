@@ -3,8 +3,13 @@
 use super::lexicon;
 
 /// Lower-cased alphanumeric runs: "Post to #general, please!" -> post, to, general, please.
+/// Apostrophes go ("what's" -> whats, "customer's" -> customers).
 pub fn tokenize(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    text.replace(['\'', '\u{2019}'], "")
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// A light English stemmer, applied alike to the catalogue and the query, so that "issues",
@@ -92,6 +97,34 @@ pub fn canonicalize<T: Clone>(tokens: &[(String, T)], keep: bool) -> Vec<(String
     out
 }
 
+/// Like [`canonicalize`] (without keeping), for a query: a two-word phrase may also be
+/// misspelt by one edit, judged on the whole phrase ("pul request" -> `pr`).
+pub fn canonicalize_query<T: Clone>(tokens: &[(String, T)]) -> Vec<(String, T)> {
+    let mut fixed: Vec<(String, T)> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        if i + 1 < tokens.len() {
+            let joined = format!("{}{}", tokens[i].0, tokens[i + 1].0);
+            let exact = lexicon::PHRASES.iter().any(|(p, _)| p.len() == 2 && p.concat() == joined);
+            let phrase = lexicon::PHRASES.iter().filter(|_| !exact).find(|(p, _)| {
+                p.len() == 2 && {
+                    let target = p.concat();
+                    target.len() >= 8 && plausible_typo(&joined, &target)
+                }
+            });
+            if let Some((p, _)) = phrase {
+                fixed.push((p[0].to_string(), tokens[i].1.clone()));
+                fixed.push((p[1].to_string(), tokens[i + 1].1.clone()));
+                i += 2;
+                continue;
+            }
+        }
+        fixed.push(tokens[i].clone());
+        i += 1;
+    }
+    canonicalize(&fixed, false)
+}
+
 /// The tokens of a catalogue text: words, joined compounds ("on-call" also gives "oncall",
 /// "CI/CD" "cicd") and canonical phrase tokens.
 pub fn index_tokens(text: &str) -> Vec<String> {
@@ -129,4 +162,55 @@ pub fn deletion_keys(word: &str) -> Vec<String> {
         }
     }
     keys
+}
+
+/// Whether `word` may be a misspelling of `term`: one edit apart, and for words of four letters
+/// or fewer, not a substitution ("wash" is not "cash"), only a swap or a missing/extra letter.
+pub fn plausible_typo(word: &str, term: &str) -> bool {
+    if word == term || crate::validate::levenshtein(word, term) > 1 {
+        return false;
+    }
+    let (lw, lt) = (word.chars().count(), term.chars().count());
+    if lw >= 5 && lt >= 5 {
+        return true;
+    }
+    if lw != lt {
+        return lw >= 4;
+    }
+    let mut a: Vec<char> = word.chars().collect();
+    let mut b: Vec<char> = term.chars().collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
+/// Whether `word` is `term` with two neighbouring letters swapped.
+pub fn is_transposition(word: &str, term: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (word.chars().collect(), term.chars().collect());
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    diff.len() == 2 && diff[1] == diff[0] + 1 && a[diff[0]] == b[diff[1]] && a[diff[1]] == b[diff[0]]
+}
+
+/// A description's quoted examples ("...", '...', `...`) and the rest of its prose.
+pub fn split_examples(text: &str) -> (String, String) {
+    let (mut examples, mut prose) = (String::new(), String::new());
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                examples.push(' ');
+            }
+            Some(_) => examples.push(c),
+            // An apostrophe inside a word ("Slack's") opens nothing.
+            None if (c == '"' || c == '`' || c == '\'') && !prev.is_alphanumeric() => quote = Some(c),
+            None => prose.push(c),
+        }
+        prev = c;
+    }
+    (examples, prose)
 }
