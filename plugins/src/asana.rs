@@ -56,7 +56,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListTasks,
             run: list_tasks,
-            keywords: ["tasks", "to-dos", "todo list", "my tasks", "assigned to me", "open tasks", "section", "project tasks"],
+            keywords: ["tasks", "to-dos", "todo list", "my tasks", "assigned to me", "open tasks", "section", "project tasks", "task list", "what's on my plate"],
             description: "List Asana tasks (to-dos) in a project or section, or the tasks assigned to someone (assignee \"me\" + workspace) — open ones by default — with assignee, due date and link.",
         },
         tool! {
@@ -72,7 +72,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetTask,
             run: get_task,
-            keywords: ["task details", "description", "notes", "subtasks", "assignee", "due date", "custom fields"],
+            keywords: ["task details", "description", "notes", "subtasks", "assignee", "due date", "custom fields", "show task"],
             description: "Get one Asana task by gid: name, description (notes), assignee, due date, completion, projects and sections, tags, parent, subtask count, followers, custom fields and link.",
         },
         tool! {
@@ -88,7 +88,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UpdateTask,
             run: update_task,
-            keywords: ["complete", "mark done", "finish", "close", "reopen", "rename", "reassign", "reschedule", "due date"],
+            keywords: ["complete", "mark done", "finish", "close", "reopen", "rename", "reassign", "reschedule", "due date", "mark complete", "change due date"],
             description: "Update an Asana task: mark it complete (done) or incomplete, rename it, reassign it, reschedule its due date, or change its description.",
         },
         tool! {

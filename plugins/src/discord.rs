@@ -54,7 +54,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListMessages,
             run: list_messages,
-            keywords: ["read", "history", "recent messages", "new messages", "latest", "chat log", "what was said", "catch up", "channel history"],
+            keywords: ["read", "history", "recent messages", "new messages", "latest", "chat log", "what was said", "catch up", "channel history", "channel messages"],
             description: "Read recent messages in a Discord channel (newest first), or the messages before/after/around a message id, with author, content, attachments, reactions and replies.",
         },
         tool! {
@@ -62,7 +62,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: SendMessage,
             run: send_message,
-            keywords: ["post", "message", "reply", "say", "announce", "notify", "chat", "send to channel"],
+            keywords: ["post", "message", "reply", "say", "announce", "notify", "chat", "send to channel", "announcement", "post in channel"],
             description: "Send (post) a message to a Discord channel, optionally as a reply to another message, with optional embeds; mentions of users ping them, @everyone and roles only when allowed.",
         },
         tool! {

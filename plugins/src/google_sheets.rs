@@ -40,7 +40,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetValues,
             run: get_values,
-            keywords: ["read cells", "cell", "read spreadsheet", "get rows", "cell values", "lookup", "table data", "A1 range"],
+            keywords: ["read cells", "cell", "read spreadsheet", "get rows", "cell values", "lookup", "table data", "A1 range", "read a range", "cell range"],
             description: "Read cell values from a Google Sheets spreadsheet by A1 range (e.g. \"Sheet1!A1:D50\", \"Sheet1\" for a whole tab), as rows; several ranges at once. Find the spreadsheet id with google_drive_search_files.",
         },
         tool! {
@@ -56,7 +56,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: AddRows,
             run: add_rows,
-            keywords: ["append rows", "add row", "insert rows", "log to sheet", "add record", "new line"],
+            keywords: ["append rows", "add row", "insert rows", "log to sheet", "add record", "new line", "append a row", "add to the bottom"],
             description: "Append rows to a spreadsheet: add rows after the last row of a table in a Google Sheets tab (values.append), e.g. to log entries or add records.",
         },
         tool! {

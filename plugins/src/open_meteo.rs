@@ -37,7 +37,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetForecast,
             run: get_forecast,
-            keywords: ["weather", "forecast", "temperature", "rain", "snow", "wind", "tomorrow", "this week", "umbrella", "sunny"],
+            keywords: ["weather", "forecast", "temperature", "rain", "snow", "wind", "tomorrow", "this week", "umbrella", "sunny", "weather tomorrow", "next days", "will it rain"],
             description: "Weather forecast for a place (name or coordinates): current conditions plus daily (and optionally hourly) forecast up to 16 days: temperature, rain/precipitation, wind, weather description.",
         },
         tool! {

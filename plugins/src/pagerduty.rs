@@ -70,7 +70,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListIncidents,
             run: list_incidents,
-            keywords: ["open incidents", "outages", "alerts", "triggered", "acknowledged", "resolved", "pages", "what is on fire"],
+            keywords: ["open incidents", "outages", "alerts", "triggered", "acknowledged", "resolved", "pages", "what is on fire", "current incidents", "what paged"],
             description: "List PagerDuty incidents (outages/alerts that paged someone), newest first: open ones (triggered, acknowledged) or recent resolved ones, by service, urgency, assignee and date.",
         },
         tool! {

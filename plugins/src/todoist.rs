@@ -40,7 +40,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListTasks,
             run: list_tasks,
-            keywords: ["to-dos", "todo list", "open tasks", "project tasks", "label", "section", "inbox", "today", "whats on my list"],
+            keywords: ["to-dos", "todo list", "open tasks", "project tasks", "label", "section", "inbox", "today", "whats on my list", "my tasks", "list tasks"],
             description: "List active (open) Todoist tasks/to-dos, optionally in one project or section or with a label: content, due date, priority (p1-p4), labels and link.",
         },
         tool! {
@@ -48,7 +48,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchTasks,
             run: search_tasks,
-            keywords: ["today", "overdue", "today's tasks", "due this week", "filter", "p1", "find task", "search"],
+            keywords: ["today", "overdue", "today's tasks", "due this week", "filter", "p1", "find task", "search", "due today", "what's due"],
             description: "Find Todoist tasks with a Todoist filter query: \"today | overdue\", \"#Work & p1\", \"7 days\", \"@errands\", \"search: dentist\", \"assigned to: me\".",
         },
         tool! {
@@ -72,7 +72,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: CompleteTask,
             run: complete_task,
-            keywords: ["complete", "done", "check off", "finish", "close", "tick"],
+            keywords: ["complete", "done", "check off", "finish", "close", "tick", "mark done", "mark complete"],
             description: "Mark a Todoist task done (check it off); a recurring task moves on to its next date instead.",
         },
         tool! {

@@ -53,7 +53,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListBoards,
             run: list_boards,
-            keywords: ["boards", "my boards", "kanban", "workspace", "starred boards"],
+            keywords: ["boards", "my boards", "kanban", "workspace", "starred boards", "list boards", "kanban boards"],
             description: "List the user's Trello boards (open ones by default; or closed, starred, all) with their ids, workspace, last activity and link.",
         },
         tool! {
@@ -69,7 +69,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListCards,
             run: list_cards,
-            keywords: ["cards", "tasks", "items", "column", "board cards", "whats on the board", "backlog"],
+            keywords: ["cards", "tasks", "items", "column", "board cards", "whats on the board", "backlog", "cards in a list", "cards in a column", "what's in the column"],
             description: "List the cards on a Trello board or in one list (column): name, list, due date, labels, members and link; open cards by default.",
         },
         tool! {
@@ -85,7 +85,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetCard,
             run: get_card,
-            keywords: ["card details", "description", "checklist", "checklists", "comments", "due date", "labels", "members"],
+            keywords: ["card details", "description", "checklist", "checklists", "comments", "due date", "labels", "members", "show card"],
             description: "Get one Trello card: description, board and list (column), due date, labels, members, checklists with their items, and recent comments.",
         },
         tool! {

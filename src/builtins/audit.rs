@@ -18,7 +18,7 @@ pub const SEARCH_LOG: BuiltinSpec = builtin! {
     effect: Read,
     args: SearchLog,
     run: search_log,
-    keywords: ["audit log", "history", "what did you do", "activity", "recent actions", "tool calls", "changes made", "executed"],
+    keywords: ["audit log", "history", "what did you do", "activity", "recent actions", "tool calls", "changes made", "executed", "which tools ran", "what ran", "tool history", "failed tools"],
     description: "Search the local audit log of tools workbench has run: when, which tool and integration, the arguments (secrets redacted), whether it changed something, status, duration and error. Newest first.",
 };
 

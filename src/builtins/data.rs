@@ -19,7 +19,7 @@ pub const QUERY_JSON: BuiltinSpec = builtin! {
     effect: Read,
     args: QueryJson,
     run: query_json,
-    keywords: ["jmespath", "jsonpath", "filter", "extract", "project", "count", "sort", "pluck", "select fields", "jq"],
+    keywords: ["jmespath", "jsonpath", "filter", "extract", "project", "count", "sort", "pluck", "select fields", "jq", "keep only", "select items", "where status"],
     description: "Query JSON data with a JMESPath expression (or a simple JSONPath like $.items[0].name): filter, pick fields, count, sort. Pass data inline, or an earlier step's result in compose mode.",
 };
 

@@ -25,6 +25,7 @@ mod notion;
 mod pagerduty;
 mod plugins_public;
 mod registry;
+mod search_eval;
 mod sentry;
 mod slack;
 mod stripe;

@@ -70,15 +70,15 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchPages,
             run: search_pages,
-            keywords: ["find page", "wiki search", "cql", "docs", "documentation", "knowledge base", "blog post"],
-            description: "Search Confluence wiki pages and blog posts by words (full-text) or with a CQL query, optionally within one space; returns title, space, excerpt and link.",
+            keywords: ["find page", "wiki search", "cql", "docs", "documentation", "knowledge base", "blog post", "search confluence", "find doc", "find runbook", "runbook", "how-to"],
+            description: "Search Confluence wiki pages and blog posts (docs, runbooks, how-tos, specs) by words (full-text) or with a CQL query, optionally within one space; returns title, space, excerpt and link.",
         },
         tool! {
             name: "confluence_get_page",
             effect: Read,
             args: GetPage,
             run: get_page,
-            keywords: ["read page", "wiki page", "doc", "content", "runbook", "open page"],
+            keywords: ["read page", "wiki page", "doc", "content", "runbook", "open page", "show page", "page content"],
             description: "Read a Confluence wiki page by id: title, space, version, last update and the body as Markdown (or raw storage XHTML).",
         },
         tool! {
@@ -102,7 +102,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UpdatePage,
             run: update_page,
-            keywords: ["edit page", "rewrite", "append", "rename page", "update doc", "wiki"],
+            keywords: ["edit page", "rewrite", "append", "rename page", "update doc", "wiki", "add a section", "update page"],
             description: "Update a Confluence page: replace or append to its body (Markdown) and/or change its title; the next version number is fetched and set for you, and a concurrent edit is reported as a version conflict.",
         },
         tool! {

@@ -68,7 +68,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: repos::ListRepos,
             run: repos::list_repos,
-            keywords: ["my repos", "repositories", "projects", "git", "organization", "owned", "collaborator"],
+            keywords: ["my repos", "repositories", "projects", "git", "organization", "owned", "collaborator", "list repositories", "repos I can access"],
             description: "List the GitHub repositories (repos) you can access: ones you own, collaborate on, or see through your organizations, most recently updated first, with default branch, language, stars and open issue count.",
         },
         tool! {
@@ -76,7 +76,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: repos::GetRepo,
             run: repos::get_repo,
-            keywords: ["repository", "metadata", "default branch", "topics", "stars", "details", "clone url"],
+            keywords: ["repository", "metadata", "default branch", "topics", "stars", "details", "clone url", "repo info", "license", "forks", "default branch of a repo"],
             description: "Get one GitHub repository's details: description, default branch, topics, visibility, license, stars, forks, open issue count and clone URLs.",
         },
         tool! {
@@ -84,7 +84,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: repos::SearchRepos,
             run: repos::search_repos,
-            keywords: ["find repository", "discover", "open source", "projects", "stars", "topic", "language"],
+            keywords: ["find repository", "discover", "open source", "projects", "stars", "topic", "language", "popular repositories", "find projects", "search github"],
             description: "Search all of GitHub for repositories by keywords and qualifiers (language:rust, topic:cli, stars:>1000, org:acme, user:alice), sorted by best match, stars, forks or recent updates.",
         },
         tool! {
@@ -92,7 +92,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: repos::SearchCode,
             run: repos::search_code,
-            keywords: ["grep", "find code", "source", "function", "symbol", "usage", "file", "code search"],
+            keywords: ["grep", "find code", "source", "function", "symbol", "usage", "file", "code search", "where is it defined", "definition", "references", "find usages", "search code"],
             description: "Search source code across GitHub repositories (grep-like) with qualifiers such as repo:owner/name, org:acme, language:go, path:src/, extension:yml; returns matching files with repository and path.",
         },
         tool! {
@@ -100,7 +100,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: repos::GetFile,
             run: repos::get_file,
-            keywords: ["read file", "contents", "source", "cat", "directory", "ls", "download", "README"],
+            keywords: ["read file", "contents", "source", "cat", "directory", "ls", "download", "README", "show file", "file contents", "view source"],
             description: "Read a file from a GitHub repository (decoded to text) at a branch, tag or commit, or list a directory's entries; long files are cut at max_chars.",
         },
         tool! {
@@ -108,7 +108,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: repos::UpdateFile,
             run: repos::update_file,
-            keywords: ["commit", "edit file", "write file", "create file", "push", "change", "save"],
+            keywords: ["commit", "edit file", "write file", "create file", "push", "change", "save", "commit a change", "edit a file in the repo", "overwrite"],
             description: "Create or update (overwrite) one file in a GitHub repository as a single commit on a branch, with a commit message; the current file's sha is looked up when not given.",
         },
         tool! {
@@ -116,7 +116,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: repos::CreateBranch,
             run: repos::create_branch,
-            keywords: ["new branch", "git branch", "fork off", "checkout -b", "ref"],
+            keywords: ["new branch", "git branch", "fork off", "checkout -b", "ref", "cut a branch", "branch off"],
             description: "Create a new branch in a GitHub repository from another branch or a commit sha (by default from the repository's default branch).",
         },
         tool! {
@@ -124,15 +124,15 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: issues::ListIssues,
             run: issues::list_issues,
-            keywords: ["issues", "bugs", "tickets", "open issues", "backlog", "tasks", "labels"],
-            description: "List issues (bugs, tickets) in one GitHub repository, filtered by state, labels, assignee or update time; pull requests are left out.",
+            keywords: ["issues", "bugs", "tickets", "open issues", "backlog", "tasks", "labels", "open bugs", "closed issues"],
+            description: "List issues (bugs, tickets) in one GitHub repository, filtered by state (open or closed), labels, assignee or update time; pull requests are left out.",
         },
         tool! {
             name: "github_search_issues",
             effect: Read,
             args: issues::SearchIssues,
             run: issues::search_issues,
-            keywords: ["find issues", "pull requests", "PRs", "review requested", "assigned to me", "my PRs", "mentions", "tickets"],
+            keywords: ["find issues", "pull requests", "PRs", "review requested", "assigned to me", "my PRs", "mentions", "tickets", "search pull requests", "review requests", "across repositories", "involving me"],
             description: "Search issues and pull requests (PRs) across GitHub with qualifiers: is:issue / is:pr, is:open, repo:owner/name, author:alice, assignee:@me, review-requested:@me, label:bug, mentions:@me.",
         },
         tool! {
@@ -140,7 +140,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: issues::GetIssue,
             run: issues::get_issue,
-            keywords: ["issue details", "bug", "ticket", "comments", "discussion", "thread"],
+            keywords: ["issue details", "bug", "ticket", "comments", "discussion", "thread", "show issue", "issue comments"],
             description: "Get one GitHub issue (bug, ticket) by number with its body, labels, assignees and state, optionally with its comments (the discussion thread).",
         },
         tool! {
@@ -156,7 +156,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: issues::UpdateIssue,
             run: issues::update_issue,
-            keywords: ["close issue", "reopen", "edit issue", "label", "assign", "not planned", "resolve"],
+            keywords: ["close issue", "reopen", "edit issue", "label", "assign", "not planned", "resolve", "close", "change labels", "assign issue", "reassign"],
             description: "Edit a GitHub issue: change title or body, close it (completed or not planned) or reopen it, replace its labels or assignees.",
         },
         tool! {
@@ -172,15 +172,15 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: pulls::ListPrs,
             run: pulls::list_prs,
-            keywords: ["pull requests", "PRs", "open PRs", "code review", "merge requests", "branches"],
-            description: "List pull requests (PRs) in a GitHub repository, filtered by state, head branch or base branch, with author, branches, draft flag and reviewers.",
+            keywords: ["pull requests", "PRs", "open PRs", "code review", "merge requests", "branches", "pending PRs", "PRs to review"],
+            description: "List pull requests (PRs) in a GitHub repository, filtered by state (open, closed or all), head branch or base branch, with author, branches, draft flag and reviewers.",
         },
         tool! {
             name: "github_get_pr",
             effect: Read,
             args: pulls::GetPr,
             run: pulls::get_pr,
-            keywords: ["pull request", "PR details", "diff", "changes", "changed files", "patch", "mergeable", "review"],
+            keywords: ["pull request", "PR details", "diff", "changes", "changed files", "patch", "mergeable", "review", "show PR", "what changed", "files changed"],
             description: "Get one pull request (PR) with its description, branches, mergeability and size; optionally the unified diff (cut at max_chars) and the list of changed files.",
         },
         tool! {
@@ -188,7 +188,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: pulls::CreatePr,
             run: pulls::create_pr,
-            keywords: ["open PR", "new pull request", "propose changes", "submit for review", "draft PR"],
+            keywords: ["open PR", "new pull request", "propose changes", "submit for review", "draft PR", "raise PR", "create pull request"],
             description: "Open a pull request (PR) on GitHub to merge a head branch into a base branch, with title, description, and optionally as a draft.",
         },
         tool! {
@@ -204,7 +204,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: pulls::CreatePrReview,
             run: pulls::create_pr_review,
-            keywords: ["review", "approve", "LGTM", "request changes", "code review", "inline comments", "line comment"],
+            keywords: ["review", "approve", "LGTM", "request changes", "code review", "inline comments", "line comment", "approve PR", "review a pull request"],
             description: "Submit a pull request review on GitHub: approve, request changes or comment, with an optional summary and inline comments on specific lines of files.",
         },
         tool! {
@@ -212,7 +212,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: actions::ListWorkflowRuns,
             run: actions::list_workflow_runs,
-            keywords: ["Actions", "CI", "build status", "checks", "pipeline", "failed builds", "workflow run", "tests"],
+            keywords: ["Actions", "CI", "build status", "checks", "pipeline", "failed builds", "workflow run", "tests", "CI status", "did the build pass", "GitHub Actions runs"],
             description: "List GitHub Actions workflow runs (CI builds) for a repository or one workflow, filtered by branch, status (failure, success, in_progress) or event, with conclusion and links.",
         },
         tool! {
@@ -220,7 +220,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: actions::RunWorkflow,
             run: actions::run_workflow,
-            keywords: ["trigger workflow", "workflow_dispatch", "Actions", "start CI", "deploy", "run pipeline"],
+            keywords: ["trigger workflow", "workflow_dispatch", "Actions", "start CI", "deploy", "run pipeline", "run workflow", "kick off workflow", "rerun"],
             description: "Trigger (dispatch) a GitHub Actions workflow that has a workflow_dispatch trigger, on a branch or tag, with optional inputs.",
         },
     ],

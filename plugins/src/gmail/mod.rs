@@ -42,7 +42,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchEmails,
             run: search_emails,
-            keywords: ["find email", "list emails", "inbox", "unread", "mail from", "messages", "check email", "recent mail"],
+            keywords: ["find email", "list emails", "inbox", "unread", "mail from", "messages", "check email", "recent mail", "search mail", "emails from"],
             description: "Search or list emails in the Gmail inbox/mailbox with Gmail search syntax (from:, to:, subject:, is:unread, has:attachment, newer_than:7d, label:, in:inbox); returns sender, recipients, subject, date, snippet and the ids for reading a message or its thread.",
         },
         tool! {
@@ -50,7 +50,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetEmail,
             run: get_email,
-            keywords: ["read email", "open message", "email body", "attachments", "download attachment", "mail content"],
+            keywords: ["read email", "open message", "email body", "attachments", "download attachment", "mail content", "show email", "full email"],
             description: "Read one email (Gmail message) by id: from, to, cc, subject, date, labels, the body as plain text (HTML mail converted to text) and the attachment list; can save the attachments to a local folder.",
         },
         tool! {
@@ -82,7 +82,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UpdateLabels,
             run: update_labels,
-            keywords: ["mark as read", "mark unread", "archive", "star", "label", "move to folder", "important", "tag email"],
+            keywords: ["mark as read", "mark unread", "archive", "star", "label", "move to folder", "important", "tag email", "mark read", "archive email", "star email"],
             description: "Change an email's Gmail labels: mark as read (remove UNREAD) or unread, archive (remove INBOX), star (STARRED), mark important, file under a label/folder; takes label ids or label names.",
         },
         tool! {

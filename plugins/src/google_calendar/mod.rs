@@ -55,7 +55,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListEvents,
             run: list_events,
-            keywords: ["agenda", "what's on my calendar", "meetings today", "upcoming events", "schedule", "this week", "appointments"],
+            keywords: ["agenda", "what's on my calendar", "meetings today", "upcoming events", "schedule", "this week", "appointments", "my calendar", "upcoming meetings", "what meetings"],
             description: "List Google Calendar events/meetings in a time window (default: from now), soonest first, with recurring events expanded: title, start/end, location, organizer, your response, Meet link; optional text search.",
         },
         tool! {
@@ -63,7 +63,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetEvent,
             run: get_event,
-            keywords: ["meeting details", "who is attending", "attendees", "meet link", "event description", "invite details"],
+            keywords: ["meeting details", "who is attending", "attendees", "meet link", "event description", "invite details", "who accepted", "attendee responses"],
             description: "Get one Google Calendar event/meeting: attendees and their responses (accepted, declined), organizer, Meet/video link, description, recurrence and reminders.",
         },
         tool! {
@@ -95,7 +95,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UpdateRsvp,
             run: update_rsvp,
-            keywords: ["accept invitation", "decline meeting", "maybe", "tentative", "respond to invite", "rsvp"],
+            keywords: ["accept invitation", "decline meeting", "maybe", "tentative", "respond to invite", "rsvp", "accept invite", "decline invite", "accept meeting"],
             description: "Respond to a Google Calendar invitation (RSVP): accept, decline or tentatively accept (maybe), with an optional note to the organizer.",
         },
         tool! {
@@ -103,7 +103,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetFreeBusy,
             run: get_free_busy,
-            keywords: ["availability", "when is everyone free", "find a slot", "free time", "busy times", "find meeting time"],
+            keywords: ["availability", "when is everyone free", "find a slot", "free time", "busy times", "find meeting time", "when are we free", "free slot", "common free time"],
             description: "Free/busy availability for calendars or people (by email) in a time window: each one's busy intervals and the free slots common to all, to find a meeting time.",
         },
         tool! {

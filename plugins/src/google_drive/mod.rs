@@ -43,7 +43,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchFiles,
             run: search_files,
-            keywords: ["find file", "list files", "find document", "folder contents", "recent files", "find spreadsheet", "docs"],
+            keywords: ["find file", "list files", "find document", "folder contents", "recent files", "find spreadsheet", "docs", "search drive", "find a doc"],
             description: "Search or list Google Drive files and folders by name, full text (content), type (doc, spreadsheet, folder, pdf...) or parent folder; returns ids, names, types, owners, modified times and links. Use it to find a spreadsheet or doc by name.",
         },
         tool! {
@@ -83,7 +83,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: CreatePermission,
             run: create_permission,
-            keywords: ["share", "share a file", "give access", "invite", "anyone with the link", "collaborator", "permission"],
+            keywords: ["share", "share a file", "give access", "invite", "anyone with the link", "collaborator", "permission", "grant access", "edit access", "comment access", "view access", "share with"],
             description: "Share a Google Drive file or folder: give a person, group, domain or anyone with the link reader, commenter or writer (editor) access, optionally emailing them; returns the file's link.",
         },
         tool! {
@@ -91,7 +91,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UpdateFile,
             run: update_file,
-            keywords: ["rename", "move", "move to folder", "star", "replace content", "new version", "edit description"],
+            keywords: ["rename", "move", "move to folder", "star", "replace content", "new version", "edit description", "move file", "rename file"],
             description: "Change a Google Drive file: rename it, move it between folders (add/remove parents), star or unstar it, change its description, or replace its content with a local file (new version).",
         },
         tool! {

@@ -72,7 +72,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchIssues,
             run: search_issues,
-            keywords: ["jql", "find tickets", "query", "filter", "my issues", "open bugs", "backlog", "assigned to me", "stories"],
+            keywords: ["jql", "find tickets", "query", "filter", "my issues", "open bugs", "backlog", "assigned to me", "stories", "list tickets", "open tickets", "search jira"],
             description: "Search Jira issues (tickets, bugs, stories, tasks, epics) with JQL, e.g. `project = ENG AND status != Done AND assignee = currentUser()`; returns key, summary, status, assignee, priority and type, page by page.",
         },
         tool! {
@@ -80,7 +80,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetIssue,
             run: get_issue,
-            keywords: ["ticket", "bug", "story", "details", "description", "read issue", "PROJ-123"],
+            keywords: ["ticket", "bug", "story", "details", "description", "read issue", "PROJ-123", "show ticket", "issue details"],
             description: "Get one Jira issue (ticket/bug/story) by key such as PROJ-123: summary, status, assignee, reporter, priority, labels, parent/epic, sub-tasks, links and the description as Markdown; optionally comments and available transitions.",
         },
         tool! {
@@ -104,7 +104,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListTransitions,
             run: list_transitions,
-            keywords: ["workflow", "status", "next status", "move", "available transitions"],
+            keywords: ["workflow", "status", "next status", "move", "available transitions", "possible statuses", "what status next", "allowed moves"],
             description: "List the workflow transitions (status moves such as Start Progress, Done, Reopen) currently available for a Jira issue, with the status each leads to.",
         },
         tool! {
@@ -112,7 +112,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: TransitionIssue,
             run: transition_issue,
-            keywords: ["change status", "move to done", "close ticket", "resolve", "reopen", "in progress", "workflow"],
+            keywords: ["change status", "move to done", "close ticket", "resolve", "reopen", "in progress", "workflow", "mark done", "move ticket"],
             description: "Move a Jira issue (ticket) to another status, e.g. In Progress or Done: give a transition id or simply the target status name; optionally add a Markdown comment and a resolution.",
         },
         tool! {
@@ -120,7 +120,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListComments,
             run: list_comments,
-            keywords: ["comments", "discussion", "replies", "conversation", "ticket comments"],
+            keywords: ["comments", "discussion", "replies", "conversation", "ticket comments", "read comments", "show comments"],
             description: "List the comments on a Jira issue (ticket), oldest or newest first, with author, date and the comment text as Markdown.",
         },
         tool! {
@@ -152,7 +152,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListSprints,
             run: list_sprints,
-            keywords: ["sprint", "scrum", "board", "iteration", "active sprint", "agile", "current sprint"],
+            keywords: ["sprint", "scrum", "board", "iteration", "active sprint", "agile", "current sprint", "sprints", "upcoming sprint", "sprint board"],
             description: "List the sprints (active, future or closed) of a Jira Software scrum board, by board id or project key, with dates and sprint goal.",
         },
     ],

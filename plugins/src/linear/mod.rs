@@ -59,7 +59,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListIssues,
             run: list_issues,
-            keywords: ["my issues", "assigned to me", "backlog", "in progress", "current cycle", "triage", "open tickets", "filter"],
+            keywords: ["my issues", "assigned to me", "backlog", "in progress", "current cycle", "triage", "open tickets", "filter", "open issues", "list tickets", "my tickets"],
             description: "List Linear issues with filters: team, assignee (\"me\"), status or status type (backlog, started, completed…), project, label, cycle (current/next or number), open only; newest activity first.",
         },
         tool! {
@@ -67,7 +67,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetIssue,
             run: get_issue,
-            keywords: ["ENG-123", "issue details", "ticket", "description", "comments", "read issue"],
+            keywords: ["ENG-123", "issue details", "ticket", "description", "comments", "read issue", "show ticket", "ticket details"],
             description: "Get one Linear issue by identifier (ENG-123) or id: title, status, priority, assignee, labels, project, cycle, parent and sub-issues, the Markdown description and its comments.",
         },
         tool! {
@@ -83,7 +83,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UpdateIssue,
             run: update_issue,
-            keywords: ["change status", "move to done", "assign", "unassign", "priority", "relabel", "edit ticket", "close issue"],
+            keywords: ["change status", "move to done", "assign", "unassign", "priority", "relabel", "edit ticket", "close issue", "mark done", "reassign", "in progress", "mark in progress"],
             description: "Update a Linear issue by identifier (ENG-123): change status (by name, e.g. Done), assignee, priority, title, Markdown description, labels, project, cycle, estimate or due date.",
         },
         tool! {
@@ -107,7 +107,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListProjects,
             run: list_projects,
-            keywords: ["projects", "roadmap", "initiative", "milestone", "progress"],
+            keywords: ["projects", "roadmap", "initiative", "milestone", "progress", "project progress", "project status"],
             description: "List Linear projects with status, lead, progress, start and target dates; filter by name, status type or team.",
         },
         tool! {

@@ -47,7 +47,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchPages,
             run: search_pages,
-            keywords: ["find page", "search", "look up", "docs", "notes", "wiki", "find database", "recent pages"],
+            keywords: ["find page", "search", "look up", "docs", "notes", "wiki", "find database", "recent pages", "find a page by title", "search notion"],
             description: "Search Notion pages and databases shared with the integration by title (or list the most recently edited ones); returns ids, titles, URLs and parents.",
         },
         tool! {
@@ -63,7 +63,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetPageContent,
             run: get_page_content,
-            keywords: ["read page", "page text", "document", "body", "content", "markdown", "notes", "wiki page", "doc"],
+            keywords: ["read page", "page text", "document", "body", "content", "markdown", "notes", "wiki page", "doc", "page content", "what the page says"],
             description: "Read a Notion page's content (its blocks: headings, lists, to-dos, tables, code…) as Markdown, including nested blocks down to max_depth.",
         },
         tool! {
@@ -79,7 +79,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: UpdatePage,
             run: update_page,
-            keywords: ["edit properties", "set status", "rename", "change", "archive", "trash", "delete page", "restore", "update row"],
+            keywords: ["edit properties", "set status", "rename", "change", "archive", "trash", "delete page", "restore", "update row", "update page", "set property"],
             description: "Update a Notion page or database row: rename it, set property values (status, dates, tags…), change its icon, or move it to the trash (in_trash) and restore it.",
         },
         tool! {

@@ -87,7 +87,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchIssues,
             run: search_issues,
-            keywords: ["errors", "exceptions", "crashes", "unresolved", "error groups", "bugs", "show errors", "list issues", "production errors", "what is breaking", "top errors"],
+            keywords: ["errors", "exceptions", "crashes", "unresolved", "error groups", "bugs", "show errors", "list issues", "production errors", "what is breaking", "top errors", "most frequent errors", "what is crashing", "error list"],
             description: "Search Sentry issues (grouped application errors/exceptions/crashes, not tickets) in an organization with Sentry's query syntax; unresolved errors by default, newest first, with event and user counts.",
         },
         tool! {
@@ -103,7 +103,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetEvent,
             run: get_event,
-            keywords: ["stack trace", "stacktrace", "traceback", "exception", "breadcrumbs", "latest event", "crash report", "tags"],
+            keywords: ["stack trace", "stacktrace", "traceback", "exception", "breadcrumbs", "latest event", "crash report", "tags", "full traceback", "exception details"],
             description: "Get an event of a Sentry issue — the latest by default, or oldest, recommended or a specific event id — with its exception and stack trace (traceback), breadcrumbs, tags, request, user and release.",
         },
         tool! {

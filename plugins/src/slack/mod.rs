@@ -75,7 +75,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Write,
             args: SendMessage,
             run: send_message,
-            keywords: ["post", "message", "#channel", "reply", "thread reply", "announce", "notify", "chat", "say"],
+            keywords: ["post", "message", "#channel", "reply", "thread reply", "announce", "notify", "chat", "say", "post in channel", "announcement"],
             description: "Send (post) a message to a Slack channel (#channel name or id), or reply in a thread with thread_ts. Text uses Slack mrkdwn (*bold*, _italic_, <https://url|label>, <@U123> mentions); Block Kit blocks optional.",
         },
         tool! {
@@ -99,7 +99,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListChannels,
             run: list_channels,
-            keywords: ["channels", "#channel", "conversations", "rooms", "private channels", "DMs", "workspace", "find channel id"],
+            keywords: ["channels", "#channel", "conversations", "rooms", "private channels", "DMs", "workspace", "find channel id", "list channels", "public channels"],
             description: "List Slack channels (public and private) the user can see, optionally DMs and group DMs, with id, name, topic, purpose, member count and whether the user is a member.",
         },
         tool! {
@@ -107,7 +107,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListMessages,
             run: list_messages,
-            keywords: ["history", "read channel", "recent messages", "new messages", "latest", "unread", "what was said", "catch up", "conversation history", "#channel", "DM history"],
+            keywords: ["history", "read channel", "recent messages", "new messages", "latest", "unread", "what was said", "catch up", "conversation history", "#channel", "DM history", "channel messages", "what people said"],
             description: "Read recent messages (channel history) in a Slack channel or DM, newest first, optionally between two times (oldest/latest), with authors, reactions, files and thread reply counts.",
         },
         tool! {
@@ -123,8 +123,8 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchMessages,
             run: search_messages,
-            keywords: ["find", "search", "look up", "mentions", "in:#channel", "from:@user", "after:", "keyword", "who said"],
-            description: "Search Slack messages across the workspace with Slack's search syntax (in:#channel, from:@user, after:2026-01-01, has:link, quoted \"phrases\"); returns matches with channel, author, text and permalink.",
+            keywords: ["find", "search", "look up", "mentions", "in:#channel", "from:@user", "after:", "keyword", "who said", "find conversation", "find discussion", "search slack"],
+            description: "Search Slack messages and conversations across the workspace with Slack's search syntax (in:#channel, from:@user, after:2026-01-01, has:link, quoted \"phrases\"); returns matches with channel, author, text and permalink.",
         },
         tool! {
             name: "slack_list_users",
@@ -139,7 +139,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: GetUser,
             run: get_user,
-            keywords: ["profile", "person", "member", "email", "timezone", "status", "title", "who is", "lookup by email"],
+            keywords: ["profile", "person", "member", "email", "timezone", "status", "title", "who is", "lookup by email", "user info", "job title"],
             description: "Get a Slack user's profile by user id, @handle or email address: name, title, email, phone, time zone, status and role.",
         },
         tool! {

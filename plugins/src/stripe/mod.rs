@@ -43,7 +43,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: SearchCustomers,
             run: search_customers,
-            keywords: ["find customer", "lookup by email", "client", "payer", "buyer"],
+            keywords: ["find customer", "lookup by email", "client", "payer", "buyer", "search customers"],
             description: "Find Stripe customers by email, or with a Stripe search query such as name~'jen' or metadata['crm_id']:'42'. Newly created customers can take about a minute to become searchable.",
         },
         tool! {
@@ -59,7 +59,7 @@ pub static INTEGRATION: Integration = Integration {
             effect: Read,
             args: ListPayments,
             run: list_payments,
-            keywords: ["payments", "charges", "transactions", "payment intents", "sales", "revenue", "who paid"],
+            keywords: ["payments", "charges", "transactions", "payment intents", "sales", "revenue", "who paid", "recent charges", "list payments"],
             description: "List Stripe payments (PaymentIntents, i.e. charges/transactions), newest first, optionally for one customer or a date range, with amount, status and customer.",
         },
         tool! {

@@ -1,0 +1,404 @@
+//! search_tools ranking, built for finding tools: in-process, no model, scored 0..1.
+//!
+//! A tool is a document with weighted fields — its name, its integration's name and display
+//! name, its integration's keywords, its own keywords, its description and its parameter names —
+//! combined BM25F-style (weighted term frequency per field, length-normalised description,
+//! saturation) into one match strength per term and tool, at most 1.
+//!
+//! A query is read as people write it: phrases become one token ("pull request" -> `pr`), verbs
+//! are intents, not words to match ("open", "file", "raise" ask for a `create` tool, "close",
+//! "resolve" for `update`, "show", "find" for `get`/`list`/`search`), the remaining words are
+//! matched in any order, exactly, by stem, through a curated synonym and jargon table, or, when
+//! the catalogue does not know the word, as a typo (one edit) or a prefix — each at a discount,
+//! so exact matches stay ahead. Words the catalogue does not know at all (a city, a person, a
+//! number) still count against every tool, a little when they look like arguments, more when
+//! they are plain words, so that "order a pizza" finds nothing.
+//!
+//! Score = content × intent × product × connection (+ a small bonus for a tool's multi-word
+//! keyword found verbatim), capped at 1:
+//! * content: the share of the query's word weight (rarer words weigh more) the tool matches,
+//!   softened for long queries, where more of the words are context;
+//! * intent: 1 when the tool's verb is what the query's verb asks for, down to [`INTENT_FLOOR`];
+//! * product: when the query names or implies a product (its name, "#channel", "inbox", "JQL",
+//!   "ENG-123", ...), tools of other products are multiplied by [`OTHER_PRODUCT`];
+//! * connection: when it names none, tools of integrations the user has not connected are
+//!   multiplied by [`UNCONNECTED`], so connected ones win ties.
+//!
+//! A query that is exactly a tool's name scores 1 and comes first. Results below [`MIN_SCORE`]
+//! are not returned.
+
+mod index;
+mod lexicon;
+mod query;
+mod text;
+
+use std::collections::{HashMap, HashSet};
+
+use text::canonicalize;
+#[cfg(test)]
+use text::{deletion_keys, index_tokens};
+pub use text::{stem, tokenize};
+
+use super::Registry;
+
+/// Results below this score are not returned at all.
+pub const MIN_SCORE: f64 = 0.2;
+/// Results from here up are relevant. Below it, between [`MIN_SCORE`] and this, a result is a weak
+/// guess (a long query that only partly matches, an unusual word): at most [`WEAK_RESULTS`] of
+/// them are returned, after the relevant ones.
+pub const RELEVANT_SCORE: f64 = 0.35;
+pub const WEAK_RESULTS: usize = 3;
+
+/// Field weights. The name fields (the tool's own name, its integration's name) give a word's
+/// strength outright; the others add up, the strongest first and the rest damped by
+/// [`DAMPING`], to at most [`CAP_OTHER`]: a word the tool's name carries beats one its
+/// description and keywords both mention.
+const W_NAME: f32 = 1.0;
+const W_PRODUCT: f32 = 0.9;
+const W_KEYWORD: f32 = 0.8;
+const W_DESCRIPTION: f32 = 0.5;
+const W_PRODUCT_KEYWORD: f32 = 0.35;
+const W_PARAM: f32 = 0.3;
+/// Quoted examples in a description ('search: dentist', "#Work & p1") are syntax, not topic.
+const W_EXAMPLE: f32 = 0.2;
+const DAMPING: f32 = 0.3;
+const CAP_OTHER: f32 = 0.95;
+/// Description length normalisation (BM25's b).
+const B_DESCRIPTION: f32 = 0.4;
+/// The factor of a tool none of whose name words (after the verb) the query covers.
+const COVER_FLOOR: f32 = 0.75;
+/// The intent match of a tool whose keywords or description's first word carry the query's verb
+/// although its name's verb is another ("convert" for time_get_current).
+const INTENT_ALSO: f32 = 0.9;
+/// Weight of the word an issue key or a #channel stands for.
+const HINT_WEIGHT: f32 = 1.0;
+
+/// Discounts of the ways a query word can match.
+const STEM_ONLY: f32 = 0.95;
+const SYNONYM: f32 = 0.85;
+const TYPO: f32 = 0.8;
+const PREFIX: f32 = 0.7;
+
+/// Weights of query words the catalogue does not know: argument-like ones (numbers, names,
+/// addresses) and plain words.
+const UNKNOWN_ARG: f32 = 0.25;
+const UNKNOWN_PLAIN: f32 = 1.5;
+
+/// The intent factor of a tool whose verb the query does not ask for.
+pub const INTENT_FLOOR: f32 = 0.6;
+/// A verb starting a later clause counts this much (the first one is the intent) ...
+const LATER_VERB: f32 = 0.85;
+/// ... and a verb elsewhere ("mark as read", "issues assigned to me") this much.
+const OFF_VERB: f32 = 0.6;
+/// The factor of a product a query implies ("inbox", a misspelt name) rather than names.
+const IMPLIED: f32 = 0.9;
+/// The factor of tools of other products when the query names one.
+pub const OTHER_PRODUCT: f32 = 0.5;
+/// A tool of the product the query names gets this share of what its score lacks to 1.
+const PRODUCT_BONUS: f32 = 0.2;
+/// The factor of tools of integrations not connected, when the query names no product.
+pub const UNCONNECTED: f32 = 0.85;
+/// When a tool's multi-word keyword appears verbatim in the query.
+const PHRASE_BONUS: f32 = 0.05;
+/// Long queries: the content share is raised to a power that falls by this much per meaningful
+/// word past three, down to [`SOFT_MIN`].
+const SOFT_SLOPE: f32 = 0.1;
+const SOFT_MIN: f32 = 0.5;
+/// The factor of a tool that matches only verbs, dates or qualifiers of the query.
+const UNANCHORED: f32 = 0.3;
+/// The matched weight (about one specific word, matched well) below which a tool's content
+/// is scaled down.
+const MIN_EVIDENCE: f32 = 1.5;
+/// The factor of results for a query made of verbs only ("create").
+const VERBS_ONLY: f32 = 0.5;
+
+/// One ranked hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub name: &'static str,
+    pub integration: &'static str,
+    pub description: &'static str,
+    pub score: f64,
+}
+
+struct Doc {
+    name: &'static str,
+    integration: &'static str,
+    description: &'static str,
+    /// The word after the integration prefix: `create`, `list`, ...
+    verb: String,
+    /// Other words that say what the tool does: the first word of its description and of each
+    /// keyword ("convert time", "close issue").
+    intents: Vec<String>,
+    /// The name's words after the verb (`list_workflow_runs` -> workflow, runs): term and stem.
+    name_terms: Vec<(u32, Option<u32>)>,
+    /// The tool takes an `integration` argument (disconnect, audit log): naming a product does
+    /// not make it less relevant.
+    agnostic: bool,
+    /// The tool's multi-word keywords, canonical tokens joined by spaces.
+    phrases: Vec<String>,
+}
+
+/// The search index over a registry's tools.
+pub struct SearchIndex {
+    docs: Vec<Doc>,
+    by_name: HashMap<&'static str, u32>,
+    terms: HashMap<String, u32>,
+    /// term id -> term.
+    term_text: Vec<String>,
+    /// term -> (doc, match strength 0..1).
+    postings: Vec<Vec<(u32, f32)>>,
+    idf: Vec<f32>,
+    /// The strongest match of a term in any tool: a word only examples or parameter names carry
+    /// weighs less than one a tool's name carries.
+    term_max: Vec<f32>,
+    /// Surface words, sorted, for prefix matches.
+    sorted: Vec<(String, u32)>,
+    /// Deletion key -> surface words (typo candidates).
+    typo_keys: HashMap<String, Vec<u32>>,
+    /// Word (and its stem) -> the integrations it names.
+    products: HashMap<String, Vec<&'static str>>,
+    synonyms: HashMap<&'static str, &'static [&'static str]>,
+    /// The same, by the stem of the word ("threads" -> thread's).
+    synonyms_by_stem: HashMap<String, &'static [&'static str]>,
+    verbs: HashMap<&'static str, lexicon::VerbMap>,
+    dual: HashSet<&'static str>,
+    stopwords: HashSet<&'static str>,
+}
+
+/// A query word ready to match: its alternatives (term, discount) and its weight.
+struct Word {
+    alts: Vec<(u32, f32)>,
+    weight: f32,
+    /// Whether matching it can make a tool relevant at all: verbs, dates and qualifiers
+    /// ("approve", "tomorrow", "best") only add to a tool that matches something else.
+    anchor: bool,
+    /// Known as written, by stem or by a synonym (not only as a typo or a prefix).
+    direct: bool,
+}
+
+struct Parsed {
+    words: Vec<Word>,
+    /// (verb map, factor, stem of the verb): what the query asks to do.
+    verbs: Vec<(lexicon::VerbMap, f32, String)>,
+    /// Products named or implied, with confidence.
+    mentioned: HashMap<&'static str, f32>,
+    /// Canonical query n-grams (2..=4 tokens), for keyword phrases.
+    ngrams: HashSet<String>,
+    verbs_only: bool,
+    /// Words that carry meaning (for the long-query softening).
+    meaningful: usize,
+}
+
+impl SearchIndex {
+    /// How well a tool's verb answers the query's verbs, 0..1.
+    fn intent(&self, parsed: &Parsed, doc: &Doc) -> f32 {
+        let lookup = |map: &[(&str, f32)], other: f32| {
+            map.iter().find(|(v, _)| *v == doc.verb || *v == "*").map(|(_, s)| *s).unwrap_or(other)
+        };
+        if parsed.verbs.is_empty() {
+            return lookup(lexicon::READ_DEFAULT, lexicon::READ_DEFAULT_OTHER);
+        }
+        parsed
+            .verbs
+            .iter()
+            .map(|(map, f, word)| {
+                let also = if doc.intents.contains(word) { INTENT_ALSO } else { 0.0 };
+                f * lookup(map, lexicon::OTHER_VERB).max(also)
+            })
+            .fold(0.0, f32::max)
+    }
+
+    /// The share of a tool's name words (after its verb) the query covers, 0..1.
+    fn coverage(&self, matched: &HashMap<u32, f32>, doc: &Doc) -> f32 {
+        if doc.name_terms.is_empty() {
+            return 1.0;
+        }
+        let get = |id: &u32| matched.get(id).copied().unwrap_or(0.0);
+        let sum: f32 =
+            doc.name_terms.iter().map(|(t, s)| get(t).max(s.as_ref().map_or(0.0, |s| get(s) * STEM_ONLY))).sum();
+        sum / doc.name_terms.len() as f32
+    }
+
+    /// Ranks tools for `query`; `connected` tells which integrations the user has connected.
+    pub fn search(&self, query: &str, limit: usize, connected: &dyn Fn(&str) -> bool) -> Vec<Hit> {
+        let trimmed = query.trim();
+        if trimmed.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
+        let parsed = self.parse(trimmed);
+        let n = self.docs.len();
+        let mut acc = vec![0.0_f32; n];
+        let mut best = vec![0.0_f32; n];
+        // The weight of the words that can make a tool relevant, as matched.
+        let mut anchored = vec![0.0_f32; n];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut candidates: Vec<u32> = Vec::new();
+        let mut total = 0.0;
+        for word in &parsed.words {
+            total += word.weight;
+            for &(id, discount) in &word.alts {
+                for &(d, strength) in &self.postings[id as usize] {
+                    let v = strength * discount;
+                    let b = &mut best[d as usize];
+                    if v > *b {
+                        if *b == 0.0 {
+                            touched.push(d);
+                        }
+                        *b = v;
+                    }
+                }
+            }
+            for &d in &touched {
+                if acc[d as usize] == 0.0 {
+                    candidates.push(d);
+                }
+                acc[d as usize] += word.weight * best[d as usize];
+                if word.anchor {
+                    anchored[d as usize] += word.weight * best[d as usize];
+                }
+                best[d as usize] = 0.0;
+            }
+            touched.clear();
+        }
+        if let Some(e) = exact
+            && acc[e as usize] == 0.0
+        {
+            candidates.push(e);
+        }
+        // Long queries carry more context than intent: the share of words a tool matches means
+        // more the longer the query is.
+        let softening = if parsed.meaningful <= 3 {
+            1.0
+        } else {
+            (1.0 - SOFT_SLOPE * (parsed.meaningful - 3) as f32).max(SOFT_MIN)
+        };
+        let mut matched: HashMap<u32, f32> = HashMap::new();
+        for word in &parsed.words {
+            for &(id, discount) in &word.alts {
+                let e = matched.entry(id).or_default();
+                *e = e.max(discount);
+            }
+        }
+        let mut connection: HashMap<&str, bool> = HashMap::new();
+        let mut hits: Vec<(f32, bool, u32)> = candidates
+            .into_iter()
+            .filter_map(|d| {
+                let doc = &self.docs[d as usize];
+                if Some(d) == exact {
+                    return Some((1.0, true, d));
+                }
+                let content = if total > 0.0 { (acc[d as usize] / total).min(1.0).powf(softening) } else { 0.0 };
+                let evidence = anchored[d as usize];
+                let content = if parsed.verbs_only {
+                    content
+                } else if evidence == 0.0 {
+                    content * UNANCHORED
+                } else {
+                    // One common word ("name", "list") is thin evidence, however well it matches.
+                    content * (evidence / MIN_EVIDENCE).min(1.0)
+                };
+                let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
+                let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
+                let mut score = content * intent * cover;
+                if parsed.verbs_only {
+                    score *= VERBS_ONLY;
+                }
+                if !parsed.mentioned.is_empty() {
+                    score *= match parsed.mentioned.get(doc.integration) {
+                        // The query named this tool's product: that is evidence too.
+                        Some(c) => *c * (1.0 + PRODUCT_BONUS * (1.0 - score)),
+                        None if doc.agnostic => 1.0,
+                        None => OTHER_PRODUCT,
+                    };
+                } else if !*connection.entry(doc.integration).or_insert_with(|| connected(doc.integration)) {
+                    score *= UNCONNECTED;
+                }
+                if doc.phrases.iter().any(|p| parsed.ngrams.contains(p)) {
+                    score += PHRASE_BONUS;
+                }
+                (f64::from(score) >= MIN_SCORE).then_some((score, false, d))
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then(b.0.total_cmp(&a.0))
+                .then_with(|| self.docs[a.2 as usize].name.cmp(self.docs[b.2 as usize].name))
+        });
+        let mut weak = 0;
+        hits.retain(|&(score, _, _)| {
+            if f64::from(score) >= RELEVANT_SCORE {
+                return true;
+            }
+            weak += 1;
+            weak <= WEAK_RESULTS
+        });
+        hits.truncate(limit);
+        hits.into_iter()
+            .map(|(score, _, d)| {
+                let doc = &self.docs[d as usize];
+                Hit {
+                    name: doc.name,
+                    integration: doc.integration,
+                    description: doc.description,
+                    score: (f64::from(score.min(1.0)) * 1000.0).round() / 1000.0,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A keyword's canonical tokens, as a query would read them.
+fn query_tokens(text: &str) -> Vec<String> {
+    let tokens: Vec<(String, ())> = tokenize(text).into_iter().map(|t| (t, ())).collect();
+    canonicalize(&tokens, false).into_iter().map(|(t, _)| t).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_common_forms_alike() {
+        for (a, b) in [
+            ("issues", "issue"),
+            ("stories", "story"),
+            ("listing", "list"),
+            ("created", "create"),
+            ("creating", "create"),
+            ("replies", "reply"),
+            ("merged", "merge"),
+            ("running", "run"),
+            ("planned", "plan"),
+            ("boxes", "box"),
+            ("added", "add"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} / {b}");
+        }
+        assert_eq!(stem("gas"), "gas");
+        assert_eq!(stem("status"), "status");
+        assert_ne!(stem("bill"), stem("bil"));
+    }
+
+    #[test]
+    fn tokenizes_channels_and_punctuation() {
+        assert_eq!(tokenize("Post to #general, please!"), vec!["post", "to", "general", "please"]);
+    }
+
+    #[test]
+    fn phrases_and_compounds_become_one_token() {
+        assert_eq!(query_tokens("open a pull request"), vec!["open", "a", "pr"]);
+        assert!(index_tokens("who is on-call").contains(&"oncall".to_string()));
+        assert!(index_tokens("CI/CD pipelines").contains(&"cicd".to_string()));
+    }
+
+    #[test]
+    fn deletion_keys_meet_within_one_edit() {
+        let share = |a: &str, b: &str| deletion_keys(a).iter().any(|k| deletion_keys(b).contains(k));
+        assert!(share("calender", "calendar"));
+        assert!(share("jria", "jira"));
+        assert!(share("pul", "pull"));
+        assert!(!share("jira", "jazz"));
+    }
+}

@@ -1,0 +1,417 @@
+//! Reading a query: tokens, verbs as intents, arguments, product mentions, word alternatives.
+
+use std::collections::{HashMap, HashSet};
+
+use super::text::{self, canonicalize_query, deletion_keys, is_issue_key, joined_by_dash_or_slash, stem, tokenize};
+use super::*;
+
+/// One token of the query, before matching.
+#[derive(Clone)]
+pub(super) struct Token {
+    /// An argument (a number, a name, an address): weighs little when unknown.
+    arg: bool,
+    /// Not to be matched at all (an email address, a path, a URL).
+    opaque: bool,
+    /// Follows a clause break (",", ";", ...): a verb may start here.
+    brk: bool,
+}
+
+/// What a query word is to the query.
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Word,
+    /// Stands where the query's verb would, but is no verb we know.
+    Lead,
+    /// A specific verb ("approve", "archive"): a word too, when the catalogue knows it.
+    Verb,
+}
+
+impl SearchIndex {
+    /// A known word's weight: its rarity, as far as the catalogue really carries it.
+    fn idf(&self, id: u32) -> f32 {
+        let idf = self.idf[id as usize];
+        let unknown = UNKNOWN_PLAIN;
+        if idf <= unknown { idf } else { unknown + (idf - unknown) * self.term_max[id as usize] }
+    }
+
+    fn mention(mentioned: &mut HashMap<&'static str, f32>, products: &[&'static str], confidence: f32) {
+        for p in products {
+            let e = mentioned.entry(p).or_insert(confidence);
+            *e = e.max(confidence);
+        }
+    }
+
+    /// The integration called `name`, when this catalogue has it.
+    fn product(&self, name: &str) -> Option<&'static str> {
+        self.docs.iter().map(|d| d.integration).find(|i| *i == name)
+    }
+
+    /// Reads a query into weighted words, verbs and product mentions.
+    pub(super) fn parse(&self, query: &str) -> Parsed {
+        let mut mentioned: HashMap<&'static str, f32> = HashMap::new();
+        let mut tokens: Vec<(String, Token)> = Vec::new();
+        // What issue keys and #channels stand for: a product (and an issue).
+        let mut hints: Vec<(&'static str, f32)> = Vec::new();
+        let mut issue_key = false;
+        // Words an argument implies, with the most they may weigh.
+        let mut implied: Vec<(&str, f32)> = Vec::new();
+        let mut brk = false;
+        for (i, raw) in query.split_whitespace().enumerate() {
+            let breaks = raw.ends_with([',', ';', ':', '.', '!', '?', ')']);
+            let raw = raw.trim_matches(|c: char| !(c.is_alphanumeric() || "#@$".contains(c)));
+            let brk = std::mem::replace(&mut brk, breaks) && !raw.is_empty();
+            if raw.is_empty() {
+                continue;
+            }
+            if is_issue_key(raw) {
+                // An issue key is an argument, but says which tracker: Linear's shape, Jira's too.
+                issue_key = true;
+                for (p, c) in [("linear", 1.0), ("jira", IMPLIED)] {
+                    if let Some(p) = self.product(p) {
+                        Self::mention(&mut mentioned, &[p], c);
+                        hints.push((p, c));
+                    }
+                }
+                continue;
+            }
+            if let Some(channel) = raw.strip_prefix('#')
+                && channel.chars().next().is_some_and(char::is_alphabetic)
+                && channel.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+            {
+                if let Some(p) = self.product("slack") {
+                    Self::mention(&mut mentioned, &[p], 1.0);
+                    hints.push((p, 1.0));
+                }
+                continue;
+            }
+            let opaque = raw.starts_with('@')
+                || raw.contains('@')
+                || raw.contains("://")
+                || raw
+                    .char_indices()
+                    .any(|(j, c)| c == '.' && j > 0 && raw[j + 1..].chars().next().is_some_and(char::is_alphanumeric));
+            let parts = tokenize(raw);
+            if opaque || parts.is_empty() {
+                tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
+                // What the argument is says something: a file name, an email address.
+                if raw.contains('@') && raw.contains('.') {
+                    implied.push(("email", 0.5));
+                } else if !raw.contains("://")
+                    && let Some((_, ext)) = raw.rsplit_once('.')
+                    && (1..=5).contains(&ext.len())
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                {
+                    implied.push(("file", HINT_WEIGHT));
+                }
+                continue;
+            }
+            let capitalised = i > 0 && raw.chars().next().is_some_and(char::is_uppercase);
+            if parts.len() > 1 && (raw.contains('/') || joined_by_dash_or_slash(raw)) {
+                let joined = parts.concat();
+                if self.terms.contains_key(&joined) || lexicon::PHRASES.iter().any(|(_, c)| *c == joined) {
+                    tokens.push((joined, Token { arg: false, opaque: false, brk }));
+                } else if joined_by_dash_or_slash(raw) && parts.iter().all(|p| self.knows(p)) {
+                    tokens.extend(parts.into_iter().map(|p| (p, Token { arg: false, opaque: false, brk })));
+                } else {
+                    tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
+                }
+                continue;
+            }
+            for p in parts {
+                let arg = capitalised || p.chars().any(|c| c.is_ascii_digit()) || raw.starts_with('$');
+                match self.split_compound(&p) {
+                    Some((a, b)) => {
+                        tokens.push((a, Token { arg, opaque: false, brk }));
+                        tokens.push((b, Token { arg, opaque: false, brk: false }));
+                    }
+                    None => tokens.push((p, Token { arg, opaque: false, brk })),
+                }
+            }
+        }
+        let tokens = canonicalize_query(&tokens);
+        let mut ngrams = HashSet::new();
+        let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_str()).collect();
+        for n in 2..=4 {
+            for w in plain.windows(n) {
+                ngrams.insert(w.join(" "));
+            }
+        }
+        // Where a verb may stand: a clause's first word after subjects and modals ("I need to",
+        // "could you", "please") or after "to", "so", "and", "then". Not after "my", "the":
+        // "my open issues", "our deploy pipeline" are things.
+        let mut verb_position = vec![false; tokens.len()];
+        // Unknown words inside "with ...", "for ...", "in ..." are names, places, titles.
+        let mut argument = vec![false; tokens.len()];
+        let mut at_start = true;
+        let mut in_phrase = false;
+        let mut naming = 0;
+        for (i, (w, t)) in tokens.iter().enumerate() {
+            if t.brk {
+                at_start = true;
+                in_phrase = false;
+                naming = 0;
+            }
+            if at_start {
+                if lexicon::SKIPPABLE.contains(&w.as_str()) {
+                    continue;
+                }
+                verb_position[i] = true;
+                at_start = false;
+                in_phrase = false;
+                continue;
+            }
+            if in_phrase
+                && w == "and"
+                && !tokens.get(i + 1).is_some_and(|(next, _)| self.verbs.contains_key(next.as_str()))
+            {
+                // "with alice and bob": still the same phrase ("... and send it": a new clause).
+                continue;
+            }
+            if lexicon::CLAUSE_MARKERS.contains(&w.as_str()) {
+                at_start = true;
+            }
+            if lexicon::NAMING.contains(&w.as_str()) {
+                naming = 3;
+                continue;
+            }
+            if naming > 0 && !self.stopwords.contains(w.as_str()) {
+                // "a page called roadmap": a name, whatever the words.
+                argument[i] = true;
+                naming -= 1;
+                continue;
+            }
+            if lexicon::PREPOSITIONS.contains(&w.as_str()) {
+                in_phrase = true;
+            } else if lexicon::POSSESSIVES.contains(&w.as_str()) {
+                in_phrase = false;
+            } else if in_phrase && !t.opaque && !self.knows(w) {
+                argument[i] = true;
+            }
+        }
+        let mut verbs = Vec::new();
+        let mut words: Vec<(String, Token, Role)> = Vec::new();
+        let mut fallback: Vec<(String, Token)> = Vec::new();
+        let mut first_verb = true;
+        for (i, (w, t)) in tokens.iter().enumerate() {
+            if !t.opaque && (self.stopwords.contains(w.as_str()) || w.chars().count() < 2) {
+                continue;
+            }
+            let mut t = t.clone();
+            t.arg |= argument[i];
+            fallback.push((w.clone(), t.clone()));
+            let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w.as_str()) };
+            if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
+                // "opne a PR", "sned an email".
+                verb = self.verbs.iter().find(|(v, _)| v.len() >= 4 && text::plausible_typo(w, v));
+            }
+            match verb {
+                Some((&key, map)) if verb_position[i] => {
+                    let factor = if first_verb { 1.0 } else { LATER_VERB };
+                    first_verb = false;
+                    verbs.push((*map, factor, stem(key)));
+                    if key == "page"
+                        && let Some(p) = self.product("pagerduty")
+                    {
+                        Self::mention(&mut mentioned, &[p], 0.9);
+                        hints.push((p, 0.9));
+                    }
+                    if lexicon::OBJECT_VERBS.contains(&key) {
+                        words.push((key.to_string(), t, Role::Word));
+                    } else if !lexicon::GENERIC_VERBS.contains(&key) {
+                        words.push((key.to_string(), t, Role::Verb));
+                    }
+                }
+                Some((&key, map)) if !self.dual.contains(key) => {
+                    verbs.push((*map, OFF_VERB, stem(key)));
+                    if !lexicon::GENERIC_VERBS.contains(&key) {
+                        words.push((key.to_string(), t, Role::Verb));
+                    }
+                }
+                _ => {
+                    let role = if verb_position[i] && first_verb { Role::Lead } else { Role::Word };
+                    words.push((w.clone(), t, role));
+                }
+            }
+        }
+        let mut verbs_only = false;
+        if words.is_empty() && hints.is_empty() {
+            // Only verbs ("create"): match them as words, for what little that says.
+            verbs_only = !fallback.is_empty();
+            words = fallback.into_iter().map(|(w, t)| (w, t, Role::Word)).collect();
+        }
+        let mut meaningful = 0;
+        let mut expanded: Vec<Word> = Vec::with_capacity(words.len() + 2);
+        for (w, t, role) in words {
+            let word = self.expand_as(&w, &t, &mut mentioned, role != Role::Verb);
+            if role == Role::Verb && word.alts.is_empty() {
+                // A verb the catalogue never mentions says nothing more than its intent.
+                continue;
+            }
+            let mut word = word;
+            word.anchor &= role != Role::Verb;
+            if !t.arg && !t.opaque {
+                meaningful += 1;
+            }
+            if role == Role::Lead && !word.direct && !t.arg && !t.opaque {
+                // The query starts with an action the catalogue does not know ("reserve",
+                // "translate"): no tool's verb answers it. Half so when the word may be a typo.
+                let unknown: lexicon::VerbMap = if word.alts.is_empty() { &[] } else { &[("*", 0.5)] };
+                verbs.push((unknown, 1.0, stem(&w)));
+            }
+            expanded.push(word);
+        }
+        for (w, cap) in implied {
+            let mut word = self.expand(w, &Token { arg: false, opaque: false, brk: false }, &mut mentioned);
+            word.weight = word.weight.min(cap);
+            expanded.push(word);
+        }
+        if !hints.is_empty() {
+            let mut alts: Vec<(u32, f32)> = Vec::new();
+            for (p, c) in &hints {
+                if let Some(&id) = self.terms.get(&p.replace('_', "")) {
+                    alts.push((id, *c));
+                }
+            }
+            expanded.push(Word { alts, weight: HINT_WEIGHT, anchor: true, direct: true });
+            if issue_key {
+                let mut issue = self.expand("issue", &Token { arg: false, opaque: false, brk: false }, &mut mentioned);
+                issue.weight = HINT_WEIGHT;
+                expanded.push(issue);
+            }
+        }
+        Parsed { words: expanded, verbs, mentioned, ngrams, verbs_only, meaningful }
+    }
+
+    /// "mergerequests" -> merge, requests: an unknown word made of two known ones.
+    fn split_compound(&self, word: &str) -> Option<(String, String)> {
+        let len = word.chars().count();
+        if len < 7 || !word.is_ascii() || !word.chars().all(|c| c.is_ascii_alphabetic()) || self.knows(word) {
+            return None;
+        }
+        (3..=len - 3)
+            .rev()
+            .map(|i| word.split_at(i))
+            .find(|(a, b)| self.is_word(a) && self.is_word(b))
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    }
+
+    /// Whether a word is in the catalogue as written (not only as a stem).
+    fn is_word(&self, word: &str) -> bool {
+        self.sorted.binary_search_by(|(t, _)| t.as_str().cmp(word)).is_ok()
+    }
+
+    /// Whether the catalogue knows a word, directly or through a synonym.
+    fn knows(&self, word: &str) -> bool {
+        self.terms.contains_key(word)
+            || self.terms.contains_key(&stem(word))
+            || self.synonyms.contains_key(word)
+            || self.verbs.contains_key(word)
+    }
+
+    /// A query word's alternatives and weight; records the products it names.
+    fn expand(&self, word: &str, token: &Token, mentioned: &mut HashMap<&'static str, f32>) -> Word {
+        self.expand_as(word, token, mentioned, true)
+    }
+
+    /// [`Self::expand`], with or without synonyms (a verb's are not its noun's: "page someone").
+    fn expand_as(&self, word: &str, token: &Token, mentioned: &mut HashMap<&'static str, f32>, synonyms: bool) -> Word {
+        if token.opaque {
+            return Word { alts: Vec::new(), weight: UNKNOWN_ARG, anchor: false, direct: false };
+        }
+        let mut alts: Vec<(u32, f32)> = Vec::new();
+        let push = |alts: &mut Vec<(u32, f32)>, term: &str, discount: f32| {
+            if let Some(&id) = self.terms.get(term) {
+                match alts.iter_mut().find(|(t, _)| *t == id) {
+                    Some(e) => e.1 = e.1.max(discount),
+                    None => alts.push((id, discount)),
+                }
+            }
+        };
+        let stemmed = stem(word);
+        push(&mut alts, word, 1.0);
+        push(&mut alts, &stemmed, if stemmed == word { 1.0 } else { STEM_ONLY });
+        if let Some(products) = self.products.get(word) {
+            // A product's own name is surer than a word that implies it.
+            let named = |p: &&str| p.replace('_', "") == word || tokenize(p).iter().any(|t| t == word);
+            for p in products {
+                Self::mention(mentioned, &[p], if named(p) { 1.0 } else { IMPLIED });
+            }
+        }
+        let mut direct = !alts.is_empty();
+        let mut weight = alts.iter().map(|&(id, _)| self.idf(id)).fold(0.0, f32::max);
+        let syns = self.synonyms.get(word).or_else(|| self.synonyms_by_stem.get(stemmed.as_str()));
+        if let Some(syns) = syns.filter(|_| synonyms) {
+            let before = alts.len();
+            for s in *syns {
+                push(&mut alts, s, SYNONYM);
+                push(&mut alts, &stem(s), SYNONYM * STEM_ONLY);
+            }
+            if !direct {
+                weight = alts[before..].iter().map(|&(id, _)| self.idf(id)).fold(0.0, f32::max);
+                direct = alts.len() > before;
+            }
+        }
+        let len = word.chars().count();
+        if alts.is_empty() && !token.arg && len >= 4 && word.chars().all(char::is_alphabetic) {
+            let mut found: Vec<u32> = Vec::new();
+            for key in deletion_keys(word) {
+                for &id in self.typo_keys.get(&key).into_iter().flatten() {
+                    if !found.contains(&id) {
+                        found.push(id);
+                    }
+                }
+            }
+            let discount = if len >= 5 { TYPO } else { TYPO * 0.9 };
+            for id in found {
+                let term = &self.term_text[id as usize];
+                if text::plausible_typo(word, term) {
+                    push(&mut alts, term, discount);
+                    for syn in self.synonyms.get(term.as_str()).copied().unwrap_or_default() {
+                        push(&mut alts, syn, discount * SYNONYM);
+                    }
+                    // A misspelt product name names it; a word that implies one only when plainly
+                    // misspelt (two letters swapped), not when it is another word ("print").
+                    for p in self.products.get(term.as_str()).into_iter().flatten() {
+                        let name = p.replace('_', "") == *term || tokenize(p).iter().any(|t| t == term);
+                        if name || text::is_transposition(word, term) {
+                            Self::mention(mentioned, &[p], IMPLIED);
+                        }
+                    }
+                }
+            }
+        }
+        if alts.is_empty() && len >= 6 {
+            // "announcements" -> "announce": the longest known word the word starts with.
+            for cut in (5.max(len * 3 / 5)..len).rev() {
+                let head: String = word.chars().take(cut).collect();
+                if let Some(&id) = self.terms.get(&head) {
+                    alts.push((id, PREFIX));
+                    break;
+                }
+            }
+        }
+        if alts.is_empty() && len >= 4 {
+            let start = self.sorted.partition_point(|(t, _)| t.as_str() < word);
+            for (_, id) in self.sorted[start..].iter().take_while(|(t, _)| t.starts_with(word)).take(20) {
+                alts.push((*id, PREFIX));
+            }
+        }
+        if weight == 0.0 {
+            // A guessed word (typo, prefix) weighs no more than an unknown one: were the guess
+            // wrong, it would be an unknown word.
+            weight = alts.iter().map(|&(id, _)| self.idf(id)).fold(0.0, f32::max).min(UNKNOWN_PLAIN);
+        }
+        if alts.is_empty() {
+            weight = if token.arg { UNKNOWN_ARG } else { UNKNOWN_PLAIN };
+        }
+        if lexicon::TIME_WORDS.contains(&word) || lexicon::MODIFIERS.contains(&word) {
+            weight = weight.min(lexicon::TIME_WEIGHT);
+        }
+        if word.chars().any(|c| c.is_ascii_digit()) {
+            // "3pm", "2026", "v2": arguments, whatever a description's example says.
+            weight = weight.min(UNKNOWN_ARG);
+        }
+        let anchor = !lexicon::TIME_WORDS.contains(&word) && !lexicon::MODIFIERS.contains(&word);
+        Word { alts, weight, anchor, direct }
+    }
+}
