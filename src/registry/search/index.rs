@@ -1,34 +1,30 @@
 //! Building the index: tools as weighted fields, terms, typo keys and product words.
 
-use std::collections::{HashMap, HashSet};
+use super::hash::{Map, Set};
 
-use super::text::{self, deletion_keys, index_tokens, stem, tokenize};
+use super::hash::deletion_hashes;
+use super::text::{self, index_tokens, stem, tokenize};
 use super::*;
 
 impl SearchIndex {
     pub fn build(registry: &Registry) -> SearchIndex {
         let tools = registry.tools();
-        let descriptions: Vec<Vec<String>> = tools.iter().map(|t| index_tokens(t.description)).collect();
-        let avg_description =
-            (descriptions.iter().map(Vec::len).sum::<usize>() as f32 / descriptions.len().max(1) as f32).max(1.0);
-        let mut terms: HashMap<String, u32> = HashMap::new();
-        let mut postings: Vec<Vec<(u32, f32)>> = Vec::new();
-        let mut surface: HashSet<u32> = HashSet::new();
+        let mut vocab = Vocab::default();
+        // Each integration's own words, read once: (name and display name, keywords).
+        let mut products_words: Map<&str, (Vec<Form>, Vec<Form>)> = Map::default();
+        let texts: Vec<(String, String)> = tools.iter().map(|t| text::split_examples(t.description)).collect();
+        let prose: Vec<Vec<String>> = texts.iter().map(|(_, prose)| index_tokens(prose)).collect();
+        let avg_description = (prose.iter().map(Vec::len).sum::<usize>() as f32 / prose.len().max(1) as f32).max(1.0);
         let mut docs = Vec::with_capacity(tools.len());
+        let mut phrases: Map<String, Vec<u32>> = Map::default();
+        // term -> (best name-field weight, best other-field weight, sum of other weights).
+        let mut tf: Map<u32, (f32, f32, f32)> = Map::default();
         for (d, tool) in tools.iter().enumerate() {
-            // term -> (best name-field weight, best other-field weight, sum of other weights).
-            let mut tf: HashMap<String, (f32, f32, f32)> = HashMap::new();
-            let mut seen: HashSet<String> = HashSet::new();
-            let mut add = |tokens: &[String], weight: f32, name_field: bool, seen: &mut HashSet<String>| {
-                for t in tokens {
-                    seen.insert(t.clone());
-                    let s = stem(t);
-                    let forms = if s == *t {
-                        vec![(t.clone(), weight)]
-                    } else {
-                        vec![(t.clone(), weight), (s, weight * STEM_ONLY)]
-                    };
-                    for (form, w) in forms {
+            tf.clear();
+            let mut add = |forms: &[Form], weight: f32, name_field: bool| {
+                for &(id, stem_id) in forms {
+                    for (form, w) in [(Some(id), weight), (stem_id, weight * STEM_ONLY)] {
+                        let Some(form) = form else { continue };
                         let e = tf.entry(form).or_default();
                         if name_field {
                             e.0 = e.0.max(w);
@@ -41,68 +37,64 @@ impl SearchIndex {
             };
             let local = tool.name.strip_prefix(tool.integration).and_then(|n| n.strip_prefix('_')).unwrap_or(tool.name);
             let name_tokens = index_tokens(&local.replace('_', " "));
+            let name_forms = vocab.forms(&name_tokens);
             // The name's verb is the tool's intent (matched as such), not a word of its topic:
             // as a word it weighs like a keyword.
-            add(&name_tokens[..1.min(name_tokens.len())], W_KEYWORD, false, &mut seen);
-            add(&name_tokens[1.min(name_tokens.len())..], W_NAME, true, &mut seen);
-            add(&index_tokens(&tool.integration.replace('_', " ")), W_PRODUCT, true, &mut seen);
-            add(&[tool.integration.replace('_', "")], W_PRODUCT, true, &mut seen);
-            if let Some(integration) = tool.plugin() {
-                add(&index_tokens(integration.display_name), W_PRODUCT, true, &mut seen);
-                for kw in integration.keywords {
-                    add(&index_tokens(kw), W_PRODUCT_KEYWORD, false, &mut seen);
+            let split = 1.min(name_forms.len());
+            add(&name_forms[..split], W_KEYWORD, false);
+            add(&name_forms[split..], W_NAME, true);
+            let (own, product_keywords) = products_words.entry(tool.integration).or_insert_with(|| {
+                let mut own = index_tokens(&tool.integration.replace('_', " "));
+                own.push(tool.integration.replace('_', ""));
+                let mut keywords = Vec::new();
+                if let Some(integration) = tool.plugin() {
+                    own.extend(index_tokens(integration.display_name));
+                    keywords = integration.keywords.iter().flat_map(|kw| index_tokens(kw)).collect();
                 }
-            }
+                (vocab.forms(&own), vocab.forms(&keywords))
+            });
+            add(own, W_PRODUCT, true);
+            add(product_keywords, W_PRODUCT_KEYWORD, false);
             let mut intents: Vec<String> = name_tokens.first().map(|t| stem(t)).into_iter().collect();
             for kw in tool.keywords {
                 let tokens = index_tokens(kw);
                 if tokens.len() >= 2 && lexicon::is_verb(&tokens[0]) {
                     intents.push(stem(&tokens[0]));
                 }
-                add(&tokens, W_KEYWORD, false, &mut seen);
+                add(&vocab.forms(&tokens), W_KEYWORD, false);
             }
-            intents.extend(descriptions[d].iter().take(1).filter(|t| lexicon::is_verb(t)).map(|t| stem(t)));
-            let norm = 1.0 - B_DESCRIPTION + B_DESCRIPTION * descriptions[d].len() as f32 / avg_description;
-            let (examples, prose) = text::split_examples(tool.description);
-            add(&index_tokens(&prose), W_DESCRIPTION / norm, false, &mut seen);
-            add(&index_tokens(&examples), W_EXAMPLE, false, &mut seen);
+            intents.extend(prose[d].iter().take(1).filter(|t| lexicon::is_verb(t)).map(|t| stem(t)));
+            let norm = 1.0 - B_DESCRIPTION + B_DESCRIPTION * prose[d].len() as f32 / avg_description;
+            add(&vocab.forms(&prose[d]), W_DESCRIPTION / norm, false);
+            add(&vocab.forms(&index_tokens(&texts[d].0)), W_EXAMPLE, false);
             let mut agnostic = false;
             if let Some(props) = tool.schema().get("properties").and_then(|p| p.as_object()) {
                 for name in props.keys() {
                     agnostic |= name == "integration";
-                    add(&index_tokens(&name.replace('_', " ")), W_PARAM, false, &mut seen);
+                    add(&vocab.forms(&index_tokens(&name.replace('_', " "))), W_PARAM, false);
                 }
             }
-            for (term, (name_w, best, sum)) in tf {
+            for (&id, &(name_w, best, sum)) in &tf {
                 let other = (best + DAMPING * (sum - best)).min(CAP_OTHER);
-                let id = intern(&mut terms, &mut postings, &term);
-                if seen.contains(&term) {
-                    surface.insert(id);
-                }
-                postings[id as usize].push((d as u32, name_w.max(other)));
+                vocab.postings[id as usize].push((d as u32, name_w.max(other)));
             }
-            let name_terms = name_tokens
-                .iter()
-                .skip(1)
-                .map(|t| {
-                    let s = stem(t);
-                    let stem_id = (s != *t).then(|| intern(&mut terms, &mut postings, &s));
-                    (intern(&mut terms, &mut postings, t), stem_id)
-                })
-                .collect();
-            let phrases =
-                tool.keywords.iter().map(|k| query_tokens(k)).filter(|t| t.len() >= 2).map(|t| t.join(" ")).collect();
+            for phrase in tool.keywords.iter().map(|k| query_tokens(k)).filter(|t| t.len() >= 2) {
+                let tools = phrases.entry(phrase.join(" ")).or_default();
+                if tools.last() != Some(&(d as u32)) {
+                    tools.push(d as u32);
+                }
+            }
             docs.push(Doc {
                 name: tool.name,
                 integration: tool.integration,
                 description: tool.description,
                 verb: name_tokens.first().cloned().unwrap_or_default(),
                 intents,
-                name_terms,
+                name_terms: name_forms[split..].to_vec(),
                 agnostic,
-                phrases,
             });
         }
+        let Vocab { terms, text: term_text, postings, surface, .. } = vocab;
         let n = docs.len().max(1) as f32;
         let idf = postings
             .iter()
@@ -113,24 +105,20 @@ impl SearchIndex {
             .collect();
         let term_max = postings.iter().map(|p| p.iter().map(|&(_, s)| s).fold(0.0, f32::max)).collect();
         let mut sorted: Vec<(String, u32)> =
-            terms.iter().filter(|(_, id)| surface.contains(id)).map(|(t, &id)| (t.clone(), id)).collect();
+            terms.iter().filter(|(_, id)| surface[**id as usize]).map(|(t, &id)| (t.clone(), id)).collect();
         sorted.sort();
-        let mut typo_keys: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut typo_keys: Map<u64, Vec<u32>> = Map::default();
         for (t, id) in &sorted {
             if t.chars().count() >= 3 && t.chars().all(char::is_alphabetic) {
-                for key in deletion_keys(t) {
+                for key in deletion_hashes(t) {
                     typo_keys.entry(key).or_default().push(*id);
                 }
             }
         }
         let products = Self::products(registry, &docs, &terms, &postings);
-        let mut term_text = vec![String::new(); terms.len()];
-        for (t, &id) in &terms {
-            term_text[id as usize] = t.clone();
-        }
         let mut index = SearchIndex {
             docs,
-            by_name: HashMap::new(),
+            by_name: Map::default(),
             terms,
             term_text,
             postings,
@@ -138,10 +126,11 @@ impl SearchIndex {
             term_max,
             sorted,
             typo_keys,
+            phrases,
             products,
             synonyms: lexicon::SYNONYMS.iter().copied().collect(),
             synonyms_by_stem: lexicon::SYNONYMS.iter().rev().map(|(w, s)| (stem(w), *s)).collect(),
-            verbs: HashMap::new(),
+            verbs: Map::default(),
             dual: lexicon::DUAL.iter().copied().collect(),
             stopwords: lexicon::STOPWORDS.iter().copied().collect(),
         };
@@ -159,9 +148,9 @@ impl SearchIndex {
     fn products(
         registry: &Registry,
         docs: &[Doc],
-        terms: &HashMap<String, u32>,
+        terms: &Map<String, u32>,
         postings: &[Vec<(u32, f32)>],
-    ) -> HashMap<String, Vec<&'static str>> {
+    ) -> Map<String, Vec<&'static str>> {
         let mut candidates: Vec<(String, &'static str, bool)> = Vec::new();
         for integration in registry.integrations() {
             let own = integration.name.replace('_', "");
@@ -175,22 +164,22 @@ impl SearchIndex {
                 }
             }
         }
-        let namespaces: HashSet<&'static str> =
+        let namespaces: Set<&'static str> =
             docs.iter().filter(|d| registry.integration(d.integration).is_none()).map(|d| d.integration).collect();
         for ns in namespaces {
             candidates.push((ns.to_string(), ns, false));
         }
-        let all: HashSet<&'static str> = docs.iter().map(|d| d.integration).collect();
+        let all: Set<&'static str> = docs.iter().map(|d| d.integration).collect();
         for (word, product) in lexicon::PRODUCT_WORDS {
             if let Some(p) = all.get(product) {
                 candidates.push((word.to_string(), p, true));
             }
         }
-        let mut products: HashMap<String, Vec<&'static str>> = HashMap::new();
+        let mut products: Map<String, Vec<&'static str>> = Map::default();
         for (word, product, forced) in candidates {
             let distinctive = forced
                 || terms.get(&word).is_none_or(|&id| {
-                    let others: HashSet<&str> = postings[id as usize]
+                    let others: Set<&str> = postings[id as usize]
                         .iter()
                         .map(|&(d, _)| docs[d as usize].integration)
                         .filter(|i| *i != product)
@@ -215,13 +204,51 @@ impl SearchIndex {
     }
 }
 
-/// The id of a term, added when new.
-fn intern(terms: &mut HashMap<String, u32>, postings: &mut Vec<Vec<(u32, f32)>>, term: &str) -> u32 {
-    if let Some(&id) = terms.get(term) {
-        return id;
+/// A surface word's term and, when it differs, its stem's.
+type Form = (u32, Option<u32>);
+
+/// The terms being collected.
+#[derive(Default)]
+struct Vocab {
+    terms: Map<String, u32>,
+    text: Vec<String>,
+    postings: Vec<Vec<(u32, f32)>>,
+    /// Whether the term is a word as written somewhere (not only a stem).
+    surface: Vec<bool>,
+    /// A surface word's stem term, once known.
+    stems: Map<u32, Option<u32>>,
+}
+
+impl Vocab {
+    fn id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.terms.get(term) {
+            return id;
+        }
+        let id = self.text.len() as u32;
+        self.terms.insert(term.to_string(), id);
+        self.text.push(term.to_string());
+        self.postings.push(Vec::new());
+        self.surface.push(false);
+        id
     }
-    let id = terms.len() as u32;
-    terms.insert(term.to_string(), id);
-    postings.push(Vec::new());
-    id
+
+    fn forms(&mut self, tokens: &[String]) -> Vec<Form> {
+        tokens
+            .iter()
+            .map(|t| {
+                let id = self.id(t);
+                self.surface[id as usize] = true;
+                let stem_id = match self.stems.get(&id) {
+                    Some(&s) => s,
+                    None => {
+                        let s = stem(t);
+                        let s = (s != *t).then(|| self.id(&s));
+                        self.stems.insert(id, s);
+                        s
+                    }
+                };
+                (id, stem_id)
+            })
+            .collect()
+    }
 }

@@ -147,7 +147,9 @@ pub const STOPWORDS: &[&str] = &[
 
 /// Multi-word phrases that name one thing, and the token they become (in the catalogue and in
 /// the query alike). Longer phrases first.
-pub const PHRASES: &[(&[&str], &str)] = &[
+pub type Phrase = (&'static [&'static str], &'static str);
+
+pub const PHRASES: &[Phrase] = &[
     (&["pull", "requests"], "prs"),
     (&["pull", "request"], "pr"),
     (&["merge", "requests"], "mrs"),

@@ -27,16 +27,17 @@
 //! A query that is exactly a tool's name scores 1 and comes first. Results below [`MIN_SCORE`]
 //! are not returned.
 
+mod hash;
 mod index;
 mod lexicon;
 mod query;
 mod text;
 
-use std::collections::{HashMap, HashSet};
+use hash::{Map, Set};
 
 use text::canonicalize;
 #[cfg(test)]
-use text::{deletion_keys, index_tokens};
+use text::index_tokens;
 pub use text::{stem, tokenize};
 
 use super::Registry;
@@ -135,15 +136,13 @@ struct Doc {
     /// The tool takes an `integration` argument (disconnect, audit log): naming a product does
     /// not make it less relevant.
     agnostic: bool,
-    /// The tool's multi-word keywords, canonical tokens joined by spaces.
-    phrases: Vec<String>,
 }
 
 /// The search index over a registry's tools.
 pub struct SearchIndex {
     docs: Vec<Doc>,
-    by_name: HashMap<&'static str, u32>,
-    terms: HashMap<String, u32>,
+    by_name: Map<&'static str, u32>,
+    terms: Map<String, u32>,
     /// term id -> term.
     term_text: Vec<String>,
     /// term -> (doc, match strength 0..1).
@@ -155,15 +154,17 @@ pub struct SearchIndex {
     /// Surface words, sorted, for prefix matches.
     sorted: Vec<(String, u32)>,
     /// Deletion key -> surface words (typo candidates).
-    typo_keys: HashMap<String, Vec<u32>>,
+    typo_keys: Map<u64, Vec<u32>>,
+    /// A tool keyword of several words (canonical tokens joined by spaces) -> its tools.
+    phrases: Map<String, Vec<u32>>,
     /// Word (and its stem) -> the integrations it names.
-    products: HashMap<String, Vec<&'static str>>,
-    synonyms: HashMap<&'static str, &'static [&'static str]>,
+    products: Map<String, Vec<&'static str>>,
+    synonyms: Map<&'static str, &'static [&'static str]>,
     /// The same, by the stem of the word ("threads" -> thread's).
-    synonyms_by_stem: HashMap<String, &'static [&'static str]>,
-    verbs: HashMap<&'static str, lexicon::VerbMap>,
-    dual: HashSet<&'static str>,
-    stopwords: HashSet<&'static str>,
+    synonyms_by_stem: Map<String, &'static [&'static str]>,
+    verbs: Map<&'static str, lexicon::VerbMap>,
+    dual: Set<&'static str>,
+    stopwords: Set<&'static str>,
 }
 
 /// A query word ready to match: its alternatives (term, discount) and its weight.
@@ -182,9 +183,9 @@ struct Parsed {
     /// (verb map, factor, stem of the verb): what the query asks to do.
     verbs: Vec<(lexicon::VerbMap, f32, String)>,
     /// Products named or implied, with confidence.
-    mentioned: HashMap<&'static str, f32>,
+    mentioned: Map<&'static str, f32>,
     /// Canonical query n-grams (2..=4 tokens), for keyword phrases.
-    ngrams: HashSet<String>,
+    ngrams: Set<String>,
     verbs_only: bool,
     /// Words that carry meaning (for the long-query softening).
     meaningful: usize,
@@ -210,7 +211,7 @@ impl SearchIndex {
     }
 
     /// The share of a tool's name words (after its verb) the query covers, 0..1.
-    fn coverage(&self, matched: &HashMap<u32, f32>, doc: &Doc) -> f32 {
+    fn coverage(&self, matched: &Map<u32, f32>, doc: &Doc) -> f32 {
         if doc.name_terms.is_empty() {
             return 1.0;
         }
@@ -262,11 +263,6 @@ impl SearchIndex {
             }
             touched.clear();
         }
-        if let Some(e) = exact
-            && acc[e as usize] == 0.0
-        {
-            candidates.push(e);
-        }
         // Long queries carry more context than intent: the share of words a tool matches means
         // more the longer the query is.
         let softening = if parsed.meaningful <= 3 {
@@ -274,53 +270,80 @@ impl SearchIndex {
         } else {
             (1.0 - SOFT_SLOPE * (parsed.meaningful - 3) as f32).max(SOFT_MIN)
         };
-        let mut matched: HashMap<u32, f32> = HashMap::new();
+        let mut matched: Map<u32, f32> = Map::default();
         for word in &parsed.words {
             for &(id, discount) in &word.alts {
                 let e = matched.entry(id).or_default();
                 *e = e.max(discount);
             }
         }
-        let mut connection: HashMap<&str, bool> = HashMap::new();
-        let mut hits: Vec<(f32, bool, u32)> = candidates
-            .into_iter()
-            .filter_map(|d| {
-                let doc = &self.docs[d as usize];
-                if Some(d) == exact {
-                    return Some((1.0, true, d));
-                }
-                let content = if total > 0.0 { (acc[d as usize] / total).min(1.0).powf(softening) } else { 0.0 };
-                let evidence = anchored[d as usize];
-                let content = if parsed.verbs_only {
-                    content
-                } else if evidence == 0.0 {
-                    content * UNANCHORED
-                } else {
-                    // One common word ("name", "list") is thin evidence, however well it matches.
-                    content * (evidence / MIN_EVIDENCE).min(1.0)
+        let mut phrase_hits: Set<u32> = Set::default();
+        for ngram in &parsed.ngrams {
+            phrase_hits.extend(self.phrases.get(ngram).into_iter().flatten());
+        }
+        let content_of = |d: u32| {
+            let content = if total > 0.0 { (acc[d as usize] / total).min(1.0).powf(softening) } else { 0.0 };
+            let evidence = anchored[d as usize];
+            if parsed.verbs_only {
+                content
+            } else if evidence == 0.0 {
+                content * UNANCHORED
+            } else {
+                // One common word ("name", "list") is thin evidence, however well it matches.
+                content * (evidence / MIN_EVIDENCE).min(1.0)
+            }
+        };
+        // Score the candidates in order of what they could at best reach, and stop once that is
+        // below the `limit`-th score found (thousands of tools share a common word).
+        let mut order: Vec<(f32, u32)> = candidates.into_iter().map(|d| (content_of(d), d)).collect();
+        order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        let ceiling = |content: f32| content * (1.0 + PRODUCT_BONUS) + PHRASE_BONUS;
+        let mut connection: Map<&str, bool> = Map::default();
+        // A query that is exactly a tool's name finds that tool first.
+        let mut hits: Vec<(f32, bool, u32)> = exact.map(|e| (1.0, true, e)).into_iter().collect();
+        let mut floor = MIN_SCORE as f32;
+        let mut top: Vec<f32> = Vec::new();
+        for (content, d) in order {
+            if Some(d) == exact {
+                continue;
+            }
+            if ceiling(content) < floor {
+                break;
+            }
+            let doc = &self.docs[d as usize];
+            let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
+            let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
+            let mut score = content * intent * cover;
+            if parsed.verbs_only {
+                score *= VERBS_ONLY;
+            }
+            if !parsed.mentioned.is_empty() {
+                score *= match parsed.mentioned.get(doc.integration) {
+                    // The query named this tool's product: that is evidence too.
+                    Some(c) => *c * (1.0 + PRODUCT_BONUS * (1.0 - score)),
+                    None if doc.agnostic => 1.0,
+                    None => OTHER_PRODUCT,
                 };
-                let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
-                let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
-                let mut score = content * intent * cover;
-                if parsed.verbs_only {
-                    score *= VERBS_ONLY;
-                }
-                if !parsed.mentioned.is_empty() {
-                    score *= match parsed.mentioned.get(doc.integration) {
-                        // The query named this tool's product: that is evidence too.
-                        Some(c) => *c * (1.0 + PRODUCT_BONUS * (1.0 - score)),
-                        None if doc.agnostic => 1.0,
-                        None => OTHER_PRODUCT,
-                    };
-                } else if !*connection.entry(doc.integration).or_insert_with(|| connected(doc.integration)) {
-                    score *= UNCONNECTED;
-                }
-                if doc.phrases.iter().any(|p| parsed.ngrams.contains(p)) {
-                    score += PHRASE_BONUS;
-                }
-                (f64::from(score) >= MIN_SCORE).then_some((score, false, d))
-            })
-            .collect();
+            } else if !*connection.entry(doc.integration).or_insert_with(|| connected(doc.integration)) {
+                score *= UNCONNECTED;
+            }
+            if phrase_hits.contains(&d) {
+                score += PHRASE_BONUS;
+            }
+            if f64::from(score) < MIN_SCORE {
+                continue;
+            }
+            hits.push((score, false, d));
+            // The limit-th best score so far bounds what is still worth scoring.
+            let at = top.partition_point(|s| *s > score);
+            top.insert(at, score);
+            if top.len() > limit {
+                top.pop();
+            }
+            if top.len() == limit {
+                floor = floor.max(top[limit - 1]);
+            }
+        }
         hits.sort_by(|a, b| {
             b.1.cmp(&a.1)
                 .then(b.0.total_cmp(&a.0))
@@ -394,8 +417,8 @@ mod tests {
     }
 
     #[test]
-    fn deletion_keys_meet_within_one_edit() {
-        let share = |a: &str, b: &str| deletion_keys(a).iter().any(|k| deletion_keys(b).contains(k));
+    fn deletion_hashes_meet_within_one_edit() {
+        let share = |a: &str, b: &str| hash::deletion_hashes(a).iter().any(|k| hash::deletion_hashes(b).contains(k));
         assert!(share("calender", "calendar"));
         assert!(share("jria", "jira"));
         assert!(share("pul", "pull"));

@@ -1,8 +1,9 @@
 //! Reading a query: tokens, verbs as intents, arguments, product mentions, word alternatives.
 
-use std::collections::{HashMap, HashSet};
+use super::hash::{Map, Set};
 
-use super::text::{self, canonicalize_query, deletion_keys, is_issue_key, joined_by_dash_or_slash, stem, tokenize};
+use super::hash::deletion_hashes;
+use super::text::{self, canonicalize_query, is_issue_key, joined_by_dash_or_slash, stem, tokenize};
 use super::*;
 
 /// One token of the query, before matching.
@@ -34,7 +35,7 @@ impl SearchIndex {
         if idf <= unknown { idf } else { unknown + (idf - unknown) * self.term_max[id as usize] }
     }
 
-    fn mention(mentioned: &mut HashMap<&'static str, f32>, products: &[&'static str], confidence: f32) {
+    fn mention(mentioned: &mut Map<&'static str, f32>, products: &[&'static str], confidence: f32) {
         for p in products {
             let e = mentioned.entry(p).or_insert(confidence);
             *e = e.max(confidence);
@@ -48,7 +49,7 @@ impl SearchIndex {
 
     /// Reads a query into weighted words, verbs and product mentions.
     pub(super) fn parse(&self, query: &str) -> Parsed {
-        let mut mentioned: HashMap<&'static str, f32> = HashMap::new();
+        let mut mentioned: Map<&'static str, f32> = Map::default();
         let mut tokens: Vec<(String, Token)> = Vec::new();
         // What issue keys and #channels stand for: a product (and an issue).
         let mut hints: Vec<(&'static str, f32)> = Vec::new();
@@ -129,7 +130,7 @@ impl SearchIndex {
             }
         }
         let tokens = canonicalize_query(&tokens);
-        let mut ngrams = HashSet::new();
+        let mut ngrams = Set::default();
         let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_str()).collect();
         for n in 2..=4 {
             for w in plain.windows(n) {
@@ -309,12 +310,12 @@ impl SearchIndex {
     }
 
     /// A query word's alternatives and weight; records the products it names.
-    fn expand(&self, word: &str, token: &Token, mentioned: &mut HashMap<&'static str, f32>) -> Word {
+    fn expand(&self, word: &str, token: &Token, mentioned: &mut Map<&'static str, f32>) -> Word {
         self.expand_as(word, token, mentioned, true)
     }
 
     /// [`Self::expand`], with or without synonyms (a verb's are not its noun's: "page someone").
-    fn expand_as(&self, word: &str, token: &Token, mentioned: &mut HashMap<&'static str, f32>, synonyms: bool) -> Word {
+    fn expand_as(&self, word: &str, token: &Token, mentioned: &mut Map<&'static str, f32>, synonyms: bool) -> Word {
         if token.opaque {
             return Word { alts: Vec::new(), weight: UNKNOWN_ARG, anchor: false, direct: false };
         }
@@ -354,7 +355,7 @@ impl SearchIndex {
         let len = word.chars().count();
         if alts.is_empty() && !token.arg && len >= 4 && word.chars().all(char::is_alphabetic) {
             let mut found: Vec<u32> = Vec::new();
-            for key in deletion_keys(word) {
+            for key in deletion_hashes(word) {
                 for &id in self.typo_keys.get(&key).into_iter().flatten() {
                     if !found.contains(&id) {
                         found.push(id);

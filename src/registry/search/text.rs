@@ -1,15 +1,17 @@
 //! Text handling shared by the index and the query: words, stems, phrases, typo keys.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use super::lexicon;
 
 /// Lower-cased alphanumeric runs: "Post to #general, please!" -> post, to, general, please.
 /// Apostrophes go ("what's" -> whats, "customer's" -> customers).
 pub fn tokenize(text: &str) -> Vec<String> {
-    text.replace(['\'', '\u{2019}'], "")
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    let split = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    };
+    if text.contains(['\'', '\u{2019}']) { split(&text.replace(['\'', '\u{2019}'], "")) } else { split(text) }
 }
 
 /// A light English stemmer, applied alike to the catalogue and the query, so that "issues",
@@ -77,22 +79,35 @@ pub fn is_issue_key(word: &str) -> bool {
 /// index does, so "request" alone still finds the tool; the query does not, so that a phrase
 /// counts as one idea).
 pub fn canonicalize<T: Clone>(tokens: &[(String, T)], keep: bool) -> Vec<(String, T)> {
+    // The phrases by their first word, longest first.
+    static BY_FIRST: LazyLock<HashMap<&str, Vec<lexicon::Phrase>>> = LazyLock::new(|| {
+        let mut map: HashMap<&str, Vec<lexicon::Phrase>> = HashMap::new();
+        for &(phrase, canonical) in lexicon::PHRASES {
+            map.entry(phrase[0]).or_default().push((phrase, canonical));
+        }
+        for list in map.values_mut() {
+            list.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        }
+        map
+    });
     let mut out = Vec::with_capacity(tokens.len());
     let mut i = 0;
-    'outer: while i < tokens.len() {
-        for (phrase, canonical) in lexicon::PHRASES {
-            let n = phrase.len();
-            if i + n <= tokens.len() && phrase.iter().zip(&tokens[i..i + n]).all(|(p, (t, _))| p == t) {
-                if keep {
-                    out.extend(tokens[i..i + n].iter().cloned());
-                }
-                out.push((canonical.to_string(), tokens[i].1.clone()));
-                i += n;
-                continue 'outer;
+    while i < tokens.len() {
+        let found = BY_FIRST.get(tokens[i].0.as_str()).and_then(|list| {
+            list.iter().find(|(phrase, _)| {
+                i + phrase.len() <= tokens.len() && phrase.iter().zip(&tokens[i..]).all(|(p, (t, _))| p == t)
+            })
+        });
+        if let Some((phrase, canonical)) = found {
+            if keep {
+                out.extend(tokens[i..i + phrase.len()].iter().cloned());
             }
+            out.push((canonical.to_string(), tokens[i].1.clone()));
+            i += phrase.len();
+        } else {
+            out.push(tokens[i].clone());
+            i += 1;
         }
-        out.push(tokens[i].clone());
-        i += 1;
     }
     out
 }
@@ -100,21 +115,23 @@ pub fn canonicalize<T: Clone>(tokens: &[(String, T)], keep: bool) -> Vec<(String
 /// Like [`canonicalize`] (without keeping), for a query: a two-word phrase may also be
 /// misspelt by one edit, judged on the whole phrase ("pul request" -> `pr`).
 pub fn canonicalize_query<T: Clone>(tokens: &[(String, T)]) -> Vec<(String, T)> {
+    // The two-word phrases, written together ("pullrequest"), long enough to judge a typo on.
+    static PAIRS: LazyLock<Vec<(String, [&str; 2])>> = LazyLock::new(|| {
+        lexicon::PHRASES.iter().filter(|(p, _)| p.len() == 2).map(|(p, _)| (p.concat(), [p[0], p[1]])).collect()
+    });
     let mut fixed: Vec<(String, T)> = Vec::with_capacity(tokens.len());
     let mut i = 0;
     while i < tokens.len() {
-        if i + 1 < tokens.len() {
-            let joined = format!("{}{}", tokens[i].0, tokens[i + 1].0);
-            let exact = lexicon::PHRASES.iter().any(|(p, _)| p.len() == 2 && p.concat() == joined);
-            let phrase = lexicon::PHRASES.iter().filter(|_| !exact).find(|(p, _)| {
-                p.len() == 2 && {
-                    let target = p.concat();
-                    target.len() >= 8 && plausible_typo(&joined, &target)
-                }
-            });
-            if let Some((p, _)) = phrase {
-                fixed.push((p[0].to_string(), tokens[i].1.clone()));
-                fixed.push((p[1].to_string(), tokens[i + 1].1.clone()));
+        if let Some(next) = tokens.get(i + 1) {
+            let joined = format!("{}{}", tokens[i].0, next.0);
+            let near = |target: &String| target.len() >= 8 && target.len().abs_diff(joined.len()) <= 1;
+            let exact = PAIRS.iter().any(|(target, _)| *target == joined);
+            if !exact
+                && let Some((_, [a, b])) =
+                    PAIRS.iter().find(|(target, _)| near(target) && plausible_typo(&joined, target))
+            {
+                fixed.push((a.to_string(), tokens[i].1.clone()));
+                fixed.push((b.to_string(), next.1.clone()));
                 i += 2;
                 continue;
             }
@@ -149,25 +166,10 @@ pub fn joined_by_dash_or_slash(raw: &str) -> bool {
     core.contains(['-', '/']) && core.chars().all(|c| c.is_alphabetic() || c == '-' || c == '/')
 }
 
-/// Every string one deletion away from `word` (and `word` itself): the keys of the typo index.
-/// Two words within one edit (insertion, deletion, substitution or transposition) share a key.
-pub fn deletion_keys(word: &str) -> Vec<String> {
-    let chars: Vec<char> = word.chars().collect();
-    let mut keys = Vec::with_capacity(chars.len() + 1);
-    keys.push(word.to_string());
-    for i in 0..chars.len() {
-        let key: String = chars.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, c)| c).collect();
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    keys
-}
-
 /// Whether `word` may be a misspelling of `term`: one edit apart, and for words of four letters
 /// or fewer, not a substitution ("wash" is not "cash"), only a swap or a missing/extra letter.
 pub fn plausible_typo(word: &str, term: &str) -> bool {
-    if word == term || crate::validate::levenshtein(word, term) > 1 {
+    if word == term || word.len().abs_diff(term.len()) > 1 || crate::validate::levenshtein(word, term) > 1 {
         return false;
     }
     let (lw, lt) = (word.chars().count(), term.chars().count());
