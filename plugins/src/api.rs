@@ -542,6 +542,26 @@ pub fn check_date(arg: &str, value: &str) -> Result<(), ToolError> {
     }
 }
 
+/// Page-numbered APIs (GitHub, GitLab): the opaque `page:per_page` cursor back to numbers, or page 1
+/// with `limit` (1-100) when there is no cursor.
+pub fn paging(limit: u32, cursor: Option<&str>) -> Result<(u32, u32), ToolError> {
+    let Some(c) = cursor else { return Ok((1, limit.clamp(1, 100))) };
+    let parsed = c.split_once(':').and_then(|(p, n)| Some((p.parse::<u32>().ok()?, n.parse::<u32>().ok()?)));
+    match parsed {
+        Some((page, per_page)) if page >= 1 && (1..=100).contains(&per_page) => Ok((page, per_page)),
+        _ => Err(invalid(
+            "cursor",
+            format!("cursor '{c}' is not one this tool issued"),
+            "pass next_cursor from the previous call",
+        )),
+    }
+}
+
+/// Adds `per_page` and `page` query parameters.
+pub fn with_paging(req: HttpRequest, page: u32, per_page: u32) -> HttpRequest {
+    req.query("per_page", per_page).query("page", page)
+}
+
 /// Drops `null` values from a JSON object so shaped results stay small.
 pub fn compact(mut value: Value) -> Value {
     if let Value::Object(map) = &mut value {

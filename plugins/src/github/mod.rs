@@ -300,26 +300,6 @@ fn encode_path(arg: &str, path: &str) -> Result<String, ToolError> {
     Ok(parts.iter().map(|p| encode_segment(p)).collect::<Vec<_>>().join("/"))
 }
 
-/// The page and page size to request: from the cursor when continuing, else page 1 of `limit`.
-fn paging(limit: u32, cursor: Option<&str>) -> Result<(u32, u32), ToolError> {
-    let Some(c) = cursor else { return Ok((1, limit.clamp(1, 100))) };
-    let parsed = c.split_once(':').and_then(|(p, n)| Some((p.parse::<u32>().ok()?, n.parse::<u32>().ok()?)));
-    match parsed {
-        Some((page, per_page)) if page >= 1 && (1..=100).contains(&per_page) => Ok((page, per_page)),
-        _ => Err(ToolError::InvalidArguments {
-            message: format!("cursor '{c}' is not one this tool issued"),
-            problems: vec![ArgProblem {
-                path: "/cursor".into(),
-                problem: "pass next_cursor from the previous call".into(),
-            }],
-        }),
-    }
-}
-
-fn with_paging(req: HttpRequest, page: u32, per_page: u32) -> HttpRequest {
-    req.query("per_page", per_page).query("page", page)
-}
-
 /// The cursor for the page GitHub's `Link: <…?page=3&per_page=30>; rel="next"` points at.
 fn next_cursor(resp: &HttpResponse) -> Option<String> {
     let link = resp.header("link")?;
