@@ -141,7 +141,7 @@ fn synthetic_integrations(size: usize) -> Vec<&'static Integration> {
                 auth: template.auth,
                 keywords: &[],
                 hosts: template.hosts,
-                curl_proxy: false,
+                curl_proxy: plugins::api::CurlProxy::Off,
                 tools: Box::leak(tools.into_boxed_slice()),
                 error_message: template.error_message,
             }))

@@ -2,7 +2,7 @@
 //! pending connections. Cheap to build (no I/O), so the server answers `initialize` at once.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 use plugins::api::Integration;
@@ -73,7 +73,8 @@ pub struct PendingSecret {
 
 pub struct App {
     pub settings: Settings,
-    pub registry: Registry,
+    /// The current catalogue snapshot; read it with [`App::registry`].
+    registry: RwLock<Arc<Registry>>,
     pub storage: Arc<Storage>,
     pub secrets: Arc<dyn SecretStore>,
     pub vault: Vault,
@@ -89,6 +90,8 @@ pub struct App {
     pub refresh_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Login sessions of `Inject::Session` integrations, in memory only.
     pub sessions: crate::engine::session::Sessions,
+    /// The curl proxy's signing key, read from (or created in) the secret store on first use.
+    pub proxy_key: tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>,
     http: OnceLock<reqwest::Client>,
 }
 
@@ -118,7 +121,7 @@ impl App {
         let vault = Vault::new(secrets.clone(), storage.clone());
         Arc::new(App {
             settings,
-            registry,
+            registry: RwLock::new(Arc::new(registry)),
             storage,
             secrets,
             vault,
@@ -129,21 +132,57 @@ impl App {
             listener: tokio::sync::OnceCell::new(),
             refresh_locks: Mutex::new(HashMap::new()),
             sessions: Default::default(),
+            proxy_key: tokio::sync::OnceCell::new(),
             http: OnceLock::new(),
         })
+    }
+
+    /// The catalogue as it stands now: the compiled tools plus the custom apps in SQLite. A change
+    /// made by any process (the generation counter moved) builds a new snapshot here.
+    pub fn registry(&self) -> Arc<Registry> {
+        let current = self.registry.read().unwrap_or_else(|p| p.into_inner()).clone();
+        match self.storage.custom_generation() {
+            Ok(generation) if generation == current.custom().generation => current,
+            Ok(_) => self.reload_registry(),
+            Err(e) => {
+                tracing::debug!(error = %e, "custom apps could not be read; using the last catalogue");
+                current
+            }
+        }
+    }
+
+    /// Reads the custom apps again and builds a new catalogue snapshot.
+    pub fn reload_registry(&self) -> Arc<Registry> {
+        let base = self.registry.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let taken = crate::custom::Taken {
+            namespaces: &|n: &str| base.reserved_namespace(n),
+            tools: &|n: &str| base.compiled_tool(n),
+        };
+        match crate::custom::load(&self.storage, &taken) {
+            Ok(loaded) => {
+                let fresh = Arc::new(base.with_custom(loaded));
+                *self.registry.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
+                fresh
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "custom apps could not be loaded");
+                base
+            }
+        }
     }
 
     /// Whether the user can run `integration`'s tools now. Public integrations always can; the rest
     /// need a credential in the environment or a stored connection (SQLite says so; the secret
     /// store is not touched here).
     pub fn is_connected(&self, integration: &str) -> bool {
-        match self.registry.integration(integration) {
+        let registry = self.registry();
+        match registry.integration(integration) {
             Some(i) => {
                 crate::registry::is_public(i)
                     || auth::from_env(i, &|name| self.settings.credential_env.get(name).cloned()).is_some()
                     || self.storage.connection_meta(i.name).ok().flatten().is_some()
             }
-            None => self.registry.is_builtin_namespace(integration),
+            None => registry.is_builtin_namespace(integration) || registry.is_custom_app(integration),
         }
     }
 
@@ -167,12 +206,16 @@ impl App {
             reqwest::Client::builder()
                 .user_agent(crate::USER_AGENT)
                 .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                    // Follow redirects only within the same host: a credential must never be
-                    // carried to another one.
+                    // Follow redirects only within the same origin (scheme, host, port): a
+                    // credential must never be carried to another one.
                     let same_host = attempt
                         .previous()
                         .first()
-                        .map(|first| first.host_str() == attempt.url().host_str())
+                        .map(|first| {
+                            first.scheme() == attempt.url().scheme()
+                                && first.host_str() == attempt.url().host_str()
+                                && first.port_or_known_default() == attempt.url().port_or_known_default()
+                        })
                         .unwrap_or(false);
                     if attempt.previous().len() >= 5 || !same_host { attempt.stop() } else { attempt.follow() }
                 }))

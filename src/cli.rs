@@ -69,7 +69,7 @@ pub fn status(app: &Arc<App>) -> u8 {
     println!("secret store:   {}", app.secrets.name());
     println!();
     println!("{:<18} {:<10} {:<12} account", "integration", "auth", "connected");
-    for i in app.registry.integrations() {
+    for i in app.registry().integrations() {
         let env = crate::auth::from_env(i, &|v| app.settings.credential_env.get(v).cloned()).is_some();
         let meta = app.storage.connection_meta(i.name).ok().flatten();
         let state = if crate::registry::is_public(i) {

@@ -64,6 +64,19 @@ const MIGRATIONS: &[&str] = &[
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL
      );",
+    // 3: custom apps (declarative HTTP apps the user defined; secret parts are vault refs) and a
+    // generation counter every process reads to notice another one's changes.
+    "CREATE TABLE custom_app (
+        name TEXT PRIMARY KEY,
+        definition TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+     );
+     CREATE TABLE counter (
+        name TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+     );
+     INSERT INTO counter (name, value) VALUES ('custom_apps', 0);",
 ];
 
 pub struct Storage {
@@ -396,6 +409,79 @@ impl Storage {
         self.call_blocking(move |c| {
             c.execute("DELETE FROM connection WHERE integration = ?1", [integration]).map(|n| n > 0)
         })
+    }
+}
+
+/// A stored custom app: its name and definition (JSON text, validated before it was stored).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomAppRow {
+    pub name: String,
+    pub definition: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Storage {
+    /// The custom-apps generation: bumped by every change, by any process.
+    pub fn custom_generation(&self) -> Result<i64, StorageError> {
+        self.call_blocking(|c| c.query_row("SELECT value FROM counter WHERE name = 'custom_apps'", [], |r| r.get(0)))
+    }
+
+    /// Every custom app with the generation they belong to, read in one transaction.
+    pub fn custom_apps(&self) -> Result<(i64, Vec<CustomAppRow>), StorageError> {
+        self.call_blocking(|c| {
+            let tx = c.unchecked_transaction()?;
+            let generation: i64 =
+                tx.query_row("SELECT value FROM counter WHERE name = 'custom_apps'", [], |r| r.get(0))?;
+            let rows = {
+                let mut stmt =
+                    tx.prepare("SELECT name, definition, created_at, updated_at FROM custom_app ORDER BY name")?;
+                let rows = stmt.query_map([], |r| {
+                    Ok(CustomAppRow {
+                        name: r.get(0)?,
+                        definition: r.get(1)?,
+                        created_at: r.get(2)?,
+                        updated_at: r.get(3)?,
+                    })
+                })?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()?
+            };
+            tx.commit()?;
+            Ok((generation, rows))
+        })
+    }
+
+    /// Stores or replaces a custom app; true when it replaced one.
+    pub async fn put_custom_app(self: &Arc<Self>, name: String, definition: String) -> Result<bool, StorageError> {
+        self.call(move |c| {
+            let tx = c.unchecked_transaction()?;
+            let now = now_rfc3339();
+            let existed: bool =
+                tx.query_row("SELECT COUNT(*) FROM custom_app WHERE name = ?1", [&name], |r| r.get::<_, i64>(0))? > 0;
+            tx.execute(
+                "INSERT INTO custom_app (name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)
+                 ON CONFLICT (name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at",
+                params![name, definition, now],
+            )?;
+            tx.execute("UPDATE counter SET value = value + 1 WHERE name = 'custom_apps'", [])?;
+            tx.commit()?;
+            Ok(existed)
+        })
+        .await
+    }
+
+    /// Deletes a custom app; true when it existed.
+    pub async fn delete_custom_app(self: &Arc<Self>, name: String) -> Result<bool, StorageError> {
+        self.call(move |c| {
+            let tx = c.unchecked_transaction()?;
+            let n = tx.execute("DELETE FROM custom_app WHERE name = ?1", [&name])?;
+            if n > 0 {
+                tx.execute("UPDATE counter SET value = value + 1 WHERE name = 'custom_apps'", [])?;
+            }
+            tx.commit()?;
+            Ok(n > 0)
+        })
+        .await
     }
 }
 

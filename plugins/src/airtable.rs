@@ -32,7 +32,7 @@ pub static INTEGRATION: Integration = Integration {
     },
     keywords: &["base", "table", "rows", "records", "spreadsheet database", "grid", "view", "no-code database"],
     hosts: &[Host { key: "base_url", default_url: "https://api.airtable.com/v0" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "airtable_list_bases",

@@ -216,6 +216,61 @@ pub struct Host {
     pub default_url: &'static str,
 }
 
+/// What the curl proxy (`curl_session`) may reach for an integration: paths are relative to its
+/// base URL; the proxy never leaves the base URL's host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CurlProxy {
+    /// Not proxied (public integrations: `http_send_request` covers them).
+    Off,
+    /// Every method, any path under the base URL.
+    Full,
+    /// GET (and HEAD) only: money movement and the like go through the typed, audited tools.
+    ReadOnly,
+    /// GET anywhere; other methods only on paths starting with one of these patterns, where
+    /// `*` matches one path segment (`/channels/*/messages`).
+    WritesUnder(&'static [&'static str]),
+}
+
+impl CurlProxy {
+    pub fn enabled(self) -> bool {
+        self != CurlProxy::Off
+    }
+
+    /// Whether the proxy may send `method` to `path` (a path relative to the base URL).
+    pub fn allows(self, method: &str, path: &str) -> bool {
+        let read = matches!(method, "GET" | "HEAD");
+        match self {
+            CurlProxy::Off => false,
+            CurlProxy::Full => true,
+            CurlProxy::ReadOnly => read,
+            CurlProxy::WritesUnder(patterns) => read || patterns.iter().any(|p| path_under(p, path)),
+        }
+    }
+
+    /// The policy in words, for the agent.
+    pub fn describe(self) -> String {
+        match self {
+            CurlProxy::Off => "not proxied".into(),
+            CurlProxy::Full => "GET, POST, PUT, PATCH, DELETE on any path".into(),
+            CurlProxy::ReadOnly => "GET only".into(),
+            CurlProxy::WritesUnder(p) => {
+                format!("GET on any path; POST, PUT, PATCH, DELETE only under {}", p.join(", "))
+            }
+        }
+    }
+}
+
+fn path_under(pattern: &str, path: &str) -> bool {
+    let mut have = path.trim_start_matches('/').split('/');
+    for want in pattern.trim_start_matches('/').split('/') {
+        match have.next() {
+            Some(seg) if !seg.is_empty() && (want == "*" || want == seg) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// One integration: a service and all of its tools.
 #[derive(Debug)]
 pub struct Integration {
@@ -226,8 +281,8 @@ pub struct Integration {
     /// Words people use for this product that are not in its name (indexed by search).
     pub keywords: &'static [&'static str],
     pub hosts: &'static [Host],
-    /// Whether `curl_session` may mint tokens for it.
-    pub curl_proxy: bool,
+    /// What `curl_session`'s proxy may do with this integration's credential.
+    pub curl_proxy: CurlProxy,
     pub tools: &'static [ToolSpec],
     /// Pulls the provider's own error message out of an error response body.
     pub error_message: fn(&Value) -> Option<String>,
@@ -573,6 +628,19 @@ pub fn compact(mut value: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn curl_proxy_policies() {
+        let discord = CurlProxy::WritesUnder(&["/channels/*/messages"]);
+        assert!(discord.allows("GET", "/guilds/1/members"));
+        assert!(discord.allows("POST", "/channels/9/messages"));
+        assert!(discord.allows("PUT", "/channels/9/messages/5/reactions/x/@me"));
+        assert!(!discord.allows("DELETE", "/guilds/1/members/2"));
+        assert!(!discord.allows("POST", "/channels//messages"));
+        assert!(!discord.allows("POST", "/channels/9"));
+        assert!(CurlProxy::ReadOnly.allows("GET", "/v1/charges") && !CurlProxy::ReadOnly.allows("POST", "/v1/refunds"));
+        assert!(!CurlProxy::Off.allows("GET", "/"));
+    }
 
     #[test]
     fn encodes_path_segments() {

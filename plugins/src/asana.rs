@@ -33,7 +33,7 @@ pub static INTEGRATION: Integration = Integration {
     // Single words here mark a query as naming Asana, so generic ones ("tasks") stay multi-word.
     keywords: &["project management", "work management", "my tasks", "assigned tasks", "team tasks"],
     hosts: &[Host { key: "base_url", default_url: "https://app.asana.com/api/1.0" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "asana_list_workspaces",

@@ -31,7 +31,7 @@ pub static INTEGRATION: Integration = Integration {
     },
     keywords: &["server", "guild", "discord server", "discord bot", "discord channel"],
     hosts: &[Host { key: "base_url", default_url: "https://discord.com/api/v10" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::WritesUnder(&["/channels/*/messages", "/channels/*/threads"]),
     tools: &[
         tool! {
             name: "discord_list_servers",

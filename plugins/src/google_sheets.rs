@@ -33,7 +33,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "base_url", default_url: "https://sheets.googleapis.com/v4" },
         Host { key: "userinfo_base_url", default_url: "https://openidconnect.googleapis.com/v1" },
     ],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "google_sheets_get_values",

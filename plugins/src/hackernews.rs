@@ -22,7 +22,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "base_url", default_url: "https://hacker-news.firebaseio.com/v0" },
         Host { key: "algolia_base_url", default_url: "https://hn.algolia.com/api/v1" },
     ],
-    curl_proxy: false,
+    curl_proxy: crate::api::CurlProxy::Off,
     tools: &[
         tool! {
             name: "hackernews_list_stories",

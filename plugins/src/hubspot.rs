@@ -32,7 +32,7 @@ pub static INTEGRATION: Integration = Integration {
     },
     keywords: &["crm", "deal", "pipeline", "pipeline stage", "sales", "leads", "customers", "accounts", "opportunity"],
     hosts: &[Host { key: "base_url", default_url: "https://api.hubapi.com" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "hubspot_search_contacts",

@@ -22,7 +22,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "geocoding_base_url", default_url: "https://geocoding-api.open-meteo.com/v1" },
         Host { key: "archive_base_url", default_url: "https://archive-api.open-meteo.com/v1" },
     ],
-    curl_proxy: false,
+    curl_proxy: crate::api::CurlProxy::Off,
     tools: &[
         tool! {
             name: "open_meteo_search_locations",

@@ -63,7 +63,7 @@ pub static INTEGRATION: Integration = Integration {
         "escalation policy",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://api.pagerduty.com" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "pagerduty_list_incidents",

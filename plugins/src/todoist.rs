@@ -33,7 +33,7 @@ pub static INTEGRATION: Integration = Integration {
     // Single words here mark a query as naming Todoist (catalogue §4: to-do, p1, today's tasks).
     keywords: &["todo", "todos", "to-do list", "todo list", "p1", "today's tasks", "errands", "gtd"],
     hosts: &[Host { key: "base_url", default_url: "https://api.todoist.com/api/v1" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "todoist_list_tasks",

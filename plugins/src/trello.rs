@@ -46,7 +46,7 @@ pub static INTEGRATION: Integration = Integration {
     // Single words here mark a query as naming Trello ("card", "board" per the catalogue; not "list").
     keywords: &["card", "cards", "board", "boards", "column", "columns", "kanban", "to do doing done"],
     hosts: &[Host { key: "base_url", default_url: "https://api.trello.com/1" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "trello_list_boards",

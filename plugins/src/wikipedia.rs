@@ -19,7 +19,7 @@ pub static INTEGRATION: Integration = Integration {
     auth: AuthSpec::NONE,
     keywords: &["encyclopedia", "wiki", "article", "look up", "who is", "what is", "facts", "history of"],
     hosts: &[Host { key: "base_url", default_url: "https://{lang}.wikipedia.org" }],
-    curl_proxy: false,
+    curl_proxy: crate::api::CurlProxy::Off,
     tools: &[
         tool! {
             name: "wikipedia_search_articles",

@@ -38,7 +38,7 @@ struct DeleteCredentials {
 }
 
 async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Value, ToolError> {
-    let Some(integration) = app.registry.integration(&args.integration) else {
+    let Some(integration) = app.registry().integration(&args.integration) else {
         return Err(ToolError::invalid(format!("unknown integration '{}'", args.integration)));
     };
     if integration.auth.kind == AuthKind::None {

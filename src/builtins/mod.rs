@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod connection;
+pub mod custom;
 pub mod data;
 pub mod time;
 pub mod vault;
@@ -49,4 +50,7 @@ pub static BUILTINS: &[BuiltinSpec] = &[
     vault::LIST_SECRETS,
     vault::DELETE_SECRET,
     connection::DELETE_CREDENTIALS,
+    custom::CREATE_APP,
+    custom::LIST_APPS,
+    custom::DELETE_APP,
 ];

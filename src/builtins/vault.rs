@@ -174,7 +174,24 @@ struct DeleteSecret {
 
 async fn delete_secret(app: Arc<App>, args: DeleteSecret) -> Result<Value, ToolError> {
     check_name(&args.name)?;
-    let _ = args.force;
+    let users: Vec<String> = app
+        .registry()
+        .custom()
+        .apps
+        .iter()
+        .filter(|a| a.def.as_ref().is_some_and(|d| crate::custom::vault_refs(d).contains(&args.name)))
+        .map(|a| a.name.clone())
+        .collect();
+    if !users.is_empty() && !args.force {
+        return Err(ToolError::InvalidArguments {
+            message: format!(
+                "vault secret '{}' is used by the custom app(s) {}; delete or change them first, or pass force: true",
+                args.name,
+                users.join(", ")
+            ),
+            problems: vec![ArgProblem { path: "/force".into(), problem: "still referenced by a custom app".into() }],
+        });
+    }
     let existed = app.vault.delete(&args.name).await.map_err(|f| ToolError::Internal(f.message))?;
     if !existed {
         return Err(ToolError::Upstream {

@@ -77,7 +77,13 @@ struct Ctx {
 
 fn router(app: Arc<App>, port: u16) -> axum::Router {
     let ctx = Ctx { app, port };
-    axum::Router::new()
+    // The curl proxy authenticates with its bearer token (no cookies, no forms): it gets the Host
+    // check but not the form rules, and streams bodies up to its own cap.
+    let proxy = axum::Router::new()
+        .route("/c/{*rest}", axum::routing::any(proxy_route))
+        .layer(middleware::from_fn_with_state(ctx.clone(), host_guard))
+        .with_state(ctx.clone());
+    let pages = axum::Router::new()
         .route("/connect/{id}", get(connect_page).post(connect_submit))
         .route("/oauth/callback", get(oauth_callback))
         .route("/vault/{id}", get(secret_page).post(secret_submit))
@@ -86,7 +92,29 @@ fn router(app: Arc<App>, port: u16) -> axum::Router {
             page(StatusCode::NOT_FOUND, pages::failure("Not found", "There is nothing at this address."))
         })
         .layer(middleware::from_fn_with_state(ctx.clone(), guard))
-        .with_state(ctx)
+        .with_state(ctx);
+    proxy.merge(pages)
+}
+
+async fn proxy_route(State(ctx): State<Ctx>, request: Request) -> Response {
+    crate::proxy::handle(ctx.app, request).await
+}
+
+fn host_ok(request: &Request, port: u16) -> bool {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    host == format!("127.0.0.1:{port}") || host == format!("localhost:{port}")
+}
+
+/// The Host check alone (DNS rebinding), for the curl proxy.
+async fn host_guard(State(ctx): State<Ctx>, request: Request, next: Next) -> Response {
+    if !host_ok(&request, ctx.port) {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            axum::Json(serde_json::json!({ "error": "the curl proxy only answers at 127.0.0.1 on this computer", "code": "WRONG_HOST" })),
+        )
+            .into_response();
+    }
+    next.run(request).await
 }
 
 /// Host check (DNS rebinding), Origin check on POST, body cap, and security headers on every answer.
@@ -176,7 +204,7 @@ fn live(app: &App, id: &str) -> Result<(&'static Integration, PendingConnect), R
             pages::failure("Link expired", "This connect link has expired. Ask your agent to call connect again."),
         ));
     }
-    let integration = app.registry.integration(&p.integration).ok_or_else(|| {
+    let integration = app.registry().integration(&p.integration).ok_or_else(|| {
         page(
             StatusCode::NOT_FOUND,
             pages::failure("Unknown integration", "This workbench does not know that integration."),
@@ -394,7 +422,7 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
     let Some(code) = q.get("code") else {
         return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no code."));
     };
-    let Some(integration) = app.registry.integration(&integration_name) else {
+    let Some(integration) = app.registry().integration(&integration_name) else {
         return page(
             StatusCode::NOT_FOUND,
             pages::failure("Unknown integration", "This workbench does not know that integration."),

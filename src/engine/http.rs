@@ -299,7 +299,7 @@ pub(crate) async fn send(
     }
 }
 
-fn network_error(e: &reqwest::Error, app: &App) -> ToolError {
+pub(crate) fn network_error(e: &reqwest::Error, app: &App) -> ToolError {
     if e.is_timeout() {
         ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }
     } else if e.is_connect() {
@@ -317,7 +317,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-async fn read_capped(mut response: reqwest::Response, app: &App) -> Result<Vec<u8>, ToolError> {
+pub(crate) async fn read_capped(mut response: reqwest::Response, app: &App) -> Result<Vec<u8>, ToolError> {
     if response.content_length().is_some_and(|n| n as usize > MAX_BODY_BYTES) {
         return Err(too_large());
     }
@@ -407,4 +407,136 @@ async fn identity_of(
         }),
         Err(e) => Err(e),
     }
+}
+
+/// One request for the curl proxy: a path (with its query) relative to the integration's base URL.
+pub struct ProxyCall {
+    pub method: reqwest::Method,
+    pub path_and_query: String,
+    /// The caller's headers, already stripped of hop-by-hop, Host, Authorization and cookies.
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub body: Vec<u8>,
+}
+
+/// What the upstream answered, unread, with every secret value the request carried (so the
+/// proxy can keep them out of what it passes back).
+pub struct ProxyAnswer {
+    pub response: reqwest::Response,
+    pub secrets: Vec<String>,
+}
+
+/// Longest a proxied response may stream after its headers arrived.
+const PROXY_STREAM_LIMIT: Duration = Duration::from_secs(600);
+
+/// Sends a curl-proxy request with the integration's credential, injected exactly as for its
+/// tools (OAuth tokens refreshed ahead of expiry and once on a 401; session integrations logged
+/// in and renewed once). The URL is pinned to the base URL's host and path: anything that would
+/// resolve elsewhere is refused before a byte is sent.
+pub async fn proxy_send(
+    app: &Arc<App>,
+    integration: &'static Integration,
+    connection: Arc<Connection>,
+    call: &ProxyCall,
+    deadline: Instant,
+) -> Result<ProxyAnswer, ToolError> {
+    let mut connection = connection;
+    let stale = refreshable(&connection)
+        && connection.expires_at.is_some_and(|t| t - crate::connect::oauth::now_unix() < REFRESH_AHEAD_SECS);
+    if stale {
+        match crate::connect::oauth::refresh(app, integration, &connection).await {
+            Ok(fresh) => connection = Arc::new(fresh),
+            Err(e) => {
+                tracing::warn!(integration = integration.name, error = %e, "token refresh ahead of expiry failed")
+            }
+        }
+    }
+    let host_key = integration.hosts.first().map(|h| h.key).unwrap_or("base_url");
+    let base = host_url(app, integration, host_key, &[], Some(&connection))?;
+    let url = pinned_url(&base, &call.path_and_query)?;
+    let method = match call.method.as_str() {
+        "GET" => plugins::api::Method::Get,
+        "HEAD" => plugins::api::Method::Head,
+        "POST" => plugins::api::Method::Post,
+        "PUT" => plugins::api::Method::Put,
+        "PATCH" => plugins::api::Method::Patch,
+        _ => plugins::api::Method::Delete,
+    };
+    let mut secrets = connection.secret_values();
+    let session_spec = match integration.auth.inject {
+        Inject::Session(spec) => Some(spec),
+        _ => None,
+    };
+    let mut session = None;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut extra = Vec::new();
+        if let Some(spec) = session_spec {
+            let rejected = session.as_ref().map(|s: &Arc<super::session::Session>| s.id);
+            let s = super::session::current(app, integration, spec, &connection, deadline, rejected).await?;
+            secrets.extend(s.secret_values());
+            extra = super::session::attachments(app, integration, spec, &s, &connection, method)?;
+            session = Some(s);
+        }
+        let (mut auth_headers, auth_query) = connection.injection(&integration.auth.inject);
+        auth_headers.extend(extra);
+        let mut target = url.clone();
+        if !auth_query.is_empty() {
+            let mut pairs = target.query_pairs_mut();
+            for (k, v) in &auth_query {
+                pairs.append_pair(k, v.expose());
+            }
+        }
+        let mut builder = app.http().request(call.method.clone(), target).timeout(PROXY_STREAM_LIMIT);
+        for (k, v) in &call.headers {
+            // The credential's own headers are never taken from the caller.
+            if auth_headers.iter().any(|(a, _)| a.eq_ignore_ascii_case(k)) {
+                continue;
+            }
+            builder = builder.header(k.as_str(), v.as_slice());
+        }
+        for (k, v) in &auth_headers {
+            builder = builder.header(k.as_str(), v.expose().as_str());
+        }
+        if !call.body.is_empty() {
+            builder = builder.body(call.body.clone());
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let response = match tokio::time::timeout(remaining, builder.send()).await {
+            Err(_) => return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }),
+            Ok(r) => r.map_err(|e| network_error(&e, app))?,
+        };
+        if response.status().as_u16() == 401 && attempt == 1 {
+            if refreshable(&connection) {
+                tracing::info!(integration = integration.name, "proxied request got 401; refreshing the token once");
+                connection = Arc::new(crate::connect::oauth::refresh(app, integration, &connection).await?);
+                secrets.extend(connection.secret_values());
+                continue;
+            }
+            if session_spec.is_some() {
+                tracing::info!(integration = integration.name, "proxied request got 401; logging in again once");
+                continue;
+            }
+        }
+        return Ok(ProxyAnswer { response, secrets });
+    }
+}
+
+/// `base` + `path_and_query`, refused unless it stays on the base URL's scheme, host and port and
+/// under its path.
+pub fn pinned_url(base: &str, path_and_query: &str) -> Result<reqwest::Url, ToolError> {
+    let base_url = reqwest::Url::parse(base).map_err(|e| ToolError::Internal(format!("bad base URL {base}: {e}")))?;
+    let joined = format!("{}{}", base.trim_end_matches('/'), path_and_query);
+    let url = reqwest::Url::parse(&joined).map_err(|e| ToolError::invalid(format!("not a usable path: {e}")))?;
+    let base_path = base_url.path().trim_end_matches('/');
+    let same_origin = url.scheme() == base_url.scheme()
+        && url.host_str() == base_url.host_str()
+        && url.port_or_known_default() == base_url.port_or_known_default()
+        && url.username().is_empty()
+        && url.password().is_none();
+    let under = url.path() == base_path || url.path().starts_with(&format!("{base_path}/")) || base_path.is_empty();
+    if !same_origin || !under {
+        return Err(ToolError::invalid(format!("the path would leave {base}; only paths under it are proxied")));
+    }
+    Ok(url)
 }

@@ -263,8 +263,9 @@ async fn run_one(
     steps: Option<&HashMap<String, StepOutcome>>,
 ) -> Result<Value, ToolFailure> {
     let started = Instant::now();
-    let Some(entry) = app.registry.get(&exec.tool) else {
-        let similar = app.registry.similar_names(&exec.tool, 3);
+    let registry = app.registry();
+    let Some(entry) = registry.get(&exec.tool) else {
+        let similar = registry.similar_names(&exec.tool, 3);
         let mut f = ToolFailure::new(
             ErrorCode::ToolNotFound,
             format!("no tool named '{}'; use search_tools to find the right name", exec.tool),
@@ -303,12 +304,14 @@ async fn run_entry(
     scrubber: &mut Scrubber,
 ) -> Result<Value, ToolFailure> {
     // Vault values are fetched first (async), then one synchronous pass substitutes everything.
-    let hosts = match entry.plugin() {
-        Some(integration) => http::target_hosts(app, integration),
-        None => Vec::new(),
+    let hosts = match (entry.plugin(), entry.custom()) {
+        (Some(integration), _) => http::target_hosts(app, integration),
+        (None, Some(op)) => vec![op.app.host.clone()],
+        (None, None) => Vec::new(),
     };
     let mut vault_values = HashMap::new();
-    let literal_args = entry.integration == "vault";
+    // Vault and custom-app tools take refs as data: a definition stores `{{vault:NAME}}` itself.
+    let literal_args = matches!(entry.integration, "vault" | "custom");
     let names = if literal_args { Vec::new() } else { template::vault_names(&exec.args)? };
     for name in names {
         let secret = app.vault.resolve_for_hosts(&name, &hosts).await?;
@@ -371,13 +374,21 @@ async fn run_entry(
     let timeout = app.settings.call_timeout;
     let deadline = Instant::now() + timeout;
     let mut revealed = None;
-    let task = match entry.runner {
+    let task = match &entry.runner {
         Runner::Plugin { integration, run } => {
             let upstream = Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection));
             revealed = Some(upstream.revealed());
             tokio::spawn(run(upstream, args))
         }
         Runner::Builtin(run) => tokio::spawn(run(app.clone(), args)),
+        Runner::Custom(op) => {
+            // The app's own credentials are vault refs, resolved for its host only.
+            let prepared = crate::custom::prepare(app, op).await?;
+            for s in &prepared.secrets {
+                scrubber.add(s);
+            }
+            tokio::spawn(crate::custom::send(app.clone(), op.clone(), prepared, args, deadline))
+        }
     };
     let abort = task.abort_handle();
     let finished = tokio::time::timeout(timeout, task).await;

@@ -89,7 +89,7 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if meta::find(&name).is_none() {
-            if self.app.registry.get(&name).is_some() {
+            if self.app.registry().get(&name).is_some() {
                 // An agent calling a catalogue tool directly: tell it how, in words it reads.
                 let hint = json!({ "error": format!("{name} is not a top-level tool; run it with execute_tools: {{\"executions\": [{{\"tool\": \"{name}\", \"args\": {{...}}}}]}}") });
                 return Ok(to_result(hint, true).into());

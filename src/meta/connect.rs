@@ -14,15 +14,23 @@ use crate::engine::Outcome;
 
 pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     let name = str_arg(&args, "integration").trim();
-    let Some(integration) = app.registry.integration(name) else {
-        if app.registry.is_builtin_namespace(name) {
+    let registry = app.registry();
+    let Some(integration) = registry.integration(name) else {
+        if registry.is_custom_app(name) {
+            return ok(json!({
+                "status": "CONNECTED",
+                "integration": name,
+                "message": format!("{name} is a custom app; its credentials are vault secrets (vault_set_secret), so there is nothing to connect."),
+            }));
+        }
+        if registry.is_builtin_namespace(name) {
             return ok(json!({
                 "status": "CONNECTED",
                 "integration": name,
                 "message": format!("{name} is built into workbench; its tools need no connection."),
             }));
         }
-        let names: Vec<String> = app.registry.integrations().iter().map(|i| i.name.to_string()).collect();
+        let names: Vec<String> = registry.integrations().iter().map(|i| i.name.to_string()).collect();
         let mut body = json!({ "error": format!("Unknown integration: {name}") });
         if let Some(near) = crate::validate::nearest(name, names.iter()) {
             body["did_you_mean"] = json!(near);

@@ -1,34 +1,105 @@
 //! curl_session: mint a short-lived proxy token for raw API calls (all-or-nothing validation).
+//!
+//! The token is an HS256 JWT signed with the per-install key in the secret store (see
+//! `crate::proxy::token`); the proxy on the loopback listener checks it on every request.
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-use super::plain_error;
+use super::{ok, plain_error};
 use crate::app::App;
 use crate::engine::Outcome;
+use crate::proxy::{self, token};
+use crate::storage::AuditEntry;
 
-pub fn run(app: &Arc<App>, args: Value) -> Outcome {
+pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     let names: Vec<String> = args
         .get("integrations")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| a.iter().filter_map(Value::as_str).map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
+    let ttl = args.get("expiresInSeconds").and_then(Value::as_u64).unwrap_or(proxy::DEFAULT_TTL);
+    let registry = app.registry();
     let mut failures = Vec::new();
+    if !(proxy::MIN_TTL..=proxy::MAX_TTL).contains(&ttl) {
+        failures.push(format!("expiresInSeconds must be between {} and {}", proxy::MIN_TTL, proxy::MAX_TTL));
+    }
+    let mut upstreams = Map::new();
+    let mut seen = Vec::new();
     for name in &names {
-        match app.registry.integration(name) {
+        if seen.contains(name) {
+            continue;
+        }
+        seen.push(name.clone());
+        match registry.integration(name) {
             None => failures.push(format!("Unknown integration: {name}")),
-            Some(i) if !i.curl_proxy => failures.push(format!(
+            Some(i) if !i.curl_proxy.enabled() => failures.push(format!(
                 "{name}: curl proxy is not enabled for this integration (use http_send_request for public URLs)"
             )),
             Some(i) if !app.is_connected(i.name) => {
                 failures.push(format!("{name}: not connected (call connect first)"))
             }
-            Some(_) => {}
+            Some(i) => {
+                let connection = app.connection(i).ok().flatten();
+                let key = i.hosts.first().map(|h| h.key).unwrap_or("base_url");
+                let base = crate::engine::http::host_url(app, i, key, &[], connection.as_ref())
+                    .unwrap_or_else(|_| i.hosts.first().map(|h| h.default_url.to_string()).unwrap_or_default());
+                upstreams.insert(name.clone(), json!({ "forwardsTo": base, "allows": i.curl_proxy.describe() }));
+            }
         }
+    }
+    if names.is_empty() {
+        failures.push("integrations must name at least one integration".into());
     }
     if !failures.is_empty() {
         return plain_error(failures.join("; "));
     }
-    plain_error(format!("the curl proxy cannot serve {} in this build", names.join(", ")))
+    let key = match proxy::signing_key(app).await {
+        Ok(k) => k,
+        Err(e) => {
+            return plain_error(format!(
+                "the curl proxy key could not be read from the {} secret store: {e}. {}",
+                app.secrets.name(),
+                crate::secrets::STORE_HELP
+            ));
+        }
+    };
+    let listener = match crate::connect::ensure_listener(app).await {
+        Ok(l) => l,
+        Err(e) => return plain_error(e),
+    };
+    let user = app.storage.user().await.ok().flatten().map(|(id, _)| id).unwrap_or_default();
+    let now = crate::connect::oauth::now_unix();
+    let claims = token::Claims {
+        iss: "workbench".into(),
+        aud: token::AUDIENCE.into(),
+        sub: user,
+        integrations: seen.clone(),
+        iat: now,
+        exp: now + ttl as i64,
+        jti: crate::ids::random_hex(12),
+    };
+    let jwt = token::sign(key.expose(), &claims);
+    let base = format!("{}/c", listener.base());
+    let row = AuditEntry {
+        tool: "curl_session".into(),
+        integration: seen.join(","),
+        args: json!({ "integrations": seen, "expiresInSeconds": ttl, "jti": claims.jti }).to_string(),
+        mutating: true,
+        ok: true,
+        error_code: None,
+        error: None,
+        duration_ms: 0,
+    };
+    if let Err(e) = app.storage.record_audit(row).await {
+        tracing::warn!(error = %e, "could not write the curl_session audit row");
+    }
+    ok(json!({
+        "token": jwt,
+        "expiresIn": ttl,
+        "proxyBaseUrl": base,
+        "usage": format!("Send requests to {base}/<integration>/<path> with Authorization: Bearer <token>"),
+        "upstreams": upstreams,
+    }))
 }

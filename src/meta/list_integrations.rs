@@ -17,10 +17,21 @@ const LIVE_CHECK_TTL: Duration = Duration::from_secs(60);
 
 pub async fn run(app: &Arc<App>) -> Outcome {
     let mut integrations: Vec<Value> = Vec::new();
-    for i in app.registry.integrations() {
+    let registry = app.registry();
+    for i in registry.integrations() {
         let connected =
             if i.auth.kind == AuthKind::Cookie { live_check(app, i).await } else { app.is_connected(i.name) };
         integrations.push(json!({ "name": i.name, "version": i.version, "connected": connected }));
+    }
+    // Custom apps the user defined: their credentials are vault refs, so there is nothing to
+    // connect; an app whose stored definition no longer checks has no tools and is not usable.
+    for a in &registry.custom().apps {
+        integrations.push(json!({
+            "name": a.name,
+            "version": "custom",
+            "connected": !a.operations.is_empty(),
+            "custom": true,
+        }));
     }
     ok(json!({ "integrations": integrations }))
 }

@@ -15,7 +15,7 @@ pub fn run(app: &Arc<App>, args: Value) -> Outcome {
     }
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(10) as usize;
     let connected = |integration: &str| app.is_connected(integration);
-    let hits = app.registry.index().search(query, limit, &connected);
+    let hits = app.registry().index().search(query, limit, &connected);
     let tools: Vec<Value> = hits
         .into_iter()
         .map(|h| {

@@ -29,10 +29,15 @@ pub struct BuiltinSpec {
 }
 
 /// How a tool runs.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum Runner {
-    Plugin { integration: &'static Integration, run: Handler },
+    Plugin {
+        integration: &'static Integration,
+        run: Handler,
+    },
     Builtin(BuiltinHandler),
+    /// An operation of a user-defined custom app (see [`crate::custom`]).
+    Custom(Arc<crate::custom::Operation>),
 }
 
 /// One runnable tool.
@@ -60,21 +65,50 @@ impl ToolEntry {
     pub fn plugin(&self) -> Option<&'static Integration> {
         match self.runner {
             Runner::Plugin { integration, .. } => Some(integration),
-            Runner::Builtin(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The custom app operation behind this tool, if it is one.
+    pub fn custom(&self) -> Option<&Arc<crate::custom::Operation>> {
+        match &self.runner {
+            Runner::Custom(op) => Some(op),
+            _ => None,
         }
     }
 }
 
-/// The tool catalogue and the integrations behind it.
+fn no_schema() -> Value {
+    Value::Null
+}
+
+/// The tool catalogue and the integrations behind it: one immutable snapshot. The compiled part
+/// never changes; custom apps are added by building a new snapshot ([`Registry::with_custom`]),
+/// which `App::registry()` does when the custom-apps generation in SQLite moves.
 pub struct Registry {
     tools: Vec<ToolEntry>,
     by_name: HashMap<&'static str, usize>,
     integrations: Vec<&'static Integration>,
+    builtins: &'static [BuiltinSpec],
+    custom: Arc<crate::custom::Loaded>,
     index: OnceLock<search::SearchIndex>,
 }
 
 impl Registry {
     pub fn new(integrations: &[&'static Integration], builtins: &'static [BuiltinSpec]) -> Registry {
+        Self::build(integrations, builtins, Arc::default())
+    }
+
+    /// This catalogue with `custom` apps' operations as tools (replacing any earlier ones).
+    pub fn with_custom(&self, custom: crate::custom::Loaded) -> Registry {
+        Self::build(&self.integrations, self.builtins, Arc::new(custom))
+    }
+
+    fn build(
+        integrations: &[&'static Integration],
+        builtins: &'static [BuiltinSpec],
+        custom: Arc<crate::custom::Loaded>,
+    ) -> Registry {
         let mut tools = Vec::new();
         for integration in integrations {
             for spec in integration.tools {
@@ -102,8 +136,46 @@ impl Registry {
                 schema: OnceLock::new(),
             });
         }
+        for app in &custom.apps {
+            for op in &app.operations {
+                tools.push(ToolEntry {
+                    name: crate::custom::intern(&op.tool_name),
+                    integration: crate::custom::intern(&app.name),
+                    description: crate::custom::intern(&op.description),
+                    keywords: &[],
+                    effect: op.effect,
+                    runner: Runner::Custom(op.clone()),
+                    schema_fn: no_schema,
+                    schema: OnceLock::from(op.schema.clone()),
+                });
+            }
+        }
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
-        Registry { tools, by_name, integrations: integrations.to_vec(), index: OnceLock::new() }
+        Registry { tools, by_name, integrations: integrations.to_vec(), builtins, custom, index: OnceLock::new() }
+    }
+
+    /// The custom apps this snapshot was built with (and their generation).
+    pub fn custom(&self) -> &crate::custom::Loaded {
+        &self.custom
+    }
+
+    /// Whether `name` is a custom app with working tools.
+    pub fn is_custom_app(&self, name: &str) -> bool {
+        self.custom.apps.iter().any(|a| a.name == name && !a.operations.is_empty())
+    }
+
+    /// Whether a custom app or its tools would take `name` from the compiled catalogue: an
+    /// integration, a built-in namespace or a meta-tool name.
+    pub fn reserved_namespace(&self, name: &str) -> bool {
+        self.integration(name).is_some()
+            || self.builtins.iter().any(|b| b.namespace == name)
+            || crate::meta::find(name).is_some()
+            || self.integrations.iter().any(|i| i.name.split('_').next() == Some(name))
+    }
+
+    /// Whether `name` is a compiled (plugin or built-in) tool.
+    pub fn compiled_tool(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.custom().is_none())
     }
 
     /// The shipped catalogue: every plugin integration plus the built-ins.
@@ -129,7 +201,7 @@ impl Registry {
 
     /// Whether `name` is a built-in namespace (`data`, `time`, ...).
     pub fn is_builtin_namespace(&self, name: &str) -> bool {
-        self.tools.iter().any(|t| matches!(t.runner, Runner::Builtin(_)) && t.integration == name)
+        self.builtins.iter().any(|b| b.namespace == name)
     }
 
     pub fn index(&self) -> &search::SearchIndex {

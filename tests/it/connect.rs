@@ -51,7 +51,7 @@ static ACME: Integration = Integration {
     },
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "https://{site}" }],
-    curl_proxy: true,
+    curl_proxy: plugins::api::CurlProxy::Full,
     tools: &ACME_TOOLS,
     error_message: |b| b["message"].as_str().map(str::to_string),
 };
@@ -89,7 +89,7 @@ static OIDC: Integration = Integration {
     },
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "https://api.invalid" }],
-    curl_proxy: true,
+    curl_proxy: plugins::api::CurlProxy::Full,
     tools: &OIDC_TOOLS,
     error_message: |b| b["error"]["message"].as_str().map(str::to_string),
 };
@@ -528,4 +528,28 @@ async fn vault_secrets_typed_on_the_local_page_are_usable_but_never_readable() {
     assert_eq!(t.ok("vault_delete_secret", json!({"name": "inline_key"})).await["deleted"], true);
     assert_eq!(t.err("vault_delete_secret", json!({"name": "inline_key"})).await["status"], 404);
     assert_no_secret_in(t.home.path(), "typed-secret-4242");
+}
+
+#[tokio::test]
+async fn the_curl_proxy_refreshes_an_oauth_token_like_the_tools_do() {
+    let server = auth_server().await;
+    let t = test_app(&oauth_env(&server.fake));
+    let http = client();
+    let (_, callback) = connect_oauth(&t, &http).await;
+    assert_eq!(http.get(&callback).send().await.unwrap().status(), 200);
+    let minted = t.call("curl_session", json!({"integrations": ["oidc"], "expiresInSeconds": 120})).await;
+    assert!(!minted.is_error, "{}", minted.body);
+    let token = minted.body["token"].as_str().unwrap();
+    let base = minted.body["proxyBaseUrl"].as_str().unwrap();
+    // The provider rotated the access token: the proxy's first try gets 401, refreshes, retries.
+    *server.valid.lock().unwrap() = "at-rotated-elsewhere".into();
+    let r =
+        http.get(format!("{base}/oidc/me")).header("authorization", format!("Bearer {token}")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["email"], "ada@example.com");
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 1);
+    assert_eq!(server.fake.last().header("authorization"), Some("Bearer at-2-xxxxxxxxxxxx"));
+    // The refreshed token was stored: the tools use it without another refresh.
+    assert_eq!(t.ok("oidc_get_profile", json!({})).await["email"], "ada@example.com");
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 1);
 }

@@ -349,7 +349,7 @@ static CRASHY: Integration = Integration {
     auth: AuthSpec::NONE,
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "http://127.0.0.1:9" }],
-    curl_proxy: false,
+    curl_proxy: plugins::api::CurlProxy::Off,
     tools: &TEST_TOOLS,
     error_message: |_| None,
 };
@@ -380,7 +380,7 @@ static LOCKED: Integration = Integration {
     },
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "http://127.0.0.1:9" }],
-    curl_proxy: true,
+    curl_proxy: plugins::api::CurlProxy::Full,
     tools: &LOCKED_TOOLS,
     error_message: |_| None,
 };

@@ -56,7 +56,7 @@ async fn secret_service_round_trip_and_a_connection_through_it() {
         Arc::new(KeychainStore::with_service(&service)),
     );
     let t = TestApp { app, home };
-    let integration = t.app.registry.integration("github").unwrap();
+    let integration = t.app.registry().integration("github").unwrap();
     let mut fields = HashMap::new();
     fields.insert("token".to_string(), Secret::new("ghp_keychainTOKEN000000000000000000000".to_string()));
     let connection = workbench::auth::from_fields(integration, fields, workbench::auth::Source::Store);

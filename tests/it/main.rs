@@ -8,6 +8,8 @@ mod binary;
 mod builtins;
 mod confluence;
 mod connect;
+mod curl_proxy;
+mod custom_apps;
 mod discord;
 mod engine;
 mod github;

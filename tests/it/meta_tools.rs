@@ -75,7 +75,7 @@ async fn list_integrations_and_connect_for_public_services() {
     let t = app();
     let out = t.call("list_integrations", json!({})).await;
     let all = out.body["integrations"].as_array().unwrap();
-    assert_eq!(all.len(), t.app.registry.integrations().len());
+    assert_eq!(all.len(), t.app.registry().integrations().len());
     for i in all {
         let public = ["hackernews", "wikipedia", "open_meteo"].contains(&i["name"].as_str().unwrap());
         assert_eq!(i["connected"], public, "with no credentials, exactly the public integrations are connected: {i}");

@@ -74,7 +74,7 @@ impl Tally {
 #[test]
 fn query_set_is_large_and_covers_every_tool() {
     let t = app();
-    let registry = &t.app.registry;
+    let registry = &t.app.registry();
     let qs = queries();
     let positives = qs.iter().filter(|q| q.kind != "negative").count();
     let negatives = qs.iter().filter(|q| q.kind == "negative").count();
@@ -103,7 +103,8 @@ fn query_set_is_large_and_covers_every_tool() {
 #[test]
 fn search_eval_meets_the_bar() {
     let t = app();
-    let index = t.app.registry.index();
+    let registry = t.app.registry();
+    let index = registry.index();
     let mut by_kind: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_round: BTreeMap<u8, Tally> = BTreeMap::new();
     let mut all = Tally::default();
@@ -160,7 +161,7 @@ fn search_eval_meets_the_bar() {
 #[test]
 fn every_tool_is_found_first_by_its_own_name() {
     let t = app();
-    let registry = &t.app.registry;
+    let registry = &t.app.registry();
     let mut wrong = Vec::new();
     for tool in registry.tools() {
         let hits = registry.index().search(tool.name, 5, &|_| false);
@@ -174,7 +175,7 @@ fn every_tool_is_found_first_by_its_own_name() {
 #[tokio::test]
 async fn results_only_name_real_tools_with_scores_in_range() {
     let t = app();
-    let registry = &t.app.registry;
+    let registry = &t.app.registry();
     let extra = ["", "a", "#", "ENG-1", "?!", "list", "get", "create", "x y z", "🙂 emoji", "github_", "the and of"];
     let texts: Vec<String> = queries().into_iter().map(|q| q.q).chain(extra.iter().map(|s| s.to_string())).collect();
     for text in &texts {

@@ -1378,3 +1378,40 @@ async fn list_integrations_checks_the_superset_session_live_and_caches_it() {
     let out = wrong.call("list_integrations", json!({})).await;
     assert_eq!(entry(&out.body), false, "credentials that no longer log in are not connected");
 }
+
+// ---------------------------------------------------------------- curl proxy
+
+#[tokio::test]
+async fn superset_through_the_curl_proxy_gets_bearer_cookie_and_csrf() {
+    let (t, fake, state) = sup().await;
+    let minted = t.call("curl_session", json!({"integrations": ["superset"]})).await;
+    assert!(!minted.is_error, "{}", minted.body);
+    let token = minted.body["token"].as_str().unwrap();
+    let base = minted.body["proxyBaseUrl"].as_str().unwrap();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let read = http
+        .get(format!("{base}/superset/api/v1/database/"))
+        .header("authorization", format!("Bearer {token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 200);
+    assert_eq!(read.json::<Value>().await.unwrap()["count"], 2);
+    assert_eq!(fake.last().header("authorization"), Some(format!("Bearer {}", access_token(1)).as_str()));
+    // A write carries the session cookie and the CSRF token Flask-WTF checks, added by the proxy.
+    let write = http
+        .post(format!("{base}/superset/api/v1/sqllab/execute/"))
+        .header("authorization", format!("Bearer {token}"))
+        .json(&json!({"database_id": 1, "sql": "SELECT 1", "client_id": "wb000000002", "runAsync": false}))
+        .send()
+        .await
+        .unwrap();
+    let status = write.status();
+    let text = write.text().await.unwrap();
+    assert!(fake.last().header("x-csrftoken").is_some(), "{status} {text}");
+    assert!(fake.last().header("cookie").is_some_and(|c| c.starts_with("session=")));
+    assert_ne!(status.as_u16(), 400, "{text}");
+    assert!(!text.contains(&access_token(1)), "the session token never comes back: {text}");
+    assert_eq!(state.lock().unwrap().logins, 1, "the proxy shares the tools' session");
+}

@@ -63,7 +63,7 @@ pub static INTEGRATION: Integration = Integration {
         "atlassian",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://{site}/wiki" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "confluence_search_pages",

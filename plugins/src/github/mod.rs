@@ -61,7 +61,7 @@ pub static INTEGRATION: Integration = Integration {
         "open source",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://api.github.com" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "github_list_repos",

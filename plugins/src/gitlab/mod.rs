@@ -50,7 +50,7 @@ pub static INTEGRATION: Integration = Integration {
     // Single words here count as naming GitLab in a search; only words that imply it (catalogue §4).
     keywords: &["repo", "repository", "git", "MR", "merge request", "pipeline", "self-managed GitLab"],
     hosts: &[Host { key: "base_url", default_url: "https://gitlab.com/api/v4" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "gitlab_list_projects",

@@ -35,7 +35,7 @@ pub static INTEGRATION: Integration = Integration {
     },
     keywords: &["email", "e-mail", "mail", "inbox", "google mail", "gmail", "mailbox"],
     hosts: &[Host { key: "base_url", default_url: "https://gmail.googleapis.com/gmail/v1/users/me" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "gmail_search_emails",

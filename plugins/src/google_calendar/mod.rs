@@ -48,7 +48,7 @@ pub static INTEGRATION: Integration = Integration {
         "availability",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://www.googleapis.com/calendar/v3" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "google_calendar_list_events",

@@ -36,7 +36,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "base_url", default_url: "https://www.googleapis.com/drive/v3" },
         Host { key: "upload_base_url", default_url: "https://www.googleapis.com/upload/drive/v3" },
     ],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "google_drive_search_files",

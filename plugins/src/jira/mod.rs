@@ -65,7 +65,7 @@ pub static INTEGRATION: Integration = Integration {
         "story",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://{site}" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "jira_search_issues",

@@ -40,7 +40,7 @@ pub static INTEGRATION: Integration = Integration {
     },
     keywords: &["notion page", "notion database", "notion doc", "knowledge base", "second brain", "meeting notes"],
     hosts: &[Host { key: "base_url", default_url: "https://api.notion.com/v1" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "notion_search_pages",

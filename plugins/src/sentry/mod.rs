@@ -64,7 +64,7 @@ pub static INTEGRATION: Integration = Integration {
         "application errors",
     ],
     hosts: &[Host { key: "base_url", default_url: "https://sentry.io" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "sentry_list_organizations",

@@ -68,7 +68,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "base_url", default_url: "https://slack.com/api" },
         Host { key: "files_base_url", default_url: "https://files.slack.com" },
     ],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "slack_send_message",

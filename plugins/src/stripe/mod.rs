@@ -36,7 +36,7 @@ pub static INTEGRATION: Integration = Integration {
     },
     keywords: &["payments", "refund", "invoice", "subscription", "charge", "payment link", "checkout", "revenue"],
     hosts: &[Host { key: "base_url", default_url: "https://api.stripe.com" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::ReadOnly,
     tools: &[
         tool! {
             name: "stripe_search_customers",

@@ -115,7 +115,7 @@ pub static INTEGRATION: Integration = Integration {
     // Single words here count as naming Superset in a search (catalogue §4).
     keywords: &["dashboard", "chart", "SQL Lab", "BI", "analytics", "visualization", "dataset", "Preset"],
     hosts: &[Host { key: "base_url", default_url: "https://{base_url}" }],
-    curl_proxy: true,
+    curl_proxy: crate::api::CurlProxy::Full,
     tools: &[
         tool! {
             name: "superset_list_dashboards",

@@ -29,6 +29,15 @@ pub fn app_with(env: &[(&str, String)]) -> TestApp {
     TestApp { app, home }
 }
 
+/// An App on an existing data dir (a second process, or a restart, as SQLite sees it).
+pub fn app_in(home: &std::path::Path) -> Arc<App> {
+    let mut vars = HashMap::new();
+    vars.insert("WORKBENCH_HOME".to_string(), home.display().to_string());
+    vars.insert("WORKBENCH_NO_BROWSER".to_string(), "1".to_string());
+    let settings = Settings::load(&vars).expect("settings");
+    App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()))
+}
+
 pub fn app() -> TestApp {
     app_with(&[])
 }
