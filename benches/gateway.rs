@@ -142,6 +142,7 @@ fn synthetic_integrations(size: usize) -> Vec<&'static Integration> {
                 keywords: &[],
                 hosts: template.hosts,
                 curl_proxy: plugins::api::CurlProxy::Off,
+                rate_limit: plugins::api::RateLimit::NONE,
                 tools: Box::leak(tools.into_boxed_slice()),
                 error_message: template.error_message,
             }))

@@ -90,6 +90,8 @@ pub struct App {
     pub refresh_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Login sessions of `Inject::Session` integrations, in memory only.
     pub sessions: crate::engine::session::Sessions,
+    /// Per-integration request budgets (the rate-limit governor).
+    pub governor: crate::engine::governor::Governor,
     /// The curl proxy's signing key, read from (or created in) the secret store on first use.
     pub proxy_key: tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>,
     http: OnceLock<reqwest::Client>,
@@ -132,6 +134,7 @@ impl App {
             listener: tokio::sync::OnceCell::new(),
             refresh_locks: Mutex::new(HashMap::new()),
             sessions: Default::default(),
+            governor: Default::default(),
             proxy_key: tokio::sync::OnceCell::new(),
             http: OnceLock::new(),
         })

@@ -33,6 +33,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["base", "table", "rows", "records", "spreadsheet database", "grid", "view", "no-code database"],
     hosts: &[Host { key: "base_url", default_url: "https://api.airtable.com/v0" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_second(5),
     tools: &[
         tool! {
             name: "airtable_list_bases",

@@ -271,6 +271,50 @@ fn path_under(pattern: &str, path: &str) -> bool {
     true
 }
 
+/// A request budget: at most `requests` per `per_seconds` (a token bucket that refills evenly).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub requests: u32,
+    pub per_seconds: u32,
+}
+
+impl RateLimit {
+    /// No budget (self-hosted services).
+    pub const NONE: RateLimit = RateLimit { requests: 0, per_seconds: 0 };
+
+    pub const fn per_second(n: u32) -> Self {
+        RateLimit { requests: n, per_seconds: 1 }
+    }
+    pub const fn per_minute(n: u32) -> Self {
+        RateLimit { requests: n, per_seconds: 60 }
+    }
+    pub const fn per_hour(n: u32) -> Self {
+        RateLimit { requests: n, per_seconds: 3600 }
+    }
+    pub fn is_none(self) -> bool {
+        self.requests == 0 || self.per_seconds == 0
+    }
+    /// Parses "100/10s", "5/s", "150/min", "5000/h" (a user's override).
+    pub fn parse(text: &str) -> Option<RateLimit> {
+        let (n, window) = text.trim().split_once('/')?;
+        let requests: u32 = n.trim().parse().ok()?;
+        let w = window.trim().to_ascii_lowercase();
+        let (count, unit) = match w.find(|c: char| !c.is_ascii_digit()) {
+            Some(0) => (1, w.as_str()),
+            Some(i) => (w[..i].parse().ok()?, &w[i..]),
+            None => return None,
+        };
+        let unit_seconds = match unit {
+            "s" | "sec" | "second" => 1,
+            "m" | "min" | "minute" => 60,
+            "h" | "hour" => 3600,
+            _ => return None,
+        };
+        let per_seconds: u32 = count * unit_seconds;
+        (requests > 0 && per_seconds > 0).then_some(RateLimit { requests, per_seconds })
+    }
+}
+
 /// One integration: a service and all of its tools.
 #[derive(Debug)]
 pub struct Integration {
@@ -283,6 +327,9 @@ pub struct Integration {
     pub hosts: &'static [Host],
     /// What `curl_session`'s proxy may do with this integration's credential.
     pub curl_proxy: CurlProxy,
+    /// The request budget workbench keeps to (the catalogue's limits, per process); the engine's
+    /// governor queues requests to stay inside it.
+    pub rate_limit: RateLimit,
     pub tools: &'static [ToolSpec],
     /// Pulls the provider's own error message out of an error response body.
     pub error_message: fn(&Value) -> Option<String>,
@@ -628,6 +675,17 @@ pub fn compact(mut value: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_limits_parse() {
+        assert_eq!(RateLimit::parse("100/10s"), Some(RateLimit { requests: 100, per_seconds: 10 }));
+        assert_eq!(RateLimit::parse("5/s"), Some(RateLimit::per_second(5)));
+        assert_eq!(RateLimit::parse("150/min"), Some(RateLimit::per_minute(150)));
+        assert_eq!(RateLimit::parse("5000/h"), Some(RateLimit::per_hour(5000)));
+        for bad in ["", "10", "x/s", "10/fortnight", "0/s", "10/0s"] {
+            assert_eq!(RateLimit::parse(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn curl_proxy_policies() {

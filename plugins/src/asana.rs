@@ -34,6 +34,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["project management", "work management", "my tasks", "assigned tasks", "team tasks"],
     hosts: &[Host { key: "base_url", default_url: "https://app.asana.com/api/1.0" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_minute(150),
     tools: &[
         tool! {
             name: "asana_list_workspaces",

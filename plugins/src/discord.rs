@@ -32,6 +32,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["server", "guild", "discord server", "discord bot", "discord channel"],
     hosts: &[Host { key: "base_url", default_url: "https://discord.com/api/v10" }],
     curl_proxy: crate::api::CurlProxy::WritesUnder(&["/channels/*/messages", "/channels/*/threads"]),
+    rate_limit: crate::api::RateLimit::per_second(50),
     tools: &[
         tool! {
             name: "discord_list_servers",

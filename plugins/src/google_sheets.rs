@@ -34,6 +34,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "userinfo_base_url", default_url: "https://openidconnect.googleapis.com/v1" },
     ],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_minute(60),
     tools: &[
         tool! {
             name: "google_sheets_get_values",

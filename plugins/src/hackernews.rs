@@ -23,6 +23,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "algolia_base_url", default_url: "https://hn.algolia.com/api/v1" },
     ],
     curl_proxy: crate::api::CurlProxy::Off,
+    rate_limit: crate::api::RateLimit::per_hour(10000),
     tools: &[
         tool! {
             name: "hackernews_list_stories",

@@ -33,6 +33,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["crm", "deal", "pipeline", "pipeline stage", "sales", "leads", "customers", "accounts", "opportunity"],
     hosts: &[Host { key: "base_url", default_url: "https://api.hubapi.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
     tools: &[
         tool! {
             name: "hubspot_search_contacts",

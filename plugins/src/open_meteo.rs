@@ -23,6 +23,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "archive_base_url", default_url: "https://archive-api.open-meteo.com/v1" },
     ],
     curl_proxy: crate::api::CurlProxy::Off,
+    rate_limit: crate::api::RateLimit::per_minute(600),
     tools: &[
         tool! {
             name: "open_meteo_search_locations",

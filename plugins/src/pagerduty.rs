@@ -64,6 +64,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     hosts: &[Host { key: "base_url", default_url: "https://api.pagerduty.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_minute(900),
     tools: &[
         tool! {
             name: "pagerduty_list_incidents",

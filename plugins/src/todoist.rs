@@ -34,6 +34,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["todo", "todos", "to-do list", "todo list", "p1", "today's tasks", "errands", "gtd"],
     hosts: &[Host { key: "base_url", default_url: "https://api.todoist.com/api/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit { requests: 1000, per_seconds: 900 },
     tools: &[
         tool! {
             name: "todoist_list_tasks",

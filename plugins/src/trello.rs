@@ -47,6 +47,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["card", "cards", "board", "boards", "column", "columns", "kanban", "to do doing done"],
     hosts: &[Host { key: "base_url", default_url: "https://api.trello.com/1" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
     tools: &[
         tool! {
             name: "trello_list_boards",

@@ -20,6 +20,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["encyclopedia", "wiki", "article", "look up", "who is", "what is", "facts", "history of"],
     hosts: &[Host { key: "base_url", default_url: "https://{lang}.wikipedia.org" }],
     curl_proxy: crate::api::CurlProxy::Off,
+    rate_limit: crate::api::RateLimit::per_second(10),
     tools: &[
         tool! {
             name: "wikipedia_search_articles",

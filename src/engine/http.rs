@@ -246,6 +246,7 @@ pub(crate) async fn send(
     let mut attempt = 0;
     loop {
         attempt += 1;
+        wait_for_slot(&app, integration, deadline).await?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
@@ -277,6 +278,7 @@ pub(crate) async fn send(
             .iter()
             .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
+        app.governor.observe(integration.name, status, &headers);
         let body = read_capped(response, &app).await?;
         let reply = HttpResponse { status, headers, body };
         if (200..300).contains(&status) {
@@ -291,11 +293,61 @@ pub(crate) async fn send(
                     wait_secs = wait.as_secs(),
                     "rate limited; retrying after Retry-After"
                 );
-                tokio::time::sleep(wait).await;
+                if retry_after.is_none() {
+                    app.governor.block_until(integration.name, Instant::now() + wait);
+                }
+                // The governor holds this (and every other) request to the integration until then.
                 continue;
             }
         }
         return Err(ToolError::Upstream { status, message: provider_message(integration, &reply), retry_after });
+    }
+}
+
+/// The integration's request budget: the user's `WORKBENCH_<INTEGRATION>_RATE_LIMIT` (e.g.
+/// `190/10s` for a HubSpot Pro portal) or the catalogue's.
+pub fn rate_limit(app: &App, integration: &Integration) -> plugins::api::RateLimit {
+    let var = format!("WORKBENCH_{}_RATE_LIMIT", integration.name.to_ascii_uppercase());
+    match app.settings.credential_env.get(&var) {
+        Some(v) => plugins::api::RateLimit::parse(v).unwrap_or_else(|| {
+            tracing::warn!(var, value = v, "not a rate limit like 100/10s; using the catalogue's");
+            integration.rate_limit
+        }),
+        None => integration.rate_limit,
+    }
+}
+
+/// Waits for the governor's slot for one request, or says when to retry if it comes too late.
+pub(crate) async fn wait_for_slot(app: &App, integration: &Integration, deadline: Instant) -> Result<(), ToolError> {
+    let limit = rate_limit(app, integration);
+    match app.governor.reserve(integration.name, limit, Instant::now(), deadline) {
+        super::governor::Slot::After(wait) => {
+            if !wait.is_zero() {
+                tracing::debug!(
+                    integration = integration.name,
+                    wait_ms = wait.as_millis() as u64,
+                    "queued by the rate-limit governor"
+                );
+                tokio::time::sleep(wait).await;
+            }
+            Ok(())
+        }
+        super::governor::Slot::TooLate(wait) => {
+            let seconds = wait.as_secs_f64().ceil() as u64;
+            let budget = if limit.is_none() {
+                "the provider asked to slow down".to_string()
+            } else {
+                format!("the budget is {} requests per {} s", limit.requests, limit.per_seconds)
+            };
+            Err(ToolError::Upstream {
+                status: 429,
+                message: format!(
+                    "workbench is holding requests to {} to stay within its rate limit ({budget}); the next slot is in {seconds} s, after this call's deadline",
+                    integration.display_name
+                ),
+                retry_after: Some(seconds.max(1)),
+            })
+        }
     }
 }
 
@@ -501,11 +553,18 @@ pub async fn proxy_send(
         if !call.body.is_empty() {
             builder = builder.body(call.body.clone());
         }
+        wait_for_slot(app, integration, deadline).await?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         let response = match tokio::time::timeout(remaining, builder.send()).await {
             Err(_) => return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }),
             Ok(r) => r.map_err(|e| network_error(&e, app))?,
         };
+        let seen: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect();
+        app.governor.observe(integration.name, response.status().as_u16(), &seen);
         if response.status().as_u16() == 401 && attempt == 1 {
             if refreshable(&connection) {
                 tracing::info!(integration = integration.name, "proxied request got 401; refreshing the token once");

@@ -4,6 +4,7 @@
 
 pub mod cap;
 pub mod files;
+pub mod governor;
 pub mod http;
 pub mod scrub;
 pub mod session;

@@ -52,6 +52,7 @@ static ACME: Integration = Integration {
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "https://{site}" }],
     curl_proxy: plugins::api::CurlProxy::Full,
+    rate_limit: plugins::api::RateLimit::NONE,
     tools: &ACME_TOOLS,
     error_message: |b| b["message"].as_str().map(str::to_string),
 };
@@ -90,6 +91,7 @@ static OIDC: Integration = Integration {
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "https://api.invalid" }],
     curl_proxy: plugins::api::CurlProxy::Full,
+    rate_limit: plugins::api::RateLimit::NONE,
     tools: &OIDC_TOOLS,
     error_message: |b| b["error"]["message"].as_str().map(str::to_string),
 };

@@ -350,6 +350,7 @@ static CRASHY: Integration = Integration {
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "http://127.0.0.1:9" }],
     curl_proxy: plugins::api::CurlProxy::Off,
+    rate_limit: plugins::api::RateLimit::NONE,
     tools: &TEST_TOOLS,
     error_message: |_| None,
 };
@@ -381,6 +382,7 @@ static LOCKED: Integration = Integration {
     keywords: &[],
     hosts: &[Host { key: "base_url", default_url: "http://127.0.0.1:9" }],
     curl_proxy: plugins::api::CurlProxy::Full,
+    rate_limit: plugins::api::RateLimit::NONE,
     tools: &LOCKED_TOOLS,
     error_message: |_| None,
 };

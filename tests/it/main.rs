@@ -18,6 +18,7 @@ mod gmail;
 mod google_calendar;
 mod google_drive;
 mod google_sheets;
+mod governor;
 mod hubspot;
 mod jira;
 mod keychain;

@@ -64,6 +64,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     hosts: &[Host { key: "base_url", default_url: "https://{site}/wiki" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_second(10),
     tools: &[
         tool! {
             name: "confluence_search_pages",

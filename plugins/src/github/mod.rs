@@ -62,6 +62,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     hosts: &[Host { key: "base_url", default_url: "https://api.github.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_hour(5000),
     tools: &[
         tool! {
             name: "github_list_repos",

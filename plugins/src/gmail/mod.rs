@@ -36,6 +36,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["email", "e-mail", "mail", "inbox", "google mail", "gmail", "mailbox"],
     hosts: &[Host { key: "base_url", default_url: "https://gmail.googleapis.com/gmail/v1/users/me" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_second(10),
     tools: &[
         tool! {
             name: "gmail_search_emails",

@@ -49,6 +49,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     hosts: &[Host { key: "base_url", default_url: "https://www.googleapis.com/calendar/v3" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_minute(600),
     tools: &[
         tool! {
             name: "google_calendar_list_events",

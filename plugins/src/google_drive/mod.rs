@@ -37,6 +37,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "upload_base_url", default_url: "https://www.googleapis.com/upload/drive/v3" },
     ],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_minute(1000),
     tools: &[
         tool! {
             name: "google_drive_search_files",

@@ -45,6 +45,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["linear", "cycle", "triage", "ENG-123", "issue tracker", "ticket", "backlog", "roadmap", "sprint"],
     hosts: &[Host { key: "base_url", default_url: "https://api.linear.app" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_hour(1500),
     tools: &[
         tool! {
             name: "linear_search_issues",

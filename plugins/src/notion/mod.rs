@@ -41,6 +41,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["notion page", "notion database", "notion doc", "knowledge base", "second brain", "meeting notes"],
     hosts: &[Host { key: "base_url", default_url: "https://api.notion.com/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_second(3),
     tools: &[
         tool! {
             name: "notion_search_pages",

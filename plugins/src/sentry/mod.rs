@@ -65,6 +65,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     hosts: &[Host { key: "base_url", default_url: "https://sentry.io" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_second(20),
     tools: &[
         tool! {
             name: "sentry_list_organizations",

@@ -69,6 +69,7 @@ pub static INTEGRATION: Integration = Integration {
         Host { key: "files_base_url", default_url: "https://files.slack.com" },
     ],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::per_minute(50),
     tools: &[
         tool! {
             name: "slack_send_message",

@@ -37,6 +37,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["payments", "refund", "invoice", "subscription", "charge", "payment link", "checkout", "revenue"],
     hosts: &[Host { key: "base_url", default_url: "https://api.stripe.com" }],
     curl_proxy: crate::api::CurlProxy::ReadOnly,
+    rate_limit: crate::api::RateLimit::per_second(25),
     tools: &[
         tool! {
             name: "stripe_search_customers",

@@ -116,6 +116,7 @@ pub static INTEGRATION: Integration = Integration {
     keywords: &["dashboard", "chart", "SQL Lab", "BI", "analytics", "visualization", "dataset", "Preset"],
     hosts: &[Host { key: "base_url", default_url: "https://{base_url}" }],
     curl_proxy: crate::api::CurlProxy::Full,
+    rate_limit: crate::api::RateLimit::NONE,
     tools: &[
         tool! {
             name: "superset_list_dashboards",
