@@ -4,6 +4,8 @@
 pub mod audit;
 pub mod connection;
 pub mod data;
+pub mod http;
+pub mod ssrf;
 pub mod time;
 pub mod vault;
 
@@ -49,4 +51,5 @@ pub static BUILTINS: &[BuiltinSpec] = &[
     vault::LIST_SECRETS,
     vault::DELETE_SECRET,
     connection::DELETE_CREDENTIALS,
+    http::SEND_REQUEST,
 ];

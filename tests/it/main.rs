@@ -16,6 +16,7 @@ mod gmail;
 mod google_calendar;
 mod google_drive;
 mod google_sheets;
+mod http_send;
 mod hubspot;
 mod jira;
 mod keychain;
