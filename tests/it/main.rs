@@ -10,6 +10,7 @@ mod confluence;
 mod connect;
 mod discord;
 mod engine;
+mod faults;
 mod github;
 mod gitlab;
 mod gmail;

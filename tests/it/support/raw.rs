@@ -16,11 +16,14 @@ pub enum Step {
     Send(Vec<u8>),
     /// Wait this long.
     Wait(Duration),
+    /// Reset the connection (RST, not FIN) and stop.
+    Reset,
 }
 
 pub struct RawFake {
     pub url: String,
     pub addr: SocketAddr,
+    connections: Arc<AtomicUsize>,
 }
 
 impl RawFake {
@@ -28,7 +31,8 @@ impl RawFake {
     pub async fn start(script: impl Fn(usize, &str) -> Vec<Step> + Send + Sync + 'static) -> RawFake {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let addr = listener.local_addr().expect("addr");
-        let count = Arc::new(AtomicUsize::new(0));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let count = connections.clone();
         let script = Arc::new(script);
         tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
@@ -44,13 +48,25 @@ impl RawFake {
                                 }
                             }
                             Step::Wait(d) => tokio::time::sleep(d).await,
+                            Step::Reset => {
+                                let _ = stream.set_zero_linger();
+                                drop(stream);
+                                return;
+                            }
                         }
                     }
                     let _ = stream.shutdown().await;
                 });
             }
         });
-        RawFake { url: format!("http://{addr}"), addr }
+        RawFake { url: format!("http://{addr}"), addr, connections }
+    }
+}
+
+impl RawFake {
+    /// Connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
     }
 }
 
