@@ -35,6 +35,11 @@ pub struct Settings {
     /// Every non-empty `WORKBENCH_*` variable, by name: credentials
     /// (`WORKBENCH_<INTEGRATION>_<FIELD>`) and host overrides (`WORKBENCH_<INTEGRATION>_<HOST_KEY>`).
     pub credential_env: HashMap<String, String>,
+    /// Exact `IP:port` addresses `http_send_request` may reach although its SSRF guard refuses
+    /// them (fakes on 127.0.0.1 in tests). Deliberately read from neither the environment nor
+    /// config.json: only code that builds `Settings` itself (the test suite) can fill it, so no
+    /// user of the binary can weaken the guard by configuration. Host names never match it.
+    pub http_reachable_for_tests: Vec<std::net::SocketAddr>,
 }
 
 /// Which secret store holds credentials and vault values.
@@ -176,6 +181,7 @@ impl Settings {
             call_timeout: Duration::from_secs(call_timeout),
             connect_ttl: Duration::from_secs(connect_ttl),
             base_urls,
+            http_reachable_for_tests: Vec::new(),
         })
     }
 

@@ -3,7 +3,10 @@
 //! The database is opened lazily (nothing touches disk on the start-up path), in WAL mode with a
 //! busy timeout so that two workbench processes on one data directory (Claude Desktop and Cursor at
 //! once) both work, with file mode 0600. Migrations run by `PRAGMA user_version`. Every call runs on
-//! the blocking pool so a slow disk or a busy database never stalls the protocol loop.
+//! the blocking pool so a slow disk or a busy database never stalls the protocol loop. An audit row
+//! that cannot be written because another process holds the write lock past the busy timeout is
+//! kept in memory and written with the next audit write or read, so a busy database delays a row
+//! but never loses it (while the process lives) and never fails the call it records.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -82,7 +85,12 @@ const MIGRATIONS: &[&str] = &[
 pub struct Storage {
     path: PathBuf,
     conn: Mutex<Option<Connection>>,
+    /// Audit rows (with their time) not yet written because the database was busy.
+    pending_audit: Mutex<Vec<(String, AuditEntry)>>,
 }
+
+/// Most audit rows kept in memory while the database stays busy; the oldest go first.
+const MAX_PENDING_AUDIT: usize = 10_000;
 
 /// One audit row as written.
 #[derive(Debug, Clone)]
@@ -128,7 +136,7 @@ pub fn now_rfc3339() -> String {
 
 impl Storage {
     pub fn new(path: PathBuf) -> Arc<Storage> {
-        Arc::new(Storage { path, conn: Mutex::new(None) })
+        Arc::new(Storage { path, conn: Mutex::new(None), pending_audit: Mutex::new(Vec::new()) })
     }
 
     pub fn path(&self) -> &Path {
@@ -186,30 +194,71 @@ impl Storage {
         Ok(conn)
     }
 
+    /// Appends an audit row. When the database stays busy past the busy timeout (another process
+    /// holds the write lock) the row is kept and written with the next audit write or read, and
+    /// this still succeeds: the call it records must not fail for it.
     pub async fn record_audit(self: &Arc<Self>, entry: AuditEntry) -> Result<(), StorageError> {
-        self.call(move |c| {
-            c.execute(
-                "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    now_rfc3339(),
-                    entry.tool,
-                    entry.integration,
-                    entry.args,
-                    entry.mutating,
-                    if entry.ok { "ok" } else { "error" },
-                    entry.error_code,
-                    entry.error,
-                    entry.duration_ms as i64
-                ],
-            )
-            .map(|_| ())
-        })
-        .await
+        self.pending_audit.lock().unwrap_or_else(|p| p.into_inner()).push((now_rfc3339(), entry));
+        let this = self.clone();
+        match self.call(move |c| this.flush_audit(c)).await {
+            Err(StorageError::Sqlite { source, .. }) if is_busy(&source) => {
+                let waiting = self.pending_audit.lock().unwrap_or_else(|p| p.into_inner()).len();
+                tracing::warn!(waiting, "the database is busy (another process holds it); audit rows wait in memory");
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Writes the waiting audit rows in one transaction; on failure they wait again, in order.
+    fn flush_audit(&self, c: &Connection) -> rusqlite::Result<()> {
+        let rows = std::mem::take(&mut *self.pending_audit.lock().unwrap_or_else(|p| p.into_inner()));
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let written = (|| {
+            let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+            for (ts, entry) in &rows {
+                tx.execute(
+                    "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![
+                        ts,
+                        entry.tool,
+                        entry.integration,
+                        entry.args,
+                        entry.mutating,
+                        if entry.ok { "ok" } else { "error" },
+                        entry.error_code,
+                        entry.error,
+                        entry.duration_ms as i64
+                    ],
+                )?;
+            }
+            tx.commit()
+        })();
+        if let Err(e) = written {
+            let mut pending = self.pending_audit.lock().unwrap_or_else(|p| p.into_inner());
+            let newer = std::mem::replace(&mut *pending, rows);
+            pending.extend(newer);
+            let excess = pending.len().saturating_sub(MAX_PENDING_AUDIT);
+            if excess > 0 {
+                pending.drain(..excess);
+                tracing::warn!(
+                    dropped = excess,
+                    "too many audit rows waiting for a busy database; the oldest were dropped"
+                );
+            }
+            return Err(e);
+        }
+        Ok(())
     }
 
     pub async fn search_audit(self: &Arc<Self>, q: AuditQuery) -> Result<Vec<Value>, StorageError> {
+        let this = self.clone();
         self.call(move |c| {
+            // Rows that waited for a busy database come first; if it is still busy they wait on.
+            let _ = this.flush_audit(c);
             let mut sql = String::from(
                 "SELECT id, ts, tool, integration, args, mutating, status, error_code, error, duration_ms FROM audit WHERE 1=1",
             );
@@ -483,6 +532,11 @@ impl Storage {
         })
         .await
     }
+}
+
+/// Whether SQLite gave up waiting for another connection's lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 fn vault_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<VaultMeta> {

@@ -5,6 +5,8 @@ pub mod audit;
 pub mod connection;
 pub mod custom;
 pub mod data;
+pub mod http;
+pub mod ssrf;
 pub mod time;
 pub mod vault;
 
@@ -53,4 +55,5 @@ pub static BUILTINS: &[BuiltinSpec] = &[
     custom::CREATE_APP,
     custom::LIST_APPS,
     custom::DELETE_APP,
+    http::SEND_REQUEST,
 ];

@@ -49,11 +49,17 @@ pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, String> {
     app.listener
         .get_or_try_init(|| async {
             let addr = std::net::SocketAddr::from(([127, 0, 0, 1], app.settings.listener_port));
+            // A taken port is an error, not a fallback to another port: OAuth apps register the
+            // exact loopback redirect, so a page on another port could not finish the flow.
             let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-                format!(
-                    "cannot listen on 127.0.0.1:{} for the connect page: {e} (set WORKBENCH_PORT to a free port)",
-                    app.settings.listener_port
-                )
+                let port = app.settings.listener_port;
+                if e.kind() == std::io::ErrorKind::AddrInUse {
+                    format!(
+                        "127.0.0.1:{port} is already in use (another program, perhaps another workbench, listens there); set WORKBENCH_PORT to a free port, or unset it to use any free port"
+                    )
+                } else {
+                    format!("cannot listen on 127.0.0.1:{port} for the connect page: {e} (set WORKBENCH_PORT to a free port)")
+                }
             })?;
             let port = listener.local_addr().map_err(|e| e.to_string())?.port();
             let router = router(app.clone(), port);

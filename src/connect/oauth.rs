@@ -210,7 +210,15 @@ pub async fn refresh(
     if let Some(secret) = &client.client_secret {
         form.push(("client_secret", secret.clone()));
     }
-    let tokens = post_token(app, &token_url(app, integration, oauth), form).await?;
+    // A refused refresh (revoked, expired refresh token) means reconnecting: say so as a 401.
+    let tokens = post_token(app, &token_url(app, integration, oauth), form).await.map_err(|e| match e {
+        ToolError::Upstream { status: 400..=499, message, .. } => ToolError::Upstream {
+            status: 401,
+            message: format!("the access token expired and the provider refused to refresh it: {message}"),
+            retry_after: None,
+        },
+        other => other,
+    })?;
     let fresh = connection_from_tokens(integration, &tokens, Some(stale));
     let meta = app.storage.connection_meta(integration.name).ok().flatten();
     auth::save(

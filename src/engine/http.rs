@@ -284,7 +284,7 @@ pub(crate) async fn send(
         if (200..300).contains(&status) {
             return Ok(reply);
         }
-        let retry_after = reply.header("retry-after").and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after = reply.header("retry-after").and_then(retry_after_secs);
         if status == 429 && attempt < MAX_ATTEMPTS {
             let wait = Duration::from_secs(retry_after.unwrap_or(1));
             if wait <= MAX_RETRY_WAIT && Instant::now() + wait < deadline {
@@ -293,9 +293,7 @@ pub(crate) async fn send(
                     wait_secs = wait.as_secs(),
                     "rate limited; retrying after Retry-After"
                 );
-                if retry_after.is_none() {
-                    app.governor.block_until(integration.name, Instant::now() + wait);
-                }
+                app.governor.block_until(integration.name, Instant::now() + wait);
                 // The governor holds this (and every other) request to the integration until then.
                 continue;
             }
@@ -349,6 +347,16 @@ pub(crate) async fn wait_for_slot(app: &App, integration: &Integration, deadline
             })
         }
     }
+}
+
+/// `Retry-After` as seconds: a number, or an HTTP date (RFC 9110) counted from now.
+fn retry_after_secs(value: &str) -> Option<u64> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(secs);
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    Some((when.timestamp() - chrono::Utc::now().timestamp()).max(0) as u64)
 }
 
 pub(crate) fn network_error(e: &reqwest::Error, app: &App) -> ToolError {

@@ -175,7 +175,7 @@ impl Vault {
         let value = self
             .store
             .get(&store_key(name))
-            .map_err(|e| ToolFailure::new(ErrorCode::InternalError, e.to_string()))?
+            .map_err(|e| ToolFailure::new(ErrorCode::SecretStoreUnavailable, format!("{e}. {STORE_HELP}")))?
             .ok_or_else(|| {
                 ToolFailure::new(
                     ErrorCode::BadRef,

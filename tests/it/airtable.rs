@@ -673,10 +673,6 @@ async fn airtable_rejected_token_rate_limit_and_identity() {
     assert_eq!(e["status"], 401);
     assert!(e["message"].as_str().unwrap().contains("reconnect"), "{e}");
 
-    let rl = t.err("airtable_list_records", json!({"base_id": "appBusy0000000001", "table": "Sales Leads"})).await;
-    assert_eq!(rl["code"], "RATE_LIMITED");
-    assert_eq!(rl["retry_after_seconds"], 120);
-
     let integration = &plugins::airtable::INTEGRATION;
     let connection = |token: &str| {
         let fields = HashMap::from([("token".to_string(), Secret::new(token.to_string()))]);
@@ -688,6 +684,11 @@ async fn airtable_rejected_token_rate_limit_and_identity() {
     let bad =
         workbench::engine::http::verify_identity(&t.app, integration, connection("patWrong.000")).await.unwrap_err();
     assert!(bad.to_string().contains("Airtable rejected this credential: Authentication required"), "{bad}");
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let rl = t.err("airtable_list_records", json!({"base_id": "appBusy0000000001", "table": "Sales Leads"})).await;
+    assert_eq!(rl["code"], "RATE_LIMITED");
+    assert_eq!(rl["retry_after_seconds"], 120);
 }
 
 #[tokio::test]

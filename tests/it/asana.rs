@@ -510,9 +510,6 @@ async fn asana_rejected_token_rate_limit_and_identity() {
         ("WORKBENCH_ASANA_BASE_URL", format!("{}/api/1.0", fake.url)),
         ("WORKBENCH_ASANA_TOKEN", TOKEN.to_string()),
     ]);
-    let rl = t.err("asana_list_workspaces", json!({})).await;
-    assert_eq!(rl["code"], "RATE_LIMITED");
-    assert_eq!(rl["retry_after_seconds"], 120);
 
     let conn = |token: &str| {
         let fields: HashMap<String, Secret<String>> =
@@ -528,6 +525,11 @@ async fn asana_rejected_token_rate_limit_and_identity() {
             .await
             .unwrap_err();
     assert!(err.to_string().contains("Asana rejected this credential"), "{err}");
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let rl = t.err("asana_list_workspaces", json!({})).await;
+    assert_eq!(rl["code"], "RATE_LIMITED");
+    assert_eq!(rl["retry_after_seconds"], 120);
 }
 
 #[tokio::test]

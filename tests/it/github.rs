@@ -1321,7 +1321,12 @@ async fn github_rate_limits_become_rate_limited() {
     let e = t.err("github_get_repo", json!({"owner": "acme", "repo": "busy"})).await;
     assert_eq!((e["code"].as_str(), e["retry_after_seconds"].as_u64()), (Some("RATE_LIMITED"), Some(120)));
     assert!(e["message"].as_str().unwrap().contains("secondary rate limit"));
+    // The governor now holds GitHub calls of this process for those 120 s.
+    let held = t.err("github_get_repo", json!({"owner": "acme", "repo": "quota"})).await;
+    assert_eq!(held["code"], "RATE_LIMITED");
+    assert!(held["message"].as_str().unwrap().contains("holding requests"), "{held}");
     // GitHub reports an exhausted quota as 403; that is a wait, not a bad credential.
+    let (t, _fake) = gh().await;
     let q = t.err("github_get_repo", json!({"owner": "acme", "repo": "quota"})).await;
     assert_eq!((q["code"].as_str(), q["retry_after_seconds"].as_u64()), (Some("RATE_LIMITED"), Some(60)));
     assert!(!q["message"].as_str().unwrap().contains("reconnect"));

@@ -703,9 +703,6 @@ async fn google_calendar_list_calendars_pages() {
 #[tokio::test]
 async fn google_calendar_rejected_token_rate_limit_and_identity() {
     let (t, fake) = setup().await;
-    let e = t.err("google_calendar_get_event", json!({"event_id": "busy"})).await;
-    assert_eq!(e["code"], "RATE_LIMITED");
-    assert_eq!(e["retry_after_seconds"], 120);
 
     let bad = app_with(&[
         ("WORKBENCH_GOOGLE_CALENDAR_BASE_URL", format!("{}/calendar/v3", fake.url)),
@@ -725,6 +722,11 @@ async fn google_calendar_rejected_token_rate_limit_and_identity() {
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/calendar/v3/users/me/calendarList/primary");
     assert!(workbench::engine::http::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let e = t.err("google_calendar_get_event", json!({"event_id": "busy"})).await;
+    assert_eq!(e["code"], "RATE_LIMITED");
+    assert_eq!(e["retry_after_seconds"], 120);
 }
 
 #[tokio::test]

@@ -725,10 +725,6 @@ async fn google_drive_delete_file_trashes_or_deletes() {
 #[tokio::test]
 async fn google_drive_rejected_token_rate_limit_and_identity() {
     let (t, fake) = setup().await;
-    let e = t.err("google_drive_get_file", json!({"file_id": "1Busy"})).await;
-    assert_eq!(e["code"], "RATE_LIMITED");
-    assert_eq!(e["retry_after_seconds"], 120);
-    assert!(e["message"].as_str().unwrap().contains("User rate limit exceeded. (userRateLimitExceeded)"), "{e}");
 
     let bad = app_with(&[
         ("WORKBENCH_GOOGLE_DRIVE_BASE_URL", format!("{}/drive/v3", fake.url)),
@@ -748,6 +744,12 @@ async fn google_drive_rejected_token_rate_limit_and_identity() {
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/drive/v3/about");
     assert!(workbench::engine::http::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let e = t.err("google_drive_get_file", json!({"file_id": "1Busy"})).await;
+    assert_eq!(e["code"], "RATE_LIMITED");
+    assert_eq!(e["retry_after_seconds"], 120);
+    assert!(e["message"].as_str().unwrap().contains("User rate limit exceeded. (userRateLimitExceeded)"), "{e}");
 }
 
 #[tokio::test]

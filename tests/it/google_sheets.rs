@@ -562,10 +562,6 @@ async fn google_sheets_create_sheet_adds_a_tab() {
 #[tokio::test]
 async fn google_sheets_rejected_token_rate_limit_and_identity() {
     let (t, fake) = setup().await;
-    let e = t.err("google_sheets_get_values", json!({"spreadsheet_id": "busy", "range": "A1"})).await;
-    assert_eq!(e["code"], "RATE_LIMITED");
-    assert_eq!(e["retry_after_seconds"], 120);
-    assert!(e["message"].as_str().unwrap().contains("RATE_LIMIT_EXCEEDED"), "{e}");
 
     let bad = app_with(&[
         ("WORKBENCH_GOOGLE_SHEETS_BASE_URL", format!("{}/v4", fake.url)),
@@ -585,6 +581,12 @@ async fn google_sheets_rejected_token_rate_limit_and_identity() {
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/v1/userinfo");
     assert!(workbench::engine::http::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let e = t.err("google_sheets_get_values", json!({"spreadsheet_id": "busy", "range": "A1"})).await;
+    assert_eq!(e["code"], "RATE_LIMITED");
+    assert_eq!(e["retry_after_seconds"], 120);
+    assert!(e["message"].as_str().unwrap().contains("RATE_LIMIT_EXCEEDED"), "{e}");
 }
 
 #[tokio::test]

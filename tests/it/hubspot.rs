@@ -725,10 +725,6 @@ async fn hubspot_rejected_token_rate_limit_and_identity() {
     assert_eq!(e["status"], 401);
     assert!(e["message"].as_str().unwrap().contains("reconnect"), "{e}");
 
-    let rl = t.err("hubspot_search_contacts", json!({"query": "slow"})).await;
-    assert_eq!(rl["code"], "RATE_LIMITED");
-    assert_eq!(rl["retry_after_seconds"], 120);
-
     let integration = &plugins::hubspot::INTEGRATION;
     let connection = |token: &str| {
         let fields = HashMap::from([("token".to_string(), Secret::new(token.to_string()))]);
@@ -743,6 +739,11 @@ async fn hubspot_rejected_token_rate_limit_and_identity() {
         bad.to_string().contains("HubSpot CRM rejected this credential: Authentication credentials not found"),
         "{bad}"
     );
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let rl = t.err("hubspot_search_contacts", json!({"query": "slow"})).await;
+    assert_eq!(rl["code"], "RATE_LIMITED");
+    assert_eq!(rl["retry_after_seconds"], 120);
 }
 
 #[tokio::test]

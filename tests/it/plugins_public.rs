@@ -447,6 +447,11 @@ async fn provider_error_bodies_and_rate_limits() {
     let rl = t.err("open_meteo_search_locations", json!({"name": "slow"})).await;
     assert_eq!(rl["code"], "RATE_LIMITED");
     assert_eq!(rl["retry_after_seconds"], 120);
+    // The 429 holds later calls of this process to Open-Meteo (the governor); a fresh process
+    // shows the short Retry-After being retried transparently.
+    let held = t.err("open_meteo_search_locations", json!({"name": "blip"})).await;
+    assert_eq!(held["code"], "RATE_LIMITED", "{held}");
+    let t = app_with(&[("WORKBENCH_OPEN_METEO_GEOCODING_BASE_URL", f.url.clone())]);
     let before = hits.load(std::sync::atomic::Ordering::SeqCst);
     let ok = t.ok("open_meteo_search_locations", json!({"name": "blip"})).await;
     assert_eq!(ok["locations"][0]["name"], "Blip");

@@ -1298,10 +1298,6 @@ async fn stripe_rejected_key_rate_limit_and_identity() {
     assert_eq!(e["status"], 401);
     assert!(e["message"].as_str().unwrap().contains("reconnect"), "{e}");
 
-    let rl = t.err("stripe_list_payments", json!({"customer": "cus_busy"})).await;
-    assert_eq!(rl["code"], "RATE_LIMITED");
-    assert_eq!(rl["retry_after_seconds"], 120);
-
     let integration = &plugins::stripe::INTEGRATION;
     let connection = |key: &str| {
         let fields = HashMap::from([("api_key".to_string(), Secret::new(key.to_string()))]);
@@ -1313,6 +1309,11 @@ async fn stripe_rejected_key_rate_limit_and_identity() {
     let bad =
         workbench::engine::http::verify_identity(&t.app, integration, connection("sk_test_oops")).await.unwrap_err();
     assert!(bad.to_string().contains("Stripe rejected this credential: Invalid API Key provided"), "{bad}");
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let rl = t.err("stripe_list_payments", json!({"customer": "cus_busy"})).await;
+    assert_eq!(rl["code"], "RATE_LIMITED");
+    assert_eq!(rl["retry_after_seconds"], 120);
 }
 
 #[tokio::test]

@@ -468,9 +468,6 @@ async fn todoist_rejected_token_rate_limit_identity_and_no_rest_v2() {
         ("WORKBENCH_TODOIST_BASE_URL", format!("{}/api/v1", fake.url)),
         ("WORKBENCH_TODOIST_TOKEN", TOKEN.to_string()),
     ]);
-    let rl = t.err("todoist_list_projects", json!({})).await;
-    assert_eq!(rl["code"], "RATE_LIMITED");
-    assert_eq!(rl["retry_after_seconds"], 120);
 
     let conn = |token: &str| {
         let fields: HashMap<String, Secret<String>> =
@@ -493,6 +490,11 @@ async fn todoist_rejected_token_rate_limit_identity_and_no_rest_v2() {
     // The default host is API v1, and the retired REST v2 is gone for good.
     assert_eq!(plugins::todoist::INTEGRATION.hosts[0].default_url, "https://api.todoist.com/api/v1");
     never_rest_v2(&fake);
+
+    // Last: after a 429 with Retry-After the governor holds every call to the integration.
+    let rl = t.err("todoist_list_projects", json!({})).await;
+    assert_eq!(rl["code"], "RATE_LIMITED");
+    assert_eq!(rl["retry_after_seconds"], 120);
 }
 
 #[tokio::test]

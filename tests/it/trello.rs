@@ -508,6 +508,7 @@ async fn trello_rejected_token_rate_limits_and_identity() {
     assert_eq!(rl["retry_after_seconds"], 120);
     assert!(rl["message"].as_str().unwrap().contains("API_TOKEN_LIMIT_EXCEEDED"), "{rl}");
     // Trello usually sends no Retry-After: after the engine's short retries the agent learns which limit hit.
+    let (t, _) = trello_app().await;
     let key_limit = t.err("trello_search_cards", json!({"query": "flood"})).await;
     assert_eq!(key_limit["code"], "RATE_LIMITED");
     assert!(key_limit.get("retry_after_seconds").is_none());

@@ -74,6 +74,11 @@ impl Fake {
         Fake { url: format!("http://{addr}"), log }
     }
 
+    /// The socket address the fake listens on (127.0.0.1:port).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.url.trim_start_matches("http://").parse().expect("fake address")
+    }
+
     pub fn requests(&self) -> Vec<Recorded> {
         self.log.lock().unwrap().clone()
     }

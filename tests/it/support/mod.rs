@@ -2,6 +2,7 @@
 //! call meta-tools in-process or drive the real binary over stdio.
 
 pub mod fake;
+pub mod raw;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,6 +37,19 @@ pub fn app_in(home: &std::path::Path) -> Arc<App> {
     vars.insert("WORKBENCH_NO_BROWSER".to_string(), "1".to_string());
     let settings = Settings::load(&vars).expect("settings");
     App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()))
+}
+
+/// An App whose `http_send_request` may reach exactly `reachable` (fakes on 127.0.0.1) although
+/// the SSRF guard refuses loopback: the test-only allowance no environment variable can set.
+pub fn app_reaching(env: &[(&str, String)], reachable: &[std::net::SocketAddr]) -> TestApp {
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut vars: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    vars.insert("WORKBENCH_HOME".into(), home.path().display().to_string());
+    vars.entry("WORKBENCH_NO_BROWSER".into()).or_insert_with(|| "1".into());
+    let mut settings = Settings::load(&vars).expect("settings");
+    settings.http_reachable_for_tests = reachable.to_vec();
+    let app = App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()));
+    TestApp { app, home }
 }
 
 pub fn app() -> TestApp {

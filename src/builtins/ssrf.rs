@@ -1,0 +1,385 @@
+//! The SSRF guard of `http_send_request`: which URLs and addresses a request may reach.
+//!
+//! Three layers, each with an error that names what was refused and why:
+//! 1. the URL as written ([`check_url`]): http(s) only, no user info, no odd IP spellings
+//!    (`http://2130706433/`, `0x7f.1`, `017700000001`), no cloud-metadata or `.internal` names;
+//! 2. an IP literal's address ([`check_ip`]): only globally reachable unicast addresses;
+//! 3. a host name's addresses, checked inside the HTTP client's own resolver ([`GuardedResolver`]):
+//!    the addresses the client connects to are exactly the ones that were checked, from one lookup,
+//!    so a DNS answer that changes between a check and the connection (rebinding) cannot get through.
+//!
+//! The one client ([`client`]) follows no redirects (the tool re-checks every hop itself), uses no
+//! proxy from the environment (a proxy would resolve names where we cannot check them) and keeps
+//! no cookies. Tests reach fakes on 127.0.0.1 only through `Settings::http_reachable_for_tests`,
+//! exact socket addresses for IP literals that no environment variable or config key can set.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::OnceLock;
+
+use reqwest::Url;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// A request the guard will not send, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+fn refuse(message: impl Into<String>) -> Refusal {
+    Refusal(message.into())
+}
+
+/// Host names of cloud metadata services (they answer with instance credentials).
+const METADATA_NAMES: &[&str] = &[
+    "metadata",
+    "metadata.google.internal",
+    "metadata.goog",
+    "metadata.azure.internal",
+    "instance-data",
+    "instance-data.ec2.internal",
+    "metadata.ec2.internal",
+    "metadata.tencentyun.com",
+    "metadata.packet.net",
+    "metadata.platformequinix.com",
+];
+
+/// Checks a URL as written and returns it parsed. `reachable` lists exact socket addresses an IP
+/// literal may have although [`check_ip`] refuses them (tests only; empty in the binary).
+pub fn check_url(raw: &str, reachable: &[SocketAddr]) -> Result<Url, Refusal> {
+    if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(refuse(format!("the URL '{}' contains spaces or control characters", raw.escape_debug())));
+    }
+    let lower = raw.to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("http://").or_else(|| lower.strip_prefix("https://")) else {
+        let scheme = raw.split_once(':').map(|(s, _)| s).filter(|s| !s.is_empty() && !s.contains('/'));
+        return Err(match scheme {
+            Some(s) if !s.eq_ignore_ascii_case("http") && !s.eq_ignore_ascii_case("https") => {
+                refuse(format!("the scheme '{s}:' is refused; only http:// and https:// URLs can be fetched"))
+            }
+            _ => refuse(format!("'{raw}' is not an absolute URL; write it as https://host/path")),
+        });
+    };
+    let authority = &rest[..rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len())];
+    if authority.is_empty() {
+        return Err(refuse(format!("'{raw}' has no host after '//'")));
+    }
+    if authority.contains('@') {
+        return Err(refuse(format!(
+            "user names and passwords in URLs are refused ('{raw}'); http_send_request sends no credentials"
+        )));
+    }
+    let url = Url::parse(raw).map_err(|e| refuse(format!("'{raw}' is not a valid URL: {e}")))?;
+    let written_host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    check_parsed(&url, Some(written_host), reachable)?;
+    Ok(url)
+}
+
+/// Checks an already parsed URL (a redirect target relative to a checked one). `written_host` is
+/// the host as the user wrote it, when known, to catch IP spellings the parser normalises.
+pub fn check_parsed(url: &Url, written_host: Option<&str>, reachable: &[SocketAddr]) -> Result<(), Refusal> {
+    let scheme = url.scheme();
+    if scheme != "http" && scheme != "https" {
+        return Err(refuse(format!(
+            "the scheme '{scheme}:' is refused; only http:// and https:// URLs can be fetched"
+        )));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(refuse(format!(
+            "user names and passwords in URLs are refused ('{url}'); http_send_request sends no credentials"
+        )));
+    }
+    let port = url.port_or_known_default().unwrap_or(80);
+    let Some(host) = url.host_str() else { return Err(refuse(format!("'{url}' has no host"))) };
+    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        let ip: Ipv6Addr = v6.parse().map_err(|_| refuse(format!("'{host}' is not an IPv6 address")))?;
+        return check_literal(IpAddr::V6(ip), port, reachable);
+    }
+    // The URL parser turns every IPv4 spelling into dotted decimal; a domain never parses as one.
+    if let Ok(ip) = host.parse::<Ipv4Addr>() {
+        if let Some(written) = written_host
+            && written != ip.to_string()
+        {
+            return Err(refuse(format!(
+                "the host '{written}' is an unusual spelling of the IP address {ip} (decimal, octal, hex or shortened forms are refused); write addresses as four decimal numbers"
+            )));
+        }
+        return check_literal(IpAddr::V4(ip), port, reachable);
+    }
+    check_name(host)
+}
+
+fn check_literal(ip: IpAddr, port: u16, reachable: &[SocketAddr]) -> Result<(), Refusal> {
+    if reachable.contains(&SocketAddr::new(ip, port)) {
+        return Ok(());
+    }
+    check_ip(ip).map_err(|why| refuse(format!("{ip} is {why}; http_send_request only reaches public addresses")))
+}
+
+/// Refuses host names of metadata services and of private-use domains, before any lookup.
+pub fn check_name(name: &str) -> Result<(), Refusal> {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    if METADATA_NAMES.contains(&name.as_str()) {
+        return Err(refuse(format!(
+            "'{name}' is a cloud metadata service, which hands out machine credentials; it is never fetched"
+        )));
+    }
+    if name == "internal" || name.ends_with(".internal") {
+        return Err(refuse(format!(
+            "'{name}' is in the private-use .internal domain; http_send_request only reaches public hosts"
+        )));
+    }
+    Ok(())
+}
+
+/// Why an address is refused, or `Ok` when it is a globally reachable unicast address.
+pub fn check_ip(ip: IpAddr) -> Result<(), String> {
+    match ip {
+        IpAddr::V4(v4) => check_v4(v4).map_err(String::from),
+        IpAddr::V6(v6) => check_v6(v6),
+    }
+}
+
+fn check_v4(ip: Ipv4Addr) -> Result<(), &'static str> {
+    let [a, b, c, d] = ip.octets();
+    let why = match (a, b, c, d) {
+        (0, ..) => "an unspecified address (0.0.0.0/8, 'this network')",
+        (127, ..) => "a loopback address (127.0.0.0/8)",
+        (10, ..) => "a private address (RFC 1918, 10.0.0.0/8)",
+        (172, 16..=31, ..) => "a private address (RFC 1918, 172.16.0.0/12)",
+        (192, 168, ..) => "a private address (RFC 1918, 192.168.0.0/16)",
+        (100, 64..=127, ..) => "a carrier-grade NAT address (100.64.0.0/10), which is not public",
+        (169, 254, 169, 254) => "the cloud metadata service (169.254.169.254), which hands out machine credentials",
+        (169, 254, ..) => "a link-local address (169.254.0.0/16)",
+        (192, 0, 0, _) => "an IETF protocol assignment (192.0.0.0/24)",
+        (192, 0, 2, _) | (198, 51, 100, _) | (203, 0, 113, _) => "a documentation address (TEST-NET)",
+        (198, 18..=19, ..) => "a benchmarking address (198.18.0.0/15)",
+        (192, 88, 99, _) => "a 6to4 relay anycast address (192.88.99.0/24)",
+        (224..=239, ..) => "a multicast address (224.0.0.0/4)",
+        (255, 255, 255, 255) => "the broadcast address",
+        (240..=255, ..) => "a reserved address (240.0.0.0/4)",
+        _ => return Ok(()),
+    };
+    Err(why)
+}
+
+fn check_v6(ip: Ipv6Addr) -> Result<(), String> {
+    let s = ip.segments();
+    let embedded = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    let via = |kind: &str, v4: Ipv4Addr| check_v4(v4).map_err(|why| format!("{kind} of {v4}, which is {why}"));
+    if ip.is_unspecified() {
+        return Err("the unspecified address (::)".into());
+    }
+    if ip.is_loopback() {
+        return Err("the loopback address (::1)".into());
+    }
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, hi, lo] => return via("an IPv4-mapped form", embedded(hi, lo)),
+        [0, 0, 0, 0, 0, 0, hi, lo] => {
+            return Err(format!(
+                "an IPv4-compatible form of {} (::/96, deprecated and never routed)",
+                embedded(hi, lo)
+            ));
+        }
+        [0, 0, 0, 0, 0xffff, 0, hi, lo] => return via("an IPv4-translated form", embedded(hi, lo)),
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => return via("a NAT64 form", embedded(hi, lo)),
+        [0x2002, hi, lo, ..] => return via("a 6to4 address", embedded(hi, lo)),
+        _ => {}
+    }
+    let why = match s[0] {
+        0x64 if s[1] == 0xff9b && s[2] == 1 => "a local-use NAT64 address (64:ff9b:1::/48)",
+        0x100 if s[1..4] == [0, 0, 0] => "a discard-only address (100::/64)",
+        0x2001 if s[1] == 0xdb8 => "a documentation address (2001:db8::/32)",
+        0x2001 if s[1] < 0x200 => "an IETF special-purpose address (2001::/23, incl. Teredo)",
+        0x3fff if s[1] < 0x1000 => "a documentation address (3fff::/20)",
+        x if x & 0xfe00 == 0xfc00 => "a unique local address (fc00::/7, private IPv6)",
+        x if x & 0xffc0 == 0xfe80 => "a link-local address (fe80::/10)",
+        x if x & 0xffc0 == 0xfec0 => "a site-local address (fec0::/10)",
+        x if x & 0xff00 == 0xff00 => "a multicast address (ff00::/8)",
+        x if x & 0xe000 != 0x2000 => "outside the global unicast range (2000::/3)",
+        _ => return Ok(()),
+    };
+    Err(why.to_string())
+}
+
+/// The HTTP client's resolver: one system lookup, every address checked, only checked addresses
+/// handed to the connector. A name with any refused address is refused as a whole (a name that
+/// resolves to a public and a private address is the shape of a rebinding attempt).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GuardedResolver;
+
+impl GuardedResolver {
+    pub async fn lookup(name: &str) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
+        check_name(name)?;
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name, 0)).await?.collect();
+        if addrs.is_empty() {
+            return Err(Box::new(refuse(format!("'{name}' has no address"))));
+        }
+        for a in &addrs {
+            if let Err(why) = check_ip(a.ip()) {
+                return Err(Box::new(refuse(format!(
+                    "'{name}' resolves to {}, {why}; http_send_request only reaches public addresses",
+                    a.ip()
+                ))));
+            }
+        }
+        Ok(addrs)
+    }
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let name = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs = GuardedResolver::lookup(&name).await?;
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// The guard's refusal inside a client error, if that is why the request failed.
+pub fn refusal_in(e: &(dyn std::error::Error + 'static)) -> Option<Refusal> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<Refusal>() {
+            return Some(r.clone());
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// The client `http_send_request` sends with: guarded resolver, no redirects, no proxy, no cookies.
+pub fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::builder()
+            .user_agent(crate::USER_AGENT)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(GuardedResolver)
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .build()
+            .expect("the guarded HTTP client builds")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(url: &str) -> String {
+        check_url(url, &[]).expect_err(url).0
+    }
+
+    #[test]
+    fn schemes_user_info_and_spellings_are_refused_with_reasons() {
+        assert!(refused("file:///etc/passwd").contains("scheme 'file:'"));
+        assert!(refused("gopher://example.com/").contains("scheme 'gopher:'"));
+        assert!(refused("ftp://example.com/").contains("only http:// and https://"));
+        assert!(refused("example.com/page").contains("not an absolute URL"));
+        assert!(refused("http:example.com").contains("not an absolute URL"));
+        assert!(refused("https://user:pw@example.com/").contains("user names and passwords"));
+        assert!(refused("https://@example.com/").contains("user names and passwords"));
+        assert!(refused("http://example.com/a b").contains("spaces"));
+        assert!(refused("http:///etc").contains("no host"));
+        for odd in [
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://0x7f000001/",
+            "http://017700000001/",
+            "http://0177.0.0.1/",
+            "http://127.1/",
+            "http://127.0.0.1./",
+            "http://134744072/",
+        ] {
+            assert!(refused(odd).contains("unusual spelling"), "{odd}: {}", refused(odd));
+        }
+        assert!(refused("http://127.0.0.%31/").contains("unusual spelling"));
+    }
+
+    #[test]
+    fn addresses_outside_public_unicast_are_refused() {
+        for (ip, why) in [
+            ("127.0.0.1", "loopback"),
+            ("0.0.0.0", "unspecified"),
+            ("10.1.2.3", "RFC 1918"),
+            ("172.16.0.1", "RFC 1918"),
+            ("172.31.255.255", "RFC 1918"),
+            ("192.168.1.1", "RFC 1918"),
+            ("100.64.0.1", "carrier-grade NAT"),
+            ("100.100.100.200", "carrier-grade NAT"),
+            ("169.254.169.254", "metadata"),
+            ("169.254.1.1", "link-local"),
+            ("192.0.0.192", "IETF"),
+            ("192.0.2.1", "documentation"),
+            ("198.51.100.7", "documentation"),
+            ("203.0.113.9", "documentation"),
+            ("198.18.0.1", "benchmarking"),
+            ("224.0.0.1", "multicast"),
+            ("255.255.255.255", "broadcast"),
+            ("240.0.0.1", "reserved"),
+            ("::", "unspecified"),
+            ("::1", "loopback"),
+            ("::ffff:127.0.0.1", "IPv4-mapped form of 127.0.0.1, which is a loopback"),
+            ("::ffff:169.254.169.254", "metadata"),
+            ("::ffff:10.0.0.1", "RFC 1918"),
+            ("::127.0.0.1", "IPv4-compatible"),
+            ("::ffff:0:7f00:1", "IPv4-translated"),
+            ("64:ff9b::a9fe:a9fe", "NAT64 form of 169.254.169.254"),
+            ("2002:7f00:1::", "6to4 address of 127.0.0.1"),
+            ("fc00::1", "unique local"),
+            ("fd00:ec2::254", "unique local"),
+            ("fe80::1", "link-local"),
+            ("fec0::1", "site-local"),
+            ("ff02::1", "multicast"),
+            ("2001:db8::1", "documentation"),
+            ("2001:0:4136:e378::1", "Teredo"),
+            ("100::1", "discard-only"),
+            ("4000::1", "global unicast"),
+        ] {
+            let addr: IpAddr = ip.parse().unwrap();
+            let err = check_ip(addr).expect_err(ip);
+            assert!(err.contains(why), "{ip}: {err}");
+        }
+        for ok in
+            ["93.184.216.34", "8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:8.8.8.8"]
+        {
+            assert_eq!(check_ip(ok.parse().unwrap()), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn literals_in_urls_are_checked_and_the_test_allowance_is_exact() {
+        assert!(refused("http://127.0.0.1:8080/").contains("127.0.0.1 is a loopback address"));
+        assert!(refused("http://[::1]/").contains("loopback"));
+        assert!(refused("http://[::ffff:7f00:1]/").contains("IPv4-mapped"));
+        assert!(refused("http://169.254.169.254/latest/meta-data/").contains("metadata"));
+        assert!(refused("http://metadata.google.internal/computeMetadata/v1/").contains("cloud metadata"));
+        assert!(refused("http://METADATA.google.internal./").contains("cloud metadata"));
+        assert!(refused("http://db.corp.internal/").contains(".internal"));
+        let fake: SocketAddr = "127.0.0.1:4567".parse().unwrap();
+        assert!(check_url("http://127.0.0.1:4567/x", &[fake]).is_ok());
+        assert!(check_url("http://127.0.0.1:4568/x", &[fake]).is_err());
+        assert!(check_url("http://127.0.0.2:4567/x", &[fake]).is_err());
+        assert!(check_url("https://example.com/a?b=c#d", &[]).is_ok());
+        assert!(check_url("HTTPS://Example.COM:8443/", &[]).is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_resolver_refuses_names_that_resolve_to_refused_addresses() {
+        let err = GuardedResolver::lookup("localhost").await.unwrap_err();
+        assert!(err.to_string().contains("'localhost' resolves to 127.0.0.1, a loopback address"), "{err}");
+        let err = GuardedResolver::lookup("metadata.google.internal").await.unwrap_err();
+        assert!(err.to_string().contains("cloud metadata"), "{err}");
+    }
+}
