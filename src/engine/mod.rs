@@ -84,12 +84,14 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A short line for a progress notification: `"time_get_current ok"`.
+    /// A short line for a progress notification: `"time_get_current ok"` (token-shaped text in a
+    /// mistyped tool name is scrubbed like everything else that leaves the engine).
     pub fn message(&self) -> String {
-        match self.error {
+        let line = match self.error {
             None => format!("{} ok", self.tool),
             Some(code) => format!("{} failed ({code})", self.tool),
-        }
+        };
+        scrub::redact_tokens(&line).unwrap_or(line)
     }
 }
 

@@ -295,6 +295,20 @@ async fn logging_set_level_forwards_our_events_at_or_above_the_level_and_rate_li
         })
     })
     .await;
+    // Token-shaped text never goes out, even in a message that quotes what the agent sent.
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    call(&client, "execute_tools", json!({"executions": [{"tool": token, "args": {}}]})).await;
+    eventually("the event of the unknown tool", || {
+        recorder
+            .logs
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m.data["message"] == "execution 1/1 finished: [redacted] failed (TOOL_NOT_FOUND)")
+    })
+    .await;
+    assert!(!format!("{:?}", recorder.logs.lock().unwrap()).contains(token));
+    assert!(!format!("{:?}", recorder.progress.lock().unwrap()).contains(token), "nor in progress messages");
     client.set_level(SetLevelRequestParams::new(LoggingLevel::Error)).await.unwrap();
     call(&client, "whoami", json!({})).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
