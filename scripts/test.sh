@@ -22,6 +22,8 @@ BIN="$ROOT/target/debug/workbench"
 for mode in legacy auto; do
   section "python mcp SDK session ($mode) against target/debug/workbench"
   "$PYTHON" tests/python/sdk_session.py --binary "$BIN" --mode "$mode"
+  section "python mcp SDK, runstack profile ($mode) against target/debug/workbench serve --profile runstack"
+  "$PYTHON" tests/python/runstack_session.py --binary "$BIN" --mode "$mode"
 done
 
 section "all tests passed"

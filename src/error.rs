@@ -22,6 +22,7 @@ pub enum ErrorCode {
     VaultDenied,
     ResultTooLarge,
     SecretStoreUnavailable,
+    Cancelled,
     InternalError,
 }
 
@@ -39,6 +40,7 @@ impl ErrorCode {
             ErrorCode::VaultDenied => "VAULT_DENIED",
             ErrorCode::ResultTooLarge => "RESULT_TOO_LARGE",
             ErrorCode::SecretStoreUnavailable => "SECRET_STORE_UNAVAILABLE",
+            ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::InternalError => "INTERNAL_ERROR",
         }
     }

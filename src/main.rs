@@ -2,13 +2,13 @@
 
 use std::process::ExitCode;
 
-use rmcp::ServiceExt;
 use tracing_subscriber::filter::LevelFilter;
 
 const HELP: &str = "workbench — a local MCP tool gateway
 
 USAGE:
     workbench [serve]               speak MCP on stdin/stdout (what desktop clients launch)
+    workbench serve --profile runstack   the four tools of the Runstack design instead of the nine
     workbench connect <integration> connect an account now: opens the local page and waits
     workbench status                integrations, connection state and the secret store in use
     workbench --version
@@ -25,8 +25,23 @@ EXAMPLE (Claude Desktop / Cursor config):
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut profile = workbench::mcp::Profile::Default;
     match args.first().map(String::as_str) {
-        None | Some("serve") => {}
+        None => {}
+        Some("serve") => match args.get(1..).unwrap_or_default() {
+            [] => {}
+            [flag, name] if flag == "--profile" => match workbench::mcp::Profile::from_name(name) {
+                Ok(p) => profile = p,
+                Err(e) => {
+                    eprintln!("workbench: {e}");
+                    return ExitCode::from(2);
+                }
+            },
+            rest => {
+                eprintln!("workbench: serve takes only --profile <default|runstack>, got {rest:?}\n\n{HELP}");
+                return ExitCode::from(2);
+            }
+        },
         Some("connect") | Some("status") => return run_command(&args),
         Some("--version") | Some("-V") => {
             println!("workbench {}", env!("CARGO_PKG_VERSION"));
@@ -49,7 +64,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve()) {
+    match runtime.block_on(serve(profile)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");
@@ -103,22 +118,11 @@ fn init_logging() {
         "off" => LevelFilter::OFF,
         _ => LevelFilter::WARN,
     };
-    // stdout is the protocol: logs go to stderr, always.
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_max_level(level).init();
+    // stderr at `level`, plus forwarding to the MCP client at the level it asks for.
+    workbench::mcp::logging::init_tracing(level);
 }
 
-async fn serve() -> anyhow::Result<()> {
+async fn serve(profile: workbench::mcp::Profile) -> anyhow::Result<()> {
     let settings = workbench::config::Settings::from_env()?;
-    let app = workbench::app::App::new(settings);
-    let server = match workbench::mcp::Server::new(app).serve(rmcp::transport::stdio()).await {
-        Ok(s) => s,
-        // A client that starts us and goes away before initializing is not an error of ours.
-        Err(e) if e.to_string().contains("connection closed") => {
-            tracing::info!("stdin closed before initialize; exiting");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    server.waiting().await?;
-    Ok(())
+    workbench::mcp::serve_stdio(workbench::app::App::new(settings), profile).await
 }

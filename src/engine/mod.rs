@@ -11,7 +11,11 @@ pub mod session;
 pub mod template;
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -67,11 +71,110 @@ impl Outcome {
     }
 }
 
+/// One finished execution, as the caller's progress hook sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Executions finished so far (1-based, counts failures too).
+    pub done: usize,
+    /// Executions in the batch.
+    pub total: usize,
+    /// The tool that just finished.
+    pub tool: String,
+    /// `None` on success, else the error code.
+    pub error: Option<&'static str>,
+}
+
+impl Progress {
+    /// A short line for a progress notification: `"time_get_current ok"` (token-shaped text in a
+    /// mistyped tool name is scrubbed like everything else that leaves the engine).
+    pub fn message(&self) -> String {
+        let line = match self.error {
+            None => format!("{} ok", self.tool),
+            Some(code) => format!("{} failed ({code})", self.tool),
+        };
+        scrub::redact_tokens(&line).unwrap_or(line)
+    }
+}
+
+/// A cancellation signal shared by everything one batch runs. Cancelling stops executions that
+/// are running (their tasks are aborted, so upstream connections close) and keeps the rest from
+/// starting.
+#[derive(Clone)]
+pub struct CancelToken(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for CancelToken {
+    fn default() -> Self {
+        CancelToken(Arc::new(tokio::sync::watch::channel(false).0))
+    }
+}
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.send_replace(true);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        *self.0.borrow()
+    }
+    /// Resolves once [`CancelToken::cancel`] has been called (at once if it already was).
+    pub async fn cancelled(&self) {
+        let mut rx = self.0.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+}
+
+/// Called once per finished execution, from the task that ran it.
+pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// What the caller of a batch observes and controls while it runs.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    pub progress: Option<ProgressFn>,
+    pub cancel: Option<CancelToken>,
+}
+
+impl Hooks {
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(CancelToken::is_cancelled)
+    }
+    fn report(&self, done: usize, total: usize, tool: &str, result: &Result<Value, ToolFailure>) {
+        if let Some(progress) = &self.progress {
+            let error = result.as_ref().err().map(|f| f.code.as_str());
+            progress(Progress { done, total, tool: tool.to_string(), error });
+        }
+    }
+}
+
+/// A spawned task that is aborted when its handle is dropped (a plain `JoinHandle` detaches), so a
+/// cancelled or abandoned execution stops its upstream calls.
+pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
+
+impl<T> Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 pub async fn execute(app: &Arc<App>, batch: Batch) -> Outcome {
+    execute_with(app, batch, &Hooks::default()).await
+}
+
+/// [`execute`] with progress reports and cancellation.
+pub async fn execute_with(app: &Arc<App>, batch: Batch, hooks: &Hooks) -> Outcome {
     if let Err(f) = preflight(&batch) {
         return Outcome::failed(f);
     }
-    let mut outcome = if batch.compose { run_compose(app, &batch).await } else { run_parallel(app, &batch).await };
+    let mut outcome =
+        if batch.compose { run_compose(app, &batch, hooks).await } else { run_parallel(app, &batch, hooks).await };
     if cap::cap_response(&mut outcome.body, cap::MAX_RESPONSE_CHARS) {
         tracing::info!("execute_tools response shrunk to the size cap");
     }
@@ -159,11 +262,20 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
     Ok(())
 }
 
-async fn run_parallel(app: &Arc<App>, batch: &Batch) -> Outcome {
+async fn run_parallel(app: &Arc<App>, batch: &Batch, hooks: &Hooks) -> Outcome {
+    let total = batch.executions.len();
+    let done = AtomicUsize::new(0);
     let results: Vec<Result<Value, ToolFailure>> = futures::stream::iter(batch.executions.iter().cloned())
         .map(|exec| {
             let app = app.clone();
-            async move { run_one(&app, &exec, None).await }
+            let done = &done;
+            async move {
+                let result = run_one(&app, &exec, None, hooks).await;
+                if !is_not_started(&result) {
+                    hooks.report(done.fetch_add(1, Ordering::SeqCst) + 1, total, &exec.tool, &result);
+                }
+                result
+            }
         })
         .buffered(app.settings.concurrency)
         .collect()
@@ -212,13 +324,18 @@ async fn run_parallel(app: &Arc<App>, batch: &Batch) -> Outcome {
     Outcome { body, is_error }
 }
 
-async fn run_compose(app: &Arc<App>, batch: &Batch) -> Outcome {
+async fn run_compose(app: &Arc<App>, batch: &Batch, hooks: &Hooks) -> Outcome {
     let mut steps: HashMap<String, StepOutcome> = HashMap::new();
     let mut last = Value::Null;
     let mut completed = Vec::new();
+    let total = batch.executions.len();
     for (i, exec) in batch.executions.iter().enumerate() {
         let ref_id = exec.ref_id.clone().unwrap_or_default();
-        match run_one(app, exec, Some(&steps)).await {
+        let result = run_one(app, exec, Some(&steps), hooks).await;
+        if !is_not_started(&result) {
+            hooks.report(i + 1, total, &exec.tool, &result);
+        }
+        match result {
             Ok(v) => {
                 steps.insert(ref_id.clone(), StepOutcome::Ok(v.clone()));
                 completed.push(Value::String(ref_id));
@@ -257,12 +374,27 @@ fn project(ret: &Value, steps: &HashMap<String, StepOutcome>) -> Result<Value, T
     template::resolve(ret, &scope).map(|r| r.value)
 }
 
-/// One execution through the whole pipeline; always leaves an audit row once the tool is known.
+/// The failure of an execution that a cancellation kept from starting.
+fn not_started() -> ToolFailure {
+    ToolFailure::new(ErrorCode::Cancelled, "the call was cancelled before this execution started; nothing was run")
+        .with("started", false)
+}
+
+fn is_not_started(result: &Result<Value, ToolFailure>) -> bool {
+    matches!(result, Err(f) if f.code == ErrorCode::Cancelled && f.details.get("started") == Some(&Value::Bool(false)))
+}
+
+/// One execution through the whole pipeline; always leaves an audit row once the tool is known
+/// and the execution started (a cancelled one is audited as `CANCELLED`).
 async fn run_one(
     app: &Arc<App>,
     exec: &Execution,
     steps: Option<&HashMap<String, StepOutcome>>,
+    hooks: &Hooks,
 ) -> Result<Value, ToolFailure> {
+    if hooks.cancelled() {
+        return Err(not_started());
+    }
     let started = Instant::now();
     let registry = app.registry();
     let Some(entry) = registry.get(&exec.tool) else {
@@ -277,7 +409,18 @@ async fn run_one(
         return Err(f);
     };
     let mut scrubber = Scrubber::default();
-    let outcome = run_entry(app, entry, exec, steps, &mut scrubber).await;
+    let outcome = match &hooks.cancel {
+        // Dropping `run_entry` on cancellation aborts the tool's task and its upstream requests.
+        Some(cancel) => tokio::select! {
+            biased;
+            r = run_entry(app, entry, exec, steps, &mut scrubber) => r,
+            () = cancel.cancelled() => Err(ToolFailure::new(
+                ErrorCode::Cancelled,
+                format!("{} was cancelled by the client while it ran; it may have taken effect upstream", entry.name),
+            )),
+        },
+        None => run_entry(app, entry, exec, steps, &mut scrubber).await,
+    };
     let outcome = match outcome {
         Ok(mut v) => {
             scrubber.value(&mut v);
@@ -375,23 +518,31 @@ async fn run_entry(
     let timeout = app.settings.call_timeout;
     let deadline = Instant::now() + timeout;
     let mut revealed = None;
-    let task = match &entry.runner {
+    // The task keeps the caller's tracing span (a client's per-request log level follows it) and is
+    // aborted if this future is dropped (cancellation).
+    let task = AbortOnDrop(match &entry.runner {
         Runner::Plugin { integration, run } => {
             let upstream = Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection));
             revealed = Some(upstream.revealed());
-            tokio::spawn(run(upstream, args))
+            tokio::spawn(tracing::Instrument::in_current_span(run(upstream, args)))
         }
-        Runner::Builtin(run) => tokio::spawn(run(app.clone(), args)),
+        Runner::Builtin(run) => tokio::spawn(tracing::Instrument::in_current_span(run(app.clone(), args))),
         Runner::Custom(op) => {
             // The app's own credentials are vault refs, resolved for its host only.
             let prepared = crate::custom::prepare(app, op).await?;
             for s in &prepared.secrets {
                 scrubber.add(s);
             }
-            tokio::spawn(crate::custom::send(app.clone(), op.clone(), prepared, args, deadline))
+            tokio::spawn(tracing::Instrument::in_current_span(crate::custom::send(
+                app.clone(),
+                op.clone(),
+                prepared,
+                args,
+                deadline,
+            )))
         }
-    };
-    let abort = task.abort_handle();
+    });
+    let abort = task.0.abort_handle();
     let finished = tokio::time::timeout(timeout, task).await;
     // Session values (login tokens, cookies) the call used are secrets like the connection's own.
     if let Some(revealed) = revealed {

@@ -1,39 +1,156 @@
-//! The MCP surface: the only module that knows rmcp. It lists the nine meta-tools and forwards
-//! each call to `meta::call`, turning outcomes into tool results. A panic inside a call becomes an
-//! error result; the server keeps serving.
+//! The MCP surface: the only module that knows rmcp. It lists the profile's meta-tools and forwards
+//! each call to `meta` (or `meta::runstack`), turning outcomes into tool results: a success carries
+//! `structuredContent` (the JSON object) plus its text copy, an error is `isError` with text.
+//!
+//! Per call it wires the client's protocol features into the engine's hooks: a `_meta.progressToken`
+//! gets one `notifications/progress` per finished execution, `notifications/cancelled` cancels the
+//! batch (running executions are aborted and audited as `CANCELLED`, the rest never start), and a
+//! per-request log level (`_meta["io.modelcontextprotocol/logLevel"]`) rides on the call's tracing
+//! span (see [`logging`]). A panic inside a call becomes an error result; the server keeps serving.
+
+pub mod logging;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::app::App;
-use crate::meta;
+use crate::engine::{AbortOnDrop, CancelToken, Hooks, Outcome, Progress, ProgressFn};
+use crate::meta::{self, MetaTool};
 
-pub const INSTRUCTIONS: &str = "workbench gives you tools for many services behind nine meta-tools. \
-Discover with search_tools (plain words, e.g. \"create jira issue\"), inspect with get_tool_schema, \
-then run with execute_tools (one or many executions; compose + return keep big payloads out of your context). \
-If a result says NOT_CONNECTED, call connect, give the user the URL, then wait_for_connection and retry.";
+pub const INSTRUCTIONS: &str = "Tools for many services sit behind these meta-tools. Discover: search_tools \
+with plain words (\"create jira issue\"). Inspect: get_tool_schema for the exact args. Run: execute_tools \
+(one or many; compose + return keep big payloads out of your context). On NOT_CONNECTED: connect, give the \
+user the URL, wait_for_connection, retry.";
+
+/// How long a cancelled call may take to stop and write its audit rows before it is aborted.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+/// How long a finished call waits for its progress notifications to be written.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(2);
+
+/// Which set of meta-tools the server exposes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// The nine meta-tools.
+    #[default]
+    Default,
+    /// The four tools of the Runstack design (`meta::runstack`).
+    Runstack,
+}
+
+impl Profile {
+    pub fn from_name(name: &str) -> Result<Profile, String> {
+        match name {
+            "default" => Ok(Profile::Default),
+            "runstack" => Ok(Profile::Runstack),
+            other => Err(format!("unknown profile '{other}'; profiles are: default, runstack")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Runstack => "runstack",
+        }
+    }
+
+    pub fn tools(self) -> &'static [MetaTool] {
+        match self {
+            Profile::Default => meta::META_TOOLS,
+            Profile::Runstack => meta::runstack::RUNSTACK_TOOLS,
+        }
+    }
+
+    pub fn instructions(self) -> &'static str {
+        match self {
+            Profile::Default => INSTRUCTIONS,
+            Profile::Runstack => meta::runstack::INSTRUCTIONS,
+        }
+    }
+
+    fn find(self, name: &str) -> Option<&'static MetaTool> {
+        self.tools().iter().find(|t| t.name == name)
+    }
+
+    async fn call(self, app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
+        match self {
+            Profile::Default => meta::call_with(app, name, args, hooks).await,
+            Profile::Runstack => meta::runstack::call_with(app, name, args, hooks).await,
+        }
+    }
+
+    /// What to tell an agent that calls a catalogue tool directly.
+    fn direct_call_hint(self, name: &str) -> String {
+        match self {
+            Profile::Default => format!(
+                "{name} is not a top-level tool; run it with execute_tools: {{\"executions\": [{{\"tool\": \"{name}\", \"args\": {{...}}}}]}}"
+            ),
+            Profile::Runstack => format!(
+                "{name} is not a top-level tool; run it with execute_tool: {{\"toolName\": \"{name}\", \"args\": {{...}}}}"
+            ),
+        }
+    }
+}
 
 #[derive(Clone)]
 pub struct Server {
     app: Arc<App>,
+    profile: Profile,
+    log: Arc<logging::ClientLog>,
 }
 
 impl Server {
     pub fn new(app: Arc<App>) -> Self {
-        Server { app }
+        Server::with_profile(app, Profile::Default)
+    }
+
+    pub fn with_profile(app: Arc<App>, profile: Profile) -> Self {
+        Server { app, profile, log: logging::ClientLog::new() }
+    }
+
+    /// The progress hook of one call: logs each finished execution at debug and, when the client
+    /// sent a progress token, queues a progress notification (written in order by one task).
+    fn progress_hook(&self, context: &RequestContext<RoleServer>) -> (ProgressFn, Option<tokio::task::JoinHandle<()>>) {
+        let (tx, forwarder) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+                let peer = context.peer.clone();
+                let forwarder = tokio::spawn(async move {
+                    while let Some(p) = rx.recv().await {
+                        let param = ProgressNotificationParam::new(token.clone(), p.done as f64)
+                            .with_total(p.total as f64)
+                            .with_message(p.message());
+                        if peer.notify_progress(param).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                (Some(tx), Some(forwarder))
+            }
+            None => (None, None),
+        };
+        let hook = move |p: Progress| {
+            tracing::debug!(tool = %p.tool, "execution {}/{} finished: {}", p.done, p.total, p.message());
+            if let Some(tx) = &tx {
+                let _ = tx.send(p);
+            }
+        };
+        (Arc::new(hook), forwarder)
     }
 }
 
-/// The nine tools exactly as tools/list shows them.
-pub fn tool_list() -> Vec<Tool> {
-    meta::META_TOOLS
+/// The profile's tools exactly as tools/list shows them.
+pub fn tools_for(profile: Profile) -> Vec<Tool> {
+    profile
+        .tools()
         .iter()
         .map(|t| {
             let schema: JsonObject = match (t.schema)() {
@@ -50,7 +167,16 @@ pub fn tool_list() -> Vec<Tool> {
         .collect()
 }
 
-fn to_result(body: Value, is_error: bool) -> CallToolResult {
+/// The nine tools of the default profile.
+pub fn tool_list() -> Vec<Tool> {
+    tools_for(Profile::Default)
+}
+
+/// A success carries the object as `structuredContent` and as text; an error is text only.
+pub fn to_result(body: Value, is_error: bool) -> CallToolResult {
+    if !is_error && body.is_object() {
+        return CallToolResult::structured(body);
+    }
     let text = serde_json::to_string(&body).unwrap_or_else(|_| "{}".into());
     if is_error {
         CallToolResult::error(vec![ContentBlock::text(text)])
@@ -59,15 +185,38 @@ fn to_result(body: Value, is_error: bool) -> CallToolResult {
     }
 }
 
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub async fn serve_stdio(app: Arc<App>, profile: Profile) -> anyhow::Result<()> {
+    let server = Server::with_profile(app, profile);
+    let log = server.log.clone();
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(s) => s,
+        // A client that starts us and goes away before initializing is not an error of ours.
+        Err(e) if e.to_string().contains("connection closed") => {
+            tracing::info!("stdin closed before initialize; exiting");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    tracing::info!(profile = profile.name(), "serving MCP on stdio");
+    let forwarder = logging::activate(&log, running.peer().clone());
+    let result = running.waiting().await;
+    logging::deactivate(&log);
+    forwarder.abort();
+    result?;
+    Ok(())
+}
+
 impl ServerHandler for Server {
+    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still what 2025-11-25 clients use
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_logging().build())
             .with_server_info(
                 Implementation::new("workbench", env!("CARGO_PKG_VERSION"))
                     .with_title("workbench")
                     .with_description("Local MCP tool gateway: search, inspect and run tools for many services"),
             )
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.profile.instructions())
     }
 
     async fn list_tools(
@@ -75,35 +224,77 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tool_list()))
+        Ok(ListToolsResult::with_all_items(tools_for(self.profile)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tool_list().into_iter().find(|t| t.name == name)
+        tools_for(self.profile).into_iter().find(|t| t.name == name)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log.set_session_level(request.level);
+        tracing::info!("client log level set to {:?}", request.level);
+        Ok(())
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if meta::find(&name).is_none() {
+        if self.profile.find(&name).is_none() {
             if self.app.registry().get(&name).is_some() {
                 // An agent calling a catalogue tool directly: tell it how, in words it reads.
-                let hint = json!({ "error": format!("{name} is not a top-level tool; run it with execute_tools: {{\"executions\": [{{\"tool\": \"{name}\", \"args\": {{...}}}}]}}") });
+                let hint = json!({ "error": self.profile.direct_call_hint(&name) });
                 return Ok(to_result(hint, true).into());
             }
             return Err(McpError::invalid_params(format!("Unknown tool: {name}"), None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let app = self.app.clone();
-        let task = tokio::spawn(async move { meta::call(&app, &name, args).await });
-        let result = match task.await {
-            Ok(Some(outcome)) => to_result(outcome.body, outcome.is_error),
+        let level = logging::request_level(&context.meta);
+        let span = tracing::info_span!("mcp_request", tool = %name, client_log_level = level);
+        let cancel = CancelToken::new();
+        let (progress, forwarder) = self.progress_hook(&context);
+        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()) };
+        let (app, profile, tool) = (self.app.clone(), self.profile, name.clone());
+        let started = Instant::now();
+        let mut task = AbortOnDrop(tokio::spawn(
+            async move { profile.call(&app, &tool, args, &hooks).await }.instrument(span.clone()),
+        ));
+        let joined = tokio::select! {
+            joined = &mut task => joined,
+            () = context.ct.cancelled() => {
+                // The engine stops running executions, audits them and skips the rest; anything
+                // still going after the grace period is aborted when `task` drops.
+                cancel.cancel();
+                let stopped = tokio::time::timeout(CANCEL_GRACE, &mut task).await.is_ok();
+                tracing::info!(parent: &span, stopped, "{name} cancelled by the client");
+                // rmcp sends no response to a cancelled request; this is never written.
+                return Ok(to_result(json!({ "error": "cancelled by the client" }), true).into());
+            }
+        };
+        if let Some(f) = forwarder {
+            let _ = tokio::time::timeout(PROGRESS_FLUSH, f).await;
+        }
+        let result = match joined {
+            Ok(Some(outcome)) => {
+                tracing::info!(
+                    parent: &span,
+                    ms = started.elapsed().as_millis() as u64,
+                    error = outcome.is_error,
+                    "{name} finished"
+                );
+                to_result(outcome.body, outcome.is_error)
+            }
             Ok(None) => return Err(McpError::invalid_params("Unknown tool", None)),
             Err(e) => {
-                tracing::error!(panic = e.is_panic(), "meta-tool task failed");
+                tracing::error!(parent: &span, panic = e.is_panic(), "meta-tool task failed");
                 to_result(json!({ "error": "internal error in workbench; the server is still running" }), true)
             }
         };

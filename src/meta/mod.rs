@@ -6,6 +6,7 @@ mod curl_session;
 mod execute_tools;
 mod get_tool_schema;
 mod list_integrations;
+pub mod runstack;
 mod search_tools;
 mod wait_for_connection;
 mod whoami;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::app::App;
-use crate::engine::Outcome;
+use crate::engine::{Hooks, Outcome};
 use crate::error::{ErrorCode, ToolFailure};
 
 /// How a meta-tool presents itself in tools/list.
@@ -110,7 +111,7 @@ pub static META_TOOLS: &[MetaTool] = &[
                             "type": "object",
                             "properties": {
                                 "tool": { "type": "string", "minLength": 1, "description": "Exact tool name." },
-                                "args": { "type": "object", "additionalProperties": true, "description": "Arguments matching the tool's schema." },
+                                "args": { "type": "object", "description": "Arguments matching the tool's schema (any keys)." },
                                 "ref_id": { "type": "string", "description": "Name for this execution's result, used by {{step:...}} refs and return; required with compose." }
                             },
                             "required": ["tool"],
@@ -118,7 +119,7 @@ pub static META_TOOLS: &[MetaTool] = &[
                         }
                     },
                     "compose": { "type": "boolean", "default": false, "description": "Run in order so later args can use {{step:<ref_id>.<path>}}." },
-                    "return": { "description": "Template over results by ref_id (string, object or array of {{step:...}} refs); only this is sent back." }
+                    "return": { "type": "object", "description": "Template over results by ref_id, e.g. {\"id\": \"{{step:create.id}}\"}; only this is sent back. A single ref string or an array of refs works too." }
                 },
                 "required": ["executions"],
                 "additionalProperties": false
@@ -217,23 +218,47 @@ pub fn find(name: &str) -> Option<&'static MetaTool> {
 
 /// Runs a meta-tool; `None` when no meta-tool has that name.
 pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Outcome> {
-    let tool = find(name)?;
-    let args = match crate::validate::validate(&(tool.schema)(), &args) {
+    call_with(app, name, args, &Hooks::default()).await
+}
+
+/// Validates `args` against a meta-tool's schema (defaults applied) or says what is wrong.
+pub(crate) fn checked_args(tool: &MetaTool, args: Value) -> Result<Value, Outcome> {
+    let mut args = args;
+    // `return` is any template (string, object or array); the engine checks it before anything
+    // runs. The schema names its common form only, because strict clients need one type.
+    let template = match (tool.name, args.as_object_mut()) {
+        ("execute_tools", Some(map)) => map.remove("return"),
+        _ => None,
+    };
+    let mut args = match crate::validate::validate(&(tool.schema)(), &args) {
         Ok(a) => a,
         Err(problems) => {
             let f = ToolFailure::new(
                 ErrorCode::InvalidArguments,
-                format!("{} problem(s) with the arguments for {name}", problems.len()),
+                format!("{} problem(s) with the arguments for {}", problems.len(), tool.name),
             )
             .with("problems", serde_json::to_value(problems).unwrap_or_default())
             .with("expected_parameters", crate::validate::expected_parameters(&(tool.schema)()));
-            return Some(Outcome { body: f.to_value(), is_error: true });
+            return Err(Outcome { body: f.to_value(), is_error: true });
         }
+    };
+    if let (Some(t), Some(map)) = (template, args.as_object_mut()) {
+        map.insert("return".into(), t);
+    }
+    Ok(args)
+}
+
+/// [`call`] with progress reports and cancellation for `execute_tools`.
+pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
+    let tool = find(name)?;
+    let args = match checked_args(tool, args) {
+        Ok(a) => a,
+        Err(outcome) => return Some(outcome),
     };
     Some(match name {
         "search_tools" => search_tools::run(app, args),
         "get_tool_schema" => get_tool_schema::run(app, args),
-        "execute_tools" => execute_tools::run(app, args).await,
+        "execute_tools" => execute_tools::run(app, args, hooks).await,
         "whoami" => whoami::run(app).await,
         "list_integrations" => list_integrations::run(app).await,
         "connect" | "get_auth_url" => connect::run(app, args).await,

@@ -12,7 +12,15 @@ A fake Open-Meteo (stdlib http.server on 127.0.0.1:0, in a thread) stands in for
 host and the geocoding host; it checks each request the way the real API would (method, path,
 User-Agent, required query parameters) and answers with realistic bodies, or with 400
 {"error": true, "reason": ...} for bad input. The binary runs with a temporary WORKBENCH_HOME and
-the two base-URL overrides pointing at the fake.
+the two base-URL overrides pointing at the fake. A search for the place "Slowtown" never gets an
+answer: the fake holds the request until the client hangs up and records that it did (the
+cancellation check).
+
+Besides the session (initialize/discover, tools/list, search, schema, compose, errors) it checks the
+protocol features: structuredContent with its text copy, ping, progress notifications for a batch,
+logging (`logging/setLevel` and the per-request `io.modelcontextprotocol/logLevel` in `_meta`), and
+cancelling an in-flight execute_tools (the upstream connection closes, the next step never runs,
+the audit log says CANCELLED, the server keeps serving).
 
 Prints one line per check, then `sdk_session: N passed, M failed`; exits 0 only when every check
 passed (1 on a failed check, 2 when the session could not run at all).
@@ -24,10 +32,14 @@ import argparse
 import datetime
 import json
 import os
+import select
+import socket
 import sys
 import tempfile
 import threading
+import time
 import traceback
+import warnings
 from contextlib import asynccontextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -242,6 +254,8 @@ class FakeOpenMeteo:
         self.requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.lock = threading.Lock()
+        self.slow_started = threading.Event()
+        self.slow_closed = threading.Event()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -259,6 +273,22 @@ class FakeOpenMeteo:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def hold_until_client_hangs_up(self) -> None:
+                """Never answer; return once the client closes the connection (or after 20 s)."""
+                fake.slow_started.set()
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    readable, _, _ = select.select([self.connection], [], [], 0.05)
+                    if readable:
+                        try:
+                            if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                                fake.slow_closed.set()
+                                break
+                        except OSError:
+                            fake.slow_closed.set()
+                            break
+                self.close_connection = True
+
             def handle_any(self) -> None:
                 url = urlsplit(self.path)
                 query = parse_qs(url.query, keep_blank_values=True)
@@ -266,6 +296,9 @@ class FakeOpenMeteo:
                 rec = {"method": self.command, "path": url.path, "query": query, "user_agent": ua}
                 with fake.lock:
                     fake.requests.append(rec)
+                if url.path == f"{GEO_PREFIX}/search" and one(query, "name") == "Slowtown":
+                    self.hold_until_client_hangs_up()
+                    return
                 try:
                     if self.command != "GET":
                         raise BadRequest(f"Method {self.command} not allowed", 405)
@@ -350,17 +383,33 @@ def body_of(result: Any) -> tuple[Any, bool]:
 
 
 @asynccontextmanager
-async def open_session(mode: str, params: StdioServerParameters, errlog: Any, timeout: float):
+async def open_session(
+    mode: str, params: StdioServerParameters, errlog: Any, timeout: float, logging_callback: Any = None
+):
     """Yield (session-like object with list_tools/call_tool, protocol version, server info)."""
     if mode == "legacy":
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=timeout) as session:
+            async with ClientSession(
+                read, write, read_timeout_seconds=timeout, logging_callback=logging_callback
+            ) as session:
                 init = await session.initialize()
                 yield session, init.protocol_version, init.server_info
     else:
         # A stdio_client context manager is itself a Transport, which lets us keep the server's stderr.
-        async with Client(stdio_client(params, errlog=errlog), mode=mode, read_timeout_seconds=timeout) as client:
+        async with Client(
+            stdio_client(params, errlog=errlog), mode=mode, read_timeout_seconds=timeout, logging_callback=logging_callback
+        ) as client:
             yield client, client.protocol_version, client.server_info
+
+
+async def wait_for(condition: Any, seconds: float = 5.0) -> bool:
+    """Poll `condition()` until it holds or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await anyio.sleep(0.02)
+    return True
 
 
 async def list_all_tools(session: Any) -> list[Any]:
@@ -386,8 +435,12 @@ async def session_checks(args: argparse.Namespace, fake: FakeOpenMeteo, home: st
         "WORKBENCH_OPEN_METEO_GEOCODING_BASE_URL": fake.geocoding_base,
     }
     params = StdioServerParameters(command=args.binary, args=[], env=env)
+    logs: list[Any] = []
 
-    async with open_session(args.mode, params, errlog, args.timeout) as (session, protocol, server_info):
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
+    async with open_session(args.mode, params, errlog, args.timeout, on_log) as (session, protocol, server_info):
         # 1. initialize / discover
         c.equal("serverInfo.name is workbench", server_info.name if server_info else None, "workbench")
         c.equal(f"protocol version ({args.mode})", protocol, EXPECTED_PROTOCOL[args.mode])
@@ -528,7 +581,129 @@ async def session_checks(args: argparse.Namespace, fake: FakeOpenMeteo, home: st
         body, is_error = await call("whoami", {})
         c.equal("server still answers after the error", body.get("id") if isinstance(body, dict) else None, uid)
 
+        await feature_checks(session, protocol, fake, logs, c)
+
     c.check("fake Open-Meteo saw no malformed requests (method, path, User-Agent)", not fake.problems, fake.problems)
+
+
+async def feature_checks(session: Any, protocol: str, fake: FakeOpenMeteo, logs: list[Any], c: Checks) -> None:
+    """structuredContent, ping, progress, logging and cancellation, as a client library sees them."""
+    # 10. structuredContent: the result object, plus the same JSON as text; errors are text only
+    result = await session.call_tool("whoami", {})
+    text = json.loads(result.content[0].text)
+    c.check(
+        "structuredContent is the result object and the text block is its copy",
+        isinstance(result.structured_content, dict) and result.structured_content == text,
+        {"structured": result.structured_content, "text": text},
+    )
+    result = await session.call_tool("get_tool_schema", {"tool": "no_such_tool_anywhere"})
+    c.check(
+        "an error result is isError with text only",
+        bool(result.is_error) and result.structured_content is None,
+        result.model_dump(),
+    )
+
+    # 11. ping: answered on 2025-11-25; 2026-07-28 removed it, so there it is "method not found"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the SDK marks ping deprecated for 2026-07-28
+        try:
+            pong = await session.send_ping()
+            c.check(f"ping ({protocol})", protocol == "2025-11-25" and pong is not None, repr(pong))
+        except MCPError as e:
+            c.check(f"ping ({protocol})", protocol != "2025-11-25" and e.error.code == -32601, e.error.model_dump())
+
+    # 12. progress: one notification per finished execution
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    await session.call_tool(
+        "execute_tools",
+        {
+            "executions": [
+                {"tool": "time_get_current", "args": {"timezone": "UTC"}},
+                {"tool": "open_meteo_search_locations", "args": {"name": "Lisbon", "count": 1}},
+                {"tool": "no_such_tool", "args": {}},
+            ]
+        },
+        progress_callback=on_progress,
+    )
+    await wait_for(lambda: len(progress) >= 3, 3)
+    c.equal("progress: done counts 1..3 of total 3", sorted((p[0], p[1]) for p in progress), [(1, 3), (2, 3), (3, 3)])
+    c.equal(
+        "progress messages name each execution and its outcome",
+        sorted(p[2] or "" for p in progress),
+        ["no_such_tool failed (TOOL_NOT_FOUND)", "open_meteo_search_locations ok", "time_get_current ok"],
+    )
+
+    # 13. logging: nothing unasked; logging/setLevel; a per-request level in _meta wins for that request
+    def finished(tool: str) -> int:
+        return sum(1 for m in logs if isinstance(m.data, dict) and m.data.get("message") == f"{tool} finished")
+
+    await session.call_tool("whoami", {})
+    await anyio.sleep(0.3)
+    c.equal("no log messages before the client asks", [m.data for m in logs], [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # logging is deprecated (SEP-2577) but still served
+        await session.set_logging_level("info")
+        await session.call_tool("whoami", {})
+        ok = await wait_for(lambda: finished("whoami") == 1, 3)
+        msg = next((m for m in logs if isinstance(m.data, dict) and m.data.get("message") == "whoami finished"), None)
+        c.check(
+            "logging/setLevel info: the call's info event arrives as notifications/message",
+            ok and msg is not None and msg.level == "info" and str(msg.logger).startswith("workbench"),
+            [m.model_dump() for m in logs],
+        )
+        await session.set_logging_level("error")
+        await session.call_tool("whoami", {})
+        await anyio.sleep(0.3)
+        c.equal("logging/setLevel error: info events stop", finished("whoami"), 1)
+        await session.call_tool("whoami", {}, meta={"io.modelcontextprotocol/logLevel": "info"})
+        ok = await wait_for(lambda: finished("whoami") == 2, 3)
+        c.check("a request's own _meta logLevel info gets that request's info events", ok, [m.data for m in logs])
+
+    # 14. cancellation: a compose whose first step hangs upstream; the client gives up on it
+    before = len(fake.requests)
+    scope = anyio.CancelScope()
+
+    async def slow_compose() -> None:
+        with scope:
+            await session.call_tool(
+                "execute_tools",
+                {
+                    "compose": True,
+                    "executions": [
+                        {"ref_id": "place", "tool": "open_meteo_search_locations", "args": {"name": "Slowtown"}},
+                        {"ref_id": "wx", "tool": "open_meteo_get_forecast", "args": {"latitude": 1, "longitude": 1}},
+                    ],
+                },
+            )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(slow_compose)
+        started = await wait_for(fake.slow_started.is_set, 10)
+        c.check("the slow upstream request started", started)
+        scope.cancel()
+    closed = await wait_for(fake.slow_closed.is_set, 5)
+    c.check("cancelling the call closed the upstream connection", closed)
+    await anyio.sleep(0.3)
+    after = [r["path"] for r in fake.requests[before:]]
+    c.check("the compose step after the cancelled one never ran", not any(p.endswith("/forecast") for p in after), after)
+    body, _ = body_of(
+        await session.call_tool(
+            "execute_tools",
+            {"executions": [{"tool": "audit_search_log", "args": {"tool": "open_meteo_search_locations", "limit": 1}}]},
+        )
+    )
+    entry = (((body.get("results") or [{}])[0].get("result") or {}).get("entries") or [{}])[0]
+    c.check(
+        "the audit row of the cancelled execution says CANCELLED",
+        entry.get("error_code") == "CANCELLED" and "Slowtown" in json.dumps(entry.get("args")),
+        entry,
+    )
+    body, is_error = body_of(await session.call_tool("whoami", {}))
+    c.check("the server keeps serving after a cancellation", not is_error and "id" in body, body)
 
 
 def leaves(e: BaseException) -> list[BaseException]:
