@@ -11,6 +11,7 @@ USAGE:
     workbench [serve]               speak MCP on stdin/stdout (what desktop clients launch)
     workbench connect <integration> connect an account now: opens the local page and waits
     workbench status                integrations, connection state and the secret store in use
+    workbench portal                a local web page: accounts, audit log, secrets (until Ctrl-C)
     workbench --version
     workbench --help
 
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         None | Some("serve") => {}
-        Some("connect") | Some("status") => return run_command(&args),
+        Some("connect") | Some("status") | Some("portal") => return run_command(&args),
         Some("--version") | Some("-V") => {
             println!("workbench {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
@@ -81,6 +82,7 @@ fn run_command(args: &[String]) -> ExitCode {
         .block_on(async move {
             match args[0].as_str() {
                 "status" => workbench::cli::status(&app),
+                "portal" => workbench::portal::run(&app).await,
                 _ => match args.get(1) {
                     Some(integration) => workbench::cli::connect(&app, integration).await,
                     None => {

@@ -24,6 +24,7 @@ mod meta_tools;
 mod notion;
 mod pagerduty;
 mod plugins_public;
+mod portal;
 mod registry;
 mod search_eval;
 mod sentry;
