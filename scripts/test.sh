@@ -24,4 +24,6 @@ for mode in legacy auto; do
   "$PYTHON" tests/python/sdk_session.py --binary "$BIN" --mode "$mode"
 done
 
+bash scripts/test-portal.sh
+
 section "all tests passed"

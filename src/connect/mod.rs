@@ -3,7 +3,8 @@
 //! It starts on first need, binds 127.0.0.1 only (never another interface), and every request must
 //! name this listener in its `Host` header (DNS rebinding). Every POST must carry an `Origin` of this
 //! listener and spend a one-time form token; OAuth callbacks must present a single-use `state`.
-//! Every answer carries no-store, no-referrer, a strict CSP and frame denial, and bodies are capped.
+//! Every answer carries no-store, a same-origin referrer policy, a strict CSP and frame denial, and
+//! bodies are capped.
 
 // Page lookups return the finished error page as their `Err`; a large `Err` is fine on a path that
 // runs once per human click.
@@ -125,7 +126,10 @@ async fn guard(State(ctx): State<Ctx>, request: Request, next: Next) -> Response
     };
     let h = response.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Not `no-referrer`: under it a browser sends `Origin: null` with every form POST (Fetch
+    // standard), which the Origin check above rightly refuses. `same-origin` sends our origin to us
+    // and nothing to any other site (an OAuth provider included).
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     // The portal sets its own, stricter one (nonces instead of 'unsafe-inline').
     if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
         h.insert(

@@ -3,7 +3,7 @@
 //! secret names, the secret store in use and custom apps.
 //!
 //! Security, on top of the listener's own guard (Host check against DNS rebinding, `Origin` on
-//! every POST, body cap, no-store, no-referrer, frame denial):
+//! every POST, body cap, no-store, a same-origin referrer policy, frame denial):
 //! - Every portal URL carries a per-launch token in its path (`/portal/<token>/...`, 256 bits, minted
 //!   when `workbench portal` starts). A wrong or missing token answers the listener's plain 404, so
 //!   nothing tells a prober that a portal exists. Only a process that ran `workbench portal` has
@@ -12,13 +12,13 @@
 //!   second 256-bit value, distinct from the URL token, so a URL that leaks through a screen or a
 //!   shell history is not enough to act), compared in constant time; GET never changes anything.
 //! - Pages send a CSP with a fresh nonce for their one stylesheet and one small script (no inline
-//!   attributes, no external assets) and `form-action` limited to the listener itself plus the
+//!   attributes, no external assets; the script may fetch only from the listener) and `form-action` limited to the listener itself plus the
 //!   sign-in pages of configured OAuth clients (a connect redirects there); every value put in
 //!   HTML is escaped.
 //!
 //! The token sits in the path rather than in `?token=`: the pages then link to each other with
 //! plain relative URLs (`audit`, `secrets`) and every GET form keeps it without a hidden field;
-//! both forms end up in browser history alike, and `Referrer-Policy: no-referrer` keeps either
+//! both forms end up in browser history alike, and `Referrer-Policy: same-origin` keeps either
 //! from leaking to another site.
 
 // Page handlers return the finished error page as their `Err`, like src/connect.
@@ -145,7 +145,7 @@ fn refused(message: &str) -> Response {
 fn html(ctx: &Ctx, status: StatusCode, page: pages::Page) -> Response {
     let nonce = crate::ids::random_hex(16);
     let csp = format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; form-action {}; frame-ancestors 'none'; base-uri 'none'",
+        "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; connect-src 'self'; form-action {}; frame-ancestors 'none'; base-uri 'none'",
         form_targets(&ctx.app)
     );
     let mut response = (status, axum::response::Html(pages::render(&ctx.app, &page, &nonce))).into_response();

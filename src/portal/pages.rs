@@ -63,6 +63,8 @@ td.num{text-align:right;white-space:nowrap;color:#5b6475}
 td.time{white-space:nowrap;color:#5b6475}
 td.actions{text-align:right;white-space:nowrap}
 td.actions form{display:inline-block;margin:0 0 0 6px}
+table.integrations{table-layout:fixed}.c-name{width:27%}.c-state{width:16%}.c-actions{width:280px}
+table.integrations td{overflow-wrap:anywhere}
 small.name{display:block;color:#8a91a0;font-size:12px}
 .badge{display:inline-block;padding:1px 9px;border-radius:999px;font-size:12px;font-weight:600;white-space:nowrap}
 .b-on{background:#e3f6ea;color:#17572c}.b-off{background:#eef0f4;color:#5b6475}.b-env{background:#fff3d1;color:#7a5200}
@@ -84,7 +86,7 @@ form.filters{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-end;padding:1
 form.filters label{display:flex;flex-direction:column;gap:4px;font-size:12px;font-weight:600;color:#5b6475}
 form.filters label.grow{flex:1 1 200px}
 form.filters label.check{flex-direction:row;align-items:center;gap:6px;padding-bottom:7px;font-weight:500;color:#1d2330;font-size:13px}
-input[type=text],input[type=search],select{font:inherit;font-size:13px;padding:6px 8px;border:1px solid #c9ced8;border-radius:6px;background:#fff;color:#1d2330;min-width:0}
+input[type=text],input[type=search],select{font:inherit;font-size:13px;height:33px;padding:5px 8px;border:1px solid #c9ced8;border-radius:6px;background:#fff;color:#1d2330;min-width:0}
 .filters .buttons{display:flex;gap:8px;align-items:center;padding-bottom:1px}
 code{font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f1f3f6;padding:1px 5px;border-radius:4px;word-break:break-all}
 td.detail{max-width:440px}
@@ -103,18 +105,34 @@ footer.wrap{color:#8a91a0;font-size:12px;padding:6px 24px 36px}
 
 const SCRIPT: &str = r#"
 (function () {
-  var away = false;
   document.querySelectorAll("form[data-confirm]").forEach(function (f) {
     f.addEventListener("submit", function (e) {
       if (!window.confirm(f.getAttribute("data-confirm"))) e.preventDefault();
     });
   });
-  // A connect page opens in a new tab; coming back to this one shows the new state.
-  document.querySelectorAll("form[target=_blank]").forEach(function (f) {
-    f.addEventListener("submit", function () { away = true; });
-  });
-  document.addEventListener("visibilitychange", function () {
-    if (away && document.visibilityState === "visible") { away = false; location.replace(location.pathname); }
+  // A connect page opens in a new tab. Until that integration's state changes (or the link's ten
+  // minutes are over), look at this page again every 1.5 s, and show it anew once it has.
+  // (Read from the text: a parsed copy would apply its style under this page's CSP nonce.)
+  function state(html, name) {
+    var key = 'data-integration="' + name + '" data-state="', at = html.indexOf(key);
+    return at < 0 ? null : html.slice(at + key.length, html.indexOf('"', at + key.length));
+  }
+  document.querySelectorAll("form[action=connect]").forEach(function (f) {
+    f.addEventListener("submit", function () {
+      var name = f.querySelector("input[name=integration]").value, tries = 0;
+      var before = f.closest("tr").getAttribute("data-state");
+      var timer = setInterval(function () {
+        if (++tries > 400) return clearInterval(timer);
+        fetch(location.pathname, { cache: "no-store" }).then(function (r) {
+          if (!r.ok) { clearInterval(timer); return null; }
+          return r.text();
+        }).then(function (html) {
+          if (html === null) return;
+          var now = state(html, name);
+          if (now !== before) { clearInterval(timer); location.replace(location.pathname); }
+        }).catch(function () { clearInterval(timer); });
+      }, 1500);
+    });
   });
 })();
 "#;
@@ -240,7 +258,7 @@ fn integration_row(csrf: &str, r: &IntegrationRow) -> String {
 fn integration_table(csrf: &str, rows: &[&IntegrationRow]) -> String {
     let body: String = rows.iter().map(|r| integration_row(csrf, r)).collect();
     format!(
-        "<table><thead><tr><th>Integration</th><th>State</th><th>Account</th><th></th></tr></thead><tbody>{body}</tbody></table>"
+        "<table class=\"integrations\"><colgroup><col class=\"c-name\"><col class=\"c-state\"><col class=\"c-account\"><col class=\"c-actions\"></colgroup><thead><tr><th>Integration</th><th>State</th><th>Account</th><th></th></tr></thead><tbody>{body}</tbody></table>"
     )
 }
 

@@ -92,7 +92,7 @@ async fn portal_is_closed_until_started_and_refuses_wrong_tokens_and_hosts() {
     let (status, headers, html) = get(&p.url).await;
     assert_eq!(status, 200);
     assert_eq!(headers["cache-control"], "no-store");
-    assert_eq!(headers["referrer-policy"], "no-referrer");
+    assert_eq!(headers["referrer-policy"], "same-origin", "no-referrer would make browsers send Origin: null");
     assert_eq!(headers["x-frame-options"], "DENY");
     let csp = headers["content-security-policy"].to_str().unwrap();
     assert!(csp.starts_with("default-src 'none'; style-src 'nonce-"), "{csp}");
