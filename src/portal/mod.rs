@@ -265,12 +265,7 @@ pub fn integration_rows(app: &App) -> Vec<IntegrationRow> {
 }
 
 fn integrations(app: &App, keys: &Keys, notice: Option<pages::Notice>) -> pages::Page {
-    pages::Page {
-        tab: pages::Tab::Integrations,
-        csrf: keys.csrf.clone(),
-        notice,
-        body: pages::integrations(&integration_rows(app), &keys.csrf),
-    }
+    pages::Page { tab: pages::Tab::Integrations, notice, body: pages::integrations(&integration_rows(app), &keys.csrf) }
 }
 
 /// The filters of the audit page, as read from its query.
@@ -405,7 +400,9 @@ async fn audit_choices(app: &Arc<App>) -> (Vec<String>, Vec<String>) {
 }
 
 async fn audit_page(State(ctx): State<Ctx>, Path(token): Path<String>, RawQuery(raw): RawQuery) -> Response {
-    let Some(keys) = ctx.portal.keys_for(&token) else { return not_found() };
+    if ctx.portal.keys_for(&token).is_none() {
+        return not_found();
+    }
     let app = &ctx.app;
     let (choices_i, choices_t) = audit_choices(app).await;
     let parsed = params(raw).and_then(|q| AuditFilters::parse(&q));
@@ -421,7 +418,6 @@ async fn audit_page(State(ctx): State<Ctx>, Path(token): Path<String>, RawQuery(
     let (rows, next) = result.unwrap_or_default();
     let page = pages::Page {
         tab: pages::Tab::Audit,
-        csrf: keys.csrf.clone(),
         notice,
         body: pages::audit(&filters, &rows, next, &choices_i, &choices_t),
     };
@@ -454,7 +450,6 @@ async fn secrets_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Resp
     };
     let page = pages::Page {
         tab: pages::Tab::Secrets,
-        csrf: keys.csrf.clone(),
         notice,
         body: pages::secrets(&store_info(&ctx.app), &secrets, &keys.csrf),
     };
@@ -482,13 +477,10 @@ pub fn custom_apps_section(app: &App) -> Vec<CustomAppRow> {
 }
 
 async fn apps_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Response {
-    let Some(keys) = ctx.portal.keys_for(&token) else { return not_found() };
-    let page = pages::Page {
-        tab: pages::Tab::Apps,
-        csrf: keys.csrf.clone(),
-        notice: None,
-        body: pages::apps(&custom_apps_section(&ctx.app)),
-    };
+    if ctx.portal.keys_for(&token).is_none() {
+        return not_found();
+    }
+    let page = pages::Page { tab: pages::Tab::Apps, notice: None, body: pages::apps(&custom_apps_section(&ctx.app)) };
     html(&ctx, StatusCode::OK, page)
 }
 

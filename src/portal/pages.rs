@@ -28,7 +28,6 @@ pub enum Notice {
 /// A page before it is wrapped in the layout; `body` is finished (escaped) HTML.
 pub struct Page {
     pub tab: Tab,
-    pub csrf: String,
     pub notice: Option<Notice>,
     pub body: String,
 }
