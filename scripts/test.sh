@@ -26,4 +26,6 @@ for mode in legacy auto; do
   "$PYTHON" tests/python/runstack_session.py --binary "$BIN" --mode "$mode"
 done
 
+bash scripts/test-portal.sh
+
 section "all tests passed"

@@ -12,6 +12,7 @@
 //! - [`auth`]: connections: credentials from the environment or the secret store, and injection.
 //! - [`secrets`]: `Secret<T>`, secret stores, the vault.
 //! - [`connect`]: the loopback listener: connect pages, OAuth with PKCE, the vault secret page.
+//! - [`portal`]: `workbench portal`, the local web page over that listener.
 //! - [`config`]: data directory and settings.
 //! - `plugins` (workspace crate): the integrations themselves.
 
@@ -27,6 +28,7 @@ pub mod error;
 pub mod ids;
 pub mod mcp;
 pub mod meta;
+pub mod portal;
 pub mod proxy;
 pub mod registry;
 pub mod secrets;

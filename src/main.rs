@@ -11,6 +11,7 @@ USAGE:
     workbench serve --profile runstack   the four tools of the Runstack design instead of the nine
     workbench connect <integration> connect an account now: opens the local page and waits
     workbench status                integrations, connection state and the secret store in use
+    workbench portal                a local web page: accounts, audit log, secrets (until Ctrl-C)
     workbench --version
     workbench --help
 
@@ -42,7 +43,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        Some("connect") | Some("status") => return run_command(&args),
+        Some("connect") | Some("status") | Some("portal") => return run_command(&args),
         Some("--version") | Some("-V") => {
             println!("workbench {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
@@ -96,6 +97,7 @@ fn run_command(args: &[String]) -> ExitCode {
         .block_on(async move {
             match args[0].as_str() {
                 "status" => workbench::cli::status(&app),
+                "portal" => workbench::portal::run(&app).await,
                 _ => match args.get(1) {
                     Some(integration) => workbench::cli::connect(&app, integration).await,
                     None => {

@@ -3,7 +3,8 @@
 //! It starts on first need, binds 127.0.0.1 only (never another interface), and every request must
 //! name this listener in its `Host` header (DNS rebinding). Every POST must carry an `Origin` of this
 //! listener and spend a one-time form token; OAuth callbacks must present a single-use `state`.
-//! Every answer carries no-store, no-referrer, a strict CSP and frame denial, and bodies are capped.
+//! Every answer carries no-store, a same-origin referrer policy, a strict CSP and frame denial, and
+//! bodies are capped.
 
 // Page lookups return the finished error page as their `Err`; a large `Err` is fine on a path that
 // runs once per human click.
@@ -36,6 +37,8 @@ const MAX_BODY: usize = 64 * 1024;
 #[derive(Debug, Clone)]
 pub struct ListenerInfo {
     pub port: u16,
+    /// The portal's per-launch keys (unset, so the portal answers nothing, until `workbench portal`).
+    pub portal: Arc<crate::portal::Portal>,
 }
 
 impl ListenerInfo {
@@ -62,27 +65,29 @@ pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, String> {
                 }
             })?;
             let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-            let router = router(app.clone(), port);
+            let portal = Arc::new(crate::portal::Portal::default());
+            let router = router(app.clone(), port, portal.clone());
             tokio::spawn(async move {
                 if let Err(e) = axum::serve(listener, router).await {
                     tracing::error!(error = %e, "the connect listener stopped");
                 }
             });
             tracing::info!(port, "connect listener started on 127.0.0.1");
-            Ok(ListenerInfo { port })
+            Ok(ListenerInfo { port, portal })
         })
         .await
         .cloned()
 }
 
 #[derive(Clone)]
-struct Ctx {
-    app: Arc<App>,
-    port: u16,
+pub(crate) struct Ctx {
+    pub(crate) app: Arc<App>,
+    pub(crate) port: u16,
+    pub(crate) portal: Arc<crate::portal::Portal>,
 }
 
-fn router(app: Arc<App>, port: u16) -> axum::Router {
-    let ctx = Ctx { app, port };
+fn router(app: Arc<App>, port: u16, portal: Arc<crate::portal::Portal>) -> axum::Router {
+    let ctx = Ctx { app, port, portal };
     // The curl proxy authenticates with its bearer token (no cookies, no forms): it gets the Host
     // check but not the form rules, and streams bodies up to its own cap.
     let proxy = axum::Router::new()
@@ -90,6 +95,7 @@ fn router(app: Arc<App>, port: u16) -> axum::Router {
         .layer(middleware::from_fn_with_state(ctx.clone(), host_guard))
         .with_state(ctx.clone());
     let pages = axum::Router::new()
+        .merge(crate::portal::routes())
         .route("/connect/{id}", get(connect_page).post(connect_submit))
         .route("/oauth/callback", get(oauth_callback))
         .route("/vault/{id}", get(secret_page).post(secret_submit))
@@ -154,11 +160,17 @@ async fn guard(State(ctx): State<Ctx>, request: Request, next: Next) -> Response
     };
     let h = response.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
-    );
+    // Not `no-referrer`: under it a browser sends `Origin: null` with every form POST (Fetch
+    // standard), which the Origin check above rightly refuses. `same-origin` sends our origin to us
+    // and nothing to any other site (an OAuth provider included).
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    // The portal sets its own, stricter one (nonces instead of 'unsafe-inline').
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+        );
+    }
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
@@ -171,7 +183,7 @@ fn origin_ok(headers: &HeaderMap, port: u16) -> bool {
     }
 }
 
-fn page(status: StatusCode, html: String) -> Response {
+pub(crate) fn page(status: StatusCode, html: String) -> Response {
     (status, Html(html)).into_response()
 }
 

@@ -158,7 +158,7 @@ async fn api_key_connect_flow_end_to_end_with_every_refusal() {
     let page = http.get(&url).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert_eq!(page.headers()["cache-control"], "no-store");
-    assert_eq!(page.headers()["referrer-policy"], "no-referrer");
+    assert_eq!(page.headers()["referrer-policy"], "same-origin");
     assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("default-src 'none'"));
     let html = page.text().await.unwrap();
     assert!(html.contains("name=\"site\"") && html.contains("type=\"password\""));
