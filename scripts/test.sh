@@ -25,6 +25,8 @@ for mode in legacy auto; do
   section "python mcp SDK, runstack profile ($mode) against target/debug/workbench serve --profile runstack"
   "$PYTHON" tests/python/runstack_session.py --binary "$BIN" --mode "$mode"
 done
+section "python mcp SDK: the write safety policy through elicitation (both protocol generations)"
+"$PYTHON" tests/python/elicitation_session.py --binary "$BIN"
 
 bash scripts/test-portal.sh
 

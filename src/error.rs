@@ -23,6 +23,8 @@ pub enum ErrorCode {
     ResultTooLarge,
     SecretStoreUnavailable,
     Cancelled,
+    PolicyDenied,
+    ConfirmationRequired,
     InternalError,
 }
 
@@ -41,6 +43,8 @@ impl ErrorCode {
             ErrorCode::ResultTooLarge => "RESULT_TOO_LARGE",
             ErrorCode::SecretStoreUnavailable => "SECRET_STORE_UNAVAILABLE",
             ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::PolicyDenied => "POLICY_DENIED",
+            ErrorCode::ConfirmationRequired => "CONFIRMATION_REQUIRED",
             ErrorCode::InternalError => "INTERNAL_ERROR",
         }
     }

@@ -6,6 +6,7 @@ pub mod cap;
 pub mod files;
 pub mod governor;
 pub mod http;
+pub mod policy;
 pub mod scrub;
 pub mod session;
 pub mod template;
@@ -133,6 +134,9 @@ pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 pub struct Hooks {
     pub progress: Option<ProgressFn>,
     pub cancel: Option<CancelToken>,
+    /// Asks the user to approve a mutating tool the policy holds (`confirm`); without it such a
+    /// tool is refused with CONFIRMATION_REQUIRED.
+    pub approve: Option<policy::ApproveFn>,
 }
 
 impl Hooks {
@@ -413,13 +417,13 @@ async fn run_one(
         // Dropping `run_entry` on cancellation aborts the tool's task and its upstream requests.
         Some(cancel) => tokio::select! {
             biased;
-            r = run_entry(app, entry, exec, steps, &mut scrubber) => r,
+            r = run_entry(app, entry, exec, steps, &mut scrubber, hooks) => r,
             () = cancel.cancelled() => Err(ToolFailure::new(
                 ErrorCode::Cancelled,
                 format!("{} was cancelled by the client while it ran; it may have taken effect upstream", entry.name),
             )),
         },
-        None => run_entry(app, entry, exec, steps, &mut scrubber).await,
+        None => run_entry(app, entry, exec, steps, &mut scrubber, hooks).await,
     };
     let outcome = match outcome {
         Ok(mut v) => {
@@ -446,6 +450,7 @@ async fn run_entry(
     exec: &Execution,
     steps: Option<&HashMap<String, StepOutcome>>,
     scrubber: &mut Scrubber,
+    hooks: &Hooks,
 ) -> Result<Value, ToolFailure> {
     // Vault values are fetched first (async), then one synchronous pass substitutes everything.
     let hosts = match (entry.plugin(), entry.custom()) {
@@ -514,6 +519,21 @@ async fn run_entry(
 
     let args = crate::validate::validate(entry.schema(), &resolved.value)
         .map_err(|problems| invalid_arguments(entry, &resolved.value, problems))?;
+
+    // The user's safety policy for writes: nothing the model sends can get past it.
+    if entry.mutating() {
+        let policy = policy::for_tool(app, entry.integration, entry.effect);
+        if policy != policy::Policy::Allow {
+            let mut shown = args.clone();
+            scrubber.value(&mut shown);
+            let request = policy::ApprovalRequest {
+                action: entry.name.to_string(),
+                integration: entry.integration.to_string(),
+                summary: policy::summarize(entry.name, entry.integration, entry.description, &shown),
+            };
+            policy::check(app, policy, request, hooks.approve.as_ref()).await?;
+        }
+    }
 
     let timeout = app.settings.call_timeout;
     let deadline = Instant::now() + timeout;

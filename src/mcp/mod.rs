@@ -261,7 +261,11 @@ impl ServerHandler for Server {
         let span = tracing::info_span!("mcp_request", tool = %name, client_log_level = level);
         let cancel = CancelToken::new();
         let (progress, forwarder) = self.progress_hook(&context);
-        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()) };
+        let hooks = Hooks {
+            progress: Some(progress),
+            cancel: Some(cancel.clone()),
+            approve: Some(approver(context.peer.clone())),
+        };
         let (app, profile, tool) = (self.app.clone(), self.profile, name.clone());
         let started = Instant::now();
         let mut task = AbortOnDrop(tokio::spawn(
@@ -300,4 +304,41 @@ impl ServerHandler for Server {
         };
         Ok(result.into())
     }
+}
+
+/// The user's answer to "allow this?", asked through the client (MCP elicitation, form mode).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Approve {
+    /// Allow workbench to run it.
+    approve: bool,
+}
+rmcp::elicit_safe!(Approve);
+
+/// How long the user has to answer an approval question.
+const APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Asks the human behind the client to approve an action the safety policy holds. The answer
+/// comes from the client's own UI (elicitation), never from anything the model sends.
+fn approver(peer: rmcp::Peer<RoleServer>) -> crate::engine::policy::ApproveFn {
+    use crate::engine::policy::Approval;
+    use rmcp::service::ElicitationError;
+    Arc::new(move |request| {
+        let peer = peer.clone();
+        Box::pin(async move {
+            match peer.elicit_with_timeout::<Approve>(request.summary, Some(APPROVAL_TIMEOUT)).await {
+                Ok(Some(a)) if a.approve => Approval::Approved,
+                Ok(Some(_)) => Approval::Declined("the user answered no".into()),
+                Ok(None) => Approval::Declined("the user gave no answer".into()),
+                Err(ElicitationError::UserDeclined) => Approval::Declined("the user declined".into()),
+                Err(ElicitationError::UserCancelled) => Approval::Declined("the user dismissed the question".into()),
+                Err(ElicitationError::CapabilityNotSupported) => Approval::Unavailable(
+                    "this MCP client cannot ask the user (it does not support elicitation)".into(),
+                ),
+                Err(ElicitationError::Service(rmcp::ServiceError::Timeout { .. })) => {
+                    Approval::Declined("no answer within 2 minutes".into())
+                }
+                Err(e) => Approval::Unavailable(format!("the client could not ask the user ({e})")),
+            }
+        })
+    })
 }

@@ -10,10 +10,11 @@ use serde_json::{Map, Value, json};
 use super::{ok, plain_error};
 use crate::app::App;
 use crate::engine::Outcome;
+use crate::engine::policy::Policy;
 use crate::proxy::{self, token};
 use crate::storage::AuditEntry;
 
-pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
+pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> Outcome {
     let names: Vec<String> = args
         .get("integrations")
         .and_then(Value::as_array)
@@ -40,6 +41,11 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
             Some(i) if !app.is_connected(i.name) => {
                 failures.push(format!("{name}: not connected (call connect first)"))
             }
+            Some(i) if crate::engine::policy::for_curl_session(app, i.name) == Policy::ReadOnly => {
+                failures.push(format!(
+                    "{name}: read-only by the user's policy, and a curl session could write; use its tools instead"
+                ))
+            }
             Some(i) => {
                 let connection = app.connection(i).ok().flatten();
                 let key = i.hosts.first().map(|h| h.key).unwrap_or("base_url");
@@ -54,6 +60,23 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     }
     if !failures.is_empty() {
         return plain_error(failures.join("; "));
+    }
+    // Arbitrary calls with the user's credential: confirmed by the user unless they allowed it.
+    let confirm: Vec<&String> =
+        seen.iter().filter(|n| crate::engine::policy::for_curl_session(app, n) == Policy::Confirm).collect();
+    if !confirm.is_empty() {
+        let names = confirm.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+        let request = crate::engine::policy::ApprovalRequest {
+            action: "curl_session".into(),
+            integration: names.clone(),
+            summary: format!(
+                "Allow the agent to make ANY API call (including deletions) to {names} with your credentials for {} minutes?",
+                ttl.div_ceil(60)
+            ),
+        };
+        if let Err(f) = crate::engine::policy::check(app, Policy::Confirm, request, hooks.approve.as_ref()).await {
+            return plain_error(f.message);
+        }
     }
     let key = match proxy::signing_key(app).await {
         Ok(k) => k,

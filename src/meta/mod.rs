@@ -263,7 +263,7 @@ pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -
         "list_integrations" => list_integrations::run(app).await,
         "connect" | "get_auth_url" => connect::run(app, args).await,
         "wait_for_connection" => wait_for_connection::run(app, args).await,
-        "curl_session" => curl_session::run(app, args).await,
+        "curl_session" => curl_session::run(app, args, hooks).await,
         _ => return None,
     })
 }

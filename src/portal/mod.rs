@@ -598,7 +598,13 @@ async fn disconnect_action(State(ctx): State<Ctx>, Path(token): Path<String>, bo
         "tool": "connection_delete_credentials",
         "args": { "integration": integration.name },
     }]});
-    let out = match crate::meta::call(app, "execute_tools", call).await {
+    // The user clicked Disconnect on their own portal page (and confirmed it there): that click is
+    // the approval the safety policy asks for; no model is involved.
+    let hooks = crate::engine::Hooks {
+        approve: Some(Arc::new(|_| Box::pin(async { crate::engine::policy::Approval::Approved }))),
+        ..Default::default()
+    };
+    let out = match crate::meta::call_with(app, "execute_tools", call, &hooks).await {
         Some(o) => o,
         None => {
             return integrations_error(

@@ -31,6 +31,7 @@ mod meta_tools;
 mod notion;
 mod pagerduty;
 mod plugins_public;
+mod policy;
 mod portal;
 mod registry;
 mod runstack;

@@ -57,8 +57,10 @@ pub fn app() -> TestApp {
 }
 
 impl TestApp {
+    /// Calls a meta-tool as a client whose user approves what the safety policy asks about (the
+    /// policy's own tests use [`workbench::meta::call_with`] with other answers).
     pub async fn call(&self, tool: &str, args: Value) -> Outcome {
-        workbench::meta::call(&self.app, tool, args).await.expect("known meta-tool")
+        workbench::meta::call_with(&self.app, tool, args, &approving()).await.expect("known meta-tool")
     }
 
     /// Runs one tool through execute_tools and returns its single result entry.
@@ -81,6 +83,22 @@ impl TestApp {
         let entry = self.exec(tool, args).await;
         assert!(entry.get("error").is_some(), "{tool} unexpectedly succeeded: {entry}");
         entry["error"].clone()
+    }
+}
+
+/// Hooks of a client whose user approves every question.
+pub fn approving() -> workbench::engine::Hooks {
+    answering(workbench::engine::policy::Approval::Approved)
+}
+
+/// Hooks of a client whose user gives `answer` to every question.
+pub fn answering(answer: workbench::engine::policy::Approval) -> workbench::engine::Hooks {
+    workbench::engine::Hooks {
+        approve: Some(Arc::new(move |_| {
+            let answer = answer.clone();
+            Box::pin(async move { answer })
+        })),
+        ..Default::default()
     }
 }
 
