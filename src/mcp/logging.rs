@@ -185,8 +185,16 @@ pub fn init_tracing(stderr_level: tracing_subscriber::filter::LevelFilter) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     // stdout is the protocol: logs go to stderr, always.
-    let stderr =
-        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false).with_filter(stderr_level);
+    // The MCP library logs whole JSON-RPC messages (tool arguments, a vault value being stored)
+    // at debug and trace: those events never reach the log, whatever WORKBENCH_LOG says.
+    let no_wire_dumps = tracing_subscriber::filter::filter_fn(|meta| {
+        !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+    });
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_filter(stderr_level)
+        .with_filter(no_wire_dumps);
     tracing_subscriber::registry().with(stderr).with(layer()).init();
 }
 

@@ -36,6 +36,7 @@ mod portal;
 mod registry;
 mod runstack;
 mod search_eval;
+mod security;
 mod sentry;
 mod slack;
 mod stripe;
