@@ -145,7 +145,6 @@ async fn no_secret_appears_in_any_output_log_or_file_of_a_full_session() {
     assert!(proxied.contains("[REDACTED]"), "{proxied}");
     send(rpc(9, "execute_tools", exec("audit_search_log", json!({"limit": 100}))));
     send(rpc(10, "search_tools", json!({"query": "github token"})));
-    drop(send);
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success());
