@@ -24,4 +24,7 @@ for mode in legacy auto; do
   "$PYTHON" tests/python/sdk_session.py --binary "$BIN" --mode "$mode"
 done
 
+section "install.sh end to end against a temporary HOME (release build, reused from target/)"
+bash tests/install/test_install.sh
+
 section "all tests passed"
