@@ -15,6 +15,14 @@ use crate::app::{App, PendingState};
 use crate::clients::{self, Action, Client, Locations, Op};
 use crate::engine::{self, Batch, Execution};
 
+/// `println!` that ignores a closed stdout (`workbench status | head` must not panic).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 /// Exit statuses of every command.
 pub mod exit {
     /// Done.
@@ -27,36 +35,44 @@ pub mod exit {
     pub const USAGE: u8 = 2;
 }
 
-/// A one-line progress display on stderr, drawn only when stderr is a terminal.
+/// A one-line progress display on stderr, drawn only when stderr is a terminal, and only once the
+/// work has taken long enough to be worth it.
 pub struct Progress {
     enabled: bool,
+    drawn: bool,
     started: Instant,
     frame: usize,
 }
 
 impl Progress {
+    /// Work shorter than this shows nothing.
+    const DELAY: Duration = Duration::from_millis(300);
+
     pub fn new() -> Progress {
-        Progress { enabled: std::io::stderr().is_terminal(), started: Instant::now(), frame: 0 }
+        Progress { enabled: std::io::stderr().is_terminal(), drawn: false, started: Instant::now(), frame: 0 }
     }
 
     /// Redraws the line with `message` and the time since start.
     pub fn tick(&mut self, message: &str) {
-        if !self.enabled {
+        if !self.enabled || self.started.elapsed() < Self::DELAY {
             return;
         }
         const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
         self.frame = (self.frame + 1) % FRAMES.len();
+        self.drawn = true;
         let secs = self.started.elapsed().as_secs();
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[2K{} {message} ({secs}s)", FRAMES[self.frame]);
         let _ = err.flush();
     }
 
-    /// Clears the line.
+    /// Clears the line, if anything was drawn.
     pub fn finish(&mut self) {
-        if self.enabled {
-            let _ = write!(std::io::stderr(), "\r\x1b[2K");
-            let _ = std::io::stderr().flush();
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.drawn = false;
         }
     }
 }
@@ -68,7 +84,7 @@ impl Default for Progress {
 }
 
 fn print_json(v: &Value) {
-    println!("{}", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
+    out!("{}", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
 }
 
 /// Connects an integration from the terminal: prints the local page's URL and waits for it.
@@ -84,13 +100,13 @@ pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
         return exit::FAILED;
     }
     if out.body["status"] == "CONNECTED" {
-        println!("{}", out.body["message"].as_str().unwrap_or("connected"));
+        out!("{}", out.body["message"].as_str().unwrap_or("connected"));
         return exit::OK;
     }
     let url = out.body["url"].as_str().unwrap_or_default();
-    println!("Open this page to connect {integration}:\n\n    {url}\n");
+    out!("Open this page to connect {integration}:\n\n    {url}\n");
     if out.body["openedInBrowser"] == true {
-        println!("(opened in your browser)");
+        out!("(opened in your browser)");
     }
     let _ = std::io::stdout().flush();
     let id = out.body["connectionId"].as_str().unwrap_or_default().to_string();
@@ -104,14 +120,14 @@ pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
             Some((PendingState::Connected, _, account)) => {
                 progress.finish();
                 let who = account.map(|a| format!(" as {a}")).unwrap_or_default();
-                println!("{integration} connected{who}.");
+                out!("{integration} connected{who}.");
                 return exit::OK;
             }
             Some((_, expires, _)) => {
                 let now = Instant::now();
                 if now >= expires {
                     progress.finish();
-                    println!("The link expired before the page was completed; run the command again.");
+                    out!("The link expired before the page was completed; run the command again.");
                     return exit::FAILED;
                 }
                 let left = (expires - now).as_secs();
@@ -123,7 +139,7 @@ pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
             }
             None => {
                 progress.finish();
-                println!("The connection attempt is gone; run the command again.");
+                out!("The connection attempt is gone; run the command again.");
                 return exit::FAILED;
             }
         }
@@ -161,19 +177,19 @@ pub async fn disconnect(app: &Arc<App>, integration: &str, revoke: bool) -> u8 {
             Value::Bool(false) => " (the provider did not confirm the token's revocation)",
             _ => "",
         };
-        println!("{integration} disconnected: erased the stored credential{revoked}.");
+        out!("{integration} disconnected: erased the stored credential{revoked}.");
     } else {
-        println!("{integration} was not connected; nothing to erase.");
+        out!("{integration} was not connected; nothing to erase.");
     }
     exit::OK
 }
 
 /// Prints integrations with their connection state and the stores in use.
 pub fn status(app: &Arc<App>) -> u8 {
-    println!("data directory: {}", app.settings.home.display());
-    println!("secret store:   {}", app.secrets.name());
-    println!();
-    println!("{:<18} {:<10} {:<12} account", "integration", "auth", "connected");
+    out!("data directory: {}", app.settings.home.display());
+    out!("secret store:   {}", app.secrets.name());
+    out!();
+    out!("{:<18} {:<10} {:<12} account", "integration", "auth", "connected");
     for i in app.registry.integrations() {
         let env = crate::auth::from_env(i, &|v| app.settings.credential_env.get(v).cloned()).is_some();
         let meta = app.storage.connection_meta(i.name).ok().flatten();
@@ -187,7 +203,7 @@ pub fn status(app: &Arc<App>) -> u8 {
             "no"
         };
         let account = meta.and_then(|m| m.account_label).unwrap_or_default();
-        println!("{:<18} {:<10} {:<12} {}", i.name, i.auth.kind.as_str(), state, account);
+        out!("{:<18} {:<10} {:<12} {}", i.name, i.auth.kind.as_str(), state, account);
     }
     exit::OK
 }
@@ -247,12 +263,12 @@ pub fn parse_batch(v: Value) -> Result<Batch, String> {
     Ok(Batch { executions, compose, ret })
 }
 
-/// Runs a batch through the engine, drawing progress (executions finished, counted from their
-/// audit rows) while it runs.
+/// Runs a batch through the engine, drawing progress on a terminal (executions finished, counted
+/// from the audit rows the engine writes as each one ends) while it runs.
 async fn run_batch(app: &Arc<App>, batch: Batch) -> engine::Outcome {
     let total = batch.executions.iter().filter(|e| app.registry.get(&e.tool).is_some()).count();
     let mut progress = Progress::new();
-    if !progress.enabled || total < 2 {
+    if !progress.enabled || total == 0 {
         return engine::execute(app, batch).await;
     }
     let last_id = |app: &Arc<App>| {
@@ -350,40 +366,48 @@ pub fn clients(op: Op<'_>, chosen: &[Client], dry_run: bool) -> u8 {
         match &r.action {
             Action::NotInstalled if explicit => {
                 failed = true;
-                println!("{name}: not found here ({path} and its folder are missing)");
+                out!("{name}: not found here ({path} and its folder are missing)");
             }
-            Action::NotInstalled => println!("{name}: not installed, skipped"),
+            Action::NotInstalled => out!("{name}: not installed, skipped"),
             Action::Unchanged => match op {
-                Op::Register(_) => println!("{name}: already registered in {path}; nothing changed"),
-                Op::Unregister => println!("{name}: no workbench entry in {path}; nothing changed"),
+                Op::Register(_) => out!("{name}: already registered in {path}; nothing changed"),
+                Op::Unregister => out!("{name}: no workbench entry in {path}; nothing changed"),
             },
             Action::Changed { summary, backup } => {
                 if dry_run {
-                    println!("{name}: would edit {path}: {summary} (after a backup)");
+                    out!("{name}: would edit {path}: {summary} (after a backup)");
                     if let Some(diff) = &r.preview {
                         for line in diff.lines() {
-                            println!("    {line}");
+                            out!("    {line}");
                         }
                     }
                 } else {
                     let backup = backup.as_ref().map(|b| format!("; backup: {}", b.display())).unwrap_or_default();
-                    println!("{name}: {summary} in {path}{backup}");
-                    println!("    {} to use it", r.client.after_change());
+                    out!("{name}: {summary} in {path}{backup}");
+                    out!("    {} to use it", r.client.after_change());
                 }
             }
             Action::Refused(why) => {
                 failed = true;
-                println!("{name}: REFUSED to edit {path}: {why}");
-                println!("    The file was left exactly as it was. Fix it by hand, then run this again.");
+                out!("{name}: REFUSED to edit {path}: {why}");
+                out!("    The file was left exactly as it was. Fix it by hand, then run this again.");
             }
             Action::Failed(why) => {
                 failed = true;
-                println!("{name}: FAILED on {path}: {why}");
+                out!("{name}: FAILED on {path}: {why}");
             }
         }
     }
+    if !explicit
+        && let Op::Register(command) = op
+        && reports.iter().all(|r| r.action == Action::NotInstalled)
+    {
+        let entry = serde_json::to_string(&Client::Cursor.entry(command)).unwrap_or_default();
+        out!("No MCP client found. To add workbench to one by hand, put this under \"mcpServers\":");
+        out!("    \"workbench\": {entry}");
+    }
     if dry_run {
-        println!("(dry run: no file was changed)");
+        out!("(dry run: no file was changed)");
     }
     if failed { exit::FAILED } else { exit::OK }
 }
@@ -409,7 +433,7 @@ pub fn doctor() -> u8 {
     let settings = crate::config::Settings::from_env();
     let store = settings.as_ref().ok().map(|s| App::new(s.clone()).secrets.clone());
     let loc = Locations::from_env();
-    println!("workbench {} doctor", env!("CARGO_PKG_VERSION"));
+    out!("workbench {} doctor", env!("CARGO_PKG_VERSION"));
     let checks = crate::doctor::run(&settings, store, loc.as_ref());
     crate::doctor::print(&checks, &mut std::io::stdout())
 }

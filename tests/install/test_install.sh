@@ -197,6 +197,8 @@ check "--no-register leaves every config alone" sh -c "cmp -s '$DESKTOP' '$ORIG/
 echo "=== an unparsable Cursor config"
 printf '{\n  // my servers\n  "mcpServers": {\n    "git": {"command": "uvx",},\n  },\n}\n' >"$CURSOR"
 cp "$CURSOR" "$ORIG/cursor-broken"
+cursor_backups() { find "$HOME/.cursor" -name 'mcp.json.workbench-backup-*' | wc -l | tr -d ' '; }
+nb="$(cursor_backups)"
 set +e
 ./install.sh >"$T/out" 2>&1
 rc=$?
@@ -204,7 +206,7 @@ set -e
 check "install exits 3 when a config is refused (got $rc)" [ "$rc" -eq 3 ]
 check "the refusal is explained" grep -q 'Cursor: REFUSED to edit' "$T/out"
 check "the refused file is left intact" same "$CURSOR" "$ORIG/cursor-broken"
-check "no backup of the refused file" sh -c "! ls '$CURSOR'.workbench-backup-* 2>/dev/null | grep -q ."
+check "no new backup of the refused file" [ "$(cursor_backups)" = "$nb" ]
 check "Claude Desktop still registered" verify "$DESKTOP" "$ORIG/desktop" "$(entry_plain)"
 check "Claude Code still registered" verify "$CODE" "$ORIG/code" "$(entry_code)"
 check "doctor flags the broken config" grep -q '^FAIL  Cursor' "$T/out"

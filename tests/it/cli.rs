@@ -386,7 +386,50 @@ fn clients_register_list_and_unregister_keep_other_content() {
     assert_eq!(read(&cursor), original, "unregister gives back the original bytes");
     assert!(read(&claude_code).contains("workbench"), "only the chosen client was touched");
 
+    // With no client installed, the entry to add by hand is printed.
+    let bare = Sandbox::new();
+    let out = bare.run(&["clients", "register", "--dry-run"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("No MCP client found"), "{}", stdout(&out));
+    assert!(stdout(&out).contains(&format!("\"workbench\": {}", json!({"command": binary()}))), "{}", stdout(&out));
+
     // A client named explicitly but not installed is a failure; a relative --command is refused.
     assert_eq!(s.run(&["clients", "register", "--client", "claude-desktop"]).status.code(), Some(1));
     assert_eq!(s.run(&["clients", "register", "--command", "workbench"]).status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn progress_is_drawn_on_a_terminal() {
+    // `script` (util-linux) gives the binary a terminal; without it there is nothing to check.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` command to allocate a terminal");
+        return;
+    }
+    let fake = Fake::start(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Reply::json(200, json!({"full_name": "acme/demo", "default_branch": "main"}))
+    })
+    .await;
+    let s = Sandbox::new();
+    let file = s.dir.path().join("slow.json");
+    let one = json!({"tool": "github_get_repo", "args": {"owner": "acme", "repo": "demo"}});
+    std::fs::write(&file, json!([one, one, one, one]).to_string()).unwrap();
+    let line = format!("{} tools call --batch {}", binary().display(), file.display());
+    let sandbox_env: Vec<_> =
+        s.cmd(&[]).get_envs().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))).collect();
+    let out = tokio::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .envs(sandbox_env)
+        .env_remove("XDG_CONFIG_HOME")
+        .env("WORKBENCH_CONCURRENCY", "1")
+        .env("WORKBENCH_GITHUB_TOKEN", "ghp_progress00000000000000000000000000")
+        .env("WORKBENCH_GITHUB_BASE_URL", &fake.url)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let screen = stdout(&out);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("/4 executions finished"), "no progress line on the terminal: {screen:?}");
+    assert!(screen.contains("\"default_branch\": \"main\""), "{screen}");
 }
