@@ -30,4 +30,7 @@ section "python mcp SDK: the write safety policy through elicitation (both proto
 
 bash scripts/test-portal.sh
 
+section "install.sh end to end against a temporary HOME (release build, reused from target/)"
+bash tests/install/test_install.sh
+
 section "all tests passed"

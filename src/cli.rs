@@ -1,14 +1,93 @@
-//! Terminal commands (`workbench connect`, `workbench status`): the same meta-tools and pages the
-//! agent uses, driven from a shell so a user can set up accounts before opening their agent.
+//! Terminal commands: the same meta-tools, engine, stores and pages the agent uses, driven from a
+//! shell so a user can set up accounts and try tools before opening their agent.
+//!
+//! Each command returns its exit status (see [`exit`]). Results go to stdout (JSON for `tools`),
+//! messages to stderr; progress is drawn on stderr only when stderr is a terminal.
 
-use std::io::Write;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::app::{App, PendingState};
+use crate::clients::{self, Action, Client, Locations, Op};
+use crate::engine::{self, Batch, Execution};
 
-/// Connects an integration from the terminal; returns the process exit code.
+/// `println!` that ignores a closed stdout (`workbench status | head` must not panic).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// Exit statuses of every command.
+pub mod exit {
+    /// Done.
+    pub const OK: u8 = 0;
+    /// The command ran and something failed: a tool error, a connection that did not finish, a
+    /// doctor FAIL, a client config that was refused.
+    pub const FAILED: u8 = 1;
+    /// The command line or its input was wrong (unknown command or option, arguments that are
+    /// not JSON); nothing was done.
+    pub const USAGE: u8 = 2;
+}
+
+/// A one-line progress display on stderr, drawn only when stderr is a terminal, and only once the
+/// work has taken long enough to be worth it.
+pub struct Progress {
+    enabled: bool,
+    drawn: bool,
+    started: Instant,
+    frame: usize,
+}
+
+impl Progress {
+    /// Work shorter than this shows nothing.
+    const DELAY: Duration = Duration::from_millis(300);
+
+    pub fn new() -> Progress {
+        Progress { enabled: std::io::stderr().is_terminal(), drawn: false, started: Instant::now(), frame: 0 }
+    }
+
+    /// Redraws the line with `message` and the time since start.
+    pub fn tick(&mut self, message: &str) {
+        if !self.enabled || self.started.elapsed() < Self::DELAY {
+            return;
+        }
+        const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
+        self.frame = (self.frame + 1) % FRAMES.len();
+        self.drawn = true;
+        let secs = self.started.elapsed().as_secs();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{} {message} ({secs}s)", FRAMES[self.frame]);
+        let _ = err.flush();
+    }
+
+    /// Clears the line, if anything was drawn.
+    pub fn finish(&mut self) {
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.drawn = false;
+        }
+    }
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn print_json(v: &Value) {
+    out!("{}", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
+}
+
+/// Connects an integration from the terminal: prints the local page's URL and waits for it.
 pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
     let out =
         crate::meta::call(app, "connect", json!({ "integration": integration })).await.expect("connect is a meta-tool");
@@ -18,21 +97,20 @@ pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
         if let Some(near) = out.body["did_you_mean"].as_str() {
             eprintln!("           did you mean '{near}'?");
         }
-        return 1;
+        return exit::FAILED;
     }
     if out.body["status"] == "CONNECTED" {
-        println!("{}", out.body["message"].as_str().unwrap_or("connected"));
-        return 0;
+        out!("{}", out.body["message"].as_str().unwrap_or("connected"));
+        return exit::OK;
     }
     let url = out.body["url"].as_str().unwrap_or_default();
-    println!("Open this page to connect {integration}:\n\n    {url}\n");
+    out!("Open this page to connect {integration}:\n\n    {url}\n");
     if out.body["openedInBrowser"] == true {
-        println!("(opened in your browser)");
+        out!("(opened in your browser)");
     }
-    print!("Waiting");
     let _ = std::io::stdout().flush();
     let id = out.body["connectionId"].as_str().unwrap_or_default().to_string();
-    let mut ticks = 0u32;
+    let mut progress = Progress::new();
     loop {
         let state = {
             let pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -40,35 +118,79 @@ pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
         };
         match state {
             Some((PendingState::Connected, _, account)) => {
+                progress.finish();
                 let who = account.map(|a| format!(" as {a}")).unwrap_or_default();
-                println!(" connected{who}.");
-                return 0;
+                out!("{integration} connected{who}.");
+                return exit::OK;
             }
-            Some((_, expires, _)) if std::time::Instant::now() >= expires => {
-                println!(" the link expired; run the command again.");
-                return 1;
+            Some((_, expires, _)) => {
+                let now = Instant::now();
+                if now >= expires {
+                    progress.finish();
+                    out!("The link expired before the page was completed; run the command again.");
+                    return exit::FAILED;
+                }
+                let left = (expires - now).as_secs();
+                progress.tick(&format!(
+                    "waiting for the page to be completed; the link expires in {}:{:02}",
+                    left / 60,
+                    left % 60
+                ));
             }
-            Some(_) => {}
             None => {
-                println!(" the connection attempt is gone; run the command again.");
-                return 1;
+                progress.finish();
+                out!("The connection attempt is gone; run the command again.");
+                return exit::FAILED;
             }
         }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        ticks += 1;
-        if ticks.is_multiple_of(8) {
-            print!(".");
-            let _ = std::io::stdout().flush();
-        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// Erases an integration's stored credential through `connection_delete_credentials` (so it is
+/// audited, and the token is revoked at the provider where it has an endpoint for that).
+pub async fn disconnect(app: &Arc<App>, integration: &str, revoke: bool) -> u8 {
+    if app.registry().integration(integration).is_none() {
+        eprintln!("workbench: unknown integration '{integration}'; `workbench status` lists them");
+        return exit::FAILED;
+    }
+    let batch = Batch {
+        executions: vec![Execution {
+            tool: "connection_delete_credentials".into(),
+            args: json!({ "integration": integration, "revoke_remote": revoke }),
+            ref_id: None,
+        }],
+        compose: false,
+        ret: None,
+    };
+    // The user typed this command: that is the approval the safety policy asks for.
+    let out = engine::execute_with(app, batch, &approved_by_the_user()).await;
+    let entry = &out.body["results"][0];
+    if out.is_error || entry.get("error").is_some() {
+        let err = if out.is_error { &out.body["error"] } else { &entry["error"] };
+        eprintln!("workbench: {}", err["message"].as_str().unwrap_or("disconnect failed"));
+        return exit::FAILED;
+    }
+    let result = &entry["result"];
+    if result["deleted"] == true {
+        let revoked = match result["revoked_remote"] {
+            Value::Bool(true) => " and revoked its token at the provider",
+            Value::Bool(false) => " (the provider did not confirm the token's revocation)",
+            _ => "",
+        };
+        out!("{integration} disconnected: erased the stored credential{revoked}.");
+    } else {
+        out!("{integration} was not connected; nothing to erase.");
+    }
+    exit::OK
 }
 
 /// Prints integrations with their connection state and the stores in use.
 pub fn status(app: &Arc<App>) -> u8 {
-    println!("data directory: {}", app.settings.home.display());
-    println!("secret store:   {}", app.secrets.name());
-    println!();
-    println!("{:<18} {:<10} {:<12} account", "integration", "auth", "connected");
+    out!("data directory: {}", app.settings.home.display());
+    out!("secret store:   {}", app.secrets.name());
+    out!();
+    out!("{:<18} {:<10} {:<12} account", "integration", "auth", "connected");
     for i in app.registry().integrations() {
         let env = crate::auth::from_env(i, &|v| app.settings.credential_env.get(v).cloned()).is_some();
         let meta = app.storage.connection_meta(i.name).ok().flatten();
@@ -82,7 +204,309 @@ pub fn status(app: &Arc<App>) -> u8 {
             "no"
         };
         let account = meta.and_then(|m| m.account_label).unwrap_or_default();
-        println!("{:<18} {:<10} {:<12} {}", i.name, i.auth.kind.as_str(), state, account);
+        out!("{:<18} {:<10} {:<12} {}", i.name, i.auth.kind.as_str(), state, account);
     }
-    0
+    exit::OK
+}
+
+/// `tools search`: the agent's search_tools, as JSON.
+pub async fn tools_search(app: &Arc<App>, query: &str, limit: u32) -> u8 {
+    let out = crate::meta::call(app, "search_tools", json!({ "query": query, "limit": limit }))
+        .await
+        .expect("search_tools is a meta-tool");
+    print_json(&out.body);
+    if out.is_error { exit::FAILED } else { exit::OK }
+}
+
+/// `tools schema`: the agent's get_tool_schema, as JSON.
+pub async fn tools_schema(app: &Arc<App>, tool: &str) -> u8 {
+    let out = crate::meta::call(app, "get_tool_schema", json!({ "tool": tool }))
+        .await
+        .expect("get_tool_schema is a meta-tool");
+    print_json(&out.body);
+    if out.is_error { exit::FAILED } else { exit::OK }
+}
+
+/// Reads a command-line JSON argument: the text itself, `-` for stdin, or `@FILE`.
+pub fn read_json_arg(text: &str, what: &str) -> Result<Value, String> {
+    let source = if text == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
+        s
+    } else if let Some(path) = text.strip_prefix('@') {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} from {path}: {e}"))?
+    } else {
+        text.to_string()
+    };
+    serde_json::from_str(&source).map_err(|e| format!("{what}: not valid JSON ({e})"))
+}
+
+/// Turns a batch file's JSON into a batch: either a list of executions or execute_tools' own
+/// arguments (`{executions, compose?, return?}`).
+pub fn parse_batch(v: Value) -> Result<Batch, String> {
+    let (executions, compose, ret) = match v {
+        Value::Array(_) => (v, false, None),
+        Value::Object(mut map) => {
+            if let Some(k) = map.keys().find(|k| !matches!(k.as_str(), "executions" | "compose" | "return")) {
+                return Err(format!("unknown key '{k}' (a batch has executions, compose and return)"));
+            }
+            let compose = match map.remove("compose") {
+                None => false,
+                Some(Value::Bool(b)) => b,
+                Some(other) => return Err(format!("compose must be true or false, got {other}")),
+            };
+            let executions = map.remove("executions").ok_or("a batch object needs \"executions\"")?;
+            (executions, compose, map.remove("return"))
+        }
+        _ => return Err("a batch is a list of executions or an object with \"executions\"".into()),
+    };
+    let executions: Vec<Execution> = serde_json::from_value(executions).map_err(|e| format!("executions: {e}"))?;
+    Ok(Batch { executions, compose, ret })
+}
+
+/// Runs a batch through the engine, drawing progress on a terminal (executions finished, counted
+/// from the audit rows the engine writes as each one ends) while it runs.
+/// Hooks for a command the user typed and confirmed by typing it.
+fn approved_by_the_user() -> engine::Hooks {
+    engine::Hooks {
+        approve: Some(Arc::new(|_| Box::pin(async { engine::policy::Approval::Approved }))),
+        ..Default::default()
+    }
+}
+
+/// Hooks for `tools call`: a write the safety policy holds is asked about on the terminal (y/N);
+/// without a terminal to ask on, it is refused (CONFIRMATION_REQUIRED), never silently run.
+fn terminal_hooks() -> engine::Hooks {
+    use std::io::IsTerminal;
+    engine::Hooks {
+        approve: Some(Arc::new(|request: engine::policy::ApprovalRequest| {
+            Box::pin(async move {
+                if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+                    return engine::policy::Approval::Unavailable(
+                        "there is no terminal to ask on (stdin is not a terminal)".into(),
+                    );
+                }
+                let answer = tokio::task::spawn_blocking(move || {
+                    eprint!("{}\nAllow? [y/N] ", request.summary);
+                    let mut line = String::new();
+                    let _ = std::io::stdin().read_line(&mut line);
+                    line
+                })
+                .await
+                .unwrap_or_default();
+                if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+                    engine::policy::Approval::Approved
+                } else {
+                    engine::policy::Approval::Declined("the user answered no on the terminal".into())
+                }
+            })
+        })),
+        ..Default::default()
+    }
+}
+
+async fn run_batch(app: &Arc<App>, batch: Batch) -> engine::Outcome {
+    let total = batch.executions.iter().filter(|e| app.registry().get(&e.tool).is_some()).count();
+    let mut progress = Progress::new();
+    if !progress.enabled || total == 0 {
+        return engine::execute_with(app, batch, &terminal_hooks()).await;
+    }
+    let last_id = |app: &Arc<App>| {
+        let app = app.clone();
+        async move {
+            app.storage
+                .call(|c| c.query_row("SELECT COALESCE(MAX(id), 0) FROM audit", [], |r| r.get::<_, i64>(0)))
+                .await
+        }
+    };
+    let start = last_id(app).await.unwrap_or(0);
+    let task = tokio::spawn({
+        let app = app.clone();
+        async move { engine::execute_with(&app, batch, &terminal_hooks()).await }
+    });
+    tokio::pin!(task);
+    loop {
+        tokio::select! {
+            done = &mut task => {
+                progress.finish();
+                return done.unwrap_or_else(|e| engine::Outcome {
+                    body: json!({ "error": { "code": "INTERNAL_ERROR", "message": format!("the batch task failed: {e}") } }),
+                    is_error: true,
+                });
+            }
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {
+                let done = last_id(app).await.map(|id| (id - start).max(0) as usize).unwrap_or(0).min(total);
+                progress.tick(&format!("{done}/{total} executions finished"));
+            }
+        }
+    }
+}
+
+/// `tools call <tool> <json>`: one execution; prints its result (or `{"error": ...}`) as JSON.
+pub async fn tools_call(app: &Arc<App>, tool: &str, args: Value) -> u8 {
+    if !args.is_object() {
+        eprintln!("workbench: the arguments must be a JSON object, e.g. '{{\"query\": \"rust\"}}'");
+        return exit::USAGE;
+    }
+    let batch =
+        Batch { executions: vec![Execution { tool: tool.to_string(), args, ref_id: None }], compose: false, ret: None };
+    let out = run_batch(app, batch).await;
+    if out.is_error {
+        print_json(&out.body);
+        return exit::FAILED;
+    }
+    let entry = &out.body["results"][0];
+    match entry.get("error") {
+        Some(err) => {
+            print_json(&json!({ "error": err }));
+            eprintln!(
+                "workbench: {}: {}",
+                err["code"].as_str().unwrap_or("ERROR"),
+                err["message"].as_str().unwrap_or("the tool failed")
+            );
+            exit::FAILED
+        }
+        None => {
+            print_json(&entry["result"]);
+            exit::OK
+        }
+    }
+}
+
+/// `tools call --batch FILE`: a whole execute_tools batch; prints the response as the agent gets
+/// it. Fails when the batch or any execution failed.
+pub async fn tools_batch(app: &Arc<App>, batch: Batch) -> u8 {
+    let out = run_batch(app, batch).await;
+    print_json(&out.body);
+    let failed_item = out.body["results"].as_array().is_some_and(|r| r.iter().any(|e| e.get("error").is_some()));
+    let errors = out.body.get("errors").is_some_and(|e| e.as_array().is_some_and(|a| !a.is_empty()));
+    if out.is_error || failed_item || errors { exit::FAILED } else { exit::OK }
+}
+
+/// The binary itself, as a client config should name it.
+pub fn current_binary() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
+    Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
+}
+
+/// `clients register|unregister`: edits each chosen (or every installed) client's config and says
+/// what it did. `explicit` means the user named the clients, so a missing one is a failure.
+pub fn clients(op: Op<'_>, chosen: &[Client], dry_run: bool) -> u8 {
+    let Some(loc) = Locations::from_env() else {
+        eprintln!("workbench: HOME is not set, so client configs cannot be found");
+        return exit::FAILED;
+    };
+    let explicit = !chosen.is_empty();
+    let targets: Vec<Client> = if explicit { chosen.to_vec() } else { Client::ALL.to_vec() };
+    let reports = clients::apply(&loc, &targets, op, dry_run);
+    let mut failed = false;
+    for r in &reports {
+        let name = r.client.display();
+        let path = r.path.display();
+        match &r.action {
+            Action::NotInstalled if explicit => {
+                failed = true;
+                out!("{name}: not found here ({path} and its folder are missing)");
+            }
+            Action::NotInstalled => out!("{name}: not installed, skipped"),
+            Action::Unchanged => match op {
+                Op::Register(_) => out!("{name}: already registered in {path}; nothing changed"),
+                Op::Unregister => out!("{name}: no workbench entry in {path}; nothing changed"),
+            },
+            Action::Changed { summary, backup } => {
+                if dry_run {
+                    out!("{name}: would edit {path}: {summary} (after a backup)");
+                    if let Some(diff) = &r.preview {
+                        for line in diff.lines() {
+                            out!("    {line}");
+                        }
+                    }
+                } else {
+                    let backup = backup.as_ref().map(|b| format!("; backup: {}", b.display())).unwrap_or_default();
+                    out!("{name}: {summary} in {path}{backup}");
+                    out!("    {} to use it", r.client.after_change());
+                }
+            }
+            Action::Refused(why) => {
+                failed = true;
+                out!("{name}: REFUSED to edit {path}: {why}");
+                out!("    The file was left exactly as it was. Fix it by hand, then run this again.");
+            }
+            Action::Failed(why) => {
+                failed = true;
+                out!("{name}: FAILED on {path}: {why}");
+            }
+        }
+    }
+    if !explicit
+        && let Op::Register(command) = op
+        && reports.iter().all(|r| r.action == Action::NotInstalled)
+    {
+        let entry = serde_json::to_string(&Client::Cursor.entry(command)).unwrap_or_default();
+        out!("No MCP client found. To add workbench to one by hand, put this under \"mcpServers\":");
+        out!("    \"workbench\": {entry}");
+    }
+    if dry_run {
+        out!("(dry run: no file was changed)");
+    }
+    if failed { exit::FAILED } else { exit::OK }
+}
+
+/// Checks a `--command` path for registration: absolute, and present unless this is a dry run
+/// (install.sh's dry run names the binary it would install).
+pub fn registration_command(given: Option<&Path>, dry_run: bool) -> Result<String, String> {
+    let path = match given {
+        Some(p) => p.to_path_buf(),
+        None => current_binary()?,
+    };
+    if !path.is_absolute() {
+        return Err(format!("--command must be an absolute path, got {}", path.display()));
+    }
+    if !dry_run && !path.is_file() {
+        return Err(format!("--command {} does not exist", path.display()));
+    }
+    path.to_str().map(str::to_string).ok_or_else(|| format!("{} is not valid UTF-8", path.display()))
+}
+
+/// `doctor`: every check, printed; the exit status says whether any FAILed.
+pub fn doctor() -> u8 {
+    let settings = crate::config::Settings::from_env();
+    let store = settings.as_ref().ok().map(|s| App::new(s.clone()).secrets.clone());
+    let loc = Locations::from_env();
+    out!("workbench {} doctor", env!("CARGO_PKG_VERSION"));
+    let checks = crate::doctor::run(&settings, store, loc.as_ref());
+    crate::doctor::print(&checks, &mut std::io::stdout())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_come_as_lists_or_execute_tools_arguments() {
+        let b = parse_batch(json!([{"tool": "a", "args": {}}, {"tool": "b"}])).unwrap();
+        assert_eq!(b.executions.len(), 2);
+        assert!(!b.compose);
+        let b =
+            parse_batch(json!({"executions": [{"tool": "a", "ref_id": "x"}], "compose": true, "return": "{{step:x}}"}))
+                .unwrap();
+        assert!(b.compose);
+        assert_eq!(b.ret, Some(json!("{{step:x}}")));
+        assert!(parse_batch(json!({"executions": [], "extra": 1})).unwrap_err().contains("unknown key 'extra'"));
+        assert!(parse_batch(json!({"compose": true})).unwrap_err().contains("needs \"executions\""));
+        assert!(parse_batch(json!([{"tool": "a", "bogus": 1}])).unwrap_err().contains("bogus"));
+        assert!(parse_batch(json!("x")).is_err());
+    }
+
+    #[test]
+    fn json_arguments_name_what_is_wrong() {
+        assert_eq!(read_json_arg("{\"a\": 1}", "the arguments").unwrap(), json!({"a": 1}));
+        let e = read_json_arg("{a: 1}", "the arguments").unwrap_err();
+        assert!(e.starts_with("the arguments: not valid JSON (key must be a string"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("b.json");
+        std::fs::write(&f, "[1]").unwrap();
+        assert_eq!(read_json_arg(&format!("@{}", f.display()), "x").unwrap(), json!([1]));
+        assert!(read_json_arg("@/nonexistent/file", "x").unwrap_err().contains("cannot read x"));
+    }
 }

@@ -1,113 +1,268 @@
-//! The `workbench` binary: parse the command line, log to stderr, serve MCP on stdio.
+//! The `workbench` binary: parse the command line, log to stderr, then serve MCP on stdio (the
+//! default) or run one terminal command from `workbench::cli`.
+//!
+//! Layout for additions: a new command is a variant of [`Command`] plus one arm in [`run`]; its work
+//! lives in the library (`workbench::cli` or its own module), never here.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing_subscriber::filter::LevelFilter;
+use workbench::cli::exit;
+use workbench::clients::{Client, Op};
 
-const HELP: &str = "workbench — a local MCP tool gateway
+const AFTER_HELP: &str = "\
+Examples:
+  workbench                                   serve MCP on stdio (what MCP clients launch)
+  workbench doctor                            check this machine; each failure says how to fix it
+  workbench connect github                    connect an account on a local page, then wait
+  workbench tools search list open pull requests
+  workbench tools schema github_list_pull_requests
+  workbench tools call time_get_current '{\"timezone\": \"Europe/Lisbon\"}'
+  workbench tools call --batch batch.json     a whole execute_tools batch from a file (- for stdin)
+  workbench clients register --dry-run        show what registering with the clients would change
+  workbench portal                            a local web page: accounts, audit log, secrets, custom apps
+  workbench serve --profile runstack          the four tools of the Runstack design instead of the nine
 
-USAGE:
-    workbench [serve]               speak MCP on stdin/stdout (what desktop clients launch)
-    workbench serve --profile runstack   the four tools of the Runstack design instead of the nine
-    workbench connect <integration> connect an account now: opens the local page and waits
-    workbench status                integrations, connection state and the secret store in use
-    workbench portal                a local web page: accounts, audit log, secrets (until Ctrl-C)
-    workbench --version
-    workbench --help
+Client config (Claude Desktop, Cursor; `workbench clients register` writes it):
+  { \"mcpServers\": { \"workbench\": { \"command\": \"/home/you/.local/bin/workbench\" } } }
 
-ENVIRONMENT:
-    WORKBENCH_HOME         data directory (default: the platform data dir)
-    WORKBENCH_LOG          log level on stderr: error, warn, info, debug, trace (default: warn)
-    WORKBENCH_<INTEGRATION>_BASE_URL   point an integration at another host
+Exit status:
+  0  done
+  1  the command ran and something failed (a tool error, a doctor FAIL, a refused client config)
+  2  the command line or its JSON input was wrong; nothing was done
 
-EXAMPLE (Claude Desktop / Cursor config):
-    { \"mcpServers\": { \"workbench\": { \"command\": \"workbench\" } } }
-";
+Environment:
+  WORKBENCH_HOME          data directory (default: the platform data dir)
+  WORKBENCH_LOG           log level on stderr: error, warn, info, debug, trace (default: warn)
+  WORKBENCH_SECRET_STORE  keychain (default), file or memory
+  WORKBENCH_<INTEGRATION>_<FIELD>  a credential from the environment, e.g. WORKBENCH_GITHUB_TOKEN";
+
+/// workbench — a local MCP tool gateway: nine meta-tools in front of a catalogue of service tools.
+#[derive(Parser)]
+#[command(name = "workbench", version, after_help = AFTER_HELP, disable_help_subcommand = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Speak MCP on stdin/stdout (the default with no command)
+    Serve(ServeArgs),
+    /// Check the data directory, database, secret store, loopback port and client registrations
+    Doctor,
+    /// List integrations with their connection state, and the secret store in use
+    Status,
+    /// Connect an account: opens the local connect page and waits until it is completed
+    Connect {
+        /// The integration, e.g. github (`workbench status` lists them)
+        integration: String,
+    },
+    /// Disconnect an account: revoke its token where the provider allows, erase the stored credential
+    Disconnect {
+        /// The integration, e.g. github
+        integration: String,
+        /// Only erase the local credential; do not ask the provider to revoke the token
+        #[arg(long)]
+        no_revoke: bool,
+    },
+    /// Search, inspect and run tools from the terminal with the agent's engine (JSON on stdout)
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// Register workbench with Claude Desktop, Cursor and Claude Code, or remove it
+    #[command(subcommand)]
+    Clients(ClientsCommand),
+    /// Open the local portal (integrations, audit log, secrets, custom apps) until Ctrl-C
+    Portal,
+}
+
+#[derive(Args, Default)]
+struct ServeArgs {
+    /// Which tool surface to serve
+    #[arg(long, value_enum, default_value_t = Profile::Default)]
+    profile: Profile,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+enum Profile {
+    /// The nine meta-tools
+    #[default]
+    Default,
+    /// The four-tool compatibility surface
+    Runstack,
+}
+
+#[derive(Subcommand)]
+enum ToolsCommand {
+    /// Rank tools for a request, as search_tools does
+    Search {
+        /// What you want to do; several words need no quotes
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        /// Most results to show
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=50))]
+        limit: u32,
+    },
+    /// Print a tool's JSON Schema, as get_tool_schema does
+    Schema {
+        /// The tool's name, e.g. github_list_pull_requests
+        tool: String,
+    },
+    /// Run a tool (or a batch) through the execute_tools engine
+    Call(CallArgs),
+}
+
+#[derive(Args)]
+struct CallArgs {
+    /// The tool to run
+    #[arg(required_unless_present = "batch")]
+    tool: Option<String>,
+    /// Its arguments as a JSON object; `-` reads stdin, `@FILE` a file [default: {}]
+    args: Option<String>,
+    /// Run an execute_tools batch from FILE (`-` for stdin): a list of {tool, args, ref_id?} or
+    /// {executions, compose?, return?}
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tool", "args"])]
+    batch: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum ClientsCommand {
+    /// Add workbench to each installed client's config (other content is kept byte for byte)
+    Register {
+        #[command(flatten)]
+        target: ClientTarget,
+        /// The binary the clients should run [default: this one]
+        #[arg(long, value_name = "PATH")]
+        command: Option<PathBuf>,
+    },
+    /// Remove workbench's entry from each installed client's config
+    Unregister {
+        #[command(flatten)]
+        target: ClientTarget,
+    },
+    /// Show each client's config file and whether workbench is registered there
+    List,
+}
+
+#[derive(Args)]
+struct ClientTarget {
+    /// Only this client (repeatable): claude-desktop, cursor, claude-code
+    #[arg(long = "client", value_name = "CLIENT", value_parser = parse_client)]
+    clients: Vec<Client>,
+    /// Print what would change; write nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn parse_client(s: &str) -> Result<Client, String> {
+    Client::from_id(s).ok_or_else(|| {
+        let ids: Vec<&str> = Client::ALL.iter().map(|c| c.id()).collect();
+        format!("unknown client '{s}' (one of: {})", ids.join(", "))
+    })
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut profile = workbench::mcp::Profile::Default;
-    match args.first().map(String::as_str) {
-        None => {}
-        Some("serve") => match args.get(1..).unwrap_or_default() {
-            [] => {}
-            [flag, name] if flag == "--profile" => match workbench::mcp::Profile::from_name(name) {
-                Ok(p) => profile = p,
+    let cli = Cli::parse();
+    ExitCode::from(run(cli.command.unwrap_or(Command::Serve(ServeArgs::default()))))
+}
+
+fn run(command: Command) -> u8 {
+    init_logging();
+    match command {
+        Command::Serve(args) => serve_stdio(args.profile),
+        Command::Doctor => workbench::cli::doctor(),
+        Command::Clients(ClientsCommand::List) => {
+            let Some(loc) = workbench::clients::Locations::from_env() else {
+                eprintln!("workbench: HOME is not set, so client configs cannot be found");
+                return exit::FAILED;
+            };
+            let checks: Vec<_> = Client::ALL.iter().map(|c| workbench::doctor::client(&loc, *c)).collect();
+            workbench::doctor::print(&checks, &mut std::io::stdout())
+        }
+        Command::Clients(ClientsCommand::Register { target, command }) => {
+            match workbench::cli::registration_command(command.as_deref(), target.dry_run) {
+                Ok(cmd) => workbench::cli::clients(Op::Register(&cmd), &target.clients, target.dry_run),
                 Err(e) => {
                     eprintln!("workbench: {e}");
-                    return ExitCode::from(2);
+                    exit::USAGE
                 }
-            },
-            rest => {
-                eprintln!("workbench: serve takes only --profile <default|runstack>, got {rest:?}\n\n{HELP}");
-                return ExitCode::from(2);
+            }
+        }
+        Command::Clients(ClientsCommand::Unregister { target }) => {
+            workbench::cli::clients(Op::Unregister, &target.clients, target.dry_run)
+        }
+        Command::Status => with_app(|app| async move { workbench::cli::status(&app) }),
+        Command::Portal => with_app(|app| async move { workbench::portal::run(&app).await }),
+        Command::Connect { integration } => {
+            with_app(|app| async move { workbench::cli::connect(&app, &integration).await })
+        }
+        Command::Disconnect { integration, no_revoke } => {
+            with_app(|app| async move { workbench::cli::disconnect(&app, &integration, !no_revoke).await })
+        }
+        Command::Tools(ToolsCommand::Search { query, limit }) => {
+            with_app(|app| async move { workbench::cli::tools_search(&app, &query.join(" "), limit).await })
+        }
+        Command::Tools(ToolsCommand::Schema { tool }) => {
+            with_app(|app| async move { workbench::cli::tools_schema(&app, &tool).await })
+        }
+        Command::Tools(ToolsCommand::Call(call)) => match call.batch {
+            Some(file) => {
+                let batch = workbench::cli::read_json_arg(&batch_source(&file), "the batch")
+                    .and_then(workbench::cli::parse_batch);
+                match batch {
+                    Ok(b) => with_app(|app| async move { workbench::cli::tools_batch(&app, b).await }),
+                    Err(e) => usage_error(&e),
+                }
+            }
+            None => {
+                let tool = call.tool.unwrap_or_default();
+                match workbench::cli::read_json_arg(call.args.as_deref().unwrap_or("{}"), "the arguments") {
+                    Ok(args) => with_app(|app| async move { workbench::cli::tools_call(&app, &tool, args).await }),
+                    Err(e) => usage_error(&e),
+                }
             }
         },
-        Some("connect") | Some("status") | Some("portal") => return run_command(&args),
-        Some("--version") | Some("-V") => {
-            println!("workbench {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
-        Some("--help") | Some("-h") | Some("help") => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Some(other) => {
-            eprintln!("workbench: unknown command '{other}'\n\n{HELP}");
-            return ExitCode::from(2);
-        }
-    }
-    init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("workbench: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(profile)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!("{e:#}");
-            eprintln!("workbench: {e:#}");
-            ExitCode::FAILURE
-        }
     }
 }
 
-/// Terminal commands share the server's engine: same settings, same stores, same pages.
-fn run_command(args: &[String]) -> ExitCode {
-    init_logging();
+/// `--batch FILE` names a file (or `-`); read_json_arg takes `@FILE` for files.
+fn batch_source(file: &str) -> String {
+    if file == "-" { file.to_string() } else { format!("@{file}") }
+}
+
+fn usage_error(message: &str) -> u8 {
+    eprintln!("workbench: {message}");
+    exit::USAGE
+}
+
+/// Runs a terminal command with the same settings, stores and engine as the server.
+fn with_app<F, Fut>(f: F) -> u8
+where
+    F: FnOnce(std::sync::Arc<workbench::app::App>) -> Fut,
+    Fut: std::future::Future<Output = u8>,
+{
     let settings = match workbench::config::Settings::from_env() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("workbench: {e}");
-            return ExitCode::FAILURE;
+            return exit::FAILED;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
+    let Some(runtime) = runtime() else { return exit::FAILED };
+    let app = workbench::app::App::new(settings);
+    runtime.block_on(f(app))
+}
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => Some(rt),
         Err(e) => {
             eprintln!("workbench: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
+            None
         }
-    };
-    let app = workbench::app::App::new(settings);
-    runtime
-        .block_on(async move {
-            match args[0].as_str() {
-                "status" => workbench::cli::status(&app),
-                "portal" => workbench::portal::run(&app).await,
-                _ => match args.get(1) {
-                    Some(integration) => workbench::cli::connect(&app, integration).await,
-                    None => {
-                        eprintln!("usage: workbench connect <integration>   (see `workbench status` for names)");
-                        2
-                    }
-                },
-            }
-        })
-        .into()
+    }
 }
 
 fn init_logging() {
@@ -120,8 +275,25 @@ fn init_logging() {
         "off" => LevelFilter::OFF,
         _ => LevelFilter::WARN,
     };
-    // stderr at `level`, plus forwarding to the MCP client at the level it asks for.
+    // stderr at `level` (stdout is the protocol), plus forwarding to the MCP client at its level.
     workbench::mcp::logging::init_tracing(level);
+}
+
+/// `workbench` / `workbench serve [--profile NAME]`: MCP on stdin/stdout until stdin closes.
+fn serve_stdio(profile: Profile) -> u8 {
+    let profile = match profile {
+        Profile::Default => workbench::mcp::Profile::Default,
+        Profile::Runstack => workbench::mcp::Profile::Runstack,
+    };
+    let Some(runtime) = runtime() else { return exit::FAILED };
+    match runtime.block_on(serve(profile)) {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("workbench: {e:#}");
+            exit::FAILED
+        }
+    }
 }
 
 async fn serve(profile: workbench::mcp::Profile) -> anyhow::Result<()> {

@@ -6,6 +6,7 @@ mod airtable;
 mod asana;
 mod binary;
 mod builtins;
+mod cli;
 mod client_example;
 mod confluence;
 mod connect;

@@ -241,6 +241,7 @@ async fn the_binary_serves_the_profile_it_is_asked_for() {
         let out = std::process::Command::new(binary()).args(args).env("WORKBENCH_HOME", home.path()).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty());
-        assert!(String::from_utf8_lossy(&out.stderr).contains("profile"), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("profile") || err.contains("--profle"), "{args:?}: {err}");
     }
 }

@@ -1,0 +1,435 @@
+//! The terminal commands of the real binary: --help, doctor, tools search/schema/call, disconnect
+//! and clients. Every run gets a temporary WORKBENCH_HOME and HOME, and a memory or file secret
+//! store, so nothing touches the developer's data, client configs or keychain.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::binary;
+use crate::support::fake::{Fake, Reply};
+
+/// A sandbox: a data directory and a home directory, both temporary.
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Sandbox { dir }
+    }
+
+    fn home(&self) -> std::path::PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn data(&self) -> std::path::PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(binary());
+        c.args(args)
+            .env("WORKBENCH_HOME", self.data())
+            .env("HOME", self.home())
+            .env_remove("XDG_CONFIG_HOME")
+            .env("WORKBENCH_SECRET_STORE", "memory")
+            .env("WORKBENCH_NO_BROWSER", "1")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_out(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
+#[test]
+fn help_shows_commands_examples_and_exit_statuses() {
+    let s = Sandbox::new();
+    let out = s.run(&["--help"]);
+    assert!(out.status.success());
+    let help = stdout(&out);
+    for word in
+        ["doctor", "status", "connect", "disconnect", "tools", "clients", "Examples:", "Exit status:", "mcpServers"]
+    {
+        assert!(help.contains(word), "--help lacks {word}:\n{help}");
+    }
+    let out = s.run(&["tools", "call", "--help"]);
+    assert!(stdout(&out).contains("--batch <FILE>"));
+    for bad in [
+        &["frobnicate"][..],
+        &["serve", "--profile", "nine"],
+        &["tools", "search"],
+        &["clients", "register", "--client", "vim"],
+    ] {
+        let out = s.run(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{bad:?}");
+    }
+    assert!(
+        stderr(&s.run(&["clients", "register", "--client", "vim"])).contains("claude-desktop, cursor, claude-code")
+    );
+}
+
+#[test]
+fn doctor_reports_each_check_with_fixes_and_its_status() {
+    let s = Sandbox::new();
+    // Cursor registered with this very binary; Claude Desktop's config broken; no Claude Code.
+    std::fs::create_dir_all(s.home().join(".cursor")).unwrap();
+    let cursor = json!({"mcpServers": {"workbench": {"command": binary()}}});
+    std::fs::write(s.home().join(".cursor/mcp.json"), cursor.to_string()).unwrap();
+    std::fs::create_dir_all(s.home().join(".config/Claude")).unwrap();
+    std::fs::write(s.home().join(".config/Claude/claude_desktop_config.json"), "{\"mcpServers\": {},}").unwrap();
+
+    let out = s.run(&["doctor"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "a broken client config is a FAIL:\n{text}");
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line {prefix:?}:\n{text}"))
+            .to_string()
+    };
+    assert!(line("OK    data directory").contains("mode 0700"), "{text}");
+    assert!(line("OK    database").contains("quick_check ok"));
+    assert!(line("WARN  secret store").contains("memory"));
+    assert!(line("OK    loopback port").contains("127.0.0.1"));
+    assert!(line("OK    Cursor").contains(&binary().display().to_string()));
+    assert!(line("FAIL  Claude Desktop").contains("trailing comma"), "{text}");
+    assert!(line("SKIP  Claude Code").contains(".claude.json"));
+    let fix = text.lines().skip_while(|l| !l.starts_with("FAIL  Claude Desktop")).nth(1).unwrap();
+    assert!(fix.trim_start().starts_with("fix:") && fix.contains("clients register --client claude-desktop"), "{fix}");
+    assert!(text.contains("1 failure, 1 warning, 4 OK"), "{text}");
+
+    // Fixed config and an encrypted file store with its passphrase: all clear.
+    std::fs::write(s.home().join(".config/Claude/claude_desktop_config.json"), "{}").unwrap();
+    let out = s
+        .cmd(&["doctor"])
+        .env("WORKBENCH_SECRET_STORE", "file")
+        .env("WORKBENCH_VAULT_PASSPHRASE", "doctor test passphrase")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("OK    secret store    encrypted file"), "{text}");
+    assert!(text.contains("WARN  Claude Desktop"), "{text}");
+
+    // The file store without a passphrase fails, saying how to give one.
+    let out = s.cmd(&["doctor"]).env("WORKBENCH_SECRET_STORE", "file").output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let at = text.find("FAIL  secret store").unwrap_or_else(|| panic!("{text}"));
+    assert!(text[at..].contains("fix: set WORKBENCH_VAULT_PASSPHRASE"), "{text}");
+
+    // A bad setting is itself a failure, and the client checks still run.
+    let out = s.cmd(&["doctor"]).env("WORKBENCH_CONCURRENCY", "0").output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text.contains("FAIL  settings") && text.contains("WORKBENCH_CONCURRENCY"), "{text}");
+    assert!(text.contains("OK    Cursor"), "{text}");
+}
+
+#[test]
+fn tools_search_and_schema_print_the_meta_tools_answers() {
+    let s = Sandbox::new();
+    let out = s.run(&["tools", "search", "what", "time", "is", "it", "in", "Tokyo", "--limit", "3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body = json_out(&out);
+    let tools = body["tools"].as_array().unwrap();
+    assert!(!tools.is_empty() && tools.len() <= 3);
+    assert_eq!(tools[0]["name"], "time_get_current", "{body}");
+
+    let out = s.run(&["tools", "schema", "time_get_current"]);
+    assert!(out.status.success());
+    assert_eq!(json_out(&out)["schema"]["type"], "object");
+
+    let out = s.run(&["tools", "schema", "time_get_curent"]);
+    assert_eq!(out.status.code(), Some(1));
+    let body = json_out(&out);
+    assert_eq!(body["error"], "Tool not found");
+    assert!(body["did_you_mean"].to_string().contains("time_get_current"));
+}
+
+#[test]
+fn tools_call_runs_one_tool_and_reports_failures_in_the_exit_status() {
+    let s = Sandbox::new();
+    let out = s.run(&["tools", "call", "time_get_current", "{\"timezone\": \"Asia/Tokyo\"}"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_out(&out)["now"]["timezone"], "Asia/Tokyo");
+
+    // Arguments from stdin.
+    let mut child = s
+        .cmd(&["tools", "call", "time_get_current", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"{\"timezone\": \"UTC\"}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(json_out(&out)["now"]["timezone"], "UTC");
+
+    // A tool error: JSON on stdout, a one-line summary on stderr, status 1.
+    let out = s.run(&["tools", "call", "time_get_current", "{\"timezone\": \"Mars/Base\"}"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json_out(&out)["error"]["code"], "INVALID_ARGUMENTS");
+    assert!(stderr(&out).contains("INVALID_ARGUMENTS"));
+
+    // Not connected: the agent's NOT_CONNECTED, with its next step.
+    let out = s.run(&["tools", "call", "github_get_repo", "{\"owner\": \"a\", \"repo\": \"b\"}"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json_out(&out)["error"]["code"], "NOT_CONNECTED");
+
+    // Input that is not JSON, or not an object, is a usage error: status 2, nothing on stdout.
+    for bad in ["{timezone: UTC}", "[1]"] {
+        let out = s.run(&["tools", "call", "time_get_current", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn tools_call_reaches_upstreams_with_credentials_from_the_environment() {
+    let fake = Fake::start(|r| match (r.path.as_str(), r.header("authorization")) {
+        ("/repos/acme/demo", Some("Bearer ghp_cliENVtoken000000000000000000000")) => {
+            Reply::json(200, json!({"full_name": "acme/demo", "default_branch": "main", "stargazers_count": 7}))
+        }
+        _ => Reply::json(401, json!({"message": "Bad credentials"})),
+    })
+    .await;
+    let s = Sandbox::new();
+    let out = tokio::process::Command::from(s.cmd(&[
+        "tools",
+        "call",
+        "github_get_repo",
+        "{\"owner\":\"acme\",\"repo\":\"demo\"}",
+    ]))
+    .env("WORKBENCH_GITHUB_BASE_URL", &fake.url)
+    .env("WORKBENCH_GITHUB_TOKEN", "ghp_cliENVtoken000000000000000000000")
+    .output()
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{} {}", stdout(&out), stderr(&out));
+    assert_eq!(json_out(&out)["default_branch"], "main");
+    assert!(!stdout(&out).contains("ghp_cliENVtoken"));
+}
+
+#[test]
+fn tools_call_batch_runs_a_whole_execute_tools_batch() {
+    let s = Sandbox::new();
+    let file = s.dir.path().join("batch.json");
+    std::fs::write(
+        &file,
+        json!({
+            "compose": true,
+            "executions": [
+                {"tool": "time_get_current", "args": {"timezone": "UTC"}, "ref_id": "now"},
+                {"tool": "time_get_current", "args": {"timezone": "Europe/Lisbon"}, "ref_id": "lisbon"}
+            ],
+            "return": {"utc": "{{step:now.now.timezone}}", "there": "{{step:lisbon.now.timezone}}"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = s.run(&["tools", "call", "--batch", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_out(&out), json!({"result": {"utc": "UTC", "there": "Europe/Lisbon"}}));
+    // Progress is drawn only on a terminal; stderr here is a pipe.
+    assert!(!stderr(&out).contains("executions finished"), "{}", stderr(&out));
+
+    // One failed execution fails the command; the others' results are still printed.
+    std::fs::write(&file, r#"[{"tool": "time_get_current", "args": {"timezone": "UTC"}}, {"tool": "no_such_tool"}]"#)
+        .unwrap();
+    let out = s.run(&["tools", "call", "--batch", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let body = json_out(&out);
+    assert_eq!(body["results"][0]["result"]["now"]["timezone"], "UTC");
+    assert_eq!(body["results"][1]["error"]["code"], "TOOL_NOT_FOUND");
+
+    // A batch the engine refuses before running, and a file that is not a batch.
+    std::fs::write(&file, r#"[]"#).unwrap();
+    assert_eq!(s.run(&["tools", "call", "--batch", file.to_str().unwrap()]).status.code(), Some(1));
+    std::fs::write(&file, r#"{"steps": []}"#).unwrap();
+    let out = s.run(&["tools", "call", "--batch", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown key 'steps'"));
+    assert_eq!(s.run(&["tools", "call", "--batch", "/nonexistent/batch.json"]).status.code(), Some(2));
+    // --batch and a tool name do not mix.
+    assert_eq!(s.run(&["tools", "call", "time_get_current", "--batch", "x.json"]).status.code(), Some(2));
+}
+
+#[test]
+fn disconnect_erases_a_stored_connection() {
+    let s = Sandbox::new();
+    let passphrase = "disconnect test passphrase";
+    {
+        // Store a connection the way the connect page does, in the encrypted file store.
+        let vars: std::collections::HashMap<String, String> = [
+            ("WORKBENCH_HOME", s.data().display().to_string()),
+            ("WORKBENCH_SECRET_STORE", "file".into()),
+            ("WORKBENCH_VAULT_PASSPHRASE", passphrase.into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let app = workbench::app::App::new(workbench::config::Settings::load(&vars).unwrap());
+        let github = app.registry().integration("github").unwrap();
+        let fields = [(
+            "token".to_string(),
+            workbench::secrets::Secret::new("ghp_stored0000000000000000000000000000".to_string()),
+        )]
+        .into_iter()
+        .collect();
+        let conn = workbench::auth::from_fields(github, fields, workbench::auth::Source::Store);
+        workbench::auth::save(
+            &app,
+            &conn,
+            workbench::auth::Saved { account_label: Some("octocat".into()), ..Default::default() },
+        )
+        .unwrap();
+    }
+    let run = |args: &[&str]| {
+        s.cmd(args)
+            .env("WORKBENCH_SECRET_STORE", "file")
+            .env("WORKBENCH_VAULT_PASSPHRASE", passphrase)
+            .output()
+            .unwrap()
+    };
+    let stored = || {
+        use workbench::secrets::SecretStore;
+        let pass = workbench::secrets::file::Passphrase::Value(workbench::secrets::Secret::new(passphrase.to_string()));
+        workbench::secrets::file::FileStore::new(s.data().join("secrets.enc"), pass).get("connection:github").unwrap()
+    };
+    assert!(stored().is_some());
+    let github_line = |o: &Output| stdout(o).lines().find(|l| l.starts_with("github ")).unwrap().to_string();
+    assert!(github_line(&run(&["status"])).contains("octocat"));
+
+    let out = run(&["disconnect", "github"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("github disconnected: erased the stored credential"), "{}", stdout(&out));
+    let line = github_line(&run(&["status"]));
+    assert!(line.contains(" no ") && !line.contains("octocat"), "{line}");
+    let out = run(&["tools", "call", "github_get_repo", "{\"owner\": \"a\", \"repo\": \"b\"}"]);
+    assert_eq!(json_out(&out)["error"]["code"], "NOT_CONNECTED");
+    // The secret is gone from the store too, not just the metadata.
+    assert!(stored().is_none());
+
+    let out = run(&["disconnect", "github"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("was not connected"));
+    let out = run(&["disconnect", "githubb"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("unknown integration 'githubb'"));
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[test]
+fn clients_register_list_and_unregister_keep_other_content() {
+    let s = Sandbox::new();
+    std::fs::create_dir_all(s.home().join(".cursor")).unwrap();
+    let cursor = s.home().join(".cursor/mcp.json");
+    let original = "{\r\n  \"mcpServers\": {\r\n    \"other\": { \"command\": \"npx\", \"args\": [\"-y\", \"other-mcp\"] }\r\n  }\r\n}\r\n";
+    std::fs::write(&cursor, original).unwrap();
+    let claude_code = s.home().join(".claude.json");
+    std::fs::write(&claude_code, "{\"numStartups\": 3, \"projects\": {}}").unwrap();
+    let exe = binary().display().to_string();
+
+    let out = s.run(&["clients", "register", "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Cursor: would edit") && text.contains("+       \"command\": "), "{text}");
+    assert!(text.contains("Claude Desktop: not installed"), "{text}");
+    assert_eq!(read(&cursor), original, "a dry run writes nothing");
+
+    let out = s.run(&["clients", "register", "--command", &exe]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let registered = read(&cursor);
+    assert!(registered.starts_with(&original[..original.find("\r\n  }\r\n}").unwrap()]));
+    let v: Value = serde_json::from_str(&registered).unwrap();
+    assert_eq!(v["mcpServers"]["workbench"], json!({"command": exe}));
+    assert_eq!(v["mcpServers"]["other"]["args"], json!(["-y", "other-mcp"]));
+    let v: Value = serde_json::from_str(&read(&claude_code)).unwrap();
+    assert_eq!(v["mcpServers"]["workbench"], json!({"type": "stdio", "command": exe, "args": []}));
+    assert_eq!(v["numStartups"], 3);
+    let backups = std::fs::read_dir(s.home().join(".cursor"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".workbench-backup-"))
+        .count();
+    assert_eq!(backups, 1);
+
+    let out = s.run(&["clients", "register", "--command", &exe]);
+    assert!(stdout(&out).contains("Cursor: already registered"), "{}", stdout(&out));
+    let out = s.run(&["clients", "list"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).contains("OK    Cursor"));
+
+    let out = s.run(&["clients", "unregister", "--client", "cursor"]);
+    assert!(out.status.success());
+    assert_eq!(read(&cursor), original, "unregister gives back the original bytes");
+    assert!(read(&claude_code).contains("workbench"), "only the chosen client was touched");
+
+    // With no client installed, the entry to add by hand is printed.
+    let bare = Sandbox::new();
+    let out = bare.run(&["clients", "register", "--dry-run"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("No MCP client found"), "{}", stdout(&out));
+    assert!(stdout(&out).contains(&format!("\"workbench\": {}", json!({"command": binary()}))), "{}", stdout(&out));
+
+    // A client named explicitly but not installed is a failure; a relative --command is refused.
+    assert_eq!(s.run(&["clients", "register", "--client", "claude-desktop"]).status.code(), Some(1));
+    assert_eq!(s.run(&["clients", "register", "--command", "workbench"]).status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn progress_is_drawn_on_a_terminal() {
+    // `script` (util-linux) gives the binary a terminal; without it there is nothing to check.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` command to allocate a terminal");
+        return;
+    }
+    let fake = Fake::start(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Reply::json(200, json!({"full_name": "acme/demo", "default_branch": "main"}))
+    })
+    .await;
+    let s = Sandbox::new();
+    let file = s.dir.path().join("slow.json");
+    let one = json!({"tool": "github_get_repo", "args": {"owner": "acme", "repo": "demo"}});
+    std::fs::write(&file, json!([one, one, one, one]).to_string()).unwrap();
+    let line = format!("{} tools call --batch {}", binary().display(), file.display());
+    let sandbox_env: Vec<_> =
+        s.cmd(&[]).get_envs().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))).collect();
+    let out = tokio::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .envs(sandbox_env)
+        .env_remove("XDG_CONFIG_HOME")
+        .env("WORKBENCH_CONCURRENCY", "1")
+        .env("WORKBENCH_GITHUB_TOKEN", "ghp_progress00000000000000000000000000")
+        .env("WORKBENCH_GITHUB_BASE_URL", &fake.url)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let screen = stdout(&out);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("/4 executions finished"), "no progress line on the terminal: {screen:?}");
+    assert!(screen.contains("\"default_branch\": \"main\""), "{screen}");
+}
