@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use rmcp::ServiceExt;
 use tracing_subscriber::filter::LevelFilter;
 
 const HELP: &str = "workbench — a local MCP tool gateway
@@ -110,15 +109,5 @@ fn init_logging() {
 async fn serve() -> anyhow::Result<()> {
     let settings = workbench::config::Settings::from_env()?;
     let app = workbench::app::App::new(settings);
-    let server = match workbench::mcp::Server::new(app).serve(rmcp::transport::stdio()).await {
-        Ok(s) => s,
-        // A client that starts us and goes away before initializing is not an error of ours.
-        Err(e) if e.to_string().contains("connection closed") => {
-            tracing::info!("stdin closed before initialize; exiting");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    server.waiting().await?;
-    Ok(())
+    workbench::mcp::transport::serve_stdio(app).await
 }

@@ -4,9 +4,12 @@
 
 use std::sync::Arc;
 
+pub mod transport;
+
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -50,6 +53,21 @@ pub fn tool_list() -> Vec<Tool> {
         .collect()
 }
 
+/// The error for a request rmcp could not type: rmcp hands a request to `on_custom_request` both when
+/// its method is unknown and when a known method's params do not fit (`tools/call` with
+/// `{"name": 5}`); the second is `Invalid params` (-32602) saying what is wrong, not "method not
+/// found".
+pub fn untyped_request_error(method: &str, params: Option<&Value>) -> McpError {
+    let params = params.cloned().unwrap_or(Value::Null);
+    let problem = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err().map(|e| e.to_string()),
+        "initialize" | "ping" | "tools/list" | "server/discover" => None,
+        _ => return McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"), None),
+    };
+    let problem = problem.unwrap_or_else(|| "they do not match the method's schema".into());
+    McpError::invalid_params(format!("Invalid params for {method}: {problem}"), None)
+}
+
 fn to_result(body: Value, is_error: bool) -> CallToolResult {
     let text = serde_json::to_string(&body).unwrap_or_else(|_| "{}".into());
     if is_error {
@@ -76,6 +94,14 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(tool_list()))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(untyped_request_error(&request.method, request.params.as_ref()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
