@@ -5,8 +5,8 @@
 //! client's stream (malformed JSON, huge or deeply nested lines, wrong types, real tool calls), then
 //! a final `ping`. The server must answer that ping (one bad message never takes it down), write
 //! nothing but JSON-RPC 2.0 objects, and end when the stream closes; all within 10 s, or the input
-//! counts as a hang. Lines are capped at 64 KiB here (8 MiB in the binary) so the over-long path is
-//! reached with small inputs.
+//! counts as a hang. Lines are capped at 64 KiB here (8 MiB in the binary), and an input whose first
+//! byte is 0x01 is the rest repeated past that cap, so the over-long path is reached with small inputs.
 //!
 //! Nothing leaves the machine: every integration's hosts point at 127.0.0.1:9 (refused), the secret
 //! store is in memory, no browser is opened, and each input gets a fresh data directory and runtime
@@ -73,6 +73,14 @@ async fn session(app: std::sync::Arc<App>, input: &[u8]) -> Vec<String> {
 }
 
 fuzz_target!(|input: &[u8]| {
+    let repeated;
+    let input = match input.split_first() {
+        Some((1, rest)) if !rest.is_empty() => {
+            repeated = rest.repeat(MAX_LINE / rest.len() + 2);
+            &repeated[..]
+        }
+        _ => input,
+    };
     let home = tempfile::tempdir().unwrap();
     let app = App::new(settings(home.path()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

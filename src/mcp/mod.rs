@@ -2,9 +2,9 @@
 //! each call to `meta::call`, turning outcomes into tool results. A panic inside a call becomes an
 //! error result; the server keeps serving.
 
-use std::sync::Arc;
-
 pub mod transport;
+
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
@@ -57,7 +57,7 @@ pub fn tool_list() -> Vec<Tool> {
 /// its method is unknown and when a known method's params do not fit (`tools/call` with
 /// `{"name": 5}`); the second is `Invalid params` (-32602) saying what is wrong, not "method not
 /// found".
-pub fn untyped_request_error(method: &str, params: Option<&Value>) -> McpError {
+fn untyped_request_error(method: &str, params: Option<&Value>) -> McpError {
     let params = params.cloned().unwrap_or(Value::Null);
     let problem = match method {
         "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err().map(|e| e.to_string()),

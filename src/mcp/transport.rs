@@ -35,9 +35,9 @@ use tokio::sync::watch;
 use super::Server;
 use crate::app::App;
 
-/// Longest incoming line (one JSON-RPC message) we read: 8 MiB. The largest legitimate request is
-/// an execute_tools batch of 100 executions with inline file contents, far below this; a response
-/// is capped at 60,000 characters anyway.
+/// Longest incoming line (one JSON-RPC message) we read: 8 MiB. Requests carry tool arguments (local
+/// files are passed by path, not inline), orders of magnitude below this; answers are capped at
+/// 60,000 characters.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 
 /// How long calls still running when the input closes may take to answer before they are stopped.
