@@ -1,6 +1,9 @@
 //! The argument validator (`src/validate.rs`): arbitrary arguments against the real tool schemas,
-//! and arbitrary schemas against arbitrary arguments. Never panics; what it accepts (with defaults
-//! filled in) it accepts again unchanged; its problems always carry a path and a message.
+//! and arbitrary schemas against arbitrary arguments. Never panics, and a rejection lists problems.
+//! Against a real tool schema, what it accepts (with defaults filled in) it accepts again unchanged:
+//! every default our schemas declare is valid. A fuzzed schema may declare a default its own rules
+//! refuse (`{"enum": ["a"], "default": "x"}`); the validator trusts schema defaults, so that
+//! property is only asserted for the real ones.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -24,7 +27,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let schema_owned;
-    let (schema, args) = if data[0] & 1 == 0 {
+    let real = data[0] & 1 == 0;
+    let (schema, args) = if real {
         // A real tool's schema, picked by the second byte.
         let tools = registry().tools();
         let tool = &tools[data[1] as usize % tools.len()];
@@ -37,10 +41,11 @@ fuzz_target!(|data: &[u8]| {
         (&schema_owned, json_or_string(rest.get(cut + 1..).unwrap_or(&[])))
     };
     match validate::validate(schema, &args) {
-        Ok(filled) => {
+        Ok(filled) if real => {
             let again = validate::validate(schema, &filled);
             assert_eq!(again.as_ref().ok(), Some(&filled), "accepted arguments must validate again unchanged");
         }
+        Ok(_) => {}
         Err(problems) => {
             assert!(!problems.is_empty());
         }
