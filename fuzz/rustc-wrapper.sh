@@ -7,7 +7,7 @@ rustc="$1"
 shift
 case " $* " in
   *" --crate-name workbench "* | *" --crate-name plugins "* | *" --crate-name rmcp "* | \
-  *" --crate-name jsonrpc "* | *" --crate-name template "* | *" --crate-name validate "* | *" --crate-name form "*)
+  *" --crate-name jsonrpc "* | *" --crate-name template "* | *" --crate-name validate "* | *" --crate-name form "* | *" --crate-name line_guard "*)
     exec "$rustc" "$@" --cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
       -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
       -Cllvm-args=-sanitizer-coverage-trace-compares

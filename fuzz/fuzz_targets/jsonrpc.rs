@@ -6,7 +6,8 @@
 //! a final `ping`. The server must answer that ping (one bad message never takes it down), write
 //! nothing but JSON-RPC 2.0 objects, and end when the stream closes; all within 10 s, or the input
 //! counts as a hang. Lines are capped at 64 KiB here (8 MiB in the binary), and an input whose first
-//! byte is 0x01 is the rest repeated past that cap, so the over-long path is reached with small inputs.
+//! byte is 0x01 is the rest repeated past that cap, so the over-long path (the transport's line
+//! guard and its id scanner) is reached with small inputs.
 //!
 //! Nothing leaves the machine: every integration's hosts point at 127.0.0.1:9 (refused), the secret
 //! store is in memory, no browser is opened, and each input gets a fresh data directory and runtime

@@ -57,8 +57,19 @@ pub fn tool_list() -> Vec<Tool> {
 /// its method is unknown and when a known method's params do not fit (`tools/call` with
 /// `{"name": 5}`); the second is `Invalid params` (-32602) saying what is wrong, not "method not
 /// found".
+///
+/// It also answers the stand-in the transport sends for a request over the line limit.
 fn untyped_request_error(method: &str, params: Option<&Value>) -> McpError {
     let params = params.cloned().unwrap_or(Value::Null);
+    if method == transport::TOO_LARGE_METHOD {
+        let (bytes, limit) = (&params["bytes"], &params["limit"]);
+        return McpError::invalid_request(
+            format!(
+                "Message too large: {bytes} bytes on one line, over workbench's limit of {limit} bytes per message; it was not read. Send smaller arguments."
+            ),
+            Some(json!({ "bytes": bytes, "limit": limit })),
+        );
+    }
     let problem = match method {
         "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err().map(|e| e.to_string()),
         "initialize" | "ping" | "tools/list" | "server/discover" => None,

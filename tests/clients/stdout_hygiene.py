@@ -7,7 +7,7 @@ A realistic session with WORKBENCH_LOG=trace: the handshake, discover -> inspect
 fail in every way a client can make them fail (bad arguments, unknown tools, a catalogue tool called
 directly, wrong param types, an unknown method, a service that cannot be reached, a connect link),
 and input no client should send (a line that is not JSON, JSON that is not JSON-RPC, nesting deeper
-than any parser allows, one line over the 8 MiB limit). Every line on stdout must be a JSON-RPC 2.0
+than any parser allows, a request over the 8 MiB line limit, which must get a clear error). Every line on stdout must be a JSON-RPC 2.0
 message, every request must get the answer it should, the server must keep serving after each bad
 line, and it must exit within 2 s once stdin closes: before initialize, after it, and with a
 wait_for_connection still in flight. Logs (trace level) must all go to stderr.
@@ -220,7 +220,7 @@ def session_checks(binary: str, home: str) -> None:
     s.send(call(16, "whoami", {}))
     s.send(call(17, "list_integrations", {}))
     s.send({"jsonrpc": "2.0", "id": 18, "method": "ping"})
-    want = ["init"] + list(range(1, 14)) + [16, 17, 18]
+    want = ["init"] + list(range(1, 14)) + [15, 16, 17, 18]
     ok = s.wait_for(want, timeout=30)
     check("every request got an answer", ok, sorted(set(want) - set(s.by_id), key=str))
     r = s.by_id
@@ -254,9 +254,14 @@ def session_checks(binary: str, home: str) -> None:
     check("ping answers last", result(18) == {}, r.get(18))
     with s.cond:
         lines = list(s.lines)
-    invalid = [json.loads(x) for x in lines if b'"code":-32600' in x]
+    invalid = [m for m in map(json.loads, lines) if "id" not in m and m.get("error", {}).get("code") == -32600]
     check("JSON that is not JSON-RPC gets one Invalid Request (-32600)", len(invalid) == 1, invalid)
-    check("the over-long line was dropped unanswered", 15 not in r, r.get(15))
+    e15 = r.get(15, {}).get("error", {})
+    check(
+        "a request over the 8 MiB line limit: -32600 'Message too large' with its id",
+        e15.get("code") == -32600 and e15.get("message", "").startswith(f"Message too large: {len(big)} bytes"),
+        e15,
+    )
     took, rc = s.close_and_time_exit()
     check(f"exits on stdin EOF after a full session ({took:.2f} s, exit {rc})", rc == 0 and took < EXIT_LIMIT_S)
     bad = all_json_rpc(s.lines)
@@ -264,7 +269,7 @@ def session_checks(binary: str, home: str) -> None:
     time.sleep(0.1)
     err = s.stderr.decode(errors="replace")
     check("trace logs went to stderr", " TRACE " in err or " DEBUG " in err, err[:200])
-    check("the over-long line is logged on stderr", "maximum line length" in err, "")
+    check("the over-long request is logged on stderr", "exceeded the line limit" in err, "")
 
 
 def main() -> int:

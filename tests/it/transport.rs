@@ -51,10 +51,24 @@ impl Session {
 }
 
 #[tokio::test]
-async fn an_over_long_line_is_dropped_and_the_next_request_is_served() {
+async fn an_over_long_request_gets_a_clear_error_and_the_next_is_served() {
     let mut s = start(4096).await;
-    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search_tools", "arguments": {"query": "x".repeat(5000)}}});
+    // The TypeScript SDK's key order: the id comes last.
+    let big = json!({"method": "tools/call", "params": {"name": "search_tools", "arguments": {"query": "x".repeat(5000), "id": 99}}, "jsonrpc": "2.0", "id": 1});
+    let big_len = big.to_string().len();
     s.send(&big).await;
+    let r = s.next().await;
+    assert_eq!(r["id"], 1, "{r}");
+    assert_eq!(r["error"]["code"], -32600);
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with(&format!(
+            "Message too large: {big_len} bytes on one line, over workbench's limit of 4096 bytes"
+        )),
+        "{msg}"
+    );
+    // A notification over the limit has no id to answer: dropped.
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"pad": "y".repeat(5000)}})).await;
     // A line just under the limit is served as usual.
     let query = "time ".repeat(700);
     s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_tools", "arguments": {"query": query}}})).await;
@@ -63,7 +77,7 @@ async fn an_over_long_line_is_dropped_and_the_next_request_is_served() {
     let (a, b) = (s.next().await, s.next().await);
     let mut ids = [a["id"].clone(), b["id"].clone()];
     ids.sort_by_key(|v| v.as_i64());
-    assert_eq!(ids, [json!(2), json!(3)], "the over-long request (id 1) gets no answer: {a} {b}");
+    assert_eq!(ids, [json!(2), json!(3)], "{a} {b}");
     let search = if a["id"] == 2 { a } else { b };
     assert_eq!(search["result"]["isError"], false, "{search}");
     s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})).await;
