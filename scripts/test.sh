@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: Python test deps, debug build, the Rust test suite, then the official Python
-# MCP SDK driving the real binary in both negotiation modes (legacy handshake and auto/discover).
+# The test command: test dependencies, debug build, the Rust test suite, the official Python MCP SDK
+# driving the real binary in both negotiation modes (legacy handshake and auto/discover), then the
+# third-party client checks (conformance suite, Inspector CLI, stdout hygiene; scripts/client-checks.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -10,6 +11,9 @@ section() { printf '\n=== %s\n' "$*"; }
 section "test dependencies (.deps/venv)"
 bash scripts/setup-test-deps.sh
 PYTHON="$ROOT/.deps/venv/bin/python"
+t0=$(date +%s)
+bash scripts/setup-client-deps.sh
+echo "(client deps: $(($(date +%s) - t0)) s)"
 
 section "cargo build --locked"
 cargo build --locked
@@ -27,6 +31,9 @@ for mode in legacy auto; do
 done
 section "python mcp SDK: the write safety policy through elicitation (both protocol generations)"
 "$PYTHON" tests/python/elicitation_session.py --binary "$BIN"
+
+section "third-party MCP clients against target/debug/workbench"
+bash scripts/client-checks.sh "$BIN"
 
 bash scripts/test-portal.sh
 

@@ -10,15 +10,18 @@
 
 pub mod logging;
 
+pub mod transport;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -167,6 +170,32 @@ pub fn tools_for(profile: Profile) -> Vec<Tool> {
         .collect()
 }
 
+/// The error for a request rmcp could not type: rmcp hands a request to `on_custom_request` both when
+/// its method is unknown and when a known method's params do not fit (`tools/call` with
+/// `{"name": 5}`); the second is `Invalid params` (-32602) saying what is wrong, not "method not
+/// found".
+///
+/// It also answers the stand-in the transport sends for a request over the line limit.
+fn untyped_request_error(method: &str, params: Option<&Value>) -> McpError {
+    let params = params.cloned().unwrap_or(Value::Null);
+    if method == transport::TOO_LARGE_METHOD {
+        let (bytes, limit) = (&params["bytes"], &params["limit"]);
+        return McpError::invalid_request(
+            format!(
+                "Message too large: {bytes} bytes on one line, over workbench's limit of {limit} bytes per message; it was not read. Send smaller arguments."
+            ),
+            Some(json!({ "bytes": bytes, "limit": limit })),
+        );
+    }
+    let problem = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err().map(|e| e.to_string()),
+        "initialize" | "ping" | "tools/list" | "server/discover" => None,
+        _ => return McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"), None),
+    };
+    let problem = problem.unwrap_or_else(|| "they do not match the method's schema".into());
+    McpError::invalid_params(format!("Invalid params for {method}: {problem}"), None)
+}
+
 /// The nine tools of the default profile.
 pub fn tool_list() -> Vec<Tool> {
     tools_for(Profile::Default)
@@ -185,26 +214,15 @@ pub fn to_result(body: Value, is_error: bool) -> CallToolResult {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin.
+/// Serves MCP on stdin/stdout until the client closes stdin (lines bounded by the transport).
 pub async fn serve_stdio(app: Arc<App>, profile: Profile) -> anyhow::Result<()> {
-    let server = Server::with_profile(app, profile);
-    let log = server.log.clone();
-    let running = match server.serve(rmcp::transport::stdio()).await {
-        Ok(s) => s,
-        // A client that starts us and goes away before initializing is not an error of ours.
-        Err(e) if e.to_string().contains("connection closed") => {
-            tracing::info!("stdin closed before initialize; exiting");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    tracing::info!(profile = profile.name(), "serving MCP on stdio");
-    let forwarder = logging::activate(&log, running.peer().clone());
-    let result = running.waiting().await;
-    logging::deactivate(&log);
-    forwarder.abort();
-    result?;
-    Ok(())
+    transport::serve_with(
+        Server::with_profile(app, profile),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        transport::MAX_LINE_BYTES,
+    )
+    .await
 }
 
 impl ServerHandler for Server {
@@ -225,6 +243,14 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(tools_for(self.profile)))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(untyped_request_error(&request.method, request.params.as_ref()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -43,4 +43,5 @@ mod slack;
 mod stripe;
 mod superset;
 mod todoist;
+mod transport;
 mod trello;

@@ -1,0 +1,435 @@
+//! The stdio transport: a bound on the size of one incoming message, a clear answer to a request
+//! over it, and a prompt end when the input closes.
+//!
+//! rmcp 3.11's `AsyncRwTransport` reads lines through a bounded reader of its own (default 16 MiB),
+//! but it drops an over-long line without a word to the client, whose request then waits for its
+//! own timeout. [`LineGuard`] sits in front of it and enforces our limit, [`MAX_LINE_BYTES`]: it
+//! never holds more than one read chunk, hands rmcp at most the limit of any line (ended so that it
+//! cannot parse), swallows the rest, and, when the message had a top-level `id`, hands rmcp a short
+//! `workbench/message_too_large` request with that id instead, which [`super::Server`] answers with
+//! an `Invalid request` (-32600) error saying how large the message was and what the limit is. The
+//! id is found by a small streaming scanner ([`IdScan`]) over the bytes as they pass, wherever in
+//! the object it stands (the TypeScript SDK writes it last).
+//!
+//! What else happens to bad input (checked by `tests/it/transport.rs`,
+//! `tests/clients/stdout_hygiene.py` and `fuzz/`):
+//! - a line that is not JSON (including nesting deeper than serde_json's 128 levels): ignored, as
+//!   the other official MCP SDKs do (answering garbage invites an error storm);
+//! - JSON that is not a JSON-RPC message: an `Invalid request` (-32600) error response;
+//! - a known method with params of the wrong shape: `Invalid params` (-32602), see `mcp::Server`.
+//!
+//! When the input closes, rmcp waits up to 5 s for handlers still running before it returns. A client
+//! that closes our stdin is gone (the MCP stdio shutdown sequence), so [`serve`] gives in-flight calls
+//! [`EOF_GRACE`] to answer and then stops them: the process exits within about a second even with a
+//! 600 s `wait_for_connection` pending.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::ServiceExt;
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
+
+use super::Server;
+use crate::app::App;
+
+/// Longest incoming line (one JSON-RPC message) we read: 8 MiB. Requests carry tool arguments (local
+/// files are passed by path, not inline), orders of magnitude below this; answers are capped at
+/// 60,000 characters.
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long calls still running when the input closes may take to answer before they are stopped.
+pub const EOF_GRACE: Duration = Duration::from_millis(1000);
+
+/// The method of the request [`LineGuard`] substitutes for an over-long one (answered by
+/// `mcp::Server` with -32600).
+pub const TOO_LARGE_METHOD: &str = "workbench/message_too_large";
+
+/// Any reader/writer pair as a server transport, lines bounded by a [`LineGuard`] of
+/// `max_line_bytes`; `closed` turns true when the input ends.
+fn bounded<R, W>(
+    read: R,
+    write: W,
+    max_line_bytes: usize,
+    closed: watch::Sender<bool>,
+) -> impl Transport<RoleServer> + 'static
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let guard = LineGuard::new(read, max_line_bytes, closed);
+    // rmcp's own bound stays above ours: the guard never passes a longer line.
+    AsyncRwTransport::new_server(guard, write).with_max_line_length(max_line_bytes + 2)
+}
+
+/// Serves `app` on stdin/stdout until stdin closes: `workbench serve`.
+pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
+    serve(app, tokio::io::stdin(), tokio::io::stdout(), MAX_LINE_BYTES).await
+}
+
+/// Serves `app` (the default profile) over `read`/`write`; see [`serve_with`].
+pub async fn serve<R, W>(app: Arc<App>, read: R, write: W, max_line_bytes: usize) -> anyhow::Result<()>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    serve_with(Server::new(app), read, write, max_line_bytes).await
+}
+
+/// Serves `server` over `read`/`write` until the peer closes its side (EOF on `read`), the way the
+/// binary serves stdio. A peer that goes away before `initialize` is not an error; calls still
+/// running [`EOF_GRACE`] after the input closed are cancelled. Client logging is active while it
+/// serves.
+pub async fn serve_with<R, W>(server: Server, read: R, write: W, max_line_bytes: usize) -> anyhow::Result<()>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let (closed_tx, mut closed) = watch::channel(false);
+    let log = server.log.clone();
+    let profile = server.profile;
+    let running = match server.serve(bounded(read, write, max_line_bytes, closed_tx)).await {
+        Ok(s) => s,
+        Err(e) if e.to_string().contains("connection closed") => {
+            tracing::info!("input closed before initialize; exiting");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    tracing::info!(profile = profile.name(), "serving MCP");
+    let forwarder = super::logging::activate(&log, running.peer().clone());
+    let input_closed = async {
+        let _ = closed.wait_for(|c| *c).await;
+        tokio::time::sleep(EOF_GRACE).await;
+    };
+    let result = tokio::select! {
+        done = running.waiting() => done.map(|_| ()).map_err(anyhow::Error::from),
+        // Dropping the running service cancels its handlers.
+        () = input_closed => {
+            tracing::info!("input closed; calls still running after {EOF_GRACE:?} were stopped");
+            Ok(())
+        }
+    };
+    super::logging::deactivate(&log);
+    forwarder.abort();
+    result
+}
+
+/// The client's byte stream as rmcp reads it, with lines of at most `max` bytes (see the module
+/// docs). Also reports the end of input (or a read error) on `closed`.
+pub struct LineGuard<R> {
+    inner: R,
+    max: usize,
+    closed: watch::Sender<bool>,
+    /// Bytes read from `inner`, one chunk at a time.
+    chunk: Vec<u8>,
+    /// Bytes for rmcp, handed out before anything more is read.
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Length of the current line so far (all of it, also the part being swallowed).
+    line_len: usize,
+    /// The current line passed the limit: swallow it up to its newline.
+    swallowing: bool,
+    scan: IdScan,
+}
+
+const CHUNK: usize = 64 * 1024;
+
+impl<R> LineGuard<R> {
+    pub fn new(inner: R, max: usize, closed: watch::Sender<bool>) -> Self {
+        LineGuard {
+            inner,
+            max,
+            closed,
+            chunk: vec![0; CHUNK],
+            out: Vec::with_capacity(CHUNK + 256),
+            out_pos: 0,
+            line_len: 0,
+            swallowing: false,
+            scan: IdScan::default(),
+        }
+    }
+
+    /// Moves one chunk through the line rules into `out`.
+    fn process(&mut self, n: usize) {
+        self.out.clear();
+        self.out_pos = 0;
+        let mut start = 0; // first byte of the current run that passes through unchanged
+        for i in 0..n {
+            let b = self.chunk[i];
+            self.line_len += 1;
+            if self.swallowing {
+                if b == b'\n' {
+                    self.end_over_long_line();
+                    start = i + 1;
+                } else {
+                    self.scan.push(b);
+                }
+                continue;
+            }
+            if b == b'\n' {
+                self.line_len = 0;
+                self.scan = IdScan::default();
+                continue;
+            }
+            if self.line_len > self.max {
+                // rmcp gets what passed so far, ended by a NUL so that it never parses (not even
+                // when a whole message was followed by megabytes of spaces), then the newline.
+                self.out.extend_from_slice(&self.chunk[start..i]);
+                self.out.extend_from_slice(b"\0\n");
+                self.swallowing = true;
+                self.scan.push(b);
+                continue;
+            }
+            self.scan.push(b);
+        }
+        if !self.swallowing && start < n {
+            self.out.extend_from_slice(&self.chunk[start..n]);
+        }
+    }
+
+    /// The newline of an over-long line: answer it if it was a request, then start afresh.
+    fn end_over_long_line(&mut self) {
+        let bytes = self.line_len - 1;
+        let scan = std::mem::take(&mut self.scan);
+        match scan.id() {
+            Some(id) => {
+                tracing::warn!(
+                    bytes,
+                    limit = self.max,
+                    "an incoming request exceeded the line limit; answering it with an error"
+                );
+                let line = json!({"jsonrpc": "2.0", "id": id, "method": TOO_LARGE_METHOD, "params": {"bytes": bytes, "limit": self.max}});
+                self.out.extend_from_slice(line.to_string().as_bytes());
+                self.out.push(b'\n');
+            }
+            None => tracing::warn!(
+                bytes,
+                limit = self.max,
+                "dropped an incoming message over the line limit (no id to answer)"
+            ),
+        }
+        self.swallowing = false;
+        self.line_len = 0;
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for LineGuard<R> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            if this.out_pos < this.out.len() {
+                let take = buf.remaining().min(this.out.len() - this.out_pos);
+                buf.put_slice(&this.out[this.out_pos..this.out_pos + take]);
+                this.out_pos += take;
+                return Poll::Ready(Ok(()));
+            }
+            let mut rb = ReadBuf::new(&mut this.chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut rb) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => {
+                    this.closed.send_replace(true);
+                    return Poll::Ready(Err(e));
+                }
+                Poll::Ready(Ok(())) => {
+                    let n = rb.filled().len();
+                    if n == 0 {
+                        this.closed.send_replace(true);
+                        return Poll::Ready(Ok(()));
+                    }
+                    this.process(n);
+                }
+            }
+        }
+    }
+}
+
+/// Finds the `id` member of a top-level JSON object, fed one byte at a time, in constant memory.
+/// Only a string (up to 128 bytes) or a number counts; anything else is no id.
+#[derive(Default)]
+pub struct IdScan {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// At depth 1, the next string is a member name.
+    expect_key: bool,
+    /// The member name being read, when it still could be `id`.
+    key: Vec<u8>,
+    key_too_long: bool,
+    /// The last member name read at depth 1 was `id`.
+    key_is_id: bool,
+    /// Reading the value of `id`.
+    capturing: bool,
+    value: Vec<u8>,
+    value_bad: bool,
+    found: Option<Value>,
+}
+
+const MAX_ID_BYTES: usize = 128;
+
+impl IdScan {
+    pub fn push(&mut self, b: u8) {
+        if self.capturing && self.depth == 1 && !self.in_string && matches!(b, b',' | b'}') {
+            self.finish_value();
+        }
+        if self.capturing {
+            if self.value.len() >= MAX_ID_BYTES + 2 {
+                self.value_bad = true;
+            } else {
+                self.value.push(b);
+            }
+        }
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if self.depth == 1 && self.expect_key {
+                    self.expect_key = false;
+                    self.key_is_id = !self.key_too_long && self.key == b"id";
+                }
+                return;
+            }
+            if self.depth == 1 && self.expect_key {
+                if self.key.len() < 2 {
+                    self.key.push(b);
+                } else {
+                    self.key_too_long = true;
+                }
+            }
+            return;
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if self.depth == 1 && self.expect_key {
+                    self.key.clear();
+                    self.key_too_long = false;
+                }
+            }
+            b'{' | b'[' => {
+                if self.capturing {
+                    self.value_bad = true;
+                }
+                self.depth += 1;
+                self.expect_key = self.depth == 1 && b == b'{';
+            }
+            b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+            b',' if self.depth == 1 => self.expect_key = true,
+            b':' if self.depth == 1 && self.key_is_id => {
+                self.key_is_id = false;
+                self.capturing = true;
+                self.value.clear();
+                self.value_bad = false;
+            }
+            _ => {}
+        }
+    }
+
+    fn finish_value(&mut self) {
+        self.capturing = false;
+        if self.value_bad {
+            return;
+        }
+        match serde_json::from_slice::<Value>(&self.value) {
+            Ok(v @ Value::Number(_)) => self.found = Some(v),
+            Ok(Value::String(s)) if s.len() <= MAX_ID_BYTES => self.found = Some(Value::String(s)),
+            _ => {}
+        }
+    }
+
+    /// The id, once the object's end (or at least the member after `id`) has been seen.
+    pub fn id(&self) -> Option<Value> {
+        self.found.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &str) -> Option<Value> {
+        let mut s = IdScan::default();
+        text.bytes().for_each(|b| s.push(b));
+        s.id()
+    }
+
+    #[test]
+    fn finds_the_top_level_id_wherever_it_stands() {
+        assert_eq!(scan(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"x":1}}"#), Some(json!(7)));
+        assert_eq!(
+            scan(r#"{"method":"tools/call","params":{"id":1,"a":[{"id":2}]},"jsonrpc":"2.0","id":"abc"}"#),
+            Some(json!("abc"))
+        );
+        assert_eq!(scan(r#"{ "id" : -1.5e3 , "method":"x"}"#), Some(json!(-1500.0)));
+        assert_eq!(scan(r#"{"params":{"k":"\"id\":9,"},"id":"q\"uote"}"#), Some(json!("q\"uote")));
+    }
+
+    #[test]
+    fn no_id_when_there_is_none_or_it_is_not_a_scalar() {
+        assert_eq!(scan(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), None);
+        assert_eq!(scan(r#"{"params":{"id":3}}"#), None);
+        assert_eq!(scan(r#"{"idx":3,"xid":4}"#), None);
+        assert_eq!(scan(r#"{"id":{"a":1}}"#), None);
+        assert_eq!(scan(r#"{"id":null}"#), None);
+        assert_eq!(scan(r#"[{"id":1}]"#), None);
+        assert_eq!(scan(&format!(r#"{{"id":"{}"}}"#, "x".repeat(200))), None);
+        assert_eq!(scan(r#"{"id":5"#), None, "a value is only taken once it ends");
+    }
+
+    fn guard_output(input: &[u8], max: usize) -> Vec<u8> {
+        let (tx, _rx) = watch::channel(false);
+        let mut g = LineGuard::new(input, max, tx);
+        let mut out = Vec::new();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            use tokio::io::AsyncReadExt;
+            g.read_to_end(&mut out).await.unwrap();
+        });
+        out
+    }
+
+    #[test]
+    fn lines_within_the_limit_pass_unchanged() {
+        let input = b"{\"a\":1}\r\n\n{\"b\":\"0123456789\"}\n{\"tail\":true}";
+        assert_eq!(guard_output(input, 20), input.to_vec());
+        let long: Vec<u8> = (0..300_000u32).map(|i| if i % 1001 == 1000 { b'\n' } else { b'x' }).collect();
+        assert_eq!(guard_output(&long, 1000), long, "lines of exactly the limit pass, across chunks");
+    }
+
+    #[test]
+    fn an_over_long_request_becomes_a_short_one_with_its_id() {
+        let big =
+            format!(r#"{{"method":"tools/call","params":{{"q":"{}"}},"jsonrpc":"2.0","id":42}}"#, "y".repeat(200_000));
+        let input = format!("{{\"id\":1}}\n{big}\n{{\"id\":2}}\n");
+        let out = String::from_utf8(guard_output(input.as_bytes(), 1000)).unwrap();
+        let lines: Vec<&str> = out.split('\n').collect();
+        assert_eq!(lines[0], r#"{"id":1}"#);
+        assert_eq!(lines[1].len(), 1001, "the limit's worth, then a NUL");
+        assert!(lines[1].ends_with('\0'));
+        let substitute: Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(substitute["id"], 42);
+        assert_eq!(substitute["method"], TOO_LARGE_METHOD);
+        assert_eq!(substitute["params"], json!({"bytes": big.len(), "limit": 1000}));
+        assert_eq!(lines[3], r#"{"id":2}"#);
+        assert_eq!(lines.len(), 5);
+    }
+
+    #[test]
+    fn an_over_long_notification_is_only_dropped() {
+        let input = format!("{{\"method\":\"x\",\"p\":\"{}\"}}\n{{\"id\":3}}\n", "z".repeat(5000));
+        let out = String::from_utf8(guard_output(input.as_bytes(), 100)).unwrap();
+        let lines: Vec<&str> = out.split('\n').collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].ends_with('\0') && lines[0].len() == 101);
+        assert_eq!(lines[1], r#"{"id":3}"#);
+    }
+}
