@@ -1,7 +1,8 @@
 //! The stdio line guard and its id scanner (`src/mcp/transport.rs`) on arbitrary byte streams and
 //! limits: lines within the limit pass byte for byte; nothing longer than the limit (plus the NUL
 //! that spoils a cut line) reaches rmcp except the short stand-in request; and on every line that
-//! is a JSON object, the scanner finds the same `id` serde_json does.
+//! is a JSON object (of up to 770 bytes, the scanner's longest id text), the scanner finds the same
+//! `id` serde_json does.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -30,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(v["method"], TOO_LARGE_METHOD);
         }
     }
-    for line in input.split(|b| *b == b'\n') {
+    for line in input.split(|b| *b == b'\n').filter(|l| l.len() <= 770) {
         let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) else { continue };
         let want = match obj.get("id") {
             Some(v @ Value::Number(_)) => v.clone(),

@@ -259,7 +259,8 @@ pub struct IdScan {
     escaped: bool,
     /// At depth 1, the next string is a member name.
     expect_key: bool,
-    /// The member name being read, when it still could be `id`.
+    /// The member name being read, raw (quotes and escapes included), while it still could spell
+    /// `id` (at most `"\u0069\u0064"`, 14 bytes).
     key: Vec<u8>,
     key_too_long: bool,
     /// The last member name read at depth 1 was `id`.
@@ -272,6 +273,9 @@ pub struct IdScan {
 }
 
 const MAX_ID_BYTES: usize = 128;
+/// Longest raw id text read: a 128-character string written entirely in `\uXXXX` escapes.
+const MAX_ID_RAW: usize = 6 * MAX_ID_BYTES + 2;
+const MAX_KEY_RAW: usize = 14;
 
 impl IdScan {
     pub fn push(&mut self, b: u8) {
@@ -279,30 +283,31 @@ impl IdScan {
             self.finish_value();
         }
         if self.capturing {
-            if self.value.len() >= MAX_ID_BYTES + 2 {
+            if self.value.len() >= MAX_ID_RAW {
                 self.value_bad = true;
             } else {
                 self.value.push(b);
             }
         }
         if self.in_string {
+            let reading_key = self.depth == 1 && self.expect_key;
+            if reading_key {
+                if self.key.len() < MAX_KEY_RAW {
+                    self.key.push(b);
+                } else {
+                    self.key_too_long = true;
+                }
+            }
             if self.escaped {
                 self.escaped = false;
             } else if b == b'\\' {
                 self.escaped = true;
             } else if b == b'"' {
                 self.in_string = false;
-                if self.depth == 1 && self.expect_key {
+                if reading_key {
                     self.expect_key = false;
-                    self.key_is_id = !self.key_too_long && self.key == b"id";
-                }
-                return;
-            }
-            if self.depth == 1 && self.expect_key {
-                if self.key.len() < 2 {
-                    self.key.push(b);
-                } else {
-                    self.key_too_long = true;
+                    self.key_is_id =
+                        !self.key_too_long && serde_json::from_slice::<String>(&self.key).is_ok_and(|k| k == "id");
                 }
             }
             return;
@@ -312,6 +317,7 @@ impl IdScan {
                 self.in_string = true;
                 if self.depth == 1 && self.expect_key {
                     self.key.clear();
+                    self.key.push(b'"');
                     self.key_too_long = false;
                 }
             }
@@ -370,6 +376,9 @@ mod tests {
             Some(json!("abc"))
         );
         assert_eq!(scan(r#"{ "id" : -1.5e3 , "method":"x"}"#), Some(json!(-1500.0)));
+        assert_eq!(scan(r#"{"i\u0064":"esc\u0061ped"}"#), Some(json!("escaped")), "escapes in the name and value");
+        let escaped_128 = format!(r#"{{"id":"{}"}}"#, r"\u0041".repeat(128));
+        assert_eq!(scan(&escaped_128), Some(json!("A".repeat(128))));
         assert_eq!(scan(r#"{"params":{"k":"\"id\":9,"},"id":"q\"uote"}"#), Some(json!("q\"uote")));
     }
 
@@ -377,7 +386,7 @@ mod tests {
     fn no_id_when_there_is_none_or_it_is_not_a_scalar() {
         assert_eq!(scan(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), None);
         assert_eq!(scan(r#"{"params":{"id":3}}"#), None);
-        assert_eq!(scan(r#"{"idx":3,"xid":4}"#), None);
+        assert_eq!(scan(r#"{"idx":3,"xid":4,"i\"d":5}"#), None);
         assert_eq!(scan(r#"{"id":{"a":1}}"#), None);
         assert_eq!(scan(r#"{"id":null}"#), None);
         assert_eq!(scan(r#"[{"id":1}]"#), None);
