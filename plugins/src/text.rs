@@ -55,7 +55,7 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
     Some(decode_entities(&body[..end]))
 }
 
-/// Decodes the named entities that occur in practice and every numeric entity.
+/// Decodes character references: numeric ones and the named ones real pages use most.
 pub fn decode_entities(text: &str) -> String {
     if !text.contains('&') {
         return text.to_string();
@@ -64,42 +64,75 @@ pub fn decode_entities(text: &str) -> String {
     let mut rest = text;
     while let Some(amp) = rest.find('&') {
         out.push_str(&rest[..amp]);
-        let after = &rest[amp..];
-        let decoded = after.find(';').filter(|&semi| semi <= 10).and_then(|semi| {
-            let entity = &after[1..semi];
-            let ch = match entity {
-                "amp" => Some('&'),
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                "nbsp" => Some(' '),
-                "mdash" => Some('—'),
-                "ndash" => Some('–'),
-                "hellip" => Some('…'),
-                _ => entity.strip_prefix('#').and_then(|num| {
-                    let code = match num.strip_prefix(['x', 'X']) {
-                        Some(hex) => u32::from_str_radix(hex, 16).ok(),
-                        None => num.parse().ok(),
-                    };
-                    code.and_then(char::from_u32)
-                }),
-            };
-            ch.map(|c| (c, semi))
+        rest = &rest[amp..];
+        let end = rest[1..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '#')).map(|n| n + 1);
+        let decoded = end.and_then(|end| {
+            let name = &rest[1..end];
+            let c = if let Some(num) = name.strip_prefix("#x").or_else(|| name.strip_prefix("#X")) {
+                u32::from_str_radix(num, 16).ok().and_then(char::from_u32)
+            } else if let Some(num) = name.strip_prefix('#') {
+                num.parse::<u32>().ok().and_then(char::from_u32)
+            } else {
+                named_entity(name)
+            }?;
+            let consumed = if rest[end..].starts_with(';') { end + 1 } else { end };
+            Some((c, consumed))
         });
         match decoded {
-            Some((c, semi)) => {
-                out.push(c);
-                rest = &after[semi + 1..];
+            Some((c, consumed)) => {
+                out.push(if c == '\u{a0}' { ' ' } else { c });
+                rest = &rest[consumed..];
             }
             None => {
                 out.push('&');
-                rest = &after[1..];
+                rest = &rest[1..];
             }
         }
     }
     out.push_str(rest);
     out
+}
+
+fn named_entity(name: &str) -> Option<char> {
+    Some(match name {
+        "amp" | "AMP" => '&',
+        "lt" | "LT" => '<',
+        "gt" | "GT" => '>',
+        "quot" | "QUOT" => '"',
+        "apos" => '\'',
+        "nbsp" => '\u{a0}',
+        "ndash" => '–',
+        "mdash" => '—',
+        "hellip" => '…',
+        "lsquo" => '‘',
+        "rsquo" => '’',
+        "ldquo" => '“',
+        "rdquo" => '”',
+        "laquo" => '«',
+        "raquo" => '»',
+        "bull" => '•',
+        "middot" => '·',
+        "copy" => '©',
+        "reg" => '®',
+        "trade" => '™',
+        "times" => '×',
+        "divide" => '÷',
+        "deg" => '°',
+        "euro" => '€',
+        "pound" => '£',
+        "yen" => '¥',
+        "cent" => '¢',
+        "sect" => '§',
+        "para" => '¶',
+        "larr" => '←',
+        "rarr" => '→',
+        "uarr" => '↑',
+        "darr" => '↓',
+        "shy" => '\u{ad}',
+        "zwj" => '\u{200d}',
+        "zwnj" => '\u{200c}',
+        _ => return None,
+    })
 }
 
 fn fold_whitespace(text: &str) -> String {

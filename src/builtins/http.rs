@@ -570,7 +570,7 @@ pub fn html_to_text(html: &str, markdown: Option<&Url>) -> Page {
     while i < bytes.len() {
         if bytes[i] != b'<' {
             let end = html[i..].find('<').map_or(html.len(), |n| i + n);
-            push_text(&mut out, &decode_entities(&html[i..end]), pre > 0);
+            push_text(&mut out, &plugins::text::decode_entities(&html[i..end]), pre > 0);
             i = end;
             continue;
         }
@@ -599,7 +599,7 @@ pub fn html_to_text(html: &str, markdown: Option<&Url>) -> Page {
             let close = format!("</{name}");
             let inner_end = lower[i..].find(&close).map_or(html.len(), |n| i + n);
             if name == "title" && page.title.is_none() {
-                let title = collapse(&decode_entities(&html[i..inner_end]));
+                let title = collapse(&plugins::text::decode_entities(&html[i..inner_end]));
                 page.title = (!title.is_empty()).then_some(title);
             }
             i = lower[inner_end..].find('>').map_or(html.len(), |n| inner_end + n + 1);
@@ -642,7 +642,7 @@ pub fn html_to_text(html: &str, markdown: Option<&Url>) -> Page {
             }
             ("a", false) if markdown.is_some() => {
                 let href = attribute(attrs, "href").and_then(|h| {
-                    let h = decode_entities(&h);
+                    let h = plugins::text::decode_entities(&h);
                     let target = markdown?.join(h.trim()).ok()?;
                     matches!(target.scheme(), "http" | "https").then(|| target.to_string())
                 });
@@ -660,8 +660,9 @@ pub fn html_to_text(html: &str, markdown: Option<&Url>) -> Page {
                 }
             }
             ("img", _) if markdown.is_some() => {
-                if let Some(alt) =
-                    attribute(attrs, "alt").map(|a| collapse(&decode_entities(&a))).filter(|a| !a.is_empty())
+                if let Some(alt) = attribute(attrs, "alt")
+                    .map(|a| collapse(&plugins::text::decode_entities(&a)))
+                    .filter(|a| !a.is_empty())
                 {
                     push_text(&mut out, &format!("[image: {alt}]"), false);
                 }
@@ -760,86 +761,6 @@ fn tidy(text: &str) -> String {
         out.push_str(line);
     }
     out
-}
-
-/// Decodes character references: numeric ones and the named ones real pages use most.
-pub fn decode_entities(text: &str) -> String {
-    if !text.contains('&') {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        let end = rest[1..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '#')).map(|n| n + 1);
-        let decoded = end.and_then(|end| {
-            let name = &rest[1..end];
-            let c = if let Some(num) = name.strip_prefix("#x").or_else(|| name.strip_prefix("#X")) {
-                u32::from_str_radix(num, 16).ok().and_then(char::from_u32)
-            } else if let Some(num) = name.strip_prefix('#') {
-                num.parse::<u32>().ok().and_then(char::from_u32)
-            } else {
-                named_entity(name)
-            }?;
-            let consumed = if rest[end..].starts_with(';') { end + 1 } else { end };
-            Some((c, consumed))
-        });
-        match decoded {
-            Some((c, consumed)) => {
-                out.push(if c == '\u{a0}' { ' ' } else { c });
-                rest = &rest[consumed..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-fn named_entity(name: &str) -> Option<char> {
-    Some(match name {
-        "amp" | "AMP" => '&',
-        "lt" | "LT" => '<',
-        "gt" | "GT" => '>',
-        "quot" | "QUOT" => '"',
-        "apos" => '\'',
-        "nbsp" => '\u{a0}',
-        "ndash" => '–',
-        "mdash" => '—',
-        "hellip" => '…',
-        "lsquo" => '‘',
-        "rsquo" => '’',
-        "ldquo" => '“',
-        "rdquo" => '”',
-        "laquo" => '«',
-        "raquo" => '»',
-        "bull" => '•',
-        "middot" => '·',
-        "copy" => '©',
-        "reg" => '®',
-        "trade" => '™',
-        "times" => '×',
-        "divide" => '÷',
-        "deg" => '°',
-        "euro" => '€',
-        "pound" => '£',
-        "yen" => '¥',
-        "cent" => '¢',
-        "sect" => '§',
-        "para" => '¶',
-        "larr" => '←',
-        "rarr" => '→',
-        "uarr" => '↑',
-        "darr" => '↓',
-        "shy" => '\u{ad}',
-        "zwj" => '\u{200d}',
-        "zwnj" => '\u{200c}',
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
