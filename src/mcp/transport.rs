@@ -273,7 +273,7 @@ pub struct IdScan {
 }
 
 const MAX_ID_BYTES: usize = 128;
-/// Longest raw id text read: a 128-character string written entirely in `\uXXXX` escapes.
+/// Longest raw id text read: a 128-character string written entirely in six-byte `\u` escapes (such as `\u0041`).
 const MAX_ID_RAW: usize = 6 * MAX_ID_BYTES + 2;
 const MAX_KEY_RAW: usize = 14;
 
