@@ -178,7 +178,9 @@ impl App {
     /// need a credential in the environment or a stored connection (SQLite says so; the secret
     /// store is not touched here).
     pub fn is_connected(&self, integration: &str) -> bool {
-        let registry = self.registry();
+        // The snapshot as the caller's own `registry()` left it: asked once per integration (search
+        // ranking, list_integrations), so no second generation read per integration.
+        let registry = self.registry.read().unwrap_or_else(|p| p.into_inner()).clone();
         match registry.integration(integration) {
             Some(i) => {
                 crate::registry::is_public(i)
