@@ -579,6 +579,34 @@ impl std::fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// An id given as a number or as a string (a name, a slug, a file name): GitHub workflow ids,
+/// Superset dashboards. Kept as the text to put in a path; a blank string or anything else is an
+/// argument error.
+#[derive(Debug, Clone)]
+pub struct IdOrName(pub String);
+
+impl<'de> serde::Deserialize<'de> for IdOrName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if !s.trim().is_empty() => Ok(IdOrName(s.trim().to_string())),
+            Value::Number(n) if n.is_u64() => Ok(IdOrName(n.to_string())),
+            other => Err(serde::de::Error::custom(format!("expected a numeric id or a name, got {other}"))),
+        }
+    }
+}
+
+impl schemars::JsonSchema for IdOrName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IdOrName".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "integer"], "minLength": 1})
+    }
+}
+
 /// Deserializes validated arguments into the tool's argument type.
 pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_json::from_value(args).map_err(|e| ToolError::invalid(e.to_string()))

@@ -37,7 +37,7 @@ pub(crate) struct ListWorkflowRuns {
     #[schemars(length(min = 1))]
     repo: String,
     /// Only runs of this workflow: its numeric id or its file name, e.g. "ci.yml".
-    workflow_id: Option<IdOrName>,
+    workflow_id: Option<crate::api::IdOrName>,
     /// Only runs on this branch.
     branch: Option<String>,
     /// Only runs with this status or conclusion, e.g. failure, success, in_progress, queued, completed.
@@ -112,7 +112,7 @@ pub(crate) struct RunWorkflow {
     #[schemars(length(min = 1))]
     repo: String,
     /// The workflow to run: its numeric id or its file name, e.g. "deploy.yml". It must have an on: workflow_dispatch trigger.
-    workflow_id: IdOrName,
+    workflow_id: crate::api::IdOrName,
     /// The branch or tag to run the workflow on, e.g. "main".
     #[serde(rename = "ref")]
     #[schemars(length(min = 1))]

@@ -10,10 +10,6 @@ mod issues;
 mod pulls;
 mod repos;
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::api::*;
@@ -359,32 +355,6 @@ fn cut(text: Option<&str>, max: usize) -> (Value, bool) {
 /// `true` for a true boolean, else null (so `compact` drops false flags).
 fn flag(v: &Value) -> Value {
     if v.as_bool() == Some(true) { Value::Bool(true) } else { Value::Null }
-}
-
-/// An id that may be given as a number or as a name (workflow id or file name).
-#[derive(Debug, Clone)]
-pub(crate) struct IdOrName(pub String);
-
-impl<'de> Deserialize<'de> for IdOrName {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) if !s.trim().is_empty() => Ok(IdOrName(s.trim().to_string())),
-            Value::Number(n) if n.is_u64() => Ok(IdOrName(n.to_string())),
-            other => Err(serde::de::Error::custom(format!("expected a numeric id or a name, got {other}"))),
-        }
-    }
-}
-
-impl JsonSchema for IdOrName {
-    fn schema_name() -> Cow<'static, str> {
-        "IdOrName".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": ["string", "integer"], "minLength": 1})
-    }
 }
 
 /// Checks an ISO 8601 date or timestamp (`2026-01-31` or `2026-01-31T12:00:00Z`); returns it as a

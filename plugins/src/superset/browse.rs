@@ -79,7 +79,7 @@ fn shape_dashboard(d: &Value, base: Option<&str>) -> Value {
 #[serde(deny_unknown_fields)]
 pub(crate) struct GetDashboard {
     /// The dashboard's numeric id (e.g. 7) or its slug (e.g. "sales"), as in its URL /superset/dashboard/<id or slug>/.
-    dashboard: IdOrSlug,
+    dashboard: crate::api::IdOrName,
     /// Also return Superset's full dashboard and charts payloads under "raw".
     #[serde(default)]
     include_raw: bool,

@@ -12,10 +12,6 @@ mod browse;
 mod rison;
 mod sqllab;
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -318,32 +314,6 @@ fn list_q(filters: Vec<Value>, order: (&str, &str), page: u32, size: u32) -> Str
 /// A search string, trimmed; `None` when blank.
 fn search_term(s: &Option<String>) -> Option<String> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
-}
-
-/// A dashboard given as a numeric id or a slug.
-#[derive(Debug, Clone)]
-pub(crate) struct IdOrSlug(pub String);
-
-impl<'de> Deserialize<'de> for IdOrSlug {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) if !s.trim().is_empty() => Ok(IdOrSlug(s.trim().to_string())),
-            Value::Number(n) if n.is_u64() => Ok(IdOrSlug(n.to_string())),
-            other => Err(serde::de::Error::custom(format!("expected a dashboard id or slug, got {other}"))),
-        }
-    }
-}
-
-impl JsonSchema for IdOrSlug {
-    fn schema_name() -> Cow<'static, str> {
-        "IdOrSlug".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": ["string", "integer"], "minLength": 1})
-    }
 }
 
 fn default_limit() -> u32 {
