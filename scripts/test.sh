@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # The test command: test dependencies, debug build, the Rust test suite, the official Python MCP SDK
 # driving the real binary in both negotiation modes (legacy handshake and auto/discover), then the
-# third-party client checks (conformance suite, Inspector CLI, stdout hygiene; scripts/client-checks.sh).
+# third-party client checks (conformance suite, Inspector CLI, stdout hygiene; scripts/client-checks.sh),
+# the portal in Debian's chromium, install.sh end to end and the OS keychain test. It installs what
+# it needs itself: system packages (scripts/setup-system-deps.sh: chromium, dbus, gnome-keyring, with
+# apt when run as root, else it names them), the Python SDK and the npm clients (pinned).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 section() { printf '\n=== %s\n' "$*"; }
+
+section "system packages (chromium, dbus, gnome-keyring)"
+bash scripts/setup-system-deps.sh
 
 section "test dependencies (.deps/venv)"
 bash scripts/setup-test-deps.sh
@@ -39,5 +45,7 @@ bash scripts/test-portal.sh
 
 section "install.sh end to end against a temporary HOME (release build, reused from target/)"
 bash tests/install/test_install.sh
+
+bash scripts/test-keychain.sh
 
 section "all tests passed"

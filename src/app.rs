@@ -92,6 +92,9 @@ pub struct App {
     pub sessions: crate::engine::session::Sessions,
     /// Per-integration request budgets (the rate-limit governor).
     pub governor: crate::engine::governor::Governor,
+    /// Every secret value this process resolved or attached; whatever leaves the server is
+    /// scrubbed of them (`engine::scrub::Exposed`).
+    pub exposed: Arc<crate::engine::scrub::Exposed>,
     /// The curl proxy's signing key, read from (or created in) the secret store on first use.
     pub proxy_key: tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>,
     http: OnceLock<reqwest::Client>,
@@ -135,6 +138,7 @@ impl App {
             refresh_locks: Mutex::new(HashMap::new()),
             sessions: Default::default(),
             governor: Default::default(),
+            exposed: Default::default(),
             proxy_key: tokio::sync::OnceCell::new(),
             http: OnceLock::new(),
         })
@@ -193,15 +197,26 @@ impl App {
 
     /// The credential for an integration: the environment wins over a stored connection.
     pub fn connection(&self, integration: &'static Integration) -> Result<Option<Connection>, StoreError> {
-        if let Some(c) = auth::from_env(integration, &|name| self.settings.credential_env.get(name).cloned()) {
-            return Ok(Some(c));
+        let found = match auth::from_env(integration, &|name| self.settings.credential_env.get(name).cloned()) {
+            Some(c) => Some(c),
+            None => {
+                let meta = self
+                    .storage
+                    .connection_meta(integration.name)
+                    .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
+                match meta {
+                    Some(meta) => auth::from_store(integration, self.secrets.as_ref(), &meta)?,
+                    None => None,
+                }
+            }
+        };
+        // A credential read in this process is never shown to the agent, whichever call reads it.
+        if let Some(c) = &found {
+            for secret in c.secret_values() {
+                self.exposed.remember(&secret);
+            }
         }
-        let meta = self
-            .storage
-            .connection_meta(integration.name)
-            .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
-        let Some(meta) = meta else { return Ok(None) };
-        auth::from_store(integration, self.secrets.as_ref(), &meta)
+        Ok(found)
     }
 
     /// The shared HTTP client, built on first use (TLS set-up stays off the start-up path).

@@ -40,7 +40,66 @@ pub struct Settings {
     /// config.json: only code that builds `Settings` itself (the test suite) can fill it, so no
     /// user of the binary can weaken the guard by configuration. Host names never match it.
     pub http_reachable_for_tests: Vec<std::net::SocketAddr>,
+    /// The safety policies the user set, parsed once at start-up, by key: `default` or an
+    /// integration (or custom app) name in lowercase. A value that did not parse is kept as its
+    /// [`BadSetting`]: that policy fails closed (writes refused) instead of falling back.
+    pub policies: HashMap<String, Result<Policy, BadSetting>>,
+    /// Request budgets the user set (`WORKBENCH_<INTEGRATION>_RATE_LIMIT`), parsed once at
+    /// start-up, by integration name in lowercase; a bad value fails closed like a bad policy.
+    pub rate_limits: HashMap<String, Result<plugins::api::RateLimit, BadSetting>>,
 }
+
+/// The safety policy for writes the user set for an integration (see `engine::policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Writes run.
+    Allow,
+    /// Writes are refused.
+    ReadOnly,
+    /// Writes need the user's approval.
+    Confirm,
+}
+
+impl Policy {
+    /// The words a policy is written with.
+    pub const ACCEPTED: &'static str = "allow, read_only or confirm";
+
+    pub fn parse(text: &str) -> Option<Policy> {
+        match text.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "allow" => Some(Policy::Allow),
+            "read_only" | "readonly" => Some(Policy::ReadOnly),
+            "confirm" => Some(Policy::Confirm),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Allow => "allow",
+            Policy::ReadOnly => "read_only",
+            Policy::Confirm => "confirm",
+        }
+    }
+}
+
+/// A setting whose value did not parse. Whatever it governs fails closed and `workbench doctor`
+/// reports it as a FAIL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadSetting {
+    /// Where it was set: the variable's name, or `config.json policy.<key>`.
+    pub source: String,
+    pub value: String,
+    /// What would have been accepted.
+    pub accepted: &'static str,
+}
+
+impl std::fmt::Display for BadSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={:?} is not valid (accepted: {})", self.source, self.value, self.accepted)
+    }
+}
+
+/// The accepted spellings of a request budget.
+pub const RATE_LIMIT_ACCEPTED: &str = "a count per window like 100/10s, 5/s, 150/min or 5000/h";
 
 /// Which secret store holds credentials and vault values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -83,6 +142,8 @@ struct ConfigFile {
     call_timeout_secs: Option<u64>,
     connect_ttl_seconds: Option<u64>,
     base_urls: HashMap<String, HashMap<String, String>>,
+    /// Safety policies by integration (or `default`): allow, read_only, confirm.
+    policy: HashMap<String, String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -169,7 +230,10 @@ impl Settings {
                 oauth_clients.insert(client.to_string(), OAuthClient { client_id: id, client_secret: secret });
             }
         }
+        let (policies, rate_limits) = parse_policies_and_limits(vars, &file.policy);
         Ok(Settings {
+            policies,
+            rate_limits,
             secret_store,
             listener_port,
             open_browser: var("WORKBENCH_NO_BROWSER").is_none_or(|v| v.is_empty() || v == "0"),
@@ -199,6 +263,57 @@ impl Settings {
     pub fn database_path(&self) -> PathBuf {
         self.home.join("workbench.db")
     }
+
+    /// Every policy or rate-limit value that did not parse (for `workbench doctor`).
+    pub fn bad_settings(&self) -> Vec<&BadSetting> {
+        let mut bad: Vec<&BadSetting> = self
+            .policies
+            .values()
+            .filter_map(|p| p.as_ref().err())
+            .chain(self.rate_limits.values().filter_map(|r| r.as_ref().err()))
+            .collect();
+        bad.sort_by(|a, b| a.source.cmp(&b.source));
+        bad
+    }
+}
+
+type Policies = HashMap<String, Result<Policy, BadSetting>>;
+type RateLimits = HashMap<String, Result<plugins::api::RateLimit, BadSetting>>;
+
+/// `WORKBENCH_POLICY_<KEY>` (and config.json's `policy`) and `WORKBENCH_<I>_RATE_LIMIT`, parsed
+/// once. The environment wins over the file, as for every setting.
+fn parse_policies_and_limits(vars: &HashMap<String, String>, file: &HashMap<String, String>) -> (Policies, RateLimits) {
+    let mut policies = HashMap::new();
+    for (key, value) in file {
+        let key = key.trim().to_ascii_lowercase();
+        let parsed = Policy::parse(value).ok_or_else(|| BadSetting {
+            source: format!("config.json policy.{key}"),
+            value: value.clone(),
+            accepted: Policy::ACCEPTED,
+        });
+        policies.insert(key, parsed);
+    }
+    let mut rate_limits = HashMap::new();
+    for (name, value) in vars.iter().filter(|(_, v)| !v.trim().is_empty()) {
+        if let Some(key) = name.strip_prefix("WORKBENCH_POLICY_").filter(|k| !k.is_empty()) {
+            let parsed = Policy::parse(value).ok_or_else(|| BadSetting {
+                source: name.clone(),
+                value: value.clone(),
+                accepted: Policy::ACCEPTED,
+            });
+            policies.insert(key.to_ascii_lowercase(), parsed);
+        } else if let Some(key) =
+            name.strip_prefix("WORKBENCH_").and_then(|n| n.strip_suffix("_RATE_LIMIT")).filter(|k| !k.is_empty())
+        {
+            let parsed = plugins::api::RateLimit::parse(value).ok_or_else(|| BadSetting {
+                source: name.clone(),
+                value: value.clone(),
+                accepted: RATE_LIMIT_ACCEPTED,
+            });
+            rate_limits.insert(key.to_ascii_lowercase(), parsed);
+        }
+    }
+    (policies, rate_limits)
 }
 
 #[cfg(test)]

@@ -71,6 +71,7 @@ pub fn run(
                 checks.push(secret_store(s.secret_store, store, &s.home));
             }
             checks.push(port(s.listener_port));
+            checks.push(policies(s));
         }
     }
     match locations {
@@ -105,6 +106,23 @@ pub fn print(checks: &[Check], out: &mut dyn std::io::Write) -> u8 {
         count(Level::Ok)
     );
     if fails > 0 { 1 } else { 0 }
+}
+
+/// Every safety policy and request budget the user set parses. A bad one fails closed (that
+/// integration's writes, or all its requests for a budget, are refused), so it is a FAIL.
+fn policies(settings: &Settings) -> Check {
+    let bad = settings.bad_settings();
+    if bad.is_empty() {
+        let n = settings.policies.len() + settings.rate_limits.len();
+        return check(Level::Ok, "policies", format!("{n} policy and rate-limit setting(s) valid"), None);
+    }
+    let list = bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join("; ");
+    check(
+        Level::Fail,
+        "policies",
+        format!("{list}; until fixed, the integrations they name refuse writes (policies) or every request (budgets)"),
+        Some("correct the value in the environment workbench starts with (or config.json's policy)".into()),
+    )
 }
 
 /// The data directory exists (created if missing), is a writable directory, and only its owner

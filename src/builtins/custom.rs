@@ -44,6 +44,26 @@ pub const DELETE_APP: BuiltinSpec = builtin! {
 };
 
 async fn create_app(app: Arc<App>, def: AppDef) -> Result<Value, ToolError> {
+    // Whether an operation writes follows from its method; a definition cannot declare a write a read.
+    let lowered: Vec<ArgProblem> = def
+        .operations
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| op.mutating == Some(false) && !op.method.trim().eq_ignore_ascii_case("GET"))
+        .map(|(i, op)| ArgProblem {
+            path: format!("/operations/{i}/mutating"),
+            problem: format!(
+                "a {} operation always counts as a change for the user's safety policy; only GET is a read, so leave mutating out",
+                op.method.trim().to_ascii_uppercase()
+            ),
+        })
+        .collect();
+    if !lowered.is_empty() {
+        return Err(ToolError::InvalidArguments {
+            message: format!("the custom app definition has {} problem(s); nothing was stored", lowered.len()),
+            problems: lowered,
+        });
+    }
     let operations = {
         let registry = app.registry();
         let taken = Taken {

@@ -106,7 +106,8 @@ pub struct OperationDef {
     /// argument's value; "{{param}}" inside a longer string is replaced by its text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<Value>,
-    /// Whether the operation changes anything. Default: true for every method but GET.
+    /// Whether the operation changes anything. Every method but GET always counts as a change;
+    /// set true to mark a GET that changes something too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutating: Option<bool>,
 }
@@ -456,7 +457,9 @@ fn check_operation(
         return None;
     }
     let method = method?;
-    let mutating = op.mutating.unwrap_or(method != reqwest::Method::GET);
+    // Whether an operation changes anything follows from its method: only GET is a read. A
+    // definition may mark a GET as mutating, never lower a write to a read.
+    let mutating = op.mutating.unwrap_or(false) || method != reqwest::Method::GET;
     let effect = match (mutating, method == reqwest::Method::DELETE) {
         (false, _) => Effect::Read,
         (true, true) => Effect::Destructive,
@@ -691,18 +694,37 @@ pub async fn prepare(app: &Arc<App>, op: &Operation) -> Result<Prepared, ToolFai
     Ok(Prepared { headers, query, basic, secrets })
 }
 
-/// Sends one operation's request and shapes the answer.
-pub async fn send(
-    app: Arc<App>,
-    op: Arc<Operation>,
-    prepared: Prepared,
-    args: Value,
-    deadline: Instant,
-) -> Result<Value, ToolError> {
-    let args = match args {
-        Value::Object(o) => o,
-        _ => Map::new(),
-    };
+/// The request an operation sends for some arguments, before credentials are attached: what the
+/// approval question shows the user and what [`send`] sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub method: reqwest::Method,
+    /// The full URL without the query string.
+    pub url: String,
+    pub query: Vec<(String, String)>,
+    pub body: Option<Value>,
+}
+
+impl Planned {
+    /// "DELETE https://api.acme.com/v2/items/42?force=true" and the JSON body, for a person.
+    pub fn describe(&self) -> String {
+        let mut line = format!("{} {}", self.method, self.url);
+        if !self.query.is_empty()
+            && let Ok(q) = reqwest::Url::parse_with_params("http://x/", &self.query)
+            && let Some(q) = q.query()
+        {
+            line.push('?');
+            line.push_str(q);
+        }
+        if let Some(body) = &self.body {
+            line.push_str(&format!("\nBody: {}", plugins::api::truncate_chars(&body.to_string(), 600).0));
+        }
+        line
+    }
+}
+
+/// Fills an operation's path, query and body from (validated) arguments.
+pub fn plan(op: &Operation, args: &Map<String, Value>) -> Result<Planned, ToolError> {
     let mut path = op.path.clone();
     for p in &op.path_params {
         let value = match args.get(p) {
@@ -724,17 +746,11 @@ pub async fn send(
         .collect();
     let has_body_method = matches!(op.method, reqwest::Method::POST | reqwest::Method::PUT | reqwest::Method::PATCH);
     let (body, query_args) = match (&op.body, has_body_method) {
-        (Some(template), _) => (Some(fill_body(template, &args)), rest),
+        (Some(template), _) => (Some(fill_body(template, args)), rest),
         (None, true) => (Some(Value::Object(rest)), Map::new()),
         (None, false) => (None, rest),
     };
-    let url = format!("{}{}", op.app.base_url, path);
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    if remaining.is_zero() {
-        return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
-    }
-    let mut builder = app.http().request(op.method.clone(), &url).timeout(remaining);
-    let mut query: Vec<(String, String)> = query_args
+    let query = query_args
         .into_iter()
         .filter(|(_, v)| !v.is_null())
         .map(|(k, v)| {
@@ -750,6 +766,28 @@ pub async fn send(
             (k, v)
         })
         .collect();
+    Ok(Planned { method: op.method.clone(), url: format!("{}{}", op.app.base_url, path), query, body })
+}
+
+/// Sends one operation's request and shapes the answer.
+pub async fn send(
+    app: Arc<App>,
+    op: Arc<Operation>,
+    prepared: Prepared,
+    args: Value,
+    deadline: Instant,
+) -> Result<Value, ToolError> {
+    let args = match args {
+        Value::Object(o) => o,
+        _ => Map::new(),
+    };
+    let Planned { url, query: query_args, body, .. } = plan(&op, &args)?;
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
+    }
+    let mut builder = app.http().request(op.method.clone(), &url).timeout(remaining);
+    let mut query = query_args;
     query.extend(prepared.query.iter().map(|(k, v)| (k.clone(), v.expose().clone())));
     if !query.is_empty() {
         builder = builder.query(&query);

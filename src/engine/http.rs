@@ -303,21 +303,22 @@ pub(crate) async fn send(
 }
 
 /// The integration's request budget: the user's `WORKBENCH_<INTEGRATION>_RATE_LIMIT` (e.g.
-/// `190/10s` for a HubSpot Pro portal) or the catalogue's.
-pub fn rate_limit(app: &App, integration: &Integration) -> plugins::api::RateLimit {
-    let var = format!("WORKBENCH_{}_RATE_LIMIT", integration.name.to_ascii_uppercase());
-    match app.settings.credential_env.get(&var) {
-        Some(v) => plugins::api::RateLimit::parse(v).unwrap_or_else(|| {
-            tracing::warn!(var, value = v, "not a rate limit like 100/10s; using the catalogue's");
-            integration.rate_limit
-        }),
-        None => integration.rate_limit,
+/// `190/10s` for a HubSpot Pro portal, parsed at start-up) or the catalogue's. A value that did
+/// not parse fails closed: no request is sent until the user fixes it.
+pub fn rate_limit(app: &App, integration: &Integration) -> Result<plugins::api::RateLimit, ToolError> {
+    match app.settings.rate_limits.get(integration.name) {
+        Some(Ok(limit)) => Ok(*limit),
+        Some(Err(bad)) => Err(ToolError::invalid(format!(
+            "the request budget for {} is misconfigured ({bad}), so nothing is sent to it until the user fixes it",
+            integration.name
+        ))),
+        None => Ok(integration.rate_limit),
     }
 }
 
 /// Waits for the governor's slot for one request, or says when to retry if it comes too late.
 pub(crate) async fn wait_for_slot(app: &App, integration: &Integration, deadline: Instant) -> Result<(), ToolError> {
-    let limit = rate_limit(app, integration);
+    let limit = rate_limit(app, integration)?;
     match app.governor.reserve(integration.name, limit, Instant::now(), deadline) {
         super::governor::Slot::After(wait) => {
             if !wait.is_zero() {

@@ -179,6 +179,9 @@ pub async fn execute_with(app: &Arc<App>, batch: Batch, hooks: &Hooks) -> Outcom
     }
     let mut outcome =
         if batch.compose { run_compose(app, &batch, hooks).await } else { run_parallel(app, &batch, hooks).await };
+    // Executions of one batch run side by side: one may return a value another resolved after it
+    // started. The whole answer (results, `return` projection, errors) passes every secret known now.
+    app.exposed.scrub(&mut outcome.body);
     if cap::cap_response(&mut outcome.body, cap::MAX_RESPONSE_CHARS) {
         tracing::info!("execute_tools response shrunk to the size cap");
     }
@@ -276,7 +279,8 @@ async fn run_parallel(app: &Arc<App>, batch: &Batch, hooks: &Hooks) -> Outcome {
             async move {
                 let result = run_one(&app, &exec, None, hooks).await;
                 if !is_not_started(&result) {
-                    hooks.report(done.fetch_add(1, Ordering::SeqCst) + 1, total, &exec.tool, &result);
+                    let tool = app.exposed.text(&exec.tool);
+                    hooks.report(done.fetch_add(1, Ordering::SeqCst) + 1, total, &tool, &result);
                 }
                 result
             }
@@ -337,7 +341,7 @@ async fn run_compose(app: &Arc<App>, batch: &Batch, hooks: &Hooks) -> Outcome {
         let ref_id = exec.ref_id.clone().unwrap_or_default();
         let result = run_one(app, exec, Some(&steps), hooks).await;
         if !is_not_started(&result) {
-            hooks.report(i + 1, total, &exec.tool, &result);
+            hooks.report(i + 1, total, &app.exposed.text(&exec.tool), &result);
         }
         match result {
             Ok(v) => {
@@ -412,7 +416,9 @@ async fn run_one(
         }
         return Err(f);
     };
-    let mut scrubber = Scrubber::default();
+    // Starts knowing every secret this process has used, so a value written upstream by one call
+    // cannot come back in clear through another one.
+    let mut scrubber = app.exposed.scrubber();
     let outcome = match &hooks.cancel {
         // Dropping `run_entry` on cancellation aborts the tool's task and its upstream requests.
         Some(cancel) => tokio::select! {
@@ -440,6 +446,7 @@ async fn run_one(
             Err(f)
         }
     };
+    app.exposed.remember_all(&scrubber);
     audit(app, entry, exec, &outcome, started, &scrubber).await;
     outcome
 }
@@ -520,16 +527,36 @@ async fn run_entry(
     let args = crate::validate::validate(entry.schema(), &resolved.value)
         .map_err(|problems| invalid_arguments(entry, &resolved.value, problems))?;
 
+    // A request budget the user misspelled fails closed: nothing is sent to that integration.
+    if let Some(i) = entry.plugin()
+        && let Some(Err(bad)) = app.settings.rate_limits.get(i.name)
+    {
+        return Err(ToolFailure::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "the request budget for {} is misconfigured ({bad}), so nothing is sent to it until the user fixes it; nothing was run",
+                i.name
+            ),
+        )
+        .with("setting", bad.source.clone()));
+    }
+
     // The user's safety policy for writes: nothing the model sends can get past it.
-    if entry.mutating() {
-        let policy = policy::for_tool(app, entry.integration, entry.effect);
+    let effect = policy::effect_of_call(app, entry, &args).await;
+    if effect.mutating() {
+        let policy = policy::for_tool(app, entry.integration, effect)?;
         if policy != policy::Policy::Allow {
             let mut shown = args.clone();
             scrubber.value(&mut shown);
+            let mut summary = policy::summarize(entry.name, entry.integration, entry.description, &shown);
+            if let Some(sent) = policy::what_is_sent(entry, &shown) {
+                summary.push_str(&format!("\nWill send: {sent}"));
+            }
+            let summary = scrubber.text(&summary);
             let request = policy::ApprovalRequest {
                 action: entry.name.to_string(),
                 integration: entry.integration.to_string(),
-                summary: policy::summarize(entry.name, entry.integration, entry.description, &shown),
+                summary,
             };
             policy::check(app, policy, request, hooks.approve.as_ref()).await?;
         }

@@ -15,32 +15,10 @@ use serde_json::{Value, json};
 
 use crate::app::App;
 use crate::error::{ErrorCode, ToolFailure};
+use crate::registry::ToolEntry;
 
-/// What the user configured for an integration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    Allow,
-    ReadOnly,
-    Confirm,
-}
-
-impl Policy {
-    pub fn parse(text: &str) -> Option<Policy> {
-        match text.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-            "allow" => Some(Policy::Allow),
-            "read_only" | "readonly" => Some(Policy::ReadOnly),
-            "confirm" => Some(Policy::Confirm),
-            _ => None,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::Allow => "allow",
-            Policy::ReadOnly => "read_only",
-            Policy::Confirm => "confirm",
-        }
-    }
-}
+use crate::config::BadSetting;
+pub use crate::config::Policy;
 
 /// One thing the user is asked to approve.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,22 +43,47 @@ pub enum Approval {
 /// Asks the user; provided by the transport (MCP elicitation, the portal, the terminal).
 pub type ApproveFn = Arc<dyn Fn(ApprovalRequest) -> BoxFuture<Approval> + Send + Sync>;
 
-/// The policy the user configured for `integration`: `WORKBENCH_POLICY_<INTEGRATION>`, else
-/// `WORKBENCH_POLICY_DEFAULT`, else none.
-pub fn configured(app: &App, integration: &str) -> Option<Policy> {
-    let env = &app.settings.credential_env;
-    let specific = env.get(&format!("WORKBENCH_POLICY_{}", integration.to_ascii_uppercase()));
-    specific.or_else(|| env.get("WORKBENCH_POLICY_DEFAULT")).and_then(|v| Policy::parse(v))
+/// What the user set for `integration`: `WORKBENCH_POLICY_<INTEGRATION>` (or config.json's
+/// `policy.<integration>`), else the `default` one, else nothing. A value that did not parse is
+/// returned as its error: the policy fails closed, never falls back to a laxer one.
+pub fn configured<'a>(app: &'a App, integration: &str) -> Option<Result<Policy, &'a BadSetting>> {
+    let policies = &app.settings.policies;
+    let specific = policies.get(&integration.to_ascii_lowercase());
+    specific.or_else(|| policies.get("default")).map(|p| p.as_ref().copied())
 }
 
-/// The policy a tool of `integration` with `effect` runs under.
-pub fn for_tool(app: &App, integration: &str, effect: Effect) -> Policy {
-    configured(app, integration).unwrap_or(if effect == Effect::Destructive { Policy::Confirm } else { Policy::Allow })
+/// The error for a policy the user misspelled: writes are refused until it is fixed.
+fn misconfigured(integration: &str, bad: &BadSetting) -> ToolFailure {
+    ToolFailure::new(
+        ErrorCode::PolicyDenied,
+        format!(
+            "the safety policy for {integration} is misconfigured ({bad}), so its writes are refused until the user fixes it; nothing was run"
+        ),
+    )
+    .with("policy", "invalid")
+    .with("setting", bad.source.clone())
+    .with("accepted", Policy::ACCEPTED)
+}
+
+/// The policy a tool of `integration` with `effect` runs under. With nothing configured,
+/// destructive tools and the `custom` namespace (defining or deleting a custom app changes what
+/// workbench may do) confirm; other writes are allowed.
+pub fn for_tool(app: &App, integration: &str, effect: Effect) -> Result<Policy, ToolFailure> {
+    match configured(app, integration) {
+        Some(Ok(p)) => Ok(p),
+        Some(Err(bad)) => Err(misconfigured(integration, bad)),
+        None if effect == Effect::Destructive || integration == "custom" => Ok(Policy::Confirm),
+        None => Ok(Policy::Allow),
+    }
 }
 
 /// The policy `curl_session` runs under for `integration` (arbitrary writes: confirm by default).
-pub fn for_curl_session(app: &App, integration: &str) -> Policy {
-    configured(app, integration).unwrap_or(Policy::Confirm)
+pub fn for_curl_session(app: &App, integration: &str) -> Result<Policy, ToolFailure> {
+    match configured(app, integration) {
+        Some(Ok(p)) => Ok(p),
+        Some(Err(bad)) => Err(misconfigured(integration, bad)),
+        None => Ok(Policy::Confirm),
+    }
 }
 
 fn how_to_change(integration: &str) -> String {
@@ -141,6 +144,48 @@ pub async fn check(
     }
 }
 
+/// The effect of one call, which can be more than its tool's: replacing a vault secret that
+/// exists (its value or hosts change what an existing `{{vault:...}}` ref sends where) is as
+/// serious as deleting it, so it confirms by default like a destructive tool.
+pub async fn effect_of_call(app: &App, entry: &ToolEntry, args: &Value) -> Effect {
+    let mut effect = entry.effect;
+    if entry.name == crate::builtins::vault::SET_SECRET.name
+        && let Some(name) = args.get("name").and_then(Value::as_str)
+        && matches!(app.storage.vault_meta(name.to_string()).await, Ok(Some(_)) | Err(_))
+    {
+        effect = Effect::Destructive;
+    }
+    effect
+}
+
+/// What a call will really send, for the approval question, where workbench knows it before
+/// running: a custom app operation's method, full URL and body; for a custom app definition, its
+/// base URL, auth scheme and every operation's method and path (not only the names and
+/// descriptions the agent wrote).
+pub fn what_is_sent(entry: &ToolEntry, args: &Value) -> Option<String> {
+    if let Some(op) = entry.custom() {
+        let empty = serde_json::Map::new();
+        let args = args.as_object().unwrap_or(&empty);
+        return crate::custom::plan(op, args).ok().map(|p| p.describe());
+    }
+    if entry.name == crate::builtins::custom::CREATE_APP.name {
+        let def: crate::custom::AppDef = serde_json::from_value(args.clone()).ok()?;
+        let auth = def.auth.as_ref().map(|a| format!("{:?}", a.kind).to_ascii_lowercase()).unwrap_or("none".into());
+        let mut lines = vec![format!("an app '{}' sending requests to {} (auth: {auth})", def.name, def.base_url)];
+        for op in &def.operations {
+            lines.push(format!(
+                "  {} {}{} as {}",
+                op.method.to_ascii_uppercase(),
+                def.base_url.trim_end_matches('/'),
+                op.path,
+                op.tool_name
+            ));
+        }
+        return Some(lines.join("\n"));
+    }
+    None
+}
+
 /// The summary shown to the user for a tool call: the tool, its integration and its arguments
 /// (already scrubbed by the caller), cut short.
 pub fn summarize(action: &str, integration: &str, description: &str, args: &Value) -> String {
@@ -152,8 +197,13 @@ pub fn summarize(action: &str, integration: &str, description: &str, args: &Valu
 /// The policies in force, for `whoami`-like reports and the README's table.
 pub fn describe(app: &App, integration: &str) -> Value {
     json!({
-        "configured": configured(app, integration).map(Policy::as_str),
+        "configured": match configured(app, integration) {
+            Some(Ok(p)) => json!(p.as_str()),
+            Some(Err(bad)) => json!(format!("invalid: {bad}")),
+            None => Value::Null,
+        },
         "destructive_default": "confirm",
+        "custom_apps_default": "confirm",
         "write_default": "allow",
     })
 }

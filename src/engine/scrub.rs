@@ -5,6 +5,8 @@
 //! header values, so a secret echoed by a misbehaving service or pasted into arguments by a person
 //! does not travel on into the agent's context, the audit log or a log line.
 
+use std::sync::RwLock;
+
 use serde_json::Value;
 
 pub const MARKER: &str = "[redacted]";
@@ -54,6 +56,11 @@ impl Scrubber {
         known.sort_by_key(|k| std::cmp::Reverse(k.len()));
         known.dedup();
         Scrubber { known }
+    }
+
+    /// The secret values this scrubber removes, longest first.
+    pub fn known(&self) -> &[String] {
+        &self.known
     }
 
     pub fn add(&mut self, secret: &str) {
@@ -110,6 +117,50 @@ impl Scrubber {
             Some(clean) => Some(clean),
             None => out,
         }
+    }
+}
+
+/// Every secret value this process has resolved or attached: vault values, connection secrets,
+/// session tokens, values given to `vault_set_secret`. Each execution's scrubber starts from it
+/// and adds back what the execution used, and whatever leaves the server (results, `return`
+/// projections, errors, progress and client log messages) is scrubbed with it, so a value used
+/// by one call cannot come back in clear through another one (write it upstream, read it back).
+#[derive(Debug, Default)]
+pub struct Exposed {
+    known: RwLock<Scrubber>,
+}
+
+impl Exposed {
+    /// Remembers one secret value for the rest of the process's life.
+    pub fn remember(&self, secret: &str) {
+        let known = self.known.read().unwrap_or_else(|p| p.into_inner());
+        if secret.len() < 6 || known.known.iter().any(|k| k == secret) {
+            return;
+        }
+        drop(known);
+        self.known.write().unwrap_or_else(|p| p.into_inner()).add(secret);
+    }
+
+    /// Remembers every value a call's scrubber knows.
+    pub fn remember_all(&self, scrubber: &Scrubber) {
+        for secret in scrubber.known() {
+            self.remember(secret);
+        }
+    }
+
+    /// A scrubber that knows every value remembered so far.
+    pub fn scrubber(&self) -> Scrubber {
+        self.known.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Scrubs a value in place with everything remembered so far.
+    pub fn scrub(&self, value: &mut Value) {
+        self.known.read().unwrap_or_else(|p| p.into_inner()).value(value);
+    }
+
+    /// A string scrubbed with everything remembered so far (and of token shapes).
+    pub fn text(&self, s: &str) -> String {
+        self.known.read().unwrap_or_else(|p| p.into_inner()).text(s)
     }
 }
 
@@ -234,6 +285,20 @@ mod tests {
         assert_eq!(v["next_cursor"], jwt);
         assert_eq!(v["other"], "[redacted]");
         assert_eq!(v["cursor"], "a [redacted] b");
+    }
+
+    #[test]
+    fn exposed_values_outlive_the_call_that_used_them() {
+        let exposed = Exposed::default();
+        let mut call = exposed.scrubber();
+        call.add("deploy-password-42");
+        exposed.remember_all(&call);
+        let mut later = json!({"body": "the password is deploy-password-42"});
+        exposed.scrub(&mut later);
+        assert_eq!(later["body"], "the password is [redacted]");
+        assert_eq!(exposed.text("x deploy-password-42 y"), "x [redacted] y");
+        exposed.remember("short");
+        assert_eq!(exposed.text("short"), "short", "values under 6 characters would redact words");
     }
 
     #[test]

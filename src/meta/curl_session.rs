@@ -41,10 +41,13 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
             Some(i) if !app.is_connected(i.name) => {
                 failures.push(format!("{name}: not connected (call connect first)"))
             }
-            Some(i) if crate::engine::policy::for_curl_session(app, i.name) == Policy::ReadOnly => {
+            Some(i) if crate::engine::policy::for_curl_session(app, i.name) == Ok(Policy::ReadOnly) => {
                 failures.push(format!(
                     "{name}: read-only by the user's policy, and a curl session could write; use its tools instead"
                 ))
+            }
+            Some(i) if let Err(f) = crate::engine::policy::for_curl_session(app, i.name) => {
+                failures.push(format!("{name}: {}", f.message))
             }
             Some(i) => {
                 let connection = app.connection(i).ok().flatten();
@@ -63,7 +66,7 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
     }
     // Arbitrary calls with the user's credential: confirmed by the user unless they allowed it.
     let confirm: Vec<&String> =
-        seen.iter().filter(|n| crate::engine::policy::for_curl_session(app, n) == Policy::Confirm).collect();
+        seen.iter().filter(|n| crate::engine::policy::for_curl_session(app, n) == Ok(Policy::Confirm)).collect();
     if !confirm.is_empty() {
         let names = confirm.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
         let request = crate::engine::policy::ApprovalRequest {

@@ -110,12 +110,13 @@ fn doctor_reports_each_check_with_fixes_and_its_status() {
     assert!(line("OK    database").contains("quick_check ok"));
     assert!(line("WARN  secret store").contains("memory"));
     assert!(line("OK    loopback port").contains("127.0.0.1"));
+    assert!(line("OK    policies").contains("valid"), "{text}");
     assert!(line("OK    Cursor").contains(&binary().display().to_string()));
     assert!(line("FAIL  Claude Desktop").contains("trailing comma"), "{text}");
     assert!(line("SKIP  Claude Code").contains(".claude.json"));
     let fix = text.lines().skip_while(|l| !l.starts_with("FAIL  Claude Desktop")).nth(1).unwrap();
     assert!(fix.trim_start().starts_with("fix:") && fix.contains("clients register --client claude-desktop"), "{fix}");
-    assert!(text.contains("1 failure, 1 warning, 4 OK"), "{text}");
+    assert!(text.contains("1 failure, 1 warning, 5 OK"), "{text}");
 
     // Fixed config and an encrypted file store with its passphrase: all clear.
     std::fs::write(s.home().join(".config/Claude/claude_desktop_config.json"), "{}").unwrap();

@@ -24,6 +24,7 @@ mod google_sheets;
 mod governor;
 mod http_send;
 mod hubspot;
+mod injected_agent;
 mod jira;
 mod keychain;
 mod linear;

@@ -123,3 +123,15 @@ pub fn assert_snapshot(name: &str, actual: &Value) {
         );
     }
 }
+
+/// How a vault secret's `allowed_hosts` names a fake's origin.
+pub fn fake_origin(fake: &fake::Fake) -> String {
+    let _ = fake;
+    "127.0.0.1".to_string()
+}
+
+/// The settings with which the user lets custom apps reach a fake on 127.0.0.1.
+pub fn private_origin_env(fake: &fake::Fake) -> Vec<(&'static str, String)> {
+    let _ = fake;
+    Vec::new()
+}
