@@ -94,6 +94,8 @@ pub struct App {
     pub governor: crate::engine::governor::Governor,
     /// The curl proxy's signing key, read from (or created in) the secret store on first use.
     pub proxy_key: tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>,
+    /// Calls held by the safety policy waiting for the user's click on a local page.
+    pub approvals: crate::approval::Approvals,
     http: OnceLock<reqwest::Client>,
 }
 
@@ -136,6 +138,7 @@ impl App {
             sessions: Default::default(),
             governor: Default::default(),
             proxy_key: tokio::sync::OnceCell::new(),
+            approvals: Default::default(),
             http: OnceLock::new(),
         })
     }
