@@ -63,6 +63,8 @@ pub struct PendingApproval {
 pub struct Approvals {
     pending: Mutex<HashMap<String, PendingApproval>>,
     browser: AtomicBool,
+    /// A shorter lifetime than [`APPROVAL_TTL`] (tests of expiry); set by no setting or argument.
+    ttl: Mutex<Option<Duration>>,
 }
 
 impl Approvals {
@@ -74,6 +76,15 @@ impl Approvals {
 
     pub fn browser_enabled(&self) -> bool {
         self.browser.load(Ordering::Relaxed)
+    }
+
+    /// Shortens the lifetime of approvals registered from now on (tests of expiry).
+    pub fn set_ttl(&self, ttl: Duration) {
+        *self.ttl.lock().unwrap_or_else(|p| p.into_inner()) = Some(ttl.min(APPROVAL_TTL));
+    }
+
+    fn ttl(&self) -> Duration {
+        self.ttl.lock().unwrap_or_else(|p| p.into_inner()).unwrap_or(APPROVAL_TTL)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, PendingApproval>> {
@@ -228,7 +239,7 @@ pub async fn hold(app: &Arc<App>, request: &ApprovalRequest, why: &str, how_to_c
             )));
         }
     };
-    let (id, expires) = app.approvals.register(request, APPROVAL_TTL);
+    let (id, expires) = app.approvals.register(request, app.approvals.ttl());
     let url = format!("{}/approve/{id}", listener.base());
     let left = expires.saturating_duration_since(Instant::now()).as_secs();
     let opened = crate::connect::open_in_browser(app, &url);

@@ -350,7 +350,11 @@ impl ServerHandler for Server {
                     error = outcome.is_error,
                     "{name} finished"
                 );
-                to_result(outcome.body, outcome.is_error)
+                let mut body = outcome.body;
+                if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
+                    open_through_client(&context, &mut body).await;
+                }
+                to_result(body, outcome.is_error)
             }
             Ok(None) => return Err(McpError::invalid_params("Unknown tool", None)),
             Err(e) => {
@@ -373,6 +377,31 @@ const LIST_TTL_MS: u64 = 3_600_000;
 /// The `traceparent` of the request's `_meta` (W3C trace context), when well formed.
 fn trace_context(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
     meta.get("traceparent").and_then(Value::as_str).and_then(crate::storage::parse_traceparent)
+}
+
+/// `connect` on a 2025-11-25 session whose client declared URL-mode elicitation: the client is
+/// asked to open the loopback connect page for the user (secrets never go through form
+/// elicitation). The answer only says whether the user agreed to open it; the link stays in the
+/// result either way.
+async fn open_through_client(context: &RequestContext<RoleServer>, body: &mut Value) {
+    use rmcp::model::ElicitationAction;
+    let (Some(url), Some(id)) = (body["url"].as_str(), body["connectionId"].as_str()) else { return };
+    let modern = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    let url_mode = context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some());
+    let Ok(parsed) = reqwest::Url::parse(url) else { return };
+    if modern || !url_mode {
+        return;
+    }
+    let integration = body["integration"].as_str().unwrap_or("the integration").to_string();
+    let message = format!("Open this workbench page on this computer to connect {integration}; you type the credential there, never in the chat.");
+    let answer = context.peer.elicit_url_with_timeout(message, parsed, id.to_string(), Some(APPROVAL_TIMEOUT)).await;
+    let opened = matches!(answer, Ok(ElicitationAction::Accept));
+    body["openedByClient"] = json!(opened);
+    if opened {
+        body["message"] = json!(format!(
+            "The client showed the user the connect page for {integration}; call wait_for_connection with this connectionId."
+        ));
+    }
 }
 
 /// An approver for a client that cannot ask: the policy sends the user to the approval page.
