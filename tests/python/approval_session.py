@@ -116,6 +116,11 @@ async def run_held(c, tool: str) -> tuple[dict, bool]:
     return r, "token" in r
 
 
+def shown_in(tool: str, question: str) -> bool:
+    """The user's question names what will happen (curl_session's says what the token allows)."""
+    return ("ANY API call" in question and "github" in question) if tool == "curl_session" else tool in question
+
+
 def code_of(r: dict) -> str | None:
     if "results" in r:
         return r["results"][0].get("error", {}).get("code")
@@ -140,7 +145,7 @@ async def with_elicitation(params, errlog, mode: str) -> None:
             answers[:] = [types.ElicitResult(action="accept", content={"approve": True})]
             before = len(asked)
             r, ran = await run_held(c, tool)
-            check(f"[{mode} {version}] {tool}: asked, approved, ran", ran and len(asked) == before + 1 and tool in asked[-1], str(r))
+            check(f"[{mode} {version}] {tool}: asked, approved, ran", ran and len(asked) == before + 1 and shown_in(tool, asked[-1]), str(r))
             answers[:] = []
             r, ran = await run_held(c, tool)
             check(f"[{mode} {version}] {tool}: the approval was spent (asked again)", not ran and len(asked) == before + 2, str(r))
