@@ -129,7 +129,13 @@ impl Approvals {
         let expires = now + ttl;
         all.insert(
             id.clone(),
-            PendingApproval { request: request.clone(), created: now, expires, decision: Decision::Waiting, form_tokens: Vec::new() },
+            PendingApproval {
+                request: request.clone(),
+                created: now,
+                expires,
+                decision: Decision::Waiting,
+                form_tokens: Vec::new(),
+            },
         );
         (id, expires)
     }
@@ -213,7 +219,12 @@ pub fn args_digest(args: &Value) -> String {
 
 /// The `Approval::Unavailable` path of the policy check: runs a call the user approved in the
 /// browser (once), or registers the page and answers `CONFIRMATION_REQUIRED` with its address.
-pub async fn hold(app: &Arc<App>, request: &ApprovalRequest, why: &str, how_to_change: &str) -> Result<(), ToolFailure> {
+pub async fn hold(
+    app: &Arc<App>,
+    request: &ApprovalRequest,
+    why: &str,
+    how_to_change: &str,
+) -> Result<(), ToolFailure> {
     let refused = |extra: String| {
         ToolFailure::new(
             ErrorCode::ConfirmationRequired,
@@ -270,7 +281,8 @@ fn target_of(app: &App, request: &ApprovalRequest) -> Option<String> {
         if let Some(i) = registry.integration(name)
             && let Some(h) = i.hosts.first()
         {
-            let url = crate::engine::http::host_url(app, i, h.key, &[], None).unwrap_or_else(|_| h.default_url.to_string());
+            let url =
+                crate::engine::http::host_url(app, i, h.key, &[], None).unwrap_or_else(|_| h.default_url.to_string());
             hosts.push(url);
         }
     }

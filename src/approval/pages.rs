@@ -14,10 +14,14 @@ fn pretty(value: &serde_json::Value) -> String {
 }
 
 /// The question for one held call.
-pub fn question(request: &ApprovalRequest, target: Option<&str>, action: &str, form_token: &str, left_secs: u64) -> String {
-    let target = target
-        .map(|t| format!("<label>Sent to</label><code>{}</code>", escape(t)))
-        .unwrap_or_default();
+pub fn question(
+    request: &ApprovalRequest,
+    target: Option<&str>,
+    action: &str,
+    form_token: &str,
+    left_secs: u64,
+) -> String {
+    let target = target.map(|t| format!("<label>Sent to</label><code>{}</code>", escape(t))).unwrap_or_default();
     let form = |decision: &str, label: &str, style: &str| {
         format!(
             "<form method=\"post\" action=\"{action}\" style=\"display:inline-block;margin-right:12px\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\"><input type=\"hidden\" name=\"decision\" value=\"{decision}\"><button type=\"submit\" id=\"{decision}\"{style}>{label}</button></form>",

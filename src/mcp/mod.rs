@@ -311,11 +311,7 @@ impl ServerHandler for Server {
         let span = tracing::info_span!("mcp_request", tool = %name, client_log_level = level);
         let cancel = CancelToken::new();
         let (progress, forwarder) = self.progress_hook(&context);
-        let hooks = Hooks {
-            progress: Some(progress),
-            cancel: Some(cancel.clone()),
-            approve: Some(approve),
-        };
+        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve) };
         let (app, profile, tool) = (self.app.clone(), self.profile, name.clone());
         let started = Instant::now();
         let mut task = AbortOnDrop(tokio::spawn(
@@ -393,7 +389,9 @@ async fn open_through_client(context: &RequestContext<RoleServer>, body: &mut Va
         return;
     }
     let integration = body["integration"].as_str().unwrap_or("the integration").to_string();
-    let message = format!("Open this workbench page on this computer to connect {integration}; you type the credential there, never in the chat.");
+    let message = format!(
+        "Open this workbench page on this computer to connect {integration}; you type the credential there, never in the chat."
+    );
     let answer = context.peer.elicit_url_with_timeout(message, parsed, id.to_string(), Some(APPROVAL_TIMEOUT)).await;
     let opened = matches!(answer, Ok(ElicitationAction::Accept));
     body["openedByClient"] = json!(opened);
@@ -442,7 +440,8 @@ impl Server {
                     Ok(entries) => entries,
                     Err(e) => {
                         tracing::warn!(error = %e, "a request state was refused");
-                        let body = json!({ "error": format!("Refused: {e}. Nothing was run."), "code": "POLICY_DENIED" });
+                        let body =
+                            json!({ "error": format!("Refused: {e}. Nothing was run."), "code": "POLICY_DENIED" });
                         return Err(to_result(body, true));
                     }
                 }

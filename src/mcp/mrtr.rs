@@ -45,7 +45,9 @@ pub enum StateError {
         "the requestState does not belong to this call: it was altered, comes from another session, or the call's arguments changed"
     )]
     Altered,
-    #[error("the requestState expired (approvals are answered within 5 minutes); call the tool again to be asked again")]
+    #[error(
+        "the requestState expired (approvals are answered within 5 minutes); call the tool again to be asked again"
+    )]
     Expired,
     #[error("the requestState was already used; an approval works once, so call the tool again to be asked again")]
     Replayed,
@@ -137,7 +139,14 @@ impl Sealer {
     }
 
     /// Opens a state echoed back for this session and call, at `now` (unix ms), spending it.
-    pub fn open(&self, state: &str, session: &str, call: &str, now: i64, spent: &Spent) -> Result<Vec<Entry>, StateError> {
+    pub fn open(
+        &self,
+        state: &str,
+        session: &str,
+        call: &str,
+        now: i64,
+        spent: &Spent,
+    ) -> Result<Vec<Entry>, StateError> {
         let ad = Self::associated(session, call);
         let bytes = self.codec.open_with(state, &ad).map_err(|e| match e {
             RequestStateError::Expired => StateError::Expired,
@@ -321,9 +330,14 @@ mod tests {
     #[test]
     fn another_session_or_call_is_refused() {
         let s = Sealer::new(&[7u8; 32]);
-        let call = call_digest("execute_tools", &json!({"executions": [{"tool": "vault_delete_secret", "args": {"name": "K"}}]}));
-        let other_call =
-            call_digest("execute_tools", &json!({"executions": [{"tool": "vault_delete_secret", "args": {"name": "L"}}]}));
+        let call = call_digest(
+            "execute_tools",
+            &json!({"executions": [{"tool": "vault_delete_secret", "args": {"name": "K"}}]}),
+        );
+        let other_call = call_digest(
+            "execute_tools",
+            &json!({"executions": [{"tool": "vault_delete_secret", "args": {"name": "L"}}]}),
+        );
         let state = sealed(&s, "session-a", &call);
         let spent = Spent::default();
         assert_eq!(s.open(&state, "session-b", &call, now_ms(), &spent), Err(StateError::Altered));

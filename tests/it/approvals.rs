@@ -309,7 +309,8 @@ async fn github_merge_pr_and_curl_session_are_approved_in_the_browser() {
         let url = again.body["approval_url"].as_str().unwrap().to_string();
         let (_, token) = open_page(&url).await;
         assert_eq!(decide(&url, &token, "approve").await.status(), 200);
-        let minted = workbench::meta::call_with(&t.app, "curl_session", curl_args.clone(), &cannot_ask()).await.unwrap();
+        let minted =
+            workbench::meta::call_with(&t.app, "curl_session", curl_args.clone(), &cannot_ask()).await.unwrap();
         assert!(!minted.is_error, "{}", minted.body);
         let once = workbench::meta::call_with(&t.app, "curl_session", curl_args, &cannot_ask()).await.unwrap();
         assert_eq!(once.body["code"], "CONFIRMATION_REQUIRED", "{}", once.body);

@@ -304,6 +304,7 @@ test("the portal in headless chromium: connect, audit filters, vault, disconnect
         assert.equal(denied.results[0].error.code, "CONFIRMATION_REQUIRED", "denied: asked again, nothing run");
       } finally {
         await agent.close();
+        await page.goto(url);
       }
     });
 
