@@ -641,6 +641,36 @@ fn restrict_dir(_: &Path) {}
 mod tests {
     use super::*;
 
+    /// Attack: a client puts arbitrary text (an injection, a huge string) in `_meta.traceparent`;
+    /// only a well-formed W3C trace context reaches the audit row.
+    #[tokio::test]
+    async fn audit_rows_carry_only_a_well_formed_traceparent() {
+        let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert_eq!(parse_traceparent(&good.to_ascii_uppercase()).as_deref(), Some(good));
+        for bad in
+            ["", "00-abc-def-01", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "x'); DROP TABLE audit;--"]
+        {
+            assert_eq!(parse_traceparent(bad), None, "{bad}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let s = Storage::new(dir.path().join("wb.db"));
+        let row = |tool: &str| AuditEntry {
+            tool: tool.into(),
+            integration: "x".into(),
+            args: "{}".into(),
+            mutating: false,
+            ok: true,
+            error_code: None,
+            error: None,
+            duration_ms: 1,
+        };
+        with_trace(parse_traceparent(good), s.record_audit(row("traced"))).await.unwrap();
+        s.record_audit(row("plain")).await.unwrap();
+        let rows = s.search_audit(AuditQuery { limit: 10, ..Default::default() }).await.unwrap();
+        assert_eq!(rows[1]["traceparent"], good);
+        assert!(rows[0].get("traceparent").is_none());
+    }
+
     #[tokio::test]
     async fn migrates_once_creates_a_stable_user_and_is_private() {
         let dir = tempfile::tempdir().unwrap();
