@@ -97,6 +97,8 @@ pub struct App {
     pub exposed: Arc<crate::engine::scrub::Exposed>,
     /// The curl proxy's signing key, read from (or created in) the secret store on first use.
     pub proxy_key: tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>,
+    /// Calls held by the safety policy waiting for the user's click on a local page.
+    pub approvals: crate::approval::Approvals,
     http: OnceLock<reqwest::Client>,
 }
 
@@ -140,6 +142,7 @@ impl App {
             governor: Default::default(),
             exposed: Default::default(),
             proxy_key: tokio::sync::OnceCell::new(),
+            approvals: Default::default(),
             http: OnceLock::new(),
         })
     }

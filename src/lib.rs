@@ -12,11 +12,13 @@
 //! - [`auth`]: connections: credentials from the environment or the secret store, and injection.
 //! - [`secrets`]: `Secret<T>`, secret stores, the vault.
 //! - [`connect`]: the loopback listener: connect pages, OAuth with PKCE, the vault secret page.
+//! - [`approval`]: approving held calls on a local page (clients without elicitation).
 //! - [`portal`]: `workbench portal`, the local web page over that listener.
 //! - [`config`]: data directory and settings.
 //! - `plugins` (workspace crate): the integrations themselves.
 
 pub mod app;
+pub mod approval;
 pub mod auth;
 pub mod builtins;
 pub mod cli;

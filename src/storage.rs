@@ -80,13 +80,43 @@ const MIGRATIONS: &[&str] = &[
         value INTEGER NOT NULL
      );
      INSERT INTO counter (name, value) VALUES ('custom_apps', 0);",
+    // 4: the W3C trace context (`traceparent`) a 2026-07-28 client sent in a call's `_meta`.
+    "ALTER TABLE audit ADD COLUMN traceparent TEXT;",
 ];
+
+tokio::task_local! {
+    /// The validated `traceparent` of the MCP request being served; audit rows written inside
+    /// it (the engine writes them on the calling task) carry it.
+    static TRACE: Option<String>;
+}
+
+/// Runs `fut` with `traceparent` as the trace context of the audit rows it writes.
+pub async fn with_trace<F: std::future::Future>(traceparent: Option<String>, fut: F) -> F::Output {
+    TRACE.scope(traceparent, fut).await
+}
+
+/// A W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`, ids not all zero), lower-cased; anything
+/// else is `None` (the value is the client's, so nothing else is stored).
+pub fn parse_traceparent(text: &str) -> Option<String> {
+    let t = text.trim().to_ascii_lowercase();
+    let parts: Vec<&str> = t.split('-').collect();
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let ok = parts.len() == 4
+        && hex(parts[0], 2)
+        && parts[0] != "ff"
+        && hex(parts[1], 32)
+        && hex(parts[2], 16)
+        && hex(parts[3], 2)
+        && parts[1].bytes().any(|b| b != b'0')
+        && parts[2].bytes().any(|b| b != b'0');
+    ok.then_some(t)
+}
 
 pub struct Storage {
     path: PathBuf,
     conn: Mutex<Option<Connection>>,
     /// Audit rows (with their time) not yet written because the database was busy.
-    pending_audit: Mutex<Vec<(String, AuditEntry)>>,
+    pending_audit: Mutex<Vec<(String, Option<String>, AuditEntry)>>,
 }
 
 /// Most audit rows kept in memory while the database stays busy; the oldest go first.
@@ -198,7 +228,8 @@ impl Storage {
     /// holds the write lock) the row is kept and written with the next audit write or read, and
     /// this still succeeds: the call it records must not fail for it.
     pub async fn record_audit(self: &Arc<Self>, entry: AuditEntry) -> Result<(), StorageError> {
-        self.pending_audit.lock().unwrap_or_else(|p| p.into_inner()).push((now_rfc3339(), entry));
+        let trace = TRACE.try_with(Clone::clone).ok().flatten();
+        self.pending_audit.lock().unwrap_or_else(|p| p.into_inner()).push((now_rfc3339(), trace, entry));
         let this = self.clone();
         match self.call(move |c| this.flush_audit(c)).await {
             Err(StorageError::Sqlite { source, .. }) if is_busy(&source) => {
@@ -218,10 +249,10 @@ impl Storage {
         }
         let written = (|| {
             let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
-            for (ts, entry) in &rows {
+            for (ts, trace, entry) in &rows {
                 tx.execute(
-                    "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                     params![
                         ts,
                         entry.tool,
@@ -231,7 +262,8 @@ impl Storage {
                         if entry.ok { "ok" } else { "error" },
                         entry.error_code,
                         entry.error,
-                        entry.duration_ms as i64
+                        entry.duration_ms as i64,
+                        trace
                     ],
                 )?;
             }
@@ -260,7 +292,7 @@ impl Storage {
             // Rows that waited for a busy database come first; if it is still busy they wait on.
             let _ = this.flush_audit(c);
             let mut sql = String::from(
-                "SELECT id, ts, tool, integration, args, mutating, status, error_code, error, duration_ms FROM audit WHERE 1=1",
+                "SELECT id, ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent FROM audit WHERE 1=1",
             );
             let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
             let mut filters: Vec<(&str, Box<dyn rusqlite::ToSql>)> = Vec::new();
@@ -302,7 +334,7 @@ impl Storage {
             let params: Vec<&dyn rusqlite::ToSql> = args.iter().map(|b| b.as_ref()).collect();
             let rows = stmt.query_map(params.as_slice(), |r| {
                 let args_text: String = r.get(4)?;
-                Ok(json!({
+                let mut row = json!({
                     "id": r.get::<_, i64>(0)?,
                     "time": r.get::<_, String>(1)?,
                     "tool": r.get::<_, String>(2)?,
@@ -313,7 +345,11 @@ impl Storage {
                     "error_code": r.get::<_, Option<String>>(7)?,
                     "error": r.get::<_, Option<String>>(8)?,
                     "duration_ms": r.get::<_, i64>(9)?,
-                }))
+                });
+                if let Some(t) = r.get::<_, Option<String>>(10)? {
+                    row["traceparent"] = json!(t);
+                }
+                Ok(row)
             })?;
             rows.collect()
         })
@@ -604,6 +640,36 @@ fn restrict_dir(_: &Path) {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Attack: a client puts arbitrary text (an injection, a huge string) in `_meta.traceparent`;
+    /// only a well-formed W3C trace context reaches the audit row.
+    #[tokio::test]
+    async fn audit_rows_carry_only_a_well_formed_traceparent() {
+        let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert_eq!(parse_traceparent(&good.to_ascii_uppercase()).as_deref(), Some(good));
+        for bad in
+            ["", "00-abc-def-01", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "x'); DROP TABLE audit;--"]
+        {
+            assert_eq!(parse_traceparent(bad), None, "{bad}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let s = Storage::new(dir.path().join("wb.db"));
+        let row = |tool: &str| AuditEntry {
+            tool: tool.into(),
+            integration: "x".into(),
+            args: "{}".into(),
+            mutating: false,
+            ok: true,
+            error_code: None,
+            error: None,
+            duration_ms: 1,
+        };
+        with_trace(parse_traceparent(good), s.record_audit(row("traced"))).await.unwrap();
+        s.record_audit(row("plain")).await.unwrap();
+        let rows = s.search_audit(AuditQuery { limit: 10, ..Default::default() }).await.unwrap();
+        assert_eq!(rows[1]["traceparent"], good);
+        assert!(rows[0].get("traceparent").is_none());
+    }
 
     #[tokio::test]
     async fn migrates_once_creates_a_stable_user_and_is_private() {

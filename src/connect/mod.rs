@@ -100,6 +100,7 @@ fn router(app: Arc<App>, port: u16, portal: Arc<crate::portal::Portal>) -> axum:
         .route("/oauth/callback", get(oauth_callback))
         .route("/vault/{id}", get(secret_page).post(secret_submit))
         .route("/unlock/{id}", get(unlock_page).post(unlock_submit))
+        .route("/approve/{id}", get(crate::approval::approval_page).post(crate::approval::approval_submit))
         .fallback(|| async {
             page(StatusCode::NOT_FOUND, pages::failure("Not found", "There is nothing at this address."))
         })

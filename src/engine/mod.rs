@@ -557,6 +557,8 @@ async fn run_entry(
                 action: entry.name.to_string(),
                 integration: entry.integration.to_string(),
                 summary,
+                args_sha256: crate::approval::args_digest(&args),
+                shown,
             };
             policy::check(app, policy, request, hooks.approve.as_ref()).await?;
         }

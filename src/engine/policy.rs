@@ -29,6 +29,12 @@ pub struct ApprovalRequest {
     pub integration: String,
     /// What will happen, in words, with the (scrubbed, shortened) arguments.
     pub summary: String,
+    /// SHA-256 of the canonical JSON of the resolved arguments (`approval::args_digest`): what an
+    /// approval given outside this call (the browser page, a sealed 2026-07-28 request state) binds
+    /// to. Never shown, never sent.
+    pub args_sha256: String,
+    /// The arguments as the user sees them (scrubbed).
+    pub shown: Value,
 }
 
 /// The user's answer.
@@ -95,7 +101,7 @@ fn how_to_change(integration: &str) -> String {
 
 /// Holds a mutating action to the policy: returns when it may run, or the error to give back.
 pub async fn check(
-    app: &App,
+    app: &Arc<App>,
     policy: Policy,
     request: ApprovalRequest,
     approve: Option<&ApproveFn>,
@@ -129,16 +135,11 @@ pub async fn check(
                     format!("the user did not approve {} ({why}); nothing was run", request.action),
                 )
                 .with("policy", "confirm")),
-                Approval::Unavailable(why) => Err(ToolFailure::new(
-                    ErrorCode::ConfirmationRequired,
-                    format!(
-                        "{} needs the user's approval ({} policy: confirm), and {why}; nothing was run. Ask the user to run it themselves or allow it: {}",
-                        request.action,
-                        integration,
-                        how_to_change(integration.split(',').next().unwrap_or_default())
-                    ),
-                )
-                .with("policy", "confirm")),
+                // The client cannot ask: the user approves this exact call on a local page.
+                Approval::Unavailable(why) => {
+                    let change = how_to_change(integration.split(',').next().unwrap_or_default());
+                    crate::approval::hold(app, &request, &why, &change).await
+                }
             }
         }
     }

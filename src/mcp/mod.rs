@@ -10,15 +10,17 @@
 
 pub mod logging;
 
+pub mod mrtr;
+
 pub mod transport;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
+    ErrorCode, Implementation, InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -108,6 +110,10 @@ pub struct Server {
     app: Arc<App>,
     profile: Profile,
     log: Arc<logging::ClientLog>,
+    /// A random id of this server session: sealed request states (2026-07-28 approvals) bind to it.
+    session: Arc<str>,
+    /// Request states already used (single use).
+    spent: Arc<mrtr::Spent>,
 }
 
 impl Server {
@@ -116,7 +122,15 @@ impl Server {
     }
 
     pub fn with_profile(app: Arc<App>, profile: Profile) -> Self {
-        Server { app, profile, log: logging::ClientLog::new() }
+        // This server stays up, so a client without elicitation can be sent to an approval page.
+        app.approvals.enable_browser();
+        Server {
+            app,
+            profile,
+            log: logging::ClientLog::new(),
+            session: crate::ids::random_hex(16).into(),
+            spent: Arc::new(mrtr::Spent::default()),
+        }
     }
 
     /// The progress hook of one call: logs each finished execution at debug and, when the client
@@ -242,7 +256,11 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools_for(self.profile)))
+        // The list is fixed for the life of the process and the same for everyone (2026-07-28
+        // cache hints; rmcp leaves them out for older protocol versions).
+        Ok(ListToolsResult::with_all_items(tools_for(self.profile))
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
     }
 
     async fn on_custom_request(
@@ -282,20 +300,23 @@ impl ServerHandler for Server {
             }
             return Err(McpError::invalid_params(format!("Unknown tool: {name}"), None));
         }
-        let args = Value::Object(request.arguments.unwrap_or_default());
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let call = mrtr::call_digest(&name, &args);
+        let (approve, round) = match self.approval_path(&request, &context, &call).await {
+            Ok(path) => path,
+            Err(refused) => return Ok(refused.into()),
+        };
+        let trace = trace_context(&context.meta);
         let level = logging::request_level(&context.meta);
         let span = tracing::info_span!("mcp_request", tool = %name, client_log_level = level);
         let cancel = CancelToken::new();
         let (progress, forwarder) = self.progress_hook(&context);
-        let hooks = Hooks {
-            progress: Some(progress),
-            cancel: Some(cancel.clone()),
-            approve: Some(approver(context.peer.clone())),
-        };
+        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve) };
         let (app, profile, tool) = (self.app.clone(), self.profile, name.clone());
         let started = Instant::now();
         let mut task = AbortOnDrop(tokio::spawn(
-            async move { profile.call(&app, &tool, args, &hooks).await }.instrument(span.clone()),
+            crate::storage::with_trace(trace, async move { profile.call(&app, &tool, args, &hooks).await })
+                .instrument(span.clone()),
         ));
         let joined = tokio::select! {
             joined = &mut task => joined,
@@ -312,6 +333,11 @@ impl ServerHandler for Server {
         if let Some(f) = forwarder {
             let _ = tokio::time::timeout(PROGRESS_FLUSH, f).await;
         }
+        // 2026-07-28: executions the policy held become questions for the client to ask.
+        if let Some((requests, state)) = round.as_ref().and_then(|r| r.input_required(&call)) {
+            tracing::info!(parent: &span, questions = requests.len(), "{name} needs the user's approval: input required");
+            return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+        }
         let result = match joined {
             Ok(Some(outcome)) => {
                 tracing::info!(
@@ -320,7 +346,11 @@ impl ServerHandler for Server {
                     error = outcome.is_error,
                     "{name} finished"
                 );
-                to_result(outcome.body, outcome.is_error)
+                let mut body = outcome.body;
+                if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
+                    open_through_client(&context, &mut body).await;
+                }
+                to_result(body, outcome.is_error)
             }
             Ok(None) => return Err(McpError::invalid_params("Unknown tool", None)),
             Err(e) => {
@@ -332,16 +362,100 @@ impl ServerHandler for Server {
     }
 }
 
-/// The user's answer to "allow this?", asked through the client (MCP elicitation, form mode).
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Approve {
-    /// Allow workbench to run it.
-    approve: bool,
-}
-rmcp::elicit_safe!(Approve);
+rmcp::elicit_safe!(mrtr::Approve);
 
 /// How long the user has to answer an approval question.
 const APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// tools/list's cache lifetime on 2026-07-28 (the list never changes while the process runs).
+const LIST_TTL_MS: u64 = 3_600_000;
+
+/// The `traceparent` of the request's `_meta` (W3C trace context), when well formed.
+fn trace_context(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
+    meta.get("traceparent").and_then(Value::as_str).and_then(crate::storage::parse_traceparent)
+}
+
+/// `connect` on a 2025-11-25 session whose client declared URL-mode elicitation: the client is
+/// asked to open the loopback connect page for the user (secrets never go through form
+/// elicitation). The answer only says whether the user agreed to open it; the link stays in the
+/// result either way.
+async fn open_through_client(context: &RequestContext<RoleServer>, body: &mut Value) {
+    use rmcp::model::ElicitationAction;
+    let (Some(url), Some(id)) = (body["url"].as_str(), body["connectionId"].as_str()) else { return };
+    let modern = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    let url_mode = context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some());
+    let Ok(parsed) = reqwest::Url::parse(url) else { return };
+    if modern || !url_mode {
+        return;
+    }
+    let integration = body["integration"].as_str().unwrap_or("the integration").to_string();
+    let message = format!(
+        "Open this workbench page on this computer to connect {integration}; you type the credential there, never in the chat."
+    );
+    let answer = context.peer.elicit_url_with_timeout(message, parsed, id.to_string(), Some(APPROVAL_TIMEOUT)).await;
+    let opened = matches!(answer, Ok(ElicitationAction::Accept));
+    body["openedByClient"] = json!(opened);
+    if opened {
+        body["message"] = json!(format!(
+            "The client showed the user the connect page for {integration}; call wait_for_connection with this connectionId."
+        ));
+    }
+}
+
+/// An approver for a client that cannot ask: the policy sends the user to the approval page.
+fn cannot_ask(why: &'static str) -> crate::engine::policy::ApproveFn {
+    Arc::new(move |_| Box::pin(async move { crate::engine::policy::Approval::Unavailable(why.into()) }))
+}
+
+impl Server {
+    /// How this call's held executions are approved: form elicitation on a 2025-11-25 session,
+    /// the input-required round on a 2026-07-28 session whose client declared form elicitation,
+    /// the browser page otherwise. A retry's request state is verified (and spent) here, before
+    /// anything runs; a bad one refuses the whole call.
+    async fn approval_path(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        call: &str,
+    ) -> Result<(crate::engine::policy::ApproveFn, Option<Arc<mrtr::Round>>), CallToolResult> {
+        let modern = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        if !modern {
+            return Ok((approver(context.peer.clone()), None));
+        }
+        let form = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        if !form {
+            return Ok((cannot_ask("this MCP client cannot ask the user (it declared no form elicitation)"), None));
+        }
+        let answered = match &request.request_state {
+            None => Vec::new(),
+            Some(state) => {
+                let opened = match mrtr::sealer(&self.app).await {
+                    Ok(sealer) => sealer.open(state, &self.session, call, now_ms(), &self.spent),
+                    Err(e) => Err(e),
+                };
+                match opened {
+                    Ok(entries) => entries,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a request state was refused");
+                        let body =
+                            json!({ "error": format!("Refused: {e}. Nothing was run."), "code": "POLICY_DENIED" });
+                        return Err(to_result(body, true));
+                    }
+                }
+            }
+        };
+        let responses = request.input_responses.clone().unwrap_or_default();
+        let round = mrtr::Round::new(self.app.clone(), self.session.clone(), answered, responses);
+        Ok((round.approver(), Some(round)))
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
 
 /// Asks the human behind the client to approve an action the safety policy holds. The answer
 /// comes from the client's own UI (elicitation), never from anything the model sends.
@@ -351,7 +465,7 @@ fn approver(peer: rmcp::Peer<RoleServer>) -> crate::engine::policy::ApproveFn {
     Arc::new(move |request| {
         let peer = peer.clone();
         Box::pin(async move {
-            match peer.elicit_with_timeout::<Approve>(request.summary, Some(APPROVAL_TIMEOUT)).await {
+            match peer.elicit_with_timeout::<mrtr::Approve>(request.summary, Some(APPROVAL_TIMEOUT)).await {
                 Ok(Some(a)) if a.approve => Approval::Approved,
                 Ok(Some(_)) => Approval::Declined("the user answered no".into()),
                 Ok(None) => Approval::Declined("the user gave no answer".into()),

@@ -76,9 +76,17 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
                 "Allow the agent to make ANY API call (including deletions) to {names} with your credentials for {} minutes?",
                 ttl.div_ceil(60)
             ),
+            args_sha256: crate::approval::args_digest(&json!({ "integrations": seen, "ttl": ttl })),
+            shown: json!({ "integrations": seen, "expiresInSeconds": ttl, "forwardsTo": upstreams }),
         };
         if let Err(f) = crate::engine::policy::check(app, Policy::Confirm, request, hooks.approve.as_ref()).await {
-            return plain_error(f.message);
+            // The message for the agent, plus the code and (no elicitation) the approval page.
+            let mut out = plain_error(f.message);
+            out.body["code"] = json!(f.code.as_str());
+            for (k, v) in f.details {
+                out.body[k] = v;
+            }
+            return out;
         }
     }
     let key = match proxy::signing_key(app).await {

@@ -3,6 +3,7 @@
 mod support;
 
 mod airtable;
+mod approvals;
 mod asana;
 mod binary;
 mod builtins;

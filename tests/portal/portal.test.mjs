@@ -117,6 +117,33 @@ async function agentRuns(env, executions) {
   return JSON.parse(out.result.content[0].text);
 }
 
+/** An agent that stays up: the real binary on stdio without elicitation; `run` sends one batch. */
+async function agentSession(env) {
+  const child = spawn(BIN, [], { env, stdio: ["pipe", "pipe", "pipe"] });
+  const lines = createInterface({ input: child.stdout });
+  const waiting = new Map();
+  let next = 1;
+  lines.on("line", (line) => {
+    const msg = JSON.parse(line);
+    if (msg.id !== undefined && waiting.has(msg.id)) waiting.get(msg.id)(msg);
+  });
+  const call = (method, params) =>
+    new Promise((ok) => {
+      const id = next++;
+      waiting.set(id, ok);
+      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    });
+  await call("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "approval-browser-test", version: "1.0.0" } });
+  child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+  return {
+    run: async (executions) => JSON.parse((await call("tools/call", { name: "execute_tools", arguments: { executions } })).result.content[0].text),
+    close: async () => {
+      child.stdin.end();
+      await new Promise((ok) => child.on("exit", ok));
+    },
+  };
+}
+
 test("the portal in headless chromium: connect, audit filters, vault, disconnect", async (t) => {
   const started = performance.now();
   const home = mkdtempSync(join(tmpdir(), "workbench-portal-"));
@@ -244,6 +271,41 @@ test("the portal in headless chromium: connect, audit filters, vault, disconnect
       await page.screenshot({ path: join(shots, "5-secrets.png"), fullPage: true });
       await page.getByRole("link", { name: "Custom apps" }).click();
       assert.match(await page.locator("#apps").innerText(), /No custom apps yet/);
+    });
+
+    await t.test("a held call is approved on its page (client without elicitation) and runs once", async () => {
+      const agent = await agentSession(env);
+      try {
+        const del = [{ tool: "vault_delete_secret", args: { name: "BROWSER_K" } }];
+        await agent.run([{ tool: "vault_set_secret", args: { name: "BROWSER_K", value: "v-browser-0123", allowed_hosts: ["api.example.com"] } }]);
+        const held = await agent.run(del);
+        const err = held.results[0].error;
+        assert.equal(err.code, "CONFIRMATION_REQUIRED");
+        assert.match(err.approval_url, /^http:\/\/127\.0\.0\.1:\d+\/approve\/[0-9a-f]{32}$/);
+        const res = await page.goto(err.approval_url);
+        assert.equal(res.status(), 200);
+        assert.match(await page.locator("h1").innerText(), /Approve vault_delete_secret/);
+        assert.match(await page.locator("#arguments").innerText(), /BROWSER_K/);
+        await page.screenshot({ path: join(shots, "5b-approval.png"), fullPage: true });
+        await page.locator("#approve").click();
+        await page.waitForLoadState();
+        assert.match(await page.locator("#result").innerText(), /approved for one run/);
+        const ran = await agent.run(del);
+        assert.equal(ran.results[0].result.deleted, true, JSON.stringify(ran));
+        await agent.run([{ tool: "vault_set_secret", args: { name: "BROWSER_K", value: "v-browser-0123", allowed_hosts: ["api.example.com"] } }]);
+        const again = await agent.run(del);
+        assert.equal(again.results[0].error.code, "CONFIRMATION_REQUIRED", "the approval was spent");
+        assert.notEqual(again.results[0].error.approval_url, err.approval_url);
+        await page.goto(again.results[0].error.approval_url);
+        await page.locator("#deny").click();
+        await page.waitForLoadState();
+        assert.match(await page.locator("#result").innerText(), /was not run/);
+        const denied = await agent.run(del);
+        assert.equal(denied.results[0].error.code, "CONFIRMATION_REQUIRED", "denied: asked again, nothing run");
+      } finally {
+        await agent.close();
+        await page.goto(url);
+      }
     });
 
     await t.test("disconnects after confirming (cancelling keeps it)", async () => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The safety policy through the official Python `mcp` SDK: a destructive tool (vault_delete_secret,
 `confirm` by default) asks the user through MCP elicitation and obeys the answer; a client without
-elicitation, or on protocol 2026-07-28 (no server-to-client requests), gets CONFIRMATION_REQUIRED.
+elicitation gets CONFIRMATION_REQUIRED (with an approval page), and on protocol 2026-07-28 the
+question comes as an input-required round the SDK answers with the same callback.
 
 Usage: .deps/venv/bin/python tests/python/elicitation_session.py --binary target/debug/workbench
 Prints one line per check; exits 0 only when all passed.
@@ -78,14 +79,16 @@ async def main(binary: str) -> int:
                 code = r["results"][0].get("error", {}).get("code")
                 check("no elicitation: CONFIRMATION_REQUIRED", code == "CONFIRMATION_REQUIRED", str(r))
 
+        # On 2026-07-28 the same callback answers the input-required round (approval_session.py
+        # covers both generations, the browser path and tampered request states).
+        answers.append(types.ElicitResult(action="accept", content={"approve": True}))
         before = len(asked)
         async with Client(stdio_client(params, errlog=errlog), mode="auto", elicitation_callback=on_elicit) as c:
             await c.call_tool("execute_tools", execute("vault_set_secret", secret))
             r = body(await c.call_tool("execute_tools", execute("vault_delete_secret", {"name": "K"})))
-            code = r["results"][0].get("error", {}).get("code")
             check(
-                f"protocol {c.protocol_version}: refused, never silently allowed",
-                code == "CONFIRMATION_REQUIRED" and len(asked) == before,
+                f"protocol {c.protocol_version}: asked through the client, approved, ran",
+                r["results"][0].get("result", {}).get("deleted") is True and len(asked) == before + 1,
                 str(r),
             )
 
