@@ -45,7 +45,11 @@ impl FilesDir {
     /// `path` as the user would find it: relative paths are shown inside the folder.
     pub fn shown(&self, path: &str) -> String {
         let p = Path::new(path);
-        if p.is_absolute() || path.starts_with('~') { path.to_string() } else { self.folder.join(p).display().to_string() }
+        if p.is_absolute() || path.starts_with('~') {
+            path.to_string()
+        } else {
+            self.folder.join(p).display().to_string()
+        }
     }
 
     fn tail(&self) -> String {
@@ -120,11 +124,8 @@ impl FilesDir {
         }
         // Hidden names are checked in the part of the path below the folder as written too, so
         // a link named `.x` is refused before it is resolved.
-        let below = if p.is_absolute() {
-            p.strip_prefix(&self.folder).or_else(|_| p.strip_prefix(root)).ok()
-        } else {
-            Some(p)
-        };
+        let below =
+            if p.is_absolute() { p.strip_prefix(&self.folder).or_else(|_| p.strip_prefix(root)).ok() } else { Some(p) };
         if let Some(name) = below.and_then(hidden_component) {
             return Err(self.hidden(path, name));
         }

@@ -545,10 +545,12 @@ async fn run_entry(
     // aborted if this future is dropped (cancellation).
     let task = AbortOnDrop(match &entry.runner {
         Runner::Plugin { integration, run } => {
-            let upstream = Arc::new(
-                http::EngineUpstream::new(app.clone(), integration, deadline, connection)
-                    .with_files(entry.name, entry.files, &args),
-            );
+            let upstream =
+                Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection).with_files(
+                    entry.name,
+                    entry.files,
+                    &args,
+                ));
             revealed = Some(upstream.revealed());
             tokio::spawn(tracing::Instrument::in_current_span(run(upstream, args)))
         }

@@ -19,7 +19,8 @@ use workbench::secrets::MemoryStore;
 use crate::support::TestApp;
 use crate::support::fake::Fake;
 
-const KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-fake-test-key\n-----END OPENSSH PRIVATE KEY-----\n";
+const KEY: &str =
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-fake-test-key\n-----END OPENSSH PRIVATE KEY-----\n";
 const BASHRC: &str = "export PATH=$HOME/bin:$PATH\n";
 
 /// An App whose files folder, user home and data dir all live in one temp dir.
@@ -89,10 +90,14 @@ fn no_request_carries(fake: &Fake, needle: &str) {
 }
 
 async fn run(t: &TestApp, hooks: &Hooks, tool: &str, args: Value) -> Value {
-    let out =
-        workbench::meta::call_with(&t.app, "execute_tools", json!({"executions": [{"tool": tool, "args": args}]}), hooks)
-            .await
-            .unwrap();
+    let out = workbench::meta::call_with(
+        &t.app,
+        "execute_tools",
+        json!({"executions": [{"tool": tool, "args": args}]}),
+        hooks,
+    )
+    .await
+    .unwrap();
     out.body["results"][0].clone()
 }
 
@@ -128,17 +133,27 @@ async fn gmail_send_email_cannot_attach_ssh_keys_or_the_database() {
             assert_eq!(e["problems"][0]["path"], "/attachments/0", "{e}");
         }
     }
-    let e = g.t.err("gmail_send_email", json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [g.key()]})).await;
+    let e =
+        g.t.err(
+            "gmail_send_email",
+            json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [g.key()]}),
+        )
+        .await;
     assert!(e["message"].as_str().unwrap().contains("is outside the files folder"), "{e}");
-    let e = g.t.err("gmail_send_email", json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [db]})).await;
+    let e =
+        g.t.err("gmail_send_email", json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [db]}))
+            .await;
     assert!(e["message"].as_str().unwrap().contains("data directory"), "{e}");
     assert!(fake.requests().iter().all(|r| r.method != "POST"), "nothing was sent or drafted");
     no_request_carries(&fake, "PRIVATE KEY");
 
     // A file the user put in the folder is attached, by a relative path too.
     g.put("forecast.csv", "month,forecast\nOct,1.1\n");
-    g.t.ok("gmail_send_email", json!({"to": ["ada@example.com"], "subject": "Forecast", "body": "attached", "attachments": ["forecast.csv"]}))
-        .await;
+    g.t.ok(
+        "gmail_send_email",
+        json!({"to": ["ada@example.com"], "subject": "Forecast", "body": "attached", "attachments": ["forecast.csv"]}),
+    )
+    .await;
     assert_eq!(fake.last().path, "/gmail/v1/users/me/messages/send");
 }
 
@@ -198,7 +213,8 @@ async fn symlinks_in_the_folder_do_not_lead_out() {
     std::os::unix::fs::symlink(d.user.join(".bashrc"), d.folder.join("notes.txt")).unwrap();
     std::os::unix::fs::symlink(d.user.join(".ssh"), d.folder.join("ssh")).unwrap();
     let pdf = crate::google_drive::PDF_ID;
-    let e = d.t.err("google_drive_download_file", json!({"file_id": pdf, "save_to": "notes.txt", "overwrite": true})).await;
+    let e =
+        d.t.err("google_drive_download_file", json!({"file_id": pdf, "save_to": "notes.txt", "overwrite": true})).await;
     assert_names_the_folder(&e, &d.folder);
     assert!(e["message"].as_str().unwrap().contains("symbolic link"), "{e}");
     let e = d.t.err("google_drive_download_file", json!({"file_id": pdf, "save_to": "ssh/authorized_keys"})).await;
@@ -217,7 +233,12 @@ async fn hidden_files_inside_the_folder_are_refused() {
     std::fs::create_dir_all(g.folder.join(".git")).unwrap();
     g.put(".git/config", "[remote]");
     for path in [".env".to_string(), g.folder.join(".git/config").display().to_string()] {
-        let e = g.t.err("gmail_send_email", json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [path]})).await;
+        let e =
+            g.t.err(
+                "gmail_send_email",
+                json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [path]}),
+            )
+            .await;
         assert_names_the_folder(&e, &g.folder);
         assert!(e["message"].as_str().unwrap().contains("hidden"), "{e}");
     }
@@ -226,7 +247,9 @@ async fn hidden_files_inside_the_folder_are_refused() {
     let (_drive, env) = crate::google_drive::fake_and_env().await;
     let d = guarded(&env);
     d.put("seed.txt", "x");
-    let e = d.t.err("google_drive_download_file", json!({"file_id": crate::google_drive::PDF_ID, "save_to": ".bashrc"})).await;
+    let e =
+        d.t.err("google_drive_download_file", json!({"file_id": crate::google_drive::PDF_ID, "save_to": ".bashrc"}))
+            .await;
     assert_names_the_folder(&e, &d.folder);
     assert!(!d.folder.join(".bashrc").exists());
 }
@@ -240,15 +263,22 @@ async fn the_data_dir_is_refused_wherever_the_folder_is() {
     let g = guarded_with(&env, |user, _| user.parent().unwrap().to_path_buf());
     std::fs::write(g.data.join("config.json"), "{}").unwrap();
     for path in ["data/config.json", "data/workbench.db"] {
-        let e = g.t.err("gmail_send_email", json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [path]})).await;
+        let e =
+            g.t.err(
+                "gmail_send_email",
+                json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": [path]}),
+            )
+            .await;
         assert_names_the_folder(&e, &g.folder);
         assert!(e["message"].as_str().unwrap().contains("data directory"), "{e}");
     }
     let (_drive, drive_env) = crate::google_drive::fake_and_env().await;
     let d = guarded_with(&drive_env, |user, _| user.parent().unwrap().to_path_buf());
-    let e = d
-        .t
-        .err("google_drive_download_file", json!({"file_id": crate::google_drive::PDF_ID, "save_to": "data/config.json", "overwrite": true}))
+    let e =
+        d.t.err(
+            "google_drive_download_file",
+            json!({"file_id": crate::google_drive::PDF_ID, "save_to": "data/config.json", "overwrite": true}),
+        )
         .await;
     assert!(e["message"].as_str().unwrap().contains("data directory"), "{e}");
     assert!(!d.data.join("config.json").exists(), "no config.json was planted");
@@ -257,7 +287,10 @@ async fn the_data_dir_is_refused_wherever_the_folder_is() {
     let inside = guarded_with(&env, |_, data| data.join("files"));
     let e = inside
         .t
-        .err("gmail_send_email", json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": ["a.txt"]}))
+        .err(
+            "gmail_send_email",
+            json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": ["a.txt"]}),
+        )
         .await;
     assert!(e["message"].as_str().unwrap().contains("inside workbench's data directory"), "{e}");
     assert!(e["message"].as_str().unwrap().contains("WORKBENCH_FILES_DIR"), "{e}");
@@ -275,7 +308,8 @@ async fn drive_downloads_cannot_replace_dotfiles_or_plant_keys() {
     let bashrc = g.user.join(".bashrc").display().to_string();
     let keys = g.user.join(".ssh/authorized_keys").display().to_string();
     for save_to in [bashrc.as_str(), "~/.bashrc", keys.as_str()] {
-        let e = g.t.err("google_drive_download_file", json!({"file_id": pdf, "save_to": save_to, "overwrite": true})).await;
+        let e =
+            g.t.err("google_drive_download_file", json!({"file_id": pdf, "save_to": save_to, "overwrite": true})).await;
         assert_names_the_folder(&e, &g.folder);
     }
     let e = g.t.err("google_drive_download_file", json!({"file_id": pdf, "save_to": "~/.bashrc"})).await;
@@ -305,7 +339,8 @@ async fn gmail_attachments_and_superset_exports_are_saved_only_in_the_folder() {
     let g = guarded(&env);
     let msg = crate::gmail::MSG_A;
     for dir in [g.user.display().to_string(), g.user.join(".ssh").display().to_string(), "~".into()] {
-        let e = g.t.err("gmail_get_email", json!({"message_id": msg, "save_attachments_to": dir, "overwrite": true})).await;
+        let e =
+            g.t.err("gmail_get_email", json!({"message_id": msg, "save_attachments_to": dir, "overwrite": true})).await;
         assert_names_the_folder(&e, &g.folder);
     }
     let saved: Vec<_> = std::fs::read_dir(&g.user).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -316,9 +351,11 @@ async fn gmail_attachments_and_superset_exports_are_saved_only_in_the_folder() {
 
     let (_superset, env) = crate::superset::fake_and_env().await;
     let s = guarded(&env);
-    let e = s
-        .t
-        .err("superset_export_csv", json!({"chart_id": 42, "save_to": s.user.join(".bashrc").display().to_string(), "overwrite": true}))
+    let e =
+        s.t.err(
+            "superset_export_csv",
+            json!({"chart_id": 42, "save_to": s.user.join(".bashrc").display().to_string(), "overwrite": true}),
+        )
         .await;
     assert_names_the_folder(&e, &s.folder);
     assert_eq!(s.bashrc(), BASHRC);
@@ -355,7 +392,9 @@ async fn read_only_refuses_a_read_tool_call_that_writes_the_disk() {
     env.push(("WORKBENCH_POLICY_GMAIL", "read_only".into()));
     let m = guarded(&env);
     m.put("a.txt", "x");
-    let r = run(&m.t, &hooks, "gmail_get_email", json!({"message_id": crate::gmail::MSG_A, "save_attachments_to": "."})).await;
+    let r =
+        run(&m.t, &hooks, "gmail_get_email", json!({"message_id": crate::gmail::MSG_A, "save_attachments_to": "."}))
+            .await;
     assert_eq!(r["error"]["code"], "POLICY_DENIED", "{r}");
     let r = run(&m.t, &hooks, "gmail_get_email", json!({"message_id": crate::gmail::MSG_A})).await;
     assert!(r.get("result").is_some(), "{r}");
@@ -392,10 +431,19 @@ async fn confirm_asks_before_local_files_are_touched_and_names_them() {
     let m = guarded(&env);
     let file = m.put("forecast.csv", "a,b\n");
     let (hooks, asked) = recording(Approval::Declined("no".into()));
-    let r = run(&m.t, &hooks, "gmail_send_email", json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": ["forecast.csv"]})).await;
+    let r = run(
+        &m.t,
+        &hooks,
+        "gmail_send_email",
+        json!({"to": ["a@example.net"], "subject": "x", "body": "y", "attachments": ["forecast.csv"]}),
+    )
+    .await;
     assert_eq!(r["error"]["code"], "POLICY_DENIED", "{r}");
     let summary = asked.lock().unwrap()[0].summary.clone();
-    assert!(summary.contains(&format!("Reads these local files and sends their content: {}", file.display())), "{summary}");
+    assert!(
+        summary.contains(&format!("Reads these local files and sends their content: {}", file.display())),
+        "{summary}"
+    );
     assert!(gmail.requests().is_empty());
 }
 

@@ -335,10 +335,8 @@ async fn setup() -> (TestApp, Fake) {
 /// Gmail's fake and the settings that connect an App to it.
 pub(crate) async fn fake_and_env() -> (Fake, Vec<(&'static str, String)>) {
     let fake = Fake::start(gmail).await;
-    let env = vec![
-        ("WORKBENCH_GMAIL_BASE_URL", format!("{}{BASE}", fake.url)),
-        ("WORKBENCH_GMAIL_TOKEN", TOKEN.into()),
-    ];
+    let env =
+        vec![("WORKBENCH_GMAIL_BASE_URL", format!("{}{BASE}", fake.url)), ("WORKBENCH_GMAIL_TOKEN", TOKEN.into())];
     (fake, env)
 }
 
