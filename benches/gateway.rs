@@ -129,6 +129,7 @@ fn synthetic_integrations(size: usize) -> Vec<&'static Integration> {
                     description: leak(t.description.replace(integration.display_name, display)),
                     keywords: t.keywords,
                     effect: t.effect,
+                    files: t.files,
                     schema: t.schema,
                     run: t.run,
                 });

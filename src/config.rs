@@ -14,6 +14,11 @@ use serde::Deserialize;
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub home: PathBuf,
+    /// The one folder whose files tools may read (uploads, attachments) and write (downloads,
+    /// exports): `WORKBENCH_FILES_DIR`, else config.json's `files_dir`, else
+    /// `<user's home>/workbench-files`. Always absolute; created (mode 0700) on first use. Only
+    /// the user sets it: the agent can set no variable and cannot write the data directory.
+    pub files_dir: PathBuf,
     /// The local user's email, when the user told us (whoami).
     pub email: Option<String>,
     /// Parallel executions in one execute_tools batch.
@@ -144,6 +149,7 @@ struct ConfigFile {
     base_urls: HashMap<String, HashMap<String, String>>,
     /// Safety policies by integration (or `default`): allow, read_only, confirm.
     policy: HashMap<String, String>,
+    files_dir: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -231,7 +237,9 @@ impl Settings {
             }
         }
         let (policies, rate_limits) = parse_policies_and_limits(vars, &file.policy);
+        let files_dir = files_dir(vars, file.files_dir, &file_path)?;
         Ok(Settings {
+            files_dir,
             policies,
             rate_limits,
             secret_store,
@@ -316,6 +324,49 @@ fn parse_policies_and_limits(vars: &HashMap<String, String>, file: &HashMap<Stri
     (policies, rate_limits)
 }
 
+/// The files folder: `WORKBENCH_FILES_DIR`, then config.json's `files_dir`, then
+/// `<user's home>/workbench-files` (`HOME`, else the platform's home directory). A relative or
+/// empty value is refused: which folder that would mean depends on where workbench was started.
+fn files_dir(
+    vars: &HashMap<String, String>,
+    from_file: Option<String>,
+    config_path: &std::path::Path,
+) -> Result<PathBuf, ConfigError> {
+    let must_be_absolute = "must be an absolute path to a folder, e.g. /home/me/workbench-files";
+    if let Some(v) = vars.get("WORKBENCH_FILES_DIR") {
+        let p = PathBuf::from(v.trim());
+        if v.trim().is_empty() || !p.is_absolute() {
+            return Err(ConfigError::BadVar {
+                name: "WORKBENCH_FILES_DIR".into(),
+                value: v.clone(),
+                message: must_be_absolute.into(),
+            });
+        }
+        return Ok(p);
+    }
+    if let Some(v) = from_file {
+        let p = PathBuf::from(v.trim());
+        if v.trim().is_empty() || !p.is_absolute() {
+            return Err(ConfigError::BadFile {
+                path: config_path.display().to_string(),
+                message: format!("files_dir {v:?} {must_be_absolute}"),
+            });
+        }
+        return Ok(p);
+    }
+    let home = vars
+        .get("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()))
+        .ok_or_else(|| ConfigError::BadVar {
+            name: "WORKBENCH_FILES_DIR".into(),
+            value: String::new(),
+            message: format!("there is no home directory for the default files folder; set it: {must_be_absolute}"),
+        })?;
+    Ok(home.join("workbench-files"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,5 +404,25 @@ mod tests {
         assert_eq!(s.call_timeout, Duration::from_secs(5));
         let err = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_CONCURRENCY", "0")])).unwrap_err();
         assert_eq!(err.to_string(), "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64");
+    }
+
+    #[test]
+    fn files_dir_comes_from_the_environment_then_the_file_then_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_str().unwrap();
+        let s = Settings::load(&env(&[("WORKBENCH_HOME", home), ("HOME", "/home/ada")])).unwrap();
+        assert_eq!(s.files_dir, PathBuf::from("/home/ada/workbench-files"));
+        std::fs::write(dir.path().join("config.json"), r#"{"files_dir": "/srv/shared"}"#).unwrap();
+        let s = Settings::load(&env(&[("WORKBENCH_HOME", home), ("HOME", "/home/ada")])).unwrap();
+        assert_eq!(s.files_dir, PathBuf::from("/srv/shared"));
+        let s = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_FILES_DIR", "/data/wb")])).unwrap();
+        assert_eq!(s.files_dir, PathBuf::from("/data/wb"));
+        for bad in ["", "relative/dir", "~/files"] {
+            let err = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_FILES_DIR", bad)])).unwrap_err();
+            assert!(err.to_string().contains("WORKBENCH_FILES_DIR") && err.to_string().contains("absolute"), "{err}");
+        }
+        std::fs::write(dir.path().join("config.json"), r#"{"files_dir": "files"}"#).unwrap();
+        let err = Settings::load(&env(&[("WORKBENCH_HOME", home)])).unwrap_err();
+        assert!(err.to_string().contains("files_dir \"files\" must be an absolute path"), "{err}");
     }
 }

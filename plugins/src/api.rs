@@ -61,6 +61,76 @@ impl Effect {
     }
 }
 
+/// Which of a tool's arguments name local files it reads (uploads, attachments) or writes
+/// (downloads, exports): top-level argument names whose value is a path, a list of paths, or (for
+/// a write) a folder the files go into. The engine counts a call that gives one of them as
+/// mutating for the user's safety policy (sending a local file's content anywhere is a write, and
+/// so is writing the user's disk), names the paths in the approval question, and refuses
+/// [`Upstream::read_local_file`] / [`Upstream::write_local_file`] to a call that did not give a
+/// declared argument of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Files {
+    /// No local file access (the default).
+    #[default]
+    None,
+    /// Reads the local files these arguments name.
+    Reads(&'static [&'static str]),
+    /// Writes the local files (or into the folders) these arguments name.
+    Writes(&'static [&'static str]),
+}
+
+impl Files {
+    /// The declared arguments that name files the tool reads.
+    pub fn reads(self) -> &'static [&'static str] {
+        match self {
+            Files::Reads(args) => args,
+            _ => &[],
+        }
+    }
+
+    /// The declared arguments that name files (or folders) the tool writes.
+    pub fn writes(self) -> &'static [&'static str] {
+        match self {
+            Files::Writes(args) => args,
+            _ => &[],
+        }
+    }
+
+    /// The local paths a call with `args` names in the arguments `names`: each non-empty string,
+    /// alone or in a list. A `{{step:...}}` ref not yet resolved counts as the path it will be.
+    pub fn paths_in(names: &[&str], args: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        for name in names {
+            match args.get(*name) {
+                Some(Value::String(s)) => out.push(s.clone()),
+                Some(Value::Array(items)) => {
+                    out.extend(items.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+                }
+                Some(Value::Null) | None => {}
+                Some(other) => out.push(other.to_string()),
+            }
+        }
+        out
+    }
+
+    /// The local files a call with `args` reads.
+    pub fn read_paths(self, args: &Value) -> Vec<String> {
+        Self::paths_in(self.reads(), args)
+    }
+
+    /// The local files (or folders) a call with `args` writes.
+    pub fn write_paths(self, args: &Value) -> Vec<String> {
+        Self::paths_in(self.writes(), args)
+    }
+
+    /// The effect of one call of a tool declared with `effect`: at least [`Effect::Write`] when
+    /// the call names a local file to read or write.
+    pub fn effect_of(self, effect: Effect, args: &Value) -> Effect {
+        let touches = !self.read_paths(args).is_empty() || !self.write_paths(args).is_empty();
+        if touches && effect == Effect::Read { Effect::Write } else { effect }
+    }
+}
+
 /// One field of an integration's connect form (and of its `WORKBENCH_<INTEGRATION>_<FIELD>`
 /// environment variables).
 #[derive(Debug, Clone, Copy)]
@@ -348,6 +418,8 @@ pub struct ToolSpec {
     /// Extra search words: synonyms, jargon, product-implying terms.
     pub keywords: &'static [&'static str],
     pub effect: Effect,
+    /// The arguments that name local files the tool reads or writes (see [`Files`]).
+    pub files: Files,
     /// The tool's JSON Schema (object-rooted); see [`crate::schema::schema_for`].
     pub schema: fn() -> Value,
     pub run: Handler,
@@ -360,12 +432,17 @@ impl std::fmt::Debug for ToolSpec {
 }
 
 /// Defines a [`ToolSpec`] whose schema comes from an argument type and whose handler is an
-/// `async fn(Arc<dyn Upstream>, Args) -> Result<Value, ToolError>`.
+/// `async fn(Arc<dyn Upstream>, Args) -> Result<Value, ToolError>`. A tool that reads or writes
+/// local files names the arguments that carry the paths after its effect, e.g.
+/// `files: Reads(&["attachments"]),` or `files: Writes(&["save_to"]),` (default: none).
 #[macro_export]
 macro_rules! tool {
+    (@files) => { $crate::api::Files::None };
+    (@files $kind:ident $names:expr) => { $crate::api::Files::$kind($names) };
     (
         name: $name:literal,
         effect: $effect:ident,
+        $(files: $fkind:ident($fnames:expr),)?
         args: $args:ty,
         run: $run:path,
         keywords: [$($kw:literal),* $(,)?],
@@ -376,6 +453,7 @@ macro_rules! tool {
             description: $desc,
             keywords: &[$($kw),*],
             effect: $crate::api::Effect::$effect,
+            files: $crate::tool!(@files $($fkind $fnames)?),
             schema: $crate::schema::schema_for::<$args>,
             run: |upstream, args| {
                 Box::pin(async move {
@@ -519,10 +597,12 @@ pub trait Upstream: Send + Sync {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, ToolError>>;
     /// A non-secret field of the user's connection (site, email, host), if set.
     fn field(&self, name: &str) -> Option<String>;
-    /// Reads a local file the user named (uploads); absolute paths only, size-capped.
+    /// Reads a local file the user named (uploads), inside the user's files folder only,
+    /// size-capped; only for a tool that declared [`Files::Reads`] and a call that gave one.
     fn read_local_file(&self, path: &str) -> BoxFuture<Result<Vec<u8>, ToolError>>;
-    /// Writes a local file the user named (downloads); refuses to overwrite unless `overwrite`.
-    /// Returns the number of bytes written.
+    /// Writes a local file the user named (downloads), inside the user's files folder only;
+    /// refuses to overwrite unless `overwrite`; only for a tool that declared [`Files::Writes`]
+    /// and a call that gave one. Returns the number of bytes written.
     fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>>;
     /// A fresh random id (128 bits, hex), e.g. for Stripe's `Idempotency-Key` or MIME boundaries.
     fn new_id(&self) -> String;

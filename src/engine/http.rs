@@ -31,6 +31,28 @@ pub struct EngineUpstream {
     /// Session values (tokens, cookies) this call attached; the engine scrubs them from what the
     /// call returns and records.
     revealed: Revealed,
+    /// The local files this call may touch: what its tool declared, as this call gave them.
+    files: CallFiles,
+}
+
+/// The local paths one call named in its tool's declared file arguments (`plugins::api::Files`).
+/// The engine held the call to the safety policy as mutating because of them; any other local
+/// file use is refused.
+#[derive(Debug, Clone, Default)]
+struct CallFiles {
+    tool: &'static str,
+    reads: Vec<String>,
+    writes: Vec<String>,
+}
+
+impl CallFiles {
+    fn undeclared(&self, kind: &str, path: &str) -> ToolError {
+        ToolError::Internal(format!(
+            "{} tried to {kind} the local file '{path}', which this call did not name in an argument the tool declares (files: {} in its tool! entry); refused, so no local file use bypasses the safety policy (a bug in the tool)",
+            if self.tool.is_empty() { "this request" } else { self.tool },
+            if kind == "read" { "Reads" } else { "Writes" }
+        ))
+    }
 }
 
 /// Secret values an upstream attached to requests that are not the connection's own fields.
@@ -52,7 +74,15 @@ impl EngineUpstream {
             deadline,
             connection: Arc::new(Mutex::new(connection)),
             revealed: Revealed::default(),
+            files: CallFiles::default(),
         }
+    }
+
+    /// Lets the running `tool` touch the local files this call names in the arguments it
+    /// declares (`files`); without it no local file can be read or written.
+    pub fn with_files(mut self, tool: &'static str, files: plugins::api::Files, args: &Value) -> Self {
+        self.files = CallFiles { tool, reads: files.read_paths(args), writes: files.write_paths(args) };
+        self
     }
 
     /// The session values this upstream attaches, as the call goes (for the call's scrubber).
@@ -172,13 +202,28 @@ impl Upstream for EngineUpstream {
     }
 
     fn read_local_file(&self, path: &str) -> BoxFuture<Result<Vec<u8>, ToolError>> {
+        if !self.files.reads.iter().any(|p| p == path) {
+            let refused = self.files.undeclared("read", path);
+            return Box::pin(std::future::ready(Err(refused)));
+        }
+        let dir = crate::engine::files::FilesDir::of(&self.app.settings);
         let path = path.to_string();
-        Box::pin(async move { crate::engine::files::read(&path).await })
+        Box::pin(async move { crate::engine::files::read(&dir, &path).await })
     }
 
     fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>> {
+        // The path itself, or a file directly in a folder the call named (attachments saved).
+        let named = |p: &String| {
+            let folder = p.trim_end_matches(['/', '\\']);
+            p == path || path.rsplit_once(['/', '\\']).is_some_and(|(parent, _)| parent == folder)
+        };
+        if !self.files.writes.iter().any(named) {
+            let refused = self.files.undeclared("write", path);
+            return Box::pin(std::future::ready(Err(refused)));
+        }
+        let dir = crate::engine::files::FilesDir::of(&self.app.settings);
         let path = path.to_string();
-        Box::pin(async move { crate::engine::files::write(&path, bytes, overwrite).await })
+        Box::pin(async move { crate::engine::files::write(&dir, &path, bytes, overwrite).await })
     }
 
     fn new_id(&self) -> String {

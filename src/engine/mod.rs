@@ -541,14 +541,16 @@ async fn run_entry(
         .with("setting", bad.source.clone()));
     }
 
-    // The user's safety policy for writes: nothing the model sends can get past it.
+    // The user's safety policy for writes: nothing the model sends can get past it. A call that
+    // names local files to read or write counts as a write.
     let effect = policy::effect_of_call(app, entry, &args).await;
     if effect.mutating() {
         let policy = policy::for_tool(app, entry.integration, effect)?;
         if policy != policy::Policy::Allow {
             let mut shown = args.clone();
             scrubber.value(&mut shown);
-            let mut summary = policy::summarize(entry.name, entry.integration, entry.description, &shown);
+            let mut summary = policy::summarize(entry.name, entry.integration, entry.description, &shown)
+                + &local_files_note(app, entry, &shown);
             if let Some(sent) = policy::what_is_sent(entry, &shown) {
                 summary.push_str(&format!("\nWill send: {sent}"));
             }
@@ -571,7 +573,12 @@ async fn run_entry(
     // aborted if this future is dropped (cancellation).
     let task = AbortOnDrop(match &entry.runner {
         Runner::Plugin { integration, run } => {
-            let upstream = Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection));
+            let upstream =
+                Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection).with_files(
+                    entry.name,
+                    entry.files,
+                    &args,
+                ));
             revealed = Some(upstream.revealed());
             tokio::spawn(tracing::Instrument::in_current_span(run(upstream, args)))
         }
@@ -618,6 +625,22 @@ async fn run_entry(
         Ok(Ok(Ok(value))) => Ok(value),
         Ok(Ok(Err(e))) => Err(failure_from(e, entry, &resolved.value)),
     }
+}
+
+/// The local files a call reads or writes, as full paths, for the approval question (the
+/// arguments shown above it may be cut short).
+fn local_files_note(app: &App, entry: &ToolEntry, args: &Value) -> String {
+    let dir = files::FilesDir::of(&app.settings);
+    let list = |paths: Vec<String>| paths.iter().map(|p| dir.shown(p)).collect::<Vec<_>>().join(", ");
+    let (reads, writes) = (entry.files.read_paths(args), entry.files.write_paths(args));
+    let mut note = String::new();
+    if !reads.is_empty() {
+        note += &format!("\nReads these local files and sends their content: {}", list(reads));
+    }
+    if !writes.is_empty() {
+        note += &format!("\nWrites local files at: {}", list(writes));
+    }
+    note
 }
 
 fn invalid_arguments(entry: &ToolEntry, given: &Value, problems: Vec<ArgProblem>) -> ToolFailure {
@@ -716,7 +739,7 @@ async fn audit(
         tool: entry.name.to_string(),
         integration: entry.integration.to_string(),
         args,
-        mutating: entry.mutating(),
+        mutating: entry.effect_for(&exec.args).mutating(),
         ok,
         error_code: code,
         error,

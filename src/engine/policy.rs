@@ -145,11 +145,13 @@ pub async fn check(
     }
 }
 
-/// The effect of one call, which can be more than its tool's: replacing a vault secret that
+/// The effect of one call, which can be more than its tool's: naming local files makes it a write;
+/// replacing a vault secret that
 /// exists (its value or hosts change what an existing `{{vault:...}}` ref sends where) is as
 /// serious as deleting it, so it confirms by default like a destructive tool.
 pub async fn effect_of_call(app: &App, entry: &ToolEntry, args: &Value) -> Effect {
-    let mut effect = entry.effect;
+    // A call that names local files to read or write counts as a write (`ToolEntry::effect_for`).
+    let mut effect = entry.effect_for(args);
     if entry.name == crate::builtins::vault::SET_SECRET.name
         && let Some(name) = args.get("name").and_then(Value::as_str)
         && matches!(app.storage.vault_meta(name.to_string()).await, Ok(Some(_)) | Err(_))

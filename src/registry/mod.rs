@@ -8,7 +8,7 @@ pub mod search;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use plugins::api::{AuthKind, BoxFuture, Effect, Handler, Integration, ToolError};
+use plugins::api::{AuthKind, BoxFuture, Effect, Files, Handler, Integration, ToolError};
 use serde_json::Value;
 
 use crate::app::App;
@@ -47,6 +47,8 @@ pub struct ToolEntry {
     pub description: &'static str,
     pub keywords: &'static [&'static str],
     pub effect: Effect,
+    /// The arguments naming local files the tool reads or writes (plugin tools only).
+    pub files: Files,
     pub runner: Runner,
     schema_fn: fn() -> Value,
     schema: OnceLock<Value>,
@@ -60,6 +62,12 @@ impl ToolEntry {
 
     pub fn mutating(&self) -> bool {
         self.effect.mutating()
+    }
+
+    /// The effect of one call with `args`: a read that names a local file to read or write is a
+    /// write for the safety policy and the audit log.
+    pub fn effect_for(&self, args: &Value) -> Effect {
+        self.files.effect_of(self.effect, args)
     }
 
     pub fn plugin(&self) -> Option<&'static Integration> {
@@ -118,6 +126,7 @@ impl Registry {
                     description: spec.description,
                     keywords: spec.keywords,
                     effect: spec.effect,
+                    files: spec.files,
                     runner: Runner::Plugin { integration, run: spec.run },
                     schema_fn: spec.schema,
                     schema: OnceLock::new(),
@@ -131,6 +140,7 @@ impl Registry {
                 description: spec.description,
                 keywords: spec.keywords,
                 effect: spec.effect,
+                files: Files::None,
                 runner: Runner::Builtin(spec.run),
                 schema_fn: spec.schema,
                 schema: OnceLock::new(),
@@ -144,6 +154,7 @@ impl Registry {
                     description: crate::custom::intern(&op.description),
                     keywords: &[],
                     effect: op.effect,
+                    files: Files::None,
                     runner: Runner::Custom(op.clone()),
                     schema_fn: no_schema,
                     schema: OnceLock::from(op.schema.clone()),

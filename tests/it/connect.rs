@@ -28,6 +28,7 @@ static ACME_TOOLS: [ToolSpec; 1] = [ToolSpec {
     description: "Read the Acme profile of the connected account (test integration).",
     keywords: &[],
     effect: Effect::Read,
+    files: plugins::api::Files::None,
     schema: no_args,
     run: |up, _| Box::pin(async move { up.send(HttpRequest::get("/me")).await?.json() }),
 }];
@@ -62,6 +63,7 @@ static OIDC_TOOLS: [ToolSpec; 1] = [ToolSpec {
     description: "Read the profile of the OAuth-connected account (test integration).",
     keywords: &[],
     effect: Effect::Read,
+    files: plugins::api::Files::None,
     schema: no_args,
     run: |up, _| Box::pin(async move { up.send(HttpRequest::get("/me")).await?.json() }),
 }];

@@ -339,6 +339,7 @@ static TEST_TOOLS: [ToolSpec; 1] = [ToolSpec {
     description: "A tool whose handler panics, to prove one bad call never takes the server down.",
     keywords: &[],
     effect: Effect::Read,
+    files: plugins::api::Files::None,
     schema: no_schema,
     run: |_up: Arc<dyn Upstream>, _args| Box::pin(async move { panic!("handler bug") }),
 }];
@@ -359,6 +360,7 @@ static LOCKED_TOOLS: [ToolSpec; 1] = [ToolSpec {
     description: "A tool of an integration that needs a credential the user has not given.",
     keywords: &[],
     effect: Effect::Write,
+    files: plugins::api::Files::None,
     schema: no_schema,
     // Echoes what it received, as a careless API might: the credential must still never come back.
     run: |up, _args| {

@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 use workbench::secrets::Secret;
 
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
-use crate::support::{TestApp, app_with};
+use crate::support::{TestApp, app_with, files_dir};
 
 const TOKEN: &str = "ya29.a0AfB_gmail-test-access-token";
 const BASE: &str = "/gmail/v1/users/me";
-const MSG_A: &str = "18f3c2a9b1d4e5f6";
+pub(crate) const MSG_A: &str = "18f3c2a9b1d4e5f6";
 const MSG_B: &str = "18f3c2a9b1d4e5f7";
 const MSG_C: &str = "18f3c2a9b1d4e5f8";
 const THREAD: &str = "18f3c2a9b1d4e5f0";
@@ -329,12 +329,22 @@ fn gmail(r: &Recorded) -> Reply {
 }
 
 async fn setup() -> (TestApp, Fake) {
+    setup_with(&[]).await
+}
+
+/// Gmail's fake and the settings that connect an App to it.
+pub(crate) async fn fake_and_env() -> (Fake, Vec<(&'static str, String)>) {
     let fake = Fake::start(gmail).await;
-    let t = app_with(&[
-        ("WORKBENCH_GMAIL_BASE_URL", format!("{}{BASE}", fake.url)),
-        ("WORKBENCH_GMAIL_TOKEN", TOKEN.into()),
-    ]);
-    (t, fake)
+    let env =
+        vec![("WORKBENCH_GMAIL_BASE_URL", format!("{}{BASE}", fake.url)), ("WORKBENCH_GMAIL_TOKEN", TOKEN.into())];
+    (fake, env)
+}
+
+/// Gmail's fake and an App connected to it, with extra settings (a files folder).
+async fn setup_with(extra: &[(&'static str, String)]) -> (TestApp, Fake) {
+    let (fake, mut env) = fake_and_env().await;
+    env.extend(extra.iter().cloned());
+    (app_with(&env), fake)
 }
 
 fn raw_of(r: &Recorded, pointer: &str) -> String {
@@ -406,8 +416,8 @@ const SUMMARY: &[&str] = &["From", "To", "Cc", "Subject", "Date"];
 
 #[tokio::test]
 async fn gmail_get_email_decodes_the_body_and_saves_attachments_locally() {
-    let (t, fake) = setup().await;
     let dir = tempfile::tempdir().unwrap();
+    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
     let folder = dir.path().to_str().unwrap().to_string();
     let r = t.ok("gmail_get_email", json!({"message_id": MSG_A, "save_attachments_to": folder})).await;
     let reqs = fake.requests();
@@ -545,8 +555,8 @@ async fn gmail_send_email_builds_rfc2822_with_encoded_headers() {
 
 #[tokio::test]
 async fn gmail_send_email_replies_in_thread_with_html_and_attachment() {
-    let (t, fake) = setup().await;
     let dir = tempfile::tempdir().unwrap();
+    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
     let file = dir.path().join("forecast Q4.csv");
     std::fs::write(&file, "month,forecast\nOct,1.1\n").unwrap();
     let r = t

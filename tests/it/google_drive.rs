@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use workbench::secrets::Secret;
 
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
-use crate::support::{TestApp, app_with};
+use crate::support::{TestApp, app_with, files_dir};
 
 const TOKEN: &str = "ya29.a0AfB_drive-test-access-token";
-const DOC: &str = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789docQ3";
+pub(crate) const DOC: &str = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789docQ3";
 const SHEET: &str = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210sheet";
-const PDF_ID: &str = "1PdfFileIdAbCdEfGhIjKlMnOpQrSt";
+pub(crate) const PDF_ID: &str = "1PdfFileIdAbCdEfGhIjKlMnOpQrSt";
 const BIG: &str = "1BigLogFileIdAbCdEfGhIjKlMnOp";
 const FOLDER: &str = "1FolderIdAbCdEfGhIjKlMnOpQrSt";
 const PAGE_2: &str = "~!!~AI9FV7Qx3PageTwoToken";
@@ -365,13 +365,25 @@ fn drive(r: &Recorded) -> Reply {
 }
 
 async fn setup() -> (TestApp, Fake) {
+    setup_with(&[]).await
+}
+
+/// Drive's fake and the settings that connect an App to it.
+pub(crate) async fn fake_and_env() -> (Fake, Vec<(&'static str, String)>) {
     let fake = Fake::start(drive).await;
-    let t = app_with(&[
+    let env = vec![
         ("WORKBENCH_GOOGLE_DRIVE_BASE_URL", format!("{}/drive/v3", fake.url)),
         ("WORKBENCH_GOOGLE_DRIVE_UPLOAD_BASE_URL", format!("{}/upload/drive/v3", fake.url)),
         ("WORKBENCH_GOOGLE_DRIVE_TOKEN", TOKEN.into()),
-    ]);
-    (t, fake)
+    ];
+    (fake, env)
+}
+
+/// Drive's fake and an App connected to it, with extra settings (a files folder).
+async fn setup_with(extra: &[(&'static str, String)]) -> (TestApp, Fake) {
+    let (fake, mut env) = fake_and_env().await;
+    env.extend(extra.iter().cloned());
+    (app_with(&env), fake)
 }
 
 const LIST_FIELDS: &str = "nextPageToken,incompleteSearch,files(id,name,mimeType,size,modifiedTime,parents,webViewLink,owners(displayName,emailAddress),starred,trashed)";
@@ -462,7 +474,8 @@ async fn google_drive_get_file_shapes_sharing_and_export_formats() {
 
 #[tokio::test]
 async fn google_drive_download_exports_google_files_and_fetches_binaries() {
-    let (t, fake) = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
     // A Google Doc comes back as Markdown text by default.
     let r = t.ok("google_drive_download_file", json!({"file_id": DOC})).await;
     let reqs = fake.requests();
@@ -478,7 +491,6 @@ async fn google_drive_download_exports_google_files_and_fetches_binaries() {
     assert_eq!(fake.last().q("mimeType"), Some("text/csv"));
     assert_eq!(r["content"], "region,revenue\nEMEA,1250000\nAPAC,980000\n");
 
-    let dir = tempfile::tempdir().unwrap();
     let pdf_out = dir.path().join("plan.pdf");
     let r = t
         .ok(
@@ -528,8 +540,8 @@ async fn google_drive_download_exports_google_files_and_fetches_binaries() {
 
 #[tokio::test]
 async fn google_drive_download_large_files_in_byte_ranges() {
-    let (t, fake) = setup().await;
     let dir = tempfile::tempdir().unwrap();
+    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
     let out = dir.path().join("server.log");
     let r = t.ok("google_drive_download_file", json!({"file_id": BIG, "save_to": out.to_str().unwrap()})).await;
     assert_eq!(r["size_bytes"], BIG_LEN);
@@ -549,8 +561,8 @@ async fn google_drive_download_large_files_in_byte_ranges() {
 
 #[tokio::test]
 async fn google_drive_upload_file_sends_multipart_related_and_converts() {
-    let (t, fake) = setup().await;
     let dir = tempfile::tempdir().unwrap();
+    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
     let path = dir.path().join("forecast Q4.csv");
     std::fs::write(&path, "month,forecast\nOct,1.1\n").unwrap();
     let r = t
@@ -668,7 +680,8 @@ async fn google_drive_create_folder_and_share_it() {
 
 #[tokio::test]
 async fn google_drive_update_file_renames_moves_and_replaces_content() {
-    let (t, fake) = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
     let r = t
         .ok("google_drive_update_file", json!({"file_id": PDF_ID, "name": "invoice-0042 (paid).pdf", "add_parents": ["1ArchiveFolder"], "remove_parents": [FOLDER], "starred": true}))
         .await;
@@ -684,7 +697,6 @@ async fn google_drive_update_file_renames_moves_and_replaces_content() {
     assert_eq!(r["parents"], json!(["1ArchiveFolder"]));
     assert_eq!(r["starred"], true);
 
-    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("invoice-v2.pdf");
     std::fs::write(&path, "%PDF-1.7 v2").unwrap();
     let r = t.ok("google_drive_update_file", json!({"file_id": PDF_ID, "path": path.to_str().unwrap()})).await;

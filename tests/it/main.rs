@@ -16,6 +16,7 @@ mod custom_apps;
 mod discord;
 mod engine;
 mod faults;
+mod files_guard;
 mod github;
 mod gitlab;
 mod gmail;

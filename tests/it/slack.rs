@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
-use crate::support::{TestApp, app_with};
+use crate::support::{TestApp, app_with, files_dir};
 
 const TOKEN: &str = "xoxp-1111111111-2222222222-3333333333-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
 const AUTH: &str = "Bearer xoxp-1111111111-2222222222-3333333333-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
@@ -383,14 +383,28 @@ fn files_host(r: &Recorded) -> Reply {
 }
 
 async fn slack_app_with_token(token: &str) -> (TestApp, Fake, Fake) {
+    slack_app_with(token, &[]).await
+}
+
+/// Slack's API and files-host fakes and the settings that connect an App to them.
+pub(crate) async fn fakes_and_env(token: &str) -> (Fake, Fake, Vec<(&'static str, String)>) {
     let api = Fake::start(slack).await;
     let files = Fake::start(files_host).await;
-    let t = app_with(&[
+    let env = vec![
         ("WORKBENCH_SLACK_BASE_URL", format!("{}/api", api.url)),
         ("WORKBENCH_SLACK_FILES_BASE_URL", files.url.clone()),
         ("WORKBENCH_SLACK_TOKEN", token.into()),
-    ]);
-    (t, api, files)
+    ];
+    (api, files, env)
+}
+
+pub(crate) const SLACK_TOKEN: &str = TOKEN;
+
+/// Slack's fakes and an App connected to them, with extra settings (a files folder).
+async fn slack_app_with(token: &str, extra: &[(&'static str, String)]) -> (TestApp, Fake, Fake) {
+    let (api, files, mut env) = fakes_and_env(token).await;
+    env.extend(extra.iter().cloned());
+    (app_with(&env), api, files)
 }
 
 async fn slack_app() -> (TestApp, Fake, Fake) {
@@ -752,8 +766,9 @@ async fn slack_add_reaction_strips_colons_and_tolerates_repeats() {
 
 #[tokio::test]
 async fn slack_upload_file_runs_the_three_step_external_upload() {
-    let (t, api, files) = slack_app().await;
-    let path = t.home.path().join("notes.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let (t, api, files) = slack_app_with(TOKEN, &[files_dir(dir.path())]).await;
+    let path = dir.path().join("notes.txt");
     std::fs::write(&path, b"line one\nline two\n").unwrap();
     let r = t
         .ok(
@@ -802,8 +817,9 @@ async fn slack_upload_file_runs_the_three_step_external_upload() {
     assert_eq!(both["code"], "INVALID_ARGUMENTS");
     let unnamed = t.err("slack_upload_file", json!({"channel": "C0GENERAL1", "content": "x"})).await;
     assert_eq!(unnamed["problems"][0]["path"], "/filename");
+    // A relative path is taken inside the files folder (this App's is a refused one).
     let relative = t.err("slack_upload_file", json!({"channel": "C0GENERAL1", "path": "notes.txt"})).await;
-    assert!(relative["message"].as_str().unwrap().contains("not an absolute path"), "{relative}");
+    assert!(relative["message"].as_str().unwrap().contains("WORKBENCH_FILES_DIR"), "{relative}");
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use workbench::secrets::Secret;
 
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
-use crate::support::{TestApp, app_with};
+use crate::support::{TestApp, app_with, files_dir};
 
 const USERNAME: &str = "ada";
 const PASSWORD: &str = "correct-horse-battery-9";
@@ -637,11 +637,29 @@ async fn start(careless: bool) -> (Fake, Shared) {
 }
 
 fn app_for(fake: &Fake, password: &str) -> TestApp {
-    app_with(&[
+    app_with(&env_for(fake, password))
+}
+
+fn env_for(fake: &Fake, password: &str) -> Vec<(&'static str, String)> {
+    vec![
         ("WORKBENCH_SUPERSET_BASE_URL", fake.url.clone()),
         ("WORKBENCH_SUPERSET_USERNAME", USERNAME.into()),
         ("WORKBENCH_SUPERSET_PASSWORD", password.into()),
-    ])
+    ]
+}
+
+/// Superset's fake and the settings that connect an App to it.
+pub(crate) async fn fake_and_env() -> (Fake, Vec<(&'static str, String)>) {
+    let (fake, _state) = start(false).await;
+    let env = env_for(&fake, PASSWORD);
+    (fake, env)
+}
+
+/// Superset's fake and an App connected to it, with extra settings (a files folder).
+async fn sup_with(extra: &[(&'static str, String)]) -> (TestApp, Fake) {
+    let (fake, mut env) = fake_and_env().await;
+    env.extend(extra.iter().cloned());
+    (app_with(&env), fake)
 }
 
 async fn sup() -> (TestApp, Fake, Shared) {
@@ -1215,7 +1233,8 @@ async fn superset_run_sql_async_returns_the_state_when_it_takes_too_long() {
 
 #[tokio::test]
 async fn superset_export_csv_of_a_chart_or_a_sql_lab_result() {
-    let (t, fake, _state) = sup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (t, fake) = sup_with(&[files_dir(dir.path())]).await;
     let r = t.ok("superset_export_csv", json!({"chart_id": 42})).await;
     let req = fake.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/api/v1/chart/42/data/"));
@@ -1228,7 +1247,7 @@ async fn superset_export_csv_of_a_chart_or_a_sql_lab_result() {
         })
     );
 
-    let path = t.home.path().join("sqllab.csv");
+    let path = dir.path().join("sqllab.csv");
     let saved = t
         .ok("superset_export_csv", json!({"sql_client_id": "asyncq00001", "save_to": path.display().to_string()}))
         .await;

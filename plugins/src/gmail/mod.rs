@@ -49,6 +49,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "gmail_get_email",
             effect: Read,
+            files: Writes(&["save_attachments_to"]),
             args: GetEmail,
             run: get_email,
             keywords: ["read email", "open message", "email body", "attachments", "download attachment", "mail content", "show email", "full email"],
@@ -65,6 +66,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "gmail_send_email",
             effect: Write,
+            files: Reads(&["attachments"]),
             args: Compose,
             run: send_email,
             keywords: ["send mail", "email someone", "write email", "reply", "compose", "forward file", "attach"],
@@ -73,6 +75,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "gmail_create_draft",
             effect: Write,
+            files: Reads(&["attachments"]),
             args: Compose,
             run: create_draft,
             keywords: ["draft", "save email", "compose later", "prepare email", "write reply"],

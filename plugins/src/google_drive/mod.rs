@@ -58,6 +58,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "google_drive_download_file",
             effect: Read,
+            files: Writes(&["save_to"]),
             args: DownloadFile,
             run: download_file,
             keywords: ["download", "export", "save file", "read document", "doc to markdown", "sheet to csv", "pdf", "get content"],
@@ -66,6 +67,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "google_drive_upload_file",
             effect: Write,
+            files: Reads(&["path"]),
             args: UploadFile,
             run: upload_file,
             keywords: ["upload", "put file on drive", "save to drive", "import", "convert to google doc", "backup"],
@@ -90,6 +92,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "google_drive_update_file",
             effect: Write,
+            files: Reads(&["path"]),
             args: UpdateFile,
             run: update_file,
             keywords: ["rename", "move", "move to folder", "star", "replace content", "new version", "edit description", "move file", "rename file"],

@@ -145,7 +145,7 @@ pub(super) async fn download_file(up: Arc<dyn Upstream>, args: DownloadFile) -> 
         return Err(invalid(
             "/save_to",
             format!(
-                "'{name}' comes as {out_mime}, which is not text; give save_to, an absolute local path to write it to"
+                "'{name}' comes as {out_mime}, which is not text; give save_to, a path in the user's files folder to write it to"
             ),
         ));
     }

@@ -154,6 +154,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "slack_upload_file",
             effect: Write,
+            files: Reads(&["path"]),
             args: UploadFile,
             run: upload_file,
             keywords: ["upload", "attach", "post a file", "send file", "snippet", "attachment", "image", "document"],

@@ -149,6 +149,7 @@ pub static INTEGRATION: Integration = Integration {
         tool! {
             name: "superset_export_csv",
             effect: Read,
+            files: Writes(&["save_to"]),
             args: sqllab::ExportCsv,
             run: sqllab::export_csv,
             keywords: ["CSV", "export", "download", "spreadsheet", "save data", "SQL Lab results"],

@@ -14,7 +14,10 @@ use workbench::engine::Outcome;
 use workbench::registry::Registry;
 use workbench::secrets::MemoryStore;
 
-/// An App whose data lives in a fresh temp dir, with extra environment settings.
+/// An App whose data lives in a fresh temp dir, with extra environment settings. Unless the test
+/// gives `WORKBENCH_FILES_DIR`, the files folder is one inside the data dir, which workbench
+/// refuses outright: a test that reads or writes local files names its own temp folder, and no
+/// test can reach the real home's `~/workbench-files`.
 pub struct TestApp {
     pub app: Arc<App>,
     pub home: tempfile::TempDir,
@@ -25,6 +28,7 @@ pub fn app_with(env: &[(&str, String)]) -> TestApp {
     let mut vars: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     vars.insert("WORKBENCH_HOME".into(), home.path().display().to_string());
     vars.entry("WORKBENCH_NO_BROWSER".into()).or_insert_with(|| "1".into());
+    vars.entry("WORKBENCH_FILES_DIR".into()).or_insert_with(|| home.path().join("files").display().to_string());
     let settings = Settings::load(&vars).expect("settings");
     let app = App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()));
     TestApp { app, home }
@@ -35,6 +39,7 @@ pub fn app_in(home: &std::path::Path) -> Arc<App> {
     let mut vars = HashMap::new();
     vars.insert("WORKBENCH_HOME".to_string(), home.display().to_string());
     vars.insert("WORKBENCH_NO_BROWSER".to_string(), "1".to_string());
+    vars.insert("WORKBENCH_FILES_DIR".to_string(), home.join("files").display().to_string());
     let settings = Settings::load(&vars).expect("settings");
     App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()))
 }
@@ -46,10 +51,16 @@ pub fn app_reaching(env: &[(&str, String)], reachable: &[std::net::SocketAddr]) 
     let mut vars: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     vars.insert("WORKBENCH_HOME".into(), home.path().display().to_string());
     vars.entry("WORKBENCH_NO_BROWSER".into()).or_insert_with(|| "1".into());
+    vars.entry("WORKBENCH_FILES_DIR".into()).or_insert_with(|| home.path().join("files").display().to_string());
     let mut settings = Settings::load(&vars).expect("settings");
     settings.http_reachable_for_tests = reachable.to_vec();
     let app = App::with_parts(settings, Registry::standard(), Arc::new(MemoryStore::default()));
     TestApp { app, home }
+}
+
+/// The environment entry that makes `dir` the files folder.
+pub fn files_dir(dir: &std::path::Path) -> (&'static str, String) {
+    ("WORKBENCH_FILES_DIR", dir.display().to_string())
 }
 
 pub fn app() -> TestApp {
