@@ -39,9 +39,6 @@ pub mod secrets;
 pub mod storage;
 pub mod validate;
 
-/// Sent with every upstream request (Wikimedia requires a descriptive one).
-pub const USER_AGENT: &str = concat!(
-    "workbench/",
-    env!("CARGO_PKG_VERSION"),
-    " (local MCP tool gateway; +https://github.com/workbench-mcp/workbench)"
-);
+/// Sent with every upstream request (Wikimedia requires a descriptive one). It names no address:
+/// the project has no public home yet, and a User-Agent must not point at one that does not exist.
+pub const USER_AGENT: &str = concat!("workbench/", env!("CARGO_PKG_VERSION"), " (local MCP tool gateway)");

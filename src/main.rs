@@ -18,7 +18,7 @@ Examples:
   workbench doctor                            check this machine; each failure says how to fix it
   workbench connect github                    connect an account on a local page, then wait
   workbench tools search list open pull requests
-  workbench tools schema github_list_pull_requests
+  workbench tools schema github_list_prs
   workbench tools call time_get_current '{\"timezone\": \"Europe/Lisbon\"}'
   workbench tools call --batch batch.json     a whole execute_tools batch from a file (- for stdin)
   workbench clients register --dry-run        show what registering with the clients would change

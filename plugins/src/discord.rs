@@ -94,8 +94,9 @@ pub static INTEGRATION: Integration = Integration {
     error_message,
 };
 
-/// Discord wants `DiscordBot (url, version)`; the engine's own agent string follows it.
-const USER_AGENT: &str = "DiscordBot (https://github.com/workbench-mcp/workbench, 1.0.0) workbench";
+/// Discord wants `DiscordBot (url, version)`; the engine's own agent string follows it. The URL
+/// must exist: workbench has no public home, so it names the protocol it is a gateway for.
+const USER_AGENT: &str = concat!("DiscordBot (https://modelcontextprotocol.io, ", env!("CARGO_PKG_VERSION"), ") workbench");
 
 fn discord(req: HttpRequest) -> HttpRequest {
     req.header("user-agent", USER_AGENT)

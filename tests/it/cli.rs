@@ -434,3 +434,66 @@ async fn progress_is_drawn_on_a_terminal() {
     assert!(screen.contains("/4 executions finished"), "no progress line on the terminal: {screen:?}");
     assert!(screen.contains("\"default_branch\": \"main\""), "{screen}");
 }
+
+/// Every example `workbench --help` prints runs as printed (issue 15 item 9): a command that
+/// serves until its input ends (serve, portal) is given no input; one that waits for the user
+/// (connect) must at least start and print its link.
+#[test]
+fn every_help_example_runs() {
+    let s = Sandbox::new();
+    let help = stdout(&s.run(&["--help"]));
+    let examples: Vec<Vec<String>> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Examples:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            // The command ends where its comment starts (two or more spaces).
+            let command = l.trim().split("   ").next().unwrap().trim();
+            let mut words = Vec::new();
+            let mut rest = command;
+            while !rest.is_empty() {
+                rest = rest.trim_start();
+                if let Some(quoted) = rest.strip_prefix('\'') {
+                    let end = quoted.find('\'').unwrap();
+                    words.push(quoted[..end].to_string());
+                    rest = &quoted[end + 1..];
+                } else {
+                    let end = rest.find(' ').unwrap_or(rest.len());
+                    words.push(rest[..end].to_string());
+                    rest = &rest[end..];
+                }
+            }
+            words
+        })
+        .collect();
+    assert!(examples.len() >= 8, "{help}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("batch.json"),
+        json!({"executions": [{"tool": "time_get_current", "args": {}}]}).to_string(),
+    )
+    .unwrap();
+    for words in examples {
+        assert_eq!(words[0], "workbench", "{words:?}");
+        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        let mut cmd = s.cmd(&args);
+        cmd.current_dir(dir.path()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        if args.first() == Some(&"connect") {
+            // Waits for the user to finish on the page: it must have started and named its link.
+            let mut child = cmd.spawn().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            let all = format!("{}{}", stdout(&out), stderr(&out));
+            assert!(all.contains("http://127.0.0.1:"), "{args:?}: {all}");
+            continue;
+        }
+        let out = cmd.output().unwrap();
+        let code = out.status.code();
+        // doctor exits 1 when something FAILs (the sandbox has no clients): that is it running.
+        let ok = code == Some(0) || (args == ["doctor"] && code == Some(1));
+        assert!(ok, "`workbench {}` exited {code:?}:\n{}\n{}", args.join(" "), stdout(&out), stderr(&out));
+        assert!(!stderr(&out).contains("not found"), "`workbench {}`: {}", args.join(" "), stderr(&out));
+    }
+}
