@@ -76,15 +76,18 @@ pub struct ClientLog {
     bucket: Mutex<Bucket>,
     dropped: AtomicU64,
     tx: Mutex<Option<mpsc::Sender<LoggingMessageNotificationParam>>>,
+    /// The secrets this process used: every forwarded message is scrubbed of them.
+    exposed: Arc<crate::engine::scrub::Exposed>,
 }
 
 impl ClientLog {
-    pub fn new() -> Arc<ClientLog> {
+    pub fn new(exposed: Arc<crate::engine::scrub::Exposed>) -> Arc<ClientLog> {
         Arc::new(ClientLog {
             session_level: AtomicU8::new(0),
             bucket: Mutex::new(Bucket { tokens: BURST, at: Instant::now() }),
             dropped: AtomicU64::new(0),
             tx: Mutex::new(None),
+            exposed,
         })
     }
 
@@ -105,7 +108,8 @@ impl ClientLog {
         }
     }
 
-    fn offer(&self, message: LoggingMessageNotificationParam) {
+    fn offer(&self, mut message: LoggingMessageNotificationParam) {
+        self.exposed.scrub(&mut message.data);
         let sent = self.take_token()
             && self
                 .tx

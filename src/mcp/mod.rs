@@ -125,9 +125,9 @@ impl Server {
         // This server stays up, so a client without elicitation can be sent to an approval page.
         app.approvals.enable_browser();
         Server {
+            log: logging::ClientLog::new(app.exposed.clone()),
             app,
             profile,
-            log: logging::ClientLog::new(),
             session: crate::ids::random_hex(16).into(),
             spent: Arc::new(mrtr::Spent::default()),
         }
@@ -347,6 +347,8 @@ impl ServerHandler for Server {
                     "{name} finished"
                 );
                 let mut body = outcome.body;
+                // Whatever any meta-tool answers passes every secret this process has used.
+                self.app.exposed.scrub(&mut body);
                 if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
                     open_through_client(&context, &mut body).await;
                 }
