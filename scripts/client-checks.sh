@@ -11,7 +11,7 @@
 #      of bad input, and exit within 2 s of stdin closing (before/after initialize, call in flight).
 # Every step is timed. Usage: bash scripts/client-checks.sh [path/to/workbench] (default target/debug).
 # Installs nothing itself: scripts/setup-client-deps.sh does (test.sh runs it first).
-# Adapted from conformance.sh / inspect.sh of the mcp-harness in ../shared/tools/mcp-harness.
+# Adapted from the conformance and Inspector scripts of an MCP client harness.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="$(cd "$(dirname "${1:-$ROOT/target/debug/workbench}")" && pwd)/$(basename "${1:-workbench}")"

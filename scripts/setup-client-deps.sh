@@ -8,7 +8,7 @@
 #   inspector          @modelcontextprotocol/inspector 2.12.0 (CLI mode)
 # Idempotent: each directory keeps the sha256 of the lock it was installed from, and a second run
 # with unchanged locks does nothing. Needs node + npm (any Node >= 18 for npm itself) on PATH.
-# Adapted from the mcp-harness in ../shared/tools/mcp-harness (setup.sh), which is not part of this repo.
+# Adapted from the setup script of an MCP client harness.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LOCKS="$ROOT/tests/clients/npm"

@@ -30,7 +30,7 @@ pub static INTEGRATION: Integration = Integration {
         identity: Some(Identity { request: || HttpRequest::get("/user"), label: user_label }),
         oauth: None,
     },
-    // Single words here mark a query as naming Todoist (catalogue §4: to-do, p1, today's tasks).
+    // Single words here mark a query as naming Todoist (the product-word rule in docs/writing-an-integration.md: to-do, p1, today's tasks).
     keywords: &["todo", "todos", "to-do list", "todo list", "p1", "today's tasks", "errands", "gtd"],
     hosts: &[Host { key: "base_url", default_url: "https://api.todoist.com/api/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,

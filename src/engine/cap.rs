@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-/// The seed's cap on one execute_tools response, in characters of compact JSON.
+/// The cap on one execute_tools response, in characters of compact JSON (README, "execute_tools in brief").
 pub const MAX_RESPONSE_CHARS: usize = 60_000;
 
 pub fn len_chars(v: &Value) -> usize {

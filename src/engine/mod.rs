@@ -30,7 +30,7 @@ use crate::storage::AuditEntry;
 use scrub::Scrubber;
 use template::{Scope, StepOutcome};
 
-/// Most executions in one compose run (a schema rule of the seed).
+/// Most executions in one compose run (a rule of the execute_tools schema; README, "execute_tools in brief").
 pub const MAX_COMPOSE_STEPS: usize = 8;
 /// Most executions in one batch.
 pub const MAX_BATCH: usize = 100;

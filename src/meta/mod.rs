@@ -268,7 +268,8 @@ pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -
     })
 }
 
-/// `{error: "..."}` in the seed's plain-string style, marked as a failed call.
+/// `{error: "..."}`, the plain-string error style of the meta-tools other than execute_tools
+/// (README, "Error codes"), marked as a failed call.
 pub(crate) fn plain_error(message: impl Into<String>) -> Outcome {
     Outcome { body: json!({ "error": message.into() }), is_error: true }
 }

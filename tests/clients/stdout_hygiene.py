@@ -14,7 +14,7 @@ wait_for_connection still in flight. Logs (trace level) must all go to stderr.
 
 Nothing leaves the machine: the one integration that would reach the network points at
 127.0.0.1:9 (nothing listens there), and the data directory is a temporary one.
-Adapted from the stdout/exit checks of bench.py in ../shared/tools/mcp-harness (not part of this repo).
+Adapted from the stdout/exit checks of an MCP client harness's bench script.
 
 Prints one line per check and `stdout_hygiene: N passed, M failed`; exits 1 on any failure.
 """

@@ -106,7 +106,7 @@ async fn mint(t: &TestApp, integrations: &[&str]) -> (String, String) {
 }
 
 #[tokio::test]
-async fn minting_is_all_or_nothing_and_shaped_like_the_seed() {
+async fn minting_is_all_or_nothing_and_shaped_as_documented() {
     let s = setup().await;
     let out = s.t.call("curl_session", json!({"integrations": ["github"]})).await;
     assert!(!out.is_error, "{}", out.body);

@@ -45,6 +45,7 @@ mod sentry;
 mod slack;
 mod stripe;
 mod superset;
+mod tidy;
 mod todoist;
 mod transport;
 mod trello;

@@ -44,7 +44,7 @@ pub static INTEGRATION: Integration = Integration {
         }),
         oauth: None,
     },
-    // Single words here count as naming GitHub in a search; only words that imply it (catalogue §4).
+    // Single words here count as naming GitHub in a search; only words that imply it (the product-word rule in docs/writing-an-integration.md).
     keywords: &[
         "repo",
         "repository",

@@ -47,7 +47,7 @@ pub static INTEGRATION: Integration = Integration {
         }),
         oauth: None,
     },
-    // Single words here count as naming GitLab in a search; only words that imply it (catalogue §4).
+    // Single words here count as naming GitLab in a search; only words that imply it (the product-word rule in docs/writing-an-integration.md).
     keywords: &["repo", "repository", "git", "MR", "merge request", "pipeline", "self-managed GitLab"],
     hosts: &[Host { key: "base_url", default_url: "https://gitlab.com/api/v4" }],
     curl_proxy: crate::api::CurlProxy::Full,

@@ -108,7 +108,7 @@ pub static INTEGRATION: Integration = Integration {
         }),
         oauth: None,
     },
-    // Single words here count as naming Superset in a search (catalogue §4).
+    // Single words here count as naming Superset in a search (the product-word rule in docs/writing-an-integration.md).
     keywords: &["dashboard", "chart", "SQL Lab", "BI", "analytics", "visualization", "dataset", "Preset"],
     hosts: &[Host { key: "base_url", default_url: "https://{base_url}" }],
     curl_proxy: crate::api::CurlProxy::Full,
