@@ -40,6 +40,11 @@ pub struct Settings {
     /// config.json: only code that builds `Settings` itself (the test suite) can fill it, so no
     /// user of the binary can weaken the guard by configuration. Host names never match it.
     pub http_reachable_for_tests: Vec<std::net::SocketAddr>,
+    /// Origins (scheme, host, port) the user allows workbench to reach although they are private
+    /// or loopback (an internal API for a custom app): `private_hosts` in config.json, or
+    /// `WORKBENCH_PRIVATE_HOSTS` (comma-separated), which wins. workbench's own listener is never
+    /// reachable, listed or not.
+    pub private_hosts: Vec<crate::builtins::ssrf::Origin>,
 }
 
 /// Which secret store holds credentials and vault values.
@@ -83,6 +88,7 @@ struct ConfigFile {
     call_timeout_secs: Option<u64>,
     connect_ttl_seconds: Option<u64>,
     base_urls: HashMap<String, HashMap<String, String>>,
+    private_hosts: Option<Vec<String>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -160,6 +166,31 @@ impl Settings {
             })?,
             None => file.secret_store.unwrap_or(StoreKind::Keychain),
         };
+        let private_hosts = match var("WORKBENCH_PRIVATE_HOSTS") {
+            Some(v) => v
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .map(|o| {
+                    crate::builtins::ssrf::Origin::parse(o).map_err(|message| ConfigError::BadVar {
+                        name: "WORKBENCH_PRIVATE_HOSTS".into(),
+                        value: v.clone(),
+                        message,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            None => file
+                .private_hosts
+                .unwrap_or_default()
+                .iter()
+                .map(|o| {
+                    crate::builtins::ssrf::Origin::parse(o).map_err(|message| ConfigError::BadFile {
+                        path: file_path.display().to_string(),
+                        message: format!("private_hosts: {message}"),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        };
         let listener_port = number("WORKBENCH_PORT", file.listener_port.map(u64::from), 0, 0, 65_535)? as u16;
         let mut oauth_clients = file.oauth_clients;
         for client in ["google", "slack"] {
@@ -182,6 +213,7 @@ impl Settings {
             connect_ttl: Duration::from_secs(connect_ttl),
             base_urls,
             http_reachable_for_tests: Vec::new(),
+            private_hosts,
         })
     }
 
@@ -238,5 +270,29 @@ mod tests {
         assert_eq!(s.call_timeout, Duration::from_secs(5));
         let err = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_CONCURRENCY", "0")])).unwrap_err();
         assert_eq!(err.to_string(), "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64");
+    }
+
+    #[test]
+    fn private_hosts_are_origins_from_the_file_or_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"private_hosts": ["http://10.0.0.5:8080", "https://wiki.corp"]}"#,
+        )
+        .unwrap();
+        let home = dir.path().to_str().unwrap();
+        let s = Settings::load(&env(&[("WORKBENCH_HOME", home)])).unwrap();
+        let shown: Vec<String> = s.private_hosts.iter().map(|o| o.to_string()).collect();
+        assert_eq!(shown, ["http://10.0.0.5:8080", "https://wiki.corp:443"]);
+        let s =
+            Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_PRIVATE_HOSTS", "http://127.0.0.1:9000, ")]))
+                .unwrap();
+        assert_eq!(s.private_hosts.len(), 1);
+        let err =
+            Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_PRIVATE_HOSTS", "10.0.0.5")])).unwrap_err();
+        assert!(
+            err.to_string().contains("WORKBENCH_PRIVATE_HOSTS") && err.to_string().contains("http://host:port"),
+            "{err}"
+        );
     }
 }
