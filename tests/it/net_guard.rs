@@ -338,7 +338,7 @@ async fn a_secret_goes_only_to_its_scheme_host_and_port() {
     t.ok("custom_create_app", app_def("plain", &svc.url, bearer("PLAIN"))).await;
     let e = t.err("plain_get_data", json!({})).await;
     assert_eq!(e["code"], "VAULT_DENIED", "{e}");
-    assert!(text(&e).contains(&format!("{}", svc.url)), "the error names the origin: {e}");
+    assert!(text(&e).contains(&svc.url), "the error names the origin: {e}");
 
     // Plugin targets are origins too (the base URL override here).
     let wiki = app_with(&[("WORKBENCH_WIKIPEDIA_BASE_URL", svc.url.clone())]);
