@@ -129,7 +129,7 @@ async fn check_reachable(app: &App, base_url: &str) -> Result<(), ToolError> {
         && let Err(e) = crate::builtins::ssrf::GuardedResolver::lookup(host).await
         && let Some(r) = crate::builtins::ssrf::refusal_in(e.as_ref())
     {
-        return Err(refused(r.0));
+        return Err(refused(format!("{r}; {}", crate::builtins::ssrf::PRIVATE_HOSTS_HELP)));
     }
     Ok(())
 }

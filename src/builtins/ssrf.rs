@@ -354,7 +354,7 @@ impl GuardedResolver {
         for a in &addrs {
             if let Err(why) = check_ip(a.ip()) {
                 return Err(Box::new(refuse(format!(
-                    "'{name}' resolves to {}, {why}; only public addresses are reached unless the user allows the origin: {PRIVATE_HOSTS_HELP}",
+                    "'{name}' resolves to {}, {why}; only public addresses are reached",
                     a.ip()
                 ))));
             }

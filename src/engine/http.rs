@@ -146,7 +146,13 @@ pub fn target_hosts(app: &App, integration: &Integration, connection: Option<&Co
         .hosts
         .iter()
         .filter_map(|h| {
-            let vars: Vec<(&'static str, String)> = placeholders(h.default_url)
+            let placeholders = placeholders(h.default_url);
+            // A placeholder the connection fills (`{site}`) without a connection: no target yet.
+            if connection.is_none() && placeholders.iter().any(|n| integration.auth.fields.iter().any(|f| f.name == *n))
+            {
+                return None;
+            }
+            let vars: Vec<(&'static str, String)> = placeholders
                 .into_iter()
                 .filter(|n| connection.and_then(|c| c.public_field(n)).is_none())
                 .map(|n| (n, "x-placeholder".to_string()))
@@ -495,7 +501,7 @@ pub(crate) fn retry_after_secs(value: &str) -> Option<u64> {
 pub(crate) fn network_error(e: &reqwest::Error, app: &App) -> ToolError {
     // A host name the guard's resolver refused (it resolves to a private address).
     if let Some(refusal) = crate::builtins::ssrf::refusal_in(e) {
-        return ToolError::invalid(refusal.0);
+        return ToolError::invalid(format!("{refusal}; {}", crate::builtins::ssrf::PRIVATE_HOSTS_HELP));
     }
     if e.is_timeout() {
         ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }

@@ -395,3 +395,39 @@ async fn custom_app_requests_spend_a_budget_honour_429_and_are_capped() {
     let e = t.err("huge_get_data", json!({})).await;
     assert!(text(&e).contains("more than 8 MiB"), "{e}");
 }
+
+/// Item 7: a plugin's targets are origins, with the connection's own host field filled in
+/// (GitHub Enterprise, a Jira site), so `allowed_hosts` are matched against what the call reaches.
+#[tokio::test]
+async fn plugin_targets_are_the_origins_the_call_reaches() {
+    let t = app();
+    let targets = |i: &'static plugins::api::Integration, fields: &[(&str, &str)]| {
+        let conn = (!fields.is_empty()).then(|| {
+            let fields =
+                fields.iter().map(|(k, v)| (k.to_string(), workbench::secrets::Secret::new(v.to_string()))).collect();
+            workbench::auth::from_fields(i, fields, workbench::auth::Source::Store)
+        });
+        workbench::engine::http::target_hosts(&t.app, i, conn.as_ref())
+    };
+    let github = &plugins::github::INTEGRATION;
+    assert_eq!(targets(github, &[]), ["https://api.github.com:443"]);
+    assert_eq!(
+        targets(github, &[("token", "ghp_x"), ("base_url", "http://ghe.corp.example:8080/api/v3")]),
+        ["http://ghe.corp.example:8080"],
+        "GitHub Enterprise: the connection's host"
+    );
+    let jira = &plugins::jira::INTEGRATION;
+    assert!(targets(jira, &[]).is_empty(), "no site yet, no target");
+    assert_eq!(
+        targets(jira, &[("site", "acme.atlassian.net"), ("email", "a@b.c"), ("token", "t")]),
+        ["https://acme.atlassian.net:443"]
+    );
+    assert_eq!(targets(&plugins::wikipedia::INTEGRATION, &[]), ["https://*.wikipedia.org:443"]);
+    // A plain-host entry allows https on 443 only; the GHES origin needs its own entry.
+    assert!(workbench::secrets::origin_allowed(&["api.github.com".into()], "https://api.github.com:443"));
+    assert!(!workbench::secrets::origin_allowed(&["ghe.corp.example".into()], "http://ghe.corp.example:8080"));
+    assert!(workbench::secrets::origin_allowed(
+        &["http://ghe.corp.example:8080".into()],
+        "http://ghe.corp.example:8080"
+    ));
+}
