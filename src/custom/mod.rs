@@ -3,6 +3,10 @@
 //! registry: searchable, described by get_tool_schema and run by execute_tools with the same
 //! validation, audit, scrubbing and caps as a plugin tool.
 //!
+//! Requests go through the engine's one send path (`engine::http::deliver`): the address guard
+//! (a private or loopback base URL only if the user listed its origin in `private_hosts`), the
+//! app's own rate-limit budget (`custom:<name>`), 429 handling and the body cap.
+//!
 //! Definitions live in SQLite (`custom_app`) with a generation counter that every change bumps;
 //! `App::registry()` compares it on use, so an app created by another workbench process shows up
 //! without a restart. A definition is checked whole before it is stored: every problem is listed.
@@ -740,6 +744,10 @@ pub async fn send(
     };
     let url = reqwest::Url::parse(&format!("{}{}", op.app.base_url, path))
         .map_err(|e| ToolError::invalid(format!("the request URL is not valid: {e}")))?;
+    // Parameters fill path segments (encoded); the request never leaves the app's origin.
+    if crate::builtins::ssrf::Origin::of(&url).map(|o| o.to_string()).as_deref() != Some(op.app.origin.as_str()) {
+        return Err(ToolError::invalid(format!("the request would leave {}; it is not sent", op.app.origin)));
+    }
     let query: Vec<(String, String)> = query_args
         .into_iter()
         .filter(|(_, v)| !v.is_null())
