@@ -90,7 +90,9 @@ async fn private_metadata_and_loopback_names_are_refused_for_custom_apps() {
     assert!(fake.requests().is_empty());
 }
 
-/// Attack 3: a redirect from an allowed service to another loopback port is not followed.
+/// Attack 3: a redirect from an allowed service to another loopback port is not followed. (The
+/// engine's same-origin redirect rule already held this on main; kept so the new guarded clients
+/// keep it.)
 #[tokio::test]
 async fn a_redirect_from_an_allowed_service_to_another_loopback_port_is_not_followed() {
     let other = service().await;
