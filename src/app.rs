@@ -8,6 +8,7 @@ use std::time::Instant;
 use plugins::api::Integration;
 
 use crate::auth::{self, Connection};
+use crate::builtins::ssrf;
 use crate::config::{Settings, StoreKind};
 use crate::registry::Registry;
 use crate::secrets::Secret;
@@ -99,7 +100,9 @@ pub struct App {
     pub proxy_key: tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>,
     /// Calls held by the safety policy waiting for the user's click on a local page.
     pub approvals: crate::approval::Approvals,
-    http: OnceLock<reqwest::Client>,
+    /// The engine's HTTP clients, one per address policy, each built on first use.
+    http_public: OnceLock<reqwest::Client>,
+    http_private: OnceLock<reqwest::Client>,
 }
 
 impl App {
@@ -143,7 +146,8 @@ impl App {
             exposed: Default::default(),
             proxy_key: tokio::sync::OnceCell::new(),
             approvals: Default::default(),
-            http: OnceLock::new(),
+            http_public: OnceLock::new(),
+            http_private: OnceLock::new(),
         })
     }
 
@@ -222,29 +226,33 @@ impl App {
         Ok(found)
     }
 
-    /// The shared HTTP client, built on first use (TLS set-up stays off the start-up path).
-    pub fn http(&self) -> &reqwest::Client {
-        self.http.get_or_init(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::Client::builder()
-                .user_agent(crate::USER_AGENT)
-                .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                    // Follow redirects only within the same origin (scheme, host, port): a
-                    // credential must never be carried to another one.
-                    let same_host = attempt
-                        .previous()
-                        .first()
-                        .map(|first| {
-                            first.scheme() == attempt.url().scheme()
-                                && first.host_str() == attempt.url().host_str()
-                                && first.port_or_known_default() == attempt.url().port_or_known_default()
-                        })
-                        .unwrap_or(false);
-                    if attempt.previous().len() >= 5 || !same_host { attempt.stop() } else { attempt.follow() }
-                }))
-                .connect_timeout(std::time::Duration::from_secs(10))
-                .build()
-                .unwrap_or_else(|_| reqwest::Client::new())
+    /// workbench's own listener ports (the running one, and the configured one): no request of
+    /// workbench may reach them.
+    pub fn listener_ports(&self) -> Vec<u16> {
+        let mut ports: Vec<u16> = self.listener.get().map(|l| l.port).into_iter().collect();
+        if self.settings.listener_port != 0 && !ports.contains(&self.settings.listener_port) {
+            ports.push(self.settings.listener_port);
+        }
+        ports
+    }
+
+    /// The guarded client for one request to `url`, or why it may not be sent. `user_origin`:
+    /// the URL's origin is the user's own configuration (an integration's host override, a host
+    /// the user typed on the connect page); otherwise only public addresses and the user's
+    /// `private_hosts` are reachable. Same-origin redirects only; built on first use (TLS set-up
+    /// stays off the start-up path).
+    pub fn client_for(&self, url: &reqwest::Url, user_origin: bool) -> Result<&reqwest::Client, ssrf::Refusal> {
+        let ports = self.listener_ports();
+        let guard = ssrf::Guard {
+            reachable: &[],
+            private: &self.settings.private_hosts,
+            user_origin,
+            listener_ports: &ports,
+            who: "workbench",
+        };
+        Ok(match ssrf::check_parsed(url, None, &guard)? {
+            ssrf::Reach::Public => self.http_public.get_or_init(|| ssrf::engine_client(ssrf::Reach::Public)),
+            ssrf::Reach::Private => self.http_private.get_or_init(|| ssrf::engine_client(ssrf::Reach::Private)),
         })
     }
 }

@@ -52,6 +52,11 @@ pub struct Settings {
     /// Request budgets the user set (`WORKBENCH_<INTEGRATION>_RATE_LIMIT`), parsed once at
     /// start-up, by integration name in lowercase; a bad value fails closed like a bad policy.
     pub rate_limits: HashMap<String, Result<plugins::api::RateLimit, BadSetting>>,
+    /// Origins (scheme, host, port) the user allows workbench to reach although they are private
+    /// or loopback (an internal API for a custom app): `private_hosts` in config.json, or
+    /// `WORKBENCH_PRIVATE_HOSTS` (comma-separated), which wins. workbench's own listener is never
+    /// reachable, listed or not.
+    pub private_hosts: Vec<crate::builtins::ssrf::Origin>,
 }
 
 /// The safety policy for writes the user set for an integration (see `engine::policy`).
@@ -150,6 +155,7 @@ struct ConfigFile {
     /// Safety policies by integration (or `default`): allow, read_only, confirm.
     policy: HashMap<String, String>,
     files_dir: Option<String>,
+    private_hosts: Option<Vec<String>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +233,31 @@ impl Settings {
             })?,
             None => file.secret_store.unwrap_or(StoreKind::Keychain),
         };
+        let private_hosts = match var("WORKBENCH_PRIVATE_HOSTS") {
+            Some(v) => v
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .map(|o| {
+                    crate::builtins::ssrf::Origin::parse(o).map_err(|message| ConfigError::BadVar {
+                        name: "WORKBENCH_PRIVATE_HOSTS".into(),
+                        value: v.clone(),
+                        message,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            None => file
+                .private_hosts
+                .unwrap_or_default()
+                .iter()
+                .map(|o| {
+                    crate::builtins::ssrf::Origin::parse(o).map_err(|message| ConfigError::BadFile {
+                        path: file_path.display().to_string(),
+                        message: format!("private_hosts: {message}"),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        };
         let listener_port = number("WORKBENCH_PORT", file.listener_port.map(u64::from), 0, 0, 65_535)? as u16;
         let mut oauth_clients = file.oauth_clients;
         for client in ["google", "slack"] {
@@ -254,6 +285,7 @@ impl Settings {
             connect_ttl: Duration::from_secs(connect_ttl),
             base_urls,
             http_reachable_for_tests: Vec::new(),
+            private_hosts,
         })
     }
 
@@ -424,5 +456,29 @@ mod tests {
         std::fs::write(dir.path().join("config.json"), r#"{"files_dir": "files"}"#).unwrap();
         let err = Settings::load(&env(&[("WORKBENCH_HOME", home)])).unwrap_err();
         assert!(err.to_string().contains("files_dir \"files\" must be an absolute path"), "{err}");
+    }
+
+    #[test]
+    fn private_hosts_are_origins_from_the_file_or_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"private_hosts": ["http://10.0.0.5:8080", "https://wiki.corp"]}"#,
+        )
+        .unwrap();
+        let home = dir.path().to_str().unwrap();
+        let s = Settings::load(&env(&[("WORKBENCH_HOME", home)])).unwrap();
+        let shown: Vec<String> = s.private_hosts.iter().map(|o| o.to_string()).collect();
+        assert_eq!(shown, ["http://10.0.0.5:8080", "https://wiki.corp:443"]);
+        let s =
+            Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_PRIVATE_HOSTS", "http://127.0.0.1:9000, ")]))
+                .unwrap();
+        assert_eq!(s.private_hosts.len(), 1);
+        let err =
+            Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_PRIVATE_HOSTS", "10.0.0.5")])).unwrap_err();
+        assert!(
+            err.to_string().contains("WORKBENCH_PRIVATE_HOSTS") && err.to_string().contains("http://host:port"),
+            "{err}"
+        );
     }
 }

@@ -62,10 +62,15 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
         && let Some(token) = connection.fields.get("token")
     {
         let url = app.settings.host_url(integration.name, "revoke_url", revoke_url);
+        let user_origin = !app.settings.host_url(integration.name, "revoke_url", "").is_empty();
+        // Through the address guard like every request workbench sends.
+        let post = reqwest::Url::parse(&url)
+            .map_err(|e| ToolError::Internal(format!("revoke URL {url}: {e}")))
+            .and_then(|u| crate::engine::http::guarded(&app, reqwest::Method::POST, u, user_origin))?;
         let result = if url.contains("slack.com") || integration.name == "slack" {
-            app.http().post(&url).bearer_auth(token.expose()).send().await
+            post.bearer_auth(token.expose()).send().await
         } else {
-            app.http().post(&url).form(&[("token", token.expose().as_str())]).send().await
+            post.form(&[("token", token.expose().as_str())]).send().await
         };
         revoked = json!(matches!(&result, Ok(r) if r.status().is_success()));
         if let Err(e) = &result {

@@ -75,21 +75,24 @@ async fn create_app(app: Arc<App>, def: AppDef) -> Result<Value, ToolError> {
             problems,
         })?
     };
+    // The base URL passes the address guard now (and again on every request: the config may
+    // change): a private or loopback origin only if the user listed it in private_hosts.
+    check_reachable(&app, &operations[0].app.base_url).await?;
     // Secrets the definition refers to must exist, or the first call would fail: say so now.
     let mut missing = Vec::new();
     for name in custom::vault_refs(&def) {
         match app.storage.vault_meta(name.clone()).await {
-            Ok(Some(meta)) if !meta.allowed_hosts.iter().any(|h| host_allows(h, &operations[0].app.host)) => {
+            Ok(Some(meta)) if !crate::secrets::origin_allowed(&meta.allowed_hosts, &operations[0].app.origin) => {
                 missing.push(format!(
-                    "vault secret '{name}' does not allow {} (allowed: {}); set it again with that host in allowed_hosts",
-                    operations[0].app.host,
+                    "vault secret '{name}' does not allow {} (allowed: {}); set it again with that origin in allowed_hosts",
+                    operations[0].app.origin,
                     if meta.allowed_hosts.is_empty() { "none".into() } else { meta.allowed_hosts.join(", ") }
                 ))
             }
             Ok(Some(_)) => {}
             Ok(None) => missing.push(format!(
                 "vault secret '{name}' does not exist yet; store it with vault_set_secret (allowed_hosts: [\"{}\"])",
-                operations[0].app.host
+                allowed_entry(&operations[0].app.origin)
             )),
             Err(e) => return Err(ToolError::Internal(e.to_string())),
         }
@@ -116,11 +119,39 @@ async fn create_app(app: Arc<App>, def: AppDef) -> Result<Value, ToolError> {
     })))
 }
 
-fn host_allows(allowed: &str, host: &str) -> bool {
-    match allowed.strip_prefix("*.") {
-        Some(suffix) => host.ends_with(&format!(".{suffix}")),
-        None => allowed == host,
+/// How to write an origin in allowed_hosts: a bare host for https on 443, else the origin.
+fn allowed_entry(origin: &str) -> String {
+    match origin.strip_prefix("https://").and_then(|o| o.strip_suffix(":443")) {
+        Some(host) => host.to_string(),
+        None => origin.to_string(),
     }
+}
+
+/// Refuses a base URL the address guard refuses; a host name is looked up once, and refused when
+/// it resolves to a private address (a lookup that fails is left to the first request).
+async fn check_reachable(app: &App, base_url: &str) -> Result<(), ToolError> {
+    let refused = |why: String| ToolError::InvalidArguments {
+        message: format!("base_url is refused: {why}; nothing was stored"),
+        problems: vec![ArgProblem { path: "/base_url".into(), problem: why }],
+    };
+    let url = reqwest::Url::parse(base_url).map_err(|e| refused(e.to_string()))?;
+    let ports = app.listener_ports();
+    let guard = crate::builtins::ssrf::Guard {
+        reachable: &[],
+        private: &app.settings.private_hosts,
+        user_origin: false,
+        listener_ports: &ports,
+        who: "a custom app",
+    };
+    let reach = crate::builtins::ssrf::check_parsed(&url, None, &guard).map_err(|r| refused(r.0))?;
+    if reach == crate::builtins::ssrf::Reach::Public
+        && let Some(host) = url.host_str().filter(|h| !h.starts_with('[') && h.parse::<std::net::Ipv4Addr>().is_err())
+        && let Err(e) = crate::builtins::ssrf::GuardedResolver::lookup(host).await
+        && let Some(r) = crate::builtins::ssrf::refusal_in(e.as_ref())
+    {
+        return Err(refused(format!("{r}; {}", crate::builtins::ssrf::PRIVATE_HOSTS_HELP)));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -145,9 +145,11 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
     let limit = args.timeout_s.map(Duration::from_secs).unwrap_or(call_limit).min(call_limit);
     let deadline = Instant::now() + limit;
     let max_bytes = args.max_bytes.unwrap_or(MAX_BYTES).clamp(1, MAX_BYTES);
-    let reachable = &app.settings.http_reachable_for_tests;
+    let ports = app.listener_ports();
+    let guard = ssrf::Guard::public(&app.settings.http_reachable_for_tests, &ports);
+    let reachable = &guard;
 
-    let mut url = ssrf::check_url(&args.url, reachable).map_err(|r| invalid("/url", r.0))?;
+    let (mut url, _) = ssrf::check_url(&args.url, reachable).map_err(|r| invalid("/url", r.0))?;
     url.set_fragment(None);
     if !args.query.is_empty() {
         let mut pairs = url.query_pairs_mut();
@@ -263,12 +265,12 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
 }
 
 /// The next hop of a redirect, checked like the first URL.
-fn next_hop(current: &Url, location: &str, reachable: &[std::net::SocketAddr]) -> Result<Url, ssrf::Refusal> {
+fn next_hop(current: &Url, location: &str, reachable: &ssrf::Guard<'_>) -> Result<Url, ssrf::Refusal> {
     let absolute = location.split_once(':').is_some_and(|(scheme, _)| {
         !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
     });
     let mut next = if absolute {
-        ssrf::check_url(location, reachable)?
+        ssrf::check_url(location, reachable)?.0
     } else {
         let next = current
             .join(location)

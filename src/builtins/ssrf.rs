@@ -1,4 +1,4 @@
-//! The SSRF guard of `http_send_request`: which URLs and addresses a request may reach.
+//! The address guard of every request workbench sends: which URLs and addresses a request may reach.
 //!
 //! Three layers, each with an error that names what was refused and why:
 //! 1. the URL as written ([`check_url`]): http(s) only, no user info, no odd IP spellings
@@ -8,10 +8,19 @@
 //!    the addresses the client connects to are exactly the ones that were checked, from one lookup,
 //!    so a DNS answer that changes between a check and the connection (rebinding) cannot get through.
 //!
-//! The one client ([`client`]) follows no redirects (the tool re-checks every hop itself), uses no
-//! proxy from the environment (a proxy would resolve names where we cannot check them) and keeps
-//! no cookies. Tests reach fakes on 127.0.0.1 only through `Settings::http_reachable_for_tests`,
-//! exact socket addresses for IP literals that no environment variable or config key can set.
+//! A [`Guard`] says what one request may reach beyond public addresses: an origin the *user*
+//! configured (an integration's host override, a host field typed on the connect page, or an entry
+//! of `private_hosts`) may be private or loopback, and is then sent with the [`Reach::Private`]
+//! client, whose resolver does not refuse its addresses. workbench's own listener port on a
+//! loopback or unspecified address is never reachable, configured or not. A definition the agent
+//! wrote (a custom app) never widens a guard: only `private_hosts` does.
+//!
+//! `http_send_request`'s client ([`client`]) follows no redirects (the tool re-checks every hop
+//! itself); the engine's clients (`App::client_for`) follow redirects only within the first
+//! request's origin. None uses a proxy from the environment (a proxy would resolve names where we
+//! cannot check them) or keeps cookies. Tests reach fakes on 127.0.0.1 through
+//! `Settings::http_reachable_for_tests` (http_send_request only; exact socket addresses for IP
+//! literals that no environment variable or config key can set) or through configured origins.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::OnceLock;
@@ -49,9 +58,92 @@ const METADATA_NAMES: &[&str] = &[
     "metadata.platformequinix.com",
 ];
 
-/// Checks a URL as written and returns it parsed. `reachable` lists exact socket addresses an IP
-/// literal may have although [`check_ip`] refuses them (tests only; empty in the binary).
-pub fn check_url(raw: &str, reachable: &[SocketAddr]) -> Result<Url, Refusal> {
+/// An origin: scheme, host (lowercase; an IPv6 address in brackets, as URLs write it) and port.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    pub scheme: String,
+    pub host: String,
+    pub port: u16,
+}
+
+impl Origin {
+    /// The origin a URL reaches (http and https only).
+    pub fn of(url: &Url) -> Option<Origin> {
+        let scheme = url.scheme();
+        if scheme != "http" && scheme != "https" {
+            return None;
+        }
+        Some(Origin {
+            scheme: scheme.to_string(),
+            host: url.host_str()?.trim_end_matches('.').to_ascii_lowercase(),
+            port: url.port_or_known_default()?,
+        })
+    }
+
+    /// An origin as the user writes it in configuration: `http://10.0.0.5:8080`,
+    /// `https://wiki.corp` (the scheme's default port), nothing after the port but `/`.
+    pub fn parse(raw: &str) -> Result<Origin, String> {
+        let raw = raw.trim();
+        let lower = raw.to_ascii_lowercase();
+        if !lower.starts_with("http://") && !lower.starts_with("https://") {
+            return Err(format!("'{raw}' is not an origin; write it as http://host:port or https://host:port"));
+        }
+        let url = Url::parse(raw).map_err(|e| format!("'{raw}' is not a valid origin: {e}"))?;
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(format!("'{raw}' has a user name or password; write only scheme, host and port"));
+        }
+        if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+            return Err(format!("'{raw}' has a path; write only scheme, host and port (e.g. http://10.0.0.5:8080)"));
+        }
+        Origin::of(&url).ok_or_else(|| format!("'{raw}' has no host"))
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}:{}", self.scheme, self.host, self.port)
+    }
+}
+
+/// Which of the two kinds of client a request needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Public addresses only: host names are resolved and checked by [`GuardedResolver`].
+    Public,
+    /// An origin the user configured: its addresses may be private or loopback.
+    Private,
+}
+
+/// The configuration key that lists private origins, named in every refusal that it could lift.
+pub const PRIVATE_HOSTS_HELP: &str =
+    "list the origin in private_hosts in config.json (or WORKBENCH_PRIVATE_HOSTS, comma-separated) if it is yours";
+
+/// What one request may reach beyond public addresses.
+#[derive(Debug, Clone, Copy)]
+pub struct Guard<'a> {
+    /// Exact socket addresses an IP literal may have although [`check_ip`] refuses them (tests of
+    /// http_send_request only; empty in the binary).
+    pub reachable: &'a [SocketAddr],
+    /// Origins the user listed as reachable although private (`private_hosts`).
+    pub private: &'a [Origin],
+    /// The URL's origin is the user's own configuration (a host override, a connection's host
+    /// field): whatever it resolves to may be reached (but never the listener).
+    pub user_origin: bool,
+    /// workbench's own listener ports: never reachable on a loopback or unspecified address.
+    pub listener_ports: &'a [u16],
+    /// Who is asking, for the refusals ("http_send_request", "workbench").
+    pub who: &'a str,
+}
+
+impl Guard<'_> {
+    /// The guard of `http_send_request`: public addresses and the test allowance only.
+    pub fn public<'a>(reachable: &'a [SocketAddr], listener_ports: &'a [u16]) -> Guard<'a> {
+        Guard { reachable, private: &[], user_origin: false, listener_ports, who: "http_send_request" }
+    }
+}
+
+/// Checks a URL as written and returns it parsed, with the client it needs.
+pub fn check_url(raw: &str, guard: &Guard<'_>) -> Result<(Url, Reach), Refusal> {
     if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(refuse(format!("the URL '{}' contains spaces or control characters", raw.escape_debug())));
     }
@@ -71,7 +163,8 @@ pub fn check_url(raw: &str, reachable: &[SocketAddr]) -> Result<Url, Refusal> {
     }
     if authority.contains('@') {
         return Err(refuse(format!(
-            "user names and passwords in URLs are refused ('{raw}'); http_send_request sends no credentials"
+            "user names and passwords in URLs are refused ('{raw}'); {} sends no credentials in URLs",
+            guard.who
         )));
     }
     let url = Url::parse(raw).map_err(|e| refuse(format!("'{raw}' is not a valid URL: {e}")))?;
@@ -79,13 +172,14 @@ pub fn check_url(raw: &str, reachable: &[SocketAddr]) -> Result<Url, Refusal> {
         Some(v6) => v6.split(']').next().unwrap_or_default(),
         None => authority.split(':').next().unwrap_or_default(),
     };
-    check_parsed(&url, Some(written_host), reachable)?;
-    Ok(url)
+    let reach = check_parsed(&url, Some(written_host), guard)?;
+    Ok((url, reach))
 }
 
-/// Checks an already parsed URL (a redirect target relative to a checked one). `written_host` is
-/// the host as the user wrote it, when known, to catch IP spellings the parser normalises.
-pub fn check_parsed(url: &Url, written_host: Option<&str>, reachable: &[SocketAddr]) -> Result<(), Refusal> {
+/// Checks an already parsed URL (a redirect target relative to a checked one, a URL workbench
+/// built). `written_host` is the host as the user wrote it, when known, to catch IP spellings the
+/// parser normalises.
+pub fn check_parsed(url: &Url, written_host: Option<&str>, guard: &Guard<'_>) -> Result<Reach, Refusal> {
     let scheme = url.scheme();
     if scheme != "http" && scheme != "https" {
         return Err(refuse(format!(
@@ -94,34 +188,70 @@ pub fn check_parsed(url: &Url, written_host: Option<&str>, reachable: &[SocketAd
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(refuse(format!(
-            "user names and passwords in URLs are refused ('{url}'); http_send_request sends no credentials"
+            "user names and passwords in URLs are refused ('{url}'); {} sends no credentials in URLs",
+            guard.who
         )));
     }
-    let port = url.port_or_known_default().unwrap_or(80);
-    let Some(host) = url.host_str() else { return Err(refuse(format!("'{url}' has no host"))) };
-    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        let ip: Ipv6Addr = v6.parse().map_err(|_| refuse(format!("'{host}' is not an IPv6 address")))?;
-        return check_literal(IpAddr::V6(ip), port, reachable);
-    }
-    // The URL parser turns every IPv4 spelling into dotted decimal; a domain never parses as one.
-    if let Ok(ip) = host.parse::<Ipv4Addr>() {
-        if let Some(written) = written_host
-            && written != ip.to_string()
-        {
-            return Err(refuse(format!(
-                "the host '{written}' is an unusual spelling of the IP address {ip} (decimal, octal, hex or shortened forms are refused); write addresses as four decimal numbers"
-            )));
+    let Some(origin) = Origin::of(url) else { return Err(refuse(format!("'{url}' has no host"))) };
+    let port = origin.port;
+    let configured = guard.user_origin || guard.private.contains(&origin);
+    let listener = guard.listener_ports.contains(&port);
+    let own_listener = || {
+        refuse(format!(
+            "{origin} would reach workbench's own listener (port {port}), which no request of workbench may reach"
+        ))
+    };
+    let host = origin.host.as_str();
+    let literal = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => Some(IpAddr::V6(v6.parse().map_err(|_| refuse(format!("'{host}' is not an IPv6 address")))?)),
+        // The URL parser turns every IPv4 spelling into dotted decimal; a domain never parses as one.
+        None => match host.parse::<Ipv4Addr>() {
+            Ok(ip) => {
+                if let Some(written) = written_host
+                    && written != ip.to_string()
+                {
+                    return Err(refuse(format!(
+                        "the host '{written}' is an unusual spelling of the IP address {ip} (decimal, octal, hex or shortened forms are refused); write addresses as four decimal numbers"
+                    )));
+                }
+                Some(IpAddr::V4(ip))
+            }
+            Err(_) => None,
+        },
+    };
+    match literal {
+        Some(ip) => {
+            if listener && check_ip(ip).is_err() {
+                return Err(own_listener());
+            }
+            if configured || guard.reachable.contains(&SocketAddr::new(ip, port)) {
+                return Ok(Reach::Private);
+            }
+            check_ip(ip).map_err(|why| refuse(format!("{ip} is {why}; {}", only_public(guard, &origin))))?;
+            Ok(Reach::Public)
         }
-        return check_literal(IpAddr::V4(ip), port, reachable);
+        None => {
+            // A configured name may resolve to loopback, where the listener is; so may any
+            // `localhost`. Public names are resolved by the checking resolver, which refuses loopback.
+            let loopback_name = host == "localhost" || host.ends_with(".localhost");
+            if listener && (configured || loopback_name) {
+                return Err(own_listener());
+            }
+            if configured {
+                return Ok(Reach::Private);
+            }
+            check_name(host).map_err(|r| refuse(format!("{}; {}", r.0, only_public(guard, &origin))))?;
+            Ok(Reach::Public)
+        }
     }
-    check_name(host)
 }
 
-fn check_literal(ip: IpAddr, port: u16, reachable: &[SocketAddr]) -> Result<(), Refusal> {
-    if reachable.contains(&SocketAddr::new(ip, port)) {
-        return Ok(());
+fn only_public(guard: &Guard<'_>, origin: &Origin) -> String {
+    if guard.who == "http_send_request" {
+        "http_send_request only reaches public addresses".to_string()
+    } else {
+        format!("{} only reaches public addresses unless the user allows {origin}: {PRIVATE_HOSTS_HELP}", guard.who)
     }
-    check_ip(ip).map_err(|why| refuse(format!("{ip} is {why}; http_send_request only reaches public addresses")))
 }
 
 /// Refuses host names of metadata services and of private-use domains, before any lookup.
@@ -133,9 +263,7 @@ pub fn check_name(name: &str) -> Result<(), Refusal> {
         )));
     }
     if name == "internal" || name.ends_with(".internal") {
-        return Err(refuse(format!(
-            "'{name}' is in the private-use .internal domain; http_send_request only reaches public hosts"
-        )));
+        return Err(refuse(format!("'{name}' is in the private-use .internal domain")));
     }
     Ok(())
 }
@@ -226,7 +354,7 @@ impl GuardedResolver {
         for a in &addrs {
             if let Err(why) = check_ip(a.ip()) {
                 return Err(Box::new(refuse(format!(
-                    "'{name}' resolves to {}, {why}; http_send_request only reaches public addresses",
+                    "'{name}' resolves to {}, {why}; only public addresses are reached",
                     a.ip()
                 ))));
             }
@@ -258,6 +386,7 @@ pub fn refusal_in(e: &(dyn std::error::Error + 'static)) -> Option<Refusal> {
 }
 
 /// The client `http_send_request` sends with: guarded resolver, no redirects, no proxy, no cookies.
+/// (The engine's clients are built by [`engine_client`], lazily, one per [`Reach`].)
 pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
@@ -273,12 +402,40 @@ pub fn client() -> &'static reqwest::Client {
     })
 }
 
+/// An engine client (plugin calls, custom apps, the curl proxy, OAuth, logins): redirects only
+/// within the first request's origin (a credential never moves to another one), at most 5, no
+/// proxy, no cookies; [`Reach::Public`] resolves through [`GuardedResolver`].
+pub fn engine_client(reach: Reach) -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let builder = reqwest::Client::builder()
+        .user_agent(crate::USER_AGENT)
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let same_origin = attempt
+                .previous()
+                .first()
+                .map(|first| {
+                    first.scheme() == attempt.url().scheme()
+                        && first.host_str() == attempt.url().host_str()
+                        && first.port_or_known_default() == attempt.url().port_or_known_default()
+                })
+                .unwrap_or(false);
+            if attempt.previous().len() >= 5 || !same_origin { attempt.stop() } else { attempt.follow() }
+        }))
+        .no_proxy()
+        .connect_timeout(std::time::Duration::from_secs(10));
+    let builder = match reach {
+        Reach::Public => builder.dns_resolver(GuardedResolver),
+        Reach::Private => builder,
+    };
+    builder.build().expect("the engine's HTTP client builds")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn refused(url: &str) -> String {
-        check_url(url, &[]).expect_err(url).0
+        check_url(url, &Guard::public(&[], &[])).expect_err(url).0
     }
 
     #[test]
@@ -368,11 +525,49 @@ mod tests {
         assert!(refused("http://METADATA.google.internal./").contains("cloud metadata"));
         assert!(refused("http://db.corp.internal/").contains(".internal"));
         let fake: SocketAddr = "127.0.0.1:4567".parse().unwrap();
-        assert!(check_url("http://127.0.0.1:4567/x", &[fake]).is_ok());
-        assert!(check_url("http://127.0.0.1:4568/x", &[fake]).is_err());
-        assert!(check_url("http://127.0.0.2:4567/x", &[fake]).is_err());
-        assert!(check_url("https://example.com/a?b=c#d", &[]).is_ok());
-        assert!(check_url("HTTPS://Example.COM:8443/", &[]).is_ok());
+        let reach = |url: &str| check_url(url, &Guard::public(&[fake], &[])).map(|(_, r)| r);
+        assert_eq!(reach("http://127.0.0.1:4567/x"), Ok(Reach::Private));
+        assert!(reach("http://127.0.0.1:4568/x").is_err());
+        assert!(reach("http://127.0.0.2:4567/x").is_err());
+        assert_eq!(reach("https://example.com/a?b=c#d"), Ok(Reach::Public));
+        assert_eq!(reach("HTTPS://Example.COM:8443/"), Ok(Reach::Public));
+    }
+
+    /// Issue 13 item 3: private origins are reachable only when listed exactly (scheme, host and
+    /// port), and workbench's own listener port on loopback never is.
+    #[test]
+    fn private_origins_must_be_listed_exactly_and_the_listener_never_is() {
+        let listed =
+            vec![Origin::parse("http://127.0.0.1:9000").unwrap(), Origin::parse("http://localhost:7000").unwrap()];
+        let guard = Guard {
+            reachable: &[],
+            private: &listed,
+            user_origin: false,
+            listener_ports: &[7000, 9100],
+            who: "workbench",
+        };
+        let reach = |url: &str| check_url(url, &guard).map(|(_, r)| r);
+        assert_eq!(reach("http://127.0.0.1:9000/api"), Ok(Reach::Private));
+        let err = reach("http://127.0.0.1:9001/api").unwrap_err().0;
+        assert!(
+            err.contains("loopback") && err.contains("private_hosts") && err.contains("http://127.0.0.1:9001"),
+            "{err}"
+        );
+        assert!(reach("https://127.0.0.1:9000/").is_err(), "the scheme is part of the origin");
+        assert!(reach("http://10.0.0.1/").unwrap_err().0.contains("RFC 1918"));
+        assert!(reach("http://169.254.169.254/").unwrap_err().0.contains("metadata"));
+        assert!(reach("http://[::1]:9000/").unwrap_err().0.contains("loopback"));
+        assert_eq!(reach("http://localhost:8000/"), Ok(Reach::Public), "names are checked by the resolver");
+        assert!(reach("http://localhost:7000/").unwrap_err().0.contains("own listener"), "listed, but the listener");
+        assert!(reach("http://127.0.0.1:9100/").unwrap_err().0.contains("own listener"));
+        assert!(reach("http://0.0.0.0:9100/").unwrap_err().0.contains("own listener"));
+        let user = Guard { user_origin: true, ..guard };
+        assert_eq!(check_url("http://127.0.0.1:5555/", &user).map(|(_, r)| r), Ok(Reach::Private));
+        assert!(check_url("http://127.0.0.1:9100/", &user).unwrap_err().0.contains("own listener"));
+        assert_eq!(Origin::parse("https://api.acme.com").unwrap().to_string(), "https://api.acme.com:443");
+        assert_eq!(Origin::parse("HTTP://Host:8080/").unwrap().to_string(), "http://host:8080");
+        assert!(Origin::parse("api.acme.com").is_err());
+        assert!(Origin::parse("http://h:1/path").is_err());
     }
 
     #[tokio::test]

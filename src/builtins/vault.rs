@@ -65,16 +65,22 @@ fn check_hosts(hosts: &[String]) -> Result<Vec<String>, ToolError> {
     let mut out = Vec::new();
     for (i, h) in hosts.iter().enumerate() {
         let h = h.trim().to_ascii_lowercase();
-        let body = h.strip_prefix("*.").unwrap_or(&h);
-        let ok = !body.is_empty()
-            && body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.'))
-            && !body.starts_with('.');
+        // A bare host (https on 443), or an origin with its scheme and port (issue 13 item 7).
+        let ok = match h.split_once("://") {
+            None => {
+                let body = h.strip_prefix("*.").unwrap_or(&h);
+                !body.is_empty()
+                    && body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.'))
+                    && !body.starts_with('.')
+            }
+            Some((scheme, _)) => matches!(scheme, "http" | "https") && crate::secrets::check_allowed_host(&h).is_ok(),
+        };
         if !ok {
             return Err(ToolError::InvalidArguments {
-                message: format!("'{h}' is not a host name"),
+                message: format!("'{h}' is not a host name or origin"),
                 problems: vec![ArgProblem {
                     path: format!("/allowed_hosts/{i}"),
-                    problem: "expected a host like api.example.com or *.example.com (no scheme, no path)".into(),
+                    problem: "expected a host like api.example.com or *.example.com (https on port 443), or an origin like http://127.0.0.1:8080 (no path)".into(),
                 }],
             });
         }
@@ -92,7 +98,7 @@ struct SetSecret {
     value: Option<String>,
     /// What the secret is for (shown to the user and in vault_list_secrets).
     description: Option<String>,
-    /// Hosts the secret may be sent to, e.g. ["api.example.com"] or ["*.example.com"]. Without any, it cannot be used.
+    /// Where the secret may be sent, matched on scheme, host and port: "api.example.com" means https on port 443, "*.example.com" its subdomains (https, 443); write an origin for anything else, e.g. "http://127.0.0.1:8080" or "https://api.example.com:8443". Without any, it cannot be used.
     #[serde(default)]
     allowed_hosts: Vec<String>,
 }

@@ -2,7 +2,11 @@
 //!
 //! It starts on first need, binds 127.0.0.1 only (never another interface), and every request must
 //! name this listener in its `Host` header (DNS rebinding). Every POST must carry an `Origin` of this
-//! listener and spend a one-time form token; OAuth callbacks must present a single-use `state`.
+//! listener and spend a one-time form token; a POST that stores a credential or a secret or unlocks
+//! the store must also be a browser's form submission (`Sec-Fetch-Site: same-origin`,
+//! `Sec-Fetch-Mode: navigate`), and replacing a stored connection needs the page's "Replace" box.
+//! OAuth callbacks must present a single-use `state`. No request workbench itself sends can reach
+//! this listener (the address guard in `builtins::ssrf` refuses its port).
 //! Every answer carries no-store, a same-origin referrer policy, a strict CSP and frame denial, and
 //! bodies are capped.
 
@@ -240,6 +244,13 @@ fn issue_form_token(app: &App, id: &str) -> String {
     token
 }
 
+/// The account a new credential would replace: `Some(label)` when the integration already has a
+/// stored connection (reconnecting needs the user's explicit "replace").
+fn replaced_account(app: &App, integration: &Integration) -> Option<String> {
+    let meta = app.storage.connection_meta(integration.name).ok().flatten()?;
+    Some(meta.account_label.unwrap_or_else(|| "an account whose name is not known".to_string()))
+}
+
 fn form_page(
     app: &App,
     id: &str,
@@ -249,10 +260,57 @@ fn form_page(
 ) -> Response {
     let token = issue_form_token(app, id);
     let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    let replacing = replaced_account(app, integration);
     page(
         status,
-        pages::credential_form(integration, integration.auth.fields, &format!("/connect/{id}"), &token, error, note),
+        pages::credential_form(
+            integration,
+            integration.auth.fields,
+            &format!("/connect/{id}"),
+            &token,
+            error,
+            note,
+            replacing.as_deref(),
+        ),
     )
+}
+
+/// Sends the browser to the provider's consent page (state and PKCE verifier kept for the callback).
+fn oauth_redirect(
+    ctx: &Ctx,
+    id: &str,
+    integration: &'static Integration,
+    spec: &'static plugins::api::OAuth,
+    client: &crate::config::OAuthClient,
+) -> Response {
+    let app = &ctx.app;
+    let (verifier, challenge) = oauth::pkce_pair();
+    let state = new_token();
+    let host = if spec.client == "slack" { "localhost" } else { "127.0.0.1" };
+    let redirect_uri = format!("http://{host}:{}/oauth/callback", ctx.port);
+    let url = oauth::authorize_url(app, integration, spec, client, &redirect_uri, &state, &challenge);
+    if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+        p.oauth = Some(OAuthInFlight { state, verifier, redirect_uri });
+    }
+    // 303: the browser follows a POST (the replace confirmation) with a GET.
+    Redirect::to(&url).into_response()
+}
+
+/// Refuses a credential POST that is not a form submitted by a browser from our own page: every
+/// current browser sends `Sec-Fetch-Site: same-origin` and `Sec-Fetch-Mode: navigate` with one;
+/// a script, another program or a cross-site page does not.
+fn browser_form(headers: &HeaderMap) -> Result<(), Response> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if get("sec-fetch-site") == "same-origin" && get("sec-fetch-mode") == "navigate" {
+        return Ok(());
+    }
+    Err(page(
+        StatusCode::FORBIDDEN,
+        pages::failure(
+            "Refused",
+            "This form stores a credential, so only a person can send it: open the page in your web browser and submit it there. Nothing was stored.",
+        ),
+    ))
 }
 
 async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
@@ -263,17 +321,17 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
     };
     match (integration.auth.kind, integration.auth.oauth.as_ref()) {
         (AuthKind::OAuth2, Some(spec)) => match oauth::client_for(app, spec) {
-            Some(client) => {
-                let (verifier, challenge) = oauth::pkce_pair();
-                let state = new_token();
-                let host = if spec.client == "slack" { "localhost" } else { "127.0.0.1" };
-                let redirect_uri = format!("http://{host}:{}/oauth/callback", ctx.port);
-                let url = oauth::authorize_url(app, integration, spec, client, &redirect_uri, &state, &challenge);
-                if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id) {
-                    p.oauth = Some(OAuthInFlight { state, verifier, redirect_uri });
+            Some(client) => match replaced_account(app, integration) {
+                // Signing in again replaces the stored connection: the user confirms that first.
+                Some(account) => {
+                    let token = issue_form_token(app, &id);
+                    page(
+                        StatusCode::OK,
+                        pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, None),
+                    )
                 }
-                Redirect::to(&url).into_response()
-            }
+                None => oauth_redirect(&ctx, &id, integration, spec, client),
+            },
             None if !integration.auth.fields.is_empty() => {
                 let note = format!(
                     "No <code>{}</code> OAuth client is configured, so sign-in is not available; paste a token instead (see the README for creating your own OAuth client).",
@@ -298,8 +356,11 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
     }
 }
 
-async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
     let app = &ctx.app;
+    if let Err(refused) = browser_form(&headers) {
+        return refused;
+    }
     let (integration, pending) = match live(app, &id) {
         Ok(v) => v,
         Err(r) => return r,
@@ -335,6 +396,32 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: By
         );
     }
     let _ = pending;
+    // Replacing a stored connection needs the user's explicit approval on the page.
+    if let Some(account) = replaced_account(app, integration)
+        && sent.get("replace").copied() != Some("yes")
+    {
+        let error = format!(
+            "{} is already connected as {account}. Tick \"Replace\" to replace that connection; nothing was changed.",
+            integration.display_name
+        );
+        if integration.auth.kind == AuthKind::OAuth2
+            && let Some(spec) = integration.auth.oauth.as_ref()
+            && oauth::client_for(app, spec).is_some()
+        {
+            let token = issue_form_token(app, &id);
+            return page(
+                StatusCode::BAD_REQUEST,
+                pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, Some(&error)),
+            );
+        }
+        return form_page(app, &id, integration, Some(&error), None);
+    }
+    if integration.auth.kind == AuthKind::OAuth2
+        && let Some(spec) = integration.auth.oauth.as_ref()
+        && let Some(client) = oauth::client_for(app, spec)
+    {
+        return oauth_redirect(&ctx, &id, integration, spec, client);
+    }
     let mut values = HashMap::new();
     let mut missing = Vec::new();
     for f in integration.auth.fields {
@@ -543,8 +630,11 @@ async fn secret_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response
     }
 }
 
-async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
     let app = &ctx.app;
+    if let Err(refused) = browser_form(&headers) {
+        return refused;
+    }
     let s = match live_secret(app, &id) {
         Ok(s) => s,
         Err(r) => return r,
@@ -637,8 +727,11 @@ async fn unlock_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response
     unlock_form(&ctx.app, &id, None)
 }
 
-async fn unlock_submit(State(ctx): State<Ctx>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn unlock_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
     let app = &ctx.app;
+    if let Err(refused) = browser_form(&headers) {
+        return refused;
+    }
     if !unlock_live(app, &id) {
         return page(
             StatusCode::NOT_FOUND,

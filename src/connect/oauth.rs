@@ -36,8 +36,10 @@ pub fn authorize_url_base(app: &App, integration: &Integration, oauth: &OAuth) -
     app.settings.host_url(integration.name, "authorize_url", oauth.authorize_url)
 }
 
-fn token_url(app: &App, integration: &Integration, oauth: &OAuth) -> String {
-    app.settings.host_url(integration.name, "token_url", oauth.token_url)
+/// The token endpoint, and whether the user configured it (then it may be a private origin).
+fn token_url(app: &App, integration: &Integration, oauth: &OAuth) -> (String, bool) {
+    let overridden = !app.settings.host_url(integration.name, "token_url", "").is_empty();
+    (app.settings.host_url(integration.name, "token_url", oauth.token_url), overridden)
 }
 
 /// The provider's consent URL for one authorization.
@@ -100,10 +102,15 @@ fn parse_tokens(body: &Value) -> Result<Tokens, ToolError> {
     })
 }
 
-async fn post_token(app: &App, url: &str, form: Vec<(&str, String)>) -> Result<Tokens, ToolError> {
-    let response = app
-        .http()
-        .post(url)
+async fn post_token(
+    app: &App,
+    (url, user_origin): (String, bool),
+    form: Vec<(&str, String)>,
+) -> Result<Tokens, ToolError> {
+    let url = reqwest::Url::parse(&url).map_err(|e| ToolError::Internal(format!("token endpoint {url}: {e}")))?;
+    // Through the address guard like every request: the listener and unlisted private addresses
+    // are refused.
+    let response = crate::engine::http::guarded(app, reqwest::Method::POST, url, user_origin)?
         .header("accept", "application/json")
         .form(&form)
         .timeout(std::time::Duration::from_secs(20))
@@ -144,7 +151,7 @@ pub async fn exchange_code(
     if let Some(secret) = &client.client_secret {
         form.push(("client_secret", secret.clone()));
     }
-    post_token(app, &token_url(app, integration, oauth), form).await
+    post_token(app, token_url(app, integration, oauth), form).await
 }
 
 pub fn now_unix() -> i64 {
@@ -211,7 +218,7 @@ pub async fn refresh(
         form.push(("client_secret", secret.clone()));
     }
     // A refused refresh (revoked, expired refresh token) means reconnecting: say so as a 401.
-    let tokens = post_token(app, &token_url(app, integration, oauth), form).await.map_err(|e| match e {
+    let tokens = post_token(app, token_url(app, integration, oauth), form).await.map_err(|e| match e {
         ToolError::Upstream { status: 400..=499, message, .. } => ToolError::Upstream {
             status: 401,
             message: format!("the access token expired and the provider refused to refresh it: {message}"),

@@ -56,8 +56,23 @@ pub fn credential_form(
     form_token: &str,
     error: Option<&str>,
     note: Option<&str>,
+    replacing: Option<&str>,
 ) -> String {
-    let inputs: String = fields.iter().map(field_input).collect();
+    let mut inputs: String = fields.iter().map(field_input).collect();
+    let mut note = note.map(str::to_string);
+    if let Some(account) = replacing {
+        let warning = format!(
+            "{} is already connected as <strong>{}</strong>. Connecting again replaces that connection.",
+            escape(integration.display_name),
+            escape(account)
+        );
+        note = Some(match note {
+            Some(n) => format!("{warning}</p><p>{n}"),
+            None => warning,
+        });
+        inputs.push_str(&replace_box(account));
+    }
+    let note = note.as_deref();
     let error = error.map(|e| format!("<div class=\"err\">{}</div>", escape(e))).unwrap_or_default();
     let note = note.map(|n| format!("<p>{n}</p>")).unwrap_or_default();
     layout(
@@ -66,6 +81,38 @@ pub fn credential_form(
             "<h1>Connect {name}</h1><p class=\"sub\">Your agent asked to use {name}. The credential is checked with {name} and stored in your OS keychain.</p>{note}{error}\
              <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\">{inputs}<button type=\"submit\">Connect</button></form>",
             name = escape(integration.display_name),
+            action = escape(action),
+            token = escape(form_token),
+        ),
+    )
+}
+
+/// The required "Replace" checkbox of a form that replaces a stored connection.
+fn replace_box(account: &str) -> String {
+    format!(
+        "<label for=\"replace\"><input id=\"replace\" name=\"replace\" type=\"checkbox\" value=\"yes\" required style=\"width:auto;margin-right:8px\">Replace the connection as {}</label>",
+        escape(account)
+    )
+}
+
+/// The page before signing in again with OAuth: which connection will be replaced, and the
+/// "Replace" box the user must tick.
+pub fn replace_confirm(
+    integration: &Integration,
+    account: &str,
+    action: &str,
+    form_token: &str,
+    error: Option<&str>,
+) -> String {
+    let error = error.map(|e| format!("<div class=\"err\">{}</div>", escape(e))).unwrap_or_default();
+    layout(
+        &format!("Reconnect {}", integration.display_name),
+        &format!(
+            "<h1>Reconnect {name}</h1><p class=\"sub\">{name} is already connected as <strong>{account}</strong>. Signing in again replaces that connection with the account you choose next.</p>{error}\
+             <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\">{boxed}<button type=\"submit\">Continue to sign in</button></form>",
+            name = escape(integration.display_name),
+            account = escape(account),
+            boxed = replace_box(account),
             action = escape(action),
             token = escape(form_token),
         ),

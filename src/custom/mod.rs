@@ -3,6 +3,10 @@
 //! registry: searchable, described by get_tool_schema and run by execute_tools with the same
 //! validation, audit, scrubbing and caps as a plugin tool.
 //!
+//! Requests go through the engine's one send path (`engine::http::deliver`): the address guard
+//! (a private or loopback base URL only if the user listed its origin in `private_hosts`), the
+//! app's own rate-limit budget (`custom:<name>`), 429 handling and the body cap.
+//!
 //! Definitions live in SQLite (`custom_app`) with a generation counter that every change bumps;
 //! `App::registry()` compares it on use, so an app created by another workbench process shows up
 //! without a restart. A definition is checked whole before it is stored: every problem is listed.
@@ -23,6 +27,8 @@ use crate::secrets::Secret;
 
 /// Most operations one app may define.
 pub const MAX_OPERATIONS: usize = 50;
+/// A custom app's request budget unless the user sets `WORKBENCH_<APP>_RATE_LIMIT`.
+pub const CUSTOM_RATE_LIMIT: plugins::api::RateLimit = plugins::api::RateLimit { requests: 10, per_seconds: 1 };
 /// Longest tool name (portable to strict clients).
 const MAX_TOOL_NAME: usize = 64;
 
@@ -133,8 +139,10 @@ pub struct CheckedApp {
     pub def: AppDef,
     /// The base URL without a trailing slash.
     pub base_url: String,
-    /// The host every request of this app goes to (vault refs must allow it).
+    /// The host every request of this app goes to.
     pub host: String,
+    /// The origin every request of this app goes to (vault refs must allow it): scheme, host, port.
+    pub origin: String,
 }
 
 /// Names that are not free for custom apps and their tools.
@@ -170,11 +178,11 @@ pub fn check(def: &AppDef, taken: &Taken<'_>) -> Result<Vec<Operation>, Vec<ArgP
     {
         problems.push(problem("/description", "at most 1000 characters"));
     }
-    let (base_url, host) = match check_base_url(&def.base_url) {
+    let (base_url, host, origin) = match check_base_url(&def.base_url) {
         Ok(v) => v,
         Err(p) => {
             problems.push(problem("/base_url", p));
-            (String::new(), String::new())
+            (String::new(), String::new(), String::new())
         }
     };
     check_auth(def.auth.as_ref(), &mut problems);
@@ -209,14 +217,14 @@ pub fn check(def: &AppDef, taken: &Taken<'_>) -> Result<Vec<Operation>, Vec<ArgP
     if !problems.is_empty() {
         return Err(problems);
     }
-    let app = Arc::new(CheckedApp { def: def.clone(), base_url, host });
+    let app = Arc::new(CheckedApp { def: def.clone(), base_url, host, origin });
     Ok(checked
         .into_iter()
         .map(|(op, def)| Operation { app: app.clone(), description: def.description.trim().to_string(), ..op })
         .collect())
 }
 
-fn check_base_url(raw: &str) -> Result<(String, String), String> {
+fn check_base_url(raw: &str) -> Result<(String, String, String), String> {
     let url = reqwest::Url::parse(raw.trim()).map_err(|e| format!("not a URL ({e})"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!("use http or https, not {}", url.scheme()));
@@ -228,7 +236,8 @@ fn check_base_url(raw: &str) -> Result<(String, String), String> {
         return Err("no query string or fragment in base_url; operations add their own".into());
     }
     let host = url.host_str().ok_or("the URL has no host")?.to_ascii_lowercase();
-    Ok((url.as_str().trim_end_matches('/').to_string(), host))
+    let origin = crate::builtins::ssrf::Origin::of(&url).ok_or("the URL has no host")?.to_string();
+    Ok((url.as_str().trim_end_matches('/').to_string(), host, origin))
 }
 
 fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
@@ -470,7 +479,12 @@ fn check_operation(
     }
     Some((
         Operation {
-            app: Arc::new(CheckedApp { def: app.clone(), base_url: String::new(), host: String::new() }),
+            app: Arc::new(CheckedApp {
+                def: app.clone(),
+                base_url: String::new(),
+                host: String::new(),
+                origin: String::new(),
+            }),
             tool_name: name.clone(),
             method,
             path: op.path.clone(),
@@ -652,11 +666,11 @@ pub struct Prepared {
     pub secrets: Vec<String>,
 }
 
-/// Resolves the app's vault refs; refused unless each secret allows the app's host.
+/// Resolves the app's vault refs; refused unless each secret allows the app's origin.
 pub async fn prepare(app: &Arc<App>, op: &Operation) -> Result<Prepared, ToolFailure> {
     let mut values = std::collections::HashMap::new();
     for name in vault_refs(&op.app.def) {
-        let secret = app.vault.resolve_for_hosts(&name, std::slice::from_ref(&op.app.host)).await?;
+        let secret = app.vault.resolve_for_hosts(&name, std::slice::from_ref(&op.app.origin)).await?;
         values.insert(name, secret.expose().clone());
     }
     let lookup = |name: &str| {
@@ -781,32 +795,41 @@ pub async fn send(
         Value::Object(o) => o,
         _ => Map::new(),
     };
-    let Planned { url, query: query_args, body, .. } = plan(&op, &args)?;
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    if remaining.is_zero() {
-        return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
+    let Planned { url, query, body, .. } = plan(&op, &args)?;
+    let url = reqwest::Url::parse(&url).map_err(|e| ToolError::invalid(format!("the request URL is not valid: {e}")))?;
+    // Parameters fill path segments (encoded); the request never leaves the app's origin.
+    if crate::builtins::ssrf::Origin::of(&url).map(|o| o.to_string()).as_deref() != Some(op.app.origin.as_str()) {
+        return Err(ToolError::invalid(format!("the request would leave {}; it is not sent", op.app.origin)));
     }
-    let mut builder = app.http().request(op.method.clone(), &url).timeout(remaining);
-    let mut query = query_args;
-    query.extend(prepared.query.iter().map(|(k, v)| (k.clone(), v.expose().clone())));
-    if !query.is_empty() {
-        builder = builder.query(&query);
-    }
-    builder = builder.header("accept", "application/json");
-    for (k, v) in &prepared.headers {
-        builder = builder.header(k.as_str(), v.expose().as_str());
-    }
+    let mut secret_headers = prepared.headers;
     if let Some((user, pass)) = &prepared.basic {
-        builder = builder.basic_auth(user, Some(pass.expose()));
+        let encoded = plugins::codec::base64_encode(format!("{user}:{}", pass.expose()).as_bytes());
+        secret_headers.push(("authorization".into(), Secret::new(format!("Basic {encoded}"))));
     }
-    if let Some(body) = body {
-        builder = builder.json(&body);
-    }
-    let response = builder.send().await.map_err(|e| crate::engine::http::network_error(&e, &app))?;
-    let status = response.status().as_u16();
-    let retry_after =
-        response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
-    let bytes = crate::engine::http::read_capped(response, &app).await?;
+    let out = crate::engine::http::Outgoing {
+        method: op.method.clone(),
+        url,
+        // The definition is the agent's: only the user's private_hosts widen the guard.
+        user_origin: false,
+        query,
+        secret_query: prepared.query,
+        headers: vec![("accept".into(), "application/json".into())],
+        secret_headers,
+        body: match body {
+            Some(b) => plugins::api::Body::Json(b),
+            None => plugins::api::Body::None,
+        },
+    };
+    let key = format!("custom:{}", op.app.def.name);
+    let budget = crate::engine::http::Budget {
+        key: &key,
+        display: &op.app.def.name,
+        limit: crate::engine::http::configured_rate_limit(&app, &op.app.def.name, CUSTOM_RATE_LIMIT)?,
+    };
+    let reply = crate::engine::http::deliver(&app, &budget, deadline, &out).await?;
+    let status = reply.status;
+    let retry_after = reply.header("retry-after").and_then(crate::engine::http::retry_after_secs);
+    let bytes = reply.body;
     let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
     if !(200..300).contains(&status) {
         let message = parsed

@@ -6,6 +6,11 @@
 //! `ToolError::Upstream` with the provider's own message. Integrations whose credential is a login
 //! (`Inject::Session`) get their session from [`super::session`]: opened on first use, attached to
 //! each request, and renewed once when a request finds it expired.
+//!
+//! [`deliver`] is the one send path of the engine (plugin requests and custom apps): every
+//! request's client comes from `App::client_for`, the address guard (`builtins::ssrf`), so nothing
+//! reaches loopback or a private address unless the user configured that origin, and nothing ever
+//! reaches workbench's own listener; then the governor's slot, 429 handling and the body cap.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -110,17 +115,39 @@ pub fn host_url(
     vars: &[(&'static str, String)],
     connection: Option<&Connection>,
 ) -> Result<String, ToolError> {
+    base_url(app, integration, key, vars, connection).map(|(url, _)| url)
+}
+
+/// [`host_url`], and whether its origin is the user's own configuration (a host override, or a
+/// host the user gave in the connection: such an origin may be private or loopback). A `{var}`
+/// the request fills into the host part makes it the catalogue's again (public only).
+pub(crate) fn base_url(
+    app: &App,
+    integration: &Integration,
+    key: &str,
+    vars: &[(&'static str, String)],
+    connection: Option<&Connection>,
+) -> Result<(String, bool), ToolError> {
     let host = integration
         .host(key)
         .ok_or_else(|| ToolError::Internal(format!("{} has no host '{key}'", integration.name)))?;
     let from_connection = connection.and_then(|c| c.public_field(key)).filter(|u| u.starts_with("http"));
+    let overridden = !app.settings.host_url(integration.name, key, "").is_empty();
     let default = from_connection.as_deref().unwrap_or(host.default_url);
     let mut url = app.settings.host_url(integration.name, key, default).trim_end_matches('/').to_string();
+    let mut user_origin = overridden || from_connection.is_some();
+    let authority_end = |u: &str| u.find("://").map(|i| i + 3).map(|i| u[i..].find('/').map_or(u.len(), |j| i + j));
     for (name, value) in vars {
         if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
             return Err(ToolError::invalid(format!("'{value}' is not a valid value for {name}")));
         }
-        url = url.replace(&format!("{{{name}}}"), value);
+        let placeholder = format!("{{{name}}}");
+        if let (Some(at), Some(end)) = (url.find(&placeholder), authority_end(&url))
+            && at < end
+        {
+            user_origin = false;
+        }
+        url = url.replace(&placeholder, value);
     }
     while let Some(start) = url.find('{') {
         let Some(len) = url[start..].find('}') else { break };
@@ -136,23 +163,56 @@ pub fn host_url(
         if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':')) {
             return Err(ToolError::invalid(format!("the connection's {name} '{value}' is not a host name")));
         }
+        // A site the user typed on the connect page (or in WORKBENCH_<I>_SITE) is theirs.
+        if authority_end(&url).is_some_and(|end| start < end) {
+            user_origin = true;
+        }
         url.replace_range(start..start + len + 1, &value);
     }
-    Ok(url)
+    Ok((url, user_origin))
 }
 
-/// Host names a tool of this integration may send requests to (for vault `allowed_hosts`).
-pub fn target_hosts(app: &App, integration: &Integration) -> Vec<String> {
+/// The origins (`scheme://host:port`) a tool of this integration may send requests to, for vault
+/// `allowed_hosts`: every host as configured, with the connection's own host fields (GitHub
+/// Enterprise, self-managed GitLab, a Jira `{site}`) filled in. A host whose subdomain a request
+/// chooses (`{lang}`) is given as `scheme://*.rest:port`.
+pub fn target_hosts(app: &App, integration: &Integration, connection: Option<&Connection>) -> Vec<String> {
     integration
         .hosts
         .iter()
         .filter_map(|h| {
-            let url = app.settings.host_url(integration.name, h.key, h.default_url);
-            let url = url.replace("{lang}", "x-placeholder");
-            let host = reqwest::Url::parse(&url).ok()?.host_str()?.to_ascii_lowercase();
-            Some(host.replace("x-placeholder", "*"))
+            let placeholders = placeholders(h.default_url);
+            // A placeholder the connection fills (`{site}`) without a connection: no target yet.
+            if connection.is_none() && placeholders.iter().any(|n| integration.auth.fields.iter().any(|f| f.name == *n))
+            {
+                return None;
+            }
+            let vars: Vec<(&'static str, String)> = placeholders
+                .into_iter()
+                .filter(|n| connection.and_then(|c| c.public_field(n)).is_none())
+                .map(|n| (n, "x-placeholder".to_string()))
+                .collect();
+            let url = match base_url(app, integration, h.key, &vars, connection) {
+                Ok((url, _)) => url,
+                // A `{site}` the connection lacks: the request would fail anyway.
+                Err(_) => return None,
+            };
+            let origin = crate::builtins::ssrf::Origin::of(&reqwest::Url::parse(&url).ok()?)?;
+            Some(origin.to_string().replace("x-placeholder", "*"))
         })
         .collect()
+}
+
+/// The `{name}` placeholders of a host URL template.
+fn placeholders(template: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else { break };
+        out.push(crate::custom::intern(&rest[start + 1..start + len]));
+        rest = &rest[start + len + 1..];
+    }
+    out
 }
 
 impl Upstream for EngineUpstream {
@@ -270,7 +330,7 @@ async fn send_in_session(
 }
 
 /// Sends one request: host resolved, the connection's `Inject` credential and any `extra`
-/// (session) headers attached, 429 retried within the deadline, error statuses mapped.
+/// (session) headers attached, then [`deliver`]ed; error statuses mapped.
 pub(crate) async fn send(
     app: Arc<App>,
     integration: &'static Integration,
@@ -279,96 +339,183 @@ pub(crate) async fn send(
     req: HttpRequest,
     extra: SecretPairs,
 ) -> Result<HttpResponse, ToolError> {
-    let base = host_url(&app, integration, req.host, &req.host_vars, connection)?;
+    let (base, user_origin) = base_url(&app, integration, req.host, &req.host_vars, connection)?;
     let (mut auth_headers, auth_query) = match connection {
         Some(c) => c.injection(&integration.auth.inject),
         None => (Vec::new(), Vec::new()),
     };
     auth_headers.extend(extra);
-    let url = format!("{base}{}", req.path);
+    let url = same_origin_url(&base, &req.path)?;
     let method =
         reqwest::Method::from_bytes(req.method.as_str().as_bytes()).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let out = Outgoing {
+        method,
+        url,
+        user_origin,
+        query: req.query,
+        secret_query: auth_query,
+        headers: req.headers,
+        secret_headers: auth_headers,
+        body: req.body,
+    };
+    let budget =
+        Budget { key: integration.name, display: integration.display_name, limit: rate_limit(&app, integration)? };
+    let reply = deliver(&app, &budget, deadline, &out).await?;
+    if (200..300).contains(&reply.status) {
+        return Ok(reply);
+    }
+    let retry_after = reply.header("retry-after").and_then(retry_after_secs);
+    Err(ToolError::Upstream { status: reply.status, message: provider_message(integration, &reply), retry_after })
+}
+
+/// `base` + `path`, refused if the path would take it to another origin (`@host`, `//host`).
+fn same_origin_url(base: &str, path: &str) -> Result<reqwest::Url, ToolError> {
+    let base_url = reqwest::Url::parse(base)
+        .map_err(|e| ToolError::invalid(format!("the base URL '{base}' is not a URL: {e}")))?;
+    let url = reqwest::Url::parse(&format!("{base}{path}"))
+        .map_err(|e| ToolError::invalid(format!("'{base}{path}' is not a URL: {e}")))?;
+    let origin = crate::builtins::ssrf::Origin::of;
+    if origin(&url).is_none()
+        || origin(&url) != origin(&base_url)
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
+        return Err(ToolError::invalid(format!("the path '{path}' would leave {base}; it is not sent")));
+    }
+    Ok(url)
+}
+
+/// One request as workbench will send it: every part, secrets included.
+pub(crate) struct Outgoing {
+    pub method: reqwest::Method,
+    pub url: reqwest::Url,
+    /// The URL's origin is the user's own configuration (see [`App::client_for`]).
+    pub user_origin: bool,
+    pub query: Vec<(String, String)>,
+    pub secret_query: SecretPairs,
+    pub headers: Vec<(String, String)>,
+    /// Credential headers; they win over `headers` of the same name.
+    pub secret_headers: SecretPairs,
+    pub body: Body,
+}
+
+/// Whose request budget a request spends (an integration, or `custom:<app>`), and its name for
+/// messages.
+pub(crate) struct Budget<'a> {
+    pub key: &'a str,
+    pub display: &'a str,
+    pub limit: plugins::api::RateLimit,
+}
+
+/// A guarded request builder for `url`: the address guard picks the client, or refuses.
+pub(crate) fn guarded(
+    app: &App,
+    method: reqwest::Method,
+    url: reqwest::Url,
+    user_origin: bool,
+) -> Result<reqwest::RequestBuilder, ToolError> {
+    let client = app.client_for(&url, user_origin).map_err(|r| ToolError::invalid(r.0))?;
+    Ok(client.request(method, url))
+}
+
+/// The one send path of the engine: address guard, the governor's slot, the deadline, 429
+/// retried once or twice when `Retry-After` fits in the deadline, provider reset headers observed,
+/// the body capped. Returns the final answer whatever its status.
+pub(crate) async fn deliver(
+    app: &App,
+    budget: &Budget<'_>,
+    deadline: Instant,
+    out: &Outgoing,
+) -> Result<HttpResponse, ToolError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        wait_for_slot(&app, integration, deadline).await?;
+        // Checked before every attempt: the listener may have started meanwhile.
+        let mut builder = guarded(app, out.method.clone(), out.url.clone(), out.user_origin)?;
+        wait_for_slot(app, budget, deadline).await?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
         }
-        let mut builder = app.http().request(method.clone(), &url).timeout(remaining);
-        if !req.query.is_empty() {
-            builder = builder.query(&req.query);
+        builder = builder.timeout(remaining);
+        if !out.query.is_empty() {
+            builder = builder.query(&out.query);
         }
-        for (k, v) in &auth_query {
+        for (k, v) in &out.secret_query {
             builder = builder.query(&[(k.as_str(), v.expose().as_str())]);
         }
-        for (k, v) in &req.headers {
+        for (k, v) in &out.headers {
+            if out.secret_headers.iter().any(|(a, _)| a.eq_ignore_ascii_case(k)) {
+                continue;
+            }
             builder = builder.header(k, v);
         }
-        for (k, v) in &auth_headers {
-            // The credential header wins over anything a plugin set by the same name.
+        for (k, v) in &out.secret_headers {
             builder = builder.header(k.as_str(), v.expose().as_str());
         }
-        builder = match &req.body {
+        builder = match &out.body {
             Body::None => builder,
             Body::Json(v) => builder.json(v),
             Body::Form(pairs) => builder.form(pairs),
             Body::Raw { content_type, bytes } => builder.header("content-type", content_type).body(bytes.clone()),
         };
-        let response = builder.send().await.map_err(|e| network_error(&e, &app))?;
+        let response = builder.send().await.map_err(|e| network_error(&e, app))?;
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
             .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
-        app.governor.observe(integration.name, status, &headers);
-        let body = read_capped(response, &app).await?;
+        app.governor.observe(budget.key, status, &headers);
+        let body = read_capped(response, app).await?;
         let reply = HttpResponse { status, headers, body };
-        if (200..300).contains(&status) {
-            return Ok(reply);
-        }
-        let retry_after = reply.header("retry-after").and_then(retry_after_secs);
         if status == 429 && attempt < MAX_ATTEMPTS {
-            let wait = Duration::from_secs(retry_after.unwrap_or(1));
+            let wait = Duration::from_secs(reply.header("retry-after").and_then(retry_after_secs).unwrap_or(1));
             if wait <= MAX_RETRY_WAIT && Instant::now() + wait < deadline {
                 tracing::info!(
-                    integration = integration.name,
+                    budget = budget.key,
                     wait_secs = wait.as_secs(),
                     "rate limited; retrying after Retry-After"
                 );
-                app.governor.block_until(integration.name, Instant::now() + wait);
-                // The governor holds this (and every other) request to the integration until then.
+                app.governor.block_until(budget.key, Instant::now() + wait);
+                // The governor holds this (and every other) request of the budget until then.
                 continue;
             }
         }
-        return Err(ToolError::Upstream { status, message: provider_message(integration, &reply), retry_after });
+        return Ok(reply);
     }
 }
 
 /// The integration's request budget: the user's `WORKBENCH_<INTEGRATION>_RATE_LIMIT` (e.g.
-/// `190/10s` for a HubSpot Pro portal, parsed at start-up) or the catalogue's. A value that did
-/// not parse fails closed: no request is sent until the user fixes it.
+/// `190/10s` for a HubSpot Pro portal, parsed at start-up) or the catalogue's.
 pub fn rate_limit(app: &App, integration: &Integration) -> Result<plugins::api::RateLimit, ToolError> {
-    match app.settings.rate_limits.get(integration.name) {
+    configured_rate_limit(app, integration.name, integration.rate_limit)
+}
+
+/// `WORKBENCH_<NAME>_RATE_LIMIT` if the user set one, else `default`. A value that did not parse
+/// fails closed: no request is sent until the user fixes it.
+pub fn configured_rate_limit(
+    app: &App,
+    name: &str,
+    default: plugins::api::RateLimit,
+) -> Result<plugins::api::RateLimit, ToolError> {
+    match app.settings.rate_limits.get(&name.to_ascii_lowercase()) {
         Some(Ok(limit)) => Ok(*limit),
-        Some(Err(bad)) => Err(ToolError::invalid(format!(
-            "the request budget for {} is misconfigured ({bad}), so nothing is sent to it until the user fixes it",
-            integration.name
+        Some(Err(bad)) => Err(ToolError::Internal(format!(
+            "the request budget for {name} is misconfigured ({bad}), so nothing is sent to it until the user fixes it"
         ))),
-        None => Ok(integration.rate_limit),
+        None => Ok(default),
     }
 }
 
 /// Waits for the governor's slot for one request, or says when to retry if it comes too late.
-pub(crate) async fn wait_for_slot(app: &App, integration: &Integration, deadline: Instant) -> Result<(), ToolError> {
-    let limit = rate_limit(app, integration)?;
-    match app.governor.reserve(integration.name, limit, Instant::now(), deadline) {
+pub(crate) async fn wait_for_slot(app: &App, budget: &Budget<'_>, deadline: Instant) -> Result<(), ToolError> {
+    let limit = budget.limit;
+    match app.governor.reserve(budget.key, limit, Instant::now(), deadline) {
         super::governor::Slot::After(wait) => {
             if !wait.is_zero() {
                 tracing::debug!(
-                    integration = integration.name,
+                    budget = budget.key,
                     wait_ms = wait.as_millis() as u64,
                     "queued by the rate-limit governor"
                 );
@@ -378,7 +525,7 @@ pub(crate) async fn wait_for_slot(app: &App, integration: &Integration, deadline
         }
         super::governor::Slot::TooLate(wait) => {
             let seconds = wait.as_secs_f64().ceil() as u64;
-            let budget = if limit.is_none() {
+            let limit_text = if limit.is_none() {
                 "the provider asked to slow down".to_string()
             } else {
                 format!("the budget is {} requests per {} s", limit.requests, limit.per_seconds)
@@ -386,8 +533,8 @@ pub(crate) async fn wait_for_slot(app: &App, integration: &Integration, deadline
             Err(ToolError::Upstream {
                 status: 429,
                 message: format!(
-                    "workbench is holding requests to {} to stay within its rate limit ({budget}); the next slot is in {seconds} s, after this call's deadline",
-                    integration.display_name
+                    "workbench is holding requests to {} to stay within its rate limit ({limit_text}); the next slot is in {seconds} s, after this call's deadline",
+                    budget.display
                 ),
                 retry_after: Some(seconds.max(1)),
             })
@@ -396,7 +543,7 @@ pub(crate) async fn wait_for_slot(app: &App, integration: &Integration, deadline
 }
 
 /// `Retry-After` as seconds: a number, or an HTTP date (RFC 9110) counted from now.
-fn retry_after_secs(value: &str) -> Option<u64> {
+pub(crate) fn retry_after_secs(value: &str) -> Option<u64> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<u64>() {
         return Some(secs);
@@ -406,6 +553,10 @@ fn retry_after_secs(value: &str) -> Option<u64> {
 }
 
 pub(crate) fn network_error(e: &reqwest::Error, app: &App) -> ToolError {
+    // A host name the guard's resolver refused (it resolves to a private address).
+    if let Some(refusal) = crate::builtins::ssrf::refusal_in(e) {
+        return ToolError::invalid(format!("{refusal}; {}", crate::builtins::ssrf::PRIVATE_HOSTS_HELP));
+    }
     if e.is_timeout() {
         ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }
     } else if e.is_connect() {
@@ -557,7 +708,7 @@ pub async fn proxy_send(
         }
     }
     let host_key = integration.hosts.first().map(|h| h.key).unwrap_or("base_url");
-    let base = host_url(app, integration, host_key, &[], Some(&connection))?;
+    let (base, user_origin) = base_url(app, integration, host_key, &[], Some(&connection))?;
     let url = pinned_url(&base, &call.path_and_query)?;
     let method = match call.method.as_str() {
         "GET" => plugins::api::Method::Get,
@@ -593,7 +744,7 @@ pub async fn proxy_send(
                 pairs.append_pair(k, v.expose());
             }
         }
-        let mut builder = app.http().request(call.method.clone(), target).timeout(PROXY_STREAM_LIMIT);
+        let mut builder = guarded(app, call.method.clone(), target, user_origin)?.timeout(PROXY_STREAM_LIMIT);
         for (k, v) in &call.headers {
             // The credential's own headers are never taken from the caller.
             if auth_headers.iter().any(|(a, _)| a.eq_ignore_ascii_case(k)) {
@@ -607,7 +758,9 @@ pub async fn proxy_send(
         if !call.body.is_empty() {
             builder = builder.body(call.body.clone());
         }
-        wait_for_slot(app, integration, deadline).await?;
+        let budget =
+            Budget { key: integration.name, display: integration.display_name, limit: rate_limit(app, integration)? };
+        wait_for_slot(app, &budget, deadline).await?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         let response = match tokio::time::timeout(remaining, builder.send()).await {
             Err(_) => return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }),

@@ -460,15 +460,21 @@ async fn run_entry(
     hooks: &Hooks,
 ) -> Result<Value, ToolFailure> {
     // Vault values are fetched first (async), then one synchronous pass substitutes everything.
-    let hosts = match (entry.plugin(), entry.custom()) {
-        (Some(integration), _) => http::target_hosts(app, integration),
-        (None, Some(op)) => vec![op.app.host.clone()],
-        (None, None) => Vec::new(),
-    };
     let mut vault_values = HashMap::new();
     // Vault and custom-app tools take refs as data: a definition stores `{{vault:NAME}}` itself.
     let literal_args = matches!(entry.integration, "vault" | "custom");
     let names = if literal_args { Vec::new() } else { template::vault_names(&exec.args)? };
+    // The origins the call's requests will really reach (the connection's own host included).
+    let hosts = match (entry.plugin(), entry.custom()) {
+        _ if names.is_empty() => Vec::new(),
+        (Some(integration), _) => {
+            let connection =
+                if crate::registry::is_public(integration) { None } else { app.connection(integration).ok().flatten() };
+            http::target_hosts(app, integration, connection.as_ref())
+        }
+        (None, Some(op)) => vec![op.app.origin.clone()],
+        (None, None) => Vec::new(),
+    };
     for name in names {
         let secret = app.vault.resolve_for_hosts(&name, &hosts).await?;
         vault_values.insert(name, secret.expose().clone());

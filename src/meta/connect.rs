@@ -1,7 +1,9 @@
 //! connect (and its deprecated alias get_auth_url): begin connecting an integration.
 //!
 //! Minting the link contacts no provider: the provider's consent URL (with its state and PKCE
-//! verifier) is built only when the user opens the link.
+//! verifier) is built only when the user opens the link. For an integration that is already
+//! connected the answer says so (with the account); the page replaces it only on the user's
+//! explicit "Replace".
 
 use std::sync::Arc;
 
@@ -99,6 +101,27 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     let id = crate::connect::begin(app, integration.name);
     let url = format!("{}/connect/{id}", listener.base());
     let opened = crate::connect::open_in_browser(app, &url);
+    // Already connected: the page shows the account and replaces it only if the user ticks
+    // "Replace"; the stored connection keeps working until then.
+    let existing = app.storage.connection_meta(integration.name).ok().flatten();
+    if let Some(meta) = existing {
+        let account = meta.account_label.unwrap_or_else(|| "an account".into());
+        return ok(json!({
+            "status": "CONNECTED",
+            "connectionId": id,
+            "url": url,
+            "integration": integration.name,
+            "account": account,
+            "authType": integration.auth.kind.as_str(),
+            "expiresInSeconds": app.settings.connect_ttl.as_secs(),
+            "openedInBrowser": opened,
+            "message": format!(
+                "{} is already connected as {account}; its tools work now. Only if the user wants another account: ask them to open {url}{} and confirm replacing it there, then call wait_for_connection with this connectionId.",
+                integration.display_name,
+                if opened { " (it was just opened in their browser)" } else { "" },
+            ),
+        }));
+    }
     ok(json!({
         "connectionId": id,
         "url": url,

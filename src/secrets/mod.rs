@@ -139,8 +139,8 @@ impl Vault {
         Ok(had_meta || had_value)
     }
 
-    /// The secret `name` for a call whose requests go to `hosts`; refused unless every one of
-    /// those hosts is in the secret's `allowed_hosts`.
+    /// The secret `name` for a call whose requests go to `hosts` (origins, `scheme://host:port`);
+    /// refused unless the secret's `allowed_hosts` allow every one of them (see [`origin_allowed`]).
     pub async fn resolve_for_hosts(&self, name: &str, hosts: &[String]) -> Result<Secret<String>, ToolFailure> {
         let meta = self
             .storage
@@ -159,8 +159,7 @@ impl Vault {
                 format!("vault secret '{name}' can only be sent to a known host, and this tool sends nothing anywhere"),
             ));
         }
-        let denied: Vec<&String> =
-            hosts.iter().filter(|h| !meta.allowed_hosts.iter().any(|a| host_matches(a, h))).collect();
+        let denied: Vec<&String> = hosts.iter().filter(|h| !origin_allowed(&meta.allowed_hosts, h)).collect();
         if !denied.is_empty() {
             return Err(ToolFailure::new(
                 ErrorCode::VaultDenied,
@@ -190,12 +189,76 @@ impl Vault {
     }
 }
 
-/// `allowed` is a host name, optionally with a leading `*.` wildcard for subdomains.
-fn host_matches(allowed: &str, host: &str) -> bool {
-    let host = host.to_ascii_lowercase();
-    match allowed.strip_prefix("*.") {
-        Some(suffix) => host.ends_with(&format!(".{suffix}")),
-        None => allowed == host,
+/// One `allowed_hosts` entry, or a target origin: scheme, host (maybe `*.suffix`) and port.
+#[derive(Debug, PartialEq, Eq)]
+struct OriginPattern {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+/// Reads an `allowed_hosts` entry: `api.acme.com` is `https://api.acme.com:443`, `*.acme.com`
+/// its subdomains on https and 443; `http://host:8080` or `https://host:8443` say otherwise; a
+/// scheme without a port means that scheme's default port. Target origins parse the same way.
+fn parse_pattern(entry: &str) -> Option<OriginPattern> {
+    let e = entry.trim().to_ascii_lowercase();
+    let (scheme, rest) = match (e.strip_prefix("https://"), e.strip_prefix("http://")) {
+        (Some(r), _) => ("https", r),
+        (_, Some(r)) => ("http", r),
+        _ if e.contains("://") => return None,
+        _ => ("https", e.as_str()),
+    };
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if rest.is_empty() || rest.contains(['/', '@', '?', '#', ' ']) {
+        return None;
+    }
+    let (host, port) = match rest.strip_prefix('[') {
+        Some(v6) => {
+            let (inside, after) = v6.split_once(']')?;
+            (format!("[{inside}]"), after)
+        }
+        None => match rest.rsplit_once(':') {
+            Some((h, _)) => (h.to_string(), &rest[h.len()..]),
+            None => (rest.to_string(), ""),
+        },
+    };
+    let port = match port.strip_prefix(':') {
+        Some(p) => p.parse().ok()?,
+        None if port.is_empty() => {
+            if scheme == "https" {
+                443
+            } else {
+                80
+            }
+        }
+        None => return None,
+    };
+    let host = host.trim_end_matches('.').to_string();
+    (!host.is_empty()).then(|| OriginPattern { scheme: scheme.to_string(), host, port })
+}
+
+/// Whether a secret whose `allowed_hosts` are `allowed` may be sent to `origin`
+/// (`scheme://host:port`). The one matcher for vault secrets: scheme, host and port must all
+/// match; a `*.` entry matches subdomains (not the domain itself).
+pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
+    let Some(target) = parse_pattern(origin) else { return false };
+    allowed.iter().filter_map(|a| parse_pattern(a)).any(|a| {
+        a.scheme == target.scheme
+            && a.port == target.port
+            && match a.host.strip_prefix("*.") {
+                Some(suffix) => target.host.ends_with(&format!(".{suffix}")),
+                None => a.host == target.host,
+            }
+    })
+}
+
+/// Why an `allowed_hosts` entry cannot be read, if it cannot (for vault_set_secret's checks).
+pub fn check_allowed_host(entry: &str) -> Result<(), String> {
+    match parse_pattern(entry) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "'{entry}' is not a host: write api.example.com (https on port 443), *.example.com, or an origin such as http://127.0.0.1:8080"
+        )),
     }
 }
 
@@ -210,12 +273,27 @@ mod tests {
         assert_eq!(s.expose(), "hunter2");
     }
 
+    /// Issue 13 item 7: an allowed host binds scheme and port too; a plain name means https:443.
     #[test]
-    fn host_patterns() {
-        assert!(host_matches("api.example.com", "API.example.com"));
-        assert!(host_matches("*.example.com", "a.example.com"));
-        assert!(!host_matches("*.example.com", "example.com"));
-        assert!(!host_matches("example.com", "evil-example.com"));
+    fn host_patterns_are_origins() {
+        let allows = |a: &str, o: &str| origin_allowed(&[a.to_string()], o);
+        assert!(allows("api.example.com", "https://API.example.com:443"));
+        assert!(!allows("api.example.com", "http://api.example.com:80"));
+        assert!(!allows("api.example.com", "https://api.example.com:8443"));
+        assert!(allows("*.example.com", "https://a.example.com:443"));
+        assert!(!allows("*.example.com", "https://example.com:443"));
+        assert!(!allows("*.example.com", "http://a.example.com:8080"));
+        assert!(!allows("example.com", "https://evil-example.com:443"));
+        assert!(allows("http://127.0.0.1:8080", "http://127.0.0.1:8080"));
+        assert!(!allows("http://127.0.0.1:8080", "http://127.0.0.1:8081"));
+        assert!(!allows("127.0.0.1", "http://127.0.0.1:8080"));
+        assert!(allows("https://svc.example", "https://svc.example:443"));
+        assert!(allows("http://svc.example", "http://svc.example:80"));
+        assert!(allows("https://h:8443/", "https://h:8443"));
+        assert!(allows("[::1]", "https://[::1]:443"));
+        assert!(check_allowed_host("ftp://x").is_err());
+        assert!(check_allowed_host("https://h/path").is_err());
+        assert!(check_allowed_host("h:notaport").is_err());
     }
 
     #[tokio::test]
@@ -224,9 +302,11 @@ mod tests {
         let storage = Storage::new(dir.path().join("w.db"));
         let vault = Vault::new(Arc::new(MemoryStore::default()), storage);
         vault.set("api_key", Secret::new("v4lue-123".into()), None, vec!["api.example.com".into()]).await.unwrap();
-        let ok = vault.resolve_for_hosts("api_key", &["api.example.com".into()]).await.unwrap();
+        let ok = vault.resolve_for_hosts("api_key", &["https://api.example.com:443".into()]).await.unwrap();
         assert_eq!(ok.expose(), "v4lue-123");
-        let denied = vault.resolve_for_hosts("api_key", &["evil.test".into()]).await.unwrap_err();
+        let denied = vault.resolve_for_hosts("api_key", &["https://evil.test:443".into()]).await.unwrap_err();
+        assert_eq!(denied.code, ErrorCode::VaultDenied);
+        let denied = vault.resolve_for_hosts("api_key", &["http://api.example.com:80".into()]).await.unwrap_err();
         assert_eq!(denied.code, ErrorCode::VaultDenied);
         assert!(!denied.message.contains("v4lue"));
         let missing = vault.resolve_for_hosts("nope", &["api.example.com".into()]).await.unwrap_err();

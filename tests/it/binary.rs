@@ -133,9 +133,12 @@ async fn terminal_connect_serves_the_page_waits_and_stores() {
     let at = html.find("name=\"form_token\" value=\"").unwrap() + 25;
     let token = &html[at..at + html[at..].find('"').unwrap()];
     let origin = url[..url.find("/connect/").unwrap()].to_string();
+    // What a browser sends with a form submission from the page (credential POSTs need it).
     let done = http
         .post(&url)
         .header("origin", origin)
+        .header("sec-fetch-site", "same-origin")
+        .header("sec-fetch-mode", "navigate")
         .header("content-type", "application/x-www-form-urlencoded")
         .body(format!("form_token={token}&token=ghp_cliTESTtoken0000000000000000000000"))
         .send()

@@ -111,9 +111,14 @@ fn test_app(env: &[(&str, String)]) -> TestApp {
     TestApp { app, home }
 }
 
+/// A client that sends what a browser sends with a form submission from the page itself
+/// (`Sec-Fetch-Site: same-origin`, `Sec-Fetch-Mode: navigate`): credential POSTs need them.
 fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+    let mut browser = reqwest::header::HeaderMap::new();
+    browser.insert("sec-fetch-site", reqwest::header::HeaderValue::from_static("same-origin"));
+    browser.insert("sec-fetch-mode", reqwest::header::HeaderValue::from_static("navigate"));
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).default_headers(browser).build().unwrap()
 }
 
 fn form_token(html: &str) -> String {
@@ -506,7 +511,7 @@ async fn vault_secrets_typed_on_the_local_page_are_usable_but_never_readable() {
         .await
         .unwrap();
     assert!(replay.text().await.unwrap().contains("already stored"));
-    let kept = t.app.vault.resolve_for_hosts("deploy_key", &["127.0.0.1".to_string()]).await.unwrap();
+    let kept = t.app.vault.resolve_for_hosts("deploy_key", &["https://127.0.0.1:443".to_string()]).await.unwrap();
     assert_eq!(kept.expose(), "typed-secret-4242", "a spent form changes nothing");
 
     let listed = t.ok("vault_list_secrets", json!({})).await;

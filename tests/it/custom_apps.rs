@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::support::fake::{Fake, Reply, has_user_agent};
-use crate::support::{TestApp, app, app_in};
+use crate::support::{TestApp, app, app_in, app_with};
 
 const TOKEN: &str = "acme-secret-token-81f3c2";
 
@@ -96,10 +96,16 @@ fn definition(base: &str) -> Value {
     })
 }
 
+/// An app whose user listed `fake`'s origin in WORKBENCH_PRIVATE_HOSTS (loopback is refused
+/// otherwise, issue 13 item 3).
+fn app_allowing(fake: &Fake) -> TestApp {
+    app_with(&[("WORKBENCH_PRIVATE_HOSTS", fake.url.clone())])
+}
+
 async fn with_acme() -> (TestApp, Fake) {
     let fake = acme().await;
-    let t = app();
-    t.ok("vault_set_secret", json!({"name": "ACME_TOKEN", "value": TOKEN, "allowed_hosts": ["127.0.0.1"]})).await;
+    let t = app_allowing(&fake);
+    t.ok("vault_set_secret", json!({"name": "ACME_TOKEN", "value": TOKEN, "allowed_hosts": [&fake.url]})).await;
     let created = t.ok("custom_create_app", definition(&fake.url)).await;
     assert_eq!(created["created"], true);
     assert_eq!(created["tools"].as_array().unwrap().len(), 4);
@@ -231,17 +237,19 @@ async fn a_malformed_definition_is_rejected_with_every_problem() {
 async fn apps_persist_and_another_process_sees_changes_without_a_restart() {
     let fake = acme().await;
     let home = tempfile::tempdir().unwrap();
+    // The user lists the fake's origin in config.json (both processes read it).
+    std::fs::write(home.path().join("config.json"), json!({"private_hosts": [&fake.url]}).to_string()).unwrap();
     // Two apps on one data dir: two processes as SQLite sees them (separate connections).
     let a = TestApp { app: app_in(home.path()), home: tempfile::tempdir().unwrap() };
     let b = TestApp { app: app_in(home.path()), home: tempfile::tempdir().unwrap() };
-    a.ok("vault_set_secret", json!({"name": "ACME_TOKEN", "value": TOKEN, "allowed_hosts": ["127.0.0.1"]})).await;
+    a.ok("vault_set_secret", json!({"name": "ACME_TOKEN", "value": TOKEN, "allowed_hosts": [&fake.url]})).await;
     let unknown = b.exec("acme_list_invoices", json!({})).await;
     assert_eq!(unknown["error"]["code"], "TOOL_NOT_FOUND");
     a.ok("custom_create_app", definition(&fake.url)).await;
     let found = b.call("search_tools", json!({"query": "acme invoices"})).await;
     assert!(found.body.to_string().contains("acme_list_invoices"), "{}", found.body);
     // b has its own (memory) secret store: the vault metadata is shared, the value is not.
-    b.ok("vault_set_secret", json!({"name": "ACME_TOKEN", "value": TOKEN, "allowed_hosts": ["127.0.0.1"]})).await;
+    b.ok("vault_set_secret", json!({"name": "ACME_TOKEN", "value": TOKEN, "allowed_hosts": [&fake.url]})).await;
     assert_eq!(b.ok("acme_list_invoices", json!({"status": "paid"})).await["invoices"][0]["status"], "paid");
 
     // Replacing drops a tool everywhere; deleting drops the app.
@@ -264,7 +272,7 @@ async fn apps_persist_and_another_process_sees_changes_without_a_restart() {
 #[tokio::test]
 async fn secrets_go_only_to_the_apps_host_and_stay_while_referenced() {
     let fake = acme().await;
-    let t = app();
+    let t = app_allowing(&fake);
     // Created before its secret exists: stored, with a warning that says what to do.
     let created = t.ok("custom_create_app", definition(&fake.url)).await;
     assert!(created["warnings"][0].as_str().unwrap().contains("vault_set_secret"), "{created}");
@@ -294,9 +302,9 @@ async fn header_basic_and_query_auth() {
         if ok { Reply::json(200, json!({"pong": true})) } else { Reply::json(401, json!({"error": "unauthorized"})) }
     })
     .await;
-    let t = app();
-    t.ok("vault_set_secret", json!({"name": "K", "value": "key-123", "allowed_hosts": ["127.0.0.1"]})).await;
-    t.ok("vault_set_secret", json!({"name": "P", "value": "pa55-word", "allowed_hosts": ["127.0.0.1"]})).await;
+    let t = app_allowing(&fake);
+    t.ok("vault_set_secret", json!({"name": "K", "value": "key-123", "allowed_hosts": [&fake.url]})).await;
+    t.ok("vault_set_secret", json!({"name": "P", "value": "pa55-word", "allowed_hosts": [&fake.url]})).await;
     let auths = [
         ("hdr", "h", json!({"type": "header", "name": "X-Api-Key", "value": "{{vault:K}}"})),
         ("bas", "b", json!({"type": "basic", "username": "user", "password": "{{vault:P}}"})),

@@ -242,7 +242,7 @@ async fn vault_refs_reach_allowed_hosts_only_and_never_come_back() {
     let fake = echo_wiki().await;
     let t = app_with(&[("WORKBENCH_WIKIPEDIA_BASE_URL", fake.url.clone())]);
     let secret = "zq-very-secret-value-81723";
-    t.app.vault.set("wiki_key", Secret::new(secret.to_string()), None, vec!["127.0.0.1".into()]).await.unwrap();
+    t.app.vault.set("wiki_key", Secret::new(secret.to_string()), None, vec![fake.url.clone()]).await.unwrap();
     t.app
         .vault
         .set("other_key", Secret::new("another-secret-999".to_string()), None, vec!["api.example.com".into()])

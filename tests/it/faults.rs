@@ -242,7 +242,7 @@ async fn a_secret_store_that_breaks_mid_session_is_reported_and_recovers() {
     let env = [("WORKBENCH_GITHUB_BASE_URL", fake.url.clone()), ("WORKBENCH_WIKIPEDIA_BASE_URL", fake.url.clone())];
     let app = file_store_app(home.path(), &env);
     save_connection(&app, "github", &[("token", GITHUB_TOKEN)], None);
-    app.vault.set("hook", Secret::new("vault-value-5150".into()), None, vec!["127.0.0.1".into()]).await.unwrap();
+    app.vault.set("hook", Secret::new("vault-value-5150".into()), None, vec![fake.url.clone()]).await.unwrap();
     assert_eq!(exec(&app, REPOS, json!({})).await["result"]["repos"][0]["full_name"], "octocat/hello");
 
     // Another program damages the file while this session runs.

@@ -32,6 +32,7 @@ mod keychain;
 mod linear;
 mod mcp_features;
 mod meta_tools;
+mod net_guard;
 mod notion;
 mod pagerduty;
 mod plugins_public;

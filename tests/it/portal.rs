@@ -21,9 +21,14 @@ use crate::support::{TestApp, app_with};
 
 const GOOD: &str = "todoist-good-token-0123456789";
 
+/// A client that sends what a browser sends with a form submission from the page itself
+/// (`Sec-Fetch-Site: same-origin`, `Sec-Fetch-Mode: navigate`): credential POSTs need them.
 fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+    let mut browser = reqwest::header::HeaderMap::new();
+    browser.insert("sec-fetch-site", reqwest::header::HeaderValue::from_static("same-origin"));
+    browser.insert("sec-fetch-mode", reqwest::header::HeaderValue::from_static("navigate"));
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).default_headers(browser).build().unwrap()
 }
 
 /// Todoist's identity call, answered only with the right token; the name carries HTML.

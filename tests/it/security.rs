@@ -64,6 +64,8 @@ async fn no_secret_appears_in_any_output_log_or_file_of_a_full_session() {
         .env("WORKBENCH_VAULT_PASSPHRASE", PASSPHRASE)
         .env("WORKBENCH_GITHUB_TOKEN", GH_TOKEN)
         .env("WORKBENCH_GITHUB_BASE_URL", &gh.url)
+        // The custom app below talks to the same fake: the user lists its origin.
+        .env("WORKBENCH_PRIVATE_HOSTS", &gh.url)
         .env("WORKBENCH_POLICY_DEFAULT", "allow")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -106,7 +108,7 @@ async fn no_secret_appears_in_any_output_log_or_file_of_a_full_session() {
     send(rpc(
         4,
         "execute_tools",
-        exec("vault_set_secret", json!({"name": "V", "value": VAULT_VALUE, "allowed_hosts": ["127.0.0.1"]})),
+        exec("vault_set_secret", json!({"name": "V", "value": VAULT_VALUE, "allowed_hosts": [&gh.url]})),
     ));
     // The vault value is sent upstream inside an issue body, and the fake echoes it back.
     let issue = send(rpc(

@@ -1311,8 +1311,11 @@ async fn superset_connects_on_the_local_page_and_reuses_the_verified_session() {
         html[at..at + html[at..].find('"').unwrap()].to_string()
     };
     let post = |body: String| {
+        // What a browser sends with a form submission from the page (credential POSTs need it).
         http.post(&url)
             .header("origin", &origin)
+            .header("sec-fetch-site", "same-origin")
+            .header("sec-fetch-mode", "navigate")
             .header("content-type", "application/x-www-form-urlencoded")
             .body(body)
             .send()

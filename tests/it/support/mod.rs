@@ -137,12 +137,10 @@ pub fn assert_snapshot(name: &str, actual: &Value) {
 
 /// How a vault secret's `allowed_hosts` names a fake's origin.
 pub fn fake_origin(fake: &fake::Fake) -> String {
-    let _ = fake;
-    "127.0.0.1".to_string()
+    format!("http://{}", fake.addr())
 }
 
 /// The settings with which the user lets custom apps reach a fake on 127.0.0.1.
 pub fn private_origin_env(fake: &fake::Fake) -> Vec<(&'static str, String)> {
-    let _ = fake;
-    Vec::new()
+    vec![("WORKBENCH_PRIVATE_HOSTS", fake_origin(fake))]
 }
