@@ -158,6 +158,31 @@ impl Exposed {
         self.known.read().unwrap_or_else(|p| p.into_inner()).value(value);
     }
 
+    /// Removes only the remembered values (no token shapes): for answers that carry a token on
+    /// purpose, like the one `curl_session` mints.
+    pub fn scrub_known(&self, value: &mut Value) {
+        let scrubber = self.known.read().unwrap_or_else(|p| p.into_inner());
+        if scrubber.known.is_empty() {
+            return;
+        }
+        // Iterative, so no depth of value can overflow the stack.
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(s) => {
+                    for secret in &scrubber.known {
+                        if s.contains(secret.as_str()) {
+                            *s = s.replace(secret.as_str(), MARKER);
+                        }
+                    }
+                }
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(map) => stack.extend(map.values_mut()),
+                _ => {}
+            }
+        }
+    }
+
     /// A string scrubbed with everything remembered so far (and of token shapes).
     pub fn text(&self, s: &str) -> String {
         self.known.read().unwrap_or_else(|p| p.into_inner()).text(s)

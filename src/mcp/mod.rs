@@ -347,8 +347,9 @@ impl ServerHandler for Server {
                     "{name} finished"
                 );
                 let mut body = outcome.body;
-                // Whatever any meta-tool answers passes every secret this process has used.
-                self.app.exposed.scrub(&mut body);
+                // Whatever any meta-tool answers passes every secret this process has used (known
+                // values only: curl_session's answer is a token the agent is meant to have).
+                self.app.exposed.scrub_known(&mut body);
                 if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
                     open_through_client(&context, &mut body).await;
                 }
