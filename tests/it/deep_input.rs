@@ -89,12 +89,12 @@ async fn compose_refs_cannot_build_values_deeper_than_the_bound() {
             ]}),
         )
         .await;
-    let body = out.body.to_string();
-    let results = &out.body["results"];
-    assert!(results[0].get("error").is_none(), "{body:.300}");
-    assert!(results[1].get("error").is_none(), "240 levels are still fine: {:.300}", results[1]);
-    assert_eq!(results[2]["error"]["code"], "INVALID_ARGUMENTS", "{:.300}", results[2]);
-    assert!(results[2]["error"]["message"].as_str().unwrap().contains("256 levels"), "{}", results[2]);
+    // Compose stops at the failing step: a and b ran (240 levels are still fine), c was refused.
+    assert!(out.is_error);
+    assert_eq!(out.body["completed"], json!(["a", "b"]), "{:.300}", out.body);
+    let err = &out.body["error"];
+    assert_eq!((err["code"].as_str(), err["ref_id"].as_str()), (Some("INVALID_ARGUMENTS"), Some("c")), "{err:.300}");
+    assert!(err["message"].as_str().unwrap().contains("256 levels"), "{err}");
 }
 
 fn deep_page(storage: &str) -> Value {
