@@ -11,6 +11,26 @@ use serde_json::{Map, Value};
 /// Deepest nesting the validator walks; deeper input is reported, not recursed into.
 const MAX_DEPTH: usize = 64;
 
+/// Deepest nesting of arrays and objects a value may have anywhere inside workbench (arguments after
+/// `{{step:...}}` refs are filled in, query data and results). serde_json refuses input deeper than
+/// 128 levels, so only values that workbench itself combines can come near it; every walker over a
+/// `Value` (clone, drop, serialise, scrub, cap) recurses, so nesting is refused before that.
+pub const MAX_VALUE_DEPTH: usize = 256;
+
+pub use plugins::text::nests_deeper_than;
+
+/// Drops a value of any depth without recursion (serde_json's own drop recurses once per level).
+pub fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
 /// Validates `args` (`null` counts as `{}`) and returns them with schema defaults filled in.
 pub fn validate(schema: &Value, args: &Value) -> Result<Value, Vec<ArgProblem>> {
     let mut value = if args.is_null() { Value::Object(Map::new()) } else { args.clone() };

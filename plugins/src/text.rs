@@ -1,4 +1,47 @@
 //! Rich text crossing the tool boundary: providers send HTML fragments, agents read plain text.
+//! Also the depth guards for JSON documents that converters walk recursively (ADF, Notion blocks).
+
+use serde_json::Value;
+
+/// Whether `value` nests arrays and objects more than `max` levels deep (a scalar is 0, `[1]` is
+/// 1). Iterative, so it is safe to ask about any depth.
+pub fn nests_deeper_than(value: &Value, max: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::Array(_) | Value::Object(_) if depth + 1 > max => return true,
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|c| (c, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Every string held under one of `keys`, anywhere in `value`, in document order; iterative. The
+/// degraded reading of a document too deep to convert structurally.
+pub fn strings_under(value: &Value, keys: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items.iter().rev()),
+            Value::Object(map) => {
+                let mut children = Vec::new();
+                for (k, c) in map {
+                    match c {
+                        Value::String(s) if keys.contains(&k.as_str()) => out.push(s.clone()),
+                        Value::Array(_) | Value::Object(_) => children.push(c),
+                        _ => {}
+                    }
+                }
+                stack.extend(children.into_iter().rev());
+            }
+            _ => {}
+        }
+    }
+    out
+}
 
 /// Reduces an HTML fragment to readable plain text: paragraphs and line breaks become newlines,
 /// links keep their target, tags are dropped, entities decoded, whitespace folded.
@@ -160,6 +203,50 @@ mod tests {
     #[test]
     fn link_text_differs_from_target() {
         assert_eq!(html_to_text("read <a href='https://a.b'>the docs</a>"), "read the docs (https://a.b)");
+    }
+
+    /// HTML from a service nested 100,000 levels deep: the reader is a loop, not a recursion, so
+    /// it finishes with the text.
+    #[test]
+    fn deeply_nested_html_is_read_in_one_pass() {
+        let n = 100_000;
+        for tag in ["div", "a href='https://e.io'", "p", "li", "b"] {
+            let name = tag.split(' ').next().unwrap();
+            let html = format!("{}deep{}after", format!("<{tag}>").repeat(n), format!("</{name}>").repeat(n));
+            let text = html_to_text(&html);
+            assert!(text.contains("deep") && text.ends_with("after"), "{tag}");
+        }
+    }
+
+    /// The depth guard and the degraded reading work at any depth without recursion.
+    #[test]
+    fn depth_guard_and_strings_under_are_iterative() {
+        let mut v = serde_json::json!({"text": "leaf"});
+        for i in 0..100_000 {
+            let mut parent = serde_json::json!({"type": "x", "text": format!("t{i}")});
+            parent["content"] = serde_json::Value::Array(vec![v]);
+            v = parent;
+        }
+        assert!(nests_deeper_than(&v, 128));
+        assert!(!nests_deeper_than(&serde_json::json!([[1]]), 2));
+        assert!(nests_deeper_than(&serde_json::json!([[1]]), 1));
+        let texts = strings_under(&v, &["text"]);
+        assert_eq!(texts.len(), 100_001);
+        assert_eq!(texts[0], "t99999");
+        assert_eq!(texts[100_000], "leaf");
+        dismantle(v);
+    }
+
+    /// Drops a deep test value without serde_json's recursive drop.
+    fn dismantle(value: serde_json::Value) {
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            match v {
+                serde_json::Value::Array(items) => stack.extend(items),
+                serde_json::Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+                _ => {}
+            }
+        }
     }
 
     #[test]

@@ -54,48 +54,156 @@ struct QueryJson {
 }
 
 async fn query_json(_app: Arc<App>, args: QueryJson) -> Result<Value, ToolError> {
-    let data = match &args.data {
+    query(args)
+}
+
+fn query(args: QueryJson) -> Result<Value, ToolError> {
+    let QueryJson { expression, data, engine } = args;
+    let max = crate::validate::MAX_VALUE_DEPTH;
+    if crate::validate::nests_deeper_than(&data, max) {
+        crate::validate::dismantle(data);
+        return Err(ToolError::InvalidArguments {
+            message: format!("data nests arrays and objects more than {max} levels deep; pass a smaller part of it"),
+            problems: vec![ArgProblem { path: "/data".into(), problem: format!("nested deeper than {max} levels") }],
+        });
+    }
+    let data = match data {
         Value::String(s) if matches!(s.trim_start().chars().next(), Some('{' | '[')) => {
-            serde_json::from_str(s).unwrap_or_else(|_| args.data.clone())
+            match serde_json::from_str(&s) {
+                Ok(parsed) => parsed,
+                // serde_json stops at 128 levels; saying so beats querying the text as a plain string.
+                Err(e) if e.to_string().contains("recursion limit") => {
+                    return Err(ToolError::InvalidArguments {
+                        message: "data is JSON text nested more than 128 levels deep; pass a smaller part of it".into(),
+                        problems: vec![ArgProblem {
+                            path: "/data".into(),
+                            problem: "nested deeper than 128 levels".into(),
+                        }],
+                    });
+                }
+                Err(_) => Value::String(s),
+            }
         }
-        other => other.clone(),
+        other => other,
     };
-    let engine = args.engine.unwrap_or(if args.expression.trim_start().starts_with('$') {
-        Engine::Jsonpath
-    } else {
-        Engine::Jmespath
-    });
+    let engine =
+        engine.unwrap_or(if expression.trim_start().starts_with('$') { Engine::Jsonpath } else { Engine::Jmespath });
     let result = match engine {
-        Engine::Jmespath => run_jmespath(&args.expression, &data)?,
-        Engine::Jsonpath => run_jsonpath(&args.expression, &data)?,
+        Engine::Jmespath => run_jmespath(&expression, &data)?,
+        Engine::Jsonpath => run_jsonpath(&expression, &data)?,
     };
     Ok(json!({ "result": result }))
 }
 
+/// Deepest bracket nesting (`(`, `[`, `{`) a JMESPath expression may have.
+const MAX_EXPRESSION_NESTING: usize = 64;
+/// Most operators and brackets one JMESPath expression may hold. The `jmespath` crate parses,
+/// evaluates and drops its syntax tree recursively, one stack frame per level, and a chain such as
+/// `a.a.a…`, `!!!…a` or `a[*][*]…` is as deep as it is long, so the whole count is bounded.
+const MAX_EXPRESSION_OPERATORS: usize = 256;
+/// Stack for the thread that compiles and evaluates an expression: well above what the bounds
+/// above allow, so no expression or data can overflow it (only touched pages are committed).
+const JMESPATH_STACK: usize = 16 * 1024 * 1024;
+
+fn expression_problem(problem: String) -> ToolError {
+    ToolError::InvalidArguments {
+        message: format!("{problem}; write a flatter expression, or query in two steps (compose mode)"),
+        problems: vec![ArgProblem { path: "/expression".into(), problem }],
+    }
+}
+
+/// Refuses expressions nested or long enough to exhaust the stack, before the crate sees them.
+/// String literals (`'…'`, `"…"`) and JSON literals (`` `…` ``) are skipped: their brackets are
+/// text (a JSON literal is parsed by serde_json, which has its own 128-level limit).
+fn check_expression(expression: &str) -> Result<(), ToolError> {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut operators = 0usize;
+    let mut chars = expression.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' | '`' => {
+                // Skip to the closing quote, honouring backslash escapes.
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            '(' | '[' | '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                operators += 1;
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            c if c.is_alphanumeric() || c == '_' || c == '-' || c.is_whitespace() || c == ':' || c == ',' => {}
+            _ => operators += 1,
+        }
+        if deepest > MAX_EXPRESSION_NESTING {
+            return Err(expression_problem(format!(
+                "the expression nests brackets more than {MAX_EXPRESSION_NESTING} levels deep"
+            )));
+        }
+        if operators > MAX_EXPRESSION_OPERATORS {
+            return Err(expression_problem(format!(
+                "the expression has more than {MAX_EXPRESSION_OPERATORS} operators and brackets"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
-    let compiled = jmespath::compile(expression).map_err(|e| ToolError::InvalidArguments {
-        message: format!("not a valid JMESPath expression: {e}"),
-        problems: vec![ArgProblem { path: "/expression".into(), problem: e.to_string() }],
+    check_expression(expression)?;
+    let max = crate::validate::MAX_VALUE_DEPTH;
+    // The crate recurses per level of the expression and of the data (converting, comparing,
+    // dropping); both are bounded above, and it runs on a thread whose stack holds far more.
+    let run = || -> Result<Value, ToolError> {
+        let compiled = jmespath::compile(expression).map_err(|e| ToolError::InvalidArguments {
+            message: format!("not a valid JMESPath expression: {e}"),
+            problems: vec![ArgProblem { path: "/expression".into(), problem: e.to_string() }],
+        })?;
+        let found = compiled
+            .search(data)
+            .map_err(|e| ToolError::invalid(format!("the expression could not be evaluated on this data: {e}")))?;
+        let value = serde_json::to_value(&*found).map_err(|e| ToolError::Internal(e.to_string()))?;
+        if crate::validate::nests_deeper_than(&value, max) {
+            crate::validate::dismantle(value);
+            return Err(ToolError::invalid(format!(
+                "the result nests arrays and objects more than {max} levels deep; select a smaller part of the data"
+            )));
+        }
+        Ok(value)
+    };
+    let mut value = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("jmespath".into())
+            .stack_size(JMESPATH_STACK)
+            .spawn_scoped(scope, run)
+            .map_err(|e| ToolError::Internal(format!("cannot start the query thread: {e}")))?
+            .join()
+            .unwrap_or_else(|_| Err(ToolError::Internal("the JMESPath query panicked".into())))
     })?;
-    let found = compiled
-        .search(data)
-        .map_err(|e| ToolError::invalid(format!("the expression could not be evaluated on this data: {e}")))?;
-    let mut value = serde_json::to_value(&*found).map_err(|e| ToolError::Internal(e.to_string()))?;
     whole_numbers(&mut value);
     Ok(value)
 }
 
-/// JMESPath computes in floats; `sum([1, 2])` should read 3, not 3.0.
+/// JMESPath computes in floats; `sum([1, 2])` should read 3, not 3.0. Iterative: any depth is safe.
 fn whole_numbers(v: &mut Value) {
-    match v {
-        Value::Number(n) => {
-            if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15) {
-                *v = Value::from(f as i64);
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) => {
+                if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15) {
+                    *v = Value::from(f as i64);
+                }
             }
+            Value::Array(a) => stack.extend(a.iter_mut()),
+            Value::Object(o) => stack.extend(o.values_mut()),
+            _ => {}
         }
-        Value::Array(a) => a.iter_mut().for_each(whole_numbers),
-        Value::Object(o) => o.values_mut().for_each(whole_numbers),
-        _ => {}
     }
 }
 
@@ -461,6 +569,67 @@ mod tests {
         assert_eq!(run_jmespath("items[?state=='open'].id", &d).unwrap(), json!([1]));
         assert_eq!(run_jmespath("length(items)", &d).unwrap(), json!(2));
         assert!(matches!(run_jmespath("items[?", &d), Err(ToolError::InvalidArguments { .. })));
+    }
+
+    /// Attack: an 8 KB expression of 4,000 nested parentheses overflowed the stack inside the
+    /// `jmespath` crate and aborted the process. Every deep or long shape is refused up front.
+    #[test]
+    fn deep_and_long_expressions_are_refused_before_parsing() {
+        let d = json!({"a": {"a": 1}});
+        let deep = [
+            format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000)),
+            format!("{}a{}", "[".repeat(100_000), "]".repeat(100_000)),
+            format!("{}{}", "{a: ".repeat(100_000), "}".repeat(100_000)),
+            format!("{}a", "!".repeat(100_000)),
+            format!("a{}", ".a".repeat(100_000)),
+            format!("a{}", "[*]".repeat(100_000)),
+            format!("a{}", " || a".repeat(100_000)),
+            format!("{}a", "&".repeat(100_000)),
+        ];
+        for e in &deep {
+            let Err(ToolError::InvalidArguments { message, problems }) = run_jmespath(e, &d) else {
+                panic!("accepted {}…", &e[..20])
+            };
+            assert!(
+                message.contains("nests brackets more than 64") || message.contains("more than 256 operators"),
+                "{message}"
+            );
+            assert_eq!(problems[0].path, "/expression");
+        }
+        // Brackets inside string and JSON literals are text, and ordinary expressions still run.
+        assert_eq!(run_jmespath(&format!("'{}'", "(".repeat(1000)), &d).unwrap(), json!("(".repeat(1000)));
+        assert_eq!(run_jmespath("a.a", &d).unwrap(), json!(1));
+        // Right at the bounds it still works.
+        let nested = format!("{}a{}", "(".repeat(64), ")".repeat(64));
+        assert_eq!(run_jmespath(&nested, &d).unwrap(), json!({"a": 1}));
+        let chain = "a.a".to_string() + &" || a".repeat(120);
+        assert_eq!(run_jmespath(&chain, &d).unwrap(), json!(1));
+    }
+
+    /// Deep data: JSON text past serde_json's limit, and a value combined deeper than ours, are
+    /// refused with a clear error; data at the bound is queried (on the default 2 MiB test stack).
+    #[test]
+    fn deep_data_is_refused_or_queried_safely() {
+        let text = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let args = QueryJson { expression: "@".into(), data: Value::String(text), engine: None };
+        let Err(ToolError::InvalidArguments { message, .. }) = query(args) else { panic!() };
+        assert!(message.contains("128 levels"), "{message}");
+        let mut deep = json!(1);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let args = QueryJson { expression: "@".into(), data: deep, engine: None };
+        let Err(ToolError::InvalidArguments { message, .. }) = query(args) else { panic!() };
+        assert!(message.contains("256 levels"), "{message}");
+        let mut ok = json!({"n": 2.0});
+        for _ in 0..250 {
+            ok = Value::Array(vec![ok]);
+        }
+        let expr = format!("@{}", "[0]".repeat(250));
+        let args = QueryJson { expression: expr, data: ok.clone(), engine: None };
+        assert_eq!(query(args).unwrap(), json!({"result": {"n": 2}}));
+        let args = QueryJson { expression: "$..n".into(), data: ok, engine: None };
+        assert_eq!(query(args).unwrap(), json!({"result": [2.0]}));
     }
 
     #[test]

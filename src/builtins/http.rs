@@ -792,6 +792,23 @@ mod tests {
         assert!(!md.text.contains("alert") && !md.text.contains("color"));
     }
 
+    /// A page nested 100,000 levels deep (divs, links, lists, pre) is read in one pass: the reader
+    /// is a loop over tags, so no page can overflow the stack.
+    #[test]
+    fn deeply_nested_html_is_read_without_recursion() {
+        let base = Url::parse("https://example.com/").unwrap();
+        let n = 100_000;
+        for (open, close) in
+            [("<div>", "</div>"), ("<a href='/x'>", "</a>"), ("<ul><li>", "</li></ul>"), ("<pre>", "</pre>")]
+        {
+            let html = format!("<title>T</title>{}deep{}<p>after</p>", open.repeat(n), close.repeat(n));
+            for markdown in [None, Some(&base)] {
+                let page = html_to_text(&html, markdown);
+                assert!(page.text.contains("deep") && page.text.contains("after"), "{open}");
+            }
+        }
+    }
+
     #[test]
     fn bodies_are_recognised_by_type_and_content() {
         assert_eq!(kind_of("application/json; charset=utf-8", b"{}"), Kind::Json);

@@ -44,6 +44,20 @@ pub struct Resolved {
 pub fn resolve(template: &Value, scope: &Scope<'_>) -> Result<Resolved, ToolFailure> {
     let mut secrets = Vec::new();
     let value = walk(template, scope, &mut secrets)?;
+    // Each part is at most serde_json's 128 levels, but a step's result placed inside nested
+    // arguments is deeper than either, and a chain of steps could grow it without end; every later
+    // walk over the value recurses, so the depth is bounded here, where values are combined.
+    let max = crate::validate::MAX_VALUE_DEPTH;
+    if crate::validate::nests_deeper_than(&value, max) {
+        let depth_err = ToolFailure::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "with its {{{{step:...}}}} refs filled in, this value nests arrays and objects more than {max} levels deep; refer to a smaller part of the step's result (a longer path such as {{{{step:id.items.0}}}}) or project it with data_query_json first"
+            ),
+        );
+        crate::validate::dismantle(value);
+        return Err(depth_err);
+    }
     Ok(Resolved { value, secrets })
 }
 

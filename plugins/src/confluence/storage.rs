@@ -177,8 +177,16 @@ fn parse_attrs(tag: &str) -> Vec<(String, String)> {
     attrs
 }
 
+/// Deepest element nesting kept as a tree. Rendering (and dropping) the tree recurses once per
+/// level, so an element opened deeper than this is not kept: its text joins the element at the
+/// limit (a degraded but complete conversion) and no page can overflow the stack.
+pub const MAX_DEPTH: usize = 64;
+
 fn parse(xhtml: &str) -> Vec<Node> {
     let mut stack: Vec<Open> = vec![(String::new(), Vec::new(), Vec::new())];
+    // Names of elements opened past MAX_DEPTH, so their end tags close them and not an ancestor.
+    let mut flattened: Vec<String> = Vec::new();
+    let mut flattened_names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut rest = xhtml;
     fn push(stack: &mut [Open], node: Node) {
         if let Some(top) = stack.last_mut() {
@@ -215,6 +223,18 @@ fn parse(xhtml: &str) -> Vec<Node> {
         }
         if let Some(name) = tag.strip_prefix('/') {
             let name = name.trim().to_ascii_lowercase();
+            if flattened_names.get(&name).is_some_and(|&n| n > 0) {
+                // Each flattened element is popped once: linear however the tags interleave.
+                while let Some(open) = flattened.pop() {
+                    if let Some(n) = flattened_names.get_mut(&open) {
+                        *n -= 1;
+                    }
+                    if open == name {
+                        break;
+                    }
+                }
+                continue;
+            }
             if let Some(pos) = stack.iter().rposition(|(n, _, _)| *n == name)
                 && pos > 0
             {
@@ -232,6 +252,9 @@ fn parse(xhtml: &str) -> Vec<Node> {
         let attrs = parse_attrs(&tag[name_end..]);
         if self_closing || VOID.contains(&name.as_str()) {
             push(&mut stack, Node::Elem { name, attrs, children: Vec::new() });
+        } else if stack.len() > MAX_DEPTH {
+            *flattened_names.entry(name.clone()).or_default() += 1;
+            flattened.push(name);
         } else {
             stack.push((name, attrs, Vec::new()));
         }
@@ -657,6 +680,42 @@ mod tests {
         assert_eq!(to_markdown("<p>open <strong>bold</p><p>next"), "open **bold**\n\nnext");
         assert_eq!(to_markdown("plain &amp; simple"), "plain & simple");
         assert_eq!(to_markdown(""), "");
+    }
+
+    /// Attack: a page whose storage nests `<div>` 20,000 deep overflowed the stack while being
+    /// rendered. Nesting past [`MAX_DEPTH`] is flattened into text; the conversion finishes.
+    #[test]
+    fn nesting_deeper_than_the_limit_is_flattened_not_recursed() {
+        let pairs = [
+            ("<div>", "</div>"),
+            ("<blockquote>", "</blockquote>"),
+            ("<strong>", "</strong>"),
+            ("<ul><li>", "</li></ul>"),
+            ("<table><tbody><tr><td>", "</td></tr></tbody></table>"),
+            ("<ac:structured-macro ac:name=\"info\"><ac:rich-text-body>", "</ac:rich-text-body></ac:structured-macro>"),
+            ("<x>", "</x>"),
+        ];
+        for (open, close) in pairs {
+            let n = 100_000;
+            let xhtml = format!("{}deep text{}<p>after</p>", open.repeat(n), close.repeat(n));
+            let md = to_markdown(&xhtml);
+            assert!(md.contains("deep text"), "{open}: {}", &md[..md.len().min(200)]);
+            assert!(md.contains("after"), "{open}");
+            // Unclosed tags, too.
+            let md = to_markdown(&format!("{}tail", open.repeat(n)));
+            assert!(md.contains("tail"), "{open}");
+        }
+        // Below the limit the structure is kept, and end tags of flattened elements close only them.
+        let xhtml = format!("{}x{}<p>y</p>", "<blockquote>".repeat(3), "</blockquote>".repeat(3));
+        assert_eq!(to_markdown(&xhtml), "> > > x\n\ny");
+        let deep = format!("<div>{}<strong>in</strong>{}</div><p>out</p>", "<div>".repeat(200), "</div>".repeat(200));
+        let md = to_markdown(&deep);
+        assert!(md.ends_with("out"), "{md}");
+        // Markdown -> storage with deep quotes and lists finishes too.
+        let xhtml = from_markdown(&(">".repeat(100_000) + " q"));
+        assert!(xhtml.contains('q'));
+        let xhtml = from_markdown(&("- ".repeat(100_000) + "item"));
+        assert!(xhtml.contains("item"));
     }
 
     #[test]

@@ -10,6 +10,10 @@ use serde_json::{Value, json};
 
 use super::markdown::{self, Block, Inline, Marks};
 
+/// Deepest JSON nesting (each ADF level is two: a node and its `content` array) rendered as
+/// structure; serde_json already refuses bodies deeper than 128.
+pub const MAX_JSON_DEPTH: usize = 96;
+
 /// A Markdown string as an ADF document.
 pub fn from_markdown(md: &str) -> Value {
     let content: Vec<Value> = markdown::parse(md).iter().map(block_node).collect();
@@ -146,6 +150,11 @@ fn inline_nodes(inl: &[Inline]) -> Vec<Value> {
 /// An ADF document (or any ADF node) as Markdown. Non-ADF input (a plain string, as Jira Server
 /// and some custom fields return) is passed through as text.
 pub fn to_markdown(adf: &Value) -> String {
+    // Rendering recurses once per level; a document nested deeper than any real one (ADF allows a
+    // few levels of lists and panels) is read as its text, one node per line.
+    if crate::text::nests_deeper_than(adf, MAX_JSON_DEPTH) {
+        return crate::text::strings_under(adf, &["text"]).join("\n");
+    }
     match adf {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -599,6 +608,46 @@ mod tests {
              [attachment: screenshot.png]\n\n\
              ---"
         );
+    }
+
+    /// Attack: an issue description whose ADF nests `content` 100,000 levels (a value built in
+    /// memory; over the wire serde_json stops at 128) recursed once per level. It is read as text.
+    #[test]
+    fn deep_documents_are_read_as_text() {
+        let mut node = json!({"type": "text", "text": "innermost"});
+        // Built by moving each level in (`json!` would serialise, recursively, what it is given).
+        for _ in 0..100_000 {
+            let mut parent = json!({"type": "blockquote"});
+            parent["content"] = Value::Array(vec![node]);
+            node = parent;
+        }
+        let mut doc = json!({"type": "doc", "version": 1});
+        doc["content"] = Value::Array(vec![node]);
+        assert_eq!(to_markdown(&doc), "innermost");
+        let mut stack = vec![doc];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+        // Up to the bound (and so anything serde_json parses) is rendered with its structure.
+        let mut node = json!({"type": "paragraph", "content": [{"type": "text", "text": "q"}]});
+        for _ in 0..45 {
+            let mut parent = json!({"type": "blockquote"});
+            parent["content"] = Value::Array(vec![node]);
+            node = parent;
+        }
+        let md = to_markdown(&json!({"type": "doc", "content": [node]}));
+        assert!(md.starts_with("> > > "), "{md}");
+        // Markdown from the agent nested 100,000 levels becomes a bounded document.
+        let doc = from_markdown(&("> ".repeat(100_000) + "deep"));
+        assert!(!crate::text::nests_deeper_than(&doc, MAX_JSON_DEPTH));
+        assert!(doc.to_string().contains("deep"));
+        let doc = from_markdown(&("- ".repeat(100_000) + "deep"));
+        assert!(!crate::text::nests_deeper_than(&doc, MAX_JSON_DEPTH));
+        assert!(doc.to_string().contains("deep"));
     }
 
     #[test]

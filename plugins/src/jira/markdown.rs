@@ -35,11 +35,18 @@ pub enum Block {
     Table { header: Vec<Vec<Inline>>, rows: Vec<Vec<Vec<Inline>>> },
 }
 
+/// Deepest nesting of block quotes and lists read as structure. The block tree is built and
+/// rendered recursively, so lines nested deeper are kept as the text of one paragraph at this
+/// level: `>` repeated 100,000 times converts (degraded) instead of overflowing the stack.
+pub const MAX_DEPTH: usize = 16;
+/// Deepest nesting of inline spans (emphasis, links inside link labels); deeper text stays literal.
+pub const MAX_INLINE_DEPTH: usize = 16;
+
 /// Parses a Markdown document into blocks.
 pub fn parse(markdown: &str) -> Vec<Block> {
     let text = markdown.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "    ");
     let lines: Vec<String> = text.split('\n').map(str::to_string).collect();
-    parse_blocks(&lines)
+    parse_blocks(&lines, 0)
 }
 
 fn leading_spaces(line: &str) -> usize {
@@ -159,7 +166,11 @@ fn interrupts_paragraph(line: &str) -> bool {
         || list_marker(line).is_some_and(|m| !m.ordered || m.number == 1)
 }
 
-fn parse_blocks(lines: &[String]) -> Vec<Block> {
+fn parse_blocks(lines: &[String], depth: usize) -> Vec<Block> {
+    if depth > MAX_DEPTH {
+        let text: Vec<&str> = lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
+        return if text.is_empty() { Vec::new() } else { vec![Block::Paragraph(parse_inlines(&text.join("\n")))] };
+    }
     let mut blocks = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -205,11 +216,11 @@ fn parse_blocks(lines: &[String]) -> Vec<Block> {
                 inner.push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
                 i += 1;
             }
-            blocks.push(Block::Quote(parse_blocks(&inner)));
+            blocks.push(Block::Quote(parse_blocks(&inner, depth + 1)));
             continue;
         }
         if let Some(first) = list_marker(line) {
-            let (block, next) = parse_list(lines, i, &first);
+            let (block, next) = parse_list(lines, i, &first, depth);
             blocks.push(block);
             i = next;
             continue;
@@ -242,7 +253,7 @@ fn parse_blocks(lines: &[String]) -> Vec<Block> {
     blocks
 }
 
-fn parse_list(lines: &[String], mut i: usize, first: &ListMarker) -> (Block, usize) {
+fn parse_list(lines: &[String], mut i: usize, first: &ListMarker, depth: usize) -> (Block, usize) {
     let mut items = Vec::new();
     loop {
         // Blank lines between items of the same list.
@@ -290,7 +301,7 @@ fn parse_list(lines: &[String], mut i: usize, first: &ListMarker) -> (Block, usi
             }
             break;
         }
-        items.push(parse_blocks(&item));
+        items.push(parse_blocks(&item, depth + 1));
     }
     (Block::List { ordered: first.ordered, start: first.number, items }, i)
 }
@@ -299,7 +310,7 @@ fn parse_list(lines: &[String], mut i: usize, first: &ListMarker) -> (Block, usi
 pub fn parse_inlines(text: &str) -> Vec<Inline> {
     let chars: Vec<char> = text.trim().chars().collect();
     let mut out = Vec::new();
-    inline_into(&chars, &Marks::default(), &mut out);
+    inline_into(&chars, &Marks::default(), &mut out, 0);
     merge(out)
 }
 
@@ -380,24 +391,46 @@ fn find_single(chars: &[char], from: usize, c: char) -> Option<usize> {
     None
 }
 
-fn matching(chars: &[char], open_at: usize, open: char, close: char) -> Option<usize> {
-    let mut depth = 0;
-    let mut j = open_at;
-    while j < chars.len() {
-        match chars[j] {
-            '\\' => j += 1,
-            c if c == open => depth += 1,
-            c if c == close => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j);
+/// Where each bracket and parenthesis of one run of inline text closes, found in one pass
+/// (backslash escapes skipped). Scanning ahead from every `[` instead would be quadratic.
+struct Pairs {
+    bracket: Vec<u32>,
+    paren: Vec<u32>,
+}
+
+const UNMATCHED: u32 = u32::MAX;
+
+impl Pairs {
+    fn new(chars: &[char]) -> Pairs {
+        let mut bracket = vec![UNMATCHED; chars.len()];
+        let mut paren = vec![UNMATCHED; chars.len()];
+        let (mut open_b, mut open_p) = (Vec::new(), Vec::new());
+        let mut j = 0;
+        while j < chars.len() {
+            match chars[j] {
+                '\\' => j += 1,
+                '[' => open_b.push(j),
+                '(' => open_p.push(j),
+                ']' => {
+                    if let Some(o) = open_b.pop() {
+                        bracket[o] = j as u32;
+                    }
                 }
+                ')' => {
+                    if let Some(o) = open_p.pop() {
+                        paren[o] = j as u32;
+                    }
+                }
+                _ => {}
             }
-            _ => {}
+            j += 1;
         }
-        j += 1;
+        Pairs { bracket, paren }
     }
-    None
+
+    fn close(table: &[u32], open: usize) -> Option<usize> {
+        table.get(open).filter(|&&c| c != UNMATCHED).map(|&c| c as usize)
+    }
 }
 
 fn with<F: FnOnce(&mut Marks)>(marks: &Marks, f: F) -> Marks {
@@ -406,10 +439,17 @@ fn with<F: FnOnce(&mut Marks)>(marks: &Marks, f: F) -> Marks {
     m
 }
 
-fn inline_into(chars: &[char], marks: &Marks, out: &mut Vec<Inline>) {
+fn inline_into(chars: &[char], marks: &Marks, out: &mut Vec<Inline>, depth: usize) {
+    if depth > MAX_INLINE_DEPTH {
+        out.push(Inline::Text(collect(chars), marks.clone()));
+        return;
+    }
     let n = chars.len();
     let mut buf = String::new();
     let mut i = 0;
+    let mut pairs: Option<Pairs> = None;
+    // The next '>' at or after some index, remembered so runs of '<' stay linear.
+    let mut next_gt: Option<(usize, Option<usize>)> = None;
     while i < n {
         let c = chars[i];
         match c {
@@ -486,7 +526,7 @@ fn inline_into(chars: &[char], marks: &Marks, out: &mut Vec<Inline>) {
                 {
                     flush(&mut buf, marks, out);
                     let m = with(marks, |m| if c == '~' { m.strike = true } else { m.strong = true });
-                    inline_into(&chars[i + 2..close], &m, out);
+                    inline_into(&chars[i + 2..close], &m, out, depth + 1);
                     i = close + 2;
                     continue;
                 }
@@ -494,7 +534,7 @@ fn inline_into(chars: &[char], marks: &Marks, out: &mut Vec<Inline>) {
                     && let Some(close) = find_single(chars, i + 1, c)
                 {
                     flush(&mut buf, marks, out);
-                    inline_into(&chars[i + 1..close], &with(marks, |m| m.em = true), out);
+                    inline_into(&chars[i + 1..close], &with(marks, |m| m.em = true), out, depth + 1);
                     i = close + 1;
                     continue;
                 }
@@ -503,7 +543,7 @@ fn inline_into(chars: &[char], marks: &Marks, out: &mut Vec<Inline>) {
             }
             '!' if chars.get(i + 1) == Some(&'[') => {
                 // Images become links to the image.
-                match link_at(chars, i + 1) {
+                match link_at(chars, i + 1, pairs.get_or_insert_with(|| Pairs::new(chars))) {
                     Some((label, url, end)) => {
                         flush(&mut buf, marks, out);
                         let text = if label.is_empty() { url.clone() } else { collect(&label) };
@@ -516,14 +556,14 @@ fn inline_into(chars: &[char], marks: &Marks, out: &mut Vec<Inline>) {
                     }
                 }
             }
-            '[' => match link_at(chars, i) {
+            '[' => match link_at(chars, i, pairs.get_or_insert_with(|| Pairs::new(chars))) {
                 Some((label, url, end)) => {
                     flush(&mut buf, marks, out);
                     let m = with(marks, |m| m.link = Some(url.clone()));
                     if label.is_empty() {
                         out.push(Inline::Text(url, m));
                     } else {
-                        inline_into(&label, &m, out);
+                        inline_into(&label, &m, out, depth + 1);
                     }
                     i = end;
                 }
@@ -533,8 +573,16 @@ fn inline_into(chars: &[char], marks: &Marks, out: &mut Vec<Inline>) {
                 }
             },
             '<' => {
-                let close = chars[i..].iter().position(|&x| x == '>').map(|p| p + i);
-                let target = close.map(|j| collect(&chars[i + 1..j]));
+                let close = match next_gt {
+                    Some((from, found)) if from <= i && found.is_none_or(|f| f >= i) => found,
+                    _ => {
+                        let found = chars[i..].iter().position(|&x| x == '>').map(|p| p + i);
+                        next_gt = Some((i, found));
+                        found
+                    }
+                };
+                // An autolink is one URL: a far '>' is not one (and copying up to it per '<' is quadratic).
+                let target = close.filter(|&j| j - i <= 4096).map(|j| collect(&chars[i + 1..j]));
                 match target {
                     Some(t) if is_url(&t) && !t.contains(' ') => {
                         flush(&mut buf, marks, out);
@@ -577,12 +625,12 @@ fn is_url(s: &str) -> bool {
 }
 
 /// `[label](url "title")` at `open`: the label's characters, the URL and the index after `)`.
-fn link_at(chars: &[char], open: usize) -> Option<(Vec<char>, String, usize)> {
-    let close = matching(chars, open, '[', ']')?;
+fn link_at(chars: &[char], open: usize, pairs: &Pairs) -> Option<(Vec<char>, String, usize)> {
+    let close = Pairs::close(&pairs.bracket, open)?;
     if chars.get(close + 1) != Some(&'(') {
         return None;
     }
-    let end = matching(chars, close + 1, '(', ')')?;
+    let end = Pairs::close(&pairs.paren, close + 1)?;
     let inside = collect(&chars[close + 2..end]);
     let inside = inside.trim();
     let url = match inside.strip_prefix('<') {
@@ -689,6 +737,37 @@ mod tests {
                 rows: vec![vec![vec![t("1")], vec![m("x|y", |m| m.code = true)]]]
             }
         );
+    }
+
+    /// Attack: Markdown from the agent nested 100,000 levels (quotes, lists, link labels) recursed
+    /// once per level. Past the limits the rest is kept as text, in linear time.
+    #[test]
+    fn deep_nesting_degrades_to_text() {
+        fn depth(blocks: &[Block]) -> usize {
+            blocks
+                .iter()
+                .map(|b| match b {
+                    Block::Quote(inner) => 1 + depth(inner),
+                    Block::List { items, .. } => 1 + items.iter().map(|i| depth(i)).max().unwrap_or(0),
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0)
+        }
+        let n = 100_000;
+        for md in [">".repeat(n) + " end", "- ".repeat(n) + "end", "1. ".repeat(n) + "end", "> - ".repeat(n) + "end"] {
+            let blocks = parse(&md);
+            assert!(depth(&blocks) <= MAX_DEPTH + 1, "{}", depth(&blocks));
+            assert!(format!("{blocks:?}").contains("end"));
+        }
+        let link = format!("{}x{}", "[".repeat(n), "](https://e.io)".repeat(n));
+        let inl = parse_inlines(&link);
+        assert!(plain(&inl).contains('x'), "the innermost text survives");
+        for md in ["[".repeat(n), "<".repeat(n) + ">", "`".repeat(n), "](".repeat(n)] {
+            assert!(!parse_inlines(&md).is_empty());
+        }
+        // Ordinary nesting is untouched.
+        assert_eq!(depth(&parse("> > > x")), 3);
     }
 
     #[test]

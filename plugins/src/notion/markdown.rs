@@ -92,8 +92,29 @@ fn file_url(obj: &Value) -> Option<&str> {
     obj["external"]["url"].as_str().or(obj["file"]["url"].as_str()).or(obj["url"].as_str())
 }
 
-/// Markdown for a list of sibling blocks (each may carry its fetched `children`).
+/// Deepest JSON nesting of a block tree rendered as structure (each level of children is two, its
+/// rich text three more); the plugin reads at most 5 levels of children, serde_json at most 128.
+pub const MAX_JSON_DEPTH: usize = 96;
+/// Deepest Markdown nesting (quotes, list items) read as structure when writing; deeper lines are
+/// one paragraph at this level (and [`MAX_NESTING`] lifts everything past 2 levels anyway).
+pub const MAX_PARSE_DEPTH: usize = 16;
+/// Deepest nesting of inline spans; deeper text stays literal.
+const MAX_INLINE_DEPTH: usize = 16;
+
+/// Markdown for a list of sibling blocks (each may carry its fetched `children`). Rendering
+/// recurses once per level, so a tree deeper than [`MAX_JSON_DEPTH`] is read as its text.
 pub fn blocks_to_md(blocks: &[Value]) -> String {
+    if blocks.iter().any(|b| crate::text::nests_deeper_than(b, MAX_JSON_DEPTH)) {
+        return blocks
+            .iter()
+            .flat_map(|b| crate::text::strings_under(b, &["plain_text"]))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    render_blocks(blocks)
+}
+
+fn render_blocks(blocks: &[Value]) -> String {
     let mut out = String::new();
     let mut prev: Option<&str> = None;
     let mut number = 0;
@@ -116,7 +137,7 @@ pub fn blocks_to_md(blocks: &[Value]) -> String {
 }
 
 fn children_md(b: &Value) -> String {
-    b["children"].as_array().map(|c| blocks_to_md(c)).unwrap_or_default()
+    b["children"].as_array().map(|c| render_blocks(c)).unwrap_or_default()
 }
 
 fn block_to_md(b: &Value, number: usize) -> String {
@@ -301,7 +322,11 @@ fn find_close(chars: &[char], from: usize, marker: &[char]) -> Option<usize> {
     None
 }
 
-fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>) {
+fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>, depth: usize) {
+    if depth > MAX_INLINE_DEPTH {
+        push_span(out, &chars.iter().collect::<String>(), style);
+        return;
+    }
     let mut i = 0;
     let mut buf = String::new();
     let flush = |buf: &mut String, out: &mut Vec<(String, Style)>| {
@@ -331,7 +356,7 @@ fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>) {
         {
             flush(&mut buf, out);
             let inner = Style { bold: style.bold || c != '~', strike: style.strike || c == '~', ..style.clone() };
-            parse_inline(&chars[i + 2..end], &inner, out);
+            parse_inline(&chars[i + 2..end], &inner, out, depth + 1);
             i = end + 2;
             continue;
         }
@@ -341,7 +366,7 @@ fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>) {
             && (c == '*' || !is_word(chars.get(end + 1).copied()))
         {
             flush(&mut buf, out);
-            parse_inline(&chars[i + 1..end], &Style { italic: true, ..style.clone() }, out);
+            parse_inline(&chars[i + 1..end], &Style { italic: true, ..style.clone() }, out, depth + 1);
             i = end + 1;
             continue;
         }
@@ -358,7 +383,7 @@ fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>) {
                 || url.starts_with('/')
             {
                 flush(&mut buf, out);
-                parse_inline(&chars[i + 1..close], &Style { link: Some(url), ..style.clone() }, out);
+                parse_inline(&chars[i + 1..close], &Style { link: Some(url), ..style.clone() }, out, depth + 1);
                 i = paren + 1;
                 continue;
             }
@@ -374,7 +399,7 @@ fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>) {
 pub fn md_to_rich_text(text: &str) -> Vec<Value> {
     let chars: Vec<char> = text.chars().collect();
     let mut spans = Vec::new();
-    parse_inline(&chars, &Style::default(), &mut spans);
+    parse_inline(&chars, &Style::default(), &mut spans, 0);
     let mut out = Vec::new();
     for (text, s) in spans {
         let chars: Vec<char> = text.chars().collect();
@@ -627,11 +652,15 @@ fn image(line: &str) -> Option<Value> {
 /// Request-ready blocks for a Markdown document.
 pub fn md_to_blocks(md: &str) -> Vec<Value> {
     let lines: Vec<&str> = md.lines().collect();
-    let blocks = parse_lines(&lines);
+    let blocks = parse_lines(&lines, 0);
     limit_depth(blocks, 0)
 }
 
-fn parse_lines(lines: &[&str]) -> Vec<Value> {
+fn parse_lines(lines: &[&str], depth: usize) -> Vec<Value> {
+    if depth > MAX_PARSE_DEPTH {
+        let text: Vec<&str> = lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
+        return if text.is_empty() { Vec::new() } else { vec![text_block("paragraph", &text.join("\n"), Vec::new())] };
+    }
     let mut out = Vec::new();
     let mut i = 0;
     let mut para: Vec<&str> = Vec::new();
@@ -708,7 +737,7 @@ fn parse_lines(lines: &[&str]) -> Vec<Value> {
             }
             // The first paragraph is the quote's text; anything after a blank line nests under it.
             let split = quoted.iter().position(|l| l.trim().is_empty()).unwrap_or(quoted.len());
-            let children = if split < quoted.len() { parse_lines(&quoted[split + 1..]) } else { Vec::new() };
+            let children = if split < quoted.len() { parse_lines(&quoted[split + 1..], depth + 1) } else { Vec::new() };
             out.push(text_block("quote", &quoted[..split].join("\n"), children));
             continue;
         }
@@ -768,7 +797,7 @@ fn parse_lines(lines: &[&str]) -> Vec<Value> {
                     break;
                 }
             }
-            let children = parse_lines(&child_lines);
+            let children = parse_lines(&child_lines, depth + 1);
             out.push(match marker {
                 ListMarker::Bullet => text_block("bulleted_list_item", content, children),
                 ListMarker::Number => text_block("numbered_list_item", content, children),
@@ -969,5 +998,47 @@ mod tests {
         }
         let rendered: Vec<Value> = blocks.iter().map(lift).collect();
         assert_eq!(blocks_to_md(&rendered), md);
+    }
+
+    /// A page whose blocks nest 100,000 levels (a tree built in memory; the plugin reads 5 levels
+    /// and serde_json stops at 128) is read as its text instead of recursing once per level.
+    #[test]
+    fn deep_block_trees_are_read_as_text() {
+        let mut b = blk("paragraph", "innermost");
+        for i in 0..100_000 {
+            let mut parent = blk("toggle", &format!("t{i}"));
+            parent["children"] = Value::Array(vec![b]);
+            b = parent;
+        }
+        let md = blocks_to_md(std::slice::from_ref(&b));
+        assert!(md.starts_with("t99999\n"), "{}", &md[..40]);
+        assert!(md.ends_with("\ninnermost"));
+        let mut stack = vec![b];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+    }
+
+    /// Markdown from the agent nested as deep as one 8 MiB message allows (a list item per line,
+    /// each indented one more space) and inline spans nested 100,000 times: bounded recursion,
+    /// every word kept.
+    #[test]
+    fn deep_markdown_becomes_bounded_blocks() {
+        let md: String = (0..2_000).map(|k| format!("{}- item{k}\n", " ".repeat(k))).collect();
+        let blocks = md_to_blocks(&md);
+        let all = Value::Array(blocks).to_string();
+        assert!(all.contains("item0") && all.contains("item1999"));
+        assert!(!crate::text::nests_deeper_than(&serde_json::from_str::<Value>(&all).unwrap(), 64));
+        let quotes: String =
+            (0..1_000).map(|k| format!("{} x{k}\n{}\n", "> ".repeat(k + 1), "> ".repeat(k + 1).trim_end())).collect();
+        let all = Value::Array(md_to_blocks(&quotes)).to_string();
+        assert!(all.contains("x999"));
+        let link = format!("{}x{}", "[".repeat(100_000), "](https://e.io)".repeat(100_000));
+        let rt = Value::Array(md_to_rich_text(&link)).to_string();
+        assert!(rt.contains('x'));
     }
 }
