@@ -8,6 +8,7 @@ mod binary;
 mod builtins;
 mod cli;
 mod client_example;
+mod contract;
 mod confluence;
 mod connect;
 mod curl_proxy;

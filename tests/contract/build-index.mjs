@@ -1,0 +1,186 @@
+// Turns the installed API descriptions (scripts/setup-contract-deps.sh) into one compact operation
+// index on stdout: per provider, its operations as {method, path (template, from the host root),
+// query/header {name: required}, body {types, props (null: any), required}, example}, and for
+// Linear the object, input and argument types of its GraphQL schema (from the SDK's generated
+// types). tests/it/contract.rs reads it; tests/contract/graphql-check.mjs uses the Linear part.
+import fs from "node:fs";
+import path from "node:path";
+
+const deps = process.argv[2];
+const nm = path.join(deps, "node_modules");
+const readJson = (p) => JSON.parse(fs.readFileSync(p, "utf8"));
+const version = (pkg) => readJson(path.join(nm, pkg, "package.json")).version;
+
+// ---------------------------------------------------------------- OpenAPI 3 (GitHub)
+
+function openapi(spec, base) {
+  const resolve = (o) => {
+    let seen = 0;
+    while (o && o.$ref && seen++ < 20) {
+      o = o.$ref.slice(2).split("/").reduce((a, k) => a?.[k.replace(/~1/g, "/").replace(/~0/g, "~")], spec);
+    }
+    return o;
+  };
+  const props = (schema, depth = 0) => {
+    schema = resolve(schema);
+    if (!schema || depth > 5) return { props: null, required: [] };
+    for (const k of ["allOf", "oneOf", "anyOf"]) {
+      if (Array.isArray(schema[k])) {
+        const parts = schema[k].map((s) => props(s, depth + 1));
+        if (parts.some((p) => p.props === null)) return { props: null, required: k === "allOf" ? parts.flatMap((p) => p.required) : [] };
+        const all = [...new Set(parts.flatMap((p) => p.props))];
+        // oneOf/anyOf: a field is required only when every alternative requires it.
+        const required = k === "allOf" ? [...new Set(parts.flatMap((p) => p.required))]
+          : parts.length ? parts[0].required.filter((r) => parts.every((p) => p.required.includes(r))) : [];
+        return { props: all, required };
+      }
+    }
+    if (schema.type && schema.type !== "object") return { props: null, required: [] };
+    if (!schema.properties || schema.additionalProperties) return { props: null, required: schema.required || [] };
+    return { props: Object.keys(schema.properties), required: schema.required || [] };
+  };
+  const ops = [];
+  for (const [p, item] of Object.entries(spec.paths)) {
+    for (const method of ["get", "put", "post", "patch", "delete", "head"]) {
+      const op = item[method];
+      if (!op) continue;
+      const query = {}, headers = {};
+      let template = p;
+      for (const prm of [...(item.parameters || []), ...(op.parameters || [])].map(resolve)) {
+        if (prm.in === "query") query[prm.name] = !!prm.required;
+        if (prm.in === "header") headers[prm.name.toLowerCase()] = !!prm.required;
+        // GitHub marks path parameters that hold slashes (a ref like heads/main).
+        if (prm.in === "path" && prm["x-multi-segment"]) template = template.replace(`{${prm.name}}`, `{+${prm.name}}`);
+      }
+      let body = null;
+      const rb = resolve(op.requestBody);
+      if (rb?.content) {
+        const types = Object.keys(rb.content);
+        const first = rb.content[types.find((t) => t.includes("json") || t.includes("form")) || types[0]];
+        const { props: names, required } = props(first?.schema);
+        body = { types, props: names, required, optional: !rb.required };
+      }
+      let example = null;
+      const ok = resolve(op.responses?.["200"] || op.responses?.["201"]);
+      const content = ok?.content?.["application/json"];
+      if (content?.examples) {
+        const first = resolve(Object.values(content.examples)[0]);
+        example = first?.value ?? null;
+      } else if (content?.example) example = content.example;
+      ops.push({ id: op.operationId, method: method.toUpperCase(), path: base + template, query, headers, body, deprecated: !!op.deprecated, example });
+    }
+  }
+  return ops;
+}
+
+// ---------------------------------------------------------------- Google discovery documents
+
+function discovery(doc) {
+  const root = "/" + doc.servicePath;
+  const schemaProps = (ref) => {
+    const s = ref && doc.schemas[ref];
+    return s?.properties ? Object.keys(s.properties) : null;
+  };
+  const common = Object.keys(doc.parameters || {});
+  const ops = [];
+  const walk = (res) => {
+    for (const m of Object.values(res.methods || {})) {
+      const query = {};
+      for (const c of common) query[c] = false;
+      for (const [n, p] of Object.entries(m.parameters || {})) if (p.location === "query") query[n] = !!p.required;
+      const body = m.request ? { types: ["application/json"], props: schemaProps(m.request.$ref), required: [], optional: false } : null;
+      const paths = [root + (m.flatPath || m.path)];
+      if (m.path !== m.flatPath && m.path && !m.path.includes("{+")) paths.push(root + m.path);
+      for (const p of paths) ops.push({ id: m.id, method: m.httpMethod, path: p, query, headers: {}, body, deprecated: !!m.deprecated, example: null });
+      const simple = m.mediaUpload?.protocols?.simple?.path;
+      if (simple) {
+        const q = { ...query, uploadType: true };
+        const types = ["multipart/related", ...(m.mediaUpload.accept || [])];
+        ops.push({ id: m.id + " (upload)", method: m.httpMethod, path: simple, query: q, headers: {}, body: { types, props: null, required: [], optional: false }, deprecated: false, example: null });
+      }
+    }
+    for (const r of Object.values(res.resources || {})) walk(r);
+  };
+  walk(doc);
+  return ops;
+}
+
+// ---------------------------------------------------------------- trello.js (Trello's operations)
+
+function trello() {
+  const dir = path.join(nm, "trello.js/dist/api");
+  const ops = [];
+  for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".js") && f !== "index.js")) {
+    const js = fs.readFileSync(path.join(dir, f), "utf8");
+    for (const m of js.matchAll(/export async function (\w+)\(client, parameters\) \{\s*const config = \{([\s\S]*?)\n    \};/g)) {
+      const [, name, cfg] = m;
+      const url = /url: [`'](.*?)[`'],/.exec(cfg)?.[1];
+      const method = /method: '(\w+)'/.exec(cfg)?.[1];
+      if (!url || !method) continue;
+      const block = (key) => {
+        const b = new RegExp(`${key}: \\{([\\s\\S]*?)\\n        \\}`).exec(cfg);
+        return b ? [...b[1].matchAll(/^\s*([\w$]+): parameters\.(\w+)/gm)].map((x) => [x[1], x[2]]) : null;
+      };
+      // Required parameters: not z.ZodOptional in the operation's parameter schema.
+      const pfile = path.join(nm, "trello.js/dist/parameters", name + ".d.ts");
+      const pdts = fs.existsSync(pfile) ? fs.readFileSync(pfile, "utf8") : "";
+      const required = new Set([...pdts.matchAll(/^\s{4}(\w+): z\.(?!ZodOptional)/gm)].map((x) => x[1]));
+      const query = {};
+      for (const [wire, param] of block("searchParams") || []) query[wire] = required.has(param);
+      const bodyFields = block("body");
+      const body = bodyFields ? { types: ["application/json"], props: bodyFields.map((b) => b[0]), required: bodyFields.filter((b) => required.has(b[1])).map((b) => b[0]), optional: true } : null;
+      const p = "/1" + url.replace(/\$\{parameters\.(\w+)\}/g, "{$1}");
+      ops.push({ id: name, method, path: p, query, headers: {}, body, deprecated: false, example: null });
+    }
+  }
+  return ops;
+}
+
+// ---------------------------------------------------------------- Linear (GraphQL types from the SDK)
+
+function linear() {
+  const dist = path.join(nm, "@linear/sdk/dist");
+  const file = fs.readdirSync(dist).filter((f) => /^index-.*\.d\.mts$/.test(f)).map((f) => path.join(dist, f))
+    .sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0];
+  const src = fs.readFileSync(file, "utf8");
+  const types = {};
+  const named = (t) => {
+    // Scalars["String"] / Maybe<Team> / Array<Scalars["ID"]> / InputMaybe<Array<Scalars["String"]>> / Team
+    const s = /Scalars\["(\w+)"\]/.exec(t);
+    if (s) return s[1];
+    const inner = t.replace(/\b(?:Maybe|InputMaybe|Array)</g, "").replace(/[<>;\s]/g, "");
+    return inner.split("|")[0].replace(/\[\]$/, "");
+  };
+  for (const m of src.matchAll(/^type (\w+) = (?:[\w&\s]*&\s*)?\{\n([\s\S]*?)\n\};/gm)) {
+    const [, name, bodyText] = m;
+    const fields = {};
+    let doc = "";
+    for (const line of bodyText.split("\n")) {
+      if (/^\s*(\/\*\*|\*)/.test(line)) { doc += line; continue; }
+      const f = /^  (\w+)(\??): (.*);$/.exec(line);
+      if (f && f[1] !== "__typename") {
+        const dep = /@deprecated ([^*]*)/.exec(doc);
+        fields[f[1]] = { type: named(f[3]), required: f[2] !== "?" && !/^(Maybe|InputMaybe)</.test(f[3]), deprecated: dep ? dep[1].trim() : null };
+      }
+      if (f || !/^\s*(\/\*\*|\*)/.test(line)) doc = "";
+    }
+    types[name] = fields;
+  }
+  const enums = [...src.matchAll(/^declare enum (\w+) \{/gm)].map((m) => m[1]);
+  const scalars = [...src.matchAll(/^  (\w+): /gm)].length ? Object.keys(types.Scalars || {}) : [];
+  return { source: path.relative(nm, file), types, enums, scalars };
+}
+
+const octokit = path.join(nm, "@octokit/openapi/generated/api.github.com.json");
+const google = (doc) => discovery(readJson(path.join(deps, "google", doc + ".json")));
+const gwheel = "google-api-python-client 2.202.0";
+const providers = {
+  github: { description: `@octokit/openapi ${version("@octokit/openapi")} (api.github.com.json)`, integrations: ["github"], ops: openapi(readJson(octokit), "") },
+  gmail: { description: `${gwheel} (gmail.v1 discovery document)`, integrations: ["gmail"], ops: google("gmail.v1") },
+  google_drive: { description: `${gwheel} (drive.v3 discovery document)`, integrations: ["google_drive"], ops: google("drive.v3") },
+  google_sheets: { description: `${gwheel} (sheets.v4 discovery document)`, integrations: ["google_sheets"], ops: google("sheets.v4") },
+  google_calendar: { description: `${gwheel} (calendar.v3 discovery document)`, integrations: ["google_calendar"], ops: google("calendar.v3") },
+  trello: { description: `trello.js ${version("trello.js")} (its generated operation list; third-party, from Trello's OpenAPI)`, integrations: ["trello"], ops: trello() },
+  linear: { description: `@linear/sdk ${version("@linear/sdk")} (its generated schema types)`, integrations: ["linear"], ops: [{ id: "graphql", method: "POST", path: "/graphql", query: {}, headers: {}, body: { types: ["application/json"], props: ["query", "variables", "operationName"], required: ["query"], optional: false }, deprecated: false, example: null }], graphql: linear() },
+};
+process.stdout.write(JSON.stringify({ providers }));
