@@ -5,7 +5,8 @@
 # (tests/contract/build-index.mjs):
 #   npm  (tests/contract/package-lock.json): @octokit/openapi 23.0.2 (GitHub's OpenAPI),
 #        @linear/sdk 98.0.0 (Linear's schema types), trello.js 2.2.0 (Trello's operations),
-#        graphql 16.11.0 (parses the GraphQL documents)
+#        @notionhq/client 5.26.0 (Notion's endpoint table), @slack/web-api 8.2.0 (Slack's method
+#        list), asana 3.2.0 (Asana's generated client), graphql 16.11.0 (parses GraphQL documents)
 #   PyPI (wheel, no install): google-api-python-client 2.202.0, whose discovery documents describe
 #        Gmail v1, Drive v3, Sheets v4 and Calendar v3
 # Idempotent: a stamp holding the hash of the lock, the wheel version and the index builder makes a

@@ -394,7 +394,11 @@ async fn list_cards(up: Arc<dyn Upstream>, args: ListCards) -> Result<Value, Too
             } else {
                 let list = up.send(HttpRequest::get(format!("/lists/{l}")).query("fields", "idBoard")).await?.json()?;
                 let b = list["idBoard"].as_str().map(|b| trello_id("/list_id", b)).transpose()?.ok_or_else(|| {
-                    ToolError::Upstream { status: 200, message: format!("Trello did not say which board list {l} is on"), retry_after: None }
+                    ToolError::Upstream {
+                        status: 200,
+                        message: format!("Trello did not say which board list {l} is on"),
+                        retry_after: None,
+                    }
                 })?;
                 (up.send(HttpRequest::get(format!("/boards/{b}/cards/{filter}"))).await?.json()?, Some(b), Some(l))
             }
@@ -464,7 +468,6 @@ async fn name_members(up: &dyn Upstream, board: Option<&str>, cards: &mut [Value
     }
     Ok(())
 }
-
 
 fn default_search_limit() -> u32 {
     25

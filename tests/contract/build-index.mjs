@@ -4,9 +4,10 @@
 // Linear the object, input and argument types of its GraphQL schema (from the SDK's generated
 // types). tests/it/contract.rs reads it; tests/contract/graphql-check.mjs uses the Linear part.
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 
-const deps = process.argv[2];
+const deps = path.resolve(process.argv[2]);
 const nm = path.join(deps, "node_modules");
 const readJson = (p) => JSON.parse(fs.readFileSync(p, "utf8"));
 const version = (pkg) => readJson(path.join(nm, pkg, "package.json")).version;
@@ -171,6 +172,57 @@ function linear() {
   return { source: path.relative(nm, file), types, enums, scalars };
 }
 
+// ---------------------------------------------------------------- Notion (the SDK's endpoint table)
+
+function notion() {
+  const require = createRequire(path.join(nm, "@notionhq/client/package.json"));
+  const endpoints = require(path.join(nm, "@notionhq/client/build/src/api-endpoints.js"));
+  const ops = [];
+  for (const [name, e] of Object.entries(endpoints)) {
+    if (!e || typeof e.path !== "function" || !e.method) continue;
+    const params = Object.fromEntries((e.pathParams || []).map((p) => [p, `{${p}}`]));
+    const query = Object.fromEntries((e.queryParams || []).map((q) => [q, false]));
+    const body = (e.bodyParams || []).length ? { types: ["application/json"], props: e.bodyParams, required: [], optional: true } : null;
+    ops.push({ id: name, method: e.method.toUpperCase(), path: "/v1/" + e.path(params), query, headers: { "notion-version": true }, body, deprecated: false, example: null });
+  }
+  return ops;
+}
+
+// ---------------------------------------------------------------- Slack (the SDK's method list)
+
+function slack() {
+  const js = fs.readFileSync(path.join(nm, "@slack/web-api/dist/methods.js"), "utf8");
+  const names = [...new Set([...js.matchAll(/bindApiCall(?:WithOptionalArgument)?\(this, '([\w.]+)'\)/g)].map((m) => m[1]))];
+  const body = { types: ["application/x-www-form-urlencoded", "application/json", "multipart/form-data"], props: null, required: [], optional: true };
+  // Every Web API method takes its arguments as form fields, JSON or query parameters: names are
+  // not checked ("*"), the method is.
+  return names.flatMap((n) => ["GET", "POST"].map((method) => ({ id: n, method, path: "/api/" + n, query: { "*": false }, headers: {}, body: method === "POST" ? body : null, deprecated: false, example: null })));
+}
+
+// ---------------------------------------------------------------- Asana (its generated client)
+
+function asana() {
+  const dir = path.join(nm, "asana/src/api");
+  const ops = [];
+  for (const f of fs.readdirSync(dir).filter((f) => f.endsWith("Api.js"))) {
+    const js = fs.readFileSync(path.join(dir, f), "utf8");
+    // One JSDoc + `<name>WithHttpInfo(...) { ... callApi('<path>', '<METHOD>', ...` per operation.
+    for (const m of js.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*(\w+)WithHttpInfo\(([^)]*)\) \{([\s\S]*?)callApi\(\s*'([^']+)', '(\w+)'/g)) {
+      const [, doc, name, , body, p, method] = m;
+      const query = {};
+      for (const q of doc.matchAll(/@param \{[^}]*\} opts\.(\S+)/g)) query[q[1]] = false;
+      const literal = /let queryParams = \{([\s\S]*?)\};/.exec(body);
+      for (const q of (literal?.[1] || "").matchAll(/'([^']+)': /g)) query[q[1]] = true;
+      const hasBody = /let postBody = body;/.test(body);
+      const form = /formParams = \{\s*'/.test(body);
+      const bodySpec = hasBody ? { types: ["application/json"], props: ["data"], required: ["data"], optional: false }
+        : form ? { types: ["multipart/form-data"], props: null, required: [], optional: false } : null;
+      ops.push({ id: name, method, path: "/api/1.0" + p, query, headers: {}, body: bodySpec, deprecated: false, example: null });
+    }
+  }
+  return ops;
+}
+
 const octokit = path.join(nm, "@octokit/openapi/generated/api.github.com.json");
 const google = (doc) => discovery(readJson(path.join(deps, "google", doc + ".json")));
 const gwheel = "google-api-python-client 2.202.0";
@@ -181,6 +233,9 @@ const providers = {
   google_sheets: { description: `${gwheel} (sheets.v4 discovery document)`, integrations: ["google_sheets"], ops: google("sheets.v4") },
   google_calendar: { description: `${gwheel} (calendar.v3 discovery document)`, integrations: ["google_calendar"], ops: google("calendar.v3") },
   trello: { description: `trello.js ${version("trello.js")} (its generated operation list; third-party, from Trello's OpenAPI)`, integrations: ["trello"], ops: trello() },
+  notion: { description: `@notionhq/client ${version("@notionhq/client")} (its endpoint table: path, query and body parameter names)`, integrations: ["notion"], ops: notion() },
+  slack: { description: `@slack/web-api ${version("@slack/web-api")} (its Web API method list; argument names not checked)`, integrations: ["slack"], ops: slack() },
+  asana: { description: `asana ${version("asana")} (its client generated from Asana's OpenAPI: paths, query names, the data envelope)`, integrations: ["asana"], ops: asana() },
   linear: { description: `@linear/sdk ${version("@linear/sdk")} (its generated schema types)`, integrations: ["linear"], ops: [{ id: "graphql", method: "POST", path: "/graphql", query: {}, headers: {}, body: { types: ["application/json"], props: ["query", "variables", "operationName"], required: ["query"], optional: false }, deprecated: false, example: null }], graphql: linear() },
 };
 process.stdout.write(JSON.stringify({ providers }));

@@ -238,7 +238,9 @@ fn linear_api(r: &Recorded) -> Reply {
             // Linear's schema marks `Team.private` deprecated ("Use `Team.visibility` instead"); this
             // fake is stricter than Linear (which still answers it) so a deprecated selection shows.
             if query.contains(" private ") {
-                return validation("Cannot query deprecated field \"private\" on type \"Team\": use `Team.visibility`.");
+                return validation(
+                    "Cannot query deprecated field \"private\" on type \"Team\": use `Team.visibility`.",
+                );
             }
             json!({"teams": page(teams(), &vars)})
         }

@@ -250,11 +250,22 @@ fn stripe(state: &Mutex<State>, r: &Recorded) -> Reply {
         if !r.query.is_empty() {
             return unknown_param(&r.query[0].0);
         }
-        if !r.body.is_empty() && !r.header("content-type").is_some_and(|c| c.starts_with("application/x-www-form-urlencoded")) {
-            return stripe_err(400, "invalid_request_error", None, "Invalid request: bodies must be form-encoded", None);
+        if !r.body.is_empty()
+            && !r.header("content-type").is_some_and(|c| c.starts_with("application/x-www-form-urlencoded"))
+        {
+            return stripe_err(
+                400,
+                "invalid_request_error",
+                None,
+                "Invalid request: bodies must be form-encoded",
+                None,
+            );
         }
         let form = form_pairs(&r.body);
-        if let Err(e) = only_params(&form, &["prorate", "invoice_now", "cancellation_details[comment]", "cancellation_details[feedback]"]) {
+        if let Err(e) = only_params(
+            &form,
+            &["prorate", "invoice_now", "cancellation_details[comment]", "cancellation_details[feedback]"],
+        ) {
             return e;
         }
         return read(&Recorded { query: form, ..r.clone() });

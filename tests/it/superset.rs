@@ -521,15 +521,25 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
         // Superset's `ChartDataQueryContextSchema` (marshmallow, unknown fields raise): the
         // dashboard's filters arrive inside the queries, nowhere else.
         ("POST", "/api/v1/chart/data") => {
-            let known = ["datasource", "queries", "custom_cache_timeout", "force", "result_type", "result_format", "form_data"];
+            let known =
+                ["datasource", "queries", "custom_cache_timeout", "force", "result_type", "result_format", "form_data"];
             if let Some(unknown) = body.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
-                return Reply::json(400, json!({"message": format!("Request is incorrect: {{'{unknown}': ['Unknown field.']}}")}));
+                return Reply::json(
+                    400,
+                    json!({"message": format!("Request is incorrect: {{'{unknown}': ['Unknown field.']}}")}),
+                );
             }
             if body["datasource"]["id"] != 3 || body["queries"].as_array().is_none_or(Vec::is_empty) {
-                return Reply::json(400, json!({"message": "Request is incorrect: {'datasource': ['Missing data for required field.']}"}));
+                return Reply::json(
+                    400,
+                    json!({"message": "Request is incorrect: {'datasource': ['Missing data for required field.']}"}),
+                );
             }
             let filters = body["queries"][0]["filters"].as_array().cloned().unwrap_or_default();
-            let regions: Option<Vec<Value>> = filters.iter().find(|f| f["col"] == "region" && f["op"] == "IN").and_then(|f| f["val"].as_array().cloned());
+            let regions: Option<Vec<Value>> = filters
+                .iter()
+                .find(|f| f["col"] == "region" && f["op"] == "IN")
+                .and_then(|f| f["val"].as_array().cloned());
             let mut data = revenue_rows();
             if let Some(keep) = &regions {
                 data.retain(|row| keep.contains(&row["region"]));
@@ -539,7 +549,10 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
         }
         // `GET /api/v1/chart/<id>/data/` reads `format`, `type` and `force` only (Superset 6.1.0).
         ("GET", "/api/v1/chart/42/data/") => match r.q("format") {
-            Some("json") => Reply::json(200, json!({"result": [revenue_result(revenue_rows(), vec![], r.q("force") == Some("true"))]})),
+            Some("json") => Reply::json(
+                200,
+                json!({"result": [revenue_result(revenue_rows(), vec![], r.q("force") == Some("true"))]}),
+            ),
             Some("csv") => Reply {
                 status: 200,
                 headers: vec![

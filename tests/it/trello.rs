@@ -110,7 +110,9 @@ fn trello_api(r: &Recorded) -> Reply {
         },
         ("GET", p) if p == format!("/1/boards/{BOARD}/lists") => Reply::json(200, lists(r.q("cards") == Some("open"))),
         ("GET", p) if p.starts_with(&format!("/1/boards/{BOARD}/cards/")) => match p.rsplit('/').next() {
-            Some("open" | "visible") => Reply::json(200, json!(board_cards().into_iter().map(listed).collect::<Vec<_>>())),
+            Some("open" | "visible") => {
+                Reply::json(200, json!(board_cards().into_iter().map(listed).collect::<Vec<_>>()))
+            }
             Some("closed") => Reply::json(200, json!([])),
             Some("all") => Reply::json(200, json!(board_cards().into_iter().map(listed).collect::<Vec<_>>())),
             _ => text(400, "invalid value for filter"),
@@ -326,7 +328,10 @@ async fn trello_list_cards_by_list_or_board_with_a_cursor() {
     // A list's archived cards come from its board's closed cards (the list path declares no filter).
     let closed = t.ok("trello_list_cards", json!({"list_id": TODO, "filter": "all"})).await;
     let reqs: Vec<String> = f.requests()[2..].iter().map(|r| r.path.clone()).collect();
-    assert_eq!(reqs, [format!("/1/lists/{TODO}"), format!("/1/boards/{BOARD}/cards/all"), format!("/1/boards/{BOARD}/members")]);
+    assert_eq!(
+        reqs,
+        [format!("/1/lists/{TODO}"), format!("/1/boards/{BOARD}/cards/all"), format!("/1/boards/{BOARD}/members")]
+    );
     assert_eq!(closed["total"], 2, "only the list's own cards");
 
     let p1 = t.ok("trello_list_cards", json!({"board_id": BOARD, "limit": 2})).await;
@@ -390,9 +395,7 @@ async fn trello_get_card_with_checklists_and_comments() {
     let req = f.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", format!("/1/cards/{CARD}").as_str()));
     let p = params(&req);
-    for (k, v) in
-        [("checklists", "all"), ("actions", "commentCard"), ("list", "true"), ("board", "true")]
-    {
+    for (k, v) in [("checklists", "all"), ("actions", "commentCard"), ("list", "true"), ("board", "true")] {
         assert!(p.contains(&(k.to_string(), v.to_string())), "{k}={v} in {p:?}");
     }
     assert!(!p.iter().any(|(k, _)| k == "actions_limit" || k == "list_fields"), "not declared for GET /cards/{{id}}");
@@ -439,8 +442,15 @@ async fn trello_create_card_sends_the_declared_query_parameters() {
     assert!(req.body.is_empty(), "Trello declares every field of POST /cards as a query parameter");
     assert_eq!(
         params(&req),
-        pairs(&[("idList", TODO), ("name", "Rotate API keys"), ("desc", "Quarterly"), ("due", "2026-12-05"), ("pos", "top"),
-                ("idMembers", ME), ("idLabels", "5b1aaaaaaaaaaaaaaaaaaaaa")])
+        pairs(&[
+            ("idList", TODO),
+            ("name", "Rotate API keys"),
+            ("desc", "Quarterly"),
+            ("due", "2026-12-05"),
+            ("pos", "top"),
+            ("idMembers", ME),
+            ("idLabels", "5b1aaaaaaaaaaaaaaaaaaaaa")
+        ])
     );
     assert_eq!(c["id"], "5abbe4b7ddc1b351ef961499");
     assert_eq!(c["name"], "Rotate API keys");
