@@ -558,3 +558,43 @@ pub(crate) async fn list_databases(up: Arc<dyn Upstream>, args: ListDatabases) -
     }));
     Ok(with_raw(out, args.include_raw, &body["result"]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which of a dashboard's native filters reach a chart's query, and as what.
+    #[test]
+    fn native_filters_apply_only_to_charts_in_scope_on_their_dataset() {
+        let f = |name: &str, kind: &str, dataset: u64, value: Value, extra: Value| {
+            let mut v = json!({"id": name, "name": name, "type": "NATIVE_FILTER", "filterType": kind,
+                "targets": [{"column": {"name": "region"}, "datasetId": dataset}],
+                "defaultDataMask": {"filterState": {"value": value}}, "scope": {"rootPath": ["ROOT_ID"], "excluded": []}});
+            if let (Value::Object(o), Value::Object(e)) = (&mut v, extra) {
+                o.extend(e);
+            }
+            v
+        };
+        let meta = json!({"native_filter_configuration": [
+            f("Region", "filter_select", 3, json!(["EMEA"]), json!({"controlValues": {"inverseSelection": true}})),
+            f("Revenue", "filter_range", 3, json!([10, null]), json!({})),
+            f("Elsewhere", "filter_select", 4, json!(["x"]), json!({})),
+            f("Excluded", "filter_select", 3, json!(["x"]), json!({"scope": {"excluded": [42]}})),
+            f("Unset", "filter_select", 3, Value::Null, json!({})),
+            f("When", "filter_time", 3, json!("Last week"), json!({})),
+            {"id": "DIVIDER-1", "type": "DIVIDER", "title": "Section"},
+        ]});
+        let (filters, time_range, applied, skipped) = native_filters(&meta, 42, Some(3));
+        assert_eq!(
+            filters,
+            vec![
+                json!({"col": "region", "op": "NOT IN", "val": ["EMEA"]}),
+                json!({"col": "region", "op": ">=", "val": 10})
+            ]
+        );
+        assert_eq!(time_range.as_deref(), Some("Last week"));
+        assert_eq!(applied, vec![json!("Region"), json!("Revenue"), json!("When")]);
+        let skipped: Vec<&str> = skipped.iter().filter_map(|s| s["name"].as_str()).collect();
+        assert_eq!(skipped, ["Elsewhere", "Excluded", "Unset"]);
+    }
+}
