@@ -223,6 +223,43 @@ function asana() {
   return ops;
 }
 
+// ---------------------------------------------------------------- HubSpot (its generated clients)
+
+function hubspot() {
+  const root = path.join(nm, "@hubspot/api-client/lib/codegen");
+  const ops = [];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (path.basename(dir) === "apis" && e.name.endsWith("Api.js") && e.name !== "baseapi.js") api(p);
+    }
+  };
+  const modelProps = (apiFile, type) => {
+    const f = path.join(path.dirname(apiFile), "../models", type + ".js");
+    if (!fs.existsSync(f)) return null;
+    return [...fs.readFileSync(f, "utf8").matchAll(/"baseName": "([^"]+)"/g)].map((m) => m[1]);
+  };
+  const api = (file) => {
+    const js = fs.readFileSync(file, "utf8");
+    // Request factories only (the response processors below them have no localVarPath).
+    for (const chunk of js.split("const localVarPath = '").slice(1)) {
+      const p = chunk.slice(0, chunk.indexOf("'"));
+      const method = /HttpMethod\.(\w+)/.exec(chunk)?.[1];
+      if (!method) continue;
+      const end = chunk.indexOf("return requestContext;");
+      const body = end > 0 ? chunk.slice(0, end) : chunk;
+      const query = {};
+      for (const q of body.matchAll(/(?:append|set)QueryParam\("([^"]+)"/g)) query[q[1]] = false;
+      const type = /ObjectSerializer\.serialize\(\w+, "([\w<>]+)", ""\), contentType\)/.exec(body)?.[1];
+      const bodySpec = type ? { types: ["application/json"], props: /^\w+$/.test(type) ? modelProps(file, type) : null, required: [], optional: false } : null;
+      ops.push({ id: path.basename(file, ".js") + " " + p, method, path: p, query, headers: {}, body: bodySpec, deprecated: false, example: null });
+    }
+  };
+  walk(root);
+  return ops;
+}
+
 const octokit = path.join(nm, "@octokit/openapi/generated/api.github.com.json");
 const google = (doc) => discovery(readJson(path.join(deps, "google", doc + ".json")));
 const gwheel = "google-api-python-client 2.202.0";
@@ -236,6 +273,7 @@ const providers = {
   notion: { description: `@notionhq/client ${version("@notionhq/client")} (its endpoint table: path, query and body parameter names)`, integrations: ["notion"], ops: notion() },
   slack: { description: `@slack/web-api ${version("@slack/web-api")} (its Web API method list; argument names not checked)`, integrations: ["slack"], ops: slack() },
   asana: { description: `asana ${version("asana")} (its client generated from Asana's OpenAPI: paths, query names, the data envelope)`, integrations: ["asana"], ops: asana() },
+  hubspot: { description: `@hubspot/api-client ${version("@hubspot/api-client")} (its clients generated from HubSpot's OpenAPI: paths, query names, body properties)`, integrations: ["hubspot"], ops: hubspot() },
   linear: { description: `@linear/sdk ${version("@linear/sdk")} (its generated schema types)`, integrations: ["linear"], ops: [{ id: "graphql", method: "POST", path: "/graphql", query: {}, headers: {}, body: { types: ["application/json"], props: ["query", "variables", "operationName"], required: ["query"], optional: false }, deprecated: false, example: null }], graphql: linear() },
 };
 process.stdout.write(JSON.stringify({ providers }));

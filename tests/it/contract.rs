@@ -81,6 +81,12 @@ fn overrides(integration: &str, tool: &str) -> Value {
         ("asana", "asana_update_task") => json!({"__id": GID, "+name": "Renamed", "assignee": GID}),
         ("asana", "asana_create_comment") => json!({"__id": GID, "+text": "hello", "html_text": null}),
         ("asana", _) => json!({"__id": GID, "workspace": GID, "project": GID, "assignee": GID}),
+        ("hubspot", "hubspot_get_contact") => json!({"+contact_id": "51", "email": null}),
+        ("hubspot", "hubspot_update_contact") => {
+            json!({"+contact_id": "51", "email": null, "+properties": {"firstname": "Ada"}})
+        }
+        ("hubspot", "hubspot_update_deal") => json!({"__id": "51", "+properties": {"dealname": "Renewal"}}),
+        ("hubspot", _) => json!({"__id": "51"}),
         ("linear", _) => json!({"__id": "9cfb482a-81e3-4154-b5b9-2c805e70a02d"}),
         _ => json!({}),
     }
