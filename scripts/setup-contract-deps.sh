@@ -6,8 +6,8 @@
 #   npm  (tests/contract/package-lock.json): @octokit/openapi 23.0.2 (GitHub's OpenAPI),
 #        @linear/sdk 98.0.0 (Linear's schema types), trello.js 2.2.0 (Trello's operations),
 #        @notionhq/client 5.26.0 (Notion's endpoint table), @slack/web-api 8.2.0 (Slack's method
-#        list), asana 3.2.0 and @hubspot/api-client 14.0.1 (clients generated from Asana's and
-#        HubSpot's OpenAPI), graphql 16.11.0 (parses GraphQL documents)
+#        list), asana 3.2.0, @hubspot/api-client 14.0.1 and @sentry/api 0.1.0 (clients generated
+#        from Asana's, HubSpot's and Sentry's OpenAPI), graphql 16.11.0 (parses GraphQL documents)
 #   PyPI (wheel, no install): google-api-python-client 2.202.0, whose discovery documents describe
 #        Gmail v1, Drive v3, Sheets v4 and Calendar v3
 # Idempotent: a stamp holding the hash of the lock, the wheel version and the index builder makes a

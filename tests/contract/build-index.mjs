@@ -260,6 +260,48 @@ function hubspot() {
   return ops;
 }
 
+// ---------------------------------------------------------------- Sentry (its generated client)
+
+function sentry() {
+  const dist = path.join(nm, "@sentry/api/dist");
+  const js = fs.readFileSync(path.join(dist, "index.js"), "utf8");
+  const types = fs.readFileSync(path.join(dist, "types.gen.d.ts"), "utf8").split("\n");
+  const norm = (n) => n.toLowerCase().replace(/[^a-z0-9]/g, "");
+  // <Name>Data blocks: the members of `body` and `query` (8-space indented), required without `?`.
+  const data = {};
+  for (let i = 0; i < types.length; i++) {
+    const m = /^export type (\w+)Data = \{$/.exec(types[i]);
+    if (!m) continue;
+    const entry = { body: null, query: null };
+    let part = null;
+    for (i++; i < types.length && types[i] !== "};"; i++) {
+      const top = /^ {4}(body|query|path|headers|url)(\??): (.*)$/.exec(types[i]);
+      if (top) {
+        part = top[3].startsWith("{") && !top[3].startsWith("{}") ? top[1] : null;
+        if (part === "body" || part === "query") entry[part] = { names: [], required: [], optional: top[2] === "?" };
+        continue;
+      }
+      const member = /^ {8}'?([\w.\[\]-]+)'?(\??): /.exec(types[i]);
+      if (member && (part === "body" || part === "query")) {
+        entry[part].names.push(member[1]);
+        if (!member[2]) entry[part].required.push(member[1]);
+      }
+    }
+    data[norm(m[1])] = entry;
+  }
+  const ops = [];
+  for (const m of js.matchAll(/var (\w+) = \(options\) => \(options\.client \?\? client\)\.(get|put|post|delete|patch)\(\{([\s\S]*?)\n\}\);/g)) {
+    const [, name, method, cfg] = m;
+    const url = /url: "([^"]+)"/.exec(cfg)?.[1];
+    if (!url) continue;
+    const d = data[norm(name)] || { body: null, query: null };
+    const query = Object.fromEntries((d.query?.names || []).map((q) => [q, (d.query.required || []).includes(q) && !d.query.optional]));
+    const body = d.body ? { types: [/formData/.test(cfg) ? "multipart/form-data" : "application/json"], props: d.body.names, required: d.body.required, optional: d.body.optional } : null;
+    ops.push({ id: name, method: method.toUpperCase(), path: url, query, headers: {}, body, deprecated: false, example: null });
+  }
+  return ops;
+}
+
 const octokit = path.join(nm, "@octokit/openapi/generated/api.github.com.json");
 const google = (doc) => discovery(readJson(path.join(deps, "google", doc + ".json")));
 const gwheel = "google-api-python-client 2.202.0";
@@ -274,6 +316,7 @@ const providers = {
   slack: { description: `@slack/web-api ${version("@slack/web-api")} (its Web API method list; argument names not checked)`, integrations: ["slack"], ops: slack() },
   asana: { description: `asana ${version("asana")} (its client generated from Asana's OpenAPI: paths, query names, the data envelope)`, integrations: ["asana"], ops: asana() },
   hubspot: { description: `@hubspot/api-client ${version("@hubspot/api-client")} (its clients generated from HubSpot's OpenAPI: paths, query names, body properties)`, integrations: ["hubspot"], ops: hubspot() },
+  sentry: { description: `@sentry/api ${version("@sentry/api")} (its client generated from Sentry's OpenAPI)`, integrations: ["sentry"], ops: sentry() },
   linear: { description: `@linear/sdk ${version("@linear/sdk")} (its generated schema types)`, integrations: ["linear"], ops: [{ id: "graphql", method: "POST", path: "/graphql", query: {}, headers: {}, body: { types: ["application/json"], props: ["query", "variables", "operationName"], required: ["query"], optional: false }, deprecated: false, example: null }], graphql: linear() },
 };
 process.stdout.write(JSON.stringify({ providers }));
