@@ -21,6 +21,11 @@ t0=$(date +%s)
 bash scripts/setup-client-deps.sh
 echo "(client deps: $(($(date +%s) - t0)) s)"
 
+section "API descriptions for the contract tests (.deps/contracts)"
+bash scripts/setup-contract-deps.sh
+# tests/it/contract.rs fails instead of skipping when the descriptions are missing.
+export WORKBENCH_CONTRACTS_REQUIRED=1
+
 section "cargo build --locked"
 cargo build --locked
 

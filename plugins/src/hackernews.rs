@@ -146,8 +146,15 @@ async fn list_stories(up: Arc<dyn Upstream>, args: ListStories) -> Result<Value,
     })))
 }
 
-fn hn_url(id: &Value) -> String {
-    format!("https://news.ycombinator.com/item?id={id}")
+/// The news.ycombinator.com link of an item. The Firebase API sends ids as numbers, Algolia's
+/// `objectID` is a string: both print bare (a JSON `Value`'s `Display` would quote a string).
+fn hn_url(id: &Value) -> Value {
+    let id = match id {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s.clone(),
+        _ => return Value::Null,
+    };
+    Value::String(format!("https://news.ycombinator.com/item?id={id}"))
 }
 
 fn unix_to_rfc3339(secs: Option<i64>) -> Value {
@@ -341,7 +348,7 @@ async fn search_stories(up: Arc<dyn Upstream>, args: SearchStories) -> Result<Va
                 "time": h["created_at"],
                 "text": text,
                 "story_id": h["story_id"],
-                "hn_url": hn_url(&h["objectID"].as_str().map(Value::from).unwrap_or(Value::Null)),
+                "hn_url": hn_url(&h["objectID"]),
             }))
         })
         .collect();
@@ -392,5 +399,14 @@ mod tests {
         assert_eq!(unix_to_rfc3339(Some(0)), json!("1970-01-01T00:00:00Z"));
         assert_eq!(unix_to_rfc3339(Some(1_700_000_000)), json!("2023-11-14T22:13:20Z"));
         assert_eq!(unix_to_rfc3339(Some(951_782_400)), json!("2000-02-29T00:00:00Z"));
+    }
+
+    #[test]
+    fn item_links_carry_the_bare_id_whether_it_came_as_a_number_or_a_string() {
+        let want = json!("https://news.ycombinator.com/item?id=8863");
+        assert_eq!(hn_url(&json!(8863)), want);
+        assert_eq!(hn_url(&json!("8863")), want, "Algolia's objectID is a string");
+        assert_eq!(hn_url(&json!("8863\"><script>")), Value::Null);
+        assert_eq!(hn_url(&Value::Null), Value::Null);
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::api::*;
 use crate::tool;
@@ -380,13 +380,32 @@ struct ListCards {
     include_raw: bool,
 }
 
+/// Trello's description declares no query parameters for `GET /boards/{id}/cards/{filter}` and
+/// `GET /lists/{id}/cards` (open cards only): the filter goes in the board path, a list's closed or
+/// all cards come from its board's, and member names from `GET /boards/{id}/members`.
 async fn list_cards(up: Arc<dyn Upstream>, args: ListCards) -> Result<Value, ToolError> {
     let offset = parse_offset(&args.cursor)?;
-    let (path, board) = match (&args.list_id, &args.board_id) {
-        (Some(l), None) => (format!("/lists/{}/cards", trello_id("/list_id", l)?), None),
+    let filter = args.filter.as_str();
+    let (body, board, only_list) = match (&args.list_id, &args.board_id) {
+        (Some(l), None) => {
+            let l = trello_id("/list_id", l)?;
+            if matches!(args.filter, CardFilter::Open) {
+                (up.send(HttpRequest::get(format!("/lists/{l}/cards"))).await?.json()?, None, None)
+            } else {
+                let list = up.send(HttpRequest::get(format!("/lists/{l}")).query("fields", "idBoard")).await?.json()?;
+                let b = list["idBoard"].as_str().map(|b| trello_id("/list_id", b)).transpose()?.ok_or_else(|| {
+                    ToolError::Upstream {
+                        status: 200,
+                        message: format!("Trello did not say which board list {l} is on"),
+                        retry_after: None,
+                    }
+                })?;
+                (up.send(HttpRequest::get(format!("/boards/{b}/cards/{filter}"))).await?.json()?, Some(b), Some(l))
+            }
+        }
         (None, Some(b)) => {
             let b = trello_id("/board_id", b)?;
-            (format!("/boards/{b}/cards"), Some(b))
+            (up.send(HttpRequest::get(format!("/boards/{b}/cards/{filter}"))).await?.json()?, Some(b), None)
         }
         _ => {
             return Err(ToolError::InvalidArguments {
@@ -395,15 +414,14 @@ async fn list_cards(up: Arc<dyn Upstream>, args: ListCards) -> Result<Value, Too
             });
         }
     };
-    let req = HttpRequest::get(path)
-        .query("filter", args.filter.as_str())
-        .query("fields", CARD_FIELDS)
-        .query("members", "true")
-        .query("member_fields", "fullName,username");
-    let body = up.send(req).await?.json()?;
+    let mut all: Vec<Value> = body.as_array().cloned().unwrap_or_default();
+    if let Some(l) = &only_list {
+        all.retain(|c| c["idList"].as_str() == Some(l.as_str()));
+    }
     // Board-wide listings name each card's column, which needs the board's lists.
     let mut list_names = HashMap::new();
-    if let Some(b) = board {
+    if board.is_some() && only_list.is_none() {
+        let b = board.as_deref().unwrap_or_default();
         let lists = up
             .send(HttpRequest::get(format!("/boards/{b}/lists")).query("filter", "all").query("fields", "name"))
             .await?
@@ -414,9 +432,9 @@ async fn list_cards(up: Arc<dyn Upstream>, args: ListCards) -> Result<Value, Too
             }
         }
     }
-    let all = body.as_array().cloned().unwrap_or_default();
     let limit = args.limit.clamp(1, 1000);
-    let page: Vec<Value> = all.iter().skip(offset).take(limit).cloned().collect();
+    let mut page: Vec<Value> = all.iter().skip(offset).take(limit).cloned().collect();
+    name_members(&*up, board.as_deref(), &mut page).await?;
     let cards: Vec<Value> = page.iter().map(|c| shape_card(c, &list_names, LIST_DESC_CHARS).0).collect();
     let next = offset + limit;
     let shaped = compact(json!({
@@ -425,6 +443,30 @@ async fn list_cards(up: Arc<dyn Upstream>, args: ListCards) -> Result<Value, Too
         "next_cursor": (next < all.len()).then(|| next.to_string()),
     }));
     Ok(with_raw(shaped, args.include_raw, &Value::Array(page)))
+}
+
+/// Puts `members` (id, fullName, username) on cards that only carry `idMembers`, from their board's
+/// member list (one request, only when a card has members).
+async fn name_members(up: &dyn Upstream, board: Option<&str>, cards: &mut [Value]) -> Result<(), ToolError> {
+    let has_members = |c: &Value| c["idMembers"].as_array().is_some_and(|m| !m.is_empty());
+    let Some(first) = cards.iter().find(|c| has_members(c)) else { return Ok(()) };
+    let board = match board.map(str::to_string).or_else(|| first["idBoard"].as_str().map(str::to_string)) {
+        Some(b) => trello_id("/board_id", &b)?,
+        None => return Ok(()),
+    };
+    let members = up.send(HttpRequest::get(format!("/boards/{board}/members"))).await?.json()?;
+    let by_id: HashMap<&str, &Value> =
+        members.as_array().into_iter().flatten().filter_map(|m| Some((m["id"].as_str()?, m))).collect();
+    for c in cards.iter_mut().filter(|c| has_members(c)) {
+        let named: Vec<Value> = c["idMembers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|id| by_id.get(id.as_str()?).map(|m| (*m).clone()))
+            .collect();
+        c["members"] = Value::Array(named);
+    }
+    Ok(())
 }
 
 fn default_search_limit() -> u32 {
@@ -529,14 +571,14 @@ async fn get_card(up: Arc<dyn Upstream>, args: GetCard) -> Result<Value, ToolErr
         .query("members", "true")
         .query("member_fields", "fullName,username")
         .query("list", "true")
-        .query("list_fields", "name")
         .query("board", "true")
         .query("board_fields", "name");
     if args.include_checklists {
         req = req.query("checklists", "all").query("checklist_fields", "name");
     }
     if args.include_comments {
-        req = req.query("actions", "commentCard").query("actions_limit", args.max_comments.clamp(1, 100));
+        // `actions_limit` is not declared for `GET /cards/{id}`: the newest come first, cut here.
+        req = req.query("actions", "commentCard");
     }
     let card = up.send(req).await?.json()?;
     let (mut shaped, truncated) = shape_card(&card, &HashMap::new(), args.max_chars);
@@ -566,6 +608,7 @@ async fn get_card(up: Arc<dyn Upstream>, args: GetCard) -> Result<Value, ToolErr
             .into_iter()
             .flatten()
             .filter(|a| a["type"] == "commentCard")
+            .take(args.max_comments.clamp(1, 100) as usize)
             .map(|a| {
                 compact(json!({
                     "id": a["id"],
@@ -626,23 +669,24 @@ fn ids(path: &str, values: &[String]) -> Result<Vec<String>, ToolError> {
     values.iter().map(|v| trello_id(path, v)).collect()
 }
 
+/// Trello's description declares every field of `POST /cards`, `PUT /cards/{id}` and `POST
+/// /cards/{id}/actions/comments` as a query parameter (lists comma-separated): sent so.
 async fn create_card(up: Arc<dyn Upstream>, args: CreateCard) -> Result<Value, ToolError> {
     check_pos(&args.pos)?;
-    let mut body = Map::new();
-    body.insert("idList".into(), json!(trello_id("/list_id", &args.list_id)?));
-    body.insert("name".into(), json!(args.name));
-    for (key, value) in [("desc", &args.desc), ("due", &args.due), ("start", &args.start), ("pos", &args.pos)] {
-        if let Some(v) = value {
-            body.insert(key.into(), json!(v));
-        }
-    }
+    let mut req = HttpRequest::post("/cards")
+        .query("idList", trello_id("/list_id", &args.list_id)?)
+        .query("name", &args.name)
+        .query_opt("desc", args.desc.as_ref())
+        .query_opt("due", args.due.as_ref())
+        .query_opt("start", args.start.as_ref())
+        .query_opt("pos", args.pos.as_ref());
     if let Some(m) = args.member_ids.as_ref().filter(|m| !m.is_empty()) {
-        body.insert("idMembers".into(), json!(ids("/member_ids", m)?));
+        req = req.query("idMembers", ids("/member_ids", m)?.join(","));
     }
     if let Some(l) = args.label_ids.as_ref().filter(|l| !l.is_empty()) {
-        body.insert("idLabels".into(), json!(ids("/label_ids", l)?));
+        req = req.query("idLabels", ids("/label_ids", l)?.join(","));
     }
-    let card = up.send(HttpRequest::post("/cards").json(Value::Object(body))).await?.json()?;
+    let card = up.send(req).await?.json()?;
     Ok(shape_card(&card, &HashMap::new(), LIST_DESC_CHARS).0)
 }
 
@@ -682,41 +726,42 @@ async fn update_card(up: Arc<dyn Upstream>, args: UpdateCard) -> Result<Value, T
             problems: vec![ArgProblem { path: "/list_id".into(), problem: "needed with board_id".into() }],
         });
     }
-    let mut body = Map::new();
+    let mut params: Vec<(&str, String)> = Vec::new();
     if let Some(l) = &args.list_id {
-        body.insert("idList".into(), json!(trello_id("/list_id", l)?));
+        params.push(("idList", trello_id("/list_id", l)?));
     }
     if let Some(b) = &args.board_id {
-        body.insert("idBoard".into(), json!(trello_id("/board_id", b)?));
+        params.push(("idBoard", trello_id("/board_id", b)?));
     }
     if let Some(n) = &args.name {
-        body.insert("name".into(), json!(n));
+        params.push(("name", n.clone()));
     }
     if let Some(d) = &args.desc {
-        body.insert("desc".into(), json!(d));
+        params.push(("desc", d.clone()));
     }
     if let Some(d) = &args.due {
-        body.insert("due".into(), if d.trim().is_empty() { Value::Null } else { json!(d) });
+        // An empty due clears it.
+        params.push(("due", d.trim().to_string()));
     }
     if let Some(c) = args.due_complete {
-        body.insert("dueComplete".into(), json!(c));
+        params.push(("dueComplete", c.to_string()));
     }
     if let Some(c) = args.closed {
-        body.insert("closed".into(), json!(c));
+        params.push(("closed", c.to_string()));
     }
     if let Some(m) = &args.member_ids {
-        body.insert("idMembers".into(), json!(ids("/member_ids", m)?));
+        params.push(("idMembers", ids("/member_ids", m)?.join(",")));
     }
     if let Some(p) = &args.pos {
-        body.insert("pos".into(), json!(p));
+        params.push(("pos", p.clone()));
     }
-    if body.is_empty() {
+    if params.is_empty() {
         return Err(ToolError::invalid(
             "nothing to change: give list_id, name, desc, due, due_complete, closed, member_ids or pos",
         ));
     }
-    let card =
-        up.send(HttpRequest::new(Method::Put, format!("/cards/{id}")).json(Value::Object(body))).await?.json()?;
+    let req = params.into_iter().fold(HttpRequest::new(Method::Put, format!("/cards/{id}")), |r, (k, v)| r.query(k, v));
+    let card = up.send(req).await?.json()?;
     Ok(shape_card(&card, &HashMap::new(), LIST_DESC_CHARS).0)
 }
 
@@ -733,7 +778,7 @@ struct CreateComment {
 
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let id = trello_id("/card_id", &args.card_id)?;
-    let req = HttpRequest::post(format!("/cards/{id}/actions/comments")).json(json!({ "text": args.text }));
+    let req = HttpRequest::post(format!("/cards/{id}/actions/comments")).query("text", &args.text);
     let action = up.send(req).await?.json()?;
     Ok(compact(json!({
         "id": action["id"],

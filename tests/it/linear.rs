@@ -176,8 +176,9 @@ fn matches_filter(s: &Seed, f: &Value) -> bool {
 
 fn teams() -> Vec<Value> {
     vec![
-        json!({"id": ENG, "key": "ENG", "name": "Engineering", "description": "Product engineering", "private": false}),
-        json!({"id": OPS, "key": "OPS", "name": "Operations", "description": "", "private": true}),
+        // `Team.visibility` (the schema deprecates `private` for it): public, private or restricted.
+        json!({"id": ENG, "key": "ENG", "name": "Engineering", "description": "Product engineering", "visibility": "public"}),
+        json!({"id": OPS, "key": "OPS", "name": "Operations", "description": "", "visibility": "private"}),
     ]
 }
 
@@ -233,7 +234,16 @@ fn linear_api(r: &Recorded) -> Reply {
             let key = vars["key"].as_str().unwrap_or("");
             json!({"teams": {"nodes": teams().into_iter().filter(|t| t["key"].as_str().unwrap().eq_ignore_ascii_case(key)).map(|t| json!({"id": t["id"], "key": t["key"]})).collect::<Vec<_>>()}})
         }
-        "Teams" => json!({"teams": page(teams(), &vars)}),
+        "Teams" => {
+            // Linear's schema marks `Team.private` deprecated ("Use `Team.visibility` instead"); this
+            // fake is stricter than Linear (which still answers it) so a deprecated selection shows.
+            if query.contains(" private ") {
+                return validation(
+                    "Cannot query deprecated field \"private\" on type \"Team\": use `Team.visibility`.",
+                );
+            }
+            json!({"teams": page(teams(), &vars)})
+        }
         "Issues" => {
             if !query.contains("issues(filter: $filter, first: $first, after: $after, orderBy: $orderBy)") {
                 return validation("Unknown argument");
@@ -649,7 +659,7 @@ async fn linear_teams_projects_and_states() {
     );
     let p2 = t.ok("linear_list_teams", json!({"limit": 1, "cursor": "cur-1"})).await;
     assert_eq!(call(&fake.last()).1["after"], "cur-1");
-    assert_eq!(p2, json!({"teams": [{"id": OPS, "key": "OPS", "name": "Operations", "private": true}]}));
+    assert_eq!(p2, json!({"teams": [{"id": OPS, "key": "OPS", "name": "Operations", "visibility": "private"}]}));
 
     let pr = t.ok("linear_list_projects", json!({"status": "started", "team": "eng", "name": "ss"})).await;
     assert_eq!(

@@ -11,6 +11,7 @@ mod cli;
 mod client_example;
 mod confluence;
 mod connect;
+mod contract;
 mod curl_proxy;
 mod custom_apps;
 mod deep_input;

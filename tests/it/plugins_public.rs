@@ -130,6 +130,7 @@ async fn hackernews_get_item_plain_and_with_comment_tree() {
     let tree = t.ok("hackernews_get_item", json!({"item_id": 8863, "include_comments": true, "max_depth": 2})).await;
     assert_eq!(al.last().path, "/api/v1/items/8863");
     assert_eq!(tree["title"], "My YC app: Dropbox");
+    assert_eq!(tree["hn_url"], "https://news.ycombinator.com/item?id=8863");
     assert_eq!(tree["comments"][0]["text"], "Cool/neat");
     assert_eq!(tree["comments"][0]["replies"][0]["author"], "BrandonM");
     assert_eq!(tree["comments"][0]["replies"][0]["more_replies"], 1, "depth 2 stops here and says how many are hidden");
@@ -153,6 +154,8 @@ async fn hackernews_search_maps_filters_and_cursor() {
     assert_eq!(req.q("numericFilters"), Some("points>100"));
     assert_eq!(req.q("hitsPerPage"), Some("1"));
     assert_eq!(r["hits"][0]["id"], 4000);
+    // Algolia's objectID is a JSON string: the link carries the bare id, not `id="4000"`.
+    assert_eq!(r["hits"][0]["hn_url"], "https://news.ycombinator.com/item?id=4000");
     assert_eq!(r["hits"][0]["comments"], 345);
     assert_eq!(r["total"], 3);
     assert_eq!(r["next_cursor"], "1");

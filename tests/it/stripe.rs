@@ -245,6 +245,31 @@ fn stripe(state: &Mutex<State>, r: &Recorded) -> Reply {
     if r.header("stripe-version") != Some(VERSION) {
         return stripe_err(400, "invalid_request_error", None, "The fake expects the pinned Stripe-Version", None);
     }
+    // Stripe's OpenAPI declares DELETE /v1/subscriptions/{id}'s fields as a form body.
+    if r.method == "DELETE" && r.path.starts_with("/v1/subscriptions/") {
+        if !r.query.is_empty() {
+            return unknown_param(&r.query[0].0);
+        }
+        if !r.body.is_empty()
+            && !r.header("content-type").is_some_and(|c| c.starts_with("application/x-www-form-urlencoded"))
+        {
+            return stripe_err(
+                400,
+                "invalid_request_error",
+                None,
+                "Invalid request: bodies must be form-encoded",
+                None,
+            );
+        }
+        let form = form_pairs(&r.body);
+        if let Err(e) = only_params(
+            &form,
+            &["prorate", "invoice_now", "cancellation_details[comment]", "cancellation_details[feedback]"],
+        ) {
+            return e;
+        }
+        return read(&Recorded { query: form, ..r.clone() });
+    }
     if r.method != "POST" {
         if !r.body.is_empty() {
             return stripe_err(
@@ -1185,8 +1210,8 @@ async fn stripe_delete_subscription_now_or_at_period_end() {
         .await;
     let req = fake.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("DELETE", "/v1/subscriptions/sub_1MowQVLkdIwHu7ixeRlqHVzs"));
-    assert_eq!(req.query, pairs(&[("prorate", "true"), ("invoice_now", "true")]));
-    assert!(req.body.is_empty());
+    assert!(req.query.is_empty(), "Stripe's spec declares prorate and invoice_now as body fields");
+    assert_eq!(form_pairs(&req.body), pairs(&[("prorate", "true"), ("invoice_now", "true")]));
     assert_eq!(now["status"], "canceled");
     assert_eq!(now["canceled_at"], "2026-02-02T02:40:00Z");
 

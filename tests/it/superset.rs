@@ -359,6 +359,37 @@ fn contains(item: &Value, field: &str, f: &Value) -> bool {
     item[field].as_str().unwrap_or("").to_lowercase().contains(&needle)
 }
 
+/// Chart 42's saved query context (as Superset stores it, a JSON string in `query_context`).
+fn revenue_query_context() -> Value {
+    json!({
+        "datasource": {"id": 3, "type": "table"}, "force": false,
+        "queries": [{"columns": ["region"], "metrics": ["sum__revenue"], "filters": [], "extras": {"having": "", "where": ""},
+                     "orderby": [["sum__revenue", false]], "row_limit": 10000, "time_range": "No filter"}],
+        "form_data": {"datasource": "3__table", "viz_type": "echarts_timeseries_bar", "slice_id": 42},
+        "result_format": "json", "result_type": "full"
+    })
+}
+
+fn revenue_rows() -> Vec<Value> {
+    vec![
+        json!({"region": "EMEA", "SUM(revenue)": 1200.5}),
+        json!({"region": "AMER", "SUM(revenue)": 980.0}),
+        json!({"region": "APAC", "SUM(revenue)": 455.25}),
+    ]
+}
+
+fn revenue_result(data: Vec<Value>, applied: Vec<Value>, force: bool) -> Value {
+    json!({
+        "annotation_data": [], "applied_filters": applied,
+        "cache_key": "e3b0c44298fc1c149afbf4c8996fb924", "cache_timeout": 86400,
+        "cached_dttm": if force { Value::Null } else { json!("2026-03-02T09:00:00") }, "colnames": ["region", "SUM(revenue)"],
+        "coltypes": [1, 0], "error": null, "from_dttm": null, "is_cached": !force, "rowcount": data.len(), "data": data,
+        "label_map": {"region": ["region"], "SUM(revenue)": ["SUM(revenue)"]},
+        "query": "SELECT region AS region, sum(revenue) AS \"SUM(revenue)\"\nFROM public.orders GROUP BY region ORDER BY \"SUM(revenue)\" DESC\nLIMIT 10000",
+        "rejected_filters": [], "result_format": "json", "stacktrace": null, "status": "success", "to_dttm": null
+    })
+}
+
 fn superset(state: &Shared, r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return Reply::json(400, json!({"message": "no user agent"}));
@@ -477,31 +508,51 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
                 _ => false,
             })
         }
-        ("GET", "/api/v1/chart/42/data/") => match r.q("format") {
-            Some("json") => {
-                let force = r.q("force") == Some("true");
-                let filtered = r.q("filters_dashboard_id") == Some("7");
-                let mut data = vec![
-                    json!({"region": "EMEA", "SUM(revenue)": 1200.5}),
-                    json!({"region": "AMER", "SUM(revenue)": 980.0}),
-                    json!({"region": "APAC", "SUM(revenue)": 455.25}),
-                ];
-                if filtered {
-                    data.truncate(1);
-                }
-                Reply::json(
-                    200,
-                    json!({"result": [{
-                        "annotation_data": [], "applied_filters": if filtered { json!([{"column": "region"}]) } else { json!([]) },
-                        "cache_key": "e3b0c44298fc1c149afbf4c8996fb924", "cache_timeout": 86400,
-                        "cached_dttm": if force { Value::Null } else { json!("2026-03-02T09:00:00") }, "colnames": ["region", "SUM(revenue)"],
-                        "coltypes": [1, 0], "data": data, "error": null, "from_dttm": null, "is_cached": !force,
-                        "label_map": {"region": ["region"], "SUM(revenue)": ["SUM(revenue)"]},
-                        "query": "SELECT region AS region, sum(revenue) AS \"SUM(revenue)\"\nFROM public.orders GROUP BY region ORDER BY \"SUM(revenue)\" DESC\nLIMIT 10000",
-                        "rejected_filters": [], "result_format": "json", "rowcount": 3, "stacktrace": null, "status": "success", "to_dttm": null
-                    }]}),
-                )
+        ("GET", "/api/v1/chart/42") => {
+            let mut c = chart(42, "Revenue by region", "echarts_timeseries_bar", &[(7, "Sales Overview")]);
+            c["query_context"] = json!(revenue_query_context().to_string());
+            Reply::json(200, json!({"id": 42, "result": c}))
+        }
+        ("GET", "/api/v1/chart/43") => {
+            let mut c = chart(43, "Orders table", "table", &[(7, "Sales Overview")]);
+            c["query_context"] = Value::Null;
+            Reply::json(200, json!({"id": 43, "result": c}))
+        }
+        // Superset's `ChartDataQueryContextSchema` (marshmallow, unknown fields raise): the
+        // dashboard's filters arrive inside the queries, nowhere else.
+        ("POST", "/api/v1/chart/data") => {
+            let known =
+                ["datasource", "queries", "custom_cache_timeout", "force", "result_type", "result_format", "form_data"];
+            if let Some(unknown) = body.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
+                return Reply::json(
+                    400,
+                    json!({"message": format!("Request is incorrect: {{'{unknown}': ['Unknown field.']}}")}),
+                );
             }
+            if body["datasource"]["id"] != 3 || body["queries"].as_array().is_none_or(Vec::is_empty) {
+                return Reply::json(
+                    400,
+                    json!({"message": "Request is incorrect: {'datasource': ['Missing data for required field.']}"}),
+                );
+            }
+            let filters = body["queries"][0]["filters"].as_array().cloned().unwrap_or_default();
+            let regions: Option<Vec<Value>> = filters
+                .iter()
+                .find(|f| f["col"] == "region" && f["op"] == "IN")
+                .and_then(|f| f["val"].as_array().cloned());
+            let mut data = revenue_rows();
+            if let Some(keep) = &regions {
+                data.retain(|row| keep.contains(&row["region"]));
+            }
+            let applied: Vec<Value> = filters.iter().map(|f| json!({"column": f["col"]})).collect();
+            Reply::json(200, json!({"result": [revenue_result(data, applied, body["force"] == true)]}))
+        }
+        // `GET /api/v1/chart/<id>/data/` reads `format`, `type` and `force` only (Superset 6.1.0).
+        ("GET", "/api/v1/chart/42/data/") => match r.q("format") {
+            Some("json") => Reply::json(
+                200,
+                json!({"result": [revenue_result(revenue_rows(), vec![], r.q("force") == Some("true"))]}),
+            ),
             Some("csv") => Reply {
                 status: 200,
                 headers: vec![
@@ -527,6 +578,8 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
             Some("database_name") => contains(d, "database_name", f),
             _ => false,
         }),
+        // Superset 6.1.0's `ExecutePayloadSchema` (marshmallow: an unknown field is a 400; 5.0.0 also
+        // had `json`, which it never read).
         ("POST", "/api/v1/sqllab/execute/") => {
             if r.header("content-type") != Some("application/json") {
                 return Reply::json(400, json!({"message": "Request is not JSON"}));
@@ -544,7 +597,6 @@ fn superset(state: &Shared, r: &Recorded) -> Reply {
                 "templateParams",
                 "tmp_table_name",
                 "select_as_cta",
-                "json",
                 "runAsync",
                 "expand_data",
             ];
@@ -1074,17 +1126,33 @@ async fn superset_get_chart_data_returns_columns_and_rows() {
             "sql": "SELECT region AS region, sum(revenue) AS \"SUM(revenue)\"\nFROM public.orders GROUP BY region ORDER BY \"SUM(revenue)\" DESC\nLIMIT 10000"
         })
     );
-    let f = t.ok("superset_get_chart_data", json!({"chart_id": 42, "force": true, "filters_dashboard_id": 7})).await;
-    let req = fake.last();
-    assert_eq!((req.q("force"), req.q("filters_dashboard_id")), (Some("true"), Some("7")));
-    assert_eq!(f["rows"], json!([["EMEA", 1200.5]]));
-    assert_eq!(f["applied_filters"], json!(["region"]));
-    assert!(f.get("is_cached").is_none() && f.get("truncated").is_none(), "{f}");
-
     // The provider's own words reach the agent.
     let e = t.err("superset_get_chart_data", json!({"chart_id": 43})).await;
     assert_eq!((e["code"].as_str(), e["status"].as_u64()), (Some("UPSTREAM_ERROR"), Some(400)));
     assert!(e["message"].as_str().unwrap().contains("Chart has no query context saved"), "{e}");
+}
+
+/// Superset 6.1.0's `GET /api/v1/chart/<id>/data/` reads only `format`, `type` and `force` (the fake
+/// ignores anything else, as Superset does): a dashboard's native filters only apply when they are
+/// added to the chart's saved query context and that is posted to `/api/v1/chart/data`.
+#[tokio::test]
+async fn superset_get_chart_data_applies_the_dashboards_native_filters_through_the_query_context() {
+    let (t, fake, _state) = sup().await;
+    let f = t.ok("superset_get_chart_data", json!({"chart_id": 42, "force": true, "filters_dashboard_id": 7})).await;
+    let reqs: Vec<String> = paths(&fake).into_iter().filter(|p| !p.contains("/security/")).collect();
+    assert_eq!(reqs, ["GET /api/v1/dashboard/7", "GET /api/v1/chart/42", "POST /api/v1/chart/data"]);
+    let sent = body_of(&fake.last());
+    assert_eq!(sent["queries"][0]["filters"], json!([{"col": "region", "op": "IN", "val": ["EMEA"]}]));
+    assert_eq!((sent["force"].clone(), sent["datasource"].clone()), (json!(true), json!({"id": 3, "type": "table"})));
+    assert_eq!(f["rows"], json!([["EMEA", 1200.5]]));
+    assert_eq!(f["applied_filters"], json!(["region"]));
+    assert_eq!(f["dashboard_filters"], json!({"dashboard_id": 7, "applied": ["Region"]}));
+    assert!(f.get("is_cached").is_none() && f.get("truncated").is_none(), "{f}");
+
+    // A chart without a saved query context cannot take filters: said, not silently ignored.
+    let e = t.err("superset_get_chart_data", json!({"chart_id": 43, "filters_dashboard_id": 7})).await;
+    assert_eq!(e["code"], "INVALID_ARGUMENTS", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("no saved query context"), "{e}");
 }
 
 // ---------------------------------------------------------------- datasets
@@ -1154,7 +1222,7 @@ async fn superset_run_sql_sends_csrf_cookie_and_referer_and_returns_rows() {
         body_of(&req),
         json!({
             "database_id": 1, "sql": "SELECT region, SUM(revenue) AS revenue FROM orders GROUP BY 1", "client_id": "wb000000001",
-            "queryLimit": 2, "runAsync": false, "select_as_cta": false, "tab": "workbench", "json": true, "expand_data": true,
+            "queryLimit": 2, "runAsync": false, "select_as_cta": false, "tab": "workbench", "expand_data": true,
             "schema": "public"
         })
     );

@@ -1,6 +1,8 @@
 //! Trello against a fake that checks the `key` and `token` query parameters (and that no credential
 //! travels anywhere else), answers plain-text errors ("invalid token", "invalid id") and JSON rate
-//! limits, and returns whole collections like the real API.
+//! limits, and returns whole collections like the real API. It reads what Trello's API description
+//! declares and nothing else: write fields come from the query string (a JSON body is not read),
+//! card listings take their filter in the path and carry no `members` (no parameter asks for them).
 
 use std::collections::HashMap;
 
@@ -56,11 +58,17 @@ fn lists(with_cards: bool) -> Value {
     json!([l(TODO, "To Do", 2), l("5abbe4b7ddc1b351ef961416", "Doing", 0), l(DONE, "Done", 1)])
 }
 
-fn json_body(r: &Recorded) -> Result<Value, Reply> {
-    if !r.header("content-type").is_some_and(|c| c.starts_with("application/json")) {
-        return Err(text(400, "invalid request body"));
-    }
-    serde_json::from_slice(&r.body).map_err(|_| text(400, "invalid request body"))
+/// The declared parameters of a write: the query string (less the credentials), as an object.
+fn declared(r: &Recorded) -> Value {
+    Value::Object(
+        r.query.iter().filter(|(k, _)| k != "key" && k != "token").map(|(k, v)| (k.clone(), json!(v))).collect(),
+    )
+}
+
+/// A card as the card listings send it: `idMembers`, no `members` objects.
+fn listed(mut c: Value) -> Value {
+    c.as_object_mut().unwrap().remove("members");
+    c
 }
 
 fn trello_api(r: &Recorded) -> Reply {
@@ -101,14 +109,24 @@ fn trello_api(r: &Recorded) -> Reply {
             _ => text(400, "invalid value for filter"),
         },
         ("GET", p) if p == format!("/1/boards/{BOARD}/lists") => Reply::json(200, lists(r.q("cards") == Some("open"))),
-        ("GET", p) if p == format!("/1/boards/{BOARD}/cards") => {
-            if r.q("filter") != Some("open") {
-                return text(400, "invalid value for filter");
+        ("GET", p) if p.starts_with(&format!("/1/boards/{BOARD}/cards/")) => match p.rsplit('/').next() {
+            Some("open" | "visible") => {
+                Reply::json(200, json!(board_cards().into_iter().map(listed).collect::<Vec<_>>()))
             }
-            Reply::json(200, json!(board_cards()))
+            Some("closed") => Reply::json(200, json!([])),
+            Some("all") => Reply::json(200, json!(board_cards().into_iter().map(listed).collect::<Vec<_>>())),
+            _ => text(400, "invalid value for filter"),
+        },
+        ("GET", p) if p == format!("/1/boards/{BOARD}/members") => {
+            Reply::json(200, json!([{"id": ME, "fullName": "Ada Lovelace", "username": "adalovelace"}]))
         }
-        ("GET", p) if p == format!("/1/lists/{TODO}/cards") => {
-            Reply::json(200, json!(board_cards().into_iter().filter(|c| c["idList"] == TODO).collect::<Vec<_>>()))
+        // Open cards only: `GET /lists/{id}/cards` declares no filter.
+        ("GET", p) if p == format!("/1/lists/{TODO}/cards") => Reply::json(
+            200,
+            json!(board_cards().into_iter().filter(|c| c["idList"] == TODO).map(listed).collect::<Vec<_>>()),
+        ),
+        ("GET", p) if p == format!("/1/lists/{TODO}") => {
+            Reply::json(200, json!({"id": TODO, "name": "To Do", "closed": false, "idBoard": BOARD, "pos": 16384}))
         }
         ("GET", "/1/search") => {
             if r.q("modelTypes") != Some("cards") {
@@ -160,21 +178,12 @@ fn trello_api(r: &Recorded) -> Reply {
                      "memberCreator": {"id": ME, "fullName": "Ada Lovelace", "username": "adalovelace"}},
                     {"id": "a1", "idMemberCreator": ME, "type": "commentCard", "date": "2026-11-28T10:00:00.000Z",
                      "data": {"text": "Looking into it", "card": {"id": CARD}}, "memberCreator": {"id": ME, "fullName": "Ada Lovelace"}}
-                ])
-                .as_array()
-                .unwrap()
-                .iter()
-                .take(r.q("actions_limit").and_then(|l| l.parse().ok()).unwrap_or(50))
-                .cloned()
-                .collect();
+                ]);
             }
             Reply::json(200, c)
         }
         ("POST", "/1/cards") => {
-            let b = match json_body(r) {
-                Ok(b) => b,
-                Err(e) => return e,
-            };
+            let b = declared(r);
             if b["idList"] != TODO && b["idList"] != DONE {
                 return text(400, "invalid value for idList");
             }
@@ -189,29 +198,23 @@ fn trello_api(r: &Recorded) -> Reply {
             Reply::json(200, c)
         }
         ("PUT", p) if p == format!("/1/cards/{CARD}") => {
-            let b = match json_body(r) {
-                Ok(b) => b,
-                Err(e) => return e,
-            };
+            let b = declared(r);
             let mut c = card(
                 CARD,
                 b["name"].as_str().unwrap_or("Fix login bug"),
                 b["idList"].as_str().unwrap_or(TODO),
                 Some("2026-12-01T17:00:00.000Z"),
             );
-            if b.get("due").is_some_and(Value::is_null) {
+            if b["due"] == "" {
                 c["due"] = Value::Null;
             }
-            if let Some(closed) = b["closed"].as_bool() {
-                c["closed"] = json!(closed);
+            if let Some(closed) = b["closed"].as_str() {
+                c["closed"] = json!(closed == "true");
             }
             Reply::json(200, c)
         }
         ("POST", p) if p == format!("/1/cards/{CARD}/actions/comments") => {
-            let b = match json_body(r) {
-                Ok(b) => b,
-                Err(e) => return e,
-            };
+            let b = declared(r);
             let Some(t) = b["text"].as_str().filter(|t| !t.is_empty()) else {
                 return text(400, "invalid value for text");
             };
@@ -255,10 +258,6 @@ fn params(r: &Recorded) -> Vec<(String, String)> {
 
 fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-fn body(r: &Recorded) -> Value {
-    serde_json::from_slice(&r.body).unwrap()
 }
 
 #[tokio::test]
@@ -310,10 +309,9 @@ async fn trello_list_boards_and_lists() {
 async fn trello_list_cards_by_list_or_board_with_a_cursor() {
     let (t, f) = trello_app().await;
     let by_list = t.ok("trello_list_cards", json!({"list_id": TODO})).await;
-    let req = f.last();
+    let req = f.requests()[0].clone();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", format!("/1/lists/{TODO}/cards").as_str()));
-    let p = params(&req);
-    assert!(p.contains(&("filter".into(), "open".into())) && p.contains(&("members".into(), "true".into())));
+    assert!(params(&req).is_empty(), "GET /lists/{{id}}/cards declares no parameters");
     assert_eq!(by_list["total"], 2);
     assert_eq!(
         by_list["cards"][0],
@@ -325,11 +323,24 @@ async fn trello_list_cards_by_list_or_board_with_a_cursor() {
         })
     );
 
+    assert_eq!(f.requests()[1].path, format!("/1/boards/{BOARD}/members"), "member names come from the board");
+
+    // A list's archived cards come from its board's closed cards (the list path declares no filter).
+    let closed = t.ok("trello_list_cards", json!({"list_id": TODO, "filter": "all"})).await;
+    let reqs: Vec<String> = f.requests()[2..].iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        reqs,
+        [format!("/1/lists/{TODO}"), format!("/1/boards/{BOARD}/cards/all"), format!("/1/boards/{BOARD}/members")]
+    );
+    assert_eq!(closed["total"], 2, "only the list's own cards");
+
     let p1 = t.ok("trello_list_cards", json!({"board_id": BOARD, "limit": 2})).await;
     let reqs = f.requests();
     let n = reqs.len();
-    assert_eq!(reqs[n - 2].path, format!("/1/boards/{BOARD}/cards"));
-    assert_eq!(reqs[n - 1].path, format!("/1/boards/{BOARD}/lists"), "board listings name each card's list");
+    assert_eq!(reqs[n - 3].path, format!("/1/boards/{BOARD}/cards/open"));
+    assert!(params(&reqs[n - 3]).is_empty());
+    assert_eq!(reqs[n - 2].path, format!("/1/boards/{BOARD}/lists"), "board listings name each card's list");
+    assert_eq!(p1["cards"][0]["members"], json!(["Ada Lovelace"]));
     assert_eq!(p1["cards"][0]["list"], "To Do");
     assert_eq!(p1["cards"].as_array().unwrap().len(), 2);
     assert_eq!(p1["total"], 3);
@@ -384,11 +395,10 @@ async fn trello_get_card_with_checklists_and_comments() {
     let req = f.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", format!("/1/cards/{CARD}").as_str()));
     let p = params(&req);
-    for (k, v) in
-        [("checklists", "all"), ("actions", "commentCard"), ("actions_limit", "1"), ("list", "true"), ("board", "true")]
-    {
+    for (k, v) in [("checklists", "all"), ("actions", "commentCard"), ("list", "true"), ("board", "true")] {
         assert!(p.contains(&(k.to_string(), v.to_string())), "{k}={v} in {p:?}");
     }
+    assert!(!p.iter().any(|(k, _)| k == "actions_limit" || k == "list_fields"), "not declared for GET /cards/{{id}}");
     assert_eq!(c["board"], "Product roadmap");
     assert_eq!(c["list"], "To Do");
     assert_eq!(c["desc"], "Users on Safari get logged out after 5 minutes.\n\nS");
@@ -418,7 +428,7 @@ async fn trello_get_card_with_checklists_and_comments() {
 }
 
 #[tokio::test]
-async fn trello_create_card_sends_json_and_credentials_only_in_the_query() {
+async fn trello_create_card_sends_the_declared_query_parameters() {
     let (t, f) = trello_app().await;
     let c = t
         .ok(
@@ -429,11 +439,18 @@ async fn trello_create_card_sends_json_and_credentials_only_in_the_query() {
         .await;
     let req = f.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("POST", "/1/cards"));
-    assert!(params(&req).is_empty(), "only key and token in the query");
+    assert!(req.body.is_empty(), "Trello declares every field of POST /cards as a query parameter");
     assert_eq!(
-        body(&req),
-        json!({"idList": TODO, "name": "Rotate API keys", "desc": "Quarterly", "due": "2026-12-05", "pos": "top",
-               "idMembers": [ME], "idLabels": ["5b1aaaaaaaaaaaaaaaaaaaaa"]})
+        params(&req),
+        pairs(&[
+            ("idList", TODO),
+            ("name", "Rotate API keys"),
+            ("desc", "Quarterly"),
+            ("due", "2026-12-05"),
+            ("pos", "top"),
+            ("idMembers", ME),
+            ("idLabels", "5b1aaaaaaaaaaaaaaaaaaaaa")
+        ])
     );
     assert_eq!(c["id"], "5abbe4b7ddc1b351ef961499");
     assert_eq!(c["name"], "Rotate API keys");
@@ -452,13 +469,13 @@ async fn trello_update_card_moves_archives_and_clears_due() {
     let moved = t.ok("trello_update_card", json!({"card_id": CARD, "list_id": DONE, "due_complete": true})).await;
     let req = f.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("PUT", format!("/1/cards/{CARD}").as_str()));
-    assert!(params(&req).is_empty());
-    assert_eq!(body(&req), json!({"idList": DONE, "dueComplete": true}));
+    assert!(req.body.is_empty());
+    assert_eq!(params(&req), pairs(&[("idList", DONE), ("dueComplete", "true")]));
     assert_eq!(moved["list_id"], DONE);
 
     let archived =
         t.ok("trello_update_card", json!({"card_id": CARD, "due": "", "closed": true, "member_ids": []})).await;
-    assert_eq!(body(&f.last()), json!({"due": null, "closed": true, "idMembers": []}));
+    assert_eq!(params(&f.last()), pairs(&[("due", ""), ("closed", "true"), ("idMembers", "")]));
     assert_eq!(archived["archived"], true);
     assert!(archived.get("due").is_none());
 
@@ -479,8 +496,8 @@ async fn trello_create_comment_on_a_card() {
         (req.method.as_str(), req.path.as_str()),
         ("POST", format!("/1/cards/{CARD}/actions/comments").as_str())
     );
-    assert!(params(&req).is_empty());
-    assert_eq!(body(&req), json!({"text": "Fixed in 1.4.3 @adalovelace"}));
+    assert!(req.body.is_empty());
+    assert_eq!(params(&req), pairs(&[("text", "Fixed in 1.4.3 @adalovelace")]));
     assert_eq!(
         c,
         json!({"id": "6a1b2c3d4e5f60718293a4b5", "card_id": CARD, "card": "Fix login bug", "text": "Fixed in 1.4.3 @adalovelace",

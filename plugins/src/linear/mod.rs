@@ -683,7 +683,7 @@ fn default_team_limit() -> u32 {
 async fn list_teams(up: Arc<dyn Upstream>, args: ListTeams) -> Result<Value, ToolError> {
     let data = gql(
         &*up,
-        "query Teams($first: Int, $after: String) { teams(first: $first, after: $after) { nodes { id key name description private } pageInfo { hasNextPage endCursor } } }",
+        "query Teams($first: Int, $after: String) { teams(first: $first, after: $after) { nodes { id key name description visibility } pageInfo { hasNextPage endCursor } } }",
         json!({ "first": args.limit.clamp(1, 100), "after": args.cursor }),
     )
     .await?;
@@ -698,7 +698,8 @@ async fn list_teams(up: Arc<dyn Upstream>, args: ListTeams) -> Result<Value, Too
                 "key": t["key"],
                 "name": t["name"],
                 "description": t["description"].as_str().filter(|d| !d.is_empty()),
-                "private": t["private"].as_bool().filter(|p| *p),
+                // `Team.private` is deprecated for `visibility` (public, private or restricted).
+                "visibility": t["visibility"].as_str().filter(|v| *v != "public"),
             }))
         })
         .collect();

@@ -825,9 +825,15 @@ async fn delete_subscription(up: Arc<dyn Upstream>, args: DeleteSubscription) ->
         }
         post(&*up, path, vec![pair("cancel_at_period_end", true)]).await?
     } else {
-        let req = HttpRequest::new(Method::Delete, path)
-            .query_opt("prorate", args.prorate)
-            .query_opt("invoice_now", args.invoice_now);
+        // Stripe's OpenAPI declares these as form fields of the DELETE's body, not query parameters.
+        let form: Vec<(String, String)> = [("prorate", args.prorate), ("invoice_now", args.invoice_now)]
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| pair(k, v)))
+            .collect();
+        let mut req = HttpRequest::new(Method::Delete, path);
+        if !form.is_empty() {
+            req = req.form(form);
+        }
         call(&*up, req).await?
     };
     Ok(shape_subscription(&sub))

@@ -231,11 +231,20 @@ pub(crate) struct GetChartData {
 }
 
 pub(crate) async fn get_chart_data(up: Arc<dyn Upstream>, args: GetChartData) -> Result<Value, ToolError> {
-    let req = HttpRequest::get(format!("/api/v1/chart/{}/data/", args.chart_id))
-        .query("format", "json")
-        .query_opt("force", args.force.then_some("true"))
-        .query_opt("filters_dashboard_id", args.filters_dashboard_id);
-    let resp = up.send(req).await?;
+    let (resp, filters) = match args.filters_dashboard_id {
+        // `GET .../data/` reads only format, type and force: a dashboard's filters go into the
+        // chart's saved query context, sent to `POST /api/v1/chart/data`.
+        Some(dashboard) => {
+            let (context, filters) = filtered_query_context(&*up, args.chart_id, dashboard, args.force).await?;
+            (up.send(HttpRequest::post("/api/v1/chart/data").json(context)).await?, Some(filters))
+        }
+        None => {
+            let req = HttpRequest::get(format!("/api/v1/chart/{}/data/", args.chart_id))
+                .query("format", "json")
+                .query_opt("force", args.force.then_some("true"));
+            (up.send(req).await?, None)
+        }
+    };
     let body = resp.json()?;
     if resp.status == 202 {
         // Global async queries: Superset queued the query; the cache serves it once it ran.
@@ -257,7 +266,117 @@ pub(crate) async fn get_chart_data(up: Arc<dyn Upstream>, args: GetChartData) ->
     if !others.is_empty() {
         out["other_queries"] = Value::Array(others);
     }
+    if let Some(filters) = filters {
+        out["dashboard_filters"] = filters;
+    }
     Ok(with_raw(out, args.include_raw, &body))
+}
+
+/// A JSON document Superset stores as a string (`json_metadata`, `query_context`), parsed.
+fn stored_json(v: &Value) -> Option<Value> {
+    v.as_str().and_then(|s| serde_json::from_str(s).ok()).filter(Value::is_object)
+}
+
+/// The chart's saved query context with the dashboard's native filters (their default values) added
+/// to every query, and a note of which filters were applied or skipped and why.
+async fn filtered_query_context(
+    up: &dyn Upstream,
+    chart_id: u64,
+    dashboard_id: u64,
+    force: bool,
+) -> Result<(Value, Value), ToolError> {
+    let dashboard = up.send(HttpRequest::get(format!("/api/v1/dashboard/{dashboard_id}"))).await?.json()?;
+    let chart = up.send(HttpRequest::get(format!("/api/v1/chart/{chart_id}"))).await?.json()?;
+    let Some(mut context) = stored_json(&chart["result"]["query_context"]) else {
+        return Err(invalid(
+            "filters_dashboard_id",
+            format!("chart {chart_id} has no saved query context, so dashboard filters cannot be added to it"),
+            "open the chart in Superset and save it once, or call again without filters_dashboard_id",
+        ));
+    };
+    let dataset = chart["result"]["datasource_id"].as_u64().or_else(|| context["datasource"]["id"].as_u64());
+    let metadata = stored_json(&dashboard["result"]["json_metadata"]).unwrap_or_default();
+    let (extra, time_range, applied, skipped) = native_filters(&metadata, chart_id, dataset);
+    if let Some(queries) = context["queries"].as_array_mut() {
+        for q in queries {
+            if !q["filters"].is_array() {
+                q["filters"] = json!([]);
+            }
+            if let Some(list) = q["filters"].as_array_mut() {
+                list.extend(extra.iter().cloned());
+            }
+            if let Some(range) = &time_range {
+                q["time_range"] = json!(range);
+            }
+        }
+    }
+    context["force"] = json!(force);
+    context["result_format"] = json!("json");
+    context["result_type"] = json!("full");
+    let note = compact(json!({
+        "dashboard_id": dashboard_id,
+        "applied": (!applied.is_empty()).then_some(applied),
+        "skipped": (!skipped.is_empty()).then_some(skipped),
+    }));
+    Ok((context, note))
+}
+
+type NativeFilters = (Vec<Value>, Option<String>, Vec<Value>, Vec<Value>);
+
+/// Query filters from a dashboard's `native_filter_configuration` for one chart: (filters, a time
+/// range, names applied, {name, reason} skipped).
+fn native_filters(metadata: &Value, chart_id: u64, dataset: Option<u64>) -> NativeFilters {
+    let (mut filters, mut time_range, mut applied, mut skipped) = (Vec::new(), None, Vec::new(), Vec::new());
+    for f in metadata["native_filter_configuration"].as_array().into_iter().flatten() {
+        if f["type"].as_str().is_some_and(|t| t != "NATIVE_FILTER") {
+            continue; // dividers
+        }
+        let name = f["name"].clone();
+        let mut skip = |reason: &str| skipped.push(json!({"name": name, "reason": reason}));
+        let value = &f["defaultDataMask"]["filterState"]["value"];
+        if value.is_null() || value.as_array().is_some_and(Vec::is_empty) {
+            skip("no default value");
+            continue;
+        }
+        let scope = &f["scope"];
+        let in_scope = match f["chartsInScope"].as_array() {
+            Some(charts) => charts.iter().any(|c| c.as_u64() == Some(chart_id)),
+            None => !scope["excluded"].as_array().is_some_and(|ex| ex.iter().any(|c| c.as_u64() == Some(chart_id))),
+        };
+        if !in_scope {
+            skip("the chart is not in this filter's scope");
+            continue;
+        }
+        let target = &f["targets"][0];
+        let column = target["column"]["name"].as_str();
+        let on_dataset = target["datasetId"].as_u64();
+        let kind = f["filterType"].as_str().unwrap_or("");
+        if kind != "filter_time" && (on_dataset.is_none() || on_dataset != dataset) {
+            skip("it filters another dataset than the chart's");
+            continue;
+        }
+        match (kind, column) {
+            ("filter_select", Some(col)) => {
+                let inverse = f["controlValues"]["inverseSelection"].as_bool() == Some(true);
+                let values = if value.is_array() { value.clone() } else { json!([value]) };
+                filters.push(json!({"col": col, "op": if inverse { "NOT IN" } else { "IN" }, "val": values}));
+            }
+            ("filter_range", Some(col)) => {
+                for (bound, op) in [(&value[0], ">="), (&value[1], "<=")] {
+                    if !bound.is_null() {
+                        filters.push(json!({"col": col, "op": op, "val": bound}));
+                    }
+                }
+            }
+            ("filter_time", _) if value.is_string() => time_range = value.as_str().map(str::to_string),
+            _ => {
+                skip("this kind of native filter is not applied outside the dashboard");
+                continue;
+            }
+        }
+        applied.push(name);
+    }
+    (filters, time_range, applied, skipped)
 }
 
 /// Superset's GenericDataType numbers as words.
@@ -438,4 +557,44 @@ pub(crate) async fn list_databases(up: Arc<dyn Upstream>, args: ListDatabases) -
         "next_cursor": next_cursor(&body["count"], page, size),
     }));
     Ok(with_raw(out, args.include_raw, &body["result"]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which of a dashboard's native filters reach a chart's query, and as what.
+    #[test]
+    fn native_filters_apply_only_to_charts_in_scope_on_their_dataset() {
+        let f = |name: &str, kind: &str, dataset: u64, value: Value, extra: Value| {
+            let mut v = json!({"id": name, "name": name, "type": "NATIVE_FILTER", "filterType": kind,
+                "targets": [{"column": {"name": "region"}, "datasetId": dataset}],
+                "defaultDataMask": {"filterState": {"value": value}}, "scope": {"rootPath": ["ROOT_ID"], "excluded": []}});
+            if let (Value::Object(o), Value::Object(e)) = (&mut v, extra) {
+                o.extend(e);
+            }
+            v
+        };
+        let meta = json!({"native_filter_configuration": [
+            f("Region", "filter_select", 3, json!(["EMEA"]), json!({"controlValues": {"inverseSelection": true}})),
+            f("Revenue", "filter_range", 3, json!([10, null]), json!({})),
+            f("Elsewhere", "filter_select", 4, json!(["x"]), json!({})),
+            f("Excluded", "filter_select", 3, json!(["x"]), json!({"scope": {"excluded": [42]}})),
+            f("Unset", "filter_select", 3, Value::Null, json!({})),
+            f("When", "filter_time", 3, json!("Last week"), json!({})),
+            {"id": "DIVIDER-1", "type": "DIVIDER", "title": "Section"},
+        ]});
+        let (filters, time_range, applied, skipped) = native_filters(&meta, 42, Some(3));
+        assert_eq!(
+            filters,
+            vec![
+                json!({"col": "region", "op": "NOT IN", "val": ["EMEA"]}),
+                json!({"col": "region", "op": ">=", "val": 10})
+            ]
+        );
+        assert_eq!(time_range.as_deref(), Some("Last week"));
+        assert_eq!(applied, vec![json!("Region"), json!("Revenue"), json!("When")]);
+        let skipped: Vec<&str> = skipped.iter().filter_map(|s| s["name"].as_str()).collect();
+        assert_eq!(skipped, ["Elsewhere", "Excluded", "Unset"]);
+    }
 }

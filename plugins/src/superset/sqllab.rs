@@ -73,7 +73,6 @@ pub(crate) async fn run_sql(up: Arc<dyn Upstream>, args: RunSql) -> Result<Value
         "runAsync": args.run_async,
         "select_as_cta": false,
         "tab": "workbench",
-        "json": true,
         "expand_data": true,
     });
     if let Some(schema) = &args.schema {
