@@ -322,13 +322,13 @@ pub(crate) async fn approval_submit(
     if !fetch_metadata_ok(&headers) {
         return page(
             StatusCode::FORBIDDEN,
-            crate::connect::pages::failure("Refused", "This form can only be sent from the page workbench served."),
+            pages::failure("Refused", "This form can only be sent from the page workbench served."),
         );
     }
     let Some(fields) = crate::connect::form::parse(&body) else {
         return page(
             StatusCode::BAD_REQUEST,
-            crate::connect::pages::failure("Unreadable form", "That form could not be read."),
+            pages::failure("Unreadable form", "That form could not be read."),
         );
     };
     let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
@@ -338,7 +338,7 @@ pub(crate) async fn approval_submit(
         _ => {
             return page(
                 StatusCode::BAD_REQUEST,
-                crate::connect::pages::failure("Unreadable form", "Choose Approve or Deny."),
+                pages::failure("Unreadable form", "Choose Approve or Deny."),
             );
         }
     };
@@ -358,11 +358,11 @@ pub(crate) async fn approval_submit(
         Err("expired") => page(StatusCode::GONE, pages::gone("This approval link has expired; nothing was run.")),
         Err("decided") => page(
             StatusCode::CONFLICT,
-            crate::connect::pages::failure("Already answered", "This approval was already answered."),
+            pages::failure("Already answered", "This approval was already answered."),
         ),
         Err(_) => page(
             StatusCode::FORBIDDEN,
-            crate::connect::pages::failure(
+            pages::failure(
                 "Form expired",
                 "This form was already used or is stale. Reload the approval page and try again.",
             ),

@@ -302,6 +302,11 @@ impl ServerHandler for Server {
         }
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let call = mrtr::call_digest(&name, &args);
+        // 2026-07-28 and a client that opens links: `connect` is a round whose question is the link.
+        let links = matches!(name.as_str(), "connect" | "get_auth_url") && is_modern(&context) && opens_links(&context);
+        if links && let Some(state) = &request.request_state {
+            return Ok(self.link_retry(state, request.input_responses.as_ref(), &call).await.into());
+        }
         let (approve, round) = match self.approval_path(&request, &context, &call).await {
             Ok(path) => path,
             Err(refused) => return Ok(refused.into()),
@@ -348,7 +353,14 @@ impl ServerHandler for Server {
                 );
                 let mut body = outcome.body;
                 if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
-                    open_through_client(&context, &mut body).await;
+                    if links {
+                        if let Some(round) = self.link_round(&call, &body).await {
+                            tracing::info!(parent: &span, "{name}: the client is asked to open the connect page (input required)");
+                            return Ok(round.into());
+                        }
+                    } else {
+                        open_through_client(&context, &mut body).await;
+                    }
                 }
                 to_result(body, outcome.is_error)
             }
@@ -375,31 +387,48 @@ fn trace_context(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
     meta.get("traceparent").and_then(Value::as_str).and_then(crate::storage::parse_traceparent)
 }
 
-/// `connect` on a 2025-11-25 session whose client declared URL-mode elicitation: the client is
-/// asked to open the loopback connect page for the user (secrets never go through form
-/// elicitation). The answer only says whether the user agreed to open it; the link stays in the
-/// result either way.
-async fn open_through_client(context: &RequestContext<RoleServer>, body: &mut Value) {
-    use rmcp::model::ElicitationAction;
-    let (Some(url), Some(id)) = (body["url"].as_str(), body["connectionId"].as_str()) else { return };
-    let modern = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-    let url_mode = context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some());
-    let Ok(parsed) = reqwest::Url::parse(url) else { return };
-    if modern || !url_mode {
-        return;
-    }
-    let integration = body["integration"].as_str().unwrap_or("the integration").to_string();
-    let message = format!(
+/// Whether the request speaks 2026-07-28 (or later): no server-to-client requests, rounds instead.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// Whether the client declared URL-mode elicitation (it can open a link for the user).
+fn opens_links(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some())
+}
+
+/// What the client shows the user with the connect link.
+fn link_question(integration: &str) -> String {
+    format!(
         "Open this workbench page on this computer to connect {integration}; you type the credential there, never in the chat."
-    );
-    let answer = context.peer.elicit_url_with_timeout(message, parsed, id.to_string(), Some(APPROVAL_TIMEOUT)).await;
-    let opened = matches!(answer, Ok(ElicitationAction::Accept));
+    )
+}
+
+/// `connect`'s answer once the client has shown (or not shown) the page.
+fn mark_opened(body: &mut Value, opened: bool) {
     body["openedByClient"] = json!(opened);
     if opened {
+        let integration = body["integration"].as_str().unwrap_or("the integration").to_string();
         body["message"] = json!(format!(
             "The client showed the user the connect page for {integration}; call wait_for_connection with this connectionId."
         ));
     }
+}
+
+/// `connect` on a 2025-11-25 session whose client declared URL-mode elicitation: the client is
+/// asked to open the loopback connect page for the user (secrets never go through form
+/// elicitation). The answer only says whether the user agreed to open it; the link stays in the
+/// result either way. (On 2026-07-28 the same question is a round: `Server::link_round`.)
+async fn open_through_client(context: &RequestContext<RoleServer>, body: &mut Value) {
+    use rmcp::model::ElicitationAction;
+    let (Some(url), Some(id)) = (body["url"].as_str(), body["connectionId"].as_str()) else { return };
+    let Ok(parsed) = reqwest::Url::parse(url) else { return };
+    if is_modern(context) || !opens_links(context) {
+        return;
+    }
+    let message = link_question(body["integration"].as_str().unwrap_or("the integration"));
+    let answer = context.peer.elicit_url_with_timeout(message, parsed, id.to_string(), Some(APPROVAL_TIMEOUT)).await;
+    mark_opened(body, matches!(answer, Ok(ElicitationAction::Accept)));
 }
 
 /// An approver for a client that cannot ask: the policy sends the user to the approval page.
@@ -408,6 +437,48 @@ fn cannot_ask(why: &'static str) -> crate::engine::policy::ApproveFn {
 }
 
 impl Server {
+    /// `connect` on 2026-07-28 with a client that opens links: the answer the engine gave (a fresh
+    /// link) becomes an `input_required` round with one URL-mode elicitation, and the answer itself
+    /// is sealed into the request state, so the retry hands back this link instead of minting
+    /// another. `None` when there is no link to open (already connected, custom app, ...).
+    async fn link_round(&self, call: &str, body: &Value) -> Option<InputRequiredResult> {
+        let (url, id) = (body["url"].as_str()?, body["connectionId"].as_str()?);
+        reqwest::Url::parse(url).ok()?;
+        let sealer = match mrtr::sealer(&self.app).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "the connect round could not be sealed; answering the link as is");
+                return None;
+            }
+        };
+        let requests = mrtr::link_request(link_question(body["integration"].as_str().unwrap_or("the integration")), url, id);
+        let state = sealer.seal_link(&self.session, call, body.clone(), mrtr::STATE_TTL);
+        Some(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+
+    /// The retry of a `connect` round: the sealed link, marked with whether the client opened it.
+    /// A state that does not verify (altered, replayed, expired, another call's) gives no link.
+    async fn link_retry(&self, state: &str, responses: Option<&rmcp::model::InputResponses>, call: &str) -> CallToolResult {
+        let opened = match mrtr::sealer(&self.app).await {
+            Ok(sealer) => sealer.open(state, &self.session, call, now_ms(), &self.spent),
+            Err(e) => Err(e),
+        };
+        match opened {
+            Ok(mrtr::Opened { link: Some(mut body), .. }) => {
+                mark_opened(&mut body, mrtr::link_opened(responses));
+                to_result(body, false)
+            }
+            Ok(_) => to_result(
+                json!({ "error": format!("Refused: {}. Call connect again for a new link.", mrtr::StateError::Altered) }),
+                true,
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "a connect request state was refused");
+                to_result(json!({ "error": format!("Refused: {e}. Call connect again for a new link.") }), true)
+            }
+        }
+    }
+
     /// How this call's held executions are approved: form elicitation on a 2025-11-25 session,
     /// the input-required round on a 2026-07-28 session whose client declared form elicitation,
     /// the browser page otherwise. A retry's request state is verified (and spent) here, before
@@ -437,7 +508,8 @@ impl Server {
                     Err(e) => Err(e),
                 };
                 match opened {
-                    Ok(entries) => entries,
+                    // A `connect` round's state carries no questions: it approves nothing.
+                    Ok(opened) => opened.entries,
                     Err(e) => {
                         tracing::warn!(error = %e, "a request state was refused");
                         let body =
