@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
-    ErrorCode, Implementation, InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    DiscoverResult, ErrorCode, Implementation, InputRequiredResult, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
     ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
@@ -254,13 +254,18 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         // The list is fixed for the life of the process and the same for everyone (2026-07-28
-        // cache hints; rmcp leaves them out for older protocol versions).
-        Ok(ListToolsResult::with_all_items(tools_for(self.profile))
+        // cache hints; rmcp leaves them out for older protocol versions), in the profile's fixed
+        // order (the specification: a deterministic order).
+        let mut result = ListToolsResult::with_all_items(tools_for(self.profile))
             .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public))
+            .with_cache_scope(CacheScope::Public);
+        if is_modern(&context) {
+            stamp_server_info(&mut result.meta);
+        }
+        Ok(result)
     }
 
     async fn on_custom_request(
@@ -291,6 +296,46 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let modern = is_modern(&context);
+        let mut response = self.call(request, context).await?;
+        if modern {
+            let meta = match &mut response {
+                CallToolResponse::Complete(r) => &mut r.meta,
+                CallToolResponse::InputRequired(r) => &mut r.meta,
+                _ => return Ok(response),
+            };
+            stamp_server_info(meta);
+        }
+        Ok(response)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        // What discover says (versions, capabilities, instructions) is fixed for the life of the
+        // process and the same for everyone; rmcp's default result is "do not cache" (0, private).
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+}
+
+/// `_meta["io.modelcontextprotocol/serverInfo"]` on a 2026-07-28 result (the schema: servers
+/// SHOULD name themselves on every response; rmcp does so on `server/discover` only).
+fn stamp_server_info(meta: &mut Option<MetaObject>) {
+    let info = Implementation::new("workbench", env!("CARGO_PKG_VERSION")).with_title("workbench");
+    if let Ok(v) = serde_json::to_value(info) {
+        meta.get_or_insert_default().0.insert(SERVER_INFO_META.to_string(), v);
+    }
+}
+
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+impl Server {
+    /// One `tools/call`, before the 2026-07-28 result metadata.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if self.profile.find(&name).is_none() {
             if self.app.registry().get(&name).is_some() {
@@ -311,12 +356,26 @@ impl ServerHandler for Server {
             Ok(path) => path,
             Err(refused) => return Ok(refused.into()),
         };
+        // 2026-07-28, first round of a batch: ask first, run after. A pre-pass takes every
+        // execution as far as the policy; if any is held, the round asks and nothing has run (a
+        // retry would otherwise run the executions nobody held a second time).
+        if let Some(round) = round.as_ref()
+            && request.request_state.is_none()
+            && needs_probe(&name, &args)
+        {
+            let probe = Hooks { approve: Some(round.approver()), probe: true, ..Default::default() };
+            let _ = self.profile.call(&self.app, &name, args.clone(), &probe).await;
+            if let Some((requests, state)) = round.input_required(&call) {
+                tracing::info!(questions = requests.len(), "{name} needs the user's approval before any of it runs: input required");
+                return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+            }
+        }
         let trace = trace_context(&context.meta);
         let level = logging::request_level(&context.meta);
         let span = tracing::info_span!("mcp_request", tool = %name, client_log_level = level);
         let cancel = CancelToken::new();
         let (progress, forwarder) = self.progress_hook(&context);
-        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve) };
+        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve), probe: false };
         let (app, profile, tool) = (self.app.clone(), self.profile, name.clone());
         let started = Instant::now();
         let mut task = AbortOnDrop(tokio::spawn(
@@ -385,6 +444,15 @@ const LIST_TTL_MS: u64 = 3_600_000;
 /// The `traceparent` of the request's `_meta` (W3C trace context), when well formed.
 fn trace_context(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
     meta.get("traceparent").and_then(Value::as_str).and_then(crate::storage::parse_traceparent)
+}
+
+/// Whether a call is a batch whose executions run side by side (more than one, no compose): the
+/// ones whose approval the pre-pass collects before any runs. (A compose runs in order, each step
+/// on the results of the ones before, so its later steps cannot be known before those run.)
+fn needs_probe(name: &str, args: &Value) -> bool {
+    name == "execute_tools"
+        && args["executions"].as_array().is_some_and(|e| e.len() > 1)
+        && args["compose"].as_bool() != Some(true)
 }
 
 /// Whether the request speaks 2026-07-28 (or later): no server-to-client requests, rounds instead.
