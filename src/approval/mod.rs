@@ -326,20 +326,14 @@ pub(crate) async fn approval_submit(
         );
     }
     let Some(fields) = crate::connect::form::parse(&body) else {
-        return page(
-            StatusCode::BAD_REQUEST,
-            pages::failure("Unreadable form", "That form could not be read."),
-        );
+        return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "That form could not be read."));
     };
     let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let decision = match get("decision").as_deref() {
         Some("approve") => Decision::Approved,
         Some("deny") => Decision::Denied,
         _ => {
-            return page(
-                StatusCode::BAD_REQUEST,
-                pages::failure("Unreadable form", "Choose Approve or Deny."),
-            );
+            return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "Choose Approve or Deny."));
         }
     };
     let token = get("form_token").unwrap_or_default();
@@ -356,10 +350,9 @@ pub(crate) async fn approval_submit(
             page(StatusCode::NOT_FOUND, pages::gone("This approval link is unknown or was already used."))
         }
         Err("expired") => page(StatusCode::GONE, pages::gone("This approval link has expired; nothing was run.")),
-        Err("decided") => page(
-            StatusCode::CONFLICT,
-            pages::failure("Already answered", "This approval was already answered."),
-        ),
+        Err("decided") => {
+            page(StatusCode::CONFLICT, pages::failure("Already answered", "This approval was already answered."))
+        }
         Err(_) => page(
             StatusCode::FORBIDDEN,
             pages::failure(

@@ -5,8 +5,7 @@ use crate::connect::pages::{escape, layout_with_footer};
 use crate::engine::policy::ApprovalRequest;
 
 /// The approval pages' footer: nothing is typed here, and only this click approves.
-pub const FOOTER: &str =
-    "workbench runs on this computer. Only your click on this page approves the call; nothing your agent sends can approve it.";
+pub const FOOTER: &str = "workbench runs on this computer. Only your click on this page approves the call; nothing your agent sends can approve it.";
 
 fn layout(title: &str, body: &str) -> String {
     layout_with_footer(title, body, FOOTER)

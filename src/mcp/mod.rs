@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
-    DiscoverResult, ErrorCode, Implementation, InputRequiredResult, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    DiscoverResult, ErrorCode, Implementation, InputRequiredResult, JsonObject, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -256,13 +257,13 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        // The list is fixed for the life of the process and the same for everyone (2026-07-28
-        // cache hints; rmcp leaves them out for older protocol versions), in the profile's fixed
-        // order (the specification: a deterministic order).
-        let mut result = ListToolsResult::with_all_items(tools_for(self.profile))
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public);
+        // Always in the profile's fixed order (the specification: a deterministic order). On
+        // 2026-07-28 the list says it is cacheable (fixed for the life of the process and the same
+        // for everyone) and names the server; 2025-11-25 results stay as they were (rmcp would
+        // send the cache hints to both generations).
+        let mut result = ListToolsResult::with_all_items(tools_for(self.profile));
         if is_modern(&context) {
+            result = result.with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public);
             stamp_server_info(&mut result.meta);
         }
         Ok(result)
@@ -366,7 +367,10 @@ impl Server {
             let probe = Hooks { approve: Some(round.approver()), probe: true, ..Default::default() };
             let _ = self.profile.call(&self.app, &name, args.clone(), &probe).await;
             if let Some((requests, state)) = round.input_required(&call) {
-                tracing::info!(questions = requests.len(), "{name} needs the user's approval before any of it runs: input required");
+                tracing::info!(
+                    questions = requests.len(),
+                    "{name} needs the user's approval before any of it runs: input required"
+                );
                 return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
             }
         }
@@ -375,7 +379,8 @@ impl Server {
         let span = tracing::info_span!("mcp_request", tool = %name, client_log_level = level);
         let cancel = CancelToken::new();
         let (progress, forwarder) = self.progress_hook(&context);
-        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve), probe: false };
+        let hooks =
+            Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve), probe: false };
         let (app, profile, tool) = (self.app.clone(), self.profile, name.clone());
         let started = Instant::now();
         let mut task = AbortOnDrop(tokio::spawn(
@@ -519,14 +524,20 @@ impl Server {
                 return None;
             }
         };
-        let requests = mrtr::link_request(link_question(body["integration"].as_str().unwrap_or("the integration")), url, id);
+        let requests =
+            mrtr::link_request(link_question(body["integration"].as_str().unwrap_or("the integration")), url, id);
         let state = sealer.seal_link(&self.session, call, body.clone(), mrtr::STATE_TTL);
         Some(InputRequiredResult::new(Some(requests), Some(state)))
     }
 
     /// The retry of a `connect` round: the sealed link, marked with whether the client opened it.
     /// A state that does not verify (altered, replayed, expired, another call's) gives no link.
-    async fn link_retry(&self, state: &str, responses: Option<&rmcp::model::InputResponses>, call: &str) -> CallToolResult {
+    async fn link_retry(
+        &self,
+        state: &str,
+        responses: Option<&rmcp::model::InputResponses>,
+        call: &str,
+    ) -> CallToolResult {
         let opened = match mrtr::sealer(&self.app).await {
             Ok(sealer) => sealer.open(state, &self.session, call, now_ms(), &self.spent),
             Err(e) => Err(e),

@@ -152,7 +152,14 @@ impl Sealer {
         self.seal_payload(session, call, Vec::new(), Some(link), ttl)
     }
 
-    fn seal_payload(&self, session: &str, call: &str, entries: Vec<Entry>, link: Option<Value>, ttl: Duration) -> String {
+    fn seal_payload(
+        &self,
+        session: &str,
+        call: &str,
+        entries: Vec<Entry>,
+        link: Option<Value>,
+        ttl: Duration,
+    ) -> String {
         let payload =
             Payload { nonce: crate::ids::random_hex(16), exp: now_ms() + ttl.as_millis() as i64, entries, link };
         let bytes = serde_json::to_vec(&payload).unwrap_or_default();
@@ -161,14 +168,7 @@ impl Sealer {
     }
 
     /// Opens a state echoed back for this session and call, at `now` (unix ms), spending it.
-    pub fn open(
-        &self,
-        state: &str,
-        session: &str,
-        call: &str,
-        now: i64,
-        spent: &Spent,
-    ) -> Result<Opened, StateError> {
+    pub fn open(&self, state: &str, session: &str, call: &str, now: i64, spent: &Spent) -> Result<Opened, StateError> {
         let ad = Self::associated(session, call);
         let bytes = self.codec.open_with(state, &ad).map_err(|e| match e {
             RequestStateError::Expired => StateError::Expired,
