@@ -43,6 +43,7 @@ done
 section "python mcp SDK: the write safety policy through elicitation (both protocol generations)"
 "$PYTHON" tests/python/elicitation_session.py --binary "$BIN"
 "$PYTHON" tests/python/approval_session.py --binary "$BIN"
+"$PYTHON" tests/python/connect_session.py --binary "$BIN"
 
 section "third-party MCP clients against target/debug/workbench"
 bash scripts/client-checks.sh "$BIN"

@@ -322,24 +322,18 @@ pub(crate) async fn approval_submit(
     if !fetch_metadata_ok(&headers) {
         return page(
             StatusCode::FORBIDDEN,
-            crate::connect::pages::failure("Refused", "This form can only be sent from the page workbench served."),
+            pages::failure("Refused", "This form can only be sent from the page workbench served."),
         );
     }
     let Some(fields) = crate::connect::form::parse(&body) else {
-        return page(
-            StatusCode::BAD_REQUEST,
-            crate::connect::pages::failure("Unreadable form", "That form could not be read."),
-        );
+        return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "That form could not be read."));
     };
     let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let decision = match get("decision").as_deref() {
         Some("approve") => Decision::Approved,
         Some("deny") => Decision::Denied,
         _ => {
-            return page(
-                StatusCode::BAD_REQUEST,
-                crate::connect::pages::failure("Unreadable form", "Choose Approve or Deny."),
-            );
+            return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "Choose Approve or Deny."));
         }
     };
     let token = get("form_token").unwrap_or_default();
@@ -356,13 +350,12 @@ pub(crate) async fn approval_submit(
             page(StatusCode::NOT_FOUND, pages::gone("This approval link is unknown or was already used."))
         }
         Err("expired") => page(StatusCode::GONE, pages::gone("This approval link has expired; nothing was run.")),
-        Err("decided") => page(
-            StatusCode::CONFLICT,
-            crate::connect::pages::failure("Already answered", "This approval was already answered."),
-        ),
+        Err("decided") => {
+            page(StatusCode::CONFLICT, pages::failure("Already answered", "This approval was already answered."))
+        }
         Err(_) => page(
             StatusCode::FORBIDDEN,
-            crate::connect::pages::failure(
+            pages::failure(
                 "Form expired",
                 "This form was already used or is stale. Reload the approval page and try again.",
             ),

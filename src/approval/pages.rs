@@ -1,8 +1,15 @@
 //! The approval pages: the question (integration, tool, what will be sent, Approve and Deny) and
 //! the answers. Server-rendered HTML in the connect pages' layout; every interpolated value escaped.
 
-use crate::connect::pages::{escape, layout};
+use crate::connect::pages::{escape, layout_with_footer};
 use crate::engine::policy::ApprovalRequest;
+
+/// The approval pages' footer: nothing is typed here, and only this click approves.
+pub const FOOTER: &str = "workbench runs on this computer. Only your click on this page approves the call; nothing your agent sends can approve it.";
+
+fn layout(title: &str, body: &str) -> String {
+    layout_with_footer(title, body, FOOTER)
+}
 
 /// Longest shown arguments (the page is for reading, the binding is the full digest).
 const MAX_SHOWN: usize = 4000;
@@ -70,7 +77,15 @@ pub fn decided(approved: bool, request: &ApprovalRequest) -> String {
     }
 }
 
+/// A refused or unreadable form.
+pub fn failure(title: &str, message: &str) -> String {
+    layout(title, &format!("<h1>{}</h1><div class=\"err\">{}</div>", escape(title), escape(message)))
+}
+
 /// An unknown, used or expired link.
 pub fn gone(message: &str) -> String {
-    crate::connect::pages::failure("Approval link not valid", message)
+    layout(
+        "Approval link not valid",
+        &format!("<h1>Approval link not valid</h1><div class=\"err\" id=\"result\">{}</div>", escape(message)),
+    )
 }

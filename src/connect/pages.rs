@@ -28,11 +28,21 @@ small{display:block;color:#6b7385;margin-top:4px}button{margin-top:22px;padding:
 code{background:#f1f3f6;padding:1px 5px;border-radius:4px}footer{color:#8a91a0;font-size:12px;margin-top:24px}";
 
 pub fn layout(title: &str, body: &str) -> String {
+    layout_with_footer(title, body, CREDENTIAL_FOOTER)
+}
+
+/// The footer of the pages where the user types a credential.
+pub const CREDENTIAL_FOOTER: &str =
+    "workbench runs on this computer; what you enter here goes to your OS keychain, never to the chat.";
+
+/// The page layout with a footer of the caller's (plain text, escaped here).
+pub fn layout_with_footer(title: &str, body: &str, footer: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{} · workbench</title><style>{STYLE}</style></head><body><main>{body}\
-         <footer>workbench runs on this computer; what you enter here goes to your OS keychain, never to the chat.</footer></main></body></html>",
-        escape(title)
+         <footer>{}</footer></main></body></html>",
+        escape(title),
+        escape(footer)
     )
 }
 

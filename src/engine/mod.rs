@@ -137,6 +137,9 @@ pub struct Hooks {
     /// Asks the user to approve a mutating tool the policy holds (`confirm`); without it such a
     /// tool is refused with CONFIRMATION_REQUIRED.
     pub approve: Option<policy::ApproveFn>,
+    /// A pre-pass: every execution goes as far as the safety policy (so `approve` sees each one
+    /// the policy holds) and stops there: nothing runs, nothing is audited.
+    pub probe: bool,
 }
 
 impl Hooks {
@@ -447,7 +450,9 @@ async fn run_one(
         }
     };
     app.exposed.remember_all(&scrubber);
-    audit(app, entry, exec, &outcome, started, &scrubber).await;
+    if !hooks.probe {
+        audit(app, entry, exec, &outcome, started, &scrubber).await;
+    }
     outcome
 }
 
@@ -570,6 +575,9 @@ async fn run_entry(
             };
             policy::check(app, policy, request, hooks.approve.as_ref()).await?;
         }
+    }
+    if hooks.probe {
+        return Err(not_started());
     }
 
     let timeout = app.settings.call_timeout;

@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
-    ErrorCode, Implementation, InputRequiredResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    DiscoverResult, ErrorCode, Implementation, InputRequiredResult, JsonObject, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -254,13 +255,18 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        // The list is fixed for the life of the process and the same for everyone (2026-07-28
-        // cache hints; rmcp leaves them out for older protocol versions).
-        Ok(ListToolsResult::with_all_items(tools_for(self.profile))
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public))
+        // Always in the profile's fixed order (the specification: a deterministic order). On
+        // 2026-07-28 the list says it is cacheable (fixed for the life of the process and the same
+        // for everyone) and names the server; 2025-11-25 results stay as they were (rmcp would
+        // send the cache hints to both generations).
+        let mut result = ListToolsResult::with_all_items(tools_for(self.profile));
+        if is_modern(&context) {
+            result = result.with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public);
+            stamp_server_info(&mut result.meta);
+        }
+        Ok(result)
     }
 
     async fn on_custom_request(
@@ -291,6 +297,46 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let modern = is_modern(&context);
+        let mut response = self.call(request, context).await?;
+        if modern {
+            let meta = match &mut response {
+                CallToolResponse::Complete(r) => &mut r.meta,
+                CallToolResponse::InputRequired(r) => &mut r.meta,
+                _ => return Ok(response),
+            };
+            stamp_server_info(meta);
+        }
+        Ok(response)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        // What discover says (versions, capabilities, instructions) is fixed for the life of the
+        // process and the same for everyone; rmcp's default result is "do not cache" (0, private).
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+}
+
+/// `_meta["io.modelcontextprotocol/serverInfo"]` on a 2026-07-28 result (the schema: servers
+/// SHOULD name themselves on every response; rmcp does so on `server/discover` only).
+fn stamp_server_info(meta: &mut Option<MetaObject>) {
+    let info = Implementation::new("workbench", env!("CARGO_PKG_VERSION")).with_title("workbench");
+    if let Ok(v) = serde_json::to_value(info) {
+        meta.get_or_insert_default().0.insert(SERVER_INFO_META.to_string(), v);
+    }
+}
+
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+impl Server {
+    /// One `tools/call`, before the 2026-07-28 result metadata.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if self.profile.find(&name).is_none() {
             if self.app.registry().get(&name).is_some() {
@@ -302,16 +348,39 @@ impl ServerHandler for Server {
         }
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let call = mrtr::call_digest(&name, &args);
+        // 2026-07-28 and a client that opens links: `connect` is a round whose question is the link.
+        let links = matches!(name.as_str(), "connect" | "get_auth_url") && is_modern(&context) && opens_links(&context);
+        if links && let Some(state) = &request.request_state {
+            return Ok(self.link_retry(state, request.input_responses.as_ref(), &call).await.into());
+        }
         let (approve, round) = match self.approval_path(&request, &context, &call).await {
             Ok(path) => path,
             Err(refused) => return Ok(refused.into()),
         };
+        // 2026-07-28, first round of a batch: ask first, run after. A pre-pass takes every
+        // execution as far as the policy; if any is held, the round asks and nothing has run (a
+        // retry would otherwise run the executions nobody held a second time).
+        if let Some(round) = round.as_ref()
+            && request.request_state.is_none()
+            && needs_probe(&name, &args)
+        {
+            let probe = Hooks { approve: Some(round.approver()), probe: true, ..Default::default() };
+            let _ = self.profile.call(&self.app, &name, args.clone(), &probe).await;
+            if let Some((requests, state)) = round.input_required(&call) {
+                tracing::info!(
+                    questions = requests.len(),
+                    "{name} needs the user's approval before any of it runs: input required"
+                );
+                return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+            }
+        }
         let trace = trace_context(&context.meta);
         let level = logging::request_level(&context.meta);
         let span = tracing::info_span!("mcp_request", tool = %name, client_log_level = level);
         let cancel = CancelToken::new();
         let (progress, forwarder) = self.progress_hook(&context);
-        let hooks = Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve) };
+        let hooks =
+            Hooks { progress: Some(progress), cancel: Some(cancel.clone()), approve: Some(approve), probe: false };
         let (app, profile, tool) = (self.app.clone(), self.profile, name.clone());
         let started = Instant::now();
         let mut task = AbortOnDrop(tokio::spawn(
@@ -351,7 +420,14 @@ impl ServerHandler for Server {
                 // values only: curl_session's answer is a token the agent is meant to have).
                 self.app.exposed.scrub_known(&mut body);
                 if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
-                    open_through_client(&context, &mut body).await;
+                    if links {
+                        if let Some(round) = self.link_round(&call, &body).await {
+                            tracing::info!(parent: &span, "{name}: the client is asked to open the connect page (input required)");
+                            return Ok(round.into());
+                        }
+                    } else {
+                        open_through_client(&context, &mut body).await;
+                    }
                 }
                 to_result(body, outcome.is_error)
             }
@@ -378,31 +454,57 @@ fn trace_context(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
     meta.get("traceparent").and_then(Value::as_str).and_then(crate::storage::parse_traceparent)
 }
 
-/// `connect` on a 2025-11-25 session whose client declared URL-mode elicitation: the client is
-/// asked to open the loopback connect page for the user (secrets never go through form
-/// elicitation). The answer only says whether the user agreed to open it; the link stays in the
-/// result either way.
-async fn open_through_client(context: &RequestContext<RoleServer>, body: &mut Value) {
-    use rmcp::model::ElicitationAction;
-    let (Some(url), Some(id)) = (body["url"].as_str(), body["connectionId"].as_str()) else { return };
-    let modern = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-    let url_mode = context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some());
-    let Ok(parsed) = reqwest::Url::parse(url) else { return };
-    if modern || !url_mode {
-        return;
-    }
-    let integration = body["integration"].as_str().unwrap_or("the integration").to_string();
-    let message = format!(
+/// Whether a call is a batch whose executions run side by side (more than one, no compose): the
+/// ones whose approval the pre-pass collects before any runs. (A compose runs in order, each step
+/// on the results of the ones before, so its later steps cannot be known before those run.)
+fn needs_probe(name: &str, args: &Value) -> bool {
+    name == "execute_tools"
+        && args["executions"].as_array().is_some_and(|e| e.len() > 1)
+        && args["compose"].as_bool() != Some(true)
+}
+
+/// Whether the request speaks 2026-07-28 (or later): no server-to-client requests, rounds instead.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// Whether the client declared URL-mode elicitation (it can open a link for the user).
+fn opens_links(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some())
+}
+
+/// What the client shows the user with the connect link.
+fn link_question(integration: &str) -> String {
+    format!(
         "Open this workbench page on this computer to connect {integration}; you type the credential there, never in the chat."
-    );
-    let answer = context.peer.elicit_url_with_timeout(message, parsed, id.to_string(), Some(APPROVAL_TIMEOUT)).await;
-    let opened = matches!(answer, Ok(ElicitationAction::Accept));
+    )
+}
+
+/// `connect`'s answer once the client has shown (or not shown) the page.
+fn mark_opened(body: &mut Value, opened: bool) {
     body["openedByClient"] = json!(opened);
     if opened {
+        let integration = body["integration"].as_str().unwrap_or("the integration").to_string();
         body["message"] = json!(format!(
             "The client showed the user the connect page for {integration}; call wait_for_connection with this connectionId."
         ));
     }
+}
+
+/// `connect` on a 2025-11-25 session whose client declared URL-mode elicitation: the client is
+/// asked to open the loopback connect page for the user (secrets never go through form
+/// elicitation). The answer only says whether the user agreed to open it; the link stays in the
+/// result either way. (On 2026-07-28 the same question is a round: `Server::link_round`.)
+async fn open_through_client(context: &RequestContext<RoleServer>, body: &mut Value) {
+    use rmcp::model::ElicitationAction;
+    let (Some(url), Some(id)) = (body["url"].as_str(), body["connectionId"].as_str()) else { return };
+    let Ok(parsed) = reqwest::Url::parse(url) else { return };
+    if is_modern(context) || !opens_links(context) {
+        return;
+    }
+    let message = link_question(body["integration"].as_str().unwrap_or("the integration"));
+    let answer = context.peer.elicit_url_with_timeout(message, parsed, id.to_string(), Some(APPROVAL_TIMEOUT)).await;
+    mark_opened(body, matches!(answer, Ok(ElicitationAction::Accept)));
 }
 
 /// An approver for a client that cannot ask: the policy sends the user to the approval page.
@@ -411,6 +513,54 @@ fn cannot_ask(why: &'static str) -> crate::engine::policy::ApproveFn {
 }
 
 impl Server {
+    /// `connect` on 2026-07-28 with a client that opens links: the answer the engine gave (a fresh
+    /// link) becomes an `input_required` round with one URL-mode elicitation, and the answer itself
+    /// is sealed into the request state, so the retry hands back this link instead of minting
+    /// another. `None` when there is no link to open (already connected, custom app, ...).
+    async fn link_round(&self, call: &str, body: &Value) -> Option<InputRequiredResult> {
+        let (url, id) = (body["url"].as_str()?, body["connectionId"].as_str()?);
+        reqwest::Url::parse(url).ok()?;
+        let sealer = match mrtr::sealer(&self.app).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "the connect round could not be sealed; answering the link as is");
+                return None;
+            }
+        };
+        let requests =
+            mrtr::link_request(link_question(body["integration"].as_str().unwrap_or("the integration")), url, id);
+        let state = sealer.seal_link(&self.session, call, body.clone(), mrtr::STATE_TTL);
+        Some(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+
+    /// The retry of a `connect` round: the sealed link, marked with whether the client opened it.
+    /// A state that does not verify (altered, replayed, expired, another call's) gives no link.
+    async fn link_retry(
+        &self,
+        state: &str,
+        responses: Option<&rmcp::model::InputResponses>,
+        call: &str,
+    ) -> CallToolResult {
+        let opened = match mrtr::sealer(&self.app).await {
+            Ok(sealer) => sealer.open(state, &self.session, call, now_ms(), &self.spent),
+            Err(e) => Err(e),
+        };
+        match opened {
+            Ok(mrtr::Opened { link: Some(mut body), .. }) => {
+                mark_opened(&mut body, mrtr::link_opened(responses));
+                to_result(body, false)
+            }
+            Ok(_) => to_result(
+                json!({ "error": format!("Refused: {}. Call connect again for a new link.", mrtr::StateError::Altered) }),
+                true,
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "a connect request state was refused");
+                to_result(json!({ "error": format!("Refused: {e}. Call connect again for a new link.") }), true)
+            }
+        }
+    }
+
     /// How this call's held executions are approved: form elicitation on a 2025-11-25 session,
     /// the input-required round on a 2026-07-28 session whose client declared form elicitation,
     /// the browser page otherwise. A retry's request state is verified (and spent) here, before
@@ -440,7 +590,8 @@ impl Server {
                     Err(e) => Err(e),
                 };
                 match opened {
-                    Ok(entries) => entries,
+                    // A `connect` round's state carries no questions: it approves nothing.
+                    Ok(opened) => opened.entries,
                     Err(e) => {
                         tracing::warn!(error = %e, "a request state was refused");
                         let body =

@@ -69,6 +69,18 @@ struct Payload {
     /// Unix milliseconds.
     exp: i64,
     entries: Vec<Entry>,
+    /// A `connect` round: the answer the first round minted (its link), returned on the retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    link: Option<Value>,
+}
+
+/// What a verified request state holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    /// The approval questions of the round.
+    pub entries: Vec<Entry>,
+    /// A `connect` round's answer (none for approvals).
+    pub link: Option<Value>,
 }
 
 /// Nonces of states already used, with their expiry (unix ms); pruned as they expire.
@@ -132,21 +144,31 @@ impl Sealer {
 
     /// Seals the questions of one round for this session and call.
     pub fn seal(&self, session: &str, call: &str, entries: Vec<Entry>, ttl: Duration) -> String {
-        let payload = Payload { nonce: crate::ids::random_hex(16), exp: now_ms() + ttl.as_millis() as i64, entries };
+        self.seal_payload(session, call, entries, None, ttl)
+    }
+
+    /// Seals a `connect` round: the link it minted, handed back on the retry.
+    pub fn seal_link(&self, session: &str, call: &str, link: Value, ttl: Duration) -> String {
+        self.seal_payload(session, call, Vec::new(), Some(link), ttl)
+    }
+
+    fn seal_payload(
+        &self,
+        session: &str,
+        call: &str,
+        entries: Vec<Entry>,
+        link: Option<Value>,
+        ttl: Duration,
+    ) -> String {
+        let payload =
+            Payload { nonce: crate::ids::random_hex(16), exp: now_ms() + ttl.as_millis() as i64, entries, link };
         let bytes = serde_json::to_vec(&payload).unwrap_or_default();
         let ad = Self::associated(session, call);
         self.codec.seal_with(&bytes, &SealOptions::new().associated_data(&ad).ttl(ttl))
     }
 
     /// Opens a state echoed back for this session and call, at `now` (unix ms), spending it.
-    pub fn open(
-        &self,
-        state: &str,
-        session: &str,
-        call: &str,
-        now: i64,
-        spent: &Spent,
-    ) -> Result<Vec<Entry>, StateError> {
+    pub fn open(&self, state: &str, session: &str, call: &str, now: i64, spent: &Spent) -> Result<Opened, StateError> {
         let ad = Self::associated(session, call);
         let bytes = self.codec.open_with(state, &ad).map_err(|e| match e {
             RequestStateError::Expired => StateError::Expired,
@@ -159,7 +181,7 @@ impl Sealer {
         if !spent.spend(&payload.nonce, payload.exp, now) {
             return Err(StateError::Replayed);
         }
-        Ok(payload.entries)
+        Ok(Opened { entries: payload.entries, link: payload.link })
     }
 }
 
@@ -258,6 +280,32 @@ impl Round {
     }
 }
 
+/// The key of the one question of a `connect` round.
+pub const OPEN_LINK: &str = "open_connect_page";
+
+/// The `inputRequests` of a `connect` whose client opens links (URL-mode elicitation): "open this
+/// loopback page for the user". The credential is typed on that page, never into the client.
+pub fn link_request(message: String, url: &str, connection_id: &str) -> InputRequests {
+    let params = ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message,
+        url: url.to_string(),
+        elicitation_id: connection_id.to_string(),
+    };
+    let mut requests = InputRequests::new();
+    requests.insert(OPEN_LINK.to_string(), InputRequest::Elicitation(ElicitRequest::new(params)));
+    requests
+}
+
+/// Whether the client's answer to a `connect` round says the user agreed to open the page.
+pub fn link_opened(responses: Option<&InputResponses>) -> bool {
+    responses
+        .and_then(|r| r.get(OPEN_LINK))
+        .and_then(|r| r.get("action"))
+        .and_then(Value::as_str)
+        .is_some_and(|a| a == "accept")
+}
+
 /// The client's answer to one question.
 fn answer(response: Option<&Value>) -> Approval {
     let Some(r) = response else {
@@ -300,7 +348,7 @@ mod tests {
         let call = call_digest("execute_tools", &json!({"executions": [{"tool": "vault_delete_secret"}]}));
         let state = sealed(&s, "session-a", &call);
         let spent = Spent::default();
-        let entries = s.open(&state, "session-a", &call, now_ms(), &spent).unwrap();
+        let entries = s.open(&state, "session-a", &call, now_ms(), &spent).unwrap().entries;
         assert_eq!(entries[0].tag, s.tag("session-a", &request(json!({"name": "K"}))));
         assert_ne!(entries[0].tag, s.tag("session-a", &request(json!({"name": "L"}))), "bound to the arguments");
         assert_ne!(entries[0].tag, s.tag("session-b", &request(json!({"name": "K"}))), "bound to the session");

@@ -163,3 +163,166 @@ async fn terminal_connect_serves_the_page_waits_and_stores() {
     let enc = std::fs::read_to_string(home.path().join("secrets.enc")).unwrap();
     assert!(!enc.contains("ghp_cliTESTtoken"), "the file store holds ciphertext only");
 }
+
+/// A running binary spoken to line by line (raw JSON-RPC over stdio).
+struct Session {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    out: BufReader<std::process::ChildStdout>,
+    _home: tempfile::TempDir,
+}
+
+impl Session {
+    fn spawn() -> Session {
+        let home = tempfile::tempdir().unwrap();
+        let mut child = Command::new(binary())
+            .env("WORKBENCH_HOME", home.path())
+            .env("WORKBENCH_NO_BROWSER", "1")
+            .env("WORKBENCH_SECRET_STORE", "memory")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Session { child, stdin, out, _home: home }
+    }
+
+    /// Sends one request and reads lines until its response (notifications are skipped).
+    fn ask(&mut self, request: Value) -> Value {
+        writeln!(self.stdin, "{request}").unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "the server closed stdout before answering {request}");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("id") == request.get("id") {
+                return v;
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The 2026-07-28 request `_meta`: version, capabilities and client identity on every request.
+fn modern(version: &str, capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "it", "version": "1"},
+    })
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+/// The 2026-07-28 surface against the specification's text: `server/discover` and `tools/list`
+/// are complete results with cache hints (`ttlMs`, `cacheScope`; nothing user-specific, so
+/// public); every result says its `resultType`; an input-required result carries no cache hints;
+/// results name the server in `_meta`; tools/list keeps one order (twice, and the same as a
+/// 2025-11-25 session sees); an unsupported version gets exactly the UnsupportedProtocolVersion
+/// error (-32022, data `requested` and `supported`).
+#[test]
+fn the_2026_07_28_surface_follows_the_specification() {
+    let mut s = Session::spawn();
+    let m = modern("2026-07-28", json!({}));
+    let discover = s.ask(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": m}}));
+    let d = &discover["result"];
+    assert_eq!(d["resultType"], "complete", "{discover}");
+    let versions: Vec<&str> = d["supportedVersions"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(versions.contains(&"2026-07-28") && versions.contains(&"2025-11-25"), "both generations: {versions:?}");
+    assert!(d["ttlMs"].as_u64().unwrap() > 0, "discover is cacheable: {discover}");
+    assert_eq!(d["cacheScope"], "public");
+    assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "workbench");
+    assert!(d["instructions"].as_str().unwrap().contains("search_tools"));
+
+    let first = s.ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": m}}));
+    let second = s.ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": m}}));
+    assert_eq!(first["result"]["resultType"], "complete");
+    assert!(first["result"]["ttlMs"].as_u64().unwrap() > 0, "{first}");
+    assert_eq!(first["result"]["cacheScope"], "public");
+    assert_eq!(first["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "workbench");
+    assert_eq!(first["result"], second["result"], "the same list, in the same order");
+
+    let call = s.ask(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"_meta": m, "name": "whoami", "arguments": {}}}));
+    assert_eq!(call["result"]["resultType"], "complete", "{call}");
+    assert_eq!(call["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "workbench");
+    assert!(call["result"].get("ttlMs").is_none(), "tools/call results are not cacheable");
+
+    // A held call on a client with form elicitation: an interim result, never cacheable.
+    let form = modern("2026-07-28", json!({"elicitation": {"form": {}}}));
+    let set = json!({"executions": [{"tool": "vault_set_secret", "args": {"name": "K", "value": "v-0123456789", "allowed_hosts": ["api.example.com"]}}]});
+    s.ask(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"_meta": form, "name": "execute_tools", "arguments": set}}));
+    let del = json!({"executions": [{"tool": "vault_delete_secret", "args": {"name": "K"}}]});
+    let held = s.ask(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"_meta": form, "name": "execute_tools", "arguments": del}}));
+    let h = &held["result"];
+    assert_eq!(h["resultType"], "input_required", "{held}");
+    assert!(h["requestState"].as_str().is_some_and(|s| !s.is_empty()));
+    assert_eq!(h["inputRequests"]["approve_1"]["method"], "elicitation/create", "{held}");
+    assert_eq!(h["inputRequests"]["approve_1"]["params"]["mode"], "form");
+    assert!(h.get("ttlMs").is_none() && h.get("cacheScope").is_none(), "no cache hints on input_required: {held}");
+
+    // Versions the server does not implement, on any method: exactly the specification's error.
+    for (id, method, version) in [(7, "tools/list", "1900-01-01"), (8, "tools/call", "2099-01-01")] {
+        let params = json!({"_meta": modern(version, json!({})), "name": "whoami", "arguments": {}});
+        let r = s.ask(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        assert!(r.get("result").is_none(), "{r}");
+        let e = &r["error"];
+        assert_eq!(e["code"], -32022, "{r}");
+        assert_eq!(e["message"], "Unsupported protocol version");
+        assert_eq!(e["data"]["requested"], version);
+        let supported: Vec<&str> =
+            e["data"]["supported"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(supported, versions, "the same list discover gives");
+    }
+
+    // The order a 2025-11-25 session sees is the same.
+    let mut legacy = Session::spawn();
+    legacy.ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}}));
+    writeln!(legacy.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    let old = legacy.ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    assert_eq!(names(&old), names(&first), "one order across protocol versions");
+    assert!(
+        old["result"].get("resultType").is_none() && old["result"].get("ttlMs").is_none(),
+        "2025-11-25 results stay as they were: {old}"
+    );
+    assert!(old["result"].get("_meta").is_none());
+}
+
+/// Trace context end to end: a tools/call with `_meta.traceparent` (W3C) over stdio leaves an
+/// audit row carrying it (read back with audit_search_log); a malformed one (an injection
+/// attempt: arbitrary text in the field) is dropped, never stored.
+#[test]
+fn a_calls_traceparent_reaches_its_audit_row_and_a_malformed_one_is_dropped() {
+    let mut s = Session::spawn();
+    let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let bad = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'); DROP TABLE audit; --";
+    let call = |id: u64, tz: &str, traceparent: &str| {
+        let mut meta = modern("2026-07-28", json!({}));
+        meta["traceparent"] = json!(traceparent);
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"_meta": meta, "name": "execute_tools",
+            "arguments": {"executions": [{"tool": "time_get_current", "args": {"timezone": tz}}]}}})
+    };
+    let r = s.ask(call(1, "UTC", good));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    let r = s.ask(call(2, "Europe/Paris", bad));
+    assert_eq!(r["result"]["isError"], false, "a malformed traceparent does not fail the call: {r}");
+    let search = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"_meta": modern("2026-07-28", json!({})),
+        "name": "execute_tools", "arguments": {"executions": [{"tool": "audit_search_log", "args": {"tool": "time_get_current"}}]}}});
+    let found = s.ask(search);
+    let rows = found["result"]["structuredContent"]["results"][0]["result"]["entries"].clone();
+    let rows = rows.as_array().unwrap_or_else(|| panic!("audit rows: {found}"));
+    let utc = rows.iter().find(|r| r["args"].to_string().contains("UTC")).unwrap_or_else(|| panic!("{rows:?}"));
+    let paris = rows.iter().find(|r| r["args"].to_string().contains("Paris")).unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(utc["traceparent"], good, "{utc}");
+    assert!(paris.get("traceparent").is_none(), "dropped: {paris}");
+    assert!(!found.to_string().contains("DROP TABLE"), "the malformed text is stored nowhere");
+}

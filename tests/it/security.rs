@@ -199,6 +199,26 @@ async fn every_loopback_endpoint_refuses_foreign_hosts_and_cross_site_posts() {
     let id = url.rsplit('/').next().unwrap().to_string();
     let vault = t.ok("vault_set_secret", json!({"name": "S", "allowed_hosts": ["api.example.com"]})).await;
     let vault_id = vault["url"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    // A real pending approval (a held call from a client that cannot ask).
+    t.app.approvals.enable_browser();
+    let cannot_ask = workbench::engine::Hooks {
+        approve: Some(std::sync::Arc::new(|_| {
+            Box::pin(async { workbench::engine::policy::Approval::Unavailable("no elicitation".into()) })
+        })),
+        ..Default::default()
+    };
+    t.ok("vault_set_secret", json!({"name": "D", "value": "v-0123456789", "allowed_hosts": ["api.example.com"]})).await;
+    let held = workbench::meta::call_with(
+        &t.app,
+        "execute_tools",
+        json!({"executions": [{"tool": "vault_delete_secret", "args": {"name": "D"}}]}),
+        &cannot_ask,
+    )
+    .await
+    .unwrap();
+    let approval = held.body["results"][0]["error"]["approval_url"].as_str().unwrap().to_string();
+    let approval_id = approval.rsplit('/').next().unwrap().to_string();
+    assert!(approval.starts_with(&base), "the approval page is on the same listener: {approval}");
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
 
@@ -207,6 +227,7 @@ async fn every_loopback_endpoint_refuses_foreign_hosts_and_cross_site_posts() {
         "/oauth/callback?code=x&state=y".to_string(),
         format!("/vault/{vault_id}"),
         "/unlock/abc".to_string(),
+        format!("/approve/{approval_id}"),
         "/portal/abc/".to_string(),
         "/portal/abc/audit".to_string(),
         "/c/github/user".to_string(),
@@ -223,6 +244,7 @@ async fn every_loopback_endpoint_refuses_foreign_hosts_and_cross_site_posts() {
         format!("/connect/{id}"),
         format!("/vault/{vault_id}"),
         "/unlock/abc".to_string(),
+        format!("/approve/{approval_id}"),
         "/portal/abc/connect".to_string(),
         "/portal/abc/disconnect".to_string(),
         "/portal/abc/unlock".to_string(),
@@ -247,6 +269,14 @@ async fn every_loopback_endpoint_refuses_foreign_hosts_and_cross_site_posts() {
     assert_eq!(page.headers()["cache-control"], "no-store");
     assert_eq!(page.headers()["x-frame-options"], "DENY");
     assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+    // The approval page too, and after all those refused requests it still approves nothing:
+    // the held secret is there.
+    let page = http.get(&approval).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let listed = t.ok("vault_list_secrets", json!({})).await;
+    assert_eq!(listed["secrets"][0]["name"], "D", "{listed}");
 }
 
 #[cfg(unix)]

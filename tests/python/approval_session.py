@@ -181,6 +181,35 @@ async def with_elicitation(params, errlog, mode: str) -> None:
                 r = await c.session.call_tool("execute_tools", args, input_responses=yes, request_state=state, allow_input_required=True)
                 replayed = isinstance(r, types.CallToolResult) and r.is_error and "already used" in r.content[0].text
                 check(f"[{mode} {version}] a replayed request state is refused", replayed, repr(r)[:300])
+            # Ask first, run after: in a batch where one execution is held, nothing runs in the
+            # first round, and on the retry each execution runs once. (Before, the executions the
+            # policy did not hold ran in the first round and again on the retry: here the new
+            # secret would be written twice, and the second write, an overwrite, asked again.)
+            await c.call_tool("execute_tools", execute("vault_set_secret", SECRET))
+            batch = {"executions": [
+                {"tool": "vault_set_secret", "args": {"name": "NEW", "value": "v-9876543210", "allowed_hosts": ["api.example.com"]}},
+                {"tool": "vault_delete_secret", "args": {"name": "K"}},
+            ]}
+            first = await c.session.call_tool("execute_tools", batch, allow_input_required=True)
+            listed = body(await c.call_tool("execute_tools", execute("vault_list_secrets", {})))
+            names = sorted(x["name"] for x in listed["results"][0]["result"]["secrets"])
+            check(
+                f"[{mode} {version}] a batch with a held execution asks before running any of it",
+                isinstance(first, types.InputRequiredResult) and len(first.input_requests) == 1 and names == ["K"],
+                f"{first!r} {names}"[:400],
+            )
+            answers[:] = [types.ElicitResult(action="accept", content={"approve": True})]
+            before = len(asked)
+            r = body(await c.call_tool("execute_tools", batch))
+            ran = [x.get("result") is not None for x in r["results"]]
+            listed = body(await c.call_tool("execute_tools", execute("vault_list_secrets", {})))
+            names = sorted(x["name"] for x in listed["results"][0]["result"]["secrets"])
+            check(
+                f"[{mode} {version}] approved: each execution of the batch ran once, one question asked",
+                ran == [True, True] and len(asked) == before + 1 and names == ["NEW"],
+                f"{r} asked={asked[before:]} {names}",
+            )
+            await c.call_tool("execute_tools", execute("vault_set_secret", SECRET))
             # The model cannot answer for the user: an answer without the sealed state asks again.
             fake = {"approve_1": {"action": "accept", "content": {"approve": True}}}
             r = await c.session.call_tool("execute_tools", args, input_responses=fake, allow_input_required=True)
@@ -215,18 +244,18 @@ async def without_elicitation(params, errlog, mode: str) -> None:
 async def main(binary: str) -> int:
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeGitHub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    home = tempfile.mkdtemp(prefix="wb-approval-")
     env = dict(
         os.environ,
-        WORKBENCH_HOME=home,
         WORKBENCH_NO_BROWSER="1",
         WORKBENCH_SECRET_STORE="memory",
         WORKBENCH_GITHUB_TOKEN=GH_TOKEN,
         WORKBENCH_GITHUB_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}",
     )
-    params = StdioServerParameters(command=binary, args=[], env=env)
     with open(os.devnull, "w") as errlog:
         for mode in ["legacy", "auto"]:
+            # A fresh data dir per mode: a secret left by the last pass would make its first
+            # vault_set_secret an overwrite, which the policy holds too.
+            params = StdioServerParameters(command=binary, args=[], env=dict(env, WORKBENCH_HOME=tempfile.mkdtemp(prefix="wb-approval-")))
             await with_elicitation(params, errlog, mode)
             await without_elicitation(params, errlog, mode)
     server.shutdown()

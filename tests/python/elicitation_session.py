@@ -83,7 +83,10 @@ async def main(binary: str) -> int:
         # covers both generations, the browser path and tampered request states).
         answers.append(types.ElicitResult(action="accept", content={"approve": True}))
         before = len(asked)
-        async with Client(stdio_client(params, errlog=errlog), mode="auto", elicitation_callback=on_elicit) as c:
+        # A fresh data dir: K, left by the session above, would make vault_set_secret an overwrite,
+        # which the policy holds too.
+        fresh = StdioServerParameters(command=binary, args=[], env=dict(env, WORKBENCH_HOME=tempfile.mkdtemp(prefix="wb-elicit-")))
+        async with Client(stdio_client(fresh, errlog=errlog), mode="auto", elicitation_callback=on_elicit) as c:
             await c.call_tool("execute_tools", execute("vault_set_secret", secret))
             r = body(await c.call_tool("execute_tools", execute("vault_delete_secret", {"name": "K"})))
             check(
