@@ -52,6 +52,9 @@ pub struct Settings {
     /// Request budgets the user set (`WORKBENCH_<INTEGRATION>_RATE_LIMIT`), parsed once at
     /// start-up, by integration name in lowercase; a bad value fails closed like a bad policy.
     pub rate_limits: HashMap<String, Result<plugins::api::RateLimit, BadSetting>>,
+    /// The user's other MCP servers (`config.json`'s `mcp_servers`), by name; an entry that did
+    /// not parse is kept as its error (see `upstream::config`). Nothing starts until first use.
+    pub mcp_servers: std::collections::BTreeMap<String, Result<crate::upstream::ServerConfig, String>>,
 }
 
 /// The safety policy for writes the user set for an integration (see `engine::policy`).
@@ -150,6 +153,8 @@ struct ConfigFile {
     /// Safety policies by integration (or `default`): allow, read_only, confirm.
     policy: HashMap<String, String>,
     files_dir: Option<String>,
+    /// Upstream MCP servers in Claude Desktop / Cursor shape (parsed entry by entry).
+    mcp_servers: Option<serde_json::Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -238,7 +243,9 @@ impl Settings {
         }
         let (policies, rate_limits) = parse_policies_and_limits(vars, &file.policy);
         let files_dir = files_dir(vars, file.files_dir, &file_path)?;
+        let mcp_servers = crate::upstream::config::parse_all(file.mcp_servers.as_ref());
         Ok(Settings {
+            mcp_servers,
             files_dir,
             policies,
             rate_limits,

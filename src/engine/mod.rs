@@ -463,7 +463,8 @@ async fn run_entry(
     let hosts = match (entry.plugin(), entry.custom()) {
         (Some(integration), _) => http::target_hosts(app, integration),
         (None, Some(op)) => vec![op.app.host.clone()],
-        (None, None) => Vec::new(),
+        // An upstream MCP server's tool: only secrets bound to its pseudo-host `mcp:<server>`.
+        (None, None) => entry.upstream().map(|u| vec![crate::upstream::pseudo_host(&u.server)]).unwrap_or_default(),
     };
     let mut vault_values = HashMap::new();
     // Vault and custom-app tools take refs as data: a definition stores `{{vault:NAME}}` itself.
@@ -583,6 +584,9 @@ async fn run_entry(
             tokio::spawn(tracing::Instrument::in_current_span(run(upstream, args)))
         }
         Runner::Builtin(run) => tokio::spawn(tracing::Instrument::in_current_span(run(app.clone(), args))),
+        Runner::Upstream(tool) => {
+            tokio::spawn(tracing::Instrument::in_current_span(crate::upstream::call(app.clone(), tool.clone(), args)))
+        }
         Runner::Custom(op) => {
             // The app's own credentials are vault refs, resolved for its host only.
             let prepared = crate::custom::prepare(app, op).await?;
@@ -664,6 +668,13 @@ fn is_rate_limit_text(message: &str) -> bool {
 
 /// Maps a plugin's error to the agent-facing error object.
 fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
+    let e = match entry.upstream() {
+        Some(tool) => match crate::upstream::failure(e, entry.name, tool) {
+            Ok(f) => return f,
+            Err(e) => e,
+        },
+        None => e,
+    };
     match e {
         ToolError::InvalidArguments { message, problems } => {
             let mut f = invalid_arguments(entry, args, problems);
