@@ -65,6 +65,13 @@ fn check_hosts(hosts: &[String]) -> Result<Vec<String>, ToolError> {
     let mut out = Vec::new();
     for (i, h) in hosts.iter().enumerate() {
         let h = h.trim().to_ascii_lowercase();
+        // `mcp:<server>`: the pseudo-host of an upstream MCP server (src/upstream).
+        if let Some(server) = h.strip_prefix("mcp:")
+            && crate::upstream::config::valid_name(server)
+        {
+            out.push(h);
+            continue;
+        }
         let body = h.strip_prefix("*.").unwrap_or(&h);
         let ok = !body.is_empty()
             && body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.'))
@@ -74,7 +81,7 @@ fn check_hosts(hosts: &[String]) -> Result<Vec<String>, ToolError> {
                 message: format!("'{h}' is not a host name"),
                 problems: vec![ArgProblem {
                     path: format!("/allowed_hosts/{i}"),
-                    problem: "expected a host like api.example.com or *.example.com (no scheme, no path)".into(),
+                    problem: "expected a host like api.example.com or *.example.com (no scheme, no path), or mcp:<server> for an upstream MCP server".into(),
                 }],
             });
         }

@@ -48,3 +48,4 @@ mod superset;
 mod todoist;
 mod transport;
 mod trello;
+mod upstream;
