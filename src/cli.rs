@@ -541,11 +541,8 @@ pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, Str
         return Err("give the server's command after --, e.g. workbench servers add time -- uvx mcp-server-time".into());
     };
     let settings = crate::config::Settings::from_env().map_err(|e| e.to_string())?;
-    let entry = crate::upstream::ServerConfig::Stdio {
-        command: program.clone(),
-        args: args.to_vec(),
-        env: Default::default(),
-    };
+    let entry =
+        crate::upstream::ServerConfig::Stdio { command: program.clone(), args: args.to_vec(), env: Default::default() };
     crate::upstream::config::edit_config(&settings.home, |servers| {
         servers.insert(name.to_string(), entry.to_value());
         Ok(())
@@ -566,7 +563,9 @@ pub async fn servers_fetch(app: &Arc<App>, name: &str) -> u8 {
         }
         Err(e) => {
             out!("{name}: FAILED to start: {e}");
-            out!("    the entry stays in config.json; fix the command and run `workbench servers add` again, or `workbench servers remove {name}`");
+            out!(
+                "    the entry stays in config.json; fix the command and run `workbench servers add` again, or `workbench servers remove {name}`"
+            );
             exit::FAILED
         }
     }
@@ -580,13 +579,8 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
         out!("or bring over the ones your MCP clients run with `workbench servers import`.");
         return exit::OK;
     }
-    let cached: std::collections::HashMap<String, crate::storage::UpstreamListing> = app
-        .storage
-        .upstream_listings()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|l| (l.server.clone(), l))
-        .collect();
+    let cached: std::collections::HashMap<String, crate::storage::UpstreamListing> =
+        app.storage.upstream_listings().unwrap_or_default().into_iter().map(|l| (l.server.clone(), l)).collect();
     let mut failed = false;
     for (name, config) in configs {
         match config {
@@ -610,7 +604,9 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
                 };
                 out!("{name}: {state}; {tools}");
                 out!("    {}", c.describe());
-                if let Some(problem) = server_name_problem(name).filter(|_| !matches!(c, crate::upstream::ServerConfig::Http { .. })) {
+                if let Some(problem) =
+                    server_name_problem(name).filter(|_| !matches!(c, crate::upstream::ServerConfig::Http { .. }))
+                {
                     out!("    NOT OFFERED: {problem}");
                 }
                 if let crate::upstream::ServerConfig::Http { .. } = c {
@@ -737,7 +733,9 @@ fn import_inner(chosen: &[Client], yes: bool, replace: bool, dry_run: bool, adde
     }
     if !yes {
         if !std::io::stdin().is_terminal() {
-            out!("Run `workbench servers import --yes` to add them (add --replace to also move them out of the clients' configs).");
+            out!(
+                "Run `workbench servers import --yes` to add them (add --replace to also move them out of the clients' configs)."
+            );
             return exit::OK;
         }
         out!("Add these {} server(s) to workbench? [y/N] ", usable.len());
@@ -761,9 +759,15 @@ fn import_inner(chosen: &[Client], yes: bool, replace: bool, dry_run: bool, adde
         return exit::FAILED;
     }
     added.extend(usable.iter().map(|o| o.name.clone()));
-    out!("Added {} server(s) to {}; listing their tools once:", usable.len(), settings.home.join("config.json").display());
+    out!(
+        "Added {} server(s) to {}; listing their tools once:",
+        usable.len(),
+        settings.home.join("config.json").display()
+    );
     if !replace {
-        out!("Your clients still run them directly; `workbench servers import --replace --yes` moves them behind workbench.");
+        out!(
+            "Your clients still run them directly; `workbench servers import --replace --yes` moves them behind workbench."
+        );
         return exit::OK;
     }
     let command = match registration_command(None, false) {

@@ -604,7 +604,11 @@ fn replace_text(text: &str, entry: &Value, moved: &[String]) -> Result<Edit, Str
             summaries.push(summary);
         }
     }
-    if summaries.is_empty() { Ok(Edit::Unchanged) } else { Ok(Edit::Changed { text: current, summary: summaries.join(", ") }) }
+    if summaries.is_empty() {
+        Ok(Edit::Unchanged)
+    } else {
+        Ok(Edit::Changed { text: current, summary: summaries.join(", ") })
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -96,9 +96,7 @@ enum ServersCommand {
     /// Each configured server: state, tool count, last error
     List,
     /// Remove a server from config.json and forget its cached tools
-    Remove {
-        name: String,
-    },
+    Remove { name: String },
     /// Offer the servers Claude Desktop, Cursor and Claude Code run; add them to workbench
     Import {
         /// Only this client (repeatable): claude-desktop, cursor, claude-code
@@ -231,10 +229,12 @@ fn run(command: Command) -> u8 {
         Command::Clients(ClientsCommand::Unregister { target }) => {
             workbench::cli::clients(Op::Unregister, &target.clients, target.dry_run)
         }
-        Command::Servers(ServersCommand::Add { name, command }) => match workbench::cli::servers_add_config(&name, &command) {
-            Ok(_) => with_app(|app| async move { workbench::cli::servers_fetch(&app, &name).await }),
-            Err(e) => usage_error(&e),
-        },
+        Command::Servers(ServersCommand::Add { name, command }) => {
+            match workbench::cli::servers_add_config(&name, &command) {
+                Ok(_) => with_app(|app| async move { workbench::cli::servers_fetch(&app, &name).await }),
+                Err(e) => usage_error(&e),
+            }
+        }
         Command::Servers(ServersCommand::List) => with_app(|app| async move { workbench::cli::servers_list(&app) }),
         Command::Servers(ServersCommand::Remove { name }) => {
             with_app(|app| async move { workbench::cli::servers_remove(&app, &name).await })

@@ -185,10 +185,11 @@ impl Registry {
         {
             let mut taken: std::collections::HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
             for (server, listed) in &upstream.servers {
-                let reserved = integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
-                    || builtins.iter().any(|b| b.namespace == server)
-                    || crate::meta::find(server).is_some()
-                    || matches!(server.as_str(), "vault" | "custom" | "connection" | "curl" | "workbench");
+                let reserved =
+                    integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
+                        || builtins.iter().any(|b| b.namespace == server)
+                        || crate::meta::find(server).is_some()
+                        || matches!(server.as_str(), "vault" | "custom" | "connection" | "curl" | "workbench");
                 if reserved {
                     tracing::warn!(server, "upstream server skipped: its name is taken by workbench's own tools");
                     continue;

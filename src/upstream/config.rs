@@ -84,7 +84,10 @@ impl ServerConfig {
             }
             (Some(_), Some(_)) => Err("give either command (stdio) or url (HTTP), not both".into()),
             (None, Some(_)) => Err("url must be an http:// or https:// URL".into()),
-            _ => Err("needs a command (stdio: {\"command\", \"args\", \"env\"}) or a url (HTTP: {\"url\", \"headers\"})".into()),
+            _ => {
+                Err("needs a command (stdio: {\"command\", \"args\", \"env\"}) or a url (HTTP: {\"url\", \"headers\"})"
+                    .into())
+            }
         }
     }
 
@@ -113,7 +116,10 @@ impl ServerConfig {
     pub fn describe(&self) -> String {
         match self {
             ServerConfig::Stdio { command, args, env } => {
-                let mut s = std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+                let mut s = std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 if !env.is_empty() {
                     s.push_str(&format!(" (env: {})", env.keys().cloned().collect::<Vec<_>>().join(", ")));
                 }
@@ -133,7 +139,10 @@ pub fn parse_all(section: Option<&Value>) -> BTreeMap<String, Result<ServerConfi
         let parsed = if valid_name(name) {
             ServerConfig::parse(entry)
         } else {
-            Err(format!("the name '{name}' does not follow the rule ({NAME_RULE}); rename it, e.g. '{}'", clean_name(name)))
+            Err(format!(
+                "the name '{name}' does not follow the rule ({NAME_RULE}); rename it, e.g. '{}'",
+                clean_name(name)
+            ))
         };
         out.insert(name.clone(), parsed);
     }
@@ -142,14 +151,19 @@ pub fn parse_all(section: Option<&Value>) -> BTreeMap<String, Result<ServerConfi
 
 /// Changes `config.json` in `home` with `edit` on its `mcp_servers` object, keeping every other key
 /// (and their order); written to a temporary file and renamed over the old one.
-pub fn edit_config(home: &Path, edit: impl FnOnce(&mut Map<String, Value>) -> Result<(), String>) -> Result<(), String> {
+pub fn edit_config(
+    home: &Path,
+    edit: impl FnOnce(&mut Map<String, Value>) -> Result<(), String>,
+) -> Result<(), String> {
     let path = home.join("config.json");
     let mut root: Map<String, Value> = match std::fs::read_to_string(&path) {
         Ok(text) if text.trim().is_empty() => Map::new(),
         Ok(text) => match serde_json::from_str(&text) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(format!("{} is not a JSON object; fix it first", path.display())),
-            Err(e) => return Err(format!("{} is not valid JSON ({e}); fix it first, nothing was changed", path.display())),
+            Err(e) => {
+                return Err(format!("{} is not valid JSON ({e}); fix it first, nothing was changed", path.display()));
+            }
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
@@ -192,7 +206,9 @@ mod tests {
         let c = ServerConfig::parse(&e).unwrap();
         assert!(matches!(&c, ServerConfig::Stdio { command, args, .. } if command == "npx" && args.len() == 3));
         assert_eq!(ServerConfig::parse(&c.to_value()).unwrap(), c);
-        let h = ServerConfig::parse(&json!({ "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer {{vault:t}}" } }));
+        let h = ServerConfig::parse(
+            &json!({ "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer {{vault:t}}" } }),
+        );
         assert!(matches!(h, Ok(ServerConfig::Http { .. })));
         assert!(ServerConfig::parse(&json!({ "args": [] })).unwrap_err().contains("needs a command"));
         assert!(ServerConfig::parse(&json!({ "command": "x", "env": { "A": 1 } })).unwrap_err().contains("env.A"));
@@ -209,7 +225,8 @@ mod tests {
     #[test]
     fn edits_keep_other_keys_and_replace_atomically() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.json"), r#"{"email": "ada@example.com", "policy": {"fs": "confirm"}}"#).unwrap();
+        std::fs::write(dir.path().join("config.json"), r#"{"email": "ada@example.com", "policy": {"fs": "confirm"}}"#)
+            .unwrap();
         edit_config(dir.path(), |s| {
             s.insert("fs".into(), json!({ "command": "x" }));
             Ok(())

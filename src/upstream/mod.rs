@@ -248,7 +248,8 @@ impl Upstreams {
                 return Ok(conn.clone());
             }
             let tail = conn.stderr_tail();
-            let error = format!("it exited{}", if tail.is_empty() { String::new() } else { format!(" (stderr: {tail})") });
+            let error =
+                format!("it exited{}", if tail.is_empty() { String::new() } else { format!(" (stderr: {tail})") });
             self.failed(app, &slot, server, error).await;
             *guard = None;
         }
@@ -316,7 +317,10 @@ impl Upstreams {
         let (command, args, env) = match self.configs.get(server) {
             Some(Ok(ServerConfig::Stdio { command, args, env })) => (command, args, env),
             Some(Ok(ServerConfig::Http { .. })) => {
-                return Err("Streamable HTTP upstream servers are not supported yet; only stdio servers (command + args) run".into());
+                return Err(
+                    "Streamable HTTP upstream servers are not supported yet; only stdio servers (command + args) run"
+                        .into(),
+                );
             }
             Some(Err(e)) => return Err(format!("its entry in config.json is invalid: {e}")),
             None => return Err("it is not configured (workbench servers list shows the configured ones)".into()),
@@ -363,7 +367,13 @@ impl Upstreams {
         let service = match tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
-            Err(_) => return Err(format!("it did not answer initialize within {} s{}", START_TIMEOUT.as_secs(), stderr_tail(&tail))),
+            Err(_) => {
+                return Err(format!(
+                    "it did not answer initialize within {} s{}",
+                    START_TIMEOUT.as_secs(),
+                    stderr_tail(&tail)
+                ));
+            }
         };
         let tools = match tokio::time::timeout(START_TIMEOUT, service.peer().list_all_tools()).await {
             Ok(Ok(t)) => t,
@@ -499,7 +509,13 @@ fn listed_from(tool: &Value) -> Option<Listed> {
             plugins::api::truncate_chars(&normalised.unchecked.join("; "), 400).0
         ));
     }
-    Some(Listed { tool: name.to_string(), description, schema: normalised.schema, effect, unchecked: normalised.unchecked })
+    Some(Listed {
+        tool: name.to_string(),
+        description,
+        schema: normalised.schema,
+        effect,
+        unchecked: normalised.unchecked,
+    })
 }
 
 /// `<server>_<tool>` under the portable name rule (`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`), made unique
@@ -545,7 +561,10 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
             tokio::time::sleep(Duration::from_millis(50)).await;
             if conn.closed() {
                 let tail = conn.stderr_tail();
-                let what = format!("it exited during the call{}", if tail.is_empty() { String::new() } else { format!(" (stderr: {tail})") });
+                let what = format!(
+                    "it exited during the call{}",
+                    if tail.is_empty() { String::new() } else { format!(" (stderr: {tail})") }
+                );
                 app.upstream.crashed(&app, &tool.server, &conn, what.clone()).await;
                 Err(ToolError::Network(format!(
                     "upstream server '{}' stopped: {what}; workbench starts it again on the next call",
@@ -590,18 +609,14 @@ fn shape(result: &rmcp::model::CallToolResult) -> Result<Value, ToolError> {
 /// The agent-facing error of a failed upstream call.
 pub fn failure(e: ToolError, name: &str, tool: &UpstreamTool) -> Result<ToolFailure, ToolError> {
     match e {
-        ToolError::Upstream { message, .. } => Ok(
-            ToolFailure::new(
-                ErrorCode::UpstreamError,
-                format!("{name} (tool '{}' of upstream server '{}') reported an error: {message}", tool.tool, tool.server),
-            )
-            .with("server", tool.server.clone()),
-        ),
-        ToolError::Network(message) => Ok(
-            ToolFailure::new(ErrorCode::NetworkError, message)
-                .with("server", tool.server.clone())
-                .with("hint", "the user can check it with `workbench servers list`"),
-        ),
+        ToolError::Upstream { message, .. } => Ok(ToolFailure::new(
+            ErrorCode::UpstreamError,
+            format!("{name} (tool '{}' of upstream server '{}') reported an error: {message}", tool.tool, tool.server),
+        )
+        .with("server", tool.server.clone())),
+        ToolError::Network(message) => Ok(ToolFailure::new(ErrorCode::NetworkError, message)
+            .with("server", tool.server.clone())
+            .with("hint", "the user can check it with `workbench servers list`")),
         other => Err(other),
     }
 }
@@ -626,7 +641,9 @@ mod tests {
 
     #[test]
     fn annotations_set_the_effect() {
-        let t = |a: Value| listed_from(&json!({ "name": "t", "inputSchema": { "type": "object" }, "annotations": a })).unwrap().effect;
+        let t = |a: Value| {
+            listed_from(&json!({ "name": "t", "inputSchema": { "type": "object" }, "annotations": a })).unwrap().effect
+        };
         assert_eq!(t(json!({ "readOnlyHint": true })), Effect::Read);
         assert_eq!(t(json!({ "destructiveHint": true })), Effect::Destructive);
         assert_eq!(t(json!({})), Effect::Write);

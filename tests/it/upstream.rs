@@ -39,11 +39,17 @@ fn deps() -> Result<Deps, String> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok_py {
-        return Err(format!("{} lacks mcp-server-time/mcp-server-git (run scripts/setup-test-deps.sh)", python.display()));
+        return Err(format!(
+            "{} lacks mcp-server-time/mcp-server-git (run scripts/setup-test-deps.sh)",
+            python.display()
+        ));
     }
     for pkg in ["server-everything", "server-filesystem"] {
         if !modules.join(pkg).join("package.json").exists() {
-            return Err(format!("{pkg} is not installed under {} (run scripts/setup-client-deps.sh)", modules.display()));
+            return Err(format!(
+                "{pkg} is not installed under {} (run scripts/setup-client-deps.sh)",
+                modules.display()
+            ));
         }
     }
     Ok(Deps { python, node, modules })
@@ -167,7 +173,8 @@ async fn upstream_tools_are_searchable_portable_and_run() {
     assert_eq!(r["error"]["code"], "INVALID_ARGUMENTS", "{r}");
 
     // A fresh process on the same data dir: search works from the cache, nothing starts.
-    let later = App::with_parts(settings_for(env.home.path(), &[]), Registry::standard(), Arc::new(MemoryStore::default()));
+    let later =
+        App::with_parts(settings_for(env.home.path(), &[]), Registry::standard(), Arc::new(MemoryStore::default()));
     let out = call(&later, "search_tools", json!({ "query": "current time in a timezone" })).await;
     let names = search_names(&out.body);
     assert!(names.iter().any(|n| n.contains("clock_get_current_time")), "{names:?}");
@@ -180,7 +187,11 @@ async fn upstream_tools_are_searchable_portable_and_run() {
     assert!(upstream.len() > 10, "{}", upstream.len());
     for t in &upstream {
         let text = t.schema().to_string();
-        assert!(!text.contains("\"$ref\"") && !text.contains("\"$defs\"") && !text.contains("anyOf"), "{}: {text}", t.name);
+        assert!(
+            !text.contains("\"$ref\"") && !text.contains("\"$defs\"") && !text.contains("anyOf"),
+            "{}: {text}",
+            t.name
+        );
         check_keywords(t.name, t.schema());
         let schema = call(&later, "get_tool_schema", json!({ "tool": t.name })).await;
         assert!(!schema.is_error, "{}: {}", t.name, schema.body);
@@ -225,7 +236,8 @@ async fn compose_chains_an_upstream_tool_into_a_builtin() {
     assert_eq!(out.body["result"]["zone"], "Asia/Tokyo", "{}", out.body);
     assert_eq!(out.body["result"]["dst"], false, "{}", out.body);
     // The audit log has the upstream call under its server.
-    let rows = app.storage.search_audit(Default::default()).await.unwrap();
+    let rows =
+        app.storage.search_audit(workbench::storage::AuditQuery { limit: 100, ..Default::default() }).await.unwrap();
     assert!(rows.iter().any(|r| r["tool"] == "clock_get_current_time" && r["integration"] == "clock"), "{rows:?}");
 }
 
@@ -376,11 +388,13 @@ async fn no_child_outlives_workbench_after_kill_9() {
     .await;
     lines.next_line().await.unwrap();
     send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
-    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "execute_tools", "arguments": {
+    send(
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "execute_tools", "arguments": {
         "executions": [
             { "tool": "clock_get_current_time", "args": { "timezone": "UTC" } },
             { "tool": "everything_echo", "args": { "message": "hi" } }
-        ] } } }))
+        ] } } }),
+    )
     .await;
     let answer = tokio::time::timeout(std::time::Duration::from_secs(60), async {
         loop {
@@ -442,7 +456,8 @@ async fn upstream_arguments_cannot_smuggle_other_servers_secrets_and_echoes_are_
     assert!(r.get("result").is_some(), "{r}");
     assert!(!r.to_string().contains(mine), "the echo is scrubbed: {r}");
     assert!(r.to_string().contains("token="), "{r}");
-    let rows = app.storage.search_audit(Default::default()).await.unwrap();
+    let rows =
+        app.storage.search_audit(workbench::storage::AuditQuery { limit: 100, ..Default::default() }).await.unwrap();
     assert!(!serde_json::to_string(&rows).unwrap().contains(mine));
 }
 
@@ -454,7 +469,8 @@ async fn an_upstream_result_with_a_vault_secret_is_scrubbed() {
     let d = need_deps!();
     let mut entry = d.everything();
     entry["env"] = json!({ "EV_API_KEY": "{{vault:ev_key}}" });
-    let env = env_with(json!({ "everything": entry }), &[("WORKBENCH_GITHUB_TOKEN", "ghp_workbenchsecret1234567890abcd")]);
+    let env =
+        env_with(json!({ "everything": entry }), &[("WORKBENCH_GITHUB_TOKEN", "ghp_workbenchsecret1234567890abcd")]);
     let app = &env.app;
     let secret = "upstream-env-secret-42424242";
     app.vault.set("ev_key", Secret::new(secret.to_string()), None, vec!["mcp:everything".into()]).await.unwrap();
@@ -473,7 +489,11 @@ async fn an_upstream_result_with_a_vault_secret_is_scrubbed() {
     assert!(!text.contains("ghp_workbenchsecret") && !text.contains("WORKBENCH_GITHUB_TOKEN"), "{text}");
     // A secret bound to a web host is refused for the server's env.
     let env2 = env_with(json!({ "everything": { "command": "true", "env": { "K": "{{vault:web}}" } } }), &[]);
-    env2.app.vault.set("web", Secret::new("web-secret-value-1".into()), None, vec!["api.example.com".into()]).await.unwrap();
+    env2.app
+        .vault
+        .set("web", Secret::new("web-secret-value-1".into()), None, vec!["api.example.com".into()])
+        .await
+        .unwrap();
     let e = env2.app.upstream.ensure_started(&env2.app, "everything").await.unwrap_err();
     assert!(e.contains("may only be sent to api.example.com") && !e.contains("web-secret-value-1"), "{e}");
 }
