@@ -6,6 +6,8 @@
 #   conformance        @modelcontextprotocol/conformance 0.1.16 + supergateway 4.0.0 (stdio -> HTTP bridge)
 #   conformance-alpha  @modelcontextprotocol/conformance 0.2.0-alpha.12 (wire-schema-valid, tools-name-format)
 #   inspector          @modelcontextprotocol/inspector 2.12.0 (CLI mode)
+#   upstream-servers   @modelcontextprotocol/server-everything + server-filesystem 2026.8.31 (the real
+#                      upstream servers tests/it/upstream.rs puts behind workbench)
 # Idempotent: each directory keeps the sha256 of the lock it was installed from, and a second run
 # with unchanged locks does nothing. Needs node + npm (any Node >= 18 for npm itself) on PATH.
 # Adapted from the setup script of an MCP client harness.
@@ -78,4 +80,5 @@ export PATH="$NODE22_BIN:$PATH"
 install conformance
 install conformance-alpha
 install inspector
+install upstream-servers
 echo "setup-client-deps: ok in $(($(date +%s) - start)) s ($DEPS)"

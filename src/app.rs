@@ -103,6 +103,9 @@ pub struct App {
     /// The engine's HTTP clients, one per address policy, each built on first use.
     http_public: OnceLock<reqwest::Client>,
     http_private: OnceLock<reqwest::Client>,
+    /// The user's other MCP servers: their cached tool lists and running connections
+    /// (`src/upstream`; nothing starts before a server's first call).
+    pub upstream: crate::upstream::Upstreams,
 }
 
 impl App {
@@ -129,7 +132,9 @@ impl App {
     pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
         let storage = Storage::new(settings.database_path());
         let vault = Vault::new(secrets.clone(), storage.clone());
+        let upstream = crate::upstream::Upstreams::new(settings.mcp_servers.clone());
         Arc::new(App {
+            upstream,
             settings,
             registry: RwLock::new(Arc::new(registry)),
             storage,
@@ -155,6 +160,9 @@ impl App {
     /// made by any process (the generation counter moved) builds a new snapshot here.
     pub fn registry(&self) -> Arc<Registry> {
         let current = self.registry.read().unwrap_or_else(|p| p.into_inner()).clone();
+        if self.upstream.catalogue(&self.storage).generation != current.upstream().generation {
+            return self.reload_registry();
+        }
         match self.storage.custom_generation() {
             Ok(generation) if generation == current.custom().generation => current,
             Ok(_) => self.reload_registry(),
@@ -167,7 +175,12 @@ impl App {
 
     /// Reads the custom apps again and builds a new catalogue snapshot.
     pub fn reload_registry(&self) -> Arc<Registry> {
-        let base = self.registry.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut base = self.registry.read().unwrap_or_else(|p| p.into_inner()).clone();
+        // Upstream servers' tools come before custom apps, so a custom app cannot take their names.
+        let upstream = self.upstream.catalogue(&self.storage);
+        if upstream.generation != base.upstream().generation {
+            base = Arc::new(base.with_upstream(upstream));
+        }
         let taken = crate::custom::Taken {
             namespaces: &|n: &str| base.reserved_namespace(n),
             tools: &|n: &str| base.compiled_tool(n),
@@ -180,6 +193,7 @@ impl App {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "custom apps could not be loaded");
+                *self.registry.write().unwrap_or_else(|p| p.into_inner()) = base.clone();
                 base
             }
         }
@@ -198,7 +212,11 @@ impl App {
                     || auth::from_env(i, &|name| self.settings.credential_env.get(name).cloned()).is_some()
                     || self.storage.connection_meta(i.name).ok().flatten().is_some()
             }
-            None => registry.is_builtin_namespace(integration) || registry.is_custom_app(integration),
+            None => {
+                registry.is_builtin_namespace(integration)
+                    || registry.is_custom_app(integration)
+                    || registry.is_upstream_server(integration)
+            }
         }
     }
 

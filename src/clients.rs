@@ -553,19 +553,62 @@ pub fn register_text(text: &str, entry: &Value) -> Result<Edit, String> {
 
 /// Removes the `workbench` entry, keeping everything else (an `mcpServers` left empty stays).
 pub fn unregister_text(text: &str) -> Result<Edit, String> {
+    remove_server_text(text, SERVER_NAME)
+}
+
+/// Removes the `name` entry of `mcpServers` with the same byte-exact splice (for `workbench
+/// servers import --replace`, which moves a server behind workbench).
+pub fn remove_server_text(text: &str, name: &str) -> Result<Edit, String> {
     if text.trim().is_empty() {
         return Ok(Edit::Unchanged);
     }
     let p = parse(text)?;
     let Some((_, servers)) = &p.servers else { return Ok(Edit::Unchanged) };
-    let Some(index) = servers.members.iter().position(|m| m.key == SERVER_NAME) else {
+    let Some(index) = servers.members.iter().position(|m| m.key == name) else {
         return Ok(Edit::Unchanged);
     };
-    servers.find(SERVER_NAME)?;
+    servers.find(name)?;
     Ok(Edit::Changed {
         text: format!("{}{}", p.bom, remove_member(p.json, servers, index)),
-        summary: "removed \"workbench\"".into(),
+        summary: format!("removed {}", json_string(name)),
     })
+}
+
+/// The servers other than workbench a client config lists in `mcpServers`, in file order.
+pub fn other_servers(text: &str) -> Result<Vec<(String, Value)>, String> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let p = parse(text)?;
+    let value: Value = serde_json::from_str(p.json).map_err(|e| e.to_string())?;
+    let Some((_, servers)) = &p.servers else { return Ok(Vec::new()) };
+    Ok(servers
+        .members
+        .iter()
+        .filter(|m| m.key != SERVER_NAME)
+        .filter_map(|m| value["mcpServers"].get(&m.key).map(|v| (m.key.clone(), v.clone())))
+        .collect())
+}
+
+/// Registers `entry` and removes the `moved` servers, one splice after the other.
+fn replace_text(text: &str, entry: &Value, moved: &[String]) -> Result<Edit, String> {
+    let mut current = text.to_string();
+    let mut summaries = Vec::new();
+    if let Edit::Changed { text, summary } = register_text(&current, entry)? {
+        current = text;
+        summaries.push(summary);
+    }
+    for name in moved {
+        if let Edit::Changed { text, summary } = remove_server_text(&current, name)? {
+            current = text;
+            summaries.push(summary);
+        }
+    }
+    if summaries.is_empty() {
+        Ok(Edit::Unchanged)
+    } else {
+        Ok(Edit::Changed { text: current, summary: summaries.join(", ") })
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -608,6 +651,8 @@ pub enum Op<'a> {
     /// Add or update the entry running this command.
     Register(&'a str),
     Unregister,
+    /// Register this command and remove these servers (now behind workbench) from the config.
+    Replace(&'a str, &'a [String]),
 }
 
 /// Applies `op` to each client in `clients` that is installed; `dry_run` computes without writing.
@@ -648,6 +693,7 @@ fn apply_one(locations: &Locations, client: Client, op: Op<'_>, dry_run: bool) -
         let edit = match op {
             Op::Register(command) => register_text(text, &client.entry(command)),
             Op::Unregister => unregister_text(text),
+            Op::Replace(command, moved) => replace_text(text, &client.entry(command), moved),
         };
         let (new_text, summary) = match edit {
             Ok(Edit::Unchanged) => return report(Action::Unchanged, None),

@@ -57,6 +57,9 @@ pub struct Settings {
     /// `WORKBENCH_PRIVATE_HOSTS` (comma-separated), which wins. workbench's own listener is never
     /// reachable, listed or not.
     pub private_hosts: Vec<crate::builtins::ssrf::Origin>,
+    /// The user's other MCP servers (`config.json`'s `mcp_servers`), by name; an entry that did
+    /// not parse is kept as its error (see `upstream::config`). Nothing starts until first use.
+    pub mcp_servers: std::collections::BTreeMap<String, Result<crate::upstream::ServerConfig, String>>,
 }
 
 /// The safety policy for writes the user set for an integration (see `engine::policy`).
@@ -156,6 +159,8 @@ struct ConfigFile {
     policy: HashMap<String, String>,
     files_dir: Option<String>,
     private_hosts: Option<Vec<String>>,
+    /// Upstream MCP servers in Claude Desktop / Cursor shape (parsed entry by entry).
+    mcp_servers: Option<serde_json::Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -269,7 +274,9 @@ impl Settings {
         }
         let (policies, rate_limits) = parse_policies_and_limits(vars, &file.policy);
         let files_dir = files_dir(vars, file.files_dir, &file_path)?;
+        let mcp_servers = crate::upstream::config::parse_all(file.mcp_servers.as_ref());
         Ok(Settings {
+            mcp_servers,
             files_dir,
             policies,
             rate_limits,

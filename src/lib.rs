@@ -37,6 +37,7 @@ pub mod proxy;
 pub mod registry;
 pub mod secrets;
 pub mod storage;
+pub mod upstream;
 pub mod validate;
 
 /// Sent with every upstream request (Wikimedia requires a descriptive one). It names no address:

@@ -24,6 +24,8 @@ Examples:
   workbench clients register --dry-run        show what registering with the clients would change
   workbench portal                            a local web page: accounts, audit log, secrets, custom apps
   workbench serve --profile runstack          the four tools of the Runstack design instead of the nine
+  workbench servers import                    put the MCP servers your clients run behind workbench
+  workbench servers add time -- uvx mcp-server-time
 
 Client config (Claude Desktop, Cursor; `workbench clients register` writes it):
   { \"mcpServers\": { \"workbench\": { \"command\": \"/home/you/.local/bin/workbench\" } } }
@@ -76,6 +78,40 @@ enum Command {
     Clients(ClientsCommand),
     /// Open the local portal (integrations, audit log, secrets, custom apps) until Ctrl-C
     Portal,
+    /// Your other MCP servers behind workbench's tools: add, list, remove, import from clients
+    #[command(subcommand)]
+    Servers(ServersCommand),
+}
+
+#[derive(Subcommand)]
+enum ServersCommand {
+    /// Add a stdio MCP server: `workbench servers add time -- uvx mcp-server-time`
+    Add {
+        /// Its name: the tools' prefix (`<name>_<tool>`) and policy key
+        name: String,
+        /// The command and its arguments, after `--`
+        #[arg(last = true, required = true, num_args = 1..)]
+        command: Vec<String>,
+    },
+    /// Each configured server: state, tool count, last error
+    List,
+    /// Remove a server from config.json and forget its cached tools
+    Remove { name: String },
+    /// Offer the servers Claude Desktop, Cursor and Claude Code run; add them to workbench
+    Import {
+        /// Only this client (repeatable): claude-desktop, cursor, claude-code
+        #[arg(long = "client", value_name = "CLIENT", value_parser = parse_client)]
+        clients: Vec<Client>,
+        /// Add them without asking
+        #[arg(long)]
+        yes: bool,
+        /// Also remove them from the clients' configs and register workbench there (backup first)
+        #[arg(long)]
+        replace: bool,
+        /// Show what would be imported; change nothing
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Args, Default)]
@@ -192,6 +228,24 @@ fn run(command: Command) -> u8 {
         }
         Command::Clients(ClientsCommand::Unregister { target }) => {
             workbench::cli::clients(Op::Unregister, &target.clients, target.dry_run)
+        }
+        Command::Servers(ServersCommand::Add { name, command }) => {
+            match workbench::cli::servers_add_config(&name, &command) {
+                Ok(_) => with_app(|app| async move { workbench::cli::servers_fetch(&app, &name).await }),
+                Err(e) => usage_error(&e),
+            }
+        }
+        Command::Servers(ServersCommand::List) => with_app(|app| async move { workbench::cli::servers_list(&app) }),
+        Command::Servers(ServersCommand::Remove { name }) => {
+            with_app(|app| async move { workbench::cli::servers_remove(&app, &name).await })
+        }
+        Command::Servers(ServersCommand::Import { clients, yes, replace, dry_run }) => {
+            let (status, added) = workbench::cli::servers_import(&clients, yes, replace, dry_run);
+            if added.is_empty() {
+                return status;
+            }
+            let fetched = with_app(|app| async move { workbench::cli::servers_fetch_all(&app, &added).await });
+            status.max(fetched)
         }
         Command::Status => with_app(|app| async move { workbench::cli::status(&app) }),
         Command::Portal => with_app(|app| async move { workbench::portal::run(&app).await }),

@@ -82,6 +82,15 @@ const MIGRATIONS: &[&str] = &[
      INSERT INTO counter (name, value) VALUES ('custom_apps', 0);",
     // 4: the W3C trace context (`traceparent`) a 2026-07-28 client sent in a call's `_meta`.
     "ALTER TABLE audit ADD COLUMN traceparent TEXT;",
+    // 5: the last tool listing of each upstream MCP server (`src/upstream`), so search works before
+    // a server first starts, and its last error for `workbench servers list`. Never a secret: the
+    // listing is the server's public tool descriptions; the error text is scrubbed first.
+    "CREATE TABLE upstream_listing (
+        server TEXT PRIMARY KEY,
+        tools TEXT NOT NULL,
+        listed_at TEXT NOT NULL,
+        last_error TEXT
+     );",
 ];
 
 tokio::task_local! {
@@ -567,6 +576,62 @@ impl Storage {
             Ok(n > 0)
         })
         .await
+    }
+}
+
+/// One upstream MCP server's cached listing (see `src/upstream`).
+#[derive(Debug, Clone)]
+pub struct UpstreamListing {
+    pub server: String,
+    /// The `tools/list` answer's tools, as JSON text.
+    pub tools: String,
+    pub listed_at: String,
+    pub last_error: Option<String>,
+}
+
+impl Storage {
+    /// Every cached upstream listing, by server name.
+    pub fn upstream_listings(&self) -> Result<Vec<UpstreamListing>, StorageError> {
+        self.call_blocking(|c| {
+            let mut stmt =
+                c.prepare("SELECT server, tools, listed_at, last_error FROM upstream_listing ORDER BY server")?;
+            let rows = stmt.query_map([], |r| {
+                Ok(UpstreamListing { server: r.get(0)?, tools: r.get(1)?, listed_at: r.get(2)?, last_error: r.get(3)? })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })
+    }
+
+    /// Stores a server's fresh listing (clearing its last error).
+    pub async fn put_upstream_listing(self: &Arc<Self>, server: String, tools: String) -> Result<(), StorageError> {
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO upstream_listing (server, tools, listed_at, last_error) VALUES (?1, ?2, ?3, NULL)
+                 ON CONFLICT (server) DO UPDATE SET tools = excluded.tools, listed_at = excluded.listed_at,
+                 last_error = NULL",
+                params![server, tools, now_rfc3339()],
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
+    /// Records a server's last error (already scrubbed), keeping its listing.
+    pub async fn set_upstream_error(self: &Arc<Self>, server: String, error: String) -> Result<(), StorageError> {
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO upstream_listing (server, tools, listed_at, last_error) VALUES (?1, '[]', ?2, ?3)
+                 ON CONFLICT (server) DO UPDATE SET last_error = excluded.last_error",
+                params![server, now_rfc3339(), error],
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
+    /// Forgets a server's listing; true when there was one.
+    pub async fn delete_upstream_listing(self: &Arc<Self>, server: String) -> Result<bool, StorageError> {
+        self.call(move |c| c.execute("DELETE FROM upstream_listing WHERE server = ?1", [&server]).map(|n| n > 0)).await
     }
 }
 

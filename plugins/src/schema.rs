@@ -47,6 +47,13 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     value
 }
 
+/// The same normalisation for a schema that did not come from a Rust type (an upstream MCP
+/// server's `inputSchema`): null types collapsed, `$schema`/`title`/`format` removed. Callers
+/// still check that only [`SUPPORTED_KEYWORDS`] remain.
+pub fn normalise_value(value: &mut Value) {
+    normalise(value)
+}
+
 fn normalise(value: &mut Value) {
     let Value::Object(map) = value else { return };
     collapse_nullable(map);

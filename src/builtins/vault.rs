@@ -65,6 +65,13 @@ fn check_hosts(hosts: &[String]) -> Result<Vec<String>, ToolError> {
     let mut out = Vec::new();
     for (i, h) in hosts.iter().enumerate() {
         let h = h.trim().to_ascii_lowercase();
+        // `mcp:<server>`: the pseudo-host of an upstream MCP server (src/upstream).
+        if let Some(server) = h.strip_prefix("mcp:")
+            && crate::upstream::config::valid_name(server)
+        {
+            out.push(h);
+            continue;
+        }
         // A bare host (https on 443), or an origin with its scheme and port (issue 13 item 7).
         let ok = match h.split_once("://") {
             None => {
@@ -80,7 +87,7 @@ fn check_hosts(hosts: &[String]) -> Result<Vec<String>, ToolError> {
                 message: format!("'{h}' is not a host name or origin"),
                 problems: vec![ArgProblem {
                     path: format!("/allowed_hosts/{i}"),
-                    problem: "expected a host like api.example.com or *.example.com (https on port 443), or an origin like http://127.0.0.1:8080 (no path)".into(),
+                    problem: "expected a host like api.example.com or *.example.com (https on port 443), an origin like http://127.0.0.1:8080 (no path), or mcp:<server> for an upstream MCP server".into(),
                 }],
             });
         }

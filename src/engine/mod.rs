@@ -478,7 +478,8 @@ async fn run_entry(
             http::target_hosts(app, integration, connection.as_ref())
         }
         (None, Some(op)) => vec![op.app.origin.clone()],
-        (None, None) => Vec::new(),
+        // An upstream MCP server's tool: only secrets bound to its pseudo-host `mcp:<server>`.
+        (None, None) => entry.upstream().map(|u| vec![crate::upstream::pseudo_host(&u.server)]).unwrap_or_default(),
     };
     for name in names {
         let secret = app.vault.resolve_for_hosts(&name, &hosts).await?;
@@ -597,6 +598,9 @@ async fn run_entry(
             tokio::spawn(tracing::Instrument::in_current_span(run(upstream, args)))
         }
         Runner::Builtin(run) => tokio::spawn(tracing::Instrument::in_current_span(run(app.clone(), args))),
+        Runner::Upstream(tool) => {
+            tokio::spawn(tracing::Instrument::in_current_span(crate::upstream::call(app.clone(), tool.clone(), args)))
+        }
         Runner::Custom(op) => {
             // The app's own credentials are vault refs, resolved for its host only.
             let prepared = crate::custom::prepare(app, op).await?;
@@ -678,6 +682,13 @@ fn is_rate_limit_text(message: &str) -> bool {
 
 /// Maps a plugin's error to the agent-facing error object.
 fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value) -> ToolFailure {
+    let e = match entry.upstream() {
+        Some(tool) => match crate::upstream::failure(e, entry.name, tool) {
+            Ok(f) => return f,
+            Err(e) => e,
+        },
+        None => e,
+    };
     match e {
         ToolError::InvalidArguments { message, problems } => {
             let mut f = invalid_arguments(entry, args, problems);

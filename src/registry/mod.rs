@@ -38,6 +38,8 @@ pub enum Runner {
     Builtin(BuiltinHandler),
     /// An operation of a user-defined custom app (see [`crate::custom`]).
     Custom(Arc<crate::custom::Operation>),
+    /// A tool of one of the user's other MCP servers (see [`crate::upstream`]).
+    Upstream(Arc<crate::upstream::UpstreamTool>),
 }
 
 /// One runnable tool.
@@ -77,6 +79,14 @@ impl ToolEntry {
         }
     }
 
+    /// The upstream MCP server tool behind this entry, if it is one.
+    pub fn upstream(&self) -> Option<&Arc<crate::upstream::UpstreamTool>> {
+        match &self.runner {
+            Runner::Upstream(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// The custom app operation behind this tool, if it is one.
     pub fn custom(&self) -> Option<&Arc<crate::custom::Operation>> {
         match &self.runner {
@@ -91,30 +101,52 @@ fn no_schema() -> Value {
 }
 
 /// The tool catalogue and the integrations behind it: one immutable snapshot. The compiled part
-/// never changes; custom apps are added by building a new snapshot ([`Registry::with_custom`]),
-/// which `App::registry()` does when the custom-apps generation in SQLite moves.
+/// never changes; upstream MCP servers' tools and custom apps are added by building a new snapshot
+/// ([`Registry::with_upstream`], [`Registry::with_custom`]), which `App::registry()` does when the
+/// upstream catalogue's generation or the custom-apps generation in SQLite moves. Compiled tools
+/// and meta-tool names always win: an upstream or custom tool never shadows one.
 pub struct Registry {
     tools: Vec<ToolEntry>,
     by_name: HashMap<&'static str, usize>,
     integrations: Vec<&'static Integration>,
     builtins: &'static [BuiltinSpec],
     custom: Arc<crate::custom::Loaded>,
+    upstream: Arc<crate::upstream::Catalogue>,
+    /// The upstream servers whose tools this snapshot offers.
+    upstream_servers: Vec<&'static str>,
     index: OnceLock<search::SearchIndex>,
 }
 
 impl Registry {
     pub fn new(integrations: &[&'static Integration], builtins: &'static [BuiltinSpec]) -> Registry {
-        Self::build(integrations, builtins, Arc::default())
+        Self::build(integrations, builtins, Arc::default(), Arc::default())
     }
 
     /// This catalogue with `custom` apps' operations as tools (replacing any earlier ones).
     pub fn with_custom(&self, custom: crate::custom::Loaded) -> Registry {
-        Self::build(&self.integrations, self.builtins, Arc::new(custom))
+        Self::build(&self.integrations, self.builtins, self.upstream.clone(), Arc::new(custom))
+    }
+
+    /// This catalogue with `upstream` servers' tools (replacing any earlier ones; custom apps are
+    /// dropped: load them again on top with [`Registry::with_custom`]).
+    pub fn with_upstream(&self, upstream: Arc<crate::upstream::Catalogue>) -> Registry {
+        Self::build(&self.integrations, self.builtins, upstream, Arc::default())
+    }
+
+    /// The upstream catalogue this snapshot was built with (and its generation).
+    pub fn upstream(&self) -> &crate::upstream::Catalogue {
+        &self.upstream
+    }
+
+    /// Whether `name` is an upstream server whose tools this snapshot offers.
+    pub fn is_upstream_server(&self, name: &str) -> bool {
+        self.upstream_servers.contains(&name)
     }
 
     fn build(
         integrations: &[&'static Integration],
         builtins: &'static [BuiltinSpec],
+        upstream: Arc<crate::upstream::Catalogue>,
         custom: Arc<crate::custom::Loaded>,
     ) -> Registry {
         let mut tools = Vec::new();
@@ -146,6 +178,45 @@ impl Registry {
                 schema: OnceLock::new(),
             });
         }
+        // Upstream servers: a server named like an integration, a built-in namespace or a
+        // meta-tool is skipped (its tools would pass for workbench's own); tool names that
+        // collide with any tool before them get `_2`, `_3`, ...
+        let mut upstream_servers = Vec::new();
+        {
+            let mut taken: std::collections::HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
+            for (server, listed) in &upstream.servers {
+                let reserved =
+                    integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
+                        || builtins.iter().any(|b| b.namespace == server)
+                        || crate::meta::find(server).is_some()
+                        || matches!(server.as_str(), "vault" | "custom" | "connection" | "curl" | "workbench");
+                if reserved {
+                    tracing::warn!(server, "upstream server skipped: its name is taken by workbench's own tools");
+                    continue;
+                }
+                upstream_servers.push(crate::custom::intern(server));
+                for l in listed {
+                    let name = crate::upstream::exposed_name(server, &l.tool, &|n: &str| {
+                        taken.contains(n) || crate::meta::find(n).is_some()
+                    });
+                    taken.insert(name.clone());
+                    tools.push(ToolEntry {
+                        name: crate::custom::intern(&name),
+                        integration: crate::custom::intern(server),
+                        description: crate::custom::intern(&l.description),
+                        keywords: &[],
+                        effect: l.effect,
+                        files: Files::None,
+                        runner: Runner::Upstream(Arc::new(crate::upstream::UpstreamTool {
+                            server: server.clone(),
+                            tool: l.tool.clone(),
+                        })),
+                        schema_fn: no_schema,
+                        schema: OnceLock::from(l.schema.clone()),
+                    });
+                }
+            }
+        }
         for app in &custom.apps {
             for op in &app.operations {
                 tools.push(ToolEntry {
@@ -161,8 +232,21 @@ impl Registry {
                 });
             }
         }
-        let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
-        Registry { tools, by_name, integrations: integrations.to_vec(), builtins, custom, index: OnceLock::new() }
+        // The first entry of a name wins: compiled tools, then upstream ones, then custom ones.
+        let mut by_name = HashMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            by_name.entry(t.name).or_insert(i);
+        }
+        Registry {
+            tools,
+            by_name,
+            integrations: integrations.to_vec(),
+            builtins,
+            custom,
+            upstream,
+            upstream_servers,
+            index: OnceLock::new(),
+        }
     }
 
     /// The custom apps this snapshot was built with (and their generation).
@@ -182,6 +266,7 @@ impl Registry {
             || self.builtins.iter().any(|b| b.namespace == name)
             || crate::meta::find(name).is_some()
             || self.integrations.iter().any(|i| i.name.split('_').next() == Some(name))
+            || self.is_upstream_server(name)
     }
 
     /// Whether `name` is a compiled (plugin or built-in) tool.

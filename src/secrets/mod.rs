@@ -241,6 +241,10 @@ fn parse_pattern(entry: &str) -> Option<OriginPattern> {
 /// (`scheme://host:port`). The one matcher for vault secrets: scheme, host and port must all
 /// match; a `*.` entry matches subdomains (not the domain itself).
 pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
+    // An upstream MCP server's pseudo-host (`mcp:<server>`) matches only itself, exactly.
+    if origin.starts_with("mcp:") {
+        return allowed.iter().any(|a| a.trim().eq_ignore_ascii_case(origin));
+    }
     let Some(target) = parse_pattern(origin) else { return false };
     allowed.iter().filter_map(|a| parse_pattern(a)).any(|a| {
         a.scheme == target.scheme

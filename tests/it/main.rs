@@ -53,3 +53,4 @@ mod tidy;
 mod todoist;
 mod transport;
 mod trello;
+mod upstream;

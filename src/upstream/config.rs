@@ -1,0 +1,243 @@
+//! Upstream server entries: the shape Claude Desktop and Cursor use (`{"command", "args", "env"}`
+//! for stdio, `{"url", "headers"}` for Streamable HTTP), read from `config.json`'s `mcp_servers`
+//! and written back atomically with every other key kept.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+/// One configured upstream MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerConfig {
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String> },
+    Http { url: String, headers: BTreeMap<String, String> },
+}
+
+/// The rule for a server's name: it becomes the tools' namespace (`<server>_<tool>`), the policy
+/// key (`WORKBENCH_POLICY_<SERVER>`) and the vault pseudo-host `mcp:<server>`.
+pub const NAME_RULE: &str = "1-32 lowercase letters, digits or '_', starting with a letter";
+
+/// Whether `name` follows [`NAME_RULE`].
+pub fn valid_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 32
+        && b[0].is_ascii_lowercase()
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+/// A name from another client's config made to follow [`NAME_RULE`] (`My Files` -> `my_files`).
+pub fn clean_name(name: &str) -> String {
+    let mut out: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect::<String>()
+        .split('_')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("_");
+    if !out.starts_with(|c: char| c.is_ascii_lowercase()) {
+        out.insert_str(0, "mcp_");
+    }
+    out.truncate(32);
+    out.trim_end_matches('_').to_string()
+}
+
+impl ServerConfig {
+    /// Parses one entry; the error says what is wrong in words a user can act on.
+    pub fn parse(entry: &Value) -> Result<ServerConfig, String> {
+        let Value::Object(o) = entry else { return Err("an entry must be an object".into()) };
+        let strings = |key: &str| -> Result<BTreeMap<String, String>, String> {
+            match o.get(key) {
+                None | Some(Value::Null) => Ok(BTreeMap::new()),
+                Some(Value::Object(m)) => m
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Value::String(s) => Ok((k.clone(), s.clone())),
+                        _ => Err(format!("{key}.{k} must be a string")),
+                    })
+                    .collect(),
+                Some(_) => Err(format!("{key} must be an object of strings")),
+            }
+        };
+        if let Some(kind) = o.get("type").and_then(Value::as_str)
+            && !matches!(kind, "stdio" | "http" | "streamable-http" | "streamableHttp")
+        {
+            return Err(format!("type '{kind}' is not supported (stdio or http)"));
+        }
+        match (o.get("command"), o.get("url")) {
+            (Some(Value::String(command)), None) if !command.trim().is_empty() => {
+                let args = match o.get("args") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(a)) => a
+                        .iter()
+                        .map(|x| x.as_str().map(str::to_string).ok_or("args must be a list of strings".to_string()))
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => return Err("args must be a list of strings".into()),
+                };
+                Ok(ServerConfig::Stdio { command: command.clone(), args, env: strings("env")? })
+            }
+            (None, Some(Value::String(url))) if url.starts_with("http://") || url.starts_with("https://") => {
+                Ok(ServerConfig::Http { url: url.clone(), headers: strings("headers")? })
+            }
+            (Some(_), Some(_)) => Err("give either command (stdio) or url (HTTP), not both".into()),
+            (None, Some(_)) => Err("url must be an http:// or https:// URL".into()),
+            _ => {
+                Err("needs a command (stdio: {\"command\", \"args\", \"env\"}) or a url (HTTP: {\"url\", \"headers\"})"
+                    .into())
+            }
+        }
+    }
+
+    /// The entry as config.json holds it.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        match self {
+            ServerConfig::Stdio { command, args, env } => {
+                o.insert("command".into(), Value::from(command.clone()));
+                o.insert("args".into(), Value::from(args.clone()));
+                if !env.is_empty() {
+                    o.insert("env".into(), serde_json::to_value(env).unwrap_or_default());
+                }
+            }
+            ServerConfig::Http { url, headers } => {
+                o.insert("url".into(), Value::from(url.clone()));
+                if !headers.is_empty() {
+                    o.insert("headers".into(), serde_json::to_value(headers).unwrap_or_default());
+                }
+            }
+        }
+        Value::Object(o)
+    }
+
+    /// A one-line description for `servers list` (values of env and headers are never shown).
+    pub fn describe(&self) -> String {
+        match self {
+            ServerConfig::Stdio { command, args, env } => {
+                let mut s = std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if !env.is_empty() {
+                    s.push_str(&format!(" (env: {})", env.keys().cloned().collect::<Vec<_>>().join(", ")));
+                }
+                s
+            }
+            ServerConfig::Http { url, .. } => url.clone(),
+        }
+    }
+}
+
+/// Every configured server, parsed; a bad entry is kept as its error (its tools are not offered
+/// and `servers list` says why) instead of failing the whole configuration.
+pub fn parse_all(section: Option<&Value>) -> BTreeMap<String, Result<ServerConfig, String>> {
+    let mut out = BTreeMap::new();
+    let Some(Value::Object(entries)) = section else { return out };
+    for (name, entry) in entries {
+        let parsed = if valid_name(name) {
+            ServerConfig::parse(entry)
+        } else {
+            Err(format!(
+                "the name '{name}' does not follow the rule ({NAME_RULE}); rename it, e.g. '{}'",
+                clean_name(name)
+            ))
+        };
+        out.insert(name.clone(), parsed);
+    }
+    out
+}
+
+/// Changes `config.json` in `home` with `edit` on its `mcp_servers` object, keeping every other key
+/// (and their order); written to a temporary file and renamed over the old one.
+pub fn edit_config(
+    home: &Path,
+    edit: impl FnOnce(&mut Map<String, Value>) -> Result<(), String>,
+) -> Result<(), String> {
+    let path = home.join("config.json");
+    let mut root: Map<String, Value> = match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim().is_empty() => Map::new(),
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(format!("{} is not a JSON object; fix it first", path.display())),
+            Err(e) => {
+                return Err(format!("{} is not valid JSON ({e}); fix it first, nothing was changed", path.display()));
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let mut servers = match root.remove("mcp_servers") {
+        Some(Value::Object(m)) => m,
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => return Err(format!("mcp_servers in {} is not an object; fix it first", path.display())),
+    };
+    edit(&mut servers)?;
+    root.insert("mcp_servers".into(), Value::Object(servers));
+    let text = serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| e.to_string())? + "\n";
+    std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    let tmp = home.join(format!(".config.json.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        use std::io::Write as _;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut f = options.open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn claude_desktop_entries_parse() {
+        let e = json!({ "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": { "A": "b" } });
+        let c = ServerConfig::parse(&e).unwrap();
+        assert!(matches!(&c, ServerConfig::Stdio { command, args, .. } if command == "npx" && args.len() == 3));
+        assert_eq!(ServerConfig::parse(&c.to_value()).unwrap(), c);
+        let h = ServerConfig::parse(
+            &json!({ "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer {{vault:t}}" } }),
+        );
+        assert!(matches!(h, Ok(ServerConfig::Http { .. })));
+        assert!(ServerConfig::parse(&json!({ "args": [] })).unwrap_err().contains("needs a command"));
+        assert!(ServerConfig::parse(&json!({ "command": "x", "env": { "A": 1 } })).unwrap_err().contains("env.A"));
+    }
+
+    #[test]
+    fn names_are_cleaned_for_import() {
+        assert_eq!(clean_name("My Files"), "my_files");
+        assert_eq!(clean_name("github-mcp"), "github_mcp");
+        assert_eq!(clean_name("1password"), "mcp_1password");
+        assert!(valid_name("fs") && !valid_name("Fs") && !valid_name("_x") && !valid_name(""));
+    }
+
+    #[test]
+    fn edits_keep_other_keys_and_replace_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.json"), r#"{"email": "ada@example.com", "policy": {"fs": "confirm"}}"#)
+            .unwrap();
+        edit_config(dir.path(), |s| {
+            s.insert("fs".into(), json!({ "command": "x" }));
+            Ok(())
+        })
+        .unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json")).unwrap()).unwrap();
+        assert_eq!(v["email"], "ada@example.com");
+        assert_eq!(v["policy"]["fs"], "confirm");
+        assert_eq!(v["mcp_servers"]["fs"]["command"], "x");
+        std::fs::write(dir.path().join("config.json"), "{ not json").unwrap();
+        assert!(edit_config(dir.path(), |_| Ok(())).unwrap_err().contains("not valid JSON"));
+        assert_eq!(std::fs::read_to_string(dir.path().join("config.json")).unwrap(), "{ not json");
+    }
+}

@@ -1,0 +1,652 @@
+//! The user's other MCP servers behind workbench's nine tools ("upstream servers").
+//!
+//! Each server configured in `config.json`'s `mcp_servers` (Claude Desktop / Cursor shape) adds
+//! its tools to the registry as `<server>_<tool>`, with portable schemas ([`schema`]), run by
+//! `execute_tools` like any other tool. The state lives in one [`Upstreams`] held by `App`:
+//!
+//! - **Catalogue.** The last `tools/list` of every server is cached in SQLite
+//!   (`upstream_listing`), so search works before a server has started. It is read on the first
+//!   registry snapshot, not at start-up. A fresh listing (first start, `servers add`,
+//!   `notifications/tools/list_changed`) bumps [`Catalogue::generation`], which makes
+//!   `App::registry()` build a new snapshot.
+//! - **Lifecycle.** A stdio server starts on its first call (never at workbench's start), with the
+//!   handshake done by rmcp's client. Its stdin is a pipe workbench holds, it is killed when its
+//!   handle drops (`kill_on_drop`), and on Linux it gets `PR_SET_PDEATHSIG` = SIGKILL, so no server
+//!   outlives workbench, also after `kill -9`. A server that exits is started again on the next
+//!   call; repeated failures wait (1 s, 2 s, 4 s, ... up to a minute) and the agent is told why.
+//! - **Secrets.** `{{vault:NAME}}` in an entry's `env` (or a call's arguments) resolves only for
+//!   the pseudo-host `mcp:<server>`: a secret must list it in `allowed_hosts`. Resolved values join
+//!   the process-wide scrubber, so they never come back in a result. `WORKBENCH_*` variables
+//!   (workbench's own credentials) are removed from a server's environment.
+//! - **Policy.** `readOnlyHint: true` is a read, `destructiveHint: true` is destructive (confirm
+//!   by default), anything else is a write; `WORKBENCH_POLICY_<SERVER>` sets a server's policy.
+//!
+//! Streamable HTTP servers are parsed and listed but do not run yet (a clear error says so).
+
+pub mod config;
+pub mod schema;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use plugins::api::{Effect, ToolError};
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+
+pub use config::ServerConfig;
+
+use crate::app::App;
+use crate::error::{ErrorCode, ToolFailure};
+use crate::storage::Storage;
+
+/// Longest an upstream server may take to start and answer `initialize` + `tools/list`.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest wait between restart attempts of a failing server.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Most characters of an upstream tool's description kept.
+const MAX_DESCRIPTION: usize = 1_500;
+/// Lines of a server's stderr kept for its error messages.
+const STDERR_LINES: usize = 20;
+
+/// The upstream tool behind a registry entry.
+#[derive(Debug)]
+pub struct UpstreamTool {
+    pub server: String,
+    /// The tool's name on its server.
+    pub tool: String,
+}
+
+/// One tool of a server's last listing, normalised.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub tool: String,
+    pub description: String,
+    pub schema: Value,
+    pub effect: Effect,
+    /// Rules of the upstream schema workbench does not check (the server does).
+    pub unchecked: Vec<String>,
+}
+
+/// Every configured server's last listing; a new generation replaces it when one changes.
+#[derive(Debug, Default)]
+pub struct Catalogue {
+    pub generation: u64,
+    /// By server name.
+    pub servers: Vec<(String, Vec<Listed>)>,
+}
+
+/// What `servers list` shows about a server in this process.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    pub running: bool,
+    pub pid: Option<u32>,
+    pub starts: u32,
+    /// Failures (crashes, failed starts) since the last successful call.
+    pub failures: u32,
+    pub last_error: Option<String>,
+    retry_at: Option<Instant>,
+}
+
+struct Conn {
+    service: RunningService<RoleClient, Handler>,
+    pid: Option<u32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Conn {
+    fn closed(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
+    }
+    fn stderr_tail(&self) -> String {
+        let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ")
+    }
+}
+
+#[derive(Default)]
+struct Slot {
+    conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
+    status: Mutex<Status>,
+}
+
+/// The upstream servers' state: one field of `App`.
+pub struct Upstreams {
+    configs: BTreeMap<String, Result<ServerConfig, String>>,
+    /// `None` until the SQLite cache is first read.
+    catalogue: Mutex<Option<Arc<Catalogue>>>,
+    /// The raw `tools/list` tools of each server, as last seen.
+    listings: Mutex<BTreeMap<String, Vec<Value>>>,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    generation: AtomicU64,
+    empty: Arc<Catalogue>,
+}
+
+impl Upstreams {
+    /// No I/O: the cache is read on first use.
+    pub fn new(configs: BTreeMap<String, Result<ServerConfig, String>>) -> Upstreams {
+        Upstreams {
+            configs,
+            catalogue: Mutex::new(None),
+            listings: Mutex::new(BTreeMap::new()),
+            slots: Mutex::new(HashMap::new()),
+            generation: AtomicU64::new(0),
+            empty: Arc::default(),
+        }
+    }
+
+    /// The configured servers (including entries that did not parse, as their error).
+    pub fn configs(&self) -> &BTreeMap<String, Result<ServerConfig, String>> {
+        &self.configs
+    }
+
+    /// Whether `name` is a configured server.
+    pub fn is_server(&self, name: &str) -> bool {
+        matches!(self.configs.get(name), Some(Ok(_)))
+    }
+
+    /// The catalogue now; the first call reads the SQLite cache (one query).
+    pub fn catalogue(&self, storage: &Storage) -> Arc<Catalogue> {
+        if !self.configs.values().any(Result::is_ok) {
+            return self.empty.clone();
+        }
+        let mut current = self.catalogue.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = current.as_ref() {
+            return c.clone();
+        }
+        match storage.upstream_listings() {
+            Ok(rows) => {
+                let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+                for row in rows {
+                    if self.is_server(&row.server)
+                        && let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools)
+                    {
+                        listings.entry(row.server).or_insert(tools);
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "the upstream tool cache could not be read"),
+        }
+        let fresh = Arc::new(self.build());
+        *current = Some(fresh.clone());
+        fresh
+    }
+
+    fn build(&self) -> Catalogue {
+        let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        let servers = listings
+            .iter()
+            .filter(|(server, _)| self.is_server(server))
+            .map(|(server, tools)| {
+                let mut listed: Vec<Listed> = tools.iter().filter_map(listed_from).collect();
+                listed.sort_by(|a, b| a.tool.cmp(&b.tool));
+                (server.clone(), listed)
+            })
+            .collect();
+        Catalogue { generation: self.generation.fetch_add(1, Ordering::SeqCst) + 1, servers }
+    }
+
+    /// Takes a server's fresh `tools/list`: cached in SQLite, and a new catalogue generation when
+    /// it changed.
+    async fn store_listing(&self, app: &App, server: &str, tools: Vec<rmcp::model::Tool>) -> usize {
+        let raw: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
+        let count = raw.len();
+        let changed = {
+            let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+            listings.insert(server.to_string(), raw.clone()) != Some(raw.clone())
+        };
+        if changed {
+            let fresh = Arc::new(self.build());
+            *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
+        }
+        let text = Value::Array(raw).to_string();
+        if let Err(e) = app.storage.put_upstream_listing(server.to_string(), text).await {
+            tracing::warn!(server, error = %e, "could not cache the upstream tool list");
+        }
+        count
+    }
+
+    fn slot(&self, server: &str) -> Arc<Slot> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner()).entry(server.to_string()).or_default().clone()
+    }
+
+    /// This process's view of a server (nothing is started).
+    pub fn status(&self, server: &str) -> Status {
+        let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned();
+        slot.map(|s| s.status.lock().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default()
+    }
+
+    /// Starts `server` if needed (and lists its tools); returns how many tools it has.
+    pub async fn ensure_started(&self, app: &Arc<App>, server: &str) -> Result<usize, String> {
+        self.connection(app, server).await?;
+        let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(listings.get(server).map_or(0, Vec::len))
+    }
+
+    /// Ends every running server: stdin closed, then SIGTERM, then kill (rmcp's shutdown order).
+    pub async fn shutdown(&self) {
+        let slots: Vec<Arc<Slot>> = self.slots.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        for slot in slots {
+            let conn = slot.conn.lock().await.take();
+            if let Some(conn) = conn
+                && let Ok(conn) = Arc::try_unwrap(conn)
+            {
+                let _ = conn.service.cancel().await;
+            }
+        }
+    }
+
+    /// The running connection to `server`, started (or restarted) here if needed.
+    async fn connection(&self, app: &Arc<App>, server: &str) -> Result<Arc<Conn>, String> {
+        let slot = self.slot(server);
+        let mut guard = slot.conn.lock().await;
+        if let Some(conn) = guard.as_ref() {
+            if !conn.closed() {
+                return Ok(conn.clone());
+            }
+            let tail = conn.stderr_tail();
+            let error =
+                format!("it exited{}", if tail.is_empty() { String::new() } else { format!(" (stderr: {tail})") });
+            self.failed(app, &slot, server, error).await;
+            *guard = None;
+        }
+        let retry_in = {
+            let status = slot.status.lock().unwrap_or_else(|p| p.into_inner());
+            status.retry_at.and_then(|at| at.checked_duration_since(Instant::now())).map(|d| (d, status.clone()))
+        };
+        if let Some((wait, status)) = retry_in {
+            return Err(format!(
+                "upstream server '{server}' failed {} time(s) in a row (last: {}); workbench tries again in {} s",
+                status.failures,
+                status.last_error.unwrap_or_default(),
+                wait.as_secs().max(1)
+            ));
+        }
+        match self.start(app, server).await {
+            Ok(conn) => {
+                let conn = Arc::new(conn);
+                {
+                    let mut status = slot.status.lock().unwrap_or_else(|p| p.into_inner());
+                    status.running = true;
+                    status.pid = conn.pid;
+                    status.starts += 1;
+                }
+                *guard = Some(conn.clone());
+                Ok(conn)
+            }
+            Err(e) => {
+                let e = app.exposed.text(&e);
+                self.failed(app, &slot, server, e.clone()).await;
+                Err(format!("upstream server '{server}' could not be started: {e}"))
+            }
+        }
+    }
+
+    async fn failed(&self, app: &App, slot: &Slot, server: &str, error: String) {
+        let error = app.exposed.text(&error);
+        {
+            let mut status = slot.status.lock().unwrap_or_else(|p| p.into_inner());
+            status.running = false;
+            status.pid = None;
+            status.failures += 1;
+            status.last_error = Some(error.clone());
+            // One failure may restart at once (a crash); repeated ones wait, doubling.
+            status.retry_at = (status.failures >= 2).then(|| {
+                let wait = Duration::from_secs(1u64 << (status.failures - 2).min(6)).min(MAX_BACKOFF);
+                Instant::now() + wait
+            });
+        }
+        tracing::warn!(server, error = %error, "upstream server failed");
+        if let Err(e) = app.storage.set_upstream_error(server.to_string(), error).await {
+            tracing::debug!(error = %e, "could not record the upstream error");
+        }
+    }
+
+    fn succeeded(&self, server: &str) {
+        let slot = self.slot(server);
+        let mut status = slot.status.lock().unwrap_or_else(|p| p.into_inner());
+        status.failures = 0;
+        status.retry_at = None;
+    }
+
+    /// Spawns the server, does the MCP handshake and reads its tool list.
+    async fn start(&self, app: &Arc<App>, server: &str) -> Result<Conn, String> {
+        let (command, args, env) = match self.configs.get(server) {
+            Some(Ok(ServerConfig::Stdio { command, args, env })) => (command, args, env),
+            Some(Ok(ServerConfig::Http { .. })) => {
+                return Err(
+                    "Streamable HTTP upstream servers are not supported yet; only stdio servers (command + args) run"
+                        .into(),
+                );
+            }
+            Some(Err(e)) => return Err(format!("its entry in config.json is invalid: {e}")),
+            None => return Err("it is not configured (workbench servers list shows the configured ones)".into()),
+        };
+        let env = resolve_env(app, server, env).await?;
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(args);
+        // workbench's own credentials are not the upstream server's business.
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("WORKBENCH_") {
+                cmd.env_remove(&name);
+            }
+        }
+        cmd.envs(&env).kill_on_drop(true);
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure runs in the forked child before exec and only calls prctl and
+        // getppid, both async-signal-safe.
+        unsafe {
+            let parent = std::process::id() as libc::pid_t;
+            cmd.pre_exec(move || {
+                // The server gets SIGKILL when workbench dies, however it dies; if workbench
+                // already died before this line, exit now.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != parent {
+                    return Err(std::io::Error::other("the parent is gone"));
+                }
+                Ok(())
+            });
+        }
+        let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {command}: {e}"))?;
+        let pid = transport.id();
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(stderr) = stderr {
+            tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
+        }
+        let handler = Handler { server: server.to_string(), app: Arc::downgrade(app) };
+        let stderr_tail = |tail: &Arc<Mutex<VecDeque<String>>>| {
+            let lines = tail.lock().unwrap_or_else(|p| p.into_inner());
+            let text = lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ");
+            if text.is_empty() { String::new() } else { format!(" (stderr: {text})") }
+        };
+        let service = match tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
+            Err(_) => {
+                return Err(format!(
+                    "it did not answer initialize within {} s{}",
+                    START_TIMEOUT.as_secs(),
+                    stderr_tail(&tail)
+                ));
+            }
+        };
+        let tools = match tokio::time::timeout(START_TIMEOUT, service.peer().list_all_tools()).await {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => return Err(format!("tools/list failed: {e}{}", stderr_tail(&tail))),
+            Err(_) => return Err(format!("tools/list took longer than {} s", START_TIMEOUT.as_secs())),
+        };
+        let count = self.store_listing(app, server, tools).await;
+        tracing::info!(server, pid, tools = count, "upstream server started");
+        Ok(Conn { service, pid, stderr: tail })
+    }
+
+    /// Marks the running connection as dead after a transport failure.
+    async fn crashed(&self, app: &App, server: &str, conn: &Arc<Conn>, error: String) {
+        let slot = self.slot(server);
+        let mut guard = slot.conn.lock().await;
+        if guard.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            *guard = None;
+            drop(guard);
+            self.failed(app, &slot, server, error).await;
+        }
+    }
+}
+
+/// Resolves `{{vault:NAME}}` in an entry's env values, for the pseudo-host `mcp:<server>` only.
+async fn resolve_env(
+    app: &App,
+    server: &str,
+    env: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, String> {
+    let template = serde_json::to_value(env).map_err(|e| e.to_string())?;
+    let names = crate::engine::template::vault_names(&template).map_err(|f| f.message)?;
+    let hosts = vec![pseudo_host(server)];
+    let mut values = HashMap::new();
+    for name in names {
+        let secret = app.vault.resolve_for_hosts(&name, &hosts).await.map_err(|f| f.message)?;
+        app.exposed.remember(secret.expose());
+        values.insert(name, secret.expose().clone());
+    }
+    let lookup = |name: &str| {
+        values
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
+    };
+    let scope = crate::engine::template::Scope {
+        steps: None,
+        vault: Some(&lookup),
+        no_steps_reason: "a server's env cannot use step refs",
+        no_vault_reason: "",
+    };
+    let resolved = crate::engine::template::resolve(&template, &scope).map_err(|f| f.message)?;
+    serde_json::from_value(resolved.value).map_err(|e| e.to_string())
+}
+
+/// The vault pseudo-host of a server: a secret whose `allowed_hosts` lists it may be used in the
+/// server's env and in arguments of its tools, and nowhere else. No real host contains ':'.
+pub fn pseudo_host(server: &str) -> String {
+    format!("mcp:{server}")
+}
+
+async fn read_stderr(
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    server: String,
+    app: Weak<App>,
+) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line = match app.upgrade() {
+            Some(app) => app.exposed.text(&line),
+            None => break,
+        };
+        let (line, _) = plugins::api::truncate_chars(&line, 300);
+        tracing::debug!(server = %server, "upstream stderr: {line}");
+        let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+        if t.len() == STDERR_LINES {
+            t.pop_front();
+        }
+        t.push_back(line);
+    }
+}
+
+/// rmcp's client side for one upstream server: who we are, and tool-list changes.
+#[derive(Clone)]
+struct Handler {
+    server: String,
+    app: Weak<App>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("workbench", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        let (server, app, peer) = (self.server.clone(), self.app.clone(), context.peer.clone());
+        tokio::spawn(async move {
+            let Ok(tools) = peer.list_all_tools().await else { return };
+            if let Some(app) = app.upgrade() {
+                let n = app.upstream.store_listing(&app, &server, tools).await;
+                tracing::info!(server, tools = n, "upstream tool list changed");
+            }
+        });
+    }
+}
+
+/// One tool of a `tools/list` answer, normalised; `None` for an entry without a name.
+fn listed_from(tool: &Value) -> Option<Listed> {
+    let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())?;
+    let annotations = tool.get("annotations");
+    let hint = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool);
+    let effect = if hint("readOnlyHint") == Some(true) {
+        Effect::Read
+    } else if hint("destructiveHint") == Some(true) {
+        Effect::Destructive
+    } else {
+        Effect::Write
+    };
+    let normalised = schema::normalise(tool.get("inputSchema").unwrap_or(&Value::Null));
+    let mut description = tool
+        .get("description")
+        .and_then(Value::as_str)
+        .or_else(|| tool.get("title").and_then(Value::as_str))
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    description = plugins::api::truncate_chars(&description, MAX_DESCRIPTION).0;
+    if !normalised.unchecked.is_empty() {
+        description.push_str(&format!(
+            "\n(Rules only the upstream server checks: {}.)",
+            plugins::api::truncate_chars(&normalised.unchecked.join("; "), 400).0
+        ));
+    }
+    Some(Listed {
+        tool: name.to_string(),
+        description,
+        schema: normalised.schema,
+        effect,
+        unchecked: normalised.unchecked,
+    })
+}
+
+/// `<server>_<tool>` under the portable name rule (`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`), made unique
+/// against `taken` with `_2`, `_3`, ... (deterministic: servers and tools are visited in name
+/// order).
+pub fn exposed_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> String {
+    let mut base: String = format!("{server}_{tool}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
+    if !base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        base.insert(0, '_');
+    }
+    base.truncate(64);
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken(&name) {
+        let suffix = format!("_{n}");
+        let mut stem = base.clone();
+        stem.truncate(64 - suffix.len());
+        name = stem + &suffix;
+        n += 1;
+    }
+    name
+}
+
+/// Runs one upstream tool call (the engine's task for `Runner::Upstream`). Dropping the future
+/// (timeout, cancellation) drops rmcp's request, which sends `notifications/cancelled` upstream.
+pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result<Value, ToolError> {
+    let conn = app.upstream.connection(&app, &tool.server).await.map_err(ToolError::Network)?;
+    let arguments = match args {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    let params = CallToolRequestParams::new(tool.tool.clone()).with_arguments(arguments);
+    match conn.service.peer().call_tool(params).await {
+        Ok(result) => {
+            app.upstream.succeeded(&tool.server);
+            shape(&result)
+        }
+        Err(e) => {
+            // Give the reader a moment to see the exit before deciding it crashed.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if conn.closed() {
+                let tail = conn.stderr_tail();
+                let what = format!(
+                    "it exited during the call{}",
+                    if tail.is_empty() { String::new() } else { format!(" (stderr: {tail})") }
+                );
+                app.upstream.crashed(&app, &tool.server, &conn, what.clone()).await;
+                Err(ToolError::Network(format!(
+                    "upstream server '{}' stopped: {what}; workbench starts it again on the next call",
+                    tool.server
+                )))
+            } else {
+                Err(ToolError::Network(format!("upstream server '{}' failed the call: {e}", tool.server)))
+            }
+        }
+    }
+}
+
+/// A `CallToolResult` as a tool result: `structuredContent` when given, else the text (parsed
+/// when it is JSON), else the content blocks. `isError` becomes an upstream error.
+fn shape(result: &rmcp::model::CallToolResult) -> Result<Value, ToolError> {
+    let v = serde_json::to_value(result).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let content = v.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+    let texts: Vec<&str> = content
+        .iter()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect();
+    if v.get("isError").and_then(Value::as_bool) == Some(true) {
+        let message = if texts.is_empty() { "the tool reported an error".to_string() } else { texts.join("\n") };
+        return Err(ToolError::Upstream { status: 0, message, retry_after: None });
+    }
+    if let Some(s) = v.get("structuredContent").filter(|s| !s.is_null()) {
+        return Ok(s.clone());
+    }
+    if texts.len() == content.len() {
+        if let [one] = texts.as_slice()
+            && let Ok(parsed) = serde_json::from_str::<Value>(one)
+            && (parsed.is_object() || parsed.is_array())
+        {
+            return Ok(parsed);
+        }
+        return Ok(json!({ "text": texts.join("\n") }));
+    }
+    Ok(json!({ "content": content }))
+}
+
+/// The agent-facing error of a failed upstream call.
+pub fn failure(e: ToolError, name: &str, tool: &UpstreamTool) -> Result<ToolFailure, ToolError> {
+    match e {
+        ToolError::Upstream { message, .. } => Ok(ToolFailure::new(
+            ErrorCode::UpstreamError,
+            format!("{name} (tool '{}' of upstream server '{}') reported an error: {message}", tool.tool, tool.server),
+        )
+        .with("server", tool.server.clone())),
+        ToolError::Network(message) => Ok(ToolFailure::new(ErrorCode::NetworkError, message)
+            .with("server", tool.server.clone())
+            .with("hint", "the user can check it with `workbench servers list`")),
+        other => Err(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_portable_rule_and_never_collide() {
+        let none = |_: &str| false;
+        assert_eq!(exposed_name("fs", "read_file", &none), "fs_read_file");
+        assert_eq!(exposed_name("fs", "read.file/v2", &none), "fs_read_file_v2");
+        let long = "x".repeat(80);
+        let n = exposed_name("fs", &long, &none);
+        assert_eq!(n.len(), 64);
+        let taken = |s: &str| s == "search_tools" || s == "search_tools_2";
+        assert_eq!(exposed_name("search", "tools", &taken), "search_tools_3");
+        let n = exposed_name("fs", &long, &|s: &str| s.len() == 64 && !s.ends_with("_2"));
+        assert!(n.ends_with("_2") && n.len() == 64, "{n}");
+    }
+
+    #[test]
+    fn annotations_set_the_effect() {
+        let t = |a: Value| {
+            listed_from(&json!({ "name": "t", "inputSchema": { "type": "object" }, "annotations": a })).unwrap().effect
+        };
+        assert_eq!(t(json!({ "readOnlyHint": true })), Effect::Read);
+        assert_eq!(t(json!({ "destructiveHint": true })), Effect::Destructive);
+        assert_eq!(t(json!({})), Effect::Write);
+        assert_eq!(t(json!({ "readOnlyHint": false, "destructiveHint": false })), Effect::Write);
+    }
+}
