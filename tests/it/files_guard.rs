@@ -5,18 +5,17 @@
 //! is never touched.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use plugins::api::{AuthSpec, Effect, Files, Host, Integration, ToolSpec, Upstream};
 use serde_json::{Value, json};
 use workbench::app::App;
 use workbench::config::Settings;
-use workbench::engine::Hooks;
-use workbench::engine::policy::{Approval, ApprovalRequest};
+use workbench::engine::policy::Approval;
 use workbench::registry::Registry;
 use workbench::secrets::MemoryStore;
 
-use crate::support::TestApp;
+use crate::support::{TestApp, recording, run};
 use crate::support::fake::Fake;
 
 const KEY: &str =
@@ -87,33 +86,6 @@ fn no_request_carries(fake: &Fake, needle: &str) {
     for r in fake.requests() {
         assert!(!String::from_utf8_lossy(&r.body).contains(needle), "{} {} carried it", r.method, r.path);
     }
-}
-
-async fn run(t: &TestApp, hooks: &Hooks, tool: &str, args: Value) -> Value {
-    let out = workbench::meta::call_with(
-        &t.app,
-        "execute_tools",
-        json!({"executions": [{"tool": tool, "args": args}]}),
-        hooks,
-    )
-    .await
-    .unwrap();
-    out.body["results"][0].clone()
-}
-
-/// Hooks that record every question and answer `answer`.
-fn recording(answer: Approval) -> (Hooks, Arc<Mutex<Vec<ApprovalRequest>>>) {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let log = asked.clone();
-    let hooks = Hooks {
-        approve: Some(Arc::new(move |req| {
-            log.lock().unwrap().push(req);
-            let answer = answer.clone();
-            Box::pin(async move { answer })
-        })),
-        ..Default::default()
-    };
-    (hooks, asked)
 }
 
 /// Attack 1: `gmail_send_email {attachments: ["~/.ssh/id_rsa", "<WORKBENCH_HOME>/workbench.db"]}`

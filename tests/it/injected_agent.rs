@@ -5,29 +5,14 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use workbench::engine::Hooks;
-use workbench::engine::policy::{Approval, ApprovalRequest};
+use workbench::engine::policy::Approval;
 
 use crate::support::fake::{Fake, Reply};
-use crate::support::{TestApp, app_with};
+use crate::support::{TestApp, app_with, recording};
 
 const DEPLOY_PASSWORD: &str = "correct horse battery staple 42";
 const GITHUB_TOKEN: &str = "github-test-token-not-token-shaped";
 const TODOIST_TOKEN: &str = "todoist-credential-value-0042";
-
-/// Hooks that record every question and give `answer`.
-fn recording(answer: Approval) -> (Hooks, Arc<Mutex<Vec<ApprovalRequest>>>) {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let log = asked.clone();
-    let hooks = Hooks {
-        approve: Some(Arc::new(move |req| {
-            log.lock().unwrap().push(req);
-            let answer = answer.clone();
-            Box::pin(async move { answer })
-        })),
-        ..Default::default()
-    };
-    (hooks, asked)
-}
 
 async fn batch(t: &TestApp, hooks: &Hooks, args: Value) -> workbench::engine::Outcome {
     workbench::meta::call_with(&t.app, "execute_tools", args, hooks).await.unwrap()

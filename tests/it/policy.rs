@@ -2,14 +2,13 @@
 //! defaults (destructive tools and curl_session confirm), and that nothing the model sends can
 //! grant an approval.
 
-use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use workbench::engine::Hooks;
-use workbench::engine::policy::{Approval, ApprovalRequest};
+use workbench::engine::policy::Approval;
 
 use crate::support::fake::{Fake, Reply};
-use crate::support::{TestApp, answering, app_with};
+use crate::support::{TestApp, answering, app_with, recording, run};
 
 const TOKEN: &str = "todoist-token-policy-0123456789";
 
@@ -34,33 +33,6 @@ fn app(fake: &Fake, policy: Option<&str>) -> TestApp {
         env.push(("WORKBENCH_POLICY_TODOIST", p.to_string()));
     }
     app_with(&env)
-}
-
-async fn run(t: &TestApp, hooks: &Hooks, tool: &str, args: Value) -> Value {
-    let out = workbench::meta::call_with(
-        &t.app,
-        "execute_tools",
-        json!({"executions": [{"tool": tool, "args": args}]}),
-        hooks,
-    )
-    .await
-    .unwrap();
-    out.body["results"][0].clone()
-}
-
-/// Hooks that record every question and answer `answer`.
-fn recording(answer: Approval) -> (Hooks, Arc<Mutex<Vec<ApprovalRequest>>>) {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let log = asked.clone();
-    let hooks = Hooks {
-        approve: Some(Arc::new(move |req| {
-            log.lock().unwrap().push(req);
-            let answer = answer.clone();
-            Box::pin(async move { answer })
-        })),
-        ..Default::default()
-    };
-    (hooks, asked)
 }
 
 #[tokio::test]

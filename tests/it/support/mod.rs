@@ -144,3 +144,33 @@ pub fn fake_origin(fake: &fake::Fake) -> String {
 pub fn private_origin_env(fake: &fake::Fake) -> Vec<(&'static str, String)> {
     vec![("WORKBENCH_PRIVATE_HOSTS", fake_origin(fake))]
 }
+
+/// Hooks that record every question the safety policy asks and give `answer` to each.
+pub fn recording(
+    answer: workbench::engine::policy::Approval,
+) -> (workbench::engine::Hooks, Arc<std::sync::Mutex<Vec<workbench::engine::policy::ApprovalRequest>>>) {
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let hooks = workbench::engine::Hooks {
+        approve: Some(Arc::new(move |req| {
+            log.lock().unwrap().push(req);
+            let answer = answer.clone();
+            Box::pin(async move { answer })
+        })),
+        ..Default::default()
+    };
+    (hooks, asked)
+}
+
+/// Runs one tool through execute_tools with `hooks` and returns its single result entry.
+pub async fn run(t: &TestApp, hooks: &workbench::engine::Hooks, tool: &str, args: Value) -> Value {
+    let out = workbench::meta::call_with(
+        &t.app,
+        "execute_tools",
+        serde_json::json!({"executions": [{"tool": tool, "args": args}]}),
+        hooks,
+    )
+    .await
+    .unwrap();
+    out.body["results"][0].clone()
+}
