@@ -15,8 +15,8 @@ use workbench::engine::policy::Approval;
 use workbench::registry::Registry;
 use workbench::secrets::MemoryStore;
 
-use crate::support::{TestApp, recording, run};
 use crate::support::fake::Fake;
+use crate::support::{TestApp, recording, run};
 
 const KEY: &str =
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-fake-test-key\n-----END OPENSSH PRIVATE KEY-----\n";

@@ -2,7 +2,6 @@
 //! defaults (destructive tools and curl_session confirm), and that nothing the model sends can
 //! grant an approval.
 
-
 use serde_json::json;
 use workbench::engine::Hooks;
 use workbench::engine::policy::Approval;
