@@ -112,6 +112,20 @@ fn overrides(integration: &str, tool: &str) -> Value {
         }
         ("sentry", _) => json!({"__id": "1234567"}),
         ("linear", _) => json!({"__id": "9cfb482a-81e3-4154-b5b9-2c805e70a02d"}),
+        ("jira", "jira_update_issue") => json!({"__id": "10001", "+summary": "Renamed", "unassign": null}),
+        ("jira", "jira_list_sprints") => json!({"__id": "10001", "+board_id": 84, "project_key": null}),
+        ("jira", _) => json!({"__id": "10001", "issue_key": "ENG-1", "+issue_key": "ENG-1"}),
+        ("confluence", "confluence_search_pages") => json!({"__id": "123456", "+query": "roadmap", "cql": null}),
+        ("confluence", "confluence_list_pages") => json!({"__id": "123456", "+space_id": "123456", "parent_id": null}),
+        ("confluence", _) => json!({"__id": "123456"}),
+        ("discord", "discord_add_reaction") => json!({"__id": "1234567890123456789", "emoji": "👍"}),
+        ("discord", _) => json!({"__id": "1234567890123456789"}),
+        ("stripe", "stripe_search_customers") => json!({"+email": "ada@example.com", "query": null}),
+        ("stripe", "stripe_create_refund") => json!({"+payment_intent": "pi_3MtwBwLkdIwHu7ix28a3tqPa", "charge": null}),
+        ("stripe", "stripe_create_payment_link") => {
+            json!({"+amount": 2500, "+currency": "usd", "+product_name": "T-shirt", "price_id": null})
+        }
+        ("stripe", _) => json!({"__id": "cus_NffrFeUfNV2Hib"}),
         _ => json!({}),
     }
 }
@@ -327,7 +341,9 @@ fn check(op: &Op, sent: &Sent, credential_params: &[&str]) -> Vec<String> {
         if credential_params.contains(&k.as_str()) {
             continue;
         }
-        if !op.query.contains_key(k) && !op.query.contains_key("*") {
+        // `expand[]`, `created[gte]`: the parameter is the name before the brackets.
+        let base = k.split('[').next().unwrap_or(k);
+        if !op.query.contains_key(k) && !op.query.contains_key(base) && !op.query.contains_key("*") {
             problems.push(format!("query parameter '{k}' is not declared for {on}"));
         }
     }
@@ -647,7 +663,8 @@ fn templates_fit_paths_segment_by_segment() {
 }
 
 /// The checker itself: the requests issue 18 found wrong (Trello's card fields as a JSON body,
-/// Linear's deprecated `Team.private`) are flagged against the installed descriptions.
+/// Stripe's cancel options as query parameters, Linear's deprecated `Team.private`) are flagged
+/// against the installed descriptions.
 #[test]
 fn the_checker_flags_a_json_body_where_query_parameters_are_declared_and_a_deprecated_field() {
     let Ok(text) = std::fs::read_to_string(deps_dir().join("index.json")) else {
@@ -672,6 +689,21 @@ fn the_checker_flags_a_json_body_where_query_parameters_are_declared_and_a_depre
     let problems = check(op, &sent, &["key", "token"]);
     assert!(problems.iter().any(|p| p.starts_with("sends a body")), "{problems:?}");
     assert!(problems.iter().any(|p| p.contains("required query parameter 'idList'")), "{problems:?}");
+
+    // Issue 18's Stripe finding: DELETE /v1/subscriptions/{id} with invoice_now/prorate as query
+    // parameters, where Stripe's description has them as form fields.
+    let ops = ops_of(&index["providers"]["stripe"]);
+    let op = find_op(&ops, "DELETE", "/v1/subscriptions/sub_1MowQVLkdIwHu7ixeRlqHVzs").expect("Stripe's cancel");
+    let rec = Recorded {
+        method: "DELETE".into(),
+        path: "/@base_url/v1/subscriptions/sub_1MowQVLkdIwHu7ixeRlqHVzs".into(),
+        query: vec![("invoice_now".into(), "true".into()), ("prorate".into(), "false".into())],
+        headers: HashMap::new(),
+        body: Vec::new(),
+    };
+    let sent = Sent { tool: "stripe_delete_subscription".into(), host_path: "/v1/subscriptions/x".into(), rec };
+    let problems = check(op, &sent, &[]);
+    assert!(problems.iter().any(|p| p.starts_with("query parameter 'invoice_now' is not declared")), "{problems:?}");
 
     let old_teams = "query Teams($first: Int) { teams(first: $first) { nodes { id private } } }";
     let found = graphql_problems(&[json!({"tool": "linear_list_teams", "query": old_teams, "variables": {}})]);
