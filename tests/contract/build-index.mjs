@@ -159,6 +159,46 @@ function discord() {
   return ops;
 }
 
+// ---------------------------------------------------------------- Todoist (the SDK's requests)
+
+// Each client method of @doist/todoist-sdk is one `request({ httpMethod, baseUri: this.syncApiBase
+// (/api/v1/) | this.apiRootBase (/), relativePath: <expression over consts/endpoints.js> })`; the
+// expression is evaluated with the SDK's own constants and path helpers, a path variable standing
+// for itself as {name}. Methods and paths only: the payload's names are camelCase types the SDK
+// converts, not a wire list.
+async function todoist() {
+  const dist = path.join(nm, "@doist/todoist-sdk/dist/esm");
+  const consts = await import(path.join(dist, "consts/endpoints.js"));
+  const generatePath = (...parts) => parts.join("/");
+  const hole = (k) => `{${String(k)}}`;
+  const args = new Proxy({}, { get: (_, k) => hole(k) });
+  const scope = new Proxy({}, {
+    has: () => true,
+    get: (_, k) => (k === Symbol.unscopables ? undefined : k === "generatePath" ? generatePath : k === "args" ? args : k in consts ? consts[k] : hole(k)),
+  });
+  const files = [path.join(dist, "todoist-api.js"), ...fs.readdirSync(path.join(dist, "clients")).map((f) => path.join(dist, "clients", f))];
+  const ops = [];
+  for (const file of files.filter((f) => f.endsWith(".js"))) {
+    const js = fs.readFileSync(file, "utf8");
+    for (const m of js.matchAll(/httpMethod: '(\w+)',\s*baseUri: this\.(\w+),\s*relativePath: (.*),\n/g)) {
+      const [, method, base, expr] = m;
+      let rel;
+      try {
+        // eslint-disable-next-line no-new-func
+        rel = new Function("scope", `with (scope) { return (${expr}); }`)(scope);
+      } catch {
+        continue;
+      }
+      if (typeof rel !== "string") continue;
+      rel = rel.replace(/%7B(\w+)%7D/g, "{$1}").replace(/^\//, "");
+      const p = (base === "syncApiBase" ? "/api/v1/" : "/") + rel;
+      const body = method === "GET" ? null : { types: ["application/json", "multipart/form-data"], props: null, required: [], optional: true };
+      ops.push({ id: `${path.basename(file, ".js")} ${method} ${rel}`, method, path: p, query: { "*": false }, headers: {}, body, deprecated: false, example: null });
+    }
+  }
+  return ops;
+}
+
 // ---------------------------------------------------------------- Stripe (the SDK's resources)
 
 // Stripe's SDK is generated from its OpenAPI: each resource method is one `_makeRequest('<METHOD>',
@@ -391,6 +431,7 @@ const providers = {
   jira: { description: `jira.js ${version("jira.js")} (its generated cloud and agile clients; third-party, from Atlassian's OpenAPI)`, integrations: ["jira"], ops: [...generatedClient("jira.js/dist/cloud"), ...generatedClient("jira.js/dist/agile")] },
   confluence: { description: `confluence.js ${version("confluence.js")} (its generated v1 and v2 clients; third-party, from Atlassian's OpenAPI)`, integrations: ["confluence"], ops: [...generatedClient("confluence.js/dist/v1"), ...generatedClient("confluence.js/dist/v2")] },
   discord: { description: `discord-api-types ${version("discord-api-types")} (its v10 route list: methods and paths only)`, integrations: ["discord"], ops: discord() },
+  todoist: { description: `@doist/todoist-sdk ${version("@doist/todoist-sdk")} (its client's requests: methods and paths only)`, integrations: ["todoist"], ops: await todoist() },
   stripe: { description: `stripe ${version("stripe")} (its resources generated from Stripe's OpenAPI: methods, paths, parameter names)`, integrations: ["stripe"], ops: stripe() },
   sentry: { description: `@sentry/api ${version("@sentry/api")} (its client generated from Sentry's OpenAPI)`, integrations: ["sentry"], ops: sentry() },
   linear: { description: `@linear/sdk ${version("@linear/sdk")} (its generated schema types)`, integrations: ["linear"], ops: [{ id: "graphql", method: "POST", path: "/graphql", query: {}, headers: {}, body: { types: ["application/json"], props: ["query", "variables", "operationName"], required: ["query"], optional: false }, deprecated: false, example: null }], graphql: linear() },

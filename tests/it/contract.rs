@@ -118,6 +118,13 @@ fn overrides(integration: &str, tool: &str) -> Value {
         ("confluence", "confluence_search_pages") => json!({"__id": "123456", "+query": "roadmap", "cql": null}),
         ("confluence", "confluence_list_pages") => json!({"__id": "123456", "+space_id": "123456", "parent_id": null}),
         ("confluence", _) => json!({"__id": "123456"}),
+        ("todoist", "todoist_update_task") => {
+            json!({"__id": "6X7rM8997g3RQmvh", "+content": "Renamed", "due_date": null})
+        }
+        ("todoist", "todoist_create_comment") => {
+            json!({"__id": "6X7rM8997g3RQmvh", "+task_id": "6X7rM8997g3RQmvh", "project_id": null})
+        }
+        ("todoist", _) => json!({"__id": "6X7rM8997g3RQmvh"}),
         ("discord", "discord_add_reaction") => json!({"__id": "1234567890123456789", "emoji": "👍"}),
         ("discord", _) => json!({"__id": "1234567890123456789"}),
         ("stripe", "stripe_search_customers") => json!({"+email": "ada@example.com", "query": null}),
@@ -126,6 +133,16 @@ fn overrides(integration: &str, tool: &str) -> Value {
             json!({"+amount": 2500, "+currency": "usd", "+product_name": "T-shirt", "price_id": null})
         }
         ("stripe", _) => json!({"__id": "cus_NffrFeUfNV2Hib"}),
+        _ => json!({}),
+    }
+}
+
+/// What the fake answers where the description has no example: `{}`, or for a provider whose
+/// tools chain requests (Stripe's payment link creates a price first, its invoice adds items and
+/// finalizes) an object with an id, so the follow-up requests are sent and checked too.
+fn fallback_answer(integration: &str) -> Value {
+    match integration {
+        "stripe" => json!({"id": "price_1MoBy5LkdIwHu7ixZhnattbh", "object": "price", "data": [], "has_more": false}),
         _ => json!({}),
     }
 }
@@ -427,16 +444,19 @@ struct Tally {
     allow_listed: Vec<String>,
     violations: Vec<String>,
     not_exercised: Vec<String>,
+    /// `METHOD path -> template (operation)`, per request: what the report lists as checked.
+    matched: Vec<String>,
     shaped: (usize, usize),
 }
 
 async fn run_integration(name: &str, ops: Arc<Vec<Op>>, graphql: &mut Vec<Value>) -> Tally {
     let integration = plugins::INTEGRATIONS.iter().find(|i| i.name == name).unwrap_or_else(|| panic!("no {name}"));
     let ops_for_fake = ops.clone();
+    let fake_name = name.to_string();
     let fake = Fake::start(move |r: &Recorded| {
         let (_, host_path) = split_host(&r.path);
         let op = find_op(&ops_for_fake, &r.method, &host_path);
-        let body = op.and_then(|o| o.example.clone()).unwrap_or_else(|| json!({}));
+        let body = op.and_then(|o| o.example.clone()).unwrap_or_else(|| fallback_answer(&fake_name));
         Reply::json(200, body)
     })
     .await;
@@ -510,7 +530,10 @@ async fn run_integration(name: &str, ops: Arc<Vec<Op>>, graphql: &mut Vec<Value>
             }
             match find_op(&ops, &s.rec.method, &s.host_path) {
                 None => problems.push(format!("{} {} is no operation of the description", s.rec.method, s.host_path)),
-                Some(op) => problems.extend(check(op, s, &credential_params)),
+                Some(op) => {
+                    tally.matched.push(format!("{} {} -> {} ({})", s.rec.method, s.host_path, op.path, op.id));
+                    problems.extend(check(op, s, &credential_params));
+                }
             }
         }
         for (marks, result) in shaped_checks {
@@ -613,6 +636,12 @@ async fn every_tool_sends_what_the_providers_description_declares() {
             }
             for a in &tally.allow_listed {
                 details.push_str(&format!("allowed   {name}: {a}\n"));
+            }
+            let mut matched = tally.matched.clone();
+            matched.sort();
+            matched.dedup();
+            for m in &matched {
+                details.push_str(&format!("checked   {name}: {m}\n"));
             }
             for n in &tally.not_exercised {
                 details.push_str(&format!("no request {name}: {n}\n"));
