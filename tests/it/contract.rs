@@ -114,9 +114,11 @@ fn overrides(integration: &str, tool: &str) -> Value {
         ("linear", _) => json!({"__id": "9cfb482a-81e3-4154-b5b9-2c805e70a02d"}),
         ("jira", "jira_update_issue") => json!({"__id": "10001", "+summary": "Renamed", "unassign": null}),
         ("jira", "jira_list_sprints") => json!({"__id": "10001", "+board_id": 84, "project_key": null}),
+        ("jira", "jira_transition_issue") => json!({"__id": "10001", "+issue_key": "ENG-1", "+transition": "31"}),
         ("jira", _) => json!({"__id": "10001", "issue_key": "ENG-1", "+issue_key": "ENG-1"}),
         ("confluence", "confluence_search_pages") => json!({"__id": "123456", "+query": "roadmap", "cql": null}),
         ("confluence", "confluence_list_pages") => json!({"__id": "123456", "+space_id": "123456", "parent_id": null}),
+        ("confluence", "confluence_update_page") => json!({"__id": "123456", "+title": "Renamed"}),
         ("confluence", _) => json!({"__id": "123456"}),
         ("todoist", "todoist_update_task") => {
             json!({"__id": "6X7rM8997g3RQmvh", "+content": "Renamed", "due_date": null})
@@ -139,10 +141,16 @@ fn overrides(integration: &str, tool: &str) -> Value {
 
 /// What the fake answers where the description has no example: `{}`, or for a provider whose
 /// tools chain requests (Stripe's payment link creates a price first, its invoice adds items and
-/// finalizes) an object with an id, so the follow-up requests are sent and checked too.
+/// finalizes; a Jira transition is looked up, a Confluence page's version read) what the first
+/// request needs, so the follow-up requests are sent and checked too.
 fn fallback_answer(integration: &str) -> Value {
     match integration {
         "stripe" => json!({"id": "price_1MoBy5LkdIwHu7ixZhnattbh", "object": "price", "data": [], "has_more": false}),
+        // jira_transition_issue looks its transition up first.
+        "jira" => json!({"transitions": [{"id": "31", "name": "Done", "to": {"name": "Done"}}]}),
+        // confluence_update_page reads the page's version first.
+        "confluence" => json!({"id": "123456", "status": "current", "title": "Roadmap", "version": {"number": 3},
+            "body": {"storage": {"value": "<p>x</p>", "representation": "storage"}}}),
         _ => json!({}),
     }
 }
