@@ -7,7 +7,10 @@
 #        @linear/sdk 98.0.0 (Linear's schema types), trello.js 2.2.0 (Trello's operations),
 #        @notionhq/client 5.26.0 (Notion's endpoint table), @slack/web-api 8.2.0 (Slack's method
 #        list), asana 3.2.0, @hubspot/api-client 14.0.1 and @sentry/api 0.1.0 (clients generated
-#        from Asana's, HubSpot's and Sentry's OpenAPI), graphql 16.11.0 (parses GraphQL documents)
+#        from Asana's, HubSpot's and Sentry's OpenAPI), jira.js 6.2.0 and confluence.js 3.2.0
+#        (clients generated from Atlassian's OpenAPI), discord-api-types 0.38.57 (Discord's v10
+#        routes), @doist/todoist-sdk 17.0.0 (Todoist's requests), stripe 23.1.0 (resources
+#        generated from Stripe's OpenAPI), graphql 16.11.0 (parses GraphQL documents)
 #   PyPI (wheel, no install): google-api-python-client 2.202.0, whose discovery documents describe
 #        Gmail v1, Drive v3, Sheets v4 and Calendar v3
 # Idempotent: a stamp holding the hash of the lock, the wheel version and the index builder makes a

@@ -112,6 +112,45 @@ fn overrides(integration: &str, tool: &str) -> Value {
         }
         ("sentry", _) => json!({"__id": "1234567"}),
         ("linear", _) => json!({"__id": "9cfb482a-81e3-4154-b5b9-2c805e70a02d"}),
+        ("jira", "jira_update_issue") => json!({"__id": "10001", "+summary": "Renamed", "unassign": null}),
+        ("jira", "jira_list_sprints") => json!({"__id": "10001", "+board_id": 84, "project_key": null}),
+        ("jira", "jira_transition_issue") => json!({"__id": "10001", "+issue_key": "ENG-1", "+transition": "31"}),
+        ("jira", _) => json!({"__id": "10001", "issue_key": "ENG-1", "+issue_key": "ENG-1"}),
+        ("confluence", "confluence_search_pages") => json!({"__id": "123456", "+query": "roadmap", "cql": null}),
+        ("confluence", "confluence_list_pages") => json!({"__id": "123456", "+space_id": "123456", "parent_id": null}),
+        ("confluence", "confluence_update_page") => json!({"__id": "123456", "+title": "Renamed"}),
+        ("confluence", _) => json!({"__id": "123456"}),
+        ("todoist", "todoist_update_task") => {
+            json!({"__id": "6X7rM8997g3RQmvh", "+content": "Renamed", "due_date": null})
+        }
+        ("todoist", "todoist_create_comment") => {
+            json!({"__id": "6X7rM8997g3RQmvh", "+task_id": "6X7rM8997g3RQmvh", "project_id": null})
+        }
+        ("todoist", _) => json!({"__id": "6X7rM8997g3RQmvh"}),
+        ("discord", "discord_add_reaction") => json!({"__id": "1234567890123456789", "emoji": "👍"}),
+        ("discord", _) => json!({"__id": "1234567890123456789"}),
+        ("stripe", "stripe_search_customers") => json!({"+email": "ada@example.com", "query": null}),
+        ("stripe", "stripe_create_refund") => json!({"+payment_intent": "pi_3MtwBwLkdIwHu7ix28a3tqPa", "charge": null}),
+        ("stripe", "stripe_create_payment_link") => {
+            json!({"+amount": 2500, "+currency": "usd", "+product_name": "T-shirt", "price_id": null})
+        }
+        ("stripe", _) => json!({"__id": "cus_NffrFeUfNV2Hib"}),
+        _ => json!({}),
+    }
+}
+
+/// What the fake answers where the description has no example: `{}`, or for a provider whose
+/// tools chain requests (Stripe's payment link creates a price first, its invoice adds items and
+/// finalizes; a Jira transition is looked up, a Confluence page's version read) what the first
+/// request needs, so the follow-up requests are sent and checked too.
+fn fallback_answer(integration: &str) -> Value {
+    match integration {
+        "stripe" => json!({"id": "price_1MoBy5LkdIwHu7ixZhnattbh", "object": "price", "data": [], "has_more": false}),
+        // jira_transition_issue looks its transition up first.
+        "jira" => json!({"transitions": [{"id": "31", "name": "Done", "to": {"name": "Done"}}]}),
+        // confluence_update_page reads the page's version first.
+        "confluence" => json!({"id": "123456", "status": "current", "title": "Roadmap", "version": {"number": 3},
+            "body": {"storage": {"value": "<p>x</p>", "representation": "storage"}}}),
         _ => json!({}),
     }
 }
@@ -327,7 +366,9 @@ fn check(op: &Op, sent: &Sent, credential_params: &[&str]) -> Vec<String> {
         if credential_params.contains(&k.as_str()) {
             continue;
         }
-        if !op.query.contains_key(k) && !op.query.contains_key("*") {
+        // `expand[]`, `created[gte]`: the parameter is the name before the brackets.
+        let base = k.split('[').next().unwrap_or(k);
+        if !op.query.contains_key(k) && !op.query.contains_key(base) && !op.query.contains_key("*") {
             problems.push(format!("query parameter '{k}' is not declared for {on}"));
         }
     }
@@ -411,16 +452,19 @@ struct Tally {
     allow_listed: Vec<String>,
     violations: Vec<String>,
     not_exercised: Vec<String>,
+    /// `METHOD path -> template (operation)`, per request: what the report lists as checked.
+    matched: Vec<String>,
     shaped: (usize, usize),
 }
 
 async fn run_integration(name: &str, ops: Arc<Vec<Op>>, graphql: &mut Vec<Value>) -> Tally {
     let integration = plugins::INTEGRATIONS.iter().find(|i| i.name == name).unwrap_or_else(|| panic!("no {name}"));
     let ops_for_fake = ops.clone();
+    let fake_name = name.to_string();
     let fake = Fake::start(move |r: &Recorded| {
         let (_, host_path) = split_host(&r.path);
         let op = find_op(&ops_for_fake, &r.method, &host_path);
-        let body = op.and_then(|o| o.example.clone()).unwrap_or_else(|| json!({}));
+        let body = op.and_then(|o| o.example.clone()).unwrap_or_else(|| fallback_answer(&fake_name));
         Reply::json(200, body)
     })
     .await;
@@ -494,7 +538,10 @@ async fn run_integration(name: &str, ops: Arc<Vec<Op>>, graphql: &mut Vec<Value>
             }
             match find_op(&ops, &s.rec.method, &s.host_path) {
                 None => problems.push(format!("{} {} is no operation of the description", s.rec.method, s.host_path)),
-                Some(op) => problems.extend(check(op, s, &credential_params)),
+                Some(op) => {
+                    tally.matched.push(format!("{} {} -> {} ({})", s.rec.method, s.host_path, op.path, op.id));
+                    problems.extend(check(op, s, &credential_params));
+                }
             }
         }
         for (marks, result) in shaped_checks {
@@ -598,6 +645,12 @@ async fn every_tool_sends_what_the_providers_description_declares() {
             for a in &tally.allow_listed {
                 details.push_str(&format!("allowed   {name}: {a}\n"));
             }
+            let mut matched = tally.matched.clone();
+            matched.sort();
+            matched.dedup();
+            for m in &matched {
+                details.push_str(&format!("checked   {name}: {m}\n"));
+            }
             for n in &tally.not_exercised {
                 details.push_str(&format!("no request {name}: {n}\n"));
             }
@@ -647,7 +700,8 @@ fn templates_fit_paths_segment_by_segment() {
 }
 
 /// The checker itself: the requests issue 18 found wrong (Trello's card fields as a JSON body,
-/// Linear's deprecated `Team.private`) are flagged against the installed descriptions.
+/// Stripe's cancel options as query parameters, Linear's deprecated `Team.private`) are flagged
+/// against the installed descriptions.
 #[test]
 fn the_checker_flags_a_json_body_where_query_parameters_are_declared_and_a_deprecated_field() {
     let Ok(text) = std::fs::read_to_string(deps_dir().join("index.json")) else {
@@ -672,6 +726,21 @@ fn the_checker_flags_a_json_body_where_query_parameters_are_declared_and_a_depre
     let problems = check(op, &sent, &["key", "token"]);
     assert!(problems.iter().any(|p| p.starts_with("sends a body")), "{problems:?}");
     assert!(problems.iter().any(|p| p.contains("required query parameter 'idList'")), "{problems:?}");
+
+    // Issue 18's Stripe finding: DELETE /v1/subscriptions/{id} with invoice_now/prorate as query
+    // parameters, where Stripe's description has them as form fields.
+    let ops = ops_of(&index["providers"]["stripe"]);
+    let op = find_op(&ops, "DELETE", "/v1/subscriptions/sub_1MowQVLkdIwHu7ixeRlqHVzs").expect("Stripe's cancel");
+    let rec = Recorded {
+        method: "DELETE".into(),
+        path: "/@base_url/v1/subscriptions/sub_1MowQVLkdIwHu7ixeRlqHVzs".into(),
+        query: vec![("invoice_now".into(), "true".into()), ("prorate".into(), "false".into())],
+        headers: HashMap::new(),
+        body: Vec::new(),
+    };
+    let sent = Sent { tool: "stripe_delete_subscription".into(), host_path: "/v1/subscriptions/x".into(), rec };
+    let problems = check(op, &sent, &[]);
+    assert!(problems.iter().any(|p| p.starts_with("query parameter 'invoice_now' is not declared")), "{problems:?}");
 
     let old_teams = "query Teams($first: Int) { teams(first: $first) { nodes { id private } } }";
     let found = graphql_problems(&[json!({"tool": "linear_list_teams", "query": old_teams, "variables": {}})]);
