@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 use plugins::api::{Effect, ToolError};
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -476,11 +476,8 @@ async fn resolve_map(
             .cloned()
             .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
     };
-    let no_steps = if what == "env" {
-        "a server's env cannot use step refs"
-    } else {
-        "a server's headers cannot use step refs"
-    };
+    let no_steps =
+        if what == "env" { "a server's env cannot use step refs" } else { "a server's headers cannot use step refs" };
     let scope = crate::engine::template::Scope {
         steps: None,
         vault: Some(&lookup),

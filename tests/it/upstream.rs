@@ -634,11 +634,23 @@ async fn streamable_http_servers_list_run_and_get_their_vault_headers() {
     let m = r["error"]["message"].as_str().unwrap_or_default().to_string();
     assert_eq!(r["error"]["code"], "NETWORK_ERROR", "{r}");
     assert!(m.contains("'web'") && m.contains("reconnects on the next call") && !m.contains(secret), "{m}");
+    // list_integrations shows the server, its state, tool count and last error (starting nothing).
+    let row = |out: &Value| {
+        out["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "web").cloned().expect("a web row")
+    };
+    let listed = row(&call(app, "list_integrations", json!({})).await.body);
+    assert_eq!(listed["upstream"]["transport"], "http", "{listed}");
+    assert_eq!(listed["upstream"]["state"], "failing", "{listed}");
+    assert_eq!(listed["upstream"]["tools"], n, "{listed}");
+    assert!(listed["upstream"]["last_error"].as_str().is_some_and(|e| e.contains("connection failed")), "{listed}");
     let _server = everything_http(&d, port).await;
     let r = exec(app, "web_echo", json!({ "message": "back" })).await;
     assert!(r["result"].to_string().contains("back"), "reconnected: {r}");
     let status = app.upstream.status("web");
     assert!(status.running && status.starts == 2, "{status:?}");
+    let listed = row(&call(app, "list_integrations", json!({})).await.body);
+    assert_eq!(listed["upstream"]["state"], "running", "{listed}");
+    assert_eq!(listed["connected"], true, "{listed}");
 }
 
 /// Hostile config or import: a Streamable HTTP entry pointing at workbench's own listener is
