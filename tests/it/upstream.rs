@@ -677,3 +677,39 @@ async fn streamable_http_entries_cannot_reach_the_listener_or_other_servers_secr
     let e = app.upstream.ensure_started(app, "thief").await.unwrap_err();
     assert!(e.contains("may only be sent to") && !e.contains("ghp_not_for_thief"), "{e}");
 }
+
+/// Hostile HTTP upstream: a server that answers with a redirect to another local service (an
+/// origin the user never configured) does not get workbench to follow it; the other service
+/// receives nothing and the error says the server could not be started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamable_http_redirect_to_another_origin_is_not_followed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let victim = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let victim_port = victim.local_addr().unwrap().port();
+    let hit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = hit.clone();
+    tokio::spawn(async move {
+        while let Ok((_s, _)) = victim.accept().await {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let liar = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let liar_port = liar.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = liar.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let _ = s.read(&mut buf).await;
+                let reply = format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{victim_port}/admin\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = s.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    let env = env_with(json!({ "liar": { "url": format!("http://127.0.0.1:{liar_port}/mcp") } }), &[]);
+    let e = env.app.upstream.ensure_started(&env.app, "liar").await.unwrap_err();
+    assert!(e.contains("'liar' could not be started"), "{e}");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!hit.load(std::sync::atomic::Ordering::SeqCst), "the redirect was followed to another origin");
+}
