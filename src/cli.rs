@@ -538,7 +538,7 @@ pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, Str
         return Err(p);
     }
     let Some((program, args)) = command.split_first() else {
-        return Err("give the server's command after --, e.g. workbench servers add time -- uvx mcp-server-time".into());
+        return Err("give the server's command after --, e.g. workbench servers add clock -- uvx mcp-server-time".into());
     };
     let settings = crate::config::Settings::from_env().map_err(|e| e.to_string())?;
     let entry = if args.is_empty() && (program.starts_with("http://") || program.starts_with("https://")) {
