@@ -531,8 +531,8 @@ fn server_name_problem(name: &str) -> Option<String> {
     None
 }
 
-/// `servers add NAME -- CMD ARGS...`: writes the entry to config.json (atomically, other keys
-/// kept). Returns the data directory.
+/// `servers add NAME -- CMD ARGS...` (or `-- URL` for a Streamable HTTP server): writes the entry
+/// to config.json (atomically, other keys kept). Returns the data directory.
 pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, String> {
     if let Some(p) = server_name_problem(name) {
         return Err(p);
@@ -543,8 +543,11 @@ pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, Str
         );
     };
     let settings = crate::config::Settings::from_env().map_err(|e| e.to_string())?;
-    let entry =
-        crate::upstream::ServerConfig::Stdio { command: program.clone(), args: args.to_vec(), env: Default::default() };
+    let entry = if args.is_empty() && (program.starts_with("http://") || program.starts_with("https://")) {
+        crate::upstream::ServerConfig::Http { url: program.clone(), headers: Default::default() }
+    } else {
+        crate::upstream::ServerConfig::Stdio { command: program.clone(), args: args.to_vec(), env: Default::default() }
+    };
     crate::upstream::config::edit_config(&settings.home, |servers| {
         servers.insert(name.to_string(), entry.to_value());
         Ok(())
@@ -606,13 +609,8 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
                 };
                 out!("{name}: {state}; {tools}");
                 out!("    {}", c.describe());
-                if let Some(problem) =
-                    server_name_problem(name).filter(|_| !matches!(c, crate::upstream::ServerConfig::Http { .. }))
-                {
+                if let Some(problem) = server_name_problem(name) {
                     out!("    NOT OFFERED: {problem}");
-                }
-                if let crate::upstream::ServerConfig::Http { .. } = c {
-                    out!("    NOT OFFERED: Streamable HTTP servers are not supported yet (stdio only)");
                 }
                 if let Some(e) = status.last_error.or_else(|| cached.get(name).and_then(|l| l.last_error.clone())) {
                     out!("    last error: {e}");
@@ -729,6 +727,10 @@ fn import_inner(chosen: &[Client], yes: bool, replace: bool, dry_run: bool, adde
         }
     }
     let usable: Vec<&Offer> = offers.iter().filter(|o| o.config.is_ok()).collect();
+    if usable.is_empty() {
+        out!("None of them can be imported as they are; nothing was changed.");
+        return exit::OK;
+    }
     if dry_run {
         out!("(dry run: nothing was changed)");
         return exit::OK;

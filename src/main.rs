@@ -26,6 +26,7 @@ Examples:
   workbench serve --profile runstack          the four tools of the Runstack design instead of the nine
   workbench servers import                    put the MCP servers your clients run behind workbench
   workbench servers add clock -- uvx mcp-server-time
+  workbench servers list                      the servers behind workbench: state, tool count, last error
 
 Client config (Claude Desktop, Cursor; `workbench clients register` writes it):
   { \"mcpServers\": { \"workbench\": { \"command\": \"/home/you/.local/bin/workbench\" } } }
@@ -85,7 +86,7 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ServersCommand {
-    /// Add a stdio MCP server: `workbench servers add clock -- uvx mcp-server-time`
+    /// Add an MCP server: `workbench servers add clock -- uvx mcp-server-time` (or `-- URL`)
     Add {
         /// Its name: the tools' prefix (`<name>_<tool>`) and policy key
         name: String,

@@ -33,7 +33,51 @@ pub async fn run(app: &Arc<App>) -> Outcome {
             "custom": true,
         }));
     }
+    integrations.extend(upstream_rows(app));
     ok(json!({ "integrations": integrations }))
+}
+
+/// The user's upstream MCP servers (src/upstream): nothing to connect, so `connected` says whether
+/// the entry is usable; `upstream` gives its transport, this process's state, its listed tool
+/// count and its last error. Listing starts nothing.
+fn upstream_rows(app: &Arc<App>) -> Vec<Value> {
+    use crate::upstream::ServerConfig;
+    let configs = app.upstream.configs();
+    if configs.is_empty() {
+        return Vec::new();
+    }
+    let catalogue = app.upstream.catalogue(&app.storage);
+    let registry = app.registry();
+    configs
+        .iter()
+        .map(|(name, config)| {
+            let status = app.upstream.status(name);
+            let tools = catalogue.servers.iter().find(|(s, _)| s == name).map(|(_, t)| t.len());
+            let (transport, state) = match config {
+                Err(_) => ("invalid", "invalid"),
+                Ok(c) => (
+                    if matches!(c, ServerConfig::Http { .. }) { "http" } else { "stdio" },
+                    if status.running {
+                        "running"
+                    } else if status.failures > 0 {
+                        "failing"
+                    } else {
+                        "idle"
+                    },
+                ),
+            };
+            let last_error = match config {
+                Err(e) => Some(e.clone()),
+                Ok(_) => status.last_error.map(|e| plugins::api::truncate_chars(&e, 300).0),
+            };
+            json!({
+                "name": name,
+                "version": "mcp",
+                "connected": config.is_ok() && registry.is_upstream_server(name),
+                "upstream": { "transport": transport, "state": state, "tools": tools, "last_error": last_error },
+            })
+        })
+        .collect()
 }
 
 async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {

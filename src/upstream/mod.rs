@@ -14,14 +14,18 @@
 //!   handle drops (`kill_on_drop`), and on Linux it gets `PR_SET_PDEATHSIG` = SIGKILL, so no server
 //!   outlives workbench, also after `kill -9`. A server that exits is started again on the next
 //!   call; repeated failures wait (1 s, 2 s, 4 s, ... up to a minute) and the agent is told why.
-//! - **Secrets.** `{{vault:NAME}}` in an entry's `env` (or a call's arguments) resolves only for
+//! - **Secrets.** `{{vault:NAME}}` in an entry's `env` or `headers` (or a call's arguments) resolves only for
 //!   the pseudo-host `mcp:<server>`: a secret must list it in `allowed_hosts`. Resolved values join
 //!   the process-wide scrubber, so they never come back in a result. `WORKBENCH_*` variables
 //!   (workbench's own credentials) are removed from a server's environment.
 //! - **Policy.** `readOnlyHint: true` is a read, `destructiveHint: true` is destructive (confirm
 //!   by default), anything else is a write; `WORKBENCH_POLICY_<SERVER>` sets a server's policy.
 //!
-//! Streamable HTTP servers are parsed and listed but do not run yet (a clear error says so).
+//! - **Streamable HTTP.** A `{"url", "headers"}` entry connects on its first call through rmcp's
+//!   Streamable HTTP client, with workbench's guarded HTTP client (`App::client_for`: the URL is
+//!   the user's own origin, workbench's own listener never is; same-origin redirects only).
+//!   Headers may hold `{{vault:NAME}}` refs, resolved for `mcp:<server>` only. A dropped
+//!   session reconnects on the next call, with the same backoff as a stdio server.
 
 pub mod config;
 pub mod schema;
@@ -34,6 +38,8 @@ use std::time::{Duration, Instant};
 use plugins::api::{Effect, ToolError};
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -95,6 +101,8 @@ struct Conn {
     service: RunningService<RoleClient, Handler>,
     pid: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// A Streamable HTTP session (no process: a transport failure means reconnect).
+    http: bool,
 }
 
 impl Conn {
@@ -312,20 +320,61 @@ impl Upstreams {
         status.retry_at = None;
     }
 
-    /// Spawns the server, does the MCP handshake and reads its tool list.
+    /// Connects to the server (spawns it, or opens its Streamable HTTP session), does the MCP
+    /// handshake and reads its tool list.
     async fn start(&self, app: &Arc<App>, server: &str) -> Result<Conn, String> {
-        let (command, args, env) = match self.configs.get(server) {
-            Some(Ok(ServerConfig::Stdio { command, args, env })) => (command, args, env),
-            Some(Ok(ServerConfig::Http { .. })) => {
-                return Err(
-                    "Streamable HTTP upstream servers are not supported yet; only stdio servers (command + args) run"
-                        .into(),
-                );
+        let handler = Handler { server: server.to_string(), app: Arc::downgrade(app) };
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let http = matches!(self.configs.get(server), Some(Ok(ServerConfig::Http { .. })));
+        let (pid, serving) = match self.configs.get(server) {
+            Some(Ok(ServerConfig::Stdio { command, args, env })) => {
+                let (transport, pid) = self.spawn(app, server, command, args, env, &tail).await?;
+                (pid, tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await)
+            }
+            Some(Ok(ServerConfig::Http { url, headers })) => {
+                let transport = http_transport(app, server, url, headers).await?;
+                (None, tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await)
             }
             Some(Err(e)) => return Err(format!("its entry in config.json is invalid: {e}")),
             None => return Err("it is not configured (workbench servers list shows the configured ones)".into()),
         };
-        let env = resolve_env(app, server, env).await?;
+        let stderr_tail = |tail: &Arc<Mutex<VecDeque<String>>>| {
+            let lines = tail.lock().unwrap_or_else(|p| p.into_inner());
+            let text = lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ");
+            if text.is_empty() { String::new() } else { format!(" (stderr: {text})") }
+        };
+        let service = match serving {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
+            Err(_) => {
+                return Err(format!(
+                    "it did not answer initialize within {} s{}",
+                    START_TIMEOUT.as_secs(),
+                    stderr_tail(&tail)
+                ));
+            }
+        };
+        let tools = match tokio::time::timeout(START_TIMEOUT, service.peer().list_all_tools()).await {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => return Err(format!("tools/list failed: {e}{}", stderr_tail(&tail))),
+            Err(_) => return Err(format!("tools/list took longer than {} s", START_TIMEOUT.as_secs())),
+        };
+        let count = self.store_listing(app, server, tools).await;
+        tracing::info!(server, pid, tools = count, "upstream server started");
+        Ok(Conn { service, pid, stderr: tail, http })
+    }
+
+    /// Spawns a stdio server (its stderr feeds `tail`).
+    async fn spawn(
+        &self,
+        app: &Arc<App>,
+        server: &str,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        tail: &Arc<Mutex<VecDeque<String>>>,
+    ) -> Result<(rmcp::transport::TokioChildProcess, Option<u32>), String> {
+        let env = resolve_map(app, server, env, "env").await?;
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args);
         // workbench's own credentials are not the upstream server's business.
@@ -354,35 +403,10 @@ impl Upstreams {
             .spawn()
             .map_err(|e| format!("cannot run {command}: {e}"))?;
         let pid = transport.id();
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(stderr) = stderr {
             tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
         }
-        let handler = Handler { server: server.to_string(), app: Arc::downgrade(app) };
-        let stderr_tail = |tail: &Arc<Mutex<VecDeque<String>>>| {
-            let lines = tail.lock().unwrap_or_else(|p| p.into_inner());
-            let text = lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ");
-            if text.is_empty() { String::new() } else { format!(" (stderr: {text})") }
-        };
-        let service = match tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
-            Err(_) => {
-                return Err(format!(
-                    "it did not answer initialize within {} s{}",
-                    START_TIMEOUT.as_secs(),
-                    stderr_tail(&tail)
-                ));
-            }
-        };
-        let tools = match tokio::time::timeout(START_TIMEOUT, service.peer().list_all_tools()).await {
-            Ok(Ok(t)) => t,
-            Ok(Err(e)) => return Err(format!("tools/list failed: {e}{}", stderr_tail(&tail))),
-            Err(_) => return Err(format!("tools/list took longer than {} s", START_TIMEOUT.as_secs())),
-        };
-        let count = self.store_listing(app, server, tools).await;
-        tracing::info!(server, pid, tools = count, "upstream server started");
-        Ok(Conn { service, pid, stderr: tail })
+        Ok((transport, pid))
     }
 
     /// Marks the running connection as dead after a transport failure.
@@ -397,13 +421,47 @@ impl Upstreams {
     }
 }
 
-/// Resolves `{{vault:NAME}}` in an entry's env values, for the pseudo-host `mcp:<server>` only.
-async fn resolve_env(
+/// The Streamable HTTP transport of a server: its URL checked by workbench's address guard (the
+/// entry is the user's own configuration, so a private or loopback origin is allowed; workbench's
+/// own listener never is), the guarded client (same-origin redirects only, no proxy), and its
+/// headers with `{{vault:NAME}}` resolved for `mcp:<server>` only.
+async fn http_transport(
     app: &App,
     server: &str,
-    env: &BTreeMap<String, String>,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    use reqwest::header::{HeaderName, HeaderValue};
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("its url '{url}' is not a valid URL: {e}"))?;
+    let client = app.client_for(&parsed, true).map_err(|r| format!("its url is refused: {}", r.0))?.clone();
+    let resolved = resolve_map(app, server, headers, "headers").await?;
+    let mut custom = HashMap::new();
+    for (name, value) in resolved {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("headers.{name} is not a valid HTTP header name"))?;
+        if matches!(header.as_str(), "accept" | "mcp-session-id" | "last-event-id" | "host" | "content-type") {
+            return Err(format!("headers.{name} is set by workbench itself; remove it from the entry"));
+        }
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("headers.{name} has a value that is not a valid HTTP header value"))?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .custom_headers(custom)
+        .reinit_on_expired_session(true);
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// Resolves `{{vault:NAME}}` in an entry's env or header values, for the pseudo-host
+/// `mcp:<server>` only.
+async fn resolve_map(
+    app: &App,
+    server: &str,
+    map: &BTreeMap<String, String>,
+    what: &str,
 ) -> Result<BTreeMap<String, String>, String> {
-    let template = serde_json::to_value(env).map_err(|e| e.to_string())?;
+    let template = serde_json::to_value(map).map_err(|e| e.to_string())?;
     let names = crate::engine::template::vault_names(&template).map_err(|f| f.message)?;
     let hosts = vec![pseudo_host(server)];
     let mut values = HashMap::new();
@@ -418,10 +476,12 @@ async fn resolve_env(
             .cloned()
             .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
     };
+    let no_steps =
+        if what == "env" { "a server's env cannot use step refs" } else { "a server's headers cannot use step refs" };
     let scope = crate::engine::template::Scope {
         steps: None,
         vault: Some(&lookup),
-        no_steps_reason: "a server's env cannot use step refs",
+        no_steps_reason: no_steps,
         no_vault_reason: "",
     };
     let resolved = crate::engine::template::resolve(&template, &scope).map_err(|f| f.message)?;
@@ -559,7 +619,14 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
         Err(e) => {
             // Give the reader a moment to see the exit before deciding it crashed.
             tokio::time::sleep(Duration::from_millis(50)).await;
-            if conn.closed() {
+            if conn.http && (conn.closed() || !matches!(e, rmcp::ServiceError::McpError(_))) {
+                let what = format!("the connection failed ({e})");
+                app.upstream.crashed(&app, &tool.server, &conn, what.clone()).await;
+                Err(ToolError::Network(format!(
+                    "upstream server '{}' is unreachable: {what}; workbench reconnects on the next call",
+                    tool.server
+                )))
+            } else if conn.closed() {
                 let tail = conn.stderr_tail();
                 let what = format!(
                     "it exited during the call{}",

@@ -519,3 +519,78 @@ fn every_help_example_runs() {
         assert!(!stderr(&out).contains("not found"), "`workbench {}`: {}", args.join(" "), stderr(&out));
     }
 }
+
+/// `servers import --yes --replace` moves a client's servers behind workbench: they join
+/// workbench's config.json, the client's config gets workbench instead of them (one backup first,
+/// every other byte kept: formatting, other keys, the entry it could not import), and
+/// `clients unregister` then takes workbench out again by the same splice, leaving the backup to
+/// restore the servers by hand.
+#[test]
+fn servers_import_replace_moves_servers_behind_workbench_with_a_backup() {
+    let s = Sandbox::new();
+    let dir = s.home().join(".config/Claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("claude_desktop_config.json");
+    let original = concat!(
+        "{\n",
+        "    \"globalShortcut\": \"Ctrl+Space\",\n",
+        "    \"mcpServers\": {\n",
+        "        \"My Files\": { \"command\": \"true\", \"args\": [\"--root\", \"/tmp\"] },\n",
+        "        \"broken\": { \"command\": 5 },\n",
+        "        \"remote\": { \"url\": \"http://127.0.0.1:9/mcp\", \"headers\": { \"X-Key\": \"{{vault:k}}\" } }\n",
+        "    },\n",
+        "    \"theme\":   \"dark\"\n",
+        "}\n"
+    );
+    std::fs::write(&path, original).unwrap();
+
+    let out = s.run(&["servers", "import", "--dry-run"]);
+    assert!(stdout(&out).contains("My Files (as my_files) from Claude Desktop"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("broken from Claude Desktop: SKIPPED"), "{}", stdout(&out));
+    assert_eq!(read(&path), original, "a dry run writes nothing");
+
+    let out = s.run(&["servers", "import", "--yes", "--replace"]);
+    let text = stdout(&out);
+    assert!(text.contains("Added 2 server(s)"), "{text}\n{}", stderr(&out));
+    // workbench has them, exactly as the client had them.
+    let config: Value = serde_json::from_str(&read(&s.data().join("config.json"))).unwrap();
+    assert_eq!(config["mcp_servers"]["my_files"], json!({ "command": "true", "args": ["--root", "/tmp"] }));
+    assert_eq!(
+        config["mcp_servers"]["remote"],
+        json!({ "url": "http://127.0.0.1:9/mcp", "headers": { "X-Key": "{{vault:k}}" } })
+    );
+    assert!(config["mcp_servers"].get("broken").is_none());
+    // The client runs workbench now, not the moved servers; the rest is byte for byte the same.
+    let replaced = read(&path);
+    let v: Value = serde_json::from_str(&replaced).unwrap();
+    let servers = v["mcpServers"].as_object().unwrap();
+    assert!(servers.contains_key("workbench"), "{replaced}");
+    assert!(!servers.contains_key("My Files") && !servers.contains_key("remote"), "{replaced}");
+    assert_eq!(servers["broken"], json!({ "command": 5 }), "what was not imported stays");
+    assert!(replaced.starts_with("{\n    \"globalShortcut\": \"Ctrl+Space\",\n    \"mcpServers\": {\n"), "{replaced}");
+    assert!(replaced.contains("        \"broken\": { \"command\": 5 }"), "{replaced}");
+    assert!(replaced.ends_with("    \"theme\":   \"dark\"\n}\n"), "{replaced}");
+    let backups: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(".workbench-backup-"))
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(read(&backups[0]), original, "the backup is the file as it was");
+
+    // Importing again changes nothing (workbench has them; the client lists only the broken one).
+    let out = s.run(&["servers", "import", "--yes", "--replace"]);
+    assert!(stdout(&out).contains("nothing was changed"), "{}", stdout(&out));
+    assert_eq!(read(&path), replaced);
+
+    // Unregistering takes workbench out by the same splice; the servers stay in workbench.
+    let out = s.run(&["clients", "unregister", "--client", "claude-desktop"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let after = read(&path);
+    let v: Value = serde_json::from_str(&after).unwrap();
+    assert!(v["mcpServers"].get("workbench").is_none(), "{after}");
+    assert_eq!(v["mcpServers"]["broken"], json!({ "command": 5 }));
+    assert!(after.ends_with("    \"theme\":   \"dark\"\n}\n"), "{after}");
+    let out = s.run(&["servers", "list"]);
+    assert!(stdout(&out).contains("my_files") && stdout(&out).contains("remote"), "{}", stdout(&out));
+}

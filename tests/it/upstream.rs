@@ -536,3 +536,180 @@ fn upstream_names_cannot_shadow_builtins_or_meta_tools() {
         assert!(ok, "{}", t.name);
     }
 }
+
+/// A free port on 127.0.0.1 (bound, read, released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// server-everything serving Streamable HTTP on 127.0.0.1:`port` (killed on drop).
+async fn everything_http(d: &Deps, port: u16) -> tokio::process::Child {
+    let dir = d.modules.join("server-everything");
+    let child = tokio::process::Command::new(&d.node)
+        .args([entry_point(&dir).as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return child;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("server-everything did not listen on {port}");
+}
+
+/// A plain TCP relay to `to` that records every byte the client sends (the request headers are
+/// plain HTTP/1.1 text), so a test sees what workbench sent to a server that does not echo it.
+async fn recording_relay(to: u16) -> (u16, Arc<std::sync::Mutex<Vec<u8>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", to)).await else { return };
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let up = async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = cr.read(&mut buf).await {
+                        if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        record.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                    let _ = sw.shutdown().await;
+                };
+                let down = async move {
+                    let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                    let _ = cw.shutdown().await;
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// A Streamable HTTP server (server-everything, run by the test on 127.0.0.1): nothing connects
+/// before first use, its tools are listed through workbench and one runs; a `{{vault:NAME}}` header
+/// reaches the server with the secret bound to `mcp:<server>` (seen on the wire by a relay), and
+/// the value never comes back in a result or an error. The server going away gives a clear error,
+/// and workbench reconnects (a new session) once it is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn streamable_http_servers_list_run_and_get_their_vault_headers() {
+    let d = need_deps!();
+    let port = free_port();
+    let mut server = everything_http(&d, port).await;
+    let (relay, seen) = recording_relay(port).await;
+    let secret = "http-header-secret-4c1d9e77";
+    let url = format!("http://127.0.0.1:{relay}/mcp");
+    let env = env_with(json!({ "web": { "url": url, "headers": { "X-Api-Key": "{{vault:web_key}}" } } }), &[]);
+    let app = &env.app;
+    app.vault.set("web_key", Secret::new(secret.to_string()), None, vec!["mcp:web".into()]).await.unwrap();
+    assert!(seen.lock().unwrap().is_empty(), "nothing is sent before first use");
+    let n = app.upstream.ensure_started(app, "web").await.unwrap();
+    assert!(n > 5, "{n} tools");
+    let r = exec(app, "web_echo", json!({ "message": "hello over http" })).await;
+    assert!(r["result"].to_string().contains("hello over http"), "{r}");
+    let wire = String::from_utf8_lossy(&seen.lock().unwrap()).to_ascii_lowercase();
+    assert!(wire.contains(&format!("x-api-key: {secret}")), "the header reached the server: {wire}");
+    // The value is a known secret now: an echo of it is scrubbed.
+    let r = exec(app, "web_echo", json!({ "message": format!("leak {secret}") })).await;
+    assert!(!r.to_string().contains(secret), "{r}");
+    let out = call(app, "search_tools", json!({ "query": "echo a message back" })).await;
+    assert!(search_names(&out.body).iter().any(|n| n == "web_echo"), "{}", out.body);
+
+    // The server goes away: a clear error; it comes back: the next call reconnects.
+    server.kill().await.unwrap();
+    let _ = server.wait().await;
+    let r = exec(app, "web_echo", json!({ "message": "anyone?" })).await;
+    let m = r["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert_eq!(r["error"]["code"], "NETWORK_ERROR", "{r}");
+    assert!(m.contains("'web'") && m.contains("reconnects on the next call") && !m.contains(secret), "{m}");
+    // list_integrations shows the server, its state, tool count and last error (starting nothing).
+    let row = |out: &Value| {
+        out["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "web").cloned().expect("a web row")
+    };
+    let listed = row(&call(app, "list_integrations", json!({})).await.body);
+    assert_eq!(listed["upstream"]["transport"], "http", "{listed}");
+    assert_eq!(listed["upstream"]["state"], "failing", "{listed}");
+    assert_eq!(listed["upstream"]["tools"], n, "{listed}");
+    assert!(listed["upstream"]["last_error"].as_str().is_some_and(|e| e.contains("connection failed")), "{listed}");
+    let _server = everything_http(&d, port).await;
+    let r = exec(app, "web_echo", json!({ "message": "back" })).await;
+    assert!(r["result"].to_string().contains("back"), "reconnected: {r}");
+    let status = app.upstream.status("web");
+    assert!(status.running && status.starts == 2, "{status:?}");
+    let listed = row(&call(app, "list_integrations", json!({})).await.body);
+    assert_eq!(listed["upstream"]["state"], "running", "{listed}");
+    assert_eq!(listed["connected"], true, "{listed}");
+}
+
+/// Hostile config or import: a Streamable HTTP entry pointing at workbench's own listener is
+/// refused (invariant 17), and a header's vault ref bound to another server is not resolved (the
+/// value is neither sent nor shown).
+#[tokio::test(flavor = "multi_thread")]
+async fn streamable_http_entries_cannot_reach_the_listener_or_other_servers_secrets() {
+    let listener = free_port();
+    let port = listener.to_string();
+    let env = env_with(
+        json!({
+            "own": { "url": format!("http://127.0.0.1:{listener}/mcp") },
+            "own_name": { "url": format!("http://localhost:{listener}/mcp") },
+            "thief": { "url": "http://127.0.0.1:9/mcp", "headers": { "Authorization": "Bearer {{vault:gh}}" } },
+        }),
+        &[("WORKBENCH_PORT", &port)],
+    );
+    let app = &env.app;
+    for s in ["own", "own_name"] {
+        let e = app.upstream.ensure_started(app, s).await.unwrap_err();
+        assert!(e.contains("own listener"), "{s}: {e}");
+    }
+    app.vault.set("gh", Secret::new("ghp_not_for_thief_123456".into()), None, vec!["mcp:github".into()]).await.unwrap();
+    let e = app.upstream.ensure_started(app, "thief").await.unwrap_err();
+    assert!(e.contains("may only be sent to") && !e.contains("ghp_not_for_thief"), "{e}");
+}
+
+/// Hostile HTTP upstream: a server that answers with a redirect to another local service (an
+/// origin the user never configured) does not get workbench to follow it; the other service
+/// receives nothing and the error says the server could not be started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamable_http_redirect_to_another_origin_is_not_followed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let victim = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let victim_port = victim.local_addr().unwrap().port();
+    let hit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = hit.clone();
+    tokio::spawn(async move {
+        while let Ok((_s, _)) = victim.accept().await {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let liar = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let liar_port = liar.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = liar.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let _ = s.read(&mut buf).await;
+                let reply = format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{victim_port}/admin\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = s.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    let env = env_with(json!({ "liar": { "url": format!("http://127.0.0.1:{liar_port}/mcp") } }), &[]);
+    let e = env.app.upstream.ensure_started(&env.app, "liar").await.unwrap_err();
+    assert!(e.contains("'liar' could not be started"), "{e}");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!hit.load(std::sync::atomic::Ordering::SeqCst), "the redirect was followed to another origin");
+}
