@@ -196,13 +196,14 @@ fn new_token() -> String {
     crate::ids::random_hex(32)
 }
 
-/// Registers a pending connection and returns its id (the listener must be running).
-pub fn begin(app: &App, integration: &str) -> String {
+/// Registers a pending connection of one account (`auth::DEFAULT_ACCOUNT` unless one was
+/// named) and returns its id (the listener must be running).
+pub fn begin(app: &App, integration: &str, account: &str) -> String {
     let id = crate::ids::random_hex(16);
     let mut pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
     let now = Instant::now();
     pending.retain(|_, p| p.expires > now || p.state == PendingState::Connected);
-    pending.insert(id.clone(), PendingConnect::new(integration, app.settings.connect_ttl));
+    pending.insert(id.clone(), PendingConnect::new(integration, account, app.settings.connect_ttl));
     id
 }
 
@@ -244,11 +245,36 @@ fn issue_form_token(app: &App, id: &str) -> String {
     token
 }
 
-/// The account a new credential would replace: `Some(label)` when the integration already has a
-/// stored connection (reconnecting needs the user's explicit "replace").
-fn replaced_account(app: &App, integration: &Integration) -> Option<String> {
-    let meta = app.storage.connection_meta(integration.name).ok().flatten()?;
-    Some(meta.account_label.unwrap_or_else(|| "an account whose name is not known".to_string()))
+/// The account a new credential would replace: `Some(label)` when this account of the
+/// integration is already stored (reconnecting it needs the user's explicit "replace"; adding
+/// another account does not replace anything).
+fn replaced_account(app: &App, integration: &Integration, account: &str) -> Option<String> {
+    let meta = app.storage.account_meta(integration.name, account).ok().flatten()?;
+    let label = meta.account_label.unwrap_or_else(|| "an account whose name is not known".to_string());
+    Some(if account == auth::DEFAULT_ACCOUNT { label } else { format!("{label} (workbench account '{account}')") })
+}
+
+/// The account a pending flow stores into.
+fn pending_account(app: &App, id: &str) -> String {
+    app.pending
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(id)
+        .map(|p| p.account_name.clone())
+        .unwrap_or_else(|| auth::DEFAULT_ACCOUNT.to_string())
+}
+
+/// A line telling the user which of the integration's accounts this page connects (when it is not
+/// the only, default one).
+fn account_note(app: &App, integration: &'static Integration, account: &str) -> Option<String> {
+    let others = app.accounts(integration).into_iter().any(|a| a.name != account);
+    (account != auth::DEFAULT_ACCOUNT || others).then(|| {
+        format!(
+            "This connects the {} account <code>{}</code>.",
+            pages::escape(integration.display_name),
+            pages::escape(account)
+        )
+    })
 }
 
 fn form_page(
@@ -260,7 +286,14 @@ fn form_page(
 ) -> Response {
     let token = issue_form_token(app, id);
     let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-    let replacing = replaced_account(app, integration);
+    let account = pending_account(app, id);
+    let replacing = replaced_account(app, integration, &account);
+    let account_line = account_note(app, integration, &account);
+    let note = match (note, account_line.as_deref()) {
+        (Some(n), Some(a)) => Some(format!("{a} {n}")),
+        (n, a) => n.or(a).map(str::to_string),
+    };
+    let note = note.as_deref();
     page(
         status,
         pages::credential_form(
@@ -321,7 +354,7 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
     };
     match (integration.auth.kind, integration.auth.oauth.as_ref()) {
         (AuthKind::OAuth2, Some(spec)) => match oauth::client_for(app, spec) {
-            Some(client) => match replaced_account(app, integration) {
+            Some(client) => match replaced_account(app, integration, &pending_account(app, &id)) {
                 // Signing in again replaces the stored connection: the user confirms that first.
                 Some(account) => {
                     let token = issue_form_token(app, &id);
@@ -395,9 +428,8 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
             ),
         );
     }
-    let _ = pending;
-    // Replacing a stored connection needs the user's explicit approval on the page.
-    if let Some(account) = replaced_account(app, integration)
+    // Replacing a stored account needs the user's explicit approval on the page.
+    if let Some(account) = replaced_account(app, integration, &pending.account_name)
         && sent.get("replace").copied() != Some("yes")
     {
         let error = format!(
@@ -436,7 +468,8 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
     if !missing.is_empty() {
         return form_page(app, &id, integration, Some(&format!("Please fill in: {}.", missing.join(", "))), None);
     }
-    let connection = auth::from_fields(integration, values, Source::Store);
+    let mut connection = auth::from_fields(integration, values, Source::Store);
+    connection.account = pending.account_name.clone();
     let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
         Ok(label) => label,
         Err(e) => {
@@ -478,7 +511,10 @@ fn finish(
         p.oauth = None;
         p.account = label.clone();
     }
-    let who = label.map(|l| format!(" as {l}")).unwrap_or_default();
+    let mut who = label.map(|l| format!(" as {l}")).unwrap_or_default();
+    if connection.account != auth::DEFAULT_ACCOUNT {
+        who.push_str(&format!(" (account '{}')", connection.account));
+    }
     page(
         StatusCode::OK,
         pages::success(
@@ -498,9 +534,9 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
         let mut all = app.pending.lock().unwrap_or_else(|p| p.into_inner());
         all.iter_mut()
             .find(|(_, p)| p.oauth.as_ref().is_some_and(|o| &o.state == state))
-            .map(|(id, p)| (id.clone(), p.oauth.take(), p.integration.clone(), p.expires))
+            .map(|(id, p)| (id.clone(), p.oauth.take(), p.integration.clone(), p.expires, p.account_name.clone()))
     };
-    let Some((id, Some(flight), integration_name, expires)) = found else {
+    let Some((id, Some(flight), integration_name, expires, account_name)) = found else {
         return page(
             StatusCode::BAD_REQUEST,
             pages::failure(
@@ -561,7 +597,8 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
             );
         }
     };
-    let connection = oauth::connection_from_tokens(integration, &tokens, None);
+    let mut connection = oauth::connection_from_tokens(integration, &tokens, None);
+    connection.account = account_name;
     let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
         Ok(l) => l,
         Err(e) => {

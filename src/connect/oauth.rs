@@ -171,10 +171,13 @@ pub fn connection_from_tokens(
     }
     let mut c = auth::from_fields(integration, fields, Source::Store);
     c.expires_at = tokens.expires_in.map(|s| now_unix() + s);
+    if let Some(p) = previous {
+        c.account = p.account.clone();
+    }
     c
 }
 
-/// Refreshes an OAuth connection. Concurrent callers wait on one lock per integration; whoever
+/// Refreshes an OAuth connection. Concurrent callers wait on one lock per account; whoever
 /// comes second finds the token already fresh and uses it instead of refreshing again.
 pub async fn refresh(
     app: &Arc<App>,
@@ -183,10 +186,10 @@ pub async fn refresh(
 ) -> Result<Connection, ToolError> {
     let lock = {
         let mut locks = app.refresh_locks.lock().unwrap_or_else(|p| p.into_inner());
-        locks.entry(integration.name.to_string()).or_default().clone()
+        locks.entry(stale.account_key()).or_default().clone()
     };
     let _guard = lock.lock().await;
-    if let Ok(Some(current)) = app.connection(integration)
+    if let Ok(Some(current)) = app.connection_of(integration, &stale.account)
         && current.fields.get("token") != stale.fields.get("token")
     {
         return Ok(current);
@@ -227,7 +230,7 @@ pub async fn refresh(
         other => other,
     })?;
     let fresh = connection_from_tokens(integration, &tokens, Some(stale));
-    let meta = app.storage.connection_meta(integration.name).ok().flatten();
+    let meta = app.storage.account_meta(integration.name, &stale.account).ok().flatten();
     auth::save(
         app,
         &fresh,
@@ -238,7 +241,7 @@ pub async fn refresh(
         },
     )
     .map_err(|e| ToolError::Internal(format!("the refreshed token could not be stored: {e}")))?;
-    tracing::info!(integration = integration.name, "refreshed the OAuth access token");
+    tracing::info!(integration = integration.name, account = stale.account, "refreshed the OAuth access token");
     Ok(fresh)
 }
 

@@ -577,7 +577,7 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
             );
         }
     }
-    let id = crate::connect::begin(app, integration.name);
+    let id = crate::connect::begin(app, integration.name, crate::auth::DEFAULT_ACCOUNT);
     Redirect::to(&format!("/connect/{id}")).into_response()
 }
 
