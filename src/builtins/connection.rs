@@ -62,7 +62,7 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
     };
     if connection.source == Source::Environment {
         return Err(ToolError::invalid(format!(
-            "{}'s account '{account}' is connected through environment variables (like {}); unset them to disconnect",
+            "{}'s account '{account}' is connected through environment variables; unset them to disconnect ({} and the other fields)",
             integration.display_name,
             crate::auth::env_name_as(integration.name, &account, "token")
         )));

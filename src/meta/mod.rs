@@ -200,7 +200,7 @@ pub static META_TOOLS: &[MetaTool] = &[
             json!({
                 "type": "object",
                 "properties": {
-                    "integrations": { "type": "array", "minItems": 1, "items": { "type": "string" }, "description": "Integrations the token may call, e.g. [\"github\"]." },
+                    "integrations": { "type": "array", "minItems": 1, "items": { "type": "string" }, "description": "Integrations the token may call, e.g. [\"github\"]; \"github:work\" binds it to that account (default: the default account)." },
                     "expiresInSeconds": { "type": "integer", "minimum": 60, "maximum": 3600, "default": 900, "description": "Token lifetime in seconds (60-3600)." }
                 },
                 "required": ["integrations"],

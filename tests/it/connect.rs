@@ -221,7 +221,11 @@ async fn api_key_connect_flow_end_to_end_with_every_refusal() {
     let waited = t.call("wait_for_connection", json!({"connectionId": id, "timeoutSec": 5})).await;
     assert_eq!(waited.body, json!({"status": "CONNECTED"}));
     let list = t.call("list_integrations", json!({})).await;
-    assert_eq!(list.body["integrations"][0], json!({"name": "acme", "version": "1.0.0", "connected": true}));
+    assert_eq!(
+        list.body["integrations"][0],
+        json!({"name": "acme", "version": "1.0.0", "connected": true,
+               "accounts": [{"name": "default", "identity": "ada", "default": true}]})
+    );
 
     let profile = t.ok("acme_get_profile", json!({})).await;
     assert_eq!(fake.last().header("authorization"), Some(format!("Bearer {GOOD}").as_str()));
