@@ -416,3 +416,56 @@ async fn a_connection_from_before_accounts_keeps_working_as_default() {
     let github = listed.body["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "github").unwrap().clone();
     assert_eq!(github["accounts"], json!([{"name": "default", "identity": "ada-at-home", "default": true}]));
 }
+
+/// The portal shows each account with its identity and the default, adds an account through the
+/// same connect page, and lets the user (their page's CSRF token) make another account the
+/// default; a POST without that token changes nothing.
+#[tokio::test]
+async fn the_portal_shows_and_manages_accounts() {
+    let gh = github().await;
+    let t = app_with(&[("WORKBENCH_GITHUB_BASE_URL", gh.url.clone())]);
+    connect_on_page(&t, Some("work"), WORK).await;
+    connect_on_page(&t, Some("personal"), HOME).await;
+    let url = workbench::portal::start(&t.app).await.unwrap();
+    let rest = url.trim_start_matches("http://");
+    let origin = format!("http://{}", &rest[..rest.find('/').unwrap()]);
+    let client = http();
+    let html = client.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("data-account=\"work\""), "{html}");
+    assert!(html.contains("data-account=\"personal\""));
+    assert!(html.contains("ada-at-home"));
+    assert!(html.contains("Make default"));
+    assert_no_token("the portal", &html);
+    let at = html.find("name=\"csrf\" value=\"").unwrap() + 19;
+    let csrf = html[at..at + html[at..].find('"').unwrap()].to_string();
+    let post = |body: String| {
+        client
+            .post(format!("{url}default"))
+            .header("origin", &origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let forged = post("csrf=nope&integration=github&account=personal".into()).await.unwrap();
+    assert_eq!(forged.status(), 403);
+    assert_eq!(t.app.storage.connection_meta("github").unwrap().unwrap().account, "work");
+    let done = post(format!("csrf={csrf}&integration=github&account=personal")).await.unwrap();
+    assert_eq!(done.status(), 303, "{}", done.text().await.unwrap());
+    assert_eq!(t.app.storage.connection_meta("github").unwrap().unwrap().account, "personal");
+
+    // Add account: the portal's connect starts the same page, for the typed account name.
+    let added = client
+        .post(format!("{url}connect"))
+        .header("origin", &origin)
+        .header("sec-fetch-site", "same-origin")
+        .header("sec-fetch-mode", "navigate")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}&integration=github&account=client-a"))
+        .send()
+        .await
+        .unwrap();
+    let page = added.headers()["location"].to_str().unwrap().to_string();
+    let page_url = format!("{origin}{page}");
+    let html = client.get(&page_url).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("<code>client-a</code>"), "{html}");
+}
