@@ -319,14 +319,44 @@ fn oauth_redirect(
     let app = &ctx.app;
     let (verifier, challenge) = oauth::pkce_pair();
     let state = new_token();
-    let host = if spec.client == "slack" { "localhost" } else { "127.0.0.1" };
-    let redirect_uri = format!("http://{host}:{}/oauth/callback", ctx.port);
+    let redirect_uri = redirect_uri(spec, ctx.port);
     let url = oauth::authorize_url(app, integration, spec, client, &redirect_uri, &state, &challenge);
     if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
         p.oauth = Some(OAuthInFlight { state, verifier, redirect_uri });
     }
     // 303: the browser follows a POST (the replace confirmation) with a GET.
     Redirect::to(&url).into_response()
+}
+
+/// The loopback redirect URI the provider sends the browser back to (Slack wants `localhost`).
+fn redirect_uri(spec: &plugins::api::OAuth, port: u16) -> String {
+    let host = if spec.client == "slack" { "localhost" } else { "127.0.0.1" };
+    format!("http://{host}:{port}/oauth/callback")
+}
+
+/// The bring-your-own OAuth client guide: how to create the client at the provider (redirect URI,
+/// scopes, app type), then a form for its id and secret.
+fn client_guide(
+    ctx: &Ctx,
+    id: &str,
+    integration: &'static Integration,
+    spec: &'static plugins::api::OAuth,
+    error: Option<&str>,
+) -> Response {
+    let token = issue_form_token(&ctx.app, id);
+    let fixed_port = ctx.app.settings.listener_port != 0;
+    page(
+        if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK },
+        pages::oauth_client_guide(
+            integration,
+            spec,
+            &redirect_uri(spec, ctx.port),
+            fixed_port,
+            &format!("/connect/{id}"),
+            &token,
+            error,
+        ),
+    )
 }
 
 /// Refuses a credential POST that is not a form submitted by a browser from our own page: every
@@ -363,7 +393,7 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
                         pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, None),
                     )
                 }
-                None => oauth_redirect(&ctx, &id, integration, spec, client),
+                None => oauth_redirect(&ctx, &id, integration, spec, &client),
             },
             None if !integration.auth.fields.is_empty() => {
                 let note = format!(
@@ -372,18 +402,8 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
                 );
                 form_page(app, &id, integration, None, Some(&note))
             }
-            None => page(
-                StatusCode::OK,
-                pages::failure(
-                    "OAuth client needed",
-                    &format!(
-                        "Connecting {} needs your own '{}' OAuth client: set WORKBENCH_{}_CLIENT_ID (and _CLIENT_SECRET) or oauth_clients in config.json, as the README explains, then ask your agent to connect again.",
-                        integration.display_name,
-                        spec.client,
-                        spec.client.to_ascii_uppercase()
-                    ),
-                ),
-            ),
+            // No client configured: walk the user through creating one, then take it here.
+            None => client_guide(&ctx, &id, integration, spec, None),
         },
         _ => form_page(app, &id, integration, None, None),
     }
@@ -428,6 +448,49 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
             ),
         );
     }
+    // The guide's form: the OAuth client the user created at the provider. Stored in the secret
+    // store (never a file or SQLite), then the sign-in continues.
+    if integration.auth.kind == AuthKind::OAuth2
+        && let Some(spec) = integration.auth.oauth.as_ref()
+        && sent.contains_key("oauth_client_id")
+        && oauth::client_for(app, spec).is_none()
+    {
+        let client_id = sent.get("oauth_client_id").map(|v| v.trim()).unwrap_or_default();
+        let secret = sent.get("oauth_client_secret").map(|v| v.trim()).filter(|v| !v.is_empty());
+        let printable = |v: &str| v.len() <= 1024 && v.bytes().all(|b| b.is_ascii_graphic());
+        if client_id.is_empty() || !printable(client_id) || secret.is_some_and(|s| !printable(s)) {
+            return client_guide(
+                &ctx,
+                &id,
+                integration,
+                spec,
+                Some("Paste the client ID (and secret) exactly as the provider shows them; nothing was stored."),
+            );
+        }
+        if let Err(e) = oauth::store_client(app, spec, client_id, secret) {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pages::failure("Could not store the OAuth client", &format!("{e}. {}", crate::secrets::STORE_HELP)),
+            );
+        }
+        if let Some(s) = secret {
+            app.exposed.remember(s);
+        }
+        let Some(client) = oauth::client_for(app, spec) else {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pages::failure("Could not read the OAuth client back", crate::secrets::STORE_HELP),
+            );
+        };
+        if let Some(account) = replaced_account(app, integration, &pending.account_name) {
+            let token = issue_form_token(app, &id);
+            return page(
+                StatusCode::OK,
+                pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, None),
+            );
+        }
+        return oauth_redirect(&ctx, &id, integration, spec, &client);
+    }
     // Replacing a stored account needs the user's explicit approval on the page.
     if let Some(account) = replaced_account(app, integration, &pending.account_name)
         && sent.get("replace").copied() != Some("yes")
@@ -452,7 +515,7 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
         && let Some(spec) = integration.auth.oauth.as_ref()
         && let Some(client) = oauth::client_for(app, spec)
     {
-        return oauth_redirect(&ctx, &id, integration, spec, client);
+        return oauth_redirect(&ctx, &id, integration, spec, &client);
     }
     let mut values = HashMap::new();
     let mut missing = Vec::new();
@@ -582,7 +645,7 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
         app,
         integration,
         spec,
-        client,
+        &client,
         code,
         &flight.verifier,
         &flight.redirect_uri,

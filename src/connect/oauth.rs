@@ -28,8 +28,30 @@ pub fn challenge(verifier: &str) -> String {
     base64url_encode(&Sha256::digest(verifier.as_bytes()))
 }
 
-pub fn client_for<'a>(app: &'a App, oauth: &OAuth) -> Option<&'a OAuthClient> {
-    app.settings.oauth_clients.get(oauth.client)
+/// The secret-store key of an OAuth client the user pasted on the connect page's guide.
+pub fn client_store_key(client: &str) -> String {
+    format!("oauth_client:{client}")
+}
+
+/// The OAuth client for `oauth`: the environment or `config.json` (`WORKBENCH_<CLIENT>_CLIENT_ID`,
+/// `oauth_clients`), else the one the user pasted on the connect page (kept in the secret store,
+/// never in a file or SQLite).
+pub fn client_for(app: &App, oauth: &OAuth) -> Option<OAuthClient> {
+    if let Some(c) = app.settings.oauth_clients.get(oauth.client) {
+        return Some(c.clone());
+    }
+    let blob = app.secrets.get(&client_store_key(oauth.client)).ok().flatten()?;
+    let client: OAuthClient = serde_json::from_str(blob.expose()).ok()?;
+    if let Some(secret) = &client.client_secret {
+        app.exposed.remember(secret);
+    }
+    Some(client)
+}
+
+/// Stores the OAuth client the user pasted (id and secret) in the secret store.
+pub fn store_client(app: &App, oauth: &OAuth, client_id: &str, client_secret: Option<&str>) -> Result<(), String> {
+    let blob = serde_json::json!({ "client_id": client_id, "client_secret": client_secret }).to_string();
+    app.secrets.set(&client_store_key(oauth.client), &Secret::new(blob)).map_err(|e| e.to_string())
 }
 
 pub fn authorize_url_base(app: &App, integration: &Integration, oauth: &OAuth) -> String {
