@@ -338,13 +338,10 @@ impl App {
 
 /// The error for a call naming an account the integration does not have: it lists the accounts
 /// (names only) and how the user adds one.
-pub fn unknown_account(
-    integration: &Integration,
-    name: &str,
-    accounts: &[Account],
-) -> crate::error::ToolFailure {
+pub fn unknown_account(integration: &Integration, name: &str, accounts: &[Account]) -> crate::error::ToolFailure {
     let names: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
-    let listed = if names.is_empty() { "it has none yet".to_string() } else { format!("its accounts: {}", names.join(", ")) };
+    let listed =
+        if names.is_empty() { "it has none yet".to_string() } else { format!("its accounts: {}", names.join(", ")) };
     crate::error::ToolFailure::new(
         crate::error::ErrorCode::NotConnected,
         format!(

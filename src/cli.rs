@@ -289,7 +289,9 @@ pub fn status(app: &Arc<App>) -> u8 {
     }
     if several {
         out!();
-        out!("Change an integration's default account with `workbench connect <integration> --account <name> --default`.");
+        out!(
+            "Change an integration's default account with `workbench connect <integration> --account <name> --default`."
+        );
     }
     exit::OK
 }
@@ -433,8 +435,11 @@ pub async fn tools_call(app: &Arc<App>, tool: &str, args: Value) -> u8 {
         eprintln!("workbench: the arguments must be a JSON object, e.g. '{{\"query\": \"rust\"}}'");
         return exit::USAGE;
     }
-    let batch =
-        Batch { executions: vec![Execution { tool: tool.to_string(), args, ref_id: None, account: None }], compose: false, ret: None };
+    let batch = Batch {
+        executions: vec![Execution { tool: tool.to_string(), args, ref_id: None, account: None }],
+        compose: false,
+        ret: None,
+    };
     let out = run_batch(app, batch).await;
     if out.is_error {
         print_json(&out.body);

@@ -481,7 +481,8 @@ fn connection_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConnectionMeta> {
     })
 }
 
-const CONNECTION_COLUMNS: &str = "integration, account, is_default, account_label, scopes, expires_at, store, public_fields, created_at, updated_at";
+const CONNECTION_COLUMNS: &str =
+    "integration, account, is_default, account_label, scopes, expires_at, store, public_fields, created_at, updated_at";
 
 impl Storage {
     /// The integration's default account's metadata.
@@ -564,7 +565,8 @@ impl Storage {
         let (integration, account) = (integration.to_string(), account.to_string());
         self.call_blocking(move |c| {
             let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
-            let n = tx.execute("DELETE FROM connection WHERE integration = ?1 AND account = ?2", [&integration, &account])?;
+            let n =
+                tx.execute("DELETE FROM connection WHERE integration = ?1 AND account = ?2", [&integration, &account])?;
             promote_default(&tx, &integration)?;
             tx.commit()?;
             Ok(n > 0)

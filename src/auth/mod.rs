@@ -342,7 +342,10 @@ mod tests {
     fn env_names() {
         assert_eq!(env_name("google_drive", "token"), "WORKBENCH_GOOGLE_DRIVE_TOKEN");
         assert_eq!(env_name_as("google_drive", "default", "token"), "WORKBENCH_GOOGLE_DRIVE_TOKEN");
-        assert_eq!(env_name_as("google_drive", "client-a", "refresh_token"), "WORKBENCH_GOOGLE_DRIVE__CLIENT_A__REFRESH_TOKEN");
+        assert_eq!(
+            env_name_as("google_drive", "client-a", "refresh_token"),
+            "WORKBENCH_GOOGLE_DRIVE__CLIENT_A__REFRESH_TOKEN"
+        );
     }
 
     /// The double-underscore spelling reads one way only: `google` and `google_drive` never

@@ -50,7 +50,8 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
     if let Some(problem) = args.account.as_deref().and_then(crate::auth::account_problem) {
         return Err(ToolError::invalid(format!("account: {problem}")));
     }
-    let Some(account) = app.resolve_account(integration, args.account.as_deref()).map_err(|f| ToolError::invalid(f.message))?
+    let Some(account) =
+        app.resolve_account(integration, args.account.as_deref()).map_err(|f| ToolError::invalid(f.message))?
     else {
         return Ok(json!({ "integration": integration.name, "deleted": false, "message": "it was not connected" }));
     };
@@ -88,6 +89,7 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
             tracing::warn!(integration = integration.name, error = %crate::engine::scrub::redact_tokens(&e.to_string()).unwrap_or_else(|| e.to_string()), "revocation failed");
         }
     }
-    let erased = crate::auth::erase(&app, integration.name, &account).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let erased =
+        crate::auth::erase(&app, integration.name, &account).map_err(|e| ToolError::Internal(e.to_string()))?;
     Ok(json!({ "integration": integration.name, "account": account, "deleted": erased, "revoked_remote": revoked }))
 }

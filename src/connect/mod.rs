@@ -641,25 +641,17 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
             pages::failure("Sign-in failed", "No OAuth client is configured for this integration."),
         );
     };
-    let tokens = match oauth::exchange_code(
-        app,
-        integration,
-        spec,
-        &client,
-        code,
-        &flight.verifier,
-        &flight.redirect_uri,
-    )
-    .await
-    {
-        Ok(t) => t,
-        Err(e) => {
-            return page(
-                StatusCode::BAD_GATEWAY,
-                pages::failure("Sign-in failed", &format!("The token exchange failed: {e}. Nothing was stored.")),
-            );
-        }
-    };
+    let tokens =
+        match oauth::exchange_code(app, integration, spec, &client, code, &flight.verifier, &flight.redirect_uri).await
+        {
+            Ok(t) => t,
+            Err(e) => {
+                return page(
+                    StatusCode::BAD_GATEWAY,
+                    pages::failure("Sign-in failed", &format!("The token exchange failed: {e}. Nothing was stored.")),
+                );
+            }
+        };
     let mut connection = oauth::connection_from_tokens(integration, &tokens, None);
     connection.account = account_name;
     let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {

@@ -163,18 +163,6 @@ pub fn secret_form(
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn everything_interpolated_is_escaped() {
-        assert_eq!(escape("<script>\"&'"), "&lt;script&gt;&quot;&amp;&#39;");
-        let page = failure("x", "<img src=x onerror=alert(1)>");
-        assert!(!page.contains("<img"));
-    }
-}
-
 /// The bring-your-own OAuth client guide: where to create the client, the app type, the exact
 /// redirect URI and the scopes, then a form for the client ID and secret.
 pub fn oauth_client_guide(
@@ -223,4 +211,16 @@ pub fn oauth_client_guide(
             token = escape(form_token),
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_interpolated_is_escaped() {
+        assert_eq!(escape("<script>\"&'"), "&lt;script&gt;&quot;&amp;&#39;");
+        let page = failure("x", "<img src=x onerror=alert(1)>");
+        assert!(!page.contains("<img"));
+    }
 }

@@ -272,7 +272,15 @@ pub fn integration_rows(app: &App) -> Vec<IntegrationRow> {
                 ConnState::NotConnected if !accounts.is_empty() => ConnState::Environment,
                 s => s,
             };
-            IntegrationRow { name: i.name, display_name: i.display_name, auth: i.auth.kind, state, account, since, accounts }
+            IntegrationRow {
+                name: i.name,
+                display_name: i.display_name,
+                auth: i.auth.kind,
+                state,
+                account,
+                since,
+                accounts,
+            }
         })
         .collect();
     rows.sort_by_key(|r| r.display_name.to_ascii_lowercase());
@@ -565,7 +573,8 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
         return back_to(keys, "public", integration.name);
     }
     // The account to connect: the one typed (a new name adds an account), else `default`.
-    let account = fields.get("account").map(|a| a.trim()).filter(|a| !a.is_empty()).unwrap_or(crate::auth::DEFAULT_ACCOUNT);
+    let account =
+        fields.get("account").map(|a| a.trim()).filter(|a| !a.is_empty()).unwrap_or(crate::auth::DEFAULT_ACCOUNT);
     if crate::auth::account_problem(account).is_some() {
         return back_to(keys, "bad-account", integration.name);
     }

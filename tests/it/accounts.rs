@@ -151,7 +151,8 @@ async fn two_accounts_from_the_connect_pages_work_side_by_side() {
     assert_eq!(sent.iter().filter(|a| a.ends_with(HOME)).count(), 1, "{sent:?}");
 
     let listed = t.call("list_integrations", json!({})).await;
-    let github = listed.body["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "github").unwrap().clone();
+    let github =
+        listed.body["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "github").unwrap().clone();
     assert_eq!(github["connected"], true);
     assert_eq!(
         github["accounts"],
@@ -197,7 +198,8 @@ async fn environment_accounts_work_side_by_side() {
     assert_eq!(repo_name(&body["results"][2]), "ada-at-home-repo");
     assert_no_token("the batch answer", &body.to_string());
     let listed = t.call("list_integrations", json!({})).await;
-    let github = listed.body["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "github").unwrap().clone();
+    let github =
+        listed.body["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "github").unwrap().clone();
     let names: Vec<&str> = github["accounts"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["default", "work"]);
     assert_eq!(github["accounts"][0]["default"], true);
@@ -296,7 +298,12 @@ async fn only_the_user_sets_the_default_account() {
     assert_eq!(repo_name(&body["results"][0]), "ada-at-home-repo");
 
     // Disconnecting the default promotes the other account.
-    let gone = t.ok("connection_delete_credentials", json!({"integration": "github", "account": "personal", "revoke_remote": false})).await;
+    let gone = t
+        .ok(
+            "connection_delete_credentials",
+            json!({"integration": "github", "account": "personal", "revoke_remote": false}),
+        )
+        .await;
     assert_eq!(gone["deleted"], true, "{gone}");
     let (body, _) = list_repos_as(&t, &[None]).await;
     assert_eq!(repo_name(&body["results"][0]), "ada-at-work-repo");
@@ -397,9 +404,7 @@ async fn a_connection_from_before_accounts_keeps_working_as_default() {
     }
     let store = Arc::new(workbench::secrets::MemoryStore::default());
     use workbench::secrets::SecretStore as _;
-    store
-        .set("connection:github", &workbench::secrets::Secret::new(json!({ "token": HOME }).to_string()))
-        .unwrap();
+    store.set("connection:github", &workbench::secrets::Secret::new(json!({ "token": HOME }).to_string())).unwrap();
     let mut vars = std::collections::HashMap::new();
     vars.insert("WORKBENCH_HOME".to_string(), home.path().display().to_string());
     vars.insert("WORKBENCH_NO_BROWSER".to_string(), "1".to_string());
@@ -413,7 +418,8 @@ async fn a_connection_from_before_accounts_keeps_working_as_default() {
     assert_eq!(repo_name(&body["results"][0]), "ada-at-home-repo");
     assert_eq!(repo_name(&body["results"][1]), "ada-at-home-repo");
     let listed = t.call("list_integrations", json!({})).await;
-    let github = listed.body["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "github").unwrap().clone();
+    let github =
+        listed.body["integrations"].as_array().unwrap().iter().find(|i| i["name"] == "github").unwrap().clone();
     assert_eq!(github["accounts"], json!([{"name": "default", "identity": "ada-at-home", "default": true}]));
 }
 

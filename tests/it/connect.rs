@@ -443,7 +443,8 @@ async fn the_connect_page_guides_the_user_through_their_own_oauth_client() {
     assert!(html.contains("Desktop app"), "the app type: {html}");
     assert!(html.contains("name=\"oauth_client_id\""));
     let token = html.find("name=\"form_token\" value=\"").map(|at| html[at + 25..at + 25 + 64].to_string()).unwrap();
-    let form = |token: &str| format!("form_token={token}&oauth_client_id=client-123&oauth_client_secret=shh-client-secret-42");
+    let form =
+        |token: &str| format!("form_token={token}&oauth_client_id=client-123&oauth_client_secret=shh-client-secret-42");
     let plain = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let refused = plain
         .post(&url)
