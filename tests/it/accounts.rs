@@ -475,3 +475,56 @@ async fn the_portal_shows_and_manages_accounts() {
     let html = client.get(&page_url).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("<code>client-a</code>"), "{html}");
 }
+
+/// Headless, the real binary: `workbench status` lists the environment's accounts one per line,
+/// the default marked, and no token.
+#[test]
+fn status_lists_each_account() {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(crate::support::binary())
+        .arg("status")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("WORKBENCH_HOME", home.path().join("data"))
+        .env("WORKBENCH_SECRET_STORE", "memory")
+        .env("WORKBENCH_NO_BROWSER", "1")
+        .env("WORKBENCH_GITHUB_TOKEN", HOME)
+        .env("WORKBENCH_GITHUB__WORK__TOKEN", WORK)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let github: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("github ")).take(2).collect();
+    assert!(github[0].contains("env") && github[0].contains("default (default)"), "{text}");
+    assert!(github[1].trim_start().starts_with("env") && github[1].contains("work"), "{text}");
+    assert_no_token("status", &text);
+}
+
+/// The runstack profile: check_authentication and execute_tool take an optional account; an
+/// unknown one is not authenticated, and execute_tool says which accounts exist.
+#[tokio::test]
+async fn runstack_tools_take_an_account() {
+    let gh = github().await;
+    let t = app_with(&[
+        ("WORKBENCH_GITHUB_BASE_URL", gh.url.clone()),
+        ("WORKBENCH_GITHUB_TOKEN", HOME.into()),
+        ("WORKBENCH_GITHUB__WORK__TOKEN", WORK.into()),
+    ]);
+    let hooks = crate::support::approving();
+    let call = |name: &'static str, args: Value| {
+        let app = t.app.clone();
+        let hooks = hooks.clone();
+        async move { workbench::meta::runstack::call_with(&app, name, args, &hooks).await.unwrap() }
+    };
+    let ok = call("check_authentication", json!({"toolName": "github_list_repos", "account": "work"})).await;
+    assert_eq!(ok.body["authenticated"], true, "{}", ok.body);
+    let no = call("check_authentication", json!({"toolName": "github_list_repos", "account": "boss"})).await;
+    assert_eq!(no.body["authenticated"], false, "{}", no.body);
+    let run = call("execute_tool", json!({"toolName": "github_list_repos", "args": {}, "account": "work"})).await;
+    assert!(run.body.to_string().contains("ada-at-work-repo"), "{}", run.body);
+    assert_no_token("execute_tool", &run.body.to_string());
+    let bad = call("execute_tool", json!({"toolName": "github_list_repos", "args": {}, "account": "boss"})).await;
+    assert!(bad.is_error);
+    assert_eq!(bad.body["accounts"], json!(["default", "work"]), "{}", bad.body);
+}
