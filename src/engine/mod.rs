@@ -672,7 +672,18 @@ async fn run_entry(
             ))
         }
         Ok(Ok(Ok(value))) => Ok(value),
-        Ok(Ok(Err(e))) => Err(failure_from(e, entry, &resolved.value)),
+        Ok(Ok(Err(e))) => {
+            let mut f = failure_from(e, entry, &resolved.value);
+            // A rejected credential of a named account: reconnect that account, not the default.
+            if let Some(a) = account.as_deref().filter(|a| *a != crate::auth::DEFAULT_ACCOUNT)
+                && f.details.contains_key("integration")
+            {
+                let old = format!("call connect with integration '{}'", entry.integration);
+                f.message = f.message.replace(&old, &format!("{old} and account '{a}'"));
+                f.details.insert("account".into(), json!(a));
+            }
+            Err(f)
+        }
     }
 }
 

@@ -528,3 +528,19 @@ async fn runstack_tools_take_an_account() {
     assert!(bad.is_error);
     assert_eq!(bad.body["accounts"], json!(["default", "work"]), "{}", bad.body);
 }
+
+/// A named account whose credential the provider rejects: the hint says to reconnect that
+/// account, not the default one.
+#[tokio::test]
+async fn a_rejected_account_is_named_in_the_reconnect_hint() {
+    let gh = github().await;
+    let t = app_with(&[
+        ("WORKBENCH_GITHUB_BASE_URL", gh.url.clone()),
+        ("WORKBENCH_GITHUB__OLD__TOKEN", "ghp_revoked_token_000000000000000000".into()),
+    ]);
+    let (body, _) = list_repos_as(&t, &[Some("old")]).await;
+    let e = &body["results"][0]["error"];
+    assert_eq!(e["code"], "UPSTREAM_ERROR", "{body}");
+    assert!(e["message"].as_str().unwrap().contains("integration 'github' and account 'old'"), "{body}");
+    assert!(!body.to_string().contains("ghp_revoked_token"), "{body}");
+}
