@@ -36,6 +36,8 @@ pub struct OAuthInFlight {
 #[derive(Debug, Clone)]
 pub struct PendingConnect {
     pub integration: String,
+    /// The account this flow stores into (`default` unless the agent or the user named one).
+    pub account_name: String,
     pub created: Instant,
     pub expires: Instant,
     pub state: PendingState,
@@ -47,10 +49,11 @@ pub struct PendingConnect {
 }
 
 impl PendingConnect {
-    pub fn new(integration: &str, ttl: std::time::Duration) -> Self {
+    pub fn new(integration: &str, account_name: &str, ttl: std::time::Duration) -> Self {
         let now = Instant::now();
         PendingConnect {
             integration: integration.to_string(),
+            account_name: account_name.to_string(),
             created: now,
             expires: now + ttl,
             state: PendingState::Waiting,
@@ -70,6 +73,16 @@ pub struct PendingSecret {
     pub expires: Instant,
     pub form_tokens: Vec<String>,
     pub done: bool,
+}
+
+/// One account of an integration, as `list_integrations` and `status` show it (no secret).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    pub name: String,
+    /// The identity workbench verified (login, email), when known.
+    pub identity: Option<String>,
+    pub default: bool,
+    pub source: auth::Source,
 }
 
 pub struct App {
@@ -200,18 +213,14 @@ impl App {
     }
 
     /// Whether the user can run `integration`'s tools now. Public integrations always can; the rest
-    /// need a credential in the environment or a stored connection (SQLite says so; the secret
-    /// store is not touched here).
+    /// need a credential (any account) in the environment or a stored connection (SQLite says
+    /// so; the secret store is not touched here).
     pub fn is_connected(&self, integration: &str) -> bool {
         // The snapshot as the caller's own `registry()` left it: asked once per integration (search
         // ranking, list_integrations), so no second generation read per integration.
         let registry = self.registry.read().unwrap_or_else(|p| p.into_inner()).clone();
         match registry.integration(integration) {
-            Some(i) => {
-                crate::registry::is_public(i)
-                    || auth::from_env(i, &|name| self.settings.credential_env.get(name).cloned()).is_some()
-                    || self.storage.connection_meta(i.name).ok().flatten().is_some()
-            }
+            Some(i) => crate::registry::is_public(i) || !self.accounts(i).is_empty(),
             None => {
                 registry.is_builtin_namespace(integration)
                     || registry.is_custom_app(integration)
@@ -220,14 +229,84 @@ impl App {
         }
     }
 
-    /// The credential for an integration: the environment wins over a stored connection.
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.settings.credential_env.get(name).cloned()
+    }
+
+    /// An integration's accounts: those the environment names (its credential complete there)
+    /// and those stored, the environment's winning for a name in both. The default is the one
+    /// the user chose (stored), else `default`, else the first by name. No secret store access.
+    pub fn accounts(&self, integration: &'static Integration) -> Vec<Account> {
+        let mut out: Vec<Account> = Vec::new();
+        let stored = self.storage.accounts_of(integration.name).unwrap_or_default();
+        let mut env_names = vec![auth::DEFAULT_ACCOUNT.to_string()];
+        env_names.extend(auth::env_account_names(integration.name, self.settings.credential_env.keys()));
+        for name in env_names {
+            if auth::from_env_as(integration, &name, &|v| self.env_var(v)).is_some() {
+                let identity = stored.iter().find(|m| m.account == name).and_then(|m| m.account_label.clone());
+                out.push(Account { name, identity, default: false, source: auth::Source::Environment });
+            }
+        }
+        for m in &stored {
+            if !out.iter().any(|a| a.name == m.account) {
+                out.push(Account {
+                    name: m.account.clone(),
+                    identity: m.account_label.clone(),
+                    default: false,
+                    source: auth::Source::Store,
+                });
+            }
+        }
+        let chosen = stored
+            .iter()
+            .find(|m| m.is_default)
+            .map(|m| m.account.clone())
+            .or_else(|| out.iter().find(|a| a.name == auth::DEFAULT_ACCOUNT).map(|a| a.name.clone()))
+            .or_else(|| out.iter().map(|a| a.name.clone()).min());
+        for a in &mut out {
+            a.default = Some(&a.name) == chosen.as_ref();
+        }
+        out.sort_by(|a, b| b.default.cmp(&a.default).then(a.name.cmp(&b.name)));
+        out
+    }
+
+    /// The account a call uses: the one it named (which must exist: an unknown name is an error
+    /// listing the accounts, never a silent fall-back to the default), else the default one.
+    /// `Ok(None)`: the integration has no account and the call named none.
+    pub fn resolve_account(
+        &self,
+        integration: &'static Integration,
+        requested: Option<&str>,
+    ) -> Result<Option<String>, crate::error::ToolFailure> {
+        let accounts = self.accounts(integration);
+        match requested {
+            None => Ok(accounts.iter().find(|a| a.default).map(|a| a.name.clone())),
+            Some(name) if accounts.iter().any(|a| a.name == name) => Ok(Some(name.to_string())),
+            Some(name) => Err(unknown_account(integration, name, &accounts)),
+        }
+    }
+
+    /// The credential for an integration's default account: the environment wins over a stored
+    /// connection.
     pub fn connection(&self, integration: &'static Integration) -> Result<Option<Connection>, StoreError> {
-        let found = match auth::from_env(integration, &|name| self.settings.credential_env.get(name).cloned()) {
+        match self.resolve_account(integration, None).ok().flatten() {
+            Some(account) => self.connection_of(integration, &account),
+            None => Ok(None),
+        }
+    }
+
+    /// The credential of one account: the environment's wins over a stored one of that name.
+    pub fn connection_of(
+        &self,
+        integration: &'static Integration,
+        account: &str,
+    ) -> Result<Option<Connection>, StoreError> {
+        let found = match auth::from_env_as(integration, account, &|name| self.env_var(name)) {
             Some(c) => Some(c),
             None => {
                 let meta = self
                     .storage
-                    .connection_meta(integration.name)
+                    .account_meta(integration.name, account)
                     .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
                 match meta {
                     Some(meta) => auth::from_store(integration, self.secrets.as_ref(), &meta)?,
@@ -273,4 +352,22 @@ impl App {
             ssrf::Reach::Private => self.http_private.get_or_init(|| ssrf::engine_client(ssrf::Reach::Private)),
         })
     }
+}
+
+/// The error for a call naming an account the integration does not have: it lists the accounts
+/// (names only) and how the user adds one.
+pub fn unknown_account(integration: &Integration, name: &str, accounts: &[Account]) -> crate::error::ToolFailure {
+    let names: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
+    let listed =
+        if names.is_empty() { "it has none yet".to_string() } else { format!("its accounts: {}", names.join(", ")) };
+    crate::error::ToolFailure::new(
+        crate::error::ErrorCode::NotConnected,
+        format!(
+            "{} has no account named '{name}' ({listed}); name one of those, or leave account out for the default; to add '{name}', call connect with integration '{}' and account '{name}' and have the user finish in the browser",
+            integration.display_name, integration.name
+        ),
+    )
+    .with("integration", integration.name)
+    .with("account", name)
+    .with("accounts", names)
 }

@@ -89,8 +89,66 @@ fn print_json(v: &Value) {
 
 /// Connects an integration from the terminal: prints the local page's URL and waits for it.
 pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
-    let out =
-        crate::meta::call(app, "connect", json!({ "integration": integration })).await.expect("connect is a meta-tool");
+    connect_account(app, integration, None, false).await
+}
+
+/// `workbench connect <integration> [--account NAME] [--default]`: connects (or reconnects) one
+/// account; `--default` makes it the integration's default, at once when it is connected already
+/// (no page), else once the page is completed. Only the user sets the default: the agent has no
+/// tool for it.
+pub async fn connect_account(app: &Arc<App>, integration: &str, account: Option<&str>, make_default: bool) -> u8 {
+    if let Some(problem) = account.and_then(crate::auth::account_problem) {
+        eprintln!("workbench: --account: {problem}");
+        return exit::USAGE;
+    }
+    if make_default {
+        let Some(i) = app.registry().integration(integration) else {
+            eprintln!("workbench: unknown integration '{integration}'; `workbench status` lists them");
+            return exit::FAILED;
+        };
+        let name = account.unwrap_or(crate::auth::DEFAULT_ACCOUNT);
+        if app.accounts(i).iter().any(|a| a.name == name) {
+            return set_default(app, i, name);
+        }
+    }
+    let mut args = json!({ "integration": integration });
+    if let Some(a) = account {
+        args["account"] = json!(a);
+    }
+    let out = crate::meta::call(app, "connect", args).await.expect("connect is a meta-tool");
+    let code = finish_connect(app, integration, out).await;
+    if code == exit::OK
+        && make_default
+        && let Some(i) = app.registry().integration(integration)
+    {
+        return set_default(app, i, account.unwrap_or(crate::auth::DEFAULT_ACCOUNT));
+    }
+    code
+}
+
+/// Makes a stored account the integration's default (an environment-only account cannot be:
+/// the default lives in SQLite with the stored accounts).
+fn set_default(app: &Arc<App>, integration: &'static plugins::api::Integration, account: &str) -> u8 {
+    match app.storage.set_default_account(integration.name, account) {
+        Ok(true) => {
+            out!("{}'s default account is now '{account}'.", integration.name);
+            exit::OK
+        }
+        Ok(false) => {
+            eprintln!(
+                "workbench: '{account}' is not a stored account of {} (an account from environment variables cannot be made the default; connect it here first)",
+                integration.name
+            );
+            exit::FAILED
+        }
+        Err(e) => {
+            eprintln!("workbench: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+async fn finish_connect(app: &Arc<App>, integration: &str, out: engine::Outcome) -> u8 {
     if out.is_error {
         let msg = out.body["error"].as_str().map(str::to_string).unwrap_or_else(|| out.body.to_string());
         eprintln!("workbench: {msg}");
@@ -150,6 +208,12 @@ pub async fn connect(app: &Arc<App>, integration: &str) -> u8 {
 /// Erases an integration's stored credential through `connection_delete_credentials` (so it is
 /// audited, and the token is revoked at the provider where it has an endpoint for that).
 pub async fn disconnect(app: &Arc<App>, integration: &str, revoke: bool) -> u8 {
+    disconnect_account(app, integration, None, revoke).await
+}
+
+/// `workbench disconnect <integration> [--account NAME]`: erases one account (the default when
+/// none is named); the oldest remaining account becomes the default if it was.
+pub async fn disconnect_account(app: &Arc<App>, integration: &str, account: Option<&str>, revoke: bool) -> u8 {
     if app.registry().integration(integration).is_none() {
         eprintln!("workbench: unknown integration '{integration}'; `workbench status` lists them");
         return exit::FAILED;
@@ -157,8 +221,12 @@ pub async fn disconnect(app: &Arc<App>, integration: &str, revoke: bool) -> u8 {
     let batch = Batch {
         executions: vec![Execution {
             tool: "connection_delete_credentials".into(),
-            args: json!({ "integration": integration, "revoke_remote": revoke }),
+            args: match account {
+                Some(a) => json!({ "integration": integration, "revoke_remote": revoke, "account": a }),
+                None => json!({ "integration": integration, "revoke_remote": revoke }),
+            },
             ref_id: None,
+            account: None,
         }],
         compose: false,
         ret: None,
@@ -178,7 +246,11 @@ pub async fn disconnect(app: &Arc<App>, integration: &str, revoke: bool) -> u8 {
             Value::Bool(false) => " (the provider did not confirm the token's revocation)",
             _ => "",
         };
-        out!("{integration} disconnected: erased the stored credential{revoked}.");
+        let which = match result["account"].as_str() {
+            Some(a) if a != crate::auth::DEFAULT_ACCOUNT => format!(" (account '{a}')"),
+            _ => String::new(),
+        };
+        out!("{integration}{which} disconnected: erased the stored credential{revoked}.");
     } else {
         out!("{integration} was not connected; nothing to erase.");
     }
@@ -191,20 +263,35 @@ pub fn status(app: &Arc<App>) -> u8 {
     out!("secret store:   {}", app.secrets.name());
     out!();
     out!("{:<18} {:<10} {:<12} account", "integration", "auth", "connected");
+    let mut several = false;
     for i in app.registry().integrations() {
-        let env = crate::auth::from_env(i, &|v| app.settings.credential_env.get(v).cloned()).is_some();
-        let meta = app.storage.connection_meta(i.name).ok().flatten();
-        let state = if crate::registry::is_public(i) {
-            "public"
-        } else if env {
-            "env"
-        } else if meta.is_some() {
-            "yes"
-        } else {
-            "no"
+        let accounts = if crate::registry::is_public(i) { Vec::new() } else { app.accounts(i) };
+        let state = |a: Option<&crate::app::Account>| match a {
+            _ if crate::registry::is_public(i) => "public",
+            Some(a) if a.source == crate::auth::Source::Environment => "env",
+            Some(_) => "yes",
+            None => "no",
         };
-        let account = meta.and_then(|m| m.account_label).unwrap_or_default();
-        out!("{:<18} {:<10} {:<12} {}", i.name, i.auth.kind.as_str(), state, account);
+        // One account named `default`: the line as it always was. Several (or a named one): one
+        // line per account, `name: identity`, the default marked.
+        if accounts.len() <= 1 && accounts.iter().all(|a| a.name == crate::auth::DEFAULT_ACCOUNT) {
+            let identity = accounts.first().and_then(|a| a.identity.clone()).unwrap_or_default();
+            out!("{:<18} {:<10} {:<12} {}", i.name, i.auth.kind.as_str(), state(accounts.first()), identity);
+            continue;
+        }
+        several = true;
+        for (n, a) in accounts.iter().enumerate() {
+            let (name, kind) = if n == 0 { (i.name, i.auth.kind.as_str()) } else { ("", "") };
+            let mark = if a.default { " (default)" } else { "" };
+            let identity = a.identity.as_deref().map(|l| format!(": {l}")).unwrap_or_default();
+            out!("{:<18} {:<10} {:<12} {}{mark}{identity}", name, kind, state(Some(a)), a.name);
+        }
+    }
+    if several {
+        out!();
+        out!(
+            "Change an integration's default account with `workbench connect <integration> --account <name> --default`."
+        );
     }
     exit::OK
 }
@@ -348,8 +435,11 @@ pub async fn tools_call(app: &Arc<App>, tool: &str, args: Value) -> u8 {
         eprintln!("workbench: the arguments must be a JSON object, e.g. '{{\"query\": \"rust\"}}'");
         return exit::USAGE;
     }
-    let batch =
-        Batch { executions: vec![Execution { tool: tool.to_string(), args, ref_id: None }], compose: false, ret: None };
+    let batch = Batch {
+        executions: vec![Execution { tool: tool.to_string(), args, ref_id: None, account: None }],
+        compose: false,
+        ret: None,
+    };
     let out = run_batch(app, batch).await;
     if out.is_error {
         print_json(&out.body);

@@ -62,11 +62,20 @@ enum Command {
     Connect {
         /// The integration, e.g. github (`workbench status` lists them)
         integration: String,
+        /// The account to connect or reconnect, e.g. work (a new name adds an account)
+        #[arg(long)]
+        account: Option<String>,
+        /// Make this account the integration's default (at once if it is connected already)
+        #[arg(long)]
+        default: bool,
     },
     /// Disconnect an account: revoke its token where the provider allows, erase the stored credential
     Disconnect {
         /// The integration, e.g. github
         integration: String,
+        /// The account to disconnect, e.g. work (default: the integration's default account)
+        #[arg(long)]
+        account: Option<String>,
         /// Only erase the local credential; do not ask the provider to revoke the token
         #[arg(long)]
         no_revoke: bool,
@@ -250,12 +259,12 @@ fn run(command: Command) -> u8 {
         }
         Command::Status => with_app(|app| async move { workbench::cli::status(&app) }),
         Command::Portal => with_app(|app| async move { workbench::portal::run(&app).await }),
-        Command::Connect { integration } => {
-            with_app(|app| async move { workbench::cli::connect(&app, &integration).await })
-        }
-        Command::Disconnect { integration, no_revoke } => {
-            with_app(|app| async move { workbench::cli::disconnect(&app, &integration, !no_revoke).await })
-        }
+        Command::Connect { integration, account, default } => with_app(|app| async move {
+            workbench::cli::connect_account(&app, &integration, account.as_deref(), default).await
+        }),
+        Command::Disconnect { integration, account, no_revoke } => with_app(|app| async move {
+            workbench::cli::disconnect_account(&app, &integration, account.as_deref(), !no_revoke).await
+        }),
         Command::Tools(ToolsCommand::Search { query, limit }) => {
             with_app(|app| async move { workbench::cli::tools_search(&app, &query.join(" "), limit).await })
         }

@@ -91,6 +91,30 @@ const MIGRATIONS: &[&str] = &[
         listed_at TEXT NOT NULL,
         last_error TEXT
      );",
+    // 6: several accounts per integration. The connection table is keyed by (integration,
+    // account); every existing row becomes the account `default`, the integration's default
+    // (its secret-store entry keeps its key, `connection:<integration>`, so nothing moves there).
+    // Audit rows record the account a call used. Touches nothing migration 5 creates.
+    "CREATE TABLE connection_account (
+        integration TEXT NOT NULL,
+        account TEXT NOT NULL,
+        is_default INTEGER NOT NULL DEFAULT 0,
+        account_label TEXT,
+        scopes TEXT,
+        expires_at INTEGER,
+        store TEXT NOT NULL,
+        public_fields TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (integration, account)
+     );
+     INSERT INTO connection_account (integration, account, is_default, account_label, scopes, expires_at, store,
+        public_fields, created_at, updated_at)
+        SELECT integration, 'default', 1, account_label, scopes, expires_at, store, public_fields, created_at, updated_at
+        FROM connection;
+     DROP TABLE connection;
+     ALTER TABLE connection_account RENAME TO connection;
+     ALTER TABLE audit ADD COLUMN account TEXT;",
 ];
 
 tokio::task_local! {
@@ -143,6 +167,8 @@ pub struct AuditEntry {
     pub error_code: Option<String>,
     pub error: Option<String>,
     pub duration_ms: u64,
+    /// The account of the integration the call used (`None`: no connection, or a built-in).
+    pub account: Option<String>,
 }
 
 /// Filters for reading the audit log back.
@@ -260,8 +286,8 @@ impl Storage {
             let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
             for (ts, trace, entry) in &rows {
                 tx.execute(
-                    "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent, account)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     params![
                         ts,
                         entry.tool,
@@ -272,7 +298,8 @@ impl Storage {
                         entry.error_code,
                         entry.error,
                         entry.duration_ms as i64,
-                        trace
+                        trace,
+                        entry.account
                     ],
                 )?;
             }
@@ -301,7 +328,7 @@ impl Storage {
             // Rows that waited for a busy database come first; if it is still busy they wait on.
             let _ = this.flush_audit(c);
             let mut sql = String::from(
-                "SELECT id, ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent FROM audit WHERE 1=1",
+                "SELECT id, ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent, account FROM audit WHERE 1=1",
             );
             let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
             let mut filters: Vec<(&str, Box<dyn rusqlite::ToSql>)> = Vec::new();
@@ -357,6 +384,9 @@ impl Storage {
                 });
                 if let Some(t) = r.get::<_, Option<String>>(10)? {
                     row["traceparent"] = json!(t);
+                }
+                if let Some(a) = r.get::<_, Option<String>>(11)? {
+                    row["account"] = json!(a);
                 }
                 Ok(row)
             })?;
@@ -421,10 +451,15 @@ impl Storage {
     }
 }
 
-/// What SQLite knows about a stored connection (no secrets).
+/// What SQLite knows about a stored connection (no secrets): one account of one integration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectionMeta {
     pub integration: String,
+    /// The account's name the user picked (`default` for a connection from before accounts).
+    pub account: String,
+    /// Whether this is the integration's default account (the one a call naming none uses).
+    pub is_default: bool,
+    /// The identity workbench verified (login, email).
     pub account_label: Option<String>,
     pub scopes: Option<String>,
     /// Unix seconds when the access token expires (OAuth), if known.
@@ -437,54 +472,86 @@ pub struct ConnectionMeta {
 }
 
 fn connection_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConnectionMeta> {
-    let fields: String = r.get(5)?;
+    let fields: String = r.get(7)?;
     Ok(ConnectionMeta {
         integration: r.get(0)?,
-        account_label: r.get(1)?,
-        scopes: r.get(2)?,
-        expires_at: r.get(3)?,
-        store: r.get(4)?,
+        account: r.get(1)?,
+        is_default: r.get(2)?,
+        account_label: r.get(3)?,
+        scopes: r.get(4)?,
+        expires_at: r.get(5)?,
+        store: r.get(6)?,
         public_fields: serde_json::from_str(&fields).unwrap_or_default(),
-        created_at: r.get(6)?,
-        updated_at: r.get(7)?,
+        created_at: r.get(8)?,
+        updated_at: r.get(9)?,
     })
 }
 
 const CONNECTION_COLUMNS: &str =
-    "integration, account_label, scopes, expires_at, store, public_fields, created_at, updated_at";
+    "integration, account, is_default, account_label, scopes, expires_at, store, public_fields, created_at, updated_at";
 
 impl Storage {
+    /// The integration's default account's metadata.
     pub fn connection_meta(&self, integration: &str) -> Result<Option<ConnectionMeta>, StorageError> {
-        let integration = integration.to_string();
+        Ok(self.accounts_of(integration)?.into_iter().find(|m| m.is_default))
+    }
+
+    /// One named account's metadata.
+    pub fn account_meta(&self, integration: &str, account: &str) -> Result<Option<ConnectionMeta>, StorageError> {
+        let (integration, account) = (integration.to_string(), account.to_string());
         self.call_blocking(move |c| {
             c.query_row(
-                &format!("SELECT {CONNECTION_COLUMNS} FROM connection WHERE integration = ?1"),
-                [integration],
+                &format!("SELECT {CONNECTION_COLUMNS} FROM connection WHERE integration = ?1 AND account = ?2"),
+                [integration, account],
                 connection_row,
             )
             .optional()
         })
     }
 
+    /// Every stored account of one integration, oldest first.
+    pub fn accounts_of(&self, integration: &str) -> Result<Vec<ConnectionMeta>, StorageError> {
+        let integration = integration.to_string();
+        self.call_blocking(move |c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {CONNECTION_COLUMNS} FROM connection WHERE integration = ?1 ORDER BY created_at, account"
+            ))?;
+            let rows = stmt.query_map([integration], connection_row)?;
+            rows.collect()
+        })
+    }
+
+    /// Every stored account of every integration, oldest first.
     pub fn connections(&self) -> Result<Vec<ConnectionMeta>, StorageError> {
         self.call_blocking(|c| {
-            let mut stmt = c.prepare(&format!("SELECT {CONNECTION_COLUMNS} FROM connection ORDER BY created_at"))?;
+            let mut stmt =
+                c.prepare(&format!("SELECT {CONNECTION_COLUMNS} FROM connection ORDER BY created_at, account"))?;
             let rows = stmt.query_map([], connection_row)?;
             rows.collect()
         })
     }
 
+    /// Writes one account's metadata. A new account becomes the default when its integration
+    /// has no default yet (the first account connected); an existing one keeps its default flag.
     pub fn put_connection_meta(&self, meta: &ConnectionMeta) -> Result<(), StorageError> {
         let m = meta.clone();
         self.call_blocking(move |c| {
-            c.execute(
-                "INSERT INTO connection (integration, account_label, scopes, expires_at, store, public_fields, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                 ON CONFLICT (integration) DO UPDATE SET account_label = excluded.account_label, scopes = excluded.scopes,
+            let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+            let has_default: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM connection WHERE integration = ?1 AND is_default = 1 AND account <> ?2)",
+                [&m.integration, &m.account],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "INSERT INTO connection (integration, account, is_default, account_label, scopes, expires_at, store, public_fields, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 ON CONFLICT (integration, account) DO UPDATE SET account_label = excluded.account_label, scopes = excluded.scopes,
                    expires_at = excluded.expires_at, store = excluded.store, public_fields = excluded.public_fields,
-                   updated_at = excluded.updated_at",
+                   updated_at = excluded.updated_at, is_default = excluded.is_default OR connection.is_default",
                 params![
                     m.integration,
+                    m.account,
+                    !has_default,
                     m.account_label,
                     m.scopes,
                     m.expires_at,
@@ -493,17 +560,57 @@ impl Storage {
                     m.created_at,
                     m.updated_at
                 ],
-            )
-            .map(|_| ())
+            )?;
+            tx.commit()
         })
     }
 
-    pub fn delete_connection_meta(&self, integration: &str) -> Result<bool, StorageError> {
-        let integration = integration.to_string();
+    /// Removes one account's metadata; when it was the default, the oldest remaining account
+    /// becomes the default. True when there was one.
+    pub fn delete_connection_meta(&self, integration: &str, account: &str) -> Result<bool, StorageError> {
+        let (integration, account) = (integration.to_string(), account.to_string());
         self.call_blocking(move |c| {
-            c.execute("DELETE FROM connection WHERE integration = ?1", [integration]).map(|n| n > 0)
+            let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+            let n =
+                tx.execute("DELETE FROM connection WHERE integration = ?1 AND account = ?2", [&integration, &account])?;
+            promote_default(&tx, &integration)?;
+            tx.commit()?;
+            Ok(n > 0)
         })
     }
+
+    /// Makes `account` the integration's default (the user's choice: CLI or portal only). False
+    /// when no such account is stored.
+    pub fn set_default_account(&self, integration: &str, account: &str) -> Result<bool, StorageError> {
+        let (integration, account) = (integration.to_string(), account.to_string());
+        self.call_blocking(move |c| {
+            let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+            let exists: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM connection WHERE integration = ?1 AND account = ?2)",
+                [&integration, &account],
+                |r| r.get(0),
+            )?;
+            if exists {
+                tx.execute(
+                    "UPDATE connection SET is_default = (account = ?2) WHERE integration = ?1",
+                    [&integration, &account],
+                )?;
+            }
+            tx.commit()?;
+            Ok(exists)
+        })
+    }
+}
+
+/// Gives an integration without a default account one (its oldest).
+fn promote_default(c: &Connection, integration: &str) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE connection SET is_default = 1 WHERE integration = ?1
+           AND NOT EXISTS (SELECT 1 FROM connection WHERE integration = ?1 AND is_default = 1)
+           AND account = (SELECT account FROM connection WHERE integration = ?1 ORDER BY created_at, account LIMIT 1)",
+        [integration],
+    )
+    .map(|_| ())
 }
 
 /// A stored custom app: its name and definition (JSON text, validated before it was stored).
@@ -706,6 +813,81 @@ fn restrict_dir(_: &Path) {}
 mod tests {
     use super::*;
 
+    /// A database as today's workbench leaves it (migrations 1-4, one GitHub connection, one
+    /// audit row) migrates to accounts with nothing lost: the connection becomes the account
+    /// `default`, the integration's default, every column kept; the audit row stays.
+    #[tokio::test]
+    async fn a_database_from_before_accounts_migrates_to_the_default_account() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workbench.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..4] {
+                c.execute_batch(sql).unwrap();
+            }
+            c.pragma_update(None, "user_version", 4).unwrap();
+            c.execute(
+                "INSERT INTO connection (integration, account_label, scopes, expires_at, store, public_fields, created_at, updated_at)
+                 VALUES ('github', 'octocat', 'repo', 1234, 'memory', '{\"base_url\":\"https://ghe.example\"}', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z')",
+                [],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO audit (ts, tool, integration, args, mutating, status, duration_ms) VALUES ('t', 'github_get_me', 'github', '{}', 0, 'ok', 3)",
+                [],
+            )
+            .unwrap();
+        }
+        let s = Storage::new(path);
+        let metas = s.accounts_of("github").unwrap();
+        assert_eq!(metas.len(), 1);
+        let m = &metas[0];
+        assert_eq!(m.account, "default");
+        assert!(m.is_default);
+        assert_eq!(m.account_label.as_deref(), Some("octocat"));
+        assert_eq!(m.scopes.as_deref(), Some("repo"));
+        assert_eq!(m.expires_at, Some(1234));
+        assert_eq!(m.store, "memory");
+        assert_eq!(m.public_fields.get("base_url").and_then(Value::as_str), Some("https://ghe.example"));
+        assert_eq!(m.created_at, "2026-01-01T00:00:00.000Z");
+        assert_eq!(s.connection_meta("github").unwrap().as_ref(), Some(m));
+        let rows = s.search_audit(AuditQuery { limit: 10, ..Default::default() }).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["tool"], "github_get_me");
+        assert!(rows[0].get("account").is_none());
+        let v: i64 = s.call(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0))).await.unwrap();
+        assert_eq!(v as usize, MIGRATIONS.len());
+    }
+
+    /// The first account connected is the default; another one is not until the user says so;
+    /// removing the default promotes the oldest remaining one.
+    #[test]
+    fn the_first_account_is_the_default_until_the_user_changes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Storage::new(dir.path().join("workbench.db"));
+        let meta = |account: &str, at: &str| ConnectionMeta {
+            integration: "github".into(),
+            account: account.into(),
+            is_default: false,
+            account_label: None,
+            scopes: None,
+            expires_at: None,
+            store: "memory".into(),
+            public_fields: Default::default(),
+            created_at: at.into(),
+            updated_at: at.into(),
+        };
+        s.put_connection_meta(&meta("work", "1")).unwrap();
+        s.put_connection_meta(&meta("personal", "2")).unwrap();
+        s.put_connection_meta(&meta("work", "1")).unwrap();
+        assert_eq!(s.connection_meta("github").unwrap().unwrap().account, "work");
+        assert!(s.set_default_account("github", "personal").unwrap());
+        assert!(!s.set_default_account("github", "nobody").unwrap());
+        assert_eq!(s.connection_meta("github").unwrap().unwrap().account, "personal");
+        assert!(s.delete_connection_meta("github", "personal").unwrap());
+        assert_eq!(s.connection_meta("github").unwrap().unwrap().account, "work");
+    }
+
     /// Attack: a client puts arbitrary text (an injection, a huge string) in `_meta.traceparent`;
     /// only a well-formed W3C trace context reaches the audit row.
     #[tokio::test]
@@ -728,6 +910,7 @@ mod tests {
             error_code: None,
             error: None,
             duration_ms: 1,
+            account: None,
         };
         with_trace(parse_traceparent(good), s.record_audit(row("traced"))).await.unwrap();
         s.record_audit(row("plain")).await.unwrap();
@@ -776,6 +959,7 @@ mod tests {
                     error_code: None,
                     error: None,
                     duration_ms: 1,
+                    account: None,
                 })
                 .await
             }));

@@ -5,6 +5,14 @@
 //! headless use) or from the secret store (what the connect page saved). Secret fields travel as
 //! [`Secret`]; only the engine's upstream attaches them to requests, as the integration's
 //! [`Inject`] rule says.
+//!
+//! An integration can hold several named **accounts** (`work`, `personal`), each a connection of
+//! its own: its own secret-store entry (`connection:<integration>` for the account `default`, as
+//! before accounts, `connection:<integration>:<account>` for the others), metadata row, token
+//! refresh, session and request budget. In the environment the account `default` is spelled as
+//! always (`WORKBENCH_GITHUB_TOKEN`) and another account with double underscores
+//! (`WORKBENCH_GITHUB__WORK__TOKEN`): integration names and fields never contain `__`, and
+//! account names never contain `_`, so the spelling cannot be read two ways.
 
 use std::collections::HashMap;
 
@@ -37,6 +45,8 @@ pub type SecretPairs = Vec<(String, Secret<String>)>;
 #[derive(Debug, Clone)]
 pub struct Connection {
     pub integration: &'static str,
+    /// The account this credential belongs to ([`DEFAULT_ACCOUNT`] unless the user named one).
+    pub account: String,
     pub fields: HashMap<String, Secret<String>>,
     pub source: Source,
     /// Unix seconds when an OAuth access token expires, if known.
@@ -60,6 +70,11 @@ impl Connection {
             .filter(|(k, _)| !self.public_names.contains(&k.as_str()))
             .map(|(_, v)| v.expose().clone())
             .collect()
+    }
+
+    /// The key of this account's request budget, session and refresh lock: `<integration>:<account>`.
+    pub fn account_key(&self) -> String {
+        account_key(self.integration, &self.account)
     }
 
     fn is_public(&self, name: &str) -> bool {
@@ -108,13 +123,68 @@ impl Connection {
     }
 }
 
-/// The environment variable for one field of one integration.
+/// The account a connection made before accounts became, and the one the plain environment
+/// variables name.
+pub const DEFAULT_ACCOUNT: &str = "default";
+
+/// Longest account name.
+pub const MAX_ACCOUNT_CHARS: usize = 32;
+
+/// Why `name` cannot be an account name, if it cannot: 1-32 lowercase letters, digits or `-`,
+/// starting with a letter or digit (no `_`, so environment spellings stay unambiguous).
+pub fn account_problem(name: &str) -> Option<String> {
+    let ok_chars = name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    let starts = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if name.is_empty() || name.len() > MAX_ACCOUNT_CHARS || !ok_chars || !starts {
+        return Some(format!(
+            "account names are 1-{MAX_ACCOUNT_CHARS} lowercase letters, digits or '-', starting with a letter or digit (like 'work' or 'client-a')"
+        ));
+    }
+    None
+}
+
+/// The key of one account's budget, session and refresh lock.
+pub fn account_key(integration: &str, account: &str) -> String {
+    format!("{integration}:{account}")
+}
+
+/// The environment variable for one field of one integration's account `default`.
 pub fn env_name(integration: &str, field: &str) -> String {
     format!("WORKBENCH_{integration}_{field}").to_ascii_uppercase()
 }
 
-fn store_key(integration: &str) -> String {
-    format!("connection:{integration}")
+/// The environment variable for one field of one account: the plain spelling for `default`,
+/// `WORKBENCH_<INTEGRATION>__<ACCOUNT>__<FIELD>` (a `-` in the account written `_`) otherwise.
+pub fn env_name_as(integration: &str, account: &str, field: &str) -> String {
+    if account == DEFAULT_ACCOUNT {
+        return env_name(integration, field);
+    }
+    format!("WORKBENCH_{integration}__{}__{field}", account.replace('-', "_")).to_ascii_uppercase()
+}
+
+/// The named accounts (not `default`) the environment has variables for: every
+/// `WORKBENCH_<INTEGRATION>__<ACCOUNT>__<FIELD>` whose account is a valid name, sorted.
+pub fn env_account_names<'a>(integration: &str, names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let prefix = format!("WORKBENCH_{}__", integration.to_ascii_uppercase());
+    let mut found: Vec<String> = names
+        .filter_map(|n| n.strip_prefix(&prefix))
+        .filter_map(|rest| {
+            let (account, field) = rest.split_once("__")?;
+            (!field.is_empty() && !field.contains("__")).then(|| account.to_ascii_lowercase().replace('_', "-"))
+        })
+        .filter(|a| account_problem(a).is_none() && a != DEFAULT_ACCOUNT)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn store_key(integration: &str, account: &str) -> String {
+    if account == DEFAULT_ACCOUNT {
+        format!("connection:{integration}")
+    } else {
+        format!("connection:{integration}:{account}")
+    }
 }
 
 /// Fields an integration's connection has, as (name, secret, required). OAuth connections also
@@ -137,15 +207,24 @@ fn public_names(integration: &Integration) -> Vec<&'static str> {
     integration.auth.fields.iter().filter(|f| !f.secret).map(|f| f.name).collect()
 }
 
-/// The credential from the environment, when every required field is set there.
+/// The account `default`'s credential from the environment, when every required field is set there.
 pub fn from_env(integration: &'static Integration, var: &dyn Fn(&str) -> Option<String>) -> Option<Connection> {
+    from_env_as(integration, DEFAULT_ACCOUNT, var)
+}
+
+/// One account's credential from the environment, when every required field is set there.
+pub fn from_env_as(
+    integration: &'static Integration,
+    account: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Option<Connection> {
     if integration.auth.kind == AuthKind::None {
         return None;
     }
     let names = field_names(integration);
     let mut fields = HashMap::new();
     for (name, _, required) in &names {
-        match var(&env_name(integration.name, name)).filter(|v| !v.is_empty()) {
+        match var(&env_name_as(integration.name, account, name)).filter(|v| !v.is_empty()) {
             Some(v) => {
                 fields.insert(name.to_string(), Secret::new(v));
             }
@@ -155,6 +234,7 @@ pub fn from_env(integration: &'static Integration, var: &dyn Fn(&str) -> Option<
     }
     Some(Connection {
         integration: integration.name,
+        account: account.to_string(),
         fields,
         source: Source::Environment,
         expires_at: None,
@@ -168,7 +248,7 @@ pub fn from_store(
     store: &dyn SecretStore,
     meta: &ConnectionMeta,
 ) -> Result<Option<Connection>, StoreError> {
-    let Some(blob) = store.get(&store_key(integration.name))? else { return Ok(None) };
+    let Some(blob) = store.get(&store_key(integration.name, &meta.account))? else { return Ok(None) };
     let map: HashMap<String, String> = serde_json::from_str(blob.expose()).unwrap_or_default();
     if map.is_empty() {
         return Ok(None);
@@ -176,10 +256,12 @@ pub fn from_store(
     let mut connection =
         from_fields(integration, map.into_iter().map(|(k, v)| (k, Secret::new(v))).collect(), Source::Store);
     connection.expires_at = meta.expires_at;
+    connection.account = meta.account.clone();
     Ok(Some(connection))
 }
 
-/// A connection built from form fields (before it is verified and stored).
+/// A connection built from form fields (before it is verified and stored), for the account
+/// `default`; set [`Connection::account`] for another one.
 pub fn from_fields(
     integration: &'static Integration,
     fields: HashMap<String, Secret<String>>,
@@ -187,6 +269,7 @@ pub fn from_fields(
 ) -> Connection {
     Connection {
         integration: integration.name,
+        account: DEFAULT_ACCOUNT.to_string(),
         fields,
         source,
         expires_at: None,
@@ -208,7 +291,7 @@ pub struct Saved {
 pub fn save(app: &App, connection: &Connection, saved: Saved) -> Result<(), StoreError> {
     let plain: HashMap<&str, &str> = connection.fields.iter().map(|(k, v)| (k.as_str(), v.expose().as_str())).collect();
     let blob = Secret::new(serde_json::to_string(&plain).unwrap_or_default());
-    app.secrets.set(&store_key(connection.integration), &blob)?;
+    app.secrets.set(&store_key(connection.integration, &connection.account), &blob)?;
     let mut public = serde_json::Map::new();
     for (k, v) in &connection.fields {
         if connection.is_public(k) {
@@ -218,7 +301,7 @@ pub fn save(app: &App, connection: &Connection, saved: Saved) -> Result<(), Stor
     let now = crate::storage::now_rfc3339();
     let created = app
         .storage
-        .connection_meta(connection.integration)
+        .account_meta(connection.integration, &connection.account)
         .ok()
         .flatten()
         .map(|m| m.created_at)
@@ -226,6 +309,8 @@ pub fn save(app: &App, connection: &Connection, saved: Saved) -> Result<(), Stor
     app.storage
         .put_connection_meta(&ConnectionMeta {
             integration: connection.integration.to_string(),
+            account: connection.account.clone(),
+            is_default: false,
             account_label: saved.account_label,
             scopes: saved.scopes,
             expires_at: saved.expires_at,
@@ -237,14 +322,15 @@ pub fn save(app: &App, connection: &Connection, saved: Saved) -> Result<(), Stor
         .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })
 }
 
-/// Removes a stored connection (metadata first, so a half-done erase never looks connected).
-/// True when there was one.
-pub fn erase(app: &App, integration: &str) -> Result<bool, StoreError> {
+/// Removes one stored account (metadata first, so a half-done erase never looks connected; the
+/// oldest remaining account becomes the default if this one was). True when there was one.
+pub fn erase(app: &App, integration: &str, account: &str) -> Result<bool, StoreError> {
     let had_meta = app
         .storage
-        .delete_connection_meta(integration)
+        .delete_connection_meta(integration, account)
         .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
-    let had_secret = app.secrets.delete(&store_key(integration))?;
+    let had_secret = app.secrets.delete(&store_key(integration, account))?;
+    app.sessions.forget(&account_key(integration, account));
     Ok(had_meta || had_secret)
 }
 
@@ -255,5 +341,36 @@ mod tests {
     #[test]
     fn env_names() {
         assert_eq!(env_name("google_drive", "token"), "WORKBENCH_GOOGLE_DRIVE_TOKEN");
+        assert_eq!(env_name_as("google_drive", "default", "token"), "WORKBENCH_GOOGLE_DRIVE_TOKEN");
+        assert_eq!(
+            env_name_as("google_drive", "client-a", "refresh_token"),
+            "WORKBENCH_GOOGLE_DRIVE__CLIENT_A__REFRESH_TOKEN"
+        );
+    }
+
+    /// The double-underscore spelling reads one way only: `google` and `google_drive` never
+    /// see each other's accounts, and malformed names are ignored.
+    #[test]
+    fn env_accounts_cannot_be_read_two_ways() {
+        let names: Vec<String> = [
+            "WORKBENCH_GOOGLE_DRIVE__WORK__TOKEN",
+            "WORKBENCH_GOOGLE_DRIVE_TOKEN",
+            "WORKBENCH_GOOGLE__HOME__TOKEN",
+            "WORKBENCH_GITHUB__CLIENT_A__TOKEN",
+            "WORKBENCH_GITHUB__BAD!__TOKEN",
+            "WORKBENCH_GITHUB___X__TOKEN",
+            "WORKBENCH_GITHUB__DEFAULT__TOKEN",
+            "WORKBENCH_GITHUB__A__B__TOKEN",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(env_account_names("google_drive", names.iter()), vec!["work"]);
+        assert_eq!(env_account_names("google", names.iter()), vec!["home"]);
+        assert_eq!(env_account_names("github", names.iter()), vec!["client-a"]);
+        assert!(account_problem("work").is_none());
+        for bad in ["", "Work", "a_b", "-x", "x".repeat(33).as_str(), "a:b"] {
+            assert!(account_problem(bad).is_some(), "{bad}");
+        }
     }
 }

@@ -35,6 +35,9 @@ struct DeleteCredentials {
     /// Also revoke the token at the provider, where it has an endpoint for that.
     #[serde(default = "yes")]
     revoke_remote: bool,
+    /// Which account to disconnect, e.g. "work"; omit for the default account.
+    #[serde(default)]
+    account: Option<String>,
 }
 
 async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Value, ToolError> {
@@ -44,16 +47,25 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
     if integration.auth.kind == AuthKind::None {
         return Err(ToolError::invalid(format!("{} has no credentials to delete", integration.display_name)));
     }
-    let connection =
-        app.connection(integration).map_err(|e| ToolError::Internal(format!("{e}. {}", crate::secrets::STORE_HELP)))?;
+    if let Some(problem) = args.account.as_deref().and_then(crate::auth::account_problem) {
+        return Err(ToolError::invalid(format!("account: {problem}")));
+    }
+    let Some(account) =
+        app.resolve_account(integration, args.account.as_deref()).map_err(|f| ToolError::invalid(f.message))?
+    else {
+        return Ok(json!({ "integration": integration.name, "deleted": false, "message": "it was not connected" }));
+    };
+    let connection = app
+        .connection_of(integration, &account)
+        .map_err(|e| ToolError::Internal(format!("{e}. {}", crate::secrets::STORE_HELP)))?;
     let Some(connection) = connection else {
         return Ok(json!({ "integration": integration.name, "deleted": false, "message": "it was not connected" }));
     };
     if connection.source == Source::Environment {
         return Err(ToolError::invalid(format!(
-            "{} is connected through WORKBENCH_{}_* environment variables; unset them to disconnect",
+            "{}'s account '{account}' is connected through environment variables; unset them to disconnect ({} and the other fields)",
             integration.display_name,
-            integration.name.to_ascii_uppercase()
+            crate::auth::env_name_as(integration.name, &account, "token")
         )));
     }
     let mut revoked = Value::Null;
@@ -77,7 +89,7 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
             tracing::warn!(integration = integration.name, error = %crate::engine::scrub::redact_tokens(&e.to_string()).unwrap_or_else(|| e.to_string()), "revocation failed");
         }
     }
-    let erased = crate::auth::erase(&app, integration.name).map_err(|e| ToolError::Internal(e.to_string()))?;
-    app.sessions.forget(integration.name);
-    Ok(json!({ "integration": integration.name, "deleted": erased, "revoked_remote": revoked }))
+    let erased =
+        crate::auth::erase(&app, integration.name, &account).map_err(|e| ToolError::Internal(e.to_string()))?;
+    Ok(json!({ "integration": integration.name, "account": account, "deleted": erased, "revoked_remote": revoked }))
 }

@@ -196,13 +196,14 @@ fn new_token() -> String {
     crate::ids::random_hex(32)
 }
 
-/// Registers a pending connection and returns its id (the listener must be running).
-pub fn begin(app: &App, integration: &str) -> String {
+/// Registers a pending connection of one account (`auth::DEFAULT_ACCOUNT` unless one was
+/// named) and returns its id (the listener must be running).
+pub fn begin(app: &App, integration: &str, account: &str) -> String {
     let id = crate::ids::random_hex(16);
     let mut pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
     let now = Instant::now();
     pending.retain(|_, p| p.expires > now || p.state == PendingState::Connected);
-    pending.insert(id.clone(), PendingConnect::new(integration, app.settings.connect_ttl));
+    pending.insert(id.clone(), PendingConnect::new(integration, account, app.settings.connect_ttl));
     id
 }
 
@@ -244,11 +245,36 @@ fn issue_form_token(app: &App, id: &str) -> String {
     token
 }
 
-/// The account a new credential would replace: `Some(label)` when the integration already has a
-/// stored connection (reconnecting needs the user's explicit "replace").
-fn replaced_account(app: &App, integration: &Integration) -> Option<String> {
-    let meta = app.storage.connection_meta(integration.name).ok().flatten()?;
-    Some(meta.account_label.unwrap_or_else(|| "an account whose name is not known".to_string()))
+/// The account a new credential would replace: `Some(label)` when this account of the
+/// integration is already stored (reconnecting it needs the user's explicit "replace"; adding
+/// another account does not replace anything).
+fn replaced_account(app: &App, integration: &Integration, account: &str) -> Option<String> {
+    let meta = app.storage.account_meta(integration.name, account).ok().flatten()?;
+    let label = meta.account_label.unwrap_or_else(|| "an account whose name is not known".to_string());
+    Some(if account == auth::DEFAULT_ACCOUNT { label } else { format!("{label} (workbench account '{account}')") })
+}
+
+/// The account a pending flow stores into.
+fn pending_account(app: &App, id: &str) -> String {
+    app.pending
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(id)
+        .map(|p| p.account_name.clone())
+        .unwrap_or_else(|| auth::DEFAULT_ACCOUNT.to_string())
+}
+
+/// A line telling the user which of the integration's accounts this page connects (when it is not
+/// the only, default one).
+fn account_note(app: &App, integration: &'static Integration, account: &str) -> Option<String> {
+    let others = app.accounts(integration).into_iter().any(|a| a.name != account);
+    (account != auth::DEFAULT_ACCOUNT || others).then(|| {
+        format!(
+            "This connects the {} account <code>{}</code>.",
+            pages::escape(integration.display_name),
+            pages::escape(account)
+        )
+    })
 }
 
 fn form_page(
@@ -260,7 +286,14 @@ fn form_page(
 ) -> Response {
     let token = issue_form_token(app, id);
     let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-    let replacing = replaced_account(app, integration);
+    let account = pending_account(app, id);
+    let replacing = replaced_account(app, integration, &account);
+    let account_line = account_note(app, integration, &account);
+    let note = match (note, account_line.as_deref()) {
+        (Some(n), Some(a)) => Some(format!("{a} {n}")),
+        (n, a) => n.or(a).map(str::to_string),
+    };
+    let note = note.as_deref();
     page(
         status,
         pages::credential_form(
@@ -286,14 +319,44 @@ fn oauth_redirect(
     let app = &ctx.app;
     let (verifier, challenge) = oauth::pkce_pair();
     let state = new_token();
-    let host = if spec.client == "slack" { "localhost" } else { "127.0.0.1" };
-    let redirect_uri = format!("http://{host}:{}/oauth/callback", ctx.port);
+    let redirect_uri = redirect_uri(spec, ctx.port);
     let url = oauth::authorize_url(app, integration, spec, client, &redirect_uri, &state, &challenge);
     if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
         p.oauth = Some(OAuthInFlight { state, verifier, redirect_uri });
     }
     // 303: the browser follows a POST (the replace confirmation) with a GET.
     Redirect::to(&url).into_response()
+}
+
+/// The loopback redirect URI the provider sends the browser back to (Slack wants `localhost`).
+fn redirect_uri(spec: &plugins::api::OAuth, port: u16) -> String {
+    let host = if spec.client == "slack" { "localhost" } else { "127.0.0.1" };
+    format!("http://{host}:{port}/oauth/callback")
+}
+
+/// The bring-your-own OAuth client guide: how to create the client at the provider (redirect URI,
+/// scopes, app type), then a form for its id and secret.
+fn client_guide(
+    ctx: &Ctx,
+    id: &str,
+    integration: &'static Integration,
+    spec: &'static plugins::api::OAuth,
+    error: Option<&str>,
+) -> Response {
+    let token = issue_form_token(&ctx.app, id);
+    let fixed_port = ctx.app.settings.listener_port != 0;
+    page(
+        if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK },
+        pages::oauth_client_guide(
+            integration,
+            spec,
+            &redirect_uri(spec, ctx.port),
+            fixed_port,
+            &format!("/connect/{id}"),
+            &token,
+            error,
+        ),
+    )
 }
 
 /// Refuses a credential POST that is not a form submitted by a browser from our own page: every
@@ -321,7 +384,7 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
     };
     match (integration.auth.kind, integration.auth.oauth.as_ref()) {
         (AuthKind::OAuth2, Some(spec)) => match oauth::client_for(app, spec) {
-            Some(client) => match replaced_account(app, integration) {
+            Some(client) => match replaced_account(app, integration, &pending_account(app, &id)) {
                 // Signing in again replaces the stored connection: the user confirms that first.
                 Some(account) => {
                     let token = issue_form_token(app, &id);
@@ -330,7 +393,7 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
                         pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, None),
                     )
                 }
-                None => oauth_redirect(&ctx, &id, integration, spec, client),
+                None => oauth_redirect(&ctx, &id, integration, spec, &client),
             },
             None if !integration.auth.fields.is_empty() => {
                 let note = format!(
@@ -339,18 +402,8 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
                 );
                 form_page(app, &id, integration, None, Some(&note))
             }
-            None => page(
-                StatusCode::OK,
-                pages::failure(
-                    "OAuth client needed",
-                    &format!(
-                        "Connecting {} needs your own '{}' OAuth client: set WORKBENCH_{}_CLIENT_ID (and _CLIENT_SECRET) or oauth_clients in config.json, as the README explains, then ask your agent to connect again.",
-                        integration.display_name,
-                        spec.client,
-                        spec.client.to_ascii_uppercase()
-                    ),
-                ),
-            ),
+            // No client configured: walk the user through creating one, then take it here.
+            None => client_guide(&ctx, &id, integration, spec, None),
         },
         _ => form_page(app, &id, integration, None, None),
     }
@@ -395,9 +448,51 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
             ),
         );
     }
-    let _ = pending;
-    // Replacing a stored connection needs the user's explicit approval on the page.
-    if let Some(account) = replaced_account(app, integration)
+    // The guide's form: the OAuth client the user created at the provider. Stored in the secret
+    // store (never a file or SQLite), then the sign-in continues.
+    if integration.auth.kind == AuthKind::OAuth2
+        && let Some(spec) = integration.auth.oauth.as_ref()
+        && sent.contains_key("oauth_client_id")
+        && oauth::client_for(app, spec).is_none()
+    {
+        let client_id = sent.get("oauth_client_id").map(|v| v.trim()).unwrap_or_default();
+        let secret = sent.get("oauth_client_secret").map(|v| v.trim()).filter(|v| !v.is_empty());
+        let printable = |v: &str| v.len() <= 1024 && v.bytes().all(|b| b.is_ascii_graphic());
+        if client_id.is_empty() || !printable(client_id) || secret.is_some_and(|s| !printable(s)) {
+            return client_guide(
+                &ctx,
+                &id,
+                integration,
+                spec,
+                Some("Paste the client ID (and secret) exactly as the provider shows them; nothing was stored."),
+            );
+        }
+        if let Err(e) = oauth::store_client(app, spec, client_id, secret) {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pages::failure("Could not store the OAuth client", &format!("{e}. {}", crate::secrets::STORE_HELP)),
+            );
+        }
+        if let Some(s) = secret {
+            app.exposed.remember(s);
+        }
+        let Some(client) = oauth::client_for(app, spec) else {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pages::failure("Could not read the OAuth client back", crate::secrets::STORE_HELP),
+            );
+        };
+        if let Some(account) = replaced_account(app, integration, &pending.account_name) {
+            let token = issue_form_token(app, &id);
+            return page(
+                StatusCode::OK,
+                pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, None),
+            );
+        }
+        return oauth_redirect(&ctx, &id, integration, spec, &client);
+    }
+    // Replacing a stored account needs the user's explicit approval on the page.
+    if let Some(account) = replaced_account(app, integration, &pending.account_name)
         && sent.get("replace").copied() != Some("yes")
     {
         let error = format!(
@@ -420,7 +515,7 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
         && let Some(spec) = integration.auth.oauth.as_ref()
         && let Some(client) = oauth::client_for(app, spec)
     {
-        return oauth_redirect(&ctx, &id, integration, spec, client);
+        return oauth_redirect(&ctx, &id, integration, spec, &client);
     }
     let mut values = HashMap::new();
     let mut missing = Vec::new();
@@ -436,7 +531,8 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
     if !missing.is_empty() {
         return form_page(app, &id, integration, Some(&format!("Please fill in: {}.", missing.join(", "))), None);
     }
-    let connection = auth::from_fields(integration, values, Source::Store);
+    let mut connection = auth::from_fields(integration, values, Source::Store);
+    connection.account = pending.account_name.clone();
     let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
         Ok(label) => label,
         Err(e) => {
@@ -478,7 +574,10 @@ fn finish(
         p.oauth = None;
         p.account = label.clone();
     }
-    let who = label.map(|l| format!(" as {l}")).unwrap_or_default();
+    let mut who = label.map(|l| format!(" as {l}")).unwrap_or_default();
+    if connection.account != auth::DEFAULT_ACCOUNT {
+        who.push_str(&format!(" (account '{}')", connection.account));
+    }
     page(
         StatusCode::OK,
         pages::success(
@@ -498,9 +597,9 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
         let mut all = app.pending.lock().unwrap_or_else(|p| p.into_inner());
         all.iter_mut()
             .find(|(_, p)| p.oauth.as_ref().is_some_and(|o| &o.state == state))
-            .map(|(id, p)| (id.clone(), p.oauth.take(), p.integration.clone(), p.expires))
+            .map(|(id, p)| (id.clone(), p.oauth.take(), p.integration.clone(), p.expires, p.account_name.clone()))
     };
-    let Some((id, Some(flight), integration_name, expires)) = found else {
+    let Some((id, Some(flight), integration_name, expires, account_name)) = found else {
         return page(
             StatusCode::BAD_REQUEST,
             pages::failure(
@@ -542,26 +641,19 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
             pages::failure("Sign-in failed", "No OAuth client is configured for this integration."),
         );
     };
-    let tokens = match oauth::exchange_code(
-        app,
-        integration,
-        spec,
-        client,
-        code,
-        &flight.verifier,
-        &flight.redirect_uri,
-    )
-    .await
-    {
-        Ok(t) => t,
-        Err(e) => {
-            return page(
-                StatusCode::BAD_GATEWAY,
-                pages::failure("Sign-in failed", &format!("The token exchange failed: {e}. Nothing was stored.")),
-            );
-        }
-    };
-    let connection = oauth::connection_from_tokens(integration, &tokens, None);
+    let tokens =
+        match oauth::exchange_code(app, integration, spec, &client, code, &flight.verifier, &flight.redirect_uri).await
+        {
+            Ok(t) => t,
+            Err(e) => {
+                return page(
+                    StatusCode::BAD_GATEWAY,
+                    pages::failure("Sign-in failed", &format!("The token exchange failed: {e}. Nothing was stored.")),
+                );
+            }
+        };
+    let mut connection = oauth::connection_from_tokens(integration, &tokens, None);
+    connection.account = account_name;
     let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
         Ok(l) => l,
         Err(e) => {

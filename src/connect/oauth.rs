@@ -28,8 +28,30 @@ pub fn challenge(verifier: &str) -> String {
     base64url_encode(&Sha256::digest(verifier.as_bytes()))
 }
 
-pub fn client_for<'a>(app: &'a App, oauth: &OAuth) -> Option<&'a OAuthClient> {
-    app.settings.oauth_clients.get(oauth.client)
+/// The secret-store key of an OAuth client the user pasted on the connect page's guide.
+pub fn client_store_key(client: &str) -> String {
+    format!("oauth_client:{client}")
+}
+
+/// The OAuth client for `oauth`: the environment or `config.json` (`WORKBENCH_<CLIENT>_CLIENT_ID`,
+/// `oauth_clients`), else the one the user pasted on the connect page (kept in the secret store,
+/// never in a file or SQLite).
+pub fn client_for(app: &App, oauth: &OAuth) -> Option<OAuthClient> {
+    if let Some(c) = app.settings.oauth_clients.get(oauth.client) {
+        return Some(c.clone());
+    }
+    let blob = app.secrets.get(&client_store_key(oauth.client)).ok().flatten()?;
+    let client: OAuthClient = serde_json::from_str(blob.expose()).ok()?;
+    if let Some(secret) = &client.client_secret {
+        app.exposed.remember(secret);
+    }
+    Some(client)
+}
+
+/// Stores the OAuth client the user pasted (id and secret) in the secret store.
+pub fn store_client(app: &App, oauth: &OAuth, client_id: &str, client_secret: Option<&str>) -> Result<(), String> {
+    let blob = serde_json::json!({ "client_id": client_id, "client_secret": client_secret }).to_string();
+    app.secrets.set(&client_store_key(oauth.client), &Secret::new(blob)).map_err(|e| e.to_string())
 }
 
 pub fn authorize_url_base(app: &App, integration: &Integration, oauth: &OAuth) -> String {
@@ -171,10 +193,13 @@ pub fn connection_from_tokens(
     }
     let mut c = auth::from_fields(integration, fields, Source::Store);
     c.expires_at = tokens.expires_in.map(|s| now_unix() + s);
+    if let Some(p) = previous {
+        c.account = p.account.clone();
+    }
     c
 }
 
-/// Refreshes an OAuth connection. Concurrent callers wait on one lock per integration; whoever
+/// Refreshes an OAuth connection. Concurrent callers wait on one lock per account; whoever
 /// comes second finds the token already fresh and uses it instead of refreshing again.
 pub async fn refresh(
     app: &Arc<App>,
@@ -183,10 +208,10 @@ pub async fn refresh(
 ) -> Result<Connection, ToolError> {
     let lock = {
         let mut locks = app.refresh_locks.lock().unwrap_or_else(|p| p.into_inner());
-        locks.entry(integration.name.to_string()).or_default().clone()
+        locks.entry(stale.account_key()).or_default().clone()
     };
     let _guard = lock.lock().await;
-    if let Ok(Some(current)) = app.connection(integration)
+    if let Ok(Some(current)) = app.connection_of(integration, &stale.account)
         && current.fields.get("token") != stale.fields.get("token")
     {
         return Ok(current);
@@ -227,7 +252,7 @@ pub async fn refresh(
         other => other,
     })?;
     let fresh = connection_from_tokens(integration, &tokens, Some(stale));
-    let meta = app.storage.connection_meta(integration.name).ok().flatten();
+    let meta = app.storage.account_meta(integration.name, &stale.account).ok().flatten();
     auth::save(
         app,
         &fresh,
@@ -238,7 +263,7 @@ pub async fn refresh(
         },
     )
     .map_err(|e| ToolError::Internal(format!("the refreshed token could not be stored: {e}")))?;
-    tracing::info!(integration = integration.name, "refreshed the OAuth access token");
+    tracing::info!(integration = integration.name, account = stale.account, "refreshed the OAuth access token");
     Ok(fresh)
 }
 

@@ -173,6 +173,56 @@ pub fn secret_form(
     )
 }
 
+/// The bring-your-own OAuth client guide: where to create the client, the app type, the exact
+/// redirect URI and the scopes, then a form for the client ID and secret.
+pub fn oauth_client_guide(
+    integration: &Integration,
+    spec: &plugins::api::OAuth,
+    redirect_uri: &str,
+    fixed_port: bool,
+    action: &str,
+    form_token: &str,
+    error: Option<&str>,
+) -> String {
+    let (console, app_type) = match spec.client {
+        "google" => (
+            "<a href=\"https://console.cloud.google.com/apis/credentials\">Google Cloud console → APIs &amp; Services → Credentials</a>",
+            "Create credentials → <b>OAuth client ID</b>, application type <b>Desktop app</b> (enable the API of this service in the project first, and add yourself as a test user on the OAuth consent screen)",
+        ),
+        "slack" => (
+            "<a href=\"https://api.slack.com/apps\">api.slack.com/apps</a>",
+            "<b>Create New App → From scratch</b>, pick your workspace; under <b>OAuth &amp; Permissions</b> add the redirect URL below and the scopes below as <b>User Token Scopes</b>",
+        ),
+        _ => ("the provider's developer console", "a <b>web / desktop OAuth app</b> (authorization code with PKCE)"),
+    };
+    let scopes: String = spec.scopes.iter().map(|s| format!("<li><code>{}</code></li>", escape(s))).collect();
+    let port_note = if fixed_port {
+        String::new()
+    } else {
+        "<p class=\"sub\">The port in this address changes each time workbench starts unless you set <code>WORKBENCH_PORT</code>; set it (and register that address) if the provider needs an exact redirect URI.</p>".to_string()
+    };
+    let error = error.map(|e| format!("<div class=\"err\">{}</div>", escape(e))).unwrap_or_default();
+    let client_upper = escape(&spec.client.to_ascii_uppercase());
+    layout(
+        &format!("Connect {}: your OAuth client", integration.display_name),
+        &format!(
+            "<h1>Connect {name}</h1><p class=\"sub\">{name} signs in through an OAuth client of your own. Create it once, paste its ID and secret here, and the sign-in continues.</p>{error}\
+             <ol class=\"guide\"><li>Open {console}.</li><li>{app_type}.</li>\
+             <li>Redirect URI to register: <code id=\"redirect-uri\">{redirect}</code></li>\
+             <li>Scopes to request:<ul>{scopes}</ul></li></ol>{port_note}\
+             <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\">\
+             <label>Client ID<input name=\"oauth_client_id\" required autocomplete=\"off\"></label>\
+             <label>Client secret<input name=\"oauth_client_secret\" type=\"password\" autocomplete=\"off\"></label>\
+             <button type=\"submit\">Save and sign in</button></form>\
+             <p class=\"sub\">The client is kept in your secret store (never in a file or the database). You can also set <code>WORKBENCH_{client_upper}_CLIENT_ID</code> and <code>_CLIENT_SECRET</code>, or <code>oauth_clients</code> in config.json.</p>",
+            name = escape(integration.display_name),
+            redirect = escape(redirect_uri),
+            action = escape(action),
+            token = escape(form_token),
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

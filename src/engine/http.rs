@@ -358,8 +358,13 @@ pub(crate) async fn send(
         secret_headers: auth_headers,
         body: req.body,
     };
-    let budget =
-        Budget { key: integration.name, display: integration.display_name, limit: rate_limit(&app, integration)? };
+    // Each account spends its own budget (providers limit per token) and carries its own block.
+    let key = connection.map(Connection::account_key);
+    let budget = Budget {
+        key: key.as_deref().unwrap_or(integration.name),
+        display: integration.display_name,
+        limit: rate_limit(&app, integration)?,
+    };
     let reply = deliver(&app, &budget, deadline, &out).await?;
     if (200..300).contains(&reply.status) {
         return Ok(reply);
@@ -758,8 +763,8 @@ pub async fn proxy_send(
         if !call.body.is_empty() {
             builder = builder.body(call.body.clone());
         }
-        let budget =
-            Budget { key: integration.name, display: integration.display_name, limit: rate_limit(app, integration)? };
+        let key = connection.account_key();
+        let budget = Budget { key: &key, display: integration.display_name, limit: rate_limit(app, integration)? };
         wait_for_slot(app, &budget, deadline).await?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         let response = match tokio::time::timeout(remaining, builder.send()).await {
@@ -771,7 +776,7 @@ pub async fn proxy_send(
             .iter()
             .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
-        app.governor.observe(integration.name, response.status().as_u16(), &seen);
+        app.governor.observe(&connection.account_key(), response.status().as_u16(), &seen);
         if response.status().as_u16() == 401 && attempt == 1 {
             if refreshable(&connection) {
                 tracing::info!(integration = integration.name, "proxied request got 401; refreshing the token once");

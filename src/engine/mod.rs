@@ -46,6 +46,9 @@ pub struct Execution {
     pub args: Value,
     #[serde(default)]
     pub ref_id: Option<String>,
+    /// The integration's account to use (`work`); without it, the default account.
+    #[serde(default)]
+    pub account: Option<String>,
 }
 
 /// A whole execute_tools call.
@@ -226,6 +229,9 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
                 problem: format!("ref_id '{id}' is used twice"),
             }),
             _ => {}
+        }
+        if let Some(problem) = e.account.as_deref().and_then(crate::auth::account_problem) {
+            problems.push(ArgProblem { path: format!("/executions/{i}/account"), problem });
         }
         if !e.args.is_null() && !e.args.is_object() {
             problems.push(ArgProblem {
@@ -422,18 +428,21 @@ async fn run_one(
     // Starts knowing every secret this process has used, so a value written upstream by one call
     // cannot come back in clear through another one.
     let mut scrubber = app.exposed.scrubber();
+    // The account the execution resolved to, for its audit row.
+    let account = std::sync::Mutex::new(None);
     let outcome = match &hooks.cancel {
         // Dropping `run_entry` on cancellation aborts the tool's task and its upstream requests.
         Some(cancel) => tokio::select! {
             biased;
-            r = run_entry(app, entry, exec, steps, &mut scrubber, hooks) => r,
+            r = run_entry(app, entry, exec, steps, &mut scrubber, hooks, &account) => r,
             () = cancel.cancelled() => Err(ToolFailure::new(
                 ErrorCode::Cancelled,
                 format!("{} was cancelled by the client while it ran; it may have taken effect upstream", entry.name),
             )),
         },
-        None => run_entry(app, entry, exec, steps, &mut scrubber, hooks).await,
+        None => run_entry(app, entry, exec, steps, &mut scrubber, hooks, &account).await,
     };
+    let account = account.into_inner().unwrap_or_else(|p| p.into_inner());
     let outcome = match outcome {
         Ok(mut v) => {
             scrubber.value(&mut v);
@@ -451,7 +460,7 @@ async fn run_one(
     };
     app.exposed.remember_all(&scrubber);
     if !hooks.probe {
-        audit(app, entry, exec, &outcome, started, &scrubber).await;
+        audit(app, entry, exec, &outcome, started, &scrubber, account).await;
     }
     outcome
 }
@@ -463,6 +472,7 @@ async fn run_entry(
     steps: Option<&HashMap<String, StepOutcome>>,
     scrubber: &mut Scrubber,
     hooks: &Hooks,
+    used_account: &std::sync::Mutex<Option<String>>,
 ) -> Result<Value, ToolFailure> {
     // Vault values are fetched first (async), then one synchronous pass substitutes everything.
     let mut vault_values = HashMap::new();
@@ -470,11 +480,34 @@ async fn run_entry(
     let literal_args = matches!(entry.integration, "vault" | "custom");
     let names = if literal_args { Vec::new() } else { template::vault_names(&exec.args)? };
     // The origins the call's requests will really reach (the connection's own host included).
+    // The account the call names must exist (never a silent fall-back to the default); a
+    // built-in, a custom app or a public integration has no accounts to name.
+    let account = match entry.plugin() {
+        Some(i) if !crate::registry::is_public(i) => app.resolve_account(i, exec.account.as_deref())?,
+        _ if exec.account.is_some() => {
+            return Err(ToolFailure::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "{} needs no connection, so it has no accounts; leave account out; nothing was run",
+                    entry.name
+                ),
+            ));
+        }
+        _ => None,
+    };
+    *used_account.lock().unwrap_or_else(|p| p.into_inner()) = account.clone();
+    let read_connection = |i: &'static plugins::api::Integration| match &account {
+        Some(a) => app.connection_of(i, a),
+        None => Ok(None),
+    };
     let hosts = match (entry.plugin(), entry.custom()) {
         _ if names.is_empty() => Vec::new(),
         (Some(integration), _) => {
-            let connection =
-                if crate::registry::is_public(integration) { None } else { app.connection(integration).ok().flatten() };
+            let connection = if crate::registry::is_public(integration) {
+                None
+            } else {
+                read_connection(integration).ok().flatten()
+            };
             http::target_hosts(app, integration, connection.as_ref())
         }
         (None, Some(op)) => vec![op.app.origin.clone()],
@@ -508,7 +541,7 @@ async fn run_entry(
     }
 
     let connection = match entry.plugin() {
-        Some(i) if !crate::registry::is_public(i) => app.connection(i).map_err(|e| {
+        Some(i) if !crate::registry::is_public(i) => read_connection(i).map_err(|e| {
             ToolFailure::new(
                 ErrorCode::SecretStoreUnavailable,
                 format!(
@@ -557,7 +590,7 @@ async fn run_entry(
     // names local files to read or write counts as a write.
     let effect = policy::effect_of_call(app, entry, &args).await;
     if effect.mutating() {
-        let policy = policy::for_tool(app, entry.integration, effect)?;
+        let policy = policy::for_tool_as(app, entry.integration, account.as_deref(), effect)?;
         if policy != policy::Policy::Allow {
             let mut shown = args.clone();
             scrubber.value(&mut shown);
@@ -566,12 +599,22 @@ async fn run_entry(
             if let Some(sent) = policy::what_is_sent(entry, &shown) {
                 summary.push_str(&format!("\nWill send: {sent}"));
             }
+            // A named account is part of what the user approves: the same call on another
+            // account is another call (its own digest, its own question).
+            let named = account.as_deref().filter(|a| *a != crate::auth::DEFAULT_ACCOUNT);
+            if let Some(a) = named {
+                summary.push_str(&format!("\nAccount: {a}"));
+            }
             let summary = scrubber.text(&summary);
+            let digest = match named {
+                Some(a) => crate::approval::args_digest(&json!({ "account": a, "args": args })),
+                None => crate::approval::args_digest(&args),
+            };
             let request = policy::ApprovalRequest {
                 action: entry.name.to_string(),
                 integration: entry.integration.to_string(),
                 summary,
-                args_sha256: crate::approval::args_digest(&args),
+                args_sha256: digest,
                 shown,
             };
             policy::check(app, policy, request, hooks.approve.as_ref()).await?;
@@ -641,7 +684,18 @@ async fn run_entry(
             ))
         }
         Ok(Ok(Ok(value))) => Ok(value),
-        Ok(Ok(Err(e))) => Err(failure_from(e, entry, &resolved.value)),
+        Ok(Ok(Err(e))) => {
+            let mut f = failure_from(e, entry, &resolved.value);
+            // A rejected credential of a named account: reconnect that account, not the default.
+            if let Some(a) = account.as_deref().filter(|a| *a != crate::auth::DEFAULT_ACCOUNT)
+                && f.details.contains_key("integration")
+            {
+                let old = format!("call connect with integration '{}'", entry.integration);
+                f.message = f.message.replace(&old, &format!("{old} and account '{a}'"));
+                f.details.insert("account".into(), json!(a));
+            }
+            Err(f)
+        }
     }
 }
 
@@ -747,6 +801,7 @@ async fn audit(
     outcome: &Result<Value, ToolFailure>,
     started: Instant,
     scrubber: &Scrubber,
+    account: Option<String>,
 ) {
     let mut args = exec.args.clone();
     if entry.integration == "vault"
@@ -769,6 +824,7 @@ async fn audit(
         error_code: code,
         error,
         duration_ms: started.elapsed().as_millis() as u64,
+        account,
     };
     if let Err(e) = app.storage.record_audit(row).await {
         tracing::warn!(error = %e, tool = entry.name, "could not write the audit row");

@@ -58,6 +58,36 @@ pub fn configured<'a>(app: &'a App, integration: &str) -> Option<Result<Policy, 
     specific.or_else(|| policies.get("default")).map(|p| p.as_ref().copied())
 }
 
+/// What the user set for one account of `integration`, looked up in this order (the first
+/// that is set wins, a bad value failing closed as always):
+/// 1. `<integration>__<account>` (`WORKBENCH_POLICY_GITHUB__WORK`): the unambiguous spelling;
+/// 2. `<integration>_<account>` (`WORKBENCH_POLICY_GITHUB_WORK`), unless that is itself an
+///    integration's name (`google` + `drive` would read `google_drive`'s policy: skipped);
+/// 3. the integration's own, then `default`.
+///
+/// `account: None` (no connection, the default account of an env-less call) skips 1 and 2.
+pub fn configured_as<'a>(
+    app: &'a App,
+    integration: &str,
+    account: Option<&str>,
+) -> Option<Result<Policy, &'a BadSetting>> {
+    let policies = &app.settings.policies;
+    if let Some(account) = account {
+        let lower = integration.to_ascii_lowercase();
+        let account = account.replace('-', "_");
+        if let Some(p) = policies.get(&format!("{lower}__{account}")) {
+            return Some(p.as_ref().copied());
+        }
+        let single = format!("{lower}_{account}");
+        if app.registry().integration(&single).is_none()
+            && let Some(p) = policies.get(&single)
+        {
+            return Some(p.as_ref().copied());
+        }
+    }
+    configured(app, integration)
+}
+
 /// The error for a policy the user misspelled: writes are refused until it is fixed.
 fn misconfigured(integration: &str, bad: &BadSetting) -> ToolFailure {
     ToolFailure::new(
@@ -75,7 +105,12 @@ fn misconfigured(integration: &str, bad: &BadSetting) -> ToolFailure {
 /// destructive tools and the `custom` namespace (defining or deleting a custom app changes what
 /// workbench may do) confirm; other writes are allowed.
 pub fn for_tool(app: &App, integration: &str, effect: Effect) -> Result<Policy, ToolFailure> {
-    match configured(app, integration) {
+    for_tool_as(app, integration, None, effect)
+}
+
+/// [`for_tool`] for one account of the integration (its own policy first: [`configured_as`]).
+pub fn for_tool_as(app: &App, integration: &str, account: Option<&str>, effect: Effect) -> Result<Policy, ToolFailure> {
+    match configured_as(app, integration, account) {
         Some(Ok(p)) => Ok(p),
         Some(Err(bad)) => Err(misconfigured(integration, bad)),
         None if effect == Effect::Destructive || integration == "custom" => Ok(Policy::Confirm),
@@ -85,7 +120,12 @@ pub fn for_tool(app: &App, integration: &str, effect: Effect) -> Result<Policy, 
 
 /// The policy `curl_session` runs under for `integration` (arbitrary writes: confirm by default).
 pub fn for_curl_session(app: &App, integration: &str) -> Result<Policy, ToolFailure> {
-    match configured(app, integration) {
+    for_curl_session_as(app, integration, None)
+}
+
+/// [`for_curl_session`] for one account of the integration.
+pub fn for_curl_session_as(app: &App, integration: &str, account: Option<&str>) -> Result<Policy, ToolFailure> {
+    match configured_as(app, integration, account) {
         Some(Ok(p)) => Ok(p),
         Some(Err(bad)) => Err(misconfigured(integration, bad)),
         None => Ok(Policy::Confirm),

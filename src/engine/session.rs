@@ -47,7 +47,7 @@ impl std::fmt::Debug for Session {
 
 type Slot = Arc<tokio::sync::Mutex<Option<Arc<Session>>>>;
 
-/// The in-memory session cache, one slot per integration.
+/// The in-memory session cache, one slot per account (`<integration>:<account>`).
 #[derive(Default)]
 pub struct Sessions {
     slots: Mutex<HashMap<String, Slot>>,
@@ -58,9 +58,11 @@ impl Sessions {
         self.slots.lock().unwrap_or_else(|p| p.into_inner()).entry(integration.to_string()).or_default().clone()
     }
 
-    /// Drops an integration's session (disconnect).
-    pub fn forget(&self, integration: &str) {
-        self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(integration);
+    /// Drops a session (disconnect): one account's (`<integration>:<account>`), or every
+    /// account's of an integration (its bare name).
+    pub fn forget(&self, key: &str) {
+        let prefix = format!("{key}:");
+        self.slots.lock().unwrap_or_else(|p| p.into_inner()).retain(|k, _| k != key && !k.starts_with(&prefix));
     }
 }
 
@@ -90,7 +92,7 @@ pub async fn current(
     rejected: Option<u64>,
 ) -> Result<Arc<Session>, ToolError> {
     let fingerprint = fingerprint(connection);
-    let slot = app.sessions.slot(integration.name);
+    let slot = app.sessions.slot(&connection.account_key());
     let mut cached = slot.lock().await;
     if let Some(s) = cached.as_ref()
         && s.fingerprint == fingerprint

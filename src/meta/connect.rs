@@ -3,7 +3,8 @@
 //! Minting the link contacts no provider: the provider's consent URL (with its state and PKCE
 //! verifier) is built only when the user opens the link. For an integration that is already
 //! connected the answer says so (with the account); the page replaces it only on the user's
-//! explicit "Replace".
+//! explicit "Replace". An `account` names which of the integration's accounts the page connects
+//! (a new name adds one; the agent cannot store anything itself: only the user's page does).
 
 use std::sync::Arc;
 
@@ -46,15 +47,30 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
             "message": format!("{} needs no connection; its tools work as they are.", integration.display_name),
         }));
     }
-    if crate::auth::from_env(integration, &|v| app.settings.credential_env.get(v).cloned()).is_some() {
+    // The account to connect: the one named (a new name adds an account once the user finishes
+    // the page), else the default one (or `default` for a first connection).
+    let requested = args.get("account").and_then(Value::as_str).map(str::trim).filter(|a| !a.is_empty());
+    if let Some(problem) = requested.and_then(crate::auth::account_problem) {
+        return plain_error(format!("account: {problem}; nothing was started"));
+    }
+    let account = match requested {
+        Some(a) => a.to_string(),
+        None => app
+            .resolve_account(integration, None)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| crate::auth::DEFAULT_ACCOUNT.to_string()),
+    };
+    if crate::auth::from_env_as(integration, &account, &|v| app.settings.credential_env.get(v).cloned()).is_some() {
+        let example = crate::auth::env_name_as(integration.name, &account, "token");
         return ok(json!({
             "status": "CONNECTED",
             "integration": integration.name,
+            "accountName": account,
             "source": "environment",
             "message": format!(
-                "{} is connected through WORKBENCH_{}_* environment variables; change them there to use another account.",
+                "{}'s account '{account}' is connected through environment variables (like {example}); change them there to use another account, or connect another account name.",
                 integration.display_name,
-                integration.name.to_ascii_uppercase()
             ),
         }));
     }
@@ -98,13 +114,14 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
         Ok(l) => l,
         Err(e) => return plain_error(format!("Cannot connect {}: {e}", integration.display_name)),
     };
-    let id = crate::connect::begin(app, integration.name);
+    let id = crate::connect::begin(app, integration.name, &account);
     let url = format!("{}/connect/{id}", listener.base());
     let opened = crate::connect::open_in_browser(app, &url);
     // Already connected: the page shows the account and replaces it only if the user ticks
     // "Replace"; the stored connection keeps working until then.
-    let existing = app.storage.connection_meta(integration.name).ok().flatten();
+    let existing = app.storage.account_meta(integration.name, &account).ok().flatten();
     if let Some(meta) = existing {
+        let account_name = account;
         let account = meta.account_label.unwrap_or_else(|| "an account".into());
         return ok(json!({
             "status": "CONNECTED",
@@ -112,6 +129,7 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
             "url": url,
             "integration": integration.name,
             "account": account,
+            "accountName": account_name,
             "authType": integration.auth.kind.as_str(),
             "expiresInSeconds": app.settings.connect_ttl.as_secs(),
             "openedInBrowser": opened,
@@ -126,6 +144,7 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
         "connectionId": id,
         "url": url,
         "integration": integration.name,
+        "accountName": account,
         "authType": integration.auth.kind.as_str(),
         "expiresInSeconds": app.settings.connect_ttl.as_secs(),
         "openedInBrowser": opened,

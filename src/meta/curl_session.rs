@@ -2,6 +2,8 @@
 //!
 //! The token is an HS256 JWT signed with the per-install key in the secret store (see
 //! `crate::proxy::token`); the proxy on the loopback listener checks it on every request.
+//! An entry `"github:work"` binds the token to that account (one account per integration per
+//! token); a bare `"github"` to the default account as it is when the token is minted.
 
 use std::sync::Arc;
 
@@ -28,11 +30,43 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
     }
     let mut upstreams = Map::new();
     let mut seen = Vec::new();
-    for name in &names {
+    // integration -> the account its requests use (named as `github:work`, else the default).
+    let mut accounts = std::collections::BTreeMap::new();
+    for entry in &names {
+        let (name, named_account) = match entry.split_once(':') {
+            Some((n, a)) => (n.trim().to_string(), Some(a.trim().to_string())),
+            None => (entry.clone(), None),
+        };
+        let name = &name;
+        if let Some(problem) = named_account.as_deref().and_then(crate::auth::account_problem) {
+            failures.push(format!("{name}: {problem}"));
+            continue;
+        }
         if seen.contains(name) {
+            if named_account.is_some() && accounts.get(name) != named_account.as_ref() {
+                failures.push(format!(
+                    "{name}: one token uses one account per integration; mint a separate curl_session for each account"
+                ));
+            }
             continue;
         }
         seen.push(name.clone());
+        let resolved = match registry.integration(name) {
+            Some(i) if i.curl_proxy.enabled() && app.is_connected(i.name) => {
+                match app.resolve_account(i, named_account.as_deref()) {
+                    Ok(a) => a,
+                    Err(f) => {
+                        failures.push(f.message);
+                        continue;
+                    }
+                }
+            }
+            _ => None,
+        };
+        if let Some(a) = &resolved {
+            accounts.insert(name.clone(), a.clone());
+        }
+        let account = resolved.as_deref();
         match registry.integration(name) {
             None => failures.push(format!("Unknown integration: {name}")),
             Some(i) if !i.curl_proxy.enabled() => failures.push(format!(
@@ -41,16 +75,16 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
             Some(i) if !app.is_connected(i.name) => {
                 failures.push(format!("{name}: not connected (call connect first)"))
             }
-            Some(i) if crate::engine::policy::for_curl_session(app, i.name) == Ok(Policy::ReadOnly) => {
+            Some(i) if crate::engine::policy::for_curl_session_as(app, i.name, account) == Ok(Policy::ReadOnly) => {
                 failures.push(format!(
                     "{name}: read-only by the user's policy, and a curl session could write; use its tools instead"
                 ))
             }
-            Some(i) if let Err(f) = crate::engine::policy::for_curl_session(app, i.name) => {
+            Some(i) if let Err(f) = crate::engine::policy::for_curl_session_as(app, i.name, account) => {
                 failures.push(format!("{name}: {}", f.message))
             }
             Some(i) => {
-                let connection = app.connection(i).ok().flatten();
+                let connection = account.and_then(|a| app.connection_of(i, a).ok().flatten());
                 let key = i.hosts.first().map(|h| h.key).unwrap_or("base_url");
                 let base = crate::engine::http::host_url(app, i, key, &[], connection.as_ref())
                     .unwrap_or_else(|_| i.hosts.first().map(|h| h.default_url.to_string()).unwrap_or_default());
@@ -65,8 +99,13 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
         return plain_error(failures.join("; "));
     }
     // Arbitrary calls with the user's credential: confirmed by the user unless they allowed it.
-    let confirm: Vec<&String> =
-        seen.iter().filter(|n| crate::engine::policy::for_curl_session(app, n) == Ok(Policy::Confirm)).collect();
+    let confirm: Vec<&String> = seen
+        .iter()
+        .filter(|n| {
+            crate::engine::policy::for_curl_session_as(app, n, accounts.get(*n).map(String::as_str))
+                == Ok(Policy::Confirm)
+        })
+        .collect();
     if !confirm.is_empty() {
         let names = confirm.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
         let request = crate::engine::policy::ApprovalRequest {
@@ -76,8 +115,12 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
                 "Allow the agent to make ANY API call (including deletions) to {names} with your credentials for {} minutes?",
                 ttl.div_ceil(60)
             ),
-            args_sha256: crate::approval::args_digest(&json!({ "integrations": seen, "ttl": ttl })),
-            shown: json!({ "integrations": seen, "expiresInSeconds": ttl, "forwardsTo": upstreams }),
+            args_sha256: crate::approval::args_digest(&if named_accounts(&accounts) {
+                json!({ "integrations": seen, "ttl": ttl, "accounts": accounts })
+            } else {
+                json!({ "integrations": seen, "ttl": ttl })
+            }),
+            shown: json!({ "integrations": seen, "accounts": accounts, "expiresInSeconds": ttl, "forwardsTo": upstreams }),
         };
         if let Err(f) = crate::engine::policy::check(app, Policy::Confirm, request, hooks.approve.as_ref()).await {
             // The message for the agent, plus the code and (no elicitation) the approval page.
@@ -110,6 +153,7 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
         aud: token::AUDIENCE.into(),
         sub: user,
         integrations: seen.clone(),
+        accounts: accounts.clone(),
         iat: now,
         exp: now + ttl as i64,
         jti: crate::ids::random_hex(12),
@@ -119,12 +163,15 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
     let row = AuditEntry {
         tool: "curl_session".into(),
         integration: seen.join(","),
-        args: json!({ "integrations": seen, "expiresInSeconds": ttl, "jti": claims.jti }).to_string(),
+        args: json!({ "integrations": seen, "accounts": accounts, "expiresInSeconds": ttl, "jti": claims.jti })
+            .to_string(),
         mutating: true,
         ok: true,
         error_code: None,
         error: None,
         duration_ms: 0,
+        account: named_accounts(&accounts)
+            .then(|| accounts.iter().map(|(i, a)| format!("{i}:{a}")).collect::<Vec<_>>().join(",")),
     };
     if let Err(e) = app.storage.record_audit(row).await {
         tracing::warn!(error = %e, "could not write the curl_session audit row");
@@ -135,5 +182,11 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
         "proxyBaseUrl": base,
         "usage": format!("Send requests to {base}/<integration>/<path> with Authorization: Bearer <token>"),
         "upstreams": upstreams,
+        "accounts": accounts,
     }))
+}
+
+/// Whether any integration of the session uses an account other than `default`.
+fn named_accounts(accounts: &std::collections::BTreeMap<String, String>) -> bool {
+    accounts.values().any(|a| a != crate::auth::DEFAULT_ACCOUNT)
 }

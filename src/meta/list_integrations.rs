@@ -1,6 +1,8 @@
 //! list_integrations: every integration with its connection state. `connected` is true for public
 //! integrations, "a credential exists" for token and OAuth ones, and a live login check for
-//! session (cookie) ones, cached briefly so listing stays cheap.
+//! session (cookie) ones, cached briefly so listing stays cheap. Connected integrations list their
+//! accounts `[{name, identity, default}]` (names and verified identities only, from SQLite and the
+//! environment's variable names; no secret store access).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +23,16 @@ pub async fn run(app: &Arc<App>) -> Outcome {
     for i in registry.integrations() {
         let connected =
             if i.auth.kind == AuthKind::Cookie { live_check(app, i).await } else { app.is_connected(i.name) };
-        integrations.push(json!({ "name": i.name, "version": i.version, "connected": connected }));
+        let mut entry = json!({ "name": i.name, "version": i.version, "connected": connected });
+        // The accounts a call can name (`execute_tools` `account`); only integrations that have any.
+        let accounts = if crate::registry::is_public(i) { Vec::new() } else { app.accounts(i) };
+        if !accounts.is_empty() {
+            entry["accounts"] = accounts
+                .iter()
+                .map(|a| json!({ "name": a.name, "identity": a.identity, "default": a.default }))
+                .collect();
+        }
+        integrations.push(entry);
     }
     // Custom apps the user defined: their credentials are vault refs, so there is nothing to
     // connect; an app whose stored definition no longer checks has no tools and is not usable.

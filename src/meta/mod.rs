@@ -34,7 +34,7 @@ pub struct MetaTool {
 const CONNECT_DESCRIPTION: &str = "Begin connecting an integration. Returns a connectionId and a workbench URL for the user to open. The link is a page served by workbench on this computer (127.0.0.1); the user enters credentials there, never in the chat, and the link works for no one else. Call wait_for_connection afterward.";
 
 const EXECUTE_DESCRIPTION: &str = "Execute one or more tools in a single call. Runs them concurrently (bounded) and returns a results array in the same order as executions. A single tool failing does not abort the others — its entry carries an error instead of a result. For a single tool, pass a one-element executions array.\n\
-Each execution is {tool, args, ref_id?}; get args' shape from get_tool_schema first.\n\
+Each execution is {tool, args, ref_id?, account?}; get args' shape from get_tool_schema first. account picks one of the integration's connected accounts (list_integrations shows them); without it the default account is used.\n\
 compose: true runs executions in order (at most 8, each with a ref_id) and lets later args read earlier results with \"{{step:<ref_id>.<path>}}\" (keys or array indexes, e.g. {{step:list.items.0.id}}); a ref that is the whole string keeps the value's type. A failing step ends the run. Use it to keep large intermediate payloads out of your context.\n\
 return (with or without compose) is a template over results by ref_id — a string, object or array of refs — and is the only thing sent back, e.g. {\"id\": \"{{step:create.id}}\"}.\n\
 Stored secrets can be passed as \"{{vault:NAME}}\" in args; you never see their values.";
@@ -49,7 +49,8 @@ fn connect_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "integration": { "type": "string", "description": "Integration name from list_integrations or a search result, e.g. \"github\"." }
+            "integration": { "type": "string", "description": "Integration name from list_integrations or a search result, e.g. \"github\"." },
+            "account": { "type": "string", "description": "Name of the account to connect or reconnect, e.g. \"work\" (lowercase letters, digits, '-'); omit for the default one. A new name adds an account; the user finishes on the page." }
         },
         "required": ["integration"],
         "additionalProperties": false
@@ -112,7 +113,8 @@ pub static META_TOOLS: &[MetaTool] = &[
                             "properties": {
                                 "tool": { "type": "string", "minLength": 1, "description": "Exact tool name." },
                                 "args": { "type": "object", "description": "Arguments matching the tool's schema (any keys)." },
-                                "ref_id": { "type": "string", "description": "Name for this execution's result, used by {{step:...}} refs and return; required with compose." }
+                                "ref_id": { "type": "string", "description": "Name for this execution's result, used by {{step:...}} refs and return; required with compose." },
+                                "account": { "type": "string", "description": "Which connected account of the tool's integration to use, e.g. \"work\" (from list_integrations); omit for the default account." }
                             },
                             "required": ["tool"],
                             "additionalProperties": false
@@ -198,7 +200,7 @@ pub static META_TOOLS: &[MetaTool] = &[
             json!({
                 "type": "object",
                 "properties": {
-                    "integrations": { "type": "array", "minItems": 1, "items": { "type": "string" }, "description": "Integrations the token may call, e.g. [\"github\"]." },
+                    "integrations": { "type": "array", "minItems": 1, "items": { "type": "string" }, "description": "Integrations the token may call, e.g. [\"github\"]; \"github:work\" binds it to that account (default: the default account)." },
                     "expiresInSeconds": { "type": "integer", "minimum": 60, "maximum": 3600, "default": 900, "description": "Token lifetime in seconds (60-3600)." }
                 },
                 "required": ["integrations"],

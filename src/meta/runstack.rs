@@ -57,7 +57,8 @@ pub static RUNSTACK_TOOLS: &[MetaTool] = &[
             json!({
                 "type": "object",
                 "properties": {
-                    "toolName": { "type": "string", "minLength": 1, "description": "Exact tool name from search_tools." }
+                    "toolName": { "type": "string", "minLength": 1, "description": "Exact tool name from search_tools." },
+                    "account": { "type": "string", "description": "Which connected account of the provider to check, e.g. \"work\"; omit for the default account." }
                 },
                 "required": ["toolName"],
                 "additionalProperties": false
@@ -96,7 +97,8 @@ pub static RUNSTACK_TOOLS: &[MetaTool] = &[
                 "type": "object",
                 "properties": {
                     "toolName": { "type": "string", "minLength": 1, "description": "Exact tool name from search_tools." },
-                    "args": { "type": "object", "description": "Arguments matching the tool's parameters (any keys)." }
+                    "args": { "type": "object", "description": "Arguments matching the tool's parameters (any keys)." },
+                    "account": { "type": "string", "description": "Which connected account of the provider to use, e.g. \"work\"; omit for the default account." }
                 },
                 "required": ["toolName"],
                 "additionalProperties": false
@@ -242,8 +244,11 @@ async fn check_authentication(app: &Arc<App>, args: &Value) -> Outcome {
             body["authenticated"] = json!(true);
             body["reason"] = json!("no_auth_required");
         }
-        Some(_) if app.is_connected(entry.integration) => {
+        Some(_) if account_connected(app, entry, args) => {
             body["authenticated"] = json!(true);
+            if let Some(a) = args.get("account").and_then(Value::as_str) {
+                body["account"] = json!(a);
+            }
         }
         Some(r) => {
             body["authenticated"] = json!(false);
@@ -253,6 +258,14 @@ async fn check_authentication(app: &Arc<App>, args: &Value) -> Outcome {
         }
     }
     ok(body)
+}
+
+/// Whether the tool's integration is connected, as the account the call names (if it names one).
+fn account_connected(app: &Arc<App>, entry: &ToolEntry, args: &Value) -> bool {
+    match (args.get("account").and_then(Value::as_str), entry.plugin()) {
+        (Some(account), Some(i)) => app.accounts(i).iter().any(|a| a.name == account),
+        _ => app.is_connected(entry.integration),
+    }
 }
 
 /// `google-sheets`, `googlesheets`, `Google Sheets` -> `google_sheets`.
@@ -306,12 +319,13 @@ async fn initiate_connection(app: &Arc<App>, args: &Value) -> Outcome {
 async fn execute_tool(app: &Arc<App>, args: Value, hooks: &Hooks) -> Outcome {
     let name = str_arg(&args, "toolName").trim().to_string();
     let tool_args = args.get("args").cloned().unwrap_or_else(|| json!({}));
+    let account = args.get("account").and_then(Value::as_str).map(str::to_string);
     let registry = app.registry();
     let Some(entry) = registry.get(&name) else {
         return tool_not_found(app, &name);
     };
     let batch = Batch {
-        executions: vec![Execution { tool: name.clone(), args: tool_args.clone(), ref_id: None }],
+        executions: vec![Execution { tool: name.clone(), args: tool_args.clone(), ref_id: None, account }],
         compose: false,
         ret: None,
     };
@@ -337,6 +351,15 @@ async fn execute_tool(app: &Arc<App>, args: Value, hooks: &Hooks) -> Outcome {
                 "problems": error.get("problems").cloned().unwrap_or_else(|| json!([])),
             })
         }
+        // An account the call named that the provider does not have: say which ones it has.
+        "NOT_CONNECTED" if error.contains_key("accounts") => json!({
+            "error": "Tool requires connection",
+            "toolName": name,
+            "requiredAuth": required_auth(entry),
+            "provider": entry.integration,
+            "accounts": error.get("accounts").cloned().unwrap_or_default(),
+            "message": error.get("message").cloned().unwrap_or_default(),
+        }),
         "NOT_CONNECTED" => json!({
             "error": "Tool requires connection",
             "toolName": name,

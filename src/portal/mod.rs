@@ -127,6 +127,7 @@ pub(crate) fn routes() -> axum::Router<Ctx> {
         .route("/portal/{token}/apps", get(apps_page))
         .route("/portal/{token}/connect", post(connect_action))
         .route("/portal/{token}/disconnect", post(disconnect_action))
+        .route("/portal/{token}/default", post(default_action))
         .route("/portal/{token}/unlock", post(unlock_action))
 }
 
@@ -200,6 +201,8 @@ fn notice(app: &App, q: &HashMap<String, String>) -> Option<pages::Notice> {
         "not-connected" => format!("{name} was not connected."),
         "public" => format!("{name} needs no account; its tools work as they are."),
         "environment" => format!("{name} is connected through environment variables; change them there."),
+        "default" => format!("{name}'s default account is changed."),
+        "bad-account" => "Account names are 1-32 lowercase letters, digits or '-'; nothing was done.".to_string(),
         _ => return None,
     };
     Some(pages::Notice::Ok(text))
@@ -221,6 +224,9 @@ pub struct IntegrationRow {
     pub state: ConnState,
     pub account: Option<String>,
     pub since: Option<String>,
+    /// Every account of the integration (names, identities, which is the default); shown one
+    /// per line with its own buttons when there is more than the one `default`.
+    pub accounts: Vec<crate::app::Account>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,7 +263,24 @@ pub fn integration_rows(app: &App) -> Vec<IntegrationRow> {
                 (ConnState::Stored, Some(m)) => (m.account_label, Some(m.created_at)),
                 _ => (None, None),
             };
-            IntegrationRow { name: i.name, display_name: i.display_name, auth: i.auth.kind, state, account, since }
+            let accounts = if crate::registry::is_public(i) { Vec::new() } else { app.accounts(i) };
+            let state = match state {
+                // Named accounts only (no `default` one): connected all the same.
+                ConnState::NotConnected if accounts.iter().any(|a| a.source == crate::auth::Source::Store) => {
+                    ConnState::Stored
+                }
+                ConnState::NotConnected if !accounts.is_empty() => ConnState::Environment,
+                s => s,
+            };
+            IntegrationRow {
+                name: i.name,
+                display_name: i.display_name,
+                auth: i.auth.kind,
+                state,
+                account,
+                since,
+                accounts,
+            }
         })
         .collect();
     rows.sort_by_key(|r| r.display_name.to_ascii_lowercase());
@@ -549,7 +572,14 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
     if integration.auth.kind == AuthKind::None {
         return back_to(keys, "public", integration.name);
     }
-    if crate::auth::from_env(integration, &|v| app.settings.credential_env.get(v).cloned()).is_some() {
+    // The account to connect: the one typed (a new name adds an account), else `default`.
+    let account =
+        fields.get("account").map(|a| a.trim()).filter(|a| !a.is_empty()).unwrap_or(crate::auth::DEFAULT_ACCOUNT);
+    if crate::auth::account_problem(account).is_some() {
+        return back_to(keys, "bad-account", integration.name);
+    }
+    let account = account.to_string();
+    if crate::auth::from_env_as(integration, &account, &|v| app.settings.credential_env.get(v).cloned()).is_some() {
         return back_to(keys, "environment", integration.name);
     }
     if app.secrets.locked() {
@@ -577,7 +607,7 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
             );
         }
     }
-    let id = crate::connect::begin(app, integration.name);
+    let id = crate::connect::begin(app, integration.name, &account);
     Redirect::to(&format!("/connect/{id}")).into_response()
 }
 
@@ -594,10 +624,11 @@ async fn disconnect_action(State(ctx): State<Ctx>, Path(token): Path<String>, bo
     let Some(integration) = app.registry().integration(name) else {
         return integrations_error(&ctx, keys, StatusCode::BAD_REQUEST, format!("Unknown integration: '{name}'."));
     };
-    let call = json!({ "executions": [{
-        "tool": "connection_delete_credentials",
-        "args": { "integration": integration.name },
-    }]});
+    let mut args = json!({ "integration": integration.name });
+    if let Some(a) = fields.get("account").filter(|a| crate::auth::account_problem(a).is_none()) {
+        args["account"] = json!(a);
+    }
+    let call = json!({ "executions": [{ "tool": "connection_delete_credentials", "args": args }]});
     // The user clicked Disconnect on their own portal page (and confirmed it there): that click is
     // the approval the safety policy asks for; no model is involved.
     let hooks = crate::engine::Hooks {
@@ -646,4 +677,35 @@ async fn unlock_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: 
         return Redirect::to(&format!("/portal/{}/secrets", keys.token)).into_response();
     }
     Redirect::to(&format!("/unlock/{}", crate::connect::begin_unlock(&ctx.app))).into_response()
+}
+
+/// Makes a stored account its integration's default: the user's click on their own portal page
+/// (CSRF token checked); no meta-tool or built-in can do this.
+async fn default_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: Bytes) -> Response {
+    let (keys, fields) = match action_form(&ctx, &token, &body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let app = &ctx.app;
+    let name = fields.get("integration").map(String::as_str).unwrap_or_default();
+    let Some(integration) = app.registry().integration(name) else {
+        return integrations_error(&ctx, keys, StatusCode::BAD_REQUEST, format!("Unknown integration: '{name}'."));
+    };
+    let account = fields.get("account").map(String::as_str).unwrap_or_default();
+    if crate::auth::account_problem(account).is_some() {
+        return back_to(keys, "bad-account", integration.name);
+    }
+    match app.storage.set_default_account(integration.name, account) {
+        Ok(true) => back_to(keys, "default", integration.name),
+        Ok(false) => integrations_error(
+            &ctx,
+            keys,
+            StatusCode::BAD_REQUEST,
+            format!(
+                "{} has no stored account '{account}' (an account from environment variables cannot be the default).",
+                integration.display_name
+            ),
+        ),
+        Err(e) => integrations_error(&ctx, keys, StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+    }
 }

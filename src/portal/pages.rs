@@ -235,7 +235,22 @@ fn integration_row(csrf: &str, r: &IntegrationRow) -> String {
         }
         _ => "<span class=\"muted\">—</span>".into(),
     };
+    // Several accounts (or a named one): one line each, the default marked, with its own
+    // Make default / Disconnect buttons; and a form to add another account.
+    let several = r.accounts.len() > 1 || r.accounts.iter().any(|a| a.name != crate::auth::DEFAULT_ACCOUNT);
+    let account = if several { accounts_list(csrf, r) } else { account };
+    let add = if matches!(r.state, ConnState::Stored | ConnState::Environment) {
+        format!(
+            "<form method=\"post\" action=\"connect\" target=\"_blank\" class=\"add-account\">{}<input name=\"account\" placeholder=\"account name, e.g. work\" pattern=\"[a-z0-9][a-z0-9-]{{0,31}}\" required aria-label=\"New {name} account name\"><button type=\"submit\" class=\"secondary\">Add account</button></form>",
+            hidden(csrf, r.name),
+            name = escape(r.display_name),
+        )
+    } else {
+        String::new()
+    };
     let actions = match r.state {
+        ConnState::Stored if several => add.clone(),
+        ConnState::Environment => add.clone(),
         ConnState::Stored => format!(
             "{}<form method=\"post\" action=\"disconnect\" data-confirm=\"Disconnect {name}? Its stored credential is erased.\">{}<button type=\"submit\" class=\"danger\" aria-label=\"Disconnect {name}\">Disconnect</button></form>",
             connect_form(csrf, r, "Reconnect", "secondary"),
@@ -245,6 +260,7 @@ fn integration_row(csrf: &str, r: &IntegrationRow) -> String {
         ConnState::NotConnected => connect_form(csrf, r, "Connect", "primary"),
         _ => String::new(),
     };
+    let actions = if r.state == ConnState::Stored && !several { format!("{actions}{add}") } else { actions };
     format!(
         "<tr data-integration=\"{n}\" data-state=\"{state}\"><td><b>{d}</b><small class=\"name\">{n} · {auth}</small></td>\
          <td>{badge}</td><td class=\"account\">{account}</td><td class=\"actions\">{actions}</td></tr>",
@@ -252,6 +268,38 @@ fn integration_row(csrf: &str, r: &IntegrationRow) -> String {
         d = escape(r.display_name),
         auth = auth_label(r.auth),
     )
+}
+
+/// The account cell of an integration with several accounts: each with its identity, a
+/// "default" badge, and (stored ones) Make default, Reconnect and Disconnect.
+fn accounts_list(csrf: &str, r: &IntegrationRow) -> String {
+    let items: String = r
+        .accounts
+        .iter()
+        .map(|a| {
+            let id = a.identity.as_deref().map(|i| format!(" <span class=\"muted\">{}</span>", escape(i))).unwrap_or_default();
+            let badge = if a.default { " <span class=\"badge b-on\">default</span>" } else { "" };
+            let hidden_account = format!("{}<input type=\"hidden\" name=\"account\" value=\"{}\">", hidden(csrf, r.name), escape(&a.name));
+            let buttons = match a.source {
+                crate::auth::Source::Environment => "<small class=\"muted\">from environment</small>".to_string(),
+                crate::auth::Source::Store => {
+                    let make_default = if a.default {
+                        String::new()
+                    } else {
+                        format!("<form method=\"post\" action=\"default\">{hidden_account}<button type=\"submit\" class=\"secondary\">Make default</button></form>")
+                    };
+                    format!(
+                        "{make_default}<form method=\"post\" action=\"connect\" target=\"_blank\">{hidden_account}<button type=\"submit\" class=\"secondary\">Reconnect</button></form>\
+                         <form method=\"post\" action=\"disconnect\" data-confirm=\"Disconnect the {name} account {acct}? Its stored credential is erased.\">{hidden_account}<button type=\"submit\" class=\"danger\" aria-label=\"Disconnect {name} account {acct}\">Disconnect</button></form>",
+                        name = escape(r.display_name),
+                        acct = escape(&a.name),
+                    )
+                }
+            };
+            format!("<li data-account=\"{}\"><b>{}</b>{badge}{id} {buttons}</li>", escape(&a.name), escape(&a.name))
+        })
+        .collect();
+    format!("<ul class=\"accounts\">{items}</ul>")
 }
 
 fn integration_table(csrf: &str, rows: &[&IntegrationRow]) -> String {

@@ -259,7 +259,16 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
             ),
         );
     }
-    let connection = match app.connection(integration) {
+    // The account the token was minted for (bound in its claims), else the default one.
+    let account = match claims.accounts.get(integration.name) {
+        Some(a) => Some(a.clone()),
+        None => app.resolve_account(integration, None).ok().flatten(),
+    };
+    let read = match &account {
+        Some(a) => app.connection_of(integration, a),
+        None => Ok(None),
+    };
+    let connection = match read {
         Ok(Some(c)) => Arc::new(c),
         Ok(None) => {
             return refuse(
@@ -325,6 +334,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
         error_code: code,
         error,
         duration_ms: started.elapsed().as_millis() as u64,
+        account,
     };
     if let Err(e) = app.storage.record_audit(row).await {
         tracing::warn!(error = %e, "could not write the curl proxy audit row");

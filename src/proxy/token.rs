@@ -21,6 +21,10 @@ pub struct Claims {
     /// The local user (whoami's id).
     pub sub: String,
     pub integrations: Vec<String>,
+    /// The account each integration's requests use (integration -> account), fixed when the
+    /// token was minted; a token without it (or without an integration in it) uses the default.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub accounts: std::collections::BTreeMap<String, String>,
     pub iat: i64,
     pub exp: i64,
     pub jti: String,
@@ -111,6 +115,7 @@ mod tests {
             aud: AUDIENCE.into(),
             sub: "usr_1".into(),
             integrations: vec!["github".into()],
+            accounts: Default::default(),
             iat: 100,
             exp,
             jti: "j".into(),

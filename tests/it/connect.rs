@@ -221,7 +221,11 @@ async fn api_key_connect_flow_end_to_end_with_every_refusal() {
     let waited = t.call("wait_for_connection", json!({"connectionId": id, "timeoutSec": 5})).await;
     assert_eq!(waited.body, json!({"status": "CONNECTED"}));
     let list = t.call("list_integrations", json!({})).await;
-    assert_eq!(list.body["integrations"][0], json!({"name": "acme", "version": "1.0.0", "connected": true}));
+    assert_eq!(
+        list.body["integrations"][0],
+        json!({"name": "acme", "version": "1.0.0", "connected": true,
+               "accounts": [{"name": "default", "identity": "ada", "default": true}]})
+    );
 
     let profile = t.ok("acme_get_profile", json!({})).await;
     assert_eq!(fake.last().header("authorization"), Some(format!("Bearer {GOOD}").as_str()));
@@ -416,6 +420,65 @@ async fn oauth_without_a_client_explains_what_to_do() {
     assert_eq!(page.status(), 200);
     let html = page.text().await.unwrap();
     assert!(html.contains("WORKBENCH_GOOGLE_CLIENT_ID"), "{html}");
+}
+
+/// Issue 16 item 4: without a configured OAuth client the connect page walks the user through
+/// creating one (redirect URI, scopes, app type) and takes its ID and secret; the secret goes to
+/// the secret store only (no file in the data dir holds it), and the sign-in continues with it.
+/// Attack: a program other than the user's browser posts its own client (no fetch metadata, or no
+/// form token): refused, nothing stored.
+#[tokio::test]
+async fn the_connect_page_guides_the_user_through_their_own_oauth_client() {
+    let server = auth_server().await;
+    let env: Vec<(&str, String)> =
+        oauth_env(&server.fake).into_iter().filter(|(k, _)| *k != "WORKBENCH_GOOGLE_CLIENT_ID").collect();
+    let t = test_app(&env);
+    let http = client();
+    let out = t.call("connect", json!({"integration": "oidc"})).await;
+    let url = out.body["url"].as_str().unwrap().to_string();
+    let origin = url[..url.find("/connect/").unwrap()].to_string();
+    let html = http.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains(&format!("{origin}/oauth/callback")), "the exact redirect URI: {html}");
+    assert!(html.contains("<code>profile</code>") && html.contains("<code>email</code>"), "the scopes: {html}");
+    assert!(html.contains("Desktop app"), "the app type: {html}");
+    assert!(html.contains("name=\"oauth_client_id\""));
+    let token = html.find("name=\"form_token\" value=\"").map(|at| html[at + 25..at + 25 + 64].to_string()).unwrap();
+    let form =
+        |token: &str| format!("form_token={token}&oauth_client_id=client-123&oauth_client_secret=shh-client-secret-42");
+    let plain = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let refused = plain
+        .post(&url)
+        .header("origin", &origin)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    let no_token = http.post(&url).header("origin", &origin).body(form("0".repeat(64).as_str())).send().await.unwrap();
+    assert_eq!(no_token.status(), 403);
+    assert!(workbench::connect::oauth::client_for(&t.app, OIDC.auth.oauth.as_ref().unwrap()).is_none());
+
+    let saved = http
+        .post(&url)
+        .header("origin", &origin)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&token))
+        .send()
+        .await
+        .unwrap();
+    assert!(saved.status().is_redirection(), "{}", saved.status());
+    let authorize = saved.headers()["location"].to_str().unwrap().to_string();
+    assert!(authorize.contains("client_id=client-123"), "{authorize}");
+    let consent = http.get(&authorize).send().await.unwrap();
+    let callback = consent.headers()["location"].to_str().unwrap().to_string();
+    let done = http.get(&callback).send().await.unwrap();
+    assert_eq!(done.status(), 200, "{}", done.text().await.unwrap());
+    assert_eq!(t.ok("oidc_get_profile", json!({})).await["email"], "ada@example.com");
+    let exchange = server.fake.requests().into_iter().find(|r| r.path == "/token").unwrap();
+    assert_eq!(url_form(&exchange.body).get("client_secret").map(String::as_str), Some("shh-client-secret-42"));
+    assert_no_secret_in(t.home.path(), "shh-client-secret-42");
+    assert!(!t.call("list_integrations", json!({})).await.body.to_string().contains("shh-client-secret-42"));
 }
 
 #[tokio::test]

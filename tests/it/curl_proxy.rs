@@ -319,6 +319,7 @@ async fn every_refusal() {
             aud: workbench::proxy::token::AUDIENCE.into(),
             sub: "usr".into(),
             integrations: vec!["github".into()],
+            accounts: Default::default(),
             iat: now - 1000,
             exp: now - 1,
             jti: "x".into(),

@@ -70,6 +70,6 @@ async fn secret_service_round_trip_and_a_connection_through_it() {
     assert!(t.app.is_connected("github"));
     let found = t.app.connection(integration).unwrap().unwrap();
     assert_eq!(found.fields["token"].expose(), "ghp_keychainTOKEN000000000000000000000");
-    assert!(workbench::auth::erase(&t.app, "github").unwrap());
+    assert!(workbench::auth::erase(&t.app, "github", "default").unwrap());
     assert!(t.app.connection(integration).unwrap().is_none());
 }

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod accounts;
 mod airtable;
 mod approvals;
 mod asana;

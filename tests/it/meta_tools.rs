@@ -101,7 +101,7 @@ async fn wait_for_connection_covers_every_status() {
     let unknown = t.call("wait_for_connection", json!({"connectionId": "nope"})).await;
     assert_eq!(unknown.body, json!({"error": "Unknown connectionId"}));
     let add = |id: &str, state: PendingState, ttl: Duration| {
-        let mut p = PendingConnect::new("wikipedia", ttl);
+        let mut p = PendingConnect::new("wikipedia", "default", ttl);
         p.state = state;
         t.app.pending.lock().unwrap().insert(id.to_string(), p);
     };

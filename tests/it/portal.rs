@@ -261,6 +261,7 @@ fn entry(tool: &str, integration: &str, args: serde_json::Value, ok: bool, mutat
         error_code: (!ok).then(|| "UPSTREAM_ERROR".to_string()),
         error: (!ok).then(|| "Todoist answered 500: <oops>".to_string()),
         duration_ms: 12,
+        account: None,
     }
 }
 
