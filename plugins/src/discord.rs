@@ -96,7 +96,8 @@ pub static INTEGRATION: Integration = Integration {
 
 /// Discord wants `DiscordBot (url, version)`; the engine's own agent string follows it. The URL
 /// must exist: workbench has no public home, so it names the protocol it is a gateway for.
-const USER_AGENT: &str = concat!("DiscordBot (https://modelcontextprotocol.io, ", env!("CARGO_PKG_VERSION"), ") workbench");
+const USER_AGENT: &str =
+    concat!("DiscordBot (https://modelcontextprotocol.io, ", env!("CARGO_PKG_VERSION"), ") workbench");
 
 fn discord(req: HttpRequest) -> HttpRequest {
     req.header("user-agent", USER_AGENT)

@@ -159,19 +159,7 @@ fn hn_url(id: &Value) -> Value {
 
 fn unix_to_rfc3339(secs: Option<i64>) -> Value {
     let Some(secs) = secs else { return Value::Null };
-    // Civil-from-days (Howard Hinnant), so the plugin needs no date crate.
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    Value::String(format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60))
+    crate::time::utc_text(secs).map(Value::String).unwrap_or(Value::Null)
 }
 
 fn shape_story(item: &Value) -> Value {

@@ -2,9 +2,10 @@
 //!
 //! # Layout
 //! - [`api`]: the contract with the engine (integration and tool descriptions, requests, errors).
-//! - [`codec`]: base64 (standard and URL-safe) for file contents and MIME.
+//! - [`codec`]: base64 (standard and URL-safe) and percent-encoding, for file contents, MIME, URLs.
 //! - [`schema`]: argument types to portable JSON Schema.
 //! - [`text`]: rich text (HTML) to plain text at the tool boundary.
+//! - [`time`]: calendar arithmetic (chrono) for dates agents type and timestamps results show.
 //! - one module per integration, each exporting `INTEGRATION`, all listed in [`INTEGRATIONS`].
 //!
 //! Adding an integration: write `plugins/src/<name>.rs` with a `pub static INTEGRATION`, add it to
@@ -14,6 +15,7 @@ pub mod api;
 pub mod codec;
 pub mod schema;
 pub mod text;
+pub mod time;
 
 pub mod airtable;
 pub mod asana;

@@ -165,37 +165,13 @@ fn error_message(body: &Value) -> Option<String> {
 const BODY_CHARS: usize = 10_000;
 const EXCERPT_CHARS: usize = 300;
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The `cursor` parameter of a `_links.next` link.
 fn next_cursor(body: &Value) -> Option<String> {
     let next = body["_links"]["next"].as_str()?;
     let query = next.split_once('?')?.1;
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
-        (k == "cursor" && !v.is_empty()).then(|| percent_decode(v))
+        (k == "cursor" && !v.is_empty()).then(|| crate::codec::form_decode(v))
     })
 }
 

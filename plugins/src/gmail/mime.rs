@@ -131,15 +131,7 @@ fn name_param(param: &str, name: &str) -> String {
     if name.is_ascii() {
         format!("{param}=\"{}\"", name.replace('\\', "_").replace('"', "'"))
     } else {
-        let mut pct = String::new();
-        for b in name.bytes() {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                pct.push(b as char);
-            } else {
-                pct.push_str(&format!("%{b:02X}"));
-            }
-        }
-        format!("{param}*=UTF-8''{pct}")
+        format!("{param}*=UTF-8''{}", crate::codec::percent_encode(&name))
     }
 }
 
