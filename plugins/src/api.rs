@@ -722,7 +722,7 @@ pub fn merge(mut base: Value, extra: Value) -> Value {
 }
 
 /// An argument problem at one parameter (`arg` is its name or a JSON Pointer).
-pub fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
+pub fn invalid(arg: &str, message: impl Into<String>, problem: impl Into<String>) -> ToolError {
     let path = if arg.is_empty() || arg.starts_with('/') { arg.to_string() } else { format!("/{arg}") };
     ToolError::InvalidArguments {
         message: message.into(),

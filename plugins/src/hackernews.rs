@@ -24,40 +24,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Off,
     rate_limit: crate::api::RateLimit::per_hour(10000),
-    tools: &[
-        tool! {
-            name: "hackernews_list_stories",
-            effect: Read,
-            args: ListStories,
-            run: list_stories,
-            keywords: ["top stories", "front page", "newest", "best", "ask hn", "show hn", "jobs", "trending", "headlines"],
-            description: "List Hacker News stories: the front page (top), newest, best, Ask HN, Show HN or job posts, with title, link, points, author and comment count.",
-        },
-        tool! {
-            name: "hackernews_get_item",
-            effect: Read,
-            args: GetItem,
-            run: get_item,
-            keywords: ["story", "comment", "poll", "discussion", "thread", "comments"],
-            description: "Get one Hacker News item (story, comment, poll or job) by id, optionally with its comment tree (discussion thread) down to max_depth.",
-        },
-        tool! {
-            name: "hackernews_search_stories",
-            effect: Read,
-            args: SearchStories,
-            run: search_stories,
-            keywords: ["find", "algolia", "posts", "articles", "discussions", "mentions"],
-            description: "Search Hacker News stories and comments by keyword, with filters for author, type (story, comment, Ask HN, Show HN), date and points; newest first with sort_by_date.",
-        },
-        tool! {
-            name: "hackernews_get_user",
-            effect: Read,
-            args: GetUser,
-            run: get_user,
-            keywords: ["profile", "karma", "account", "member"],
-            description: "Get a Hacker News user's profile: karma, about text, account age and recent submissions.",
-        },
-    ],
+    tools: &[LIST_STORIES, GET_ITEM, SEARCH_STORIES, GET_USER],
     error_message,
 };
 
@@ -110,6 +77,15 @@ struct ListStories {
 fn default_limit() -> usize {
     MAX_STORIES
 }
+
+pub(crate) const LIST_STORIES: ToolSpec = tool! {
+    name: "hackernews_list_stories",
+    effect: Read,
+    args: ListStories,
+    run: list_stories,
+    keywords: ["top stories", "front page", "newest", "best", "ask hn", "show hn", "jobs", "trending", "headlines"],
+    description: "List Hacker News stories: the front page (top), newest, best, Ask HN, Show HN or job posts, with title, link, points, author and comment count.",
+};
 
 async fn list_stories(up: Arc<dyn Upstream>, args: ListStories) -> Result<Value, ToolError> {
     let ids = up.send(HttpRequest::get(args.list.path())).await?.json()?;
@@ -197,6 +173,15 @@ fn default_depth() -> u32 {
 
 const MAX_COMMENTS: usize = 200;
 const COMMENT_CHARS: usize = 2_000;
+
+pub(crate) const GET_ITEM: ToolSpec = tool! {
+    name: "hackernews_get_item",
+    effect: Read,
+    args: GetItem,
+    run: get_item,
+    keywords: ["story", "comment", "poll", "discussion", "thread", "comments"],
+    description: "Get one Hacker News item (story, comment, poll or job) by id, optionally with its comment tree (discussion thread) down to max_depth.",
+};
 
 async fn get_item(up: Arc<dyn Upstream>, args: GetItem) -> Result<Value, ToolError> {
     if args.include_comments {
@@ -301,6 +286,15 @@ fn default_hits() -> u32 {
     20
 }
 
+pub(crate) const SEARCH_STORIES: ToolSpec = tool! {
+    name: "hackernews_search_stories",
+    effect: Read,
+    args: SearchStories,
+    run: search_stories,
+    keywords: ["find", "algolia", "posts", "articles", "discussions", "mentions"],
+    description: "Search Hacker News stories and comments by keyword, with filters for author, type (story, comment, Ask HN, Show HN), date and points; newest first with sort_by_date.",
+};
+
 async fn search_stories(up: Arc<dyn Upstream>, args: SearchStories) -> Result<Value, ToolError> {
     let page = match &args.cursor {
         Some(c) => {
@@ -356,6 +350,15 @@ struct GetUser {
     #[schemars(length(min = 1))]
     username: String,
 }
+
+pub(crate) const GET_USER: ToolSpec = tool! {
+    name: "hackernews_get_user",
+    effect: Read,
+    args: GetUser,
+    run: get_user,
+    keywords: ["profile", "karma", "account", "member"],
+    description: "Get a Hacker News user's profile: karma, about text, account age and recent submissions.",
+};
 
 async fn get_user(up: Arc<dyn Upstream>, args: GetUser) -> Result<Value, ToolError> {
     let user = up.send(HttpRequest::get(format!("/user/{}.json", encode_segment(&args.username)))).await?.json()?;

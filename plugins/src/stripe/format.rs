@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::api::{ArgProblem, ToolError};
+use crate::api::{ToolError, invalid};
 
 /// Decimal places of a currency's smallest unit (Stripe's zero- and three-decimal currencies).
 fn decimals(currency: &str) -> u32 {
@@ -37,11 +37,12 @@ pub(super) fn time(secs: &Value) -> Value {
 
 /// `2026-01-31`, `2026-01-31T12:00:00Z` or unix seconds -> unix seconds.
 pub(super) fn parse_time(path: &str, value: &str) -> Result<i64, ToolError> {
-    let bad = || ToolError::InvalidArguments {
-        message: format!(
-            "'{value}' is not a date (YYYY-MM-DD), a UTC date-time (YYYY-MM-DDTHH:MM:SSZ) or unix seconds"
-        ),
-        problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
+    let bad = || {
+        invalid(
+            path,
+            format!("'{value}' is not a date (YYYY-MM-DD), a UTC date-time (YYYY-MM-DDTHH:MM:SSZ) or unix seconds"),
+            "expected YYYY-MM-DD",
+        )
     };
     let v = value.trim();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
@@ -73,10 +74,11 @@ pub(super) fn currency_code(path: &str, c: &str) -> Result<String, ToolError> {
     if c.len() == 3 && c.bytes().all(|b| b.is_ascii_alphabetic()) {
         Ok(c.to_ascii_lowercase())
     } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{c}' is not a three-letter ISO currency code such as usd or eur"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected e.g. usd".into() }],
-        })
+        Err(invalid(
+            path,
+            format!("'{c}' is not a three-letter ISO currency code such as usd or eur"),
+            "expected e.g. usd",
+        ))
     }
 }
 
