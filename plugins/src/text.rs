@@ -240,12 +240,15 @@ const BLOCKS: &[&str] = &[
     "html",
 ];
 
+/// Turns a link's `href` into the absolute link to show, or `None` to show only its text.
+pub type LinkResolver<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
 /// Reduces a whole HTML page to its title and text: scripts, styles and comments dropped,
 /// entities decoded, whitespace collapsed, one line per block. With `markdown` (a resolver that
 /// turns an `href` into the absolute link to show, or `None` to drop it), headings, list items,
 /// links and preformatted text are marked up as Markdown. A loop over tags, never a recursion, so
 /// any nesting depth is read in one pass.
-pub fn html_page(html: &str, markdown: Option<&dyn Fn(&str) -> Option<String>>) -> Page {
+pub fn html_page(html: &str, markdown: Option<&LinkResolver<'_>>) -> Page {
     let mut page = Page::default();
     let mut out = String::new();
     let lower = html.to_ascii_lowercase();

@@ -796,8 +796,7 @@ pub async fn send(
         _ => Map::new(),
     };
     let Planned { url, query, body, .. } = plan(&op, &args)?;
-    let url =
-        reqwest::Url::parse(&url).map_err(|e| ToolError::invalid(format!("the request URL is not valid: {e}")))?;
+    let url = reqwest::Url::parse(&url).map_err(|e| ToolError::invalid(format!("the request URL is not valid: {e}")))?;
     // Parameters fill path segments (encoded); the request never leaves the app's origin.
     if crate::builtins::ssrf::Origin::of(&url).map(|o| o.to_string()).as_deref() != Some(op.app.origin.as_str()) {
         return Err(ToolError::invalid(format!("the request would leave {}; it is not sent", op.app.origin)));

@@ -440,7 +440,7 @@ async fn build_raw(up: &dyn Upstream, args: &Compose) -> Result<(String, Option<
     let (cc, bcc) = (args.cc.clone().unwrap_or_default(), args.bcc.clone().unwrap_or_default());
     for (field, list) in [("to", &args.to), ("cc", &cc), ("bcc", &bcc)] {
         for (i, a) in list.iter().enumerate() {
-            mime::encode_address(a).map_err(|e| invalid(&format!("/{field}/{i}"), e))?;
+            mime::encode_address(a).map_err(|e| invalid(&format!("/{field}/{i}"), e.to_string()))?;
         }
     }
     let mut thread_id = args.thread_id.clone();
@@ -496,7 +496,7 @@ async fn build_raw(up: &dyn Upstream, args: &Compose) -> Result<(String, Option<
         references,
         attachments: files,
     };
-    let raw = mime::build(&msg, &format!("wb{}", up.new_id())).map_err(|e| invalid("/to", e))?;
+    let raw = mime::build(&msg, &format!("wb{}", up.new_id())).map_err(|e| invalid("/to", e.to_string()))?;
     Ok((base64url_encode(&raw), thread_id))
 }
 
