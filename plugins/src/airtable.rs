@@ -35,70 +35,14 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(5),
     tools: &[
-        tool! {
-            name: "airtable_list_bases",
-            effect: Read,
-            args: ListBases,
-            run: list_bases,
-            keywords: ["bases", "workspaces", "databases", "apps", "which bases", "base id"],
-            description: "List the Airtable bases (databases) this access token can open, with their base ids (app…) and your permission level.",
-        },
-        tool! {
-            name: "airtable_list_tables",
-            effect: Read,
-            args: ListTables,
-            run: list_tables,
-            keywords: ["tables", "schema", "fields", "columns", "field types", "views", "structure"],
-            description: "List the tables of an Airtable base with their schema: fields (columns) and field types, select options, linked tables, and views.",
-        },
-        tool! {
-            name: "airtable_list_records",
-            effect: Read,
-            args: ListRecords,
-            run: list_records,
-            keywords: ["rows", "records", "read table", "view", "filter", "formula", "sort", "export rows"],
-            description: "List records (rows) of an Airtable table, optionally only those in a view, matching a filterByFormula formula, sorted by fields, with chosen fields (columns) only. Pages of up to 100 rows.",
-        },
-        tool! {
-            name: "airtable_search_records",
-            effect: Read,
-            args: SearchRecords,
-            run: search_records,
-            keywords: ["find rows", "find records", "lookup", "contains", "text search", "where field"],
-            description: "Find records (rows) in an Airtable table whose fields contain a text, case-insensitively; searches the named fields, or every text-like field of the table when none are named.",
-        },
-        tool! {
-            name: "airtable_get_record",
-            effect: Read,
-            args: GetRecord,
-            run: get_record,
-            keywords: ["row", "record", "read row", "record id", "details"],
-            description: "Get one Airtable record (row) by its record id (rec…), with all of its field values.",
-        },
-        tool! {
-            name: "airtable_create_records",
-            effect: Write,
-            args: CreateRecords,
-            run: create_records,
-            keywords: ["add rows", "insert", "new record", "append", "create row", "add to table"],
-            description: "Create records (add rows) in an Airtable table, up to 50 per call. Airtable accepts 10 records per request, so larger lists are sent as consecutive batches of 10; if a batch fails, the error names the records already created.",
-        },
-        tool! {
-            name: "airtable_update_records",
-            effect: Write,
-            args: UpdateRecords,
-            run: update_records,
-            keywords: ["edit rows", "change record", "modify", "set field", "upsert", "update row"],
-            description: "Update records (rows) in an Airtable table by record id, changing only the fields given; or upsert by matching on up to 3 fields (upsert_fields), creating rows that do not match. Up to 50 per call, sent as batches of 10 (Airtable's limit per request).",
-        },
-        tool! {
-            name: "airtable_delete_records",
-            effect: Destructive,
-            args: DeleteRecords,
-            run: delete_records,
-            keywords: ["remove rows", "delete row", "erase record", "drop records"],
-            description: "Delete records (rows) from an Airtable table by record id, up to 50 per call, sent as batches of 10 (Airtable's limit per request). Deleted rows go to the base's trash.",
-        },
+        LIST_BASES,
+        LIST_TABLES,
+        LIST_RECORDS,
+        SEARCH_RECORDS,
+        GET_RECORD,
+        CREATE_RECORDS,
+        UPDATE_RECORDS,
+        DELETE_RECORDS,
     ],
     error_message,
 };
@@ -144,6 +88,15 @@ struct ListBases {
     cursor: Option<String>,
 }
 
+pub(crate) const LIST_BASES: ToolSpec = tool! {
+    name: "airtable_list_bases",
+    effect: Read,
+    args: ListBases,
+    run: list_bases,
+    keywords: ["bases", "workspaces", "databases", "apps", "which bases", "base id"],
+    description: "List the Airtable bases (databases) this access token can open, with their base ids (app…) and your permission level.",
+};
+
 async fn list_bases(up: Arc<dyn Upstream>, args: ListBases) -> Result<Value, ToolError> {
     let body = up.send(HttpRequest::get("/meta/bases").query_opt("offset", args.cursor.as_deref())).await?.json()?;
     let bases: Vec<Value> = body["bases"]
@@ -165,6 +118,15 @@ struct ListTables {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_TABLES: ToolSpec = tool! {
+    name: "airtable_list_tables",
+    effect: Read,
+    args: ListTables,
+    run: list_tables,
+    keywords: ["tables", "schema", "fields", "columns", "field types", "views", "structure"],
+    description: "List the tables of an Airtable base with their schema: fields (columns) and field types, select options, linked tables, and views.",
+};
 
 async fn list_tables(up: Arc<dyn Upstream>, args: ListTables) -> Result<Value, ToolError> {
     let body = fetch_tables(&*up, &args.base_id).await?;
@@ -335,6 +297,15 @@ fn list_request(base_id: &str, table: &str, q: &ListQuery<'_>) -> HttpRequest {
     req.query_opt("offset", q.offset)
 }
 
+pub(crate) const LIST_RECORDS: ToolSpec = tool! {
+    name: "airtable_list_records",
+    effect: Read,
+    args: ListRecords,
+    run: list_records,
+    keywords: ["rows", "records", "read table", "view", "filter", "formula", "sort", "export rows"],
+    description: "List records (rows) of an Airtable table, optionally only those in a view, matching a filterByFormula formula, sorted by fields, with chosen fields (columns) only. Pages of up to 100 rows.",
+};
+
 async fn list_records(up: Arc<dyn Upstream>, args: ListRecords) -> Result<Value, ToolError> {
     let q = ListQuery {
         view: args.view.as_deref(),
@@ -463,6 +434,15 @@ fn search_formula(text: &str, fields: &[String]) -> String {
     if terms.len() == 1 { terms[0].clone() } else { format!("OR({})", terms.join(", ")) }
 }
 
+pub(crate) const SEARCH_RECORDS: ToolSpec = tool! {
+    name: "airtable_search_records",
+    effect: Read,
+    args: SearchRecords,
+    run: search_records,
+    keywords: ["find rows", "find records", "lookup", "contains", "text search", "where field"],
+    description: "Find records (rows) in an Airtable table whose fields contain a text, case-insensitively; searches the named fields, or every text-like field of the table when none are named.",
+};
+
 async fn search_records(up: Arc<dyn Upstream>, args: SearchRecords) -> Result<Value, ToolError> {
     let fields = match &args.fields {
         Some(f) if !f.is_empty() => f.clone(),
@@ -492,10 +472,11 @@ async fn searchable_fields(up: &dyn Upstream, base_id: &str, table: &str) -> Res
         .or_else(|| tables.iter().find(|t| t["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(table))));
     let Some(t) = found else {
         let names: Vec<&str> = tables.iter().filter_map(|t| t["name"].as_str()).collect();
-        return Err(ToolError::InvalidArguments {
-            message: format!("base {base_id} has no table '{table}'; its tables are: {}", names.join(", ")),
-            problems: vec![ArgProblem { path: "/table".into(), problem: "no such table".into() }],
-        });
+        return Err(invalid(
+            "/table",
+            format!("base {base_id} has no table '{table}'; its tables are: {}", names.join(", ")),
+            "no such table",
+        ));
     };
     let primary = t["primaryFieldId"].as_str();
     let fields: Vec<String> = t["fields"]
@@ -538,6 +519,15 @@ fn get_field_chars() -> usize {
     GET_FIELD_CHARS
 }
 
+pub(crate) const GET_RECORD: ToolSpec = tool! {
+    name: "airtable_get_record",
+    effect: Read,
+    args: GetRecord,
+    run: get_record,
+    keywords: ["row", "record", "read row", "record id", "details"],
+    description: "Get one Airtable record (row) by its record id (rec…), with all of its field values.",
+};
+
 async fn get_record(up: Arc<dyn Upstream>, args: GetRecord) -> Result<Value, ToolError> {
     let path = format!("{}/{}", table_path(&args.base_id, &args.table), encode_segment(&args.record_id));
     let body = up.send(HttpRequest::get(path)).await?.json()?;
@@ -573,6 +563,15 @@ struct CreateRecords {
     #[serde(default)]
     typecast: bool,
 }
+
+pub(crate) const CREATE_RECORDS: ToolSpec = tool! {
+    name: "airtable_create_records",
+    effect: Write,
+    args: CreateRecords,
+    run: create_records,
+    keywords: ["add rows", "insert", "new record", "append", "create row", "add to table"],
+    description: "Create records (add rows) in an Airtable table, up to 50 per call. Airtable accepts 10 records per request, so larger lists are sent as consecutive batches of 10; if a batch fails, the error names the records already created.",
+};
 
 async fn create_records(up: Arc<dyn Upstream>, args: CreateRecords) -> Result<Value, ToolError> {
     let rows = required_list(args.records, "/records", "the rows to create")?;
@@ -625,6 +624,15 @@ struct UpdateRecords {
     #[serde(default)]
     typecast: bool,
 }
+
+pub(crate) const UPDATE_RECORDS: ToolSpec = tool! {
+    name: "airtable_update_records",
+    effect: Write,
+    args: UpdateRecords,
+    run: update_records,
+    keywords: ["edit rows", "change record", "modify", "set field", "upsert", "update row"],
+    description: "Update records (rows) in an Airtable table by record id, changing only the fields given; or upsert by matching on up to 3 fields (upsert_fields), creating rows that do not match. Up to 50 per call, sent as batches of 10 (Airtable's limit per request).",
+};
 
 async fn update_records(up: Arc<dyn Upstream>, args: UpdateRecords) -> Result<Value, ToolError> {
     let rows = required_list(args.records, "/records", "the records to change")?;
@@ -705,6 +713,15 @@ struct DeleteRecords {
     record_ids: Vec<String>,
 }
 
+pub(crate) const DELETE_RECORDS: ToolSpec = tool! {
+    name: "airtable_delete_records",
+    effect: Destructive,
+    args: DeleteRecords,
+    run: delete_records,
+    keywords: ["remove rows", "delete row", "erase record", "drop records"],
+    description: "Delete records (rows) from an Airtable table by record id, up to 50 per call, sent as batches of 10 (Airtable's limit per request). Deleted rows go to the base's trash.",
+};
+
 async fn delete_records(up: Arc<dyn Upstream>, args: DeleteRecords) -> Result<Value, ToolError> {
     let path = table_path(&args.base_id, &args.table);
     let mut deleted = Vec::new();
@@ -731,10 +748,11 @@ async fn delete_records(up: Arc<dyn Upstream>, args: DeleteRecords) -> Result<Va
 fn required_list<T>(value: Option<Vec<T>>, path: &str, what: &str) -> Result<Vec<T>, ToolError> {
     match value {
         Some(v) if !v.is_empty() => Ok(v),
-        _ => Err(ToolError::InvalidArguments {
-            message: format!("{} is required: {what}", path.trim_start_matches('/')),
-            problems: vec![ArgProblem { path: path.into(), problem: "required, with at least one entry".into() }],
-        }),
+        _ => Err(invalid(
+            path,
+            format!("{} is required: {what}", path.trim_start_matches('/')),
+            "required, with at least one entry",
+        )),
     }
 }
 

@@ -694,15 +694,7 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
 
 /// Percent-encodes one path segment (RFC 3986 unreserved characters stay as they are).
 pub fn encode_segment(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::codec::percent_encode(segment)
 }
 
 /// Cuts `text` to at most `max_chars` characters; returns the text and whether it was cut.
@@ -730,7 +722,7 @@ pub fn merge(mut base: Value, extra: Value) -> Value {
 }
 
 /// An argument problem at one parameter (`arg` is its name or a JSON Pointer).
-pub fn invalid(arg: &str, message: impl Into<String>, problem: &str) -> ToolError {
+pub fn invalid(arg: &str, message: impl Into<String>, problem: impl Into<String>) -> ToolError {
     let path = if arg.is_empty() || arg.starts_with('/') { arg.to_string() } else { format!("/{arg}") };
     ToolError::InvalidArguments {
         message: message.into(),

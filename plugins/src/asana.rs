@@ -36,70 +36,14 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(150),
     tools: &[
-        tool! {
-            name: "asana_list_workspaces",
-            effect: Read,
-            args: ListWorkspaces,
-            run: list_workspaces,
-            keywords: ["workspaces", "organizations", "org", "workspace gid", "companies"],
-            description: "List the Asana workspaces and organizations the user belongs to, with the workspace gid other Asana tools need.",
-        },
-        tool! {
-            name: "asana_list_projects",
-            effect: Read,
-            args: ListProjects,
-            run: list_projects,
-            keywords: ["projects", "boards", "portfolio", "project gid", "team projects"],
-            description: "List Asana projects in a workspace (optionally one team's), active ones by default, with owner, team, due date and link.",
-        },
-        tool! {
-            name: "asana_list_tasks",
-            effect: Read,
-            args: ListTasks,
-            run: list_tasks,
-            keywords: ["tasks", "to-dos", "todo list", "my tasks", "assigned to me", "open tasks", "section", "project tasks", "task list", "what's on my plate"],
-            description: "List Asana tasks (to-dos) in a project or section, or the tasks assigned to someone (assignee \"me\" + workspace) — open ones by default — with assignee, due date and link.",
-        },
-        tool! {
-            name: "asana_search_tasks",
-            effect: Read,
-            args: SearchTasks,
-            run: search_tasks,
-            keywords: ["find tasks", "search", "overdue", "due soon", "text search", "filter tasks", "advanced search"],
-            description: "Search Asana tasks in a workspace by text, assignee, project, due date and completion (advanced search; premium/paid workspaces only — free ones get a 402).",
-        },
-        tool! {
-            name: "asana_get_task",
-            effect: Read,
-            args: GetTask,
-            run: get_task,
-            keywords: ["task details", "description", "notes", "subtasks", "assignee", "due date", "custom fields", "show task"],
-            description: "Get one Asana task by gid: name, description (notes), assignee, due date, completion, projects and sections, tags, parent, subtask count, followers, custom fields and link.",
-        },
-        tool! {
-            name: "asana_create_task",
-            effect: Write,
-            args: CreateTask,
-            run: create_task,
-            keywords: ["add task", "new task", "to-do", "todo", "subtask", "assign", "create"],
-            description: "Create an Asana task (to-do) in a workspace or project, or as a subtask, with description, assignee, due date and followers.",
-        },
-        tool! {
-            name: "asana_update_task",
-            effect: Write,
-            args: UpdateTask,
-            run: update_task,
-            keywords: ["complete", "mark done", "finish", "close", "reopen", "rename", "reassign", "reschedule", "due date", "mark complete", "change due date"],
-            description: "Update an Asana task: mark it complete (done) or incomplete, rename it, reassign it, reschedule its due date, or change its description.",
-        },
-        tool! {
-            name: "asana_create_comment",
-            effect: Write,
-            args: CreateComment,
-            run: create_comment,
-            keywords: ["comment", "reply", "note", "story", "mention", "update"],
-            description: "Add a comment to an Asana task (plain text or Asana rich-text HTML), optionally pinned.",
-        },
+        LIST_WORKSPACES,
+        LIST_PROJECTS,
+        LIST_TASKS,
+        SEARCH_TASKS,
+        GET_TASK,
+        CREATE_TASK,
+        UPDATE_TASK,
+        CREATE_COMMENT,
     ],
     error_message,
 };
@@ -147,19 +91,19 @@ fn offset(cursor: &Option<String>) -> Result<Option<String>, ToolError> {
         .and_then(|b| String::from_utf8(b).ok())
         .filter(|o| !o.is_empty() && o.bytes().all(|b| b.is_ascii_graphic()))
         .map(Some)
-        .ok_or_else(|| ToolError::InvalidArguments {
-            message: format!("cursor '{c}' is not one this tool issued"),
-            problems: vec![ArgProblem { path: "/cursor".into(), problem: "pass next_cursor back unchanged".into() }],
+        .ok_or_else(|| {
+            invalid("/cursor", format!("cursor '{c}' is not one this tool issued"), "pass next_cursor back unchanged")
         })
 }
 
 fn gid(path: &str, value: &str) -> Result<String, ToolError> {
     let v = value.trim();
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not an Asana gid (a number like 1204567890123456)"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected a numeric gid".into() }],
-        });
+        return Err(invalid(
+            path,
+            format!("'{value}' is not an Asana gid (a number like 1204567890123456)"),
+            "expected a numeric gid",
+        ));
     }
     Ok(encode_segment(v))
 }
@@ -188,6 +132,15 @@ struct ListWorkspaces {
     /// Opaque cursor from a previous call's next_cursor, for the next page.
     cursor: Option<String>,
 }
+
+pub(crate) const LIST_WORKSPACES: ToolSpec = tool! {
+    name: "asana_list_workspaces",
+    effect: Read,
+    args: ListWorkspaces,
+    run: list_workspaces,
+    keywords: ["workspaces", "organizations", "org", "workspace gid", "companies"],
+    description: "List the Asana workspaces and organizations the user belongs to, with the workspace gid other Asana tools need.",
+};
 
 async fn list_workspaces(up: Arc<dyn Upstream>, args: ListWorkspaces) -> Result<Value, ToolError> {
     let req = HttpRequest::get("/workspaces")
@@ -225,6 +178,15 @@ struct ListProjects {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
+    name: "asana_list_projects",
+    effect: Read,
+    args: ListProjects,
+    run: list_projects,
+    keywords: ["projects", "boards", "portfolio", "project gid", "team projects"],
+    description: "List Asana projects in a workspace (optionally one team's), active ones by default, with owner, team, due date and link.",
+};
 
 async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Value, ToolError> {
     let workspace = gid("/workspace", &args.workspace)?;
@@ -286,17 +248,24 @@ struct ListTasks {
     include_raw: bool,
 }
 
+pub(crate) const LIST_TASKS: ToolSpec = tool! {
+    name: "asana_list_tasks",
+    effect: Read,
+    args: ListTasks,
+    run: list_tasks,
+    keywords: ["tasks", "to-dos", "todo list", "my tasks", "assigned to me", "open tasks", "section", "project tasks", "task list", "what's on my plate"],
+    description: "List Asana tasks (to-dos) in a project or section, or the tasks assigned to someone (assignee \"me\" + workspace) — open ones by default — with assignee, due date and link.",
+};
+
 async fn list_tasks(up: Arc<dyn Upstream>, args: ListTasks) -> Result<Value, ToolError> {
     let by_assignee = args.assignee.is_some() || args.workspace.is_some();
     let chosen = [args.project.is_some(), args.section.is_some(), by_assignee].iter().filter(|b| **b).count();
     if chosen != 1 || (by_assignee && (args.assignee.is_none() || args.workspace.is_none())) {
-        return Err(ToolError::InvalidArguments {
-            message: "give exactly one of: project, section, or assignee together with workspace".into(),
-            problems: vec![ArgProblem {
-                path: String::new(),
-                problem: "expected project, section, or assignee + workspace".into(),
-            }],
-        });
+        return Err(invalid(
+            "",
+            "give exactly one of: project, section, or assignee together with workspace",
+            "expected project, section, or assignee + workspace",
+        ));
     }
     let mut req = HttpRequest::get("/tasks");
     if let Some(p) = &args.project {
@@ -370,6 +339,15 @@ struct SearchTasks {
     limit: u32,
 }
 
+pub(crate) const SEARCH_TASKS: ToolSpec = tool! {
+    name: "asana_search_tasks",
+    effect: Read,
+    args: SearchTasks,
+    run: search_tasks,
+    keywords: ["find tasks", "search", "overdue", "due soon", "text search", "filter tasks", "advanced search"],
+    description: "Search Asana tasks in a workspace by text, assignee, project, due date and completion (advanced search; premium/paid workspaces only — free ones get a 402).",
+};
+
 async fn search_tasks(up: Arc<dyn Upstream>, args: SearchTasks) -> Result<Value, ToolError> {
     let workspace = gid("/workspace", &args.workspace)?;
     for (path, d) in [("/due_on_before", &args.due_on_before), ("/due_on_after", &args.due_on_after)] {
@@ -428,6 +406,15 @@ struct GetTask {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_TASK: ToolSpec = tool! {
+    name: "asana_get_task",
+    effect: Read,
+    args: GetTask,
+    run: get_task,
+    keywords: ["task details", "description", "notes", "subtasks", "assignee", "due date", "custom fields", "show task"],
+    description: "Get one Asana task by gid: name, description (notes), assignee, due date, completion, projects and sections, tags, parent, subtask count, followers, custom fields and link.",
+};
 
 async fn get_task(up: Arc<dyn Upstream>, args: GetTask) -> Result<Value, ToolError> {
     let task_gid = gid("/task_gid", &args.task_gid)?;
@@ -514,21 +501,25 @@ struct CreateTask {
     followers: Option<Vec<String>>,
 }
 
+pub(crate) const CREATE_TASK: ToolSpec = tool! {
+    name: "asana_create_task",
+    effect: Write,
+    args: CreateTask,
+    run: create_task,
+    keywords: ["add task", "new task", "to-do", "todo", "subtask", "assign", "create"],
+    description: "Create an Asana task (to-do) in a workspace or project, or as a subtask, with description, assignee, due date and followers.",
+};
+
 async fn create_task(up: Arc<dyn Upstream>, args: CreateTask) -> Result<Value, ToolError> {
     if args.workspace.is_none() && args.projects.as_ref().is_none_or(Vec::is_empty) && args.parent.is_none() {
-        return Err(ToolError::InvalidArguments {
-            message: "say where the task goes: workspace, projects or parent".into(),
-            problems: vec![ArgProblem {
-                path: "/workspace".into(),
-                problem: "give workspace, projects or parent".into(),
-            }],
-        });
+        return Err(invalid(
+            "/workspace",
+            "say where the task goes: workspace, projects or parent",
+            "give workspace, projects or parent",
+        ));
     }
     if args.due_on.is_some() && args.due_at.is_some() {
-        return Err(ToolError::InvalidArguments {
-            message: "give due_on or due_at, not both".into(),
-            problems: vec![ArgProblem { path: "/due_at".into(), problem: "conflicts with due_on".into() }],
-        });
+        return Err(invalid("/due_at", "give due_on or due_at, not both", "conflicts with due_on"));
     }
     if let Some(d) = &args.due_on {
         check_date("/due_on", d)?;
@@ -579,6 +570,15 @@ struct UpdateTask {
     notes: Option<String>,
 }
 
+pub(crate) const UPDATE_TASK: ToolSpec = tool! {
+    name: "asana_update_task",
+    effect: Write,
+    args: UpdateTask,
+    run: update_task,
+    keywords: ["complete", "mark done", "finish", "close", "reopen", "rename", "reassign", "reschedule", "due date", "mark complete", "change due date"],
+    description: "Update an Asana task: mark it complete (done) or incomplete, rename it, reassign it, reschedule its due date, or change its description.",
+};
+
 async fn update_task(up: Arc<dyn Upstream>, args: UpdateTask) -> Result<Value, ToolError> {
     let task_gid = gid("/task_gid", &args.task_gid)?;
     let mut data = Map::new();
@@ -627,6 +627,15 @@ struct CreateComment {
     is_pinned: bool,
 }
 
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "asana_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "reply", "note", "story", "mention", "update"],
+    description: "Add a comment to an Asana task (plain text or Asana rich-text HTML), optionally pinned.",
+};
+
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let task_gid = gid("/task_gid", &args.task_gid)?;
     let mut data = Map::new();
@@ -638,10 +647,11 @@ async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Va
             data.insert("html_text".into(), json!(h));
         }
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give the comment as text or as html_text (exactly one, not empty)".into(),
-                problems: vec![ArgProblem { path: "/text".into(), problem: "give text or html_text".into() }],
-            });
+            return Err(invalid(
+                "/text",
+                "give the comment as text or as html_text (exactly one, not empty)",
+                "give text or html_text",
+            ));
         }
     }
     if args.is_pinned {

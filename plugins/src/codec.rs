@@ -1,60 +1,57 @@
-//! Byte encodings plugins need at the tool boundary (GitHub contents, Gmail raw MIME, Basic auth),
-//! small enough to keep here instead of adding crates.
+//! Byte encodings plugins need at the tool boundary (GitHub contents, Gmail raw MIME, Basic auth,
+//! URL path segments, RFC 2231 parameters), on the `base64` and `percent-encoding` crates.
 
-const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-fn encode_with(input: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else if pad {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::DecodePaddingMode;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD, URL_SAFE_NO_PAD};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC};
 
 /// Standard base64 with padding (RFC 4648 §4).
 pub fn base64_encode(input: &[u8]) -> String {
-    encode_with(input, STD, true)
+    STANDARD.encode(input)
 }
 
 /// URL-safe base64 without padding (RFC 4648 §5), as Gmail's `raw` wants.
 pub fn base64url_encode(input: &[u8]) -> String {
-    encode_with(input, URL, false)
+    URL_SAFE_NO_PAD.encode(input)
 }
+
+/// The lenient decoder: padding optional, unused low bits of the last character ignored.
+const LENIENT: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
 
 /// Decodes standard or URL-safe base64, with or without padding; line breaks and spaces (GitHub
 /// wraps its base64 at 60 columns) are ignored. `None` for anything else.
 pub fn base64_decode(input: &str) -> Option<Vec<u8>> {
-    let mut buf = 0u32;
-    let mut bits = 0u32;
-    let mut out = Vec::with_capacity(input.len() * 3 / 4);
-    for c in input.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' | b'\n' | b'\r' | b' ' | b'\t' => continue,
-            _ => return None,
-        };
-        buf = (buf << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buf >> bits) as u8);
-            buf &= (1 << bits) - 1;
+    let mut standard = String::with_capacity(input.len());
+    for c in input.chars() {
+        match c {
+            '-' => standard.push('+'),
+            '_' => standard.push('/'),
+            '=' | '\n' | '\r' | ' ' | '\t' => {}
+            c => standard.push(c),
         }
     }
-    Some(out)
+    LENIENT.decode(standard).ok()
+}
+
+/// What stays as it is in a percent-encoded path segment or RFC 2231 value: RFC 3986's
+/// unreserved characters.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// Percent-encodes `text` as UTF-8, leaving only RFC 3986 unreserved characters as they are.
+pub fn percent_encode(text: &str) -> String {
+    percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
+}
+
+/// Decodes a query-string value: `+` is a space, `%XX` a byte, invalid UTF-8 replaced.
+pub fn form_decode(value: &str) -> String {
+    percent_encoding::percent_decode_str(&value.replace('+', " ")).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]
@@ -73,5 +70,12 @@ mod tests {
         assert_eq!(base64_decode("-_8").unwrap(), vec![0xfb, 0xff]);
         assert_eq!(base64_decode("Zm9v\nYmFy\n").unwrap(), b"foobar");
         assert!(base64_decode("Zm9v*").is_none());
+        assert_eq!(base64_decode("Zm9vYg").unwrap(), b"foob");
+    }
+
+    #[test]
+    fn percent_codings() {
+        assert_eq!(percent_encode("Zürich a/b~"), "Z%C3%BCrich%20a%2Fb~");
+        assert_eq!(form_decode("a+b%2Bc%20d%zz"), "a b+c d%zz");
     }
 }

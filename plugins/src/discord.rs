@@ -33,64 +33,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://discord.com/api/v10" }],
     curl_proxy: crate::api::CurlProxy::WritesUnder(&["/channels/*/messages", "/channels/*/threads"]),
     rate_limit: crate::api::RateLimit::per_second(50),
-    tools: &[
-        tool! {
-            name: "discord_list_servers",
-            effect: Read,
-            args: ListServers,
-            run: list_servers,
-            keywords: ["servers", "guilds", "communities", "which servers", "discord servers", "guild id"],
-            description: "List the Discord servers (guilds) the bot is a member of, with id, name and approximate member count; the ids are needed to list a server's channels.",
-        },
-        tool! {
-            name: "discord_list_channels",
-            effect: Read,
-            args: ListChannels,
-            run: list_channels,
-            keywords: ["channels", "text channels", "voice channels", "categories", "forum", "channel id", "server channels", "guild"],
-            description: "List the channels of a Discord server (guild): text, voice, announcement, forum and stage channels with their category, topic and id, optionally filtered by type.",
-        },
-        tool! {
-            name: "discord_list_messages",
-            effect: Read,
-            args: ListMessages,
-            run: list_messages,
-            keywords: ["read", "history", "recent messages", "new messages", "latest", "chat log", "what was said", "catch up", "channel history", "channel messages"],
-            description: "Read recent messages in a Discord channel (newest first), or the messages before/after/around a message id, with author, content, attachments, reactions and replies.",
-        },
-        tool! {
-            name: "discord_send_message",
-            effect: Write,
-            args: SendMessage,
-            run: send_message,
-            keywords: ["post", "message", "reply", "say", "announce", "notify", "chat", "send to channel", "announcement", "post in channel"],
-            description: "Send (post) a message to a Discord channel, optionally as a reply to another message, with optional embeds; mentions of users ping them, @everyone and roles only when allowed.",
-        },
-        tool! {
-            name: "discord_send_dm",
-            effect: Write,
-            args: SendDm,
-            run: send_dm,
-            keywords: ["direct message", "DM", "private message", "message a user", "PM", "whisper"],
-            description: "Send a direct message (DM, private message) from the bot to a Discord user by user id; the user must share a server with the bot and accept DMs.",
-        },
-        tool! {
-            name: "discord_create_thread",
-            effect: Write,
-            args: CreateThread,
-            run: create_thread,
-            keywords: ["thread", "start thread", "discussion", "forum post", "sub-conversation", "topic"],
-            description: "Start a Discord thread: from an existing message (message_id) or standalone in a channel (public or private), or a new forum post with a first message.",
-        },
-        tool! {
-            name: "discord_add_reaction",
-            effect: Write,
-            args: AddReaction,
-            run: add_reaction,
-            keywords: ["react", "emoji", "reaction", "thumbs up", "acknowledge", "upvote"],
-            description: "Add an emoji reaction to a Discord message as the bot: a Unicode emoji (👍), a common name (thumbsup, white_check_mark) or a custom server emoji (name:id).",
-        },
-    ],
+    tools: &[LIST_SERVERS, LIST_CHANNELS, LIST_MESSAGES, SEND_MESSAGE, SEND_DM, CREATE_THREAD, ADD_REACTION],
     error_message,
 };
 
@@ -197,6 +140,15 @@ struct ListServers {
     include_raw: bool,
 }
 
+pub(crate) const LIST_SERVERS: ToolSpec = tool! {
+    name: "discord_list_servers",
+    effect: Read,
+    args: ListServers,
+    run: list_servers,
+    keywords: ["servers", "guilds", "communities", "which servers", "discord servers", "guild id"],
+    description: "List the Discord servers (guilds) the bot is a member of, with id, name and approximate member count; the ids are needed to list a server's channels.",
+};
+
 async fn list_servers(up: Arc<dyn Upstream>, args: ListServers) -> Result<Value, ToolError> {
     let after = args.cursor.as_deref().map(|c| snowflake("/cursor", c)).transpose()?;
     let limit = args.limit.clamp(1, 200);
@@ -261,6 +213,15 @@ struct ListChannels {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_CHANNELS: ToolSpec = tool! {
+    name: "discord_list_channels",
+    effect: Read,
+    args: ListChannels,
+    run: list_channels,
+    keywords: ["channels", "text channels", "voice channels", "categories", "forum", "channel id", "server channels", "guild"],
+    description: "List the channels of a Discord server (guild): text, voice, announcement, forum and stage channels with their category, topic and id, optionally filtered by type.",
+};
 
 async fn list_channels(up: Arc<dyn Upstream>, args: ListChannels) -> Result<Value, ToolError> {
     let guild = snowflake("/guild_id", &args.guild_id)?;
@@ -403,17 +364,24 @@ fn shape_message(m: &Value) -> Value {
 
 const INTENT_NOTE: &str = "Some messages came back without their content: turn on the Message Content intent for the bot (Discord Developer Portal → your app → Bot → Privileged Gateway Intents).";
 
+pub(crate) const LIST_MESSAGES: ToolSpec = tool! {
+    name: "discord_list_messages",
+    effect: Read,
+    args: ListMessages,
+    run: list_messages,
+    keywords: ["read", "history", "recent messages", "new messages", "latest", "chat log", "what was said", "catch up", "channel history", "channel messages"],
+    description: "Read recent messages in a Discord channel (newest first), or the messages before/after/around a message id, with author, content, attachments, reactions and replies.",
+};
+
 async fn list_messages(up: Arc<dyn Upstream>, args: ListMessages) -> Result<Value, ToolError> {
     let channel = snowflake("/channel_id", &args.channel_id)?;
     let given = [&args.before, &args.after, &args.around, &args.cursor].iter().filter(|v| v.is_some()).count();
     if given > 1 {
-        return Err(ToolError::InvalidArguments {
-            message: "give at most one of before, after, around or cursor".into(),
-            problems: vec![ArgProblem {
-                path: String::new(),
-                problem: "before, after, around and cursor exclude each other".into(),
-            }],
-        });
+        return Err(invalid(
+            "",
+            "give at most one of before, after, around or cursor",
+            "before, after, around and cursor exclude each other",
+        ));
     }
     let (mode, anchor) = if let Some(c) = &args.cursor {
         let (mode, id) = c
@@ -500,6 +468,15 @@ fn shape_sent(m: &Value) -> Value {
     }))
 }
 
+pub(crate) const SEND_MESSAGE: ToolSpec = tool! {
+    name: "discord_send_message",
+    effect: Write,
+    args: SendMessage,
+    run: send_message,
+    keywords: ["post", "message", "reply", "say", "announce", "notify", "chat", "send to channel", "announcement", "post in channel"],
+    description: "Send (post) a message to a Discord channel, optionally as a reply to another message, with optional embeds; mentions of users ping them, @everyone and roles only when allowed.",
+};
+
 async fn send_message(up: Arc<dyn Upstream>, args: SendMessage) -> Result<Value, ToolError> {
     let channel = snowflake("/channel_id", &args.channel_id)?;
     let mut body = json!({"content": args.content, "allowed_mentions": args.mentions.allowed()});
@@ -527,6 +504,15 @@ struct SendDm {
     #[schemars(length(max = 10))]
     embeds: Option<Vec<Map<String, Value>>>,
 }
+
+pub(crate) const SEND_DM: ToolSpec = tool! {
+    name: "discord_send_dm",
+    effect: Write,
+    args: SendDm,
+    run: send_dm,
+    keywords: ["direct message", "DM", "private message", "message a user", "PM", "whisper"],
+    description: "Send a direct message (DM, private message) from the bot to a Discord user by user id; the user must share a server with the bot and accept DMs.",
+};
 
 async fn send_dm(up: Arc<dyn Upstream>, args: SendDm) -> Result<Value, ToolError> {
     snowflake("/user_id", &args.user_id)?;
@@ -576,6 +562,15 @@ struct CreateThread {
     #[serde(default)]
     private: bool,
 }
+
+pub(crate) const CREATE_THREAD: ToolSpec = tool! {
+    name: "discord_create_thread",
+    effect: Write,
+    args: CreateThread,
+    run: create_thread,
+    keywords: ["thread", "start thread", "discussion", "forum post", "sub-conversation", "topic"],
+    description: "Start a Discord thread: from an existing message (message_id) or standalone in a channel (public or private), or a new forum post with a first message.",
+};
 
 async fn create_thread(up: Arc<dyn Upstream>, args: CreateThread) -> Result<Value, ToolError> {
     let channel = snowflake("/channel_id", &args.channel_id)?;
@@ -717,6 +712,15 @@ fn reaction_emoji(input: &str) -> Result<String, ToolError> {
     }
     Ok(e.to_string())
 }
+
+pub(crate) const ADD_REACTION: ToolSpec = tool! {
+    name: "discord_add_reaction",
+    effect: Write,
+    args: AddReaction,
+    run: add_reaction,
+    keywords: ["react", "emoji", "reaction", "thumbs up", "acknowledge", "upvote"],
+    description: "Add an emoji reaction to a Discord message as the bot: a Unicode emoji (👍), a common name (thumbsup, white_check_mark) or a custom server emoji (name:id).",
+};
 
 async fn add_reaction(up: Arc<dyn Upstream>, args: AddReaction) -> Result<Value, ToolError> {
     let channel = snowflake("/channel_id", &args.channel_id)?;

@@ -143,28 +143,6 @@ pub fn int64(v: &Value) -> Value {
 
 // ------------------------------------------------------------------------------------------ time
 
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 fn digits(s: &str) -> Option<i64> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -179,24 +157,7 @@ pub fn parse_date(s: &str) -> Option<i64> {
         return None;
     }
     let (y, m, d) = (digits(&s[0..4])?, digits(&s[5..7])?, digits(&s[8..10])?);
-    let month_days = [
-        31,
-        if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&m) || d < 1 || d > month_days[(m - 1) as usize] {
-        return None;
-    }
-    Some(days_from_civil(y, m, d))
+    crate::time::days_from_date(y, m, d)
 }
 
 /// An RFC 3339 date-time: seconds since the epoch (UTC) and the UTC offset in minutes, or `None`
@@ -239,8 +200,6 @@ pub fn parse_datetime(s: &str) -> Option<(i64, Option<i32>)> {
 /// Seconds since the epoch as RFC 3339 at a fixed UTC offset (minutes); `Z` for UTC.
 pub fn format_datetime(secs: i64, offset_minutes: i32) -> String {
     let local = secs + i64::from(offset_minutes) * 60;
-    let (y, m, d) = civil_from_days(local.div_euclid(86_400));
-    let rem = local.rem_euclid(86_400);
     let zone = if offset_minutes == 0 {
         "Z".to_string()
     } else {
@@ -248,7 +207,11 @@ pub fn format_datetime(secs: i64, offset_minutes: i32) -> String {
         let a = offset_minutes.abs();
         format!("{sign}{:02}:{:02}", a / 60, a % 60)
     };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{zone}", rem / 3600, rem % 3600 / 60, rem % 60)
+    // An instant past chrono's range (year 262,143) is shown as the seconds it was given.
+    match crate::time::wall_clock_text(local) {
+        Some(wall) => format!("{wall}{zone}"),
+        None => secs.to_string(),
+    }
 }
 
 /// Checks that an argument is an RFC 3339 date-time with a UTC offset, as Google's `timeMin`,

@@ -35,64 +35,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(60),
-    tools: &[
-        tool! {
-            name: "google_sheets_get_values",
-            effect: Read,
-            args: GetValues,
-            run: get_values,
-            keywords: ["read cells", "cell", "read spreadsheet", "get rows", "cell values", "lookup", "table data", "A1 range", "read a range", "cell range"],
-            description: "Read cell values from a Google Sheets spreadsheet by A1 range (e.g. \"Sheet1!A1:D50\", \"Sheet1\" for a whole tab), as rows; several ranges at once. Find the spreadsheet id with google_drive_search_files.",
-        },
-        tool! {
-            name: "google_sheets_update_values",
-            effect: Write,
-            args: UpdateValues,
-            run: update_values,
-            keywords: ["write cells", "edit spreadsheet", "set cell", "overwrite range", "fill in", "formula"],
-            description: "Write (overwrite) cells of a Google Sheets range with rows of values; formulas and dates are parsed as if typed (USER_ENTERED) unless raw is asked for.",
-        },
-        tool! {
-            name: "google_sheets_add_rows",
-            effect: Write,
-            args: AddRows,
-            run: add_rows,
-            keywords: ["append rows", "add row", "insert rows", "log to sheet", "add record", "new line", "append a row", "add to the bottom"],
-            description: "Append rows to a spreadsheet: add rows after the last row of a table in a Google Sheets tab (values.append), e.g. to log entries or add records.",
-        },
-        tool! {
-            name: "google_sheets_delete_values",
-            effect: Destructive,
-            args: DeleteValues,
-            run: delete_values,
-            keywords: ["clear cells", "erase range", "empty cells", "remove values", "cell"],
-            description: "Clear the values of a Google Sheets range (cells become empty; formatting and the rows themselves stay).",
-        },
-        tool! {
-            name: "google_sheets_create_spreadsheet",
-            effect: Write,
-            args: CreateSpreadsheet,
-            run: create_spreadsheet,
-            keywords: ["new spreadsheet", "new sheet", "create workbook", "start a spreadsheet"],
-            description: "Create a new Google Sheets spreadsheet with a title, optional sheet names and optional starting rows in the first sheet; returns its id and link.",
-        },
-        tool! {
-            name: "google_sheets_get_spreadsheet",
-            effect: Read,
-            args: GetSpreadsheet,
-            run: get_spreadsheet,
-            keywords: ["list tabs", "sheet names", "worksheets", "spreadsheet info", "sheet size"],
-            description: "Get a Google Sheets spreadsheet's title, link, locale and time zone, and its tabs (worksheets): sheet ids, names, positions and sizes in rows and columns.",
-        },
-        tool! {
-            name: "google_sheets_create_sheet",
-            effect: Write,
-            args: CreateSheet,
-            run: create_sheet,
-            keywords: ["add tab", "new tab", "add worksheet", "new sheet tab", "spreadsheet tab"],
-            description: "Add a tab (worksheet) to an existing Google Sheets spreadsheet, with an optional position and size.",
-        },
-    ],
+    tools: &[GET_VALUES, UPDATE_VALUES, ADD_ROWS, DELETE_VALUES, CREATE_SPREADSHEET, GET_SPREADSHEET, CREATE_SHEET],
     error_message: google::error_message,
 };
 
@@ -247,6 +190,15 @@ fn shape_value_range(vr: &Value, max_rows: usize) -> Value {
     }))
 }
 
+pub(crate) const GET_VALUES: ToolSpec = tool! {
+    name: "google_sheets_get_values",
+    effect: Read,
+    args: GetValues,
+    run: get_values,
+    keywords: ["read cells", "cell", "read spreadsheet", "get rows", "cell values", "lookup", "table data", "A1 range", "read a range", "cell range"],
+    description: "Read cell values from a Google Sheets spreadsheet by A1 range (e.g. \"Sheet1!A1:D50\", \"Sheet1\" for a whole tab), as rows; several ranges at once. Find the spreadsheet id with google_drive_search_files.",
+};
+
 async fn get_values(up: Arc<dyn Upstream>, args: GetValues) -> Result<Value, ToolError> {
     check_range("/range", &args.range)?;
     let extra: Vec<&String> = args.ranges.iter().flatten().filter(|r| !r.trim().is_empty()).collect();
@@ -303,6 +255,15 @@ fn shape_update(u: &Value) -> Value {
     }))
 }
 
+pub(crate) const UPDATE_VALUES: ToolSpec = tool! {
+    name: "google_sheets_update_values",
+    effect: Write,
+    args: UpdateValues,
+    run: update_values,
+    keywords: ["write cells", "edit spreadsheet", "set cell", "overwrite range", "fill in", "formula"],
+    description: "Write (overwrite) cells of a Google Sheets range with rows of values; formulas and dates are parsed as if typed (USER_ENTERED) unless raw is asked for.",
+};
+
 async fn update_values(up: Arc<dyn Upstream>, args: UpdateValues) -> Result<Value, ToolError> {
     check_range("/range", &args.range)?;
     check_rows(&args.values)?;
@@ -340,6 +301,15 @@ struct AddRows {
     insert_data_option: InsertData,
 }
 
+pub(crate) const ADD_ROWS: ToolSpec = tool! {
+    name: "google_sheets_add_rows",
+    effect: Write,
+    args: AddRows,
+    run: add_rows,
+    keywords: ["append rows", "add row", "insert rows", "log to sheet", "add record", "new line", "append a row", "add to the bottom"],
+    description: "Append rows to a spreadsheet: add rows after the last row of a table in a Google Sheets tab (values.append), e.g. to log entries or add records.",
+};
+
 async fn add_rows(up: Arc<dyn Upstream>, args: AddRows) -> Result<Value, ToolError> {
     check_range("/range", &args.range)?;
     check_rows(&args.values)?;
@@ -369,6 +339,15 @@ struct DeleteValues {
     #[schemars(length(min = 1))]
     range: String,
 }
+
+pub(crate) const DELETE_VALUES: ToolSpec = tool! {
+    name: "google_sheets_delete_values",
+    effect: Destructive,
+    args: DeleteValues,
+    run: delete_values,
+    keywords: ["clear cells", "erase range", "empty cells", "remove values", "cell"],
+    description: "Clear the values of a Google Sheets range (cells become empty; formatting and the rows themselves stay).",
+};
 
 async fn delete_values(up: Arc<dyn Upstream>, args: DeleteValues) -> Result<Value, ToolError> {
     check_range("/range", &args.range)?;
@@ -414,6 +393,15 @@ struct CreateSpreadsheet {
     /// Rows to write into the first tab from A1, e.g. [["Name", "Email"], ["Ada", "ada@example.com"]].
     values: Option<Rows>,
 }
+
+pub(crate) const CREATE_SPREADSHEET: ToolSpec = tool! {
+    name: "google_sheets_create_spreadsheet",
+    effect: Write,
+    args: CreateSpreadsheet,
+    run: create_spreadsheet,
+    keywords: ["new spreadsheet", "new sheet", "create workbook", "start a spreadsheet"],
+    description: "Create a new Google Sheets spreadsheet with a title, optional sheet names and optional starting rows in the first sheet; returns its id and link.",
+};
 
 async fn create_spreadsheet(up: Arc<dyn Upstream>, args: CreateSpreadsheet) -> Result<Value, ToolError> {
     let mut body = json!({"properties": {"title": args.title}});
@@ -472,6 +460,15 @@ struct GetSpreadsheet {
 
 const SPREADSHEET_FIELDS: &str = "spreadsheetId,spreadsheetUrl,properties(title,locale,timeZone),sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount,columnCount,frozenRowCount,frozenColumnCount)))";
 
+pub(crate) const GET_SPREADSHEET: ToolSpec = tool! {
+    name: "google_sheets_get_spreadsheet",
+    effect: Read,
+    args: GetSpreadsheet,
+    run: get_spreadsheet,
+    keywords: ["list tabs", "sheet names", "worksheets", "spreadsheet info", "sheet size"],
+    description: "Get a Google Sheets spreadsheet's title, link, locale and time zone, and its tabs (worksheets): sheet ids, names, positions and sizes in rows and columns.",
+};
+
 async fn get_spreadsheet(up: Arc<dyn Upstream>, args: GetSpreadsheet) -> Result<Value, ToolError> {
     let req = HttpRequest::get(sheet_path(&args.spreadsheet_id)).query("fields", SPREADSHEET_FIELDS);
     let s = up.send(req).await?.json()?;
@@ -507,6 +504,15 @@ struct CreateSheet {
     #[schemars(range(min = 1))]
     columns: Option<u32>,
 }
+
+pub(crate) const CREATE_SHEET: ToolSpec = tool! {
+    name: "google_sheets_create_sheet",
+    effect: Write,
+    args: CreateSheet,
+    run: create_sheet,
+    keywords: ["add tab", "new tab", "add worksheet", "new sheet tab", "spreadsheet tab"],
+    description: "Add a tab (worksheet) to an existing Google Sheets spreadsheet, with an optional position and size.",
+};
 
 async fn create_sheet(up: Arc<dyn Upstream>, args: CreateSheet) -> Result<Value, ToolError> {
     let mut props = json!({"title": args.title});

@@ -24,40 +24,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Off,
     rate_limit: crate::api::RateLimit::per_hour(10000),
-    tools: &[
-        tool! {
-            name: "hackernews_list_stories",
-            effect: Read,
-            args: ListStories,
-            run: list_stories,
-            keywords: ["top stories", "front page", "newest", "best", "ask hn", "show hn", "jobs", "trending", "headlines"],
-            description: "List Hacker News stories: the front page (top), newest, best, Ask HN, Show HN or job posts, with title, link, points, author and comment count.",
-        },
-        tool! {
-            name: "hackernews_get_item",
-            effect: Read,
-            args: GetItem,
-            run: get_item,
-            keywords: ["story", "comment", "poll", "discussion", "thread", "comments"],
-            description: "Get one Hacker News item (story, comment, poll or job) by id, optionally with its comment tree (discussion thread) down to max_depth.",
-        },
-        tool! {
-            name: "hackernews_search_stories",
-            effect: Read,
-            args: SearchStories,
-            run: search_stories,
-            keywords: ["find", "algolia", "posts", "articles", "discussions", "mentions"],
-            description: "Search Hacker News stories and comments by keyword, with filters for author, type (story, comment, Ask HN, Show HN), date and points; newest first with sort_by_date.",
-        },
-        tool! {
-            name: "hackernews_get_user",
-            effect: Read,
-            args: GetUser,
-            run: get_user,
-            keywords: ["profile", "karma", "account", "member"],
-            description: "Get a Hacker News user's profile: karma, about text, account age and recent submissions.",
-        },
-    ],
+    tools: &[LIST_STORIES, GET_ITEM, SEARCH_STORIES, GET_USER],
     error_message,
 };
 
@@ -111,6 +78,15 @@ fn default_limit() -> usize {
     MAX_STORIES
 }
 
+pub(crate) const LIST_STORIES: ToolSpec = tool! {
+    name: "hackernews_list_stories",
+    effect: Read,
+    args: ListStories,
+    run: list_stories,
+    keywords: ["top stories", "front page", "newest", "best", "ask hn", "show hn", "jobs", "trending", "headlines"],
+    description: "List Hacker News stories: the front page (top), newest, best, Ask HN, Show HN or job posts, with title, link, points, author and comment count.",
+};
+
 async fn list_stories(up: Arc<dyn Upstream>, args: ListStories) -> Result<Value, ToolError> {
     let ids = up.send(HttpRequest::get(args.list.path())).await?.json()?;
     let ids: Vec<u64> = ids.as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default();
@@ -159,19 +135,7 @@ fn hn_url(id: &Value) -> Value {
 
 fn unix_to_rfc3339(secs: Option<i64>) -> Value {
     let Some(secs) = secs else { return Value::Null };
-    // Civil-from-days (Howard Hinnant), so the plugin needs no date crate.
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    Value::String(format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60))
+    crate::time::utc_text(secs).map(Value::String).unwrap_or(Value::Null)
 }
 
 fn shape_story(item: &Value) -> Value {
@@ -209,6 +173,15 @@ fn default_depth() -> u32 {
 
 const MAX_COMMENTS: usize = 200;
 const COMMENT_CHARS: usize = 2_000;
+
+pub(crate) const GET_ITEM: ToolSpec = tool! {
+    name: "hackernews_get_item",
+    effect: Read,
+    args: GetItem,
+    run: get_item,
+    keywords: ["story", "comment", "poll", "discussion", "thread", "comments"],
+    description: "Get one Hacker News item (story, comment, poll or job) by id, optionally with its comment tree (discussion thread) down to max_depth.",
+};
 
 async fn get_item(up: Arc<dyn Upstream>, args: GetItem) -> Result<Value, ToolError> {
     if args.include_comments {
@@ -313,6 +286,15 @@ fn default_hits() -> u32 {
     20
 }
 
+pub(crate) const SEARCH_STORIES: ToolSpec = tool! {
+    name: "hackernews_search_stories",
+    effect: Read,
+    args: SearchStories,
+    run: search_stories,
+    keywords: ["find", "algolia", "posts", "articles", "discussions", "mentions"],
+    description: "Search Hacker News stories and comments by keyword, with filters for author, type (story, comment, Ask HN, Show HN), date and points; newest first with sort_by_date.",
+};
+
 async fn search_stories(up: Arc<dyn Upstream>, args: SearchStories) -> Result<Value, ToolError> {
     let page = match &args.cursor {
         Some(c) => {
@@ -368,6 +350,15 @@ struct GetUser {
     #[schemars(length(min = 1))]
     username: String,
 }
+
+pub(crate) const GET_USER: ToolSpec = tool! {
+    name: "hackernews_get_user",
+    effect: Read,
+    args: GetUser,
+    run: get_user,
+    keywords: ["profile", "karma", "account", "member"],
+    description: "Get a Hacker News user's profile: karma, about text, account age and recent submissions.",
+};
 
 async fn get_user(up: Arc<dyn Upstream>, args: GetUser) -> Result<Value, ToolError> {
     let user = up.send(HttpRequest::get(format!("/user/{}.json", encode_segment(&args.username)))).await?.json()?;

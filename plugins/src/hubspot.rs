@@ -35,78 +35,15 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
     tools: &[
-        tool! {
-            name: "hubspot_search_contacts",
-            effect: Read,
-            args: Search,
-            run: search_contacts,
-            keywords: ["find contact", "lookup person", "leads", "people", "customer", "email address", "crm search"],
-            description: "Search HubSpot CRM contacts (people, leads, customers) by free text (name, email, phone, company) and/or property filters such as lifecyclestage or createdate, newest first by default. HubSpot search reaches at most 10,000 matches per query.",
-        },
-        tool! {
-            name: "hubspot_get_contact",
-            effect: Read,
-            args: GetContact,
-            run: get_contact,
-            keywords: ["contact details", "person", "lead", "lookup by email", "associated companies", "associated deals"],
-            description: "Get one HubSpot contact by contact id or email address, with its properties and the ids of associated companies and deals.",
-        },
-        tool! {
-            name: "hubspot_create_contact",
-            effect: Write,
-            args: CreateContact,
-            run: create_contact,
-            keywords: ["add contact", "new lead", "new person", "add to crm", "create lead"],
-            description: "Create a HubSpot contact (person / lead) with email, name, phone, company, job title and lifecycle stage, optionally associated with companies and deals. Fails with HubSpot's conflict error if the email already exists.",
-        },
-        tool! {
-            name: "hubspot_update_contact",
-            effect: Write,
-            args: UpdateContact,
-            run: update_contact,
-            keywords: ["edit contact", "change lifecycle stage", "update lead", "set property", "modify person"],
-            description: "Update properties of a HubSpot contact, found by contact id or email, e.g. lifecyclestage, phone, jobtitle or any custom property.",
-        },
-        tool! {
-            name: "hubspot_search_companies",
-            effect: Read,
-            args: Search,
-            run: search_companies,
-            keywords: ["find company", "accounts", "organizations", "businesses", "domain", "crm search"],
-            description: "Search HubSpot CRM companies (accounts, organizations) by free text (name, domain, phone) and/or property filters such as industry, country or numberofemployees. At most 10,000 matches per query.",
-        },
-        tool! {
-            name: "hubspot_search_deals",
-            effect: Read,
-            args: Search,
-            run: search_deals,
-            keywords: ["find deal", "opportunities", "pipeline", "pipeline stage", "forecast", "closing this month", "won deals"],
-            description: "Search HubSpot deals (opportunities) by free text and/or property filters: pipeline stage (dealstage), owner, amount, close date (closedate); sortable. At most 10,000 matches per query.",
-        },
-        tool! {
-            name: "hubspot_create_deal",
-            effect: Write,
-            args: CreateDeal,
-            run: create_deal,
-            keywords: ["new deal", "add opportunity", "create opportunity", "pipeline", "sales deal"],
-            description: "Create a HubSpot deal (opportunity) with name, amount, pipeline and stage, close date and owner, optionally associated with contacts and companies.",
-        },
-        tool! {
-            name: "hubspot_update_deal",
-            effect: Write,
-            args: UpdateDeal,
-            run: update_deal,
-            keywords: ["move deal", "change stage", "pipeline stage", "close won", "closed lost", "update amount", "close date"],
-            description: "Update a HubSpot deal: move it to another pipeline stage (dealstage, e.g. closedwon), change amount, close date, owner or any other deal property.",
-        },
-        tool! {
-            name: "hubspot_create_note",
-            effect: Write,
-            args: CreateNote,
-            run: create_note,
-            keywords: ["log note", "add note", "activity", "comment", "call notes", "meeting notes", "timeline"],
-            description: "Log a note (activity on the timeline) on a HubSpot contact, company or deal, e.g. call or meeting notes; plain text, line breaks kept.",
-        },
+        SEARCH_CONTACTS,
+        GET_CONTACT,
+        CREATE_CONTACT,
+        UPDATE_CONTACT,
+        SEARCH_COMPANIES,
+        SEARCH_DEALS,
+        CREATE_DEAL,
+        UPDATE_DEAL,
+        CREATE_NOTE,
     ],
     error_message,
 };
@@ -231,10 +168,11 @@ fn property_value(path: &str, v: &Value) -> Result<Value, ToolError> {
 }
 
 fn bad_property(path: &str) -> ToolError {
-    ToolError::InvalidArguments {
-        message: "property values are text, numbers, booleans, lists of options, or null to clear".into(),
-        problems: vec![ArgProblem { path: path.into(), problem: "not a HubSpot property value".into() }],
-    }
+    invalid(
+        path,
+        "property values are text, numbers, booleans, lists of options, or null to clear",
+        "not a HubSpot property value",
+    )
 }
 
 fn properties_map(path: &str, props: &Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
@@ -342,22 +280,52 @@ fn default_limit() -> u32 {
     25
 }
 
+pub(crate) const SEARCH_CONTACTS: ToolSpec = tool! {
+    name: "hubspot_search_contacts",
+    effect: Read,
+    args: Search,
+    run: search_contacts,
+    keywords: ["find contact", "lookup person", "leads", "people", "customer", "email address", "crm search"],
+    description: "Search HubSpot CRM contacts (people, leads, customers) by free text (name, email, phone, company) and/or property filters such as lifecyclestage or createdate, newest first by default. HubSpot search reaches at most 10,000 matches per query.",
+};
+
 async fn search_contacts(up: Arc<dyn Upstream>, args: Search) -> Result<Value, ToolError> {
     search(&*up, "contacts", CONTACT_PROPERTIES, args).await
 }
 
+pub(crate) const SEARCH_COMPANIES: ToolSpec = tool! {
+    name: "hubspot_search_companies",
+    effect: Read,
+    args: Search,
+    run: search_companies,
+    keywords: ["find company", "accounts", "organizations", "businesses", "domain", "crm search"],
+    description: "Search HubSpot CRM companies (accounts, organizations) by free text (name, domain, phone) and/or property filters such as industry, country or numberofemployees. At most 10,000 matches per query.",
+};
+
 async fn search_companies(up: Arc<dyn Upstream>, args: Search) -> Result<Value, ToolError> {
     search(&*up, "companies", COMPANY_PROPERTIES, args).await
 }
+
+pub(crate) const SEARCH_DEALS: ToolSpec = tool! {
+    name: "hubspot_search_deals",
+    effect: Read,
+    args: Search,
+    run: search_deals,
+    keywords: ["find deal", "opportunities", "pipeline", "pipeline stage", "forecast", "closing this month", "won deals"],
+    description: "Search HubSpot deals (opportunities) by free text and/or property filters: pipeline stage (dealstage), owner, amount, close date (closedate); sortable. At most 10,000 matches per query.",
+};
 
 async fn search_deals(up: Arc<dyn Upstream>, args: Search) -> Result<Value, ToolError> {
     search(&*up, "deals", DEAL_PROPERTIES, args).await
 }
 
 fn filter_json(i: usize, f: &Filter) -> Result<Value, ToolError> {
-    let problem = |field: &str, problem: &str| ToolError::InvalidArguments {
-        message: format!("filter {i} ({} {:?}) {problem}", f.property, f.operator).to_lowercase(),
-        problems: vec![ArgProblem { path: format!("/filters/{i}/{field}"), problem: problem.into() }],
+    let problem = |field: &str, problem: &str| {
+        invalid(
+            &format!("/filters/{i}/{field}"),
+            format!("filter {i} ({} {:?}) {problem}", f.property, f.operator).to_lowercase(),
+            problem,
+        )
     };
     let mut out = json!({"propertyName": f.property, "operator": f.operator.api()});
     match f.operator {
@@ -459,13 +427,11 @@ fn contact_ref(contact_id: Option<&str>, email: Option<&str>) -> Result<(String,
     match (contact_id.filter(|s| !s.is_empty()), email.filter(|s| !s.is_empty())) {
         (Some(id), None) => Ok((encode_segment(id), false)),
         (None, Some(email)) => Ok((encode_segment(email), true)),
-        _ => Err(ToolError::InvalidArguments {
-            message: "give either contact_id or email (one of them)".into(),
-            problems: vec![ArgProblem {
-                path: String::new(),
-                problem: "expected exactly one of contact_id, email".into(),
-            }],
-        }),
+        _ => Err(invalid(
+            "",
+            "give either contact_id or email (one of them)",
+            "expected exactly one of contact_id, email",
+        )),
     }
 }
 
@@ -478,6 +444,15 @@ fn with_properties(defaults: &[&str], extra: Option<&Vec<String>>) -> String {
     }
     all.join(",")
 }
+
+pub(crate) const GET_CONTACT: ToolSpec = tool! {
+    name: "hubspot_get_contact",
+    effect: Read,
+    args: GetContact,
+    run: get_contact,
+    keywords: ["contact details", "person", "lead", "lookup by email", "associated companies", "associated deals"],
+    description: "Get one HubSpot contact by contact id or email address, with its properties and the ids of associated companies and deals.",
+};
 
 async fn get_contact(up: Arc<dyn Upstream>, args: GetContact) -> Result<Value, ToolError> {
     let (segment, by_email) = contact_ref(args.contact_id.as_deref(), args.email.as_deref())?;
@@ -538,6 +513,15 @@ struct CreateContact {
     deal_ids: Option<Vec<String>>,
 }
 
+pub(crate) const CREATE_CONTACT: ToolSpec = tool! {
+    name: "hubspot_create_contact",
+    effect: Write,
+    args: CreateContact,
+    run: create_contact,
+    keywords: ["add contact", "new lead", "new person", "add to crm", "create lead"],
+    description: "Create a HubSpot contact (person / lead) with email, name, phone, company, job title and lifecycle stage, optionally associated with companies and deals. Fails with HubSpot's conflict error if the email already exists.",
+};
+
 async fn create_contact(up: Arc<dyn Upstream>, args: CreateContact) -> Result<Value, ToolError> {
     let mut props = match &args.properties {
         Some(p) => properties_map("/properties", p)?,
@@ -579,6 +563,15 @@ struct UpdateContact {
     properties: Map<String, Value>,
 }
 
+pub(crate) const UPDATE_CONTACT: ToolSpec = tool! {
+    name: "hubspot_update_contact",
+    effect: Write,
+    args: UpdateContact,
+    run: update_contact,
+    keywords: ["edit contact", "change lifecycle stage", "update lead", "set property", "modify person"],
+    description: "Update properties of a HubSpot contact, found by contact id or email, e.g. lifecyclestage, phone, jobtitle or any custom property.",
+};
+
 async fn update_contact(up: Arc<dyn Upstream>, args: UpdateContact) -> Result<Value, ToolError> {
     let (segment, by_email) = contact_ref(args.contact_id.as_deref(), args.email.as_deref())?;
     let props = non_empty_properties(&args.properties)?;
@@ -593,10 +586,11 @@ async fn update_contact(up: Arc<dyn Upstream>, args: UpdateContact) -> Result<Va
 
 fn non_empty_properties(props: &Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
     if props.is_empty() {
-        return Err(ToolError::InvalidArguments {
-            message: "properties is empty: name at least one property to change".into(),
-            problems: vec![ArgProblem { path: "/properties".into(), problem: "needs at least one property".into() }],
-        });
+        return Err(invalid(
+            "/properties",
+            "properties is empty: name at least one property to change",
+            "needs at least one property",
+        ));
     }
     properties_map("/properties", props)
 }
@@ -646,12 +640,22 @@ fn close_date(value: &str) -> Result<String, ToolError> {
     match (date_ok, b.len()) {
         (true, 10) => Ok(format!("{value}T00:00:00.000Z")),
         (true, _) if b[10] == b'T' => Ok(value.to_string()),
-        _ => Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not a date (YYYY-MM-DD) or ISO 8601 date-time"),
-            problems: vec![ArgProblem { path: "/closedate".into(), problem: "expected YYYY-MM-DD".into() }],
-        }),
+        _ => Err(invalid(
+            "/closedate",
+            format!("'{value}' is not a date (YYYY-MM-DD) or ISO 8601 date-time"),
+            "expected YYYY-MM-DD",
+        )),
     }
 }
+
+pub(crate) const CREATE_DEAL: ToolSpec = tool! {
+    name: "hubspot_create_deal",
+    effect: Write,
+    args: CreateDeal,
+    run: create_deal,
+    keywords: ["new deal", "add opportunity", "create opportunity", "pipeline", "sales deal"],
+    description: "Create a HubSpot deal (opportunity) with name, amount, pipeline and stage, close date and owner, optionally associated with contacts and companies.",
+};
 
 async fn create_deal(up: Arc<dyn Upstream>, args: CreateDeal) -> Result<Value, ToolError> {
     let mut props = match &args.properties {
@@ -662,10 +666,11 @@ async fn create_deal(up: Arc<dyn Upstream>, args: CreateDeal) -> Result<Value, T
         (Some(s), _) => s.clone(),
         (None, "default") => "appointmentscheduled".into(),
         (None, other) => {
-            return Err(ToolError::InvalidArguments {
-                message: format!("pipeline '{other}' is not the default one: give its dealstage id"),
-                problems: vec![ArgProblem { path: "/dealstage".into(), problem: "required for this pipeline".into() }],
-            });
+            return Err(invalid(
+                "/dealstage",
+                format!("pipeline '{other}' is not the default one: give its dealstage id"),
+                "required for this pipeline",
+            ));
         }
     };
     props.insert("dealname".into(), json!(args.dealname));
@@ -701,12 +706,24 @@ struct UpdateDeal {
     properties: Map<String, Value>,
 }
 
+pub(crate) const UPDATE_DEAL: ToolSpec = tool! {
+    name: "hubspot_update_deal",
+    effect: Write,
+    args: UpdateDeal,
+    run: update_deal,
+    keywords: ["move deal", "change stage", "pipeline stage", "close won", "closed lost", "update amount", "close date"],
+    description: "Update a HubSpot deal: move it to another pipeline stage (dealstage, e.g. closedwon), change amount, close date, owner or any other deal property.",
+};
+
 async fn update_deal(up: Arc<dyn Upstream>, args: UpdateDeal) -> Result<Value, ToolError> {
     let mut props = non_empty_properties(&args.properties)?;
     if let Some(d) = props.get("closedate").and_then(Value::as_str).filter(|d| !d.is_empty()) {
-        let d = close_date(d).map_err(|_| ToolError::InvalidArguments {
-            message: format!("closedate '{d}' is not a date (YYYY-MM-DD) or ISO 8601 date-time"),
-            problems: vec![ArgProblem { path: "/properties/closedate".into(), problem: "expected YYYY-MM-DD".into() }],
+        let d = close_date(d).map_err(|_| {
+            invalid(
+                "/properties/closedate",
+                format!("closedate '{d}' is not a date (YYYY-MM-DD) or ISO 8601 date-time"),
+                "expected YYYY-MM-DD",
+            )
         })?;
         props.insert("closedate".into(), json!(d));
     }
@@ -752,29 +769,27 @@ fn now_rfc3339() -> String {
         .map(|d| d.as_millis() as i64)
         .unwrap_or_default();
     let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms.rem_euclid(1000))
+    let wall = crate::time::wall_clock_text(secs).unwrap_or_default();
+    format!("{wall}.{:03}Z", ms.rem_euclid(1000))
 }
+
+pub(crate) const CREATE_NOTE: ToolSpec = tool! {
+    name: "hubspot_create_note",
+    effect: Write,
+    args: CreateNote,
+    run: create_note,
+    keywords: ["log note", "add note", "activity", "comment", "call notes", "meeting notes", "timeline"],
+    description: "Log a note (activity on the timeline) on a HubSpot contact, company or deal, e.g. call or meeting notes; plain text, line breaks kept.",
+};
 
 async fn create_note(up: Arc<dyn Upstream>, args: CreateNote) -> Result<Value, ToolError> {
     let timestamp = match &args.timestamp {
-        Some(t) => close_date(t).map_err(|_| ToolError::InvalidArguments {
-            message: format!("timestamp '{t}' is not an ISO 8601 date-time"),
-            problems: vec![ArgProblem {
-                path: "/timestamp".into(),
-                problem: "expected e.g. 2026-03-02T15:30:00Z".into(),
-            }],
+        Some(t) => close_date(t).map_err(|_| {
+            invalid(
+                "/timestamp",
+                format!("timestamp '{t}' is not an ISO 8601 date-time"),
+                "expected e.g. 2026-03-02T15:30:00Z",
+            )
         })?,
         None => now_rfc3339(),
     };

@@ -2,18 +2,26 @@
 //!
 //! # Layout
 //! - [`api`]: the contract with the engine (integration and tool descriptions, requests, errors).
-//! - [`codec`]: base64 (standard and URL-safe) for file contents and MIME.
+//! - [`codec`]: base64 (standard and URL-safe) and percent-encoding, for file contents, MIME, URLs.
+//! - `mock` (tests only): `MockUpstream`, an [`api::Upstream`] that records requests and answers
+//!   with canned replies, for request-building and shaping tests next to each tool.
 //! - [`schema`]: argument types to portable JSON Schema.
 //! - [`text`]: rich text (HTML) to plain text at the tool boundary.
+//! - [`time`]: calendar arithmetic (chrono) for dates agents type and timestamps results show.
 //! - one module per integration, each exporting `INTEGRATION`, all listed in [`INTEGRATIONS`].
 //!
-//! Adding an integration: write `plugins/src/<name>.rs` with a `pub static INTEGRATION`, add it to
-//! [`INTEGRATIONS`], and add its fake-server tests under `tests/it/`.
+//! Adding an integration: write `plugins/src/<name>.rs` with a `pub static INTEGRATION` whose
+//! `tools` lists the tool specs, each defined next to its handler
+//! (`pub(crate) const LIST_TASKS: ToolSpec = tool! {..}`), add it to [`INTEGRATIONS`], and add its
+//! fake-server tests under `tests/it/`.
 
 pub mod api;
 pub mod codec;
+#[cfg(test)]
+pub mod mock;
 pub mod schema;
 pub mod text;
+pub mod time;
 
 pub mod airtable;
 pub mod asana;

@@ -24,32 +24,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Off,
     rate_limit: crate::api::RateLimit::per_minute(600),
-    tools: &[
-        tool! {
-            name: "open_meteo_search_locations",
-            effect: Read,
-            args: SearchLocations,
-            run: search_locations,
-            keywords: ["geocode", "coordinates", "latitude", "longitude", "city", "place", "where is", "timezone"],
-            description: "Look up a place name (city, town, postcode) and get its latitude, longitude, country, region and time zone, for use with the weather tools.",
-        },
-        tool! {
-            name: "open_meteo_get_forecast",
-            effect: Read,
-            args: GetForecast,
-            run: get_forecast,
-            keywords: ["weather", "forecast", "temperature", "rain", "snow", "wind", "tomorrow", "this week", "umbrella", "sunny", "weather tomorrow", "next days", "will it rain"],
-            description: "Weather forecast for a place (name or coordinates): current conditions plus daily (and optionally hourly) forecast up to 16 days: temperature, rain/precipitation, wind, weather description.",
-        },
-        tool! {
-            name: "open_meteo_get_historical_weather",
-            effect: Read,
-            args: GetHistorical,
-            run: get_historical,
-            keywords: ["past weather", "history", "last year", "archive", "climate", "temperature record", "was it raining"],
-            description: "Past (historical) weather for a place and date range: daily or hourly temperature, precipitation and wind from the weather archive.",
-        },
-    ],
+    tools: &[SEARCH_LOCATIONS, GET_FORECAST, GET_HISTORICAL],
     error_message,
 };
 
@@ -76,6 +51,15 @@ struct SearchLocations {
 fn default_count() -> u32 {
     10
 }
+
+pub(crate) const SEARCH_LOCATIONS: ToolSpec = tool! {
+    name: "open_meteo_search_locations",
+    effect: Read,
+    args: SearchLocations,
+    run: search_locations,
+    keywords: ["geocode", "coordinates", "latitude", "longitude", "city", "place", "where is", "timezone"],
+    description: "Look up a place name (city, town, postcode) and get its latitude, longitude, country, region and time zone, for use with the weather tools.",
+};
 
 async fn search_locations(up: Arc<dyn Upstream>, args: SearchLocations) -> Result<Value, ToolError> {
     let locations =
@@ -205,23 +189,22 @@ async fn resolve_place(
         (Some(lat), Some(lon), _) => Ok((lat, lon, None)),
         (None, None, Some(name)) => {
             let found = geocode(up, name, 1, None, None).await?;
-            let place = found.into_iter().next().ok_or_else(|| ToolError::InvalidArguments {
-                message: format!(
-                    "no place called '{name}' was found; try a larger nearby town or pass latitude/longitude"
-                ),
-                problems: vec![ArgProblem { path: "/location".into(), problem: "not found".into() }],
+            let place = found.into_iter().next().ok_or_else(|| {
+                invalid(
+                    "/location",
+                    format!("no place called '{name}' was found; try a larger nearby town or pass latitude/longitude"),
+                    "not found",
+                )
             })?;
             let lat = place["latitude"].as_f64().unwrap_or_default();
             let lon = place["longitude"].as_f64().unwrap_or_default();
             Ok((lat, lon, Some(place)))
         }
-        _ => Err(ToolError::InvalidArguments {
-            message: "give either both latitude and longitude, or a location name".into(),
-            problems: vec![ArgProblem {
-                path: String::new(),
-                problem: "expected latitude + longitude, or location".into(),
-            }],
-        }),
+        _ => Err(invalid(
+            "",
+            "give either both latitude and longitude, or a location name",
+            "expected latitude + longitude, or location",
+        )),
     }
 }
 
@@ -235,6 +218,15 @@ fn list(values: &Option<Vec<String>>, default: &[&str]) -> String {
 fn unit_param<T: std::fmt::Debug>(value: Option<T>) -> Option<String> {
     value.map(|v| format!("{v:?}").to_lowercase())
 }
+
+pub(crate) const GET_FORECAST: ToolSpec = tool! {
+    name: "open_meteo_get_forecast",
+    effect: Read,
+    args: GetForecast,
+    run: get_forecast,
+    keywords: ["weather", "forecast", "temperature", "rain", "snow", "wind", "tomorrow", "this week", "umbrella", "sunny", "weather tomorrow", "next days", "will it rain"],
+    description: "Weather forecast for a place (name or coordinates): current conditions plus daily (and optionally hourly) forecast up to 16 days: temperature, rain/precipitation, wind, weather description.",
+};
 
 async fn get_forecast(up: Arc<dyn Upstream>, args: GetForecast) -> Result<Value, ToolError> {
     let (lat, lon, place) = resolve_place(&*up, args.latitude, args.longitude, args.location.as_deref()).await?;
@@ -276,6 +268,15 @@ struct GetHistorical {
     #[serde(default = "auto")]
     timezone: String,
 }
+
+pub(crate) const GET_HISTORICAL: ToolSpec = tool! {
+    name: "open_meteo_get_historical_weather",
+    effect: Read,
+    args: GetHistorical,
+    run: get_historical,
+    keywords: ["past weather", "history", "last year", "archive", "climate", "temperature record", "was it raining"],
+    description: "Past (historical) weather for a place and date range: daily or hourly temperature, precipitation and wind from the weather archive.",
+};
 
 async fn get_historical(up: Arc<dyn Upstream>, args: GetHistorical) -> Result<Value, ToolError> {
     check_date("/start_date", &args.start_date)?;

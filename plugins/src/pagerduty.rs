@@ -65,64 +65,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.pagerduty.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(900),
-    tools: &[
-        tool! {
-            name: "pagerduty_list_incidents",
-            effect: Read,
-            args: ListIncidents,
-            run: list_incidents,
-            keywords: ["open incidents", "outages", "alerts", "triggered", "acknowledged", "resolved", "pages", "what is on fire", "current incidents", "what paged"],
-            description: "List PagerDuty incidents (outages/alerts that paged someone), newest first: open ones (triggered, acknowledged) or recent resolved ones, by service, urgency, assignee and date.",
-        },
-        tool! {
-            name: "pagerduty_get_incident",
-            effect: Read,
-            args: GetIncident,
-            run: get_incident,
-            keywords: ["incident details", "timeline", "log entries", "who acknowledged", "assignees", "outage"],
-            description: "Get one PagerDuty incident by id or number: status, urgency, service, assignees, escalation policy, link, and its timeline (log entries: triggered, notified, acknowledged, escalated, resolved).",
-        },
-        tool! {
-            name: "pagerduty_create_incident",
-            effect: Write,
-            args: CreateIncident,
-            run: create_incident,
-            keywords: ["page someone", "page on-call", "trigger", "open incident", "raise incident", "alert", "escalate", "wake up", "is down", "site down", "outage"],
-            description: "Open (trigger) a PagerDuty incident on a service — this pages whoever is on call for it — with title, urgency, details, and optionally an escalation policy or specific assignees.",
-        },
-        tool! {
-            name: "pagerduty_update_incident",
-            effect: Write,
-            args: UpdateIncident,
-            run: update_incident,
-            keywords: ["acknowledge", "ack", "resolve", "close", "reassign", "escalate", "urgency", "snooze"],
-            description: "Update a PagerDuty incident: acknowledge (ack) or resolve it, reassign it to other users, change its urgency, or escalate it to another escalation level.",
-        },
-        tool! {
-            name: "pagerduty_create_note",
-            effect: Write,
-            args: CreateNote,
-            run: create_note,
-            keywords: ["note", "comment", "update", "timeline", "status update", "incident note"],
-            description: "Add a note (comment/status update) to a PagerDuty incident's timeline.",
-        },
-        tool! {
-            name: "pagerduty_list_oncalls",
-            effect: Read,
-            args: ListOncalls,
-            run: list_oncalls,
-            keywords: ["who is on call", "on-call", "oncall", "rotation", "schedule", "shift", "escalation level", "primary"],
-            description: "Who is on call in PagerDuty right now (or in a time window): users per escalation policy and level, with their schedule and shift start/end.",
-        },
-        tool! {
-            name: "pagerduty_list_services",
-            effect: Read,
-            args: ListServices,
-            run: list_services,
-            keywords: ["services", "service id", "systems", "components", "applications"],
-            description: "List PagerDuty services (the systems incidents are opened on) with their ids, status, escalation policy and teams; filter by name.",
-        },
-    ],
+    tools: &[LIST_INCIDENTS, GET_INCIDENT, CREATE_INCIDENT, UPDATE_INCIDENT, CREATE_NOTE, LIST_ONCALLS, LIST_SERVICES],
     error_message,
 };
 
@@ -178,9 +121,8 @@ fn default_limit() -> u32 {
 fn parse_offset(cursor: &Option<String>) -> Result<u32, ToolError> {
     match cursor {
         None => Ok(0),
-        Some(c) => c.parse::<u32>().map_err(|_| ToolError::InvalidArguments {
-            message: format!("cursor '{c}' is not one this tool issued"),
-            problems: vec![ArgProblem { path: "/cursor".into(), problem: "pass next_cursor back unchanged".into() }],
+        Some(c) => c.parse::<u32>().map_err(|_| {
+            invalid("/cursor", format!("cursor '{c}' is not one this tool issued"), "pass next_cursor back unchanged")
         }),
     }
 }
@@ -196,10 +138,11 @@ fn many(req: HttpRequest, key: &str, values: &Option<Vec<String>>) -> HttpReques
 fn check_id(path: &str, id: &str) -> Result<String, ToolError> {
     let id = id.trim();
     if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(ToolError::InvalidArguments {
-            message: format!("'{id}' is not a PagerDuty id (like PABC123) or incident number"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected an id such as PT4KHLK or 1234".into() }],
-        });
+        return Err(invalid(
+            path,
+            format!("'{id}' is not a PagerDuty id (like PABC123) or incident number"),
+            "expected an id such as PT4KHLK or 1234",
+        ));
     }
     Ok(encode_segment(id))
 }
@@ -292,6 +235,15 @@ struct ListIncidents {
     include_raw: bool,
 }
 
+pub(crate) const LIST_INCIDENTS: ToolSpec = tool! {
+    name: "pagerduty_list_incidents",
+    effect: Read,
+    args: ListIncidents,
+    run: list_incidents,
+    keywords: ["open incidents", "outages", "alerts", "triggered", "acknowledged", "resolved", "pages", "what is on fire", "current incidents", "what paged"],
+    description: "List PagerDuty incidents (outages/alerts that paged someone), newest first: open ones (triggered, acknowledged) or recent resolved ones, by service, urgency, assignee and date.",
+};
+
 async fn list_incidents(up: Arc<dyn Upstream>, args: ListIncidents) -> Result<Value, ToolError> {
     let offset = parse_offset(&args.cursor)?;
     let mut req = HttpRequest::get("/incidents");
@@ -343,6 +295,15 @@ struct GetIncident {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_INCIDENT: ToolSpec = tool! {
+    name: "pagerduty_get_incident",
+    effect: Read,
+    args: GetIncident,
+    run: get_incident,
+    keywords: ["incident details", "timeline", "log entries", "who acknowledged", "assignees", "outage"],
+    description: "Get one PagerDuty incident by id or number: status, urgency, service, assignees, escalation policy, link, and its timeline (log entries: triggered, notified, acknowledged, escalated, resolved).",
+};
 
 async fn get_incident(up: Arc<dyn Upstream>, args: GetIncident) -> Result<Value, ToolError> {
     let id = check_id("/incident_id", &args.incident_id)?;
@@ -403,15 +364,22 @@ struct CreateIncident {
     incident_key: Option<String>,
 }
 
+pub(crate) const CREATE_INCIDENT: ToolSpec = tool! {
+    name: "pagerduty_create_incident",
+    effect: Write,
+    args: CreateIncident,
+    run: create_incident,
+    keywords: ["page someone", "page on-call", "trigger", "open incident", "raise incident", "alert", "escalate", "wake up", "is down", "site down", "outage"],
+    description: "Open (trigger) a PagerDuty incident on a service — this pages whoever is on call for it — with title, urgency, details, and optionally an escalation policy or specific assignees.",
+};
+
 async fn create_incident(up: Arc<dyn Upstream>, args: CreateIncident) -> Result<Value, ToolError> {
     if args.escalation_policy_id.is_some() && args.assignee_ids.as_ref().is_some_and(|a| !a.is_empty()) {
-        return Err(ToolError::InvalidArguments {
-            message: "give escalation_policy_id or assignee_ids, not both (PagerDuty pages one or the other)".into(),
-            problems: vec![ArgProblem {
-                path: "/assignee_ids".into(),
-                problem: "conflicts with escalation_policy_id".into(),
-            }],
-        });
+        return Err(invalid(
+            "/assignee_ids",
+            "give escalation_policy_id or assignee_ids, not both (PagerDuty pages one or the other)",
+            "conflicts with escalation_policy_id",
+        ));
     }
     let mut incident = Map::new();
     incident.insert("type".into(), json!("incident"));
@@ -467,6 +435,15 @@ struct UpdateIncident {
     escalation_level: Option<u32>,
 }
 
+pub(crate) const UPDATE_INCIDENT: ToolSpec = tool! {
+    name: "pagerduty_update_incident",
+    effect: Write,
+    args: UpdateIncident,
+    run: update_incident,
+    keywords: ["acknowledge", "ack", "resolve", "close", "reassign", "escalate", "urgency", "snooze"],
+    description: "Update a PagerDuty incident: acknowledge (ack) or resolve it, reassign it to other users, change its urgency, or escalate it to another escalation level.",
+};
+
 async fn update_incident(up: Arc<dyn Upstream>, args: UpdateIncident) -> Result<Value, ToolError> {
     let id = check_id("/incident_id", &args.incident_id)?;
     let mut incident = Map::new();
@@ -482,10 +459,7 @@ async fn update_incident(up: Arc<dyn Upstream>, args: UpdateIncident) -> Result<
     }
     if let Some(r) = &args.resolution {
         if !matches!(args.status, Some(NewStatus::Resolved)) {
-            return Err(ToolError::InvalidArguments {
-                message: "resolution goes with status resolved".into(),
-                problems: vec![ArgProblem { path: "/resolution".into(), problem: "needs status resolved".into() }],
-            });
+            return Err(invalid("/resolution", "resolution goes with status resolved", "needs status resolved"));
         }
         incident.insert("resolution".into(), json!(r));
     }
@@ -516,6 +490,15 @@ struct CreateNote {
     #[schemars(length(min = 1, max = 25000))]
     content: String,
 }
+
+pub(crate) const CREATE_NOTE: ToolSpec = tool! {
+    name: "pagerduty_create_note",
+    effect: Write,
+    args: CreateNote,
+    run: create_note,
+    keywords: ["note", "comment", "update", "timeline", "status update", "incident note"],
+    description: "Add a note (comment/status update) to a PagerDuty incident's timeline.",
+};
 
 async fn create_note(up: Arc<dyn Upstream>, args: CreateNote) -> Result<Value, ToolError> {
     let id = check_id("/incident_id", &args.incident_id)?;
@@ -556,6 +539,15 @@ struct ListOncalls {
     /// Opaque cursor from a previous call's next_cursor, for the next page.
     cursor: Option<String>,
 }
+
+pub(crate) const LIST_ONCALLS: ToolSpec = tool! {
+    name: "pagerduty_list_oncalls",
+    effect: Read,
+    args: ListOncalls,
+    run: list_oncalls,
+    keywords: ["who is on call", "on-call", "oncall", "rotation", "schedule", "shift", "escalation level", "primary"],
+    description: "Who is on call in PagerDuty right now (or in a time window): users per escalation policy and level, with their schedule and shift start/end.",
+};
 
 async fn list_oncalls(up: Arc<dyn Upstream>, args: ListOncalls) -> Result<Value, ToolError> {
     let offset = parse_offset(&args.cursor)?;
@@ -611,6 +603,15 @@ struct ListServices {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_SERVICES: ToolSpec = tool! {
+    name: "pagerduty_list_services",
+    effect: Read,
+    args: ListServices,
+    run: list_services,
+    keywords: ["services", "service id", "systems", "components", "applications"],
+    description: "List PagerDuty services (the systems incidents are opened on) with their ids, status, escalation policy and teams; filter by name.",
+};
 
 async fn list_services(up: Arc<dyn Upstream>, args: ListServices) -> Result<Value, ToolError> {
     let offset = parse_offset(&args.cursor)?;

@@ -1,4 +1,5 @@
-//! Rich text crossing the tool boundary: providers send HTML fragments, agents read plain text.
+//! Rich text crossing the tool boundary: providers send HTML fragments ([`html_to_text`]) and
+//! whole pages ([`html_page`], for `http_send_request`), agents read plain text or Markdown.
 //! Also the depth guards for JSON documents that converters walk recursively (ADF, Notion blocks).
 
 use serde_json::Value;
@@ -190,6 +191,262 @@ fn fold_whitespace(text: &str) -> String {
     lines.join("\n").trim().to_string()
 }
 
+// ------------------------------------------------------------------------------ whole pages
+
+/// An HTML page as readable text.
+#[derive(Debug, Default, PartialEq)]
+pub struct Page {
+    pub title: Option<String>,
+    pub text: String,
+}
+
+/// Elements whose content is never text a reader sees.
+const SKIPPED: &[&str] =
+    &["script", "style", "noscript", "template", "svg", "math", "iframe", "object", "canvas", "select"];
+/// Elements that start a new line.
+const BLOCKS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "dd",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "header",
+    "hgroup",
+    "hr",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "thead",
+    "tfoot",
+    "tr",
+    "ul",
+    "caption",
+    "body",
+    "html",
+];
+
+/// Turns a link's `href` into the absolute link to show, or `None` to show only its text.
+pub type LinkResolver<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// Reduces a whole HTML page to its title and text: scripts, styles and comments dropped,
+/// entities decoded, whitespace collapsed, one line per block. With `markdown` (a resolver that
+/// turns an `href` into the absolute link to show, or `None` to drop it), headings, list items,
+/// links and preformatted text are marked up as Markdown. A loop over tags, never a recursion, so
+/// any nesting depth is read in one pass.
+pub fn html_page(html: &str, markdown: Option<&LinkResolver<'_>>) -> Page {
+    let mut page = Page::default();
+    let mut out = String::new();
+    let lower = html.to_ascii_lowercase();
+    let bytes = html.as_bytes();
+    let mut pre = 0usize;
+    let mut links: Vec<Option<String>> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            let end = html[i..].find('<').map_or(html.len(), |n| i + n);
+            push_text(&mut out, &decode_entities(&html[i..end]), pre > 0);
+            i = end;
+            continue;
+        }
+        if lower[i..].starts_with("<!--") {
+            i = lower[i..].find("-->").map_or(html.len(), |n| i + n + 3);
+            continue;
+        }
+        if lower[i..].starts_with("<!") || lower[i..].starts_with("<?") {
+            i = lower[i..].find('>').map_or(html.len(), |n| i + n + 1);
+            continue;
+        }
+        let closing = bytes.get(i + 1) == Some(&b'/');
+        let name_start = i + 1 + usize::from(closing);
+        let name_len = lower[name_start..].bytes().take_while(|b| b.is_ascii_alphanumeric()).count();
+        if name_len == 0 || !bytes[name_start].is_ascii_alphabetic() {
+            push_text(&mut out, "<", pre > 0);
+            i += 1;
+            continue;
+        }
+        let name = &lower[name_start..name_start + name_len];
+        let tag_end = tag_end_at(bytes, name_start + name_len);
+        let attrs_end = if bytes[tag_end - 1] == b'>' { tag_end - 1 } else { tag_end };
+        let attrs = &html[name_start + name_len..attrs_end.max(name_start + name_len)];
+        i = tag_end;
+        if !closing && (SKIPPED.contains(&name) || name == "title") {
+            let close = format!("</{name}");
+            let inner_end = lower[i..].find(&close).map_or(html.len(), |n| i + n);
+            if name == "title" && page.title.is_none() {
+                let title = collapse(&decode_entities(&html[i..inner_end]));
+                page.title = (!title.is_empty()).then_some(title);
+            }
+            i = lower[inner_end..].find('>').map_or(html.len(), |n| inner_end + n + 1);
+            continue;
+        }
+        match (name, closing) {
+            ("br", _) => newline(&mut out, 1),
+            ("p", _) => newline(&mut out, 2),
+            ("h1" | "h2" | "h3" | "h4" | "h5" | "h6", false) => {
+                newline(&mut out, 2);
+                if markdown.is_some() {
+                    let level = usize::from(name.as_bytes()[1] - b'0');
+                    out.push_str(&"#".repeat(level));
+                    out.push(' ');
+                }
+            }
+            ("h1" | "h2" | "h3" | "h4" | "h5" | "h6", true) => newline(&mut out, 2),
+            ("li", false) => {
+                newline(&mut out, 1);
+                out.push_str("- ");
+            }
+            ("li", true) => newline(&mut out, 1),
+            ("td" | "th", false) if !out.ends_with('\n') && !out.is_empty() => out.push_str(" | "),
+            ("pre", false) => {
+                newline(&mut out, 2);
+                if markdown.is_some() {
+                    out.push_str("```\n");
+                }
+                pre += 1;
+            }
+            ("pre", true) => {
+                pre = pre.saturating_sub(1);
+                if markdown.is_some() {
+                    if !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str("```");
+                }
+                newline(&mut out, 2);
+            }
+            ("a", false) if markdown.is_some() => {
+                let href = attribute_value(attrs, "href").and_then(|h| markdown?(decode_entities(&h).trim()));
+                if href.is_some() {
+                    push_text(&mut out, "[", false);
+                }
+                links.push(href);
+            }
+            ("a", true) if markdown.is_some() => {
+                if let Some(Some(href)) = links.pop() {
+                    while out.ends_with(' ') {
+                        out.pop();
+                    }
+                    out.push_str(&format!("]({href})"));
+                }
+            }
+            ("img", _) if markdown.is_some() => {
+                if let Some(alt) =
+                    attribute_value(attrs, "alt").map(|a| collapse(&decode_entities(&a))).filter(|a| !a.is_empty())
+                {
+                    push_text(&mut out, &format!("[image: {alt}]"), false);
+                }
+            }
+            (n, _) if BLOCKS.contains(&n) => newline(&mut out, 1),
+            _ => {}
+        }
+    }
+    page.text = tidy(&out);
+    page
+}
+
+/// Index just past the `>` that ends a tag whose name ends at `from`, skipping quoted attributes.
+fn tag_end_at(bytes: &[u8], from: usize) -> usize {
+    let mut quote = None;
+    let mut j = from;
+    while j < bytes.len() {
+        match (quote, bytes[j]) {
+            (None, b'"' | b'\'') => quote = Some(bytes[j]),
+            (Some(q), b) if b == q => quote = None,
+            (None, b'>') => return j + 1,
+            _ => {}
+        }
+        j += 1;
+    }
+    bytes.len()
+}
+
+/// The value of one attribute in a tag's attribute text.
+fn attribute_value(attrs: &str, name: &str) -> Option<String> {
+    let lower = attrs.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(pos) = lower[from..].find(name).map(|p| p + from) {
+        let before_ok = pos == 0 || lower.as_bytes()[pos - 1].is_ascii_whitespace();
+        let rest = lower[pos + name.len()..].trim_start();
+        if before_ok && rest.starts_with('=') {
+            let value_start = attrs.len() - rest.len() + 1;
+            let value = attrs[value_start..].trim_start();
+            return Some(match value.chars().next() {
+                Some(q @ ('"' | '\'')) => value[1..].split(q).next().unwrap_or("").to_string(),
+                _ => value.split(|c: char| c.is_whitespace() || c == '>').next().unwrap_or("").to_string(),
+            });
+        }
+        from = pos + name.len();
+    }
+    None
+}
+
+fn push_text(out: &mut String, text: &str, pre: bool) {
+    if pre {
+        out.push_str(text);
+        return;
+    }
+    for c in text.chars() {
+        if c.is_whitespace() {
+            if !out.is_empty() && !out.ends_with([' ', '\n', '[']) {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+fn newline(out: &mut String, n: usize) {
+    while out.ends_with(' ') {
+        out.pop();
+    }
+    if out.is_empty() {
+        return;
+    }
+    let have = out.len() - out.trim_end_matches('\n').len();
+    for _ in have..n {
+        out.push('\n');
+    }
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Trailing spaces off every line, at most one blank line in a row, no blank start or end.
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +504,17 @@ mod tests {
                 _ => {}
             }
         }
+    }
+
+    /// A page's links go through the caller's resolver, which may drop them.
+    #[test]
+    fn page_links_use_the_resolver() {
+        let html = "<title>T</title><p>see <a href='/a'>one</a> and <a href='javascript:x'>two</a></p>";
+        let resolve = |h: &str| h.starts_with('/').then(|| format!("https://e.io{h}"));
+        let page = html_page(html, Some(&resolve));
+        assert_eq!(page.title.as_deref(), Some("T"));
+        assert_eq!(page.text, "see [one](https://e.io/a) and two");
+        assert_eq!(html_page(html, None).text, "see one and two");
     }
 
     #[test]

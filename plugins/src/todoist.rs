@@ -35,64 +35,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.todoist.com/api/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 1000, per_seconds: 900 },
-    tools: &[
-        tool! {
-            name: "todoist_list_tasks",
-            effect: Read,
-            args: ListTasks,
-            run: list_tasks,
-            keywords: ["to-dos", "todo list", "open tasks", "project tasks", "label", "section", "inbox", "today", "whats on my list", "my tasks", "list tasks"],
-            description: "List active (open) Todoist tasks/to-dos, optionally in one project or section or with a label: content, due date, priority (p1-p4), labels and link.",
-        },
-        tool! {
-            name: "todoist_search_tasks",
-            effect: Read,
-            args: SearchTasks,
-            run: search_tasks,
-            keywords: ["today", "overdue", "today's tasks", "due this week", "filter", "p1", "find task", "search", "due today", "what's due"],
-            description: "Find Todoist tasks with a Todoist filter query: \"today | overdue\", \"#Work & p1\", \"7 days\", \"@errands\", \"search: dentist\", \"assigned to: me\".",
-        },
-        tool! {
-            name: "todoist_create_task",
-            effect: Write,
-            args: CreateTask,
-            run: create_task,
-            keywords: ["add task", "new to-do", "remind me", "todo", "quick add", "natural language", "due tomorrow", "buy", "groceries", "shopping list"],
-            description: "Add a Todoist task (to-do) with description, due date in words (\"tomorrow 5pm\", \"every monday\") or as a date, priority, project, section, parent and labels; or quick-add a whole sentence like \"Pay rent every 1st #Home p1\".",
-        },
-        tool! {
-            name: "todoist_update_task",
-            effect: Write,
-            args: UpdateTask,
-            run: update_task,
-            keywords: ["edit task", "reschedule", "postpone", "change due date", "rename", "priority", "labels"],
-            description: "Edit a Todoist task: change its content (title), description, due date (in words or as a date, or remove it), priority or labels.",
-        },
-        tool! {
-            name: "todoist_complete_task",
-            effect: Write,
-            args: CompleteTask,
-            run: complete_task,
-            keywords: ["complete", "done", "check off", "finish", "close", "tick", "mark done", "mark complete"],
-            description: "Mark a Todoist task done (check it off); a recurring task moves on to its next date instead.",
-        },
-        tool! {
-            name: "todoist_list_projects",
-            effect: Read,
-            args: ListProjects,
-            run: list_projects,
-            keywords: ["projects", "lists", "inbox", "project id", "folders"],
-            description: "List the user's Todoist projects (including the Inbox) with their ids, parent project, colour and favourite/shared flags.",
-        },
-        tool! {
-            name: "todoist_create_comment",
-            effect: Write,
-            args: CreateComment,
-            run: create_comment,
-            keywords: ["comment", "note", "add note", "reply"],
-            description: "Add a comment (note) to a Todoist task or project.",
-        },
-    ],
+    tools: &[LIST_TASKS, SEARCH_TASKS, CREATE_TASK, UPDATE_TASK, COMPLETE_TASK, LIST_PROJECTS, CREATE_COMMENT],
     error_message,
 };
 
@@ -122,10 +65,7 @@ fn default_limit() -> u32 {
 fn todoist_id(path: &str, value: &str) -> Result<String, ToolError> {
     let v = value.trim();
     if v.is_empty() || v.len() > 64 || !v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
-        return Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not a Todoist id"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected an id such as 6X7rM8997g3RQmvh".into() }],
-        });
+        return Err(invalid(path, format!("'{value}' is not a Todoist id"), "expected an id such as 6X7rM8997g3RQmvh"));
     }
     Ok(encode_segment(v))
 }
@@ -219,6 +159,15 @@ struct ListTasks {
     include_raw: bool,
 }
 
+pub(crate) const LIST_TASKS: ToolSpec = tool! {
+    name: "todoist_list_tasks",
+    effect: Read,
+    args: ListTasks,
+    run: list_tasks,
+    keywords: ["to-dos", "todo list", "open tasks", "project tasks", "label", "section", "inbox", "today", "whats on my list", "my tasks", "list tasks"],
+    description: "List active (open) Todoist tasks/to-dos, optionally in one project or section or with a label: content, due date, priority (p1-p4), labels and link.",
+};
+
 async fn list_tasks(up: Arc<dyn Upstream>, args: ListTasks) -> Result<Value, ToolError> {
     let project = args.project_id.as_deref().map(|p| todoist_id("/project_id", p)).transpose()?;
     let section = args.section_id.as_deref().map(|s| todoist_id("/section_id", s)).transpose()?;
@@ -250,6 +199,15 @@ struct SearchTasks {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const SEARCH_TASKS: ToolSpec = tool! {
+    name: "todoist_search_tasks",
+    effect: Read,
+    args: SearchTasks,
+    run: search_tasks,
+    keywords: ["today", "overdue", "today's tasks", "due this week", "filter", "p1", "find task", "search", "due today", "what's due"],
+    description: "Find Todoist tasks with a Todoist filter query: \"today | overdue\", \"#Work & p1\", \"7 days\", \"@errands\", \"search: dentist\", \"assigned to: me\".",
+};
 
 async fn search_tasks(up: Arc<dyn Upstream>, args: SearchTasks) -> Result<Value, ToolError> {
     let req = HttpRequest::get("/tasks/filter")
@@ -289,12 +247,18 @@ struct CreateTask {
     quick_add: bool,
 }
 
+pub(crate) const CREATE_TASK: ToolSpec = tool! {
+    name: "todoist_create_task",
+    effect: Write,
+    args: CreateTask,
+    run: create_task,
+    keywords: ["add task", "new to-do", "remind me", "todo", "quick add", "natural language", "due tomorrow", "buy", "groceries", "shopping list"],
+    description: "Add a Todoist task (to-do) with description, due date in words (\"tomorrow 5pm\", \"every monday\") or as a date, priority, project, section, parent and labels; or quick-add a whole sentence like \"Pay rent every 1st #Home p1\".",
+};
+
 async fn create_task(up: Arc<dyn Upstream>, args: CreateTask) -> Result<Value, ToolError> {
     if args.due_string.is_some() && args.due_date.is_some() {
-        return Err(ToolError::InvalidArguments {
-            message: "give due_string or due_date, not both".into(),
-            problems: vec![ArgProblem { path: "/due_date".into(), problem: "conflicts with due_string".into() }],
-        });
+        return Err(invalid("/due_date", "give due_string or due_date, not both", "conflicts with due_string"));
     }
     if let Some(d) = &args.due_date {
         check_due_date("/due_date", d)?;
@@ -383,13 +347,19 @@ struct UpdateTask {
     labels: Option<Vec<String>>,
 }
 
+pub(crate) const UPDATE_TASK: ToolSpec = tool! {
+    name: "todoist_update_task",
+    effect: Write,
+    args: UpdateTask,
+    run: update_task,
+    keywords: ["edit task", "reschedule", "postpone", "change due date", "rename", "priority", "labels"],
+    description: "Edit a Todoist task: change its content (title), description, due date (in words or as a date, or remove it), priority or labels.",
+};
+
 async fn update_task(up: Arc<dyn Upstream>, args: UpdateTask) -> Result<Value, ToolError> {
     let id = todoist_id("/task_id", &args.task_id)?;
     if args.due_string.is_some() && args.due_date.is_some() {
-        return Err(ToolError::InvalidArguments {
-            message: "give due_string or due_date, not both".into(),
-            problems: vec![ArgProblem { path: "/due_date".into(), problem: "conflicts with due_string".into() }],
-        });
+        return Err(invalid("/due_date", "give due_string or due_date, not both", "conflicts with due_string"));
     }
     if let Some(d) = &args.due_date {
         check_due_date("/due_date", d)?;
@@ -428,6 +398,15 @@ struct CompleteTask {
     task_id: String,
 }
 
+pub(crate) const COMPLETE_TASK: ToolSpec = tool! {
+    name: "todoist_complete_task",
+    effect: Write,
+    args: CompleteTask,
+    run: complete_task,
+    keywords: ["complete", "done", "check off", "finish", "close", "tick", "mark done", "mark complete"],
+    description: "Mark a Todoist task done (check it off); a recurring task moves on to its next date instead.",
+};
+
 async fn complete_task(up: Arc<dyn Upstream>, args: CompleteTask) -> Result<Value, ToolError> {
     let id = todoist_id("/task_id", &args.task_id)?;
     up.send(HttpRequest::post(format!("/tasks/{id}/close"))).await?;
@@ -449,6 +428,15 @@ struct ListProjects {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
+    name: "todoist_list_projects",
+    effect: Read,
+    args: ListProjects,
+    run: list_projects,
+    keywords: ["projects", "lists", "inbox", "project id", "folders"],
+    description: "List the user's Todoist projects (including the Inbox) with their ids, parent project, colour and favourite/shared flags.",
+};
 
 async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Value, ToolError> {
     let req = HttpRequest::get("/projects")
@@ -494,6 +482,15 @@ struct CreateComment {
     project_id: Option<String>,
 }
 
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "todoist_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "note", "add note", "reply"],
+    description: "Add a comment (note) to a Todoist task or project.",
+};
+
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let mut body = Map::new();
     body.insert("content".into(), json!(args.content));
@@ -505,10 +502,7 @@ async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Va
             body.insert("project_id".into(), json!(todoist_id("/project_id", p)?));
         }
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give exactly one of task_id or project_id".into(),
-                problems: vec![ArgProblem { path: "/task_id".into(), problem: "give task_id or project_id".into() }],
-            });
+            return Err(invalid("/task_id", "give exactly one of task_id or project_id", "give task_id or project_id"));
         }
     }
     let c = up.send(HttpRequest::post("/comments").json(Value::Object(body))).await?.json()?;
@@ -524,6 +518,59 @@ async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Va
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mock::MockUpstream;
+
+    /// list_tasks: the filters become query parameters (a label's `@` dropped, the limit capped at
+    /// Todoist's 200), the page is shaped to the fields a person reads and the cursor comes back.
+    #[test]
+    fn list_tasks_builds_the_query_and_shapes_the_page() {
+        let page = json!({
+            "results": [{
+                "id": "6X7rM8997g3RQmvh", "content": "Buy milk", "description": "", "priority": 4,
+                "labels": ["errands"], "checked": false, "child_order": 3, "user_id": "1",
+                "due": {"date": "2026-03-02", "string": "tomorrow", "is_recurring": false, "lang": "en"}
+            }],
+            "next_cursor": "c2"
+        });
+        let (out, requests) = MockUpstream::new()
+            .json(page)
+            .ok(&LIST_TASKS, json!({"project_id": "220474322", "label": "@errands", "limit": 500}));
+        assert_eq!(requests.len(), 1);
+        let req = &requests[0];
+        assert_eq!((req.method, req.path.as_str(), req.body.clone()), (Method::Get, "/tasks", Body::None));
+        let query: Vec<(&str, &str)> = req.query.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(query, [("project_id", "220474322"), ("label", "errands"), ("limit", "200")]);
+        assert_eq!(
+            out,
+            json!({
+                "tasks": [{
+                    "id": "6X7rM8997g3RQmvh", "content": "Buy milk", "priority": 4,
+                    "priority_label": "p1", "labels": ["errands"],
+                    "due": {"date": "2026-03-02", "string": "tomorrow"},
+                    "url": "https://app.todoist.com/app/task/6X7rM8997g3RQmvh"
+                }],
+                "next_cursor": "c2"
+            })
+        );
+    }
+
+    /// quick_add parses the sentence itself: a structured field beside it is refused before any
+    /// request is sent, naming each extra argument; without one, the sentence goes to /tasks/quick.
+    #[test]
+    fn quick_add_refuses_structured_fields_and_posts_the_sentence() {
+        let (result, requests) = MockUpstream::new()
+            .call(&CREATE_TASK, json!({"content": "Pay rent every 1st #Home", "quick_add": true, "priority": 4}));
+        let Err(ToolError::InvalidArguments { problems, .. }) = result else { panic!("{result:?}") };
+        assert_eq!(problems.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(), ["/priority"]);
+        assert!(requests.is_empty());
+
+        let (out, requests) = MockUpstream::new()
+            .json(json!({"id": "7", "content": "Pay rent", "priority": 1}))
+            .ok(&CREATE_TASK, json!({"content": "Pay rent every 1st #Home", "quick_add": true, "description": "flat"}));
+        assert_eq!((requests[0].method, requests[0].path.as_str()), (Method::Post, "/tasks/quick"));
+        assert_eq!(requests[0].body, Body::Json(json!({"text": "Pay rent every 1st #Home", "note": "flat"})));
+        assert_eq!(out["priority_label"], "p4");
+    }
 
     #[test]
     fn priorities_read_like_the_app() {

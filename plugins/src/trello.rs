@@ -48,72 +48,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.trello.com/1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
-    tools: &[
-        tool! {
-            name: "trello_list_boards",
-            effect: Read,
-            args: ListBoards,
-            run: list_boards,
-            keywords: ["boards", "my boards", "kanban", "workspace", "starred boards", "list boards", "kanban boards"],
-            description: "List the user's Trello boards (open ones by default; or closed, starred, all) with their ids, workspace, last activity and link.",
-        },
-        tool! {
-            name: "trello_list_lists",
-            effect: Read,
-            args: ListLists,
-            run: list_lists,
-            keywords: ["lists", "columns", "stages", "to do", "doing", "done", "board columns"],
-            description: "List the lists (columns such as To Do / Doing / Done) of a Trello board, left to right as on the board, with their ids and how many open cards each holds.",
-        },
-        tool! {
-            name: "trello_list_cards",
-            effect: Read,
-            args: ListCards,
-            run: list_cards,
-            keywords: ["cards", "tasks", "items", "column", "board cards", "whats on the board", "backlog", "cards in a list", "cards in a column", "what's in the column"],
-            description: "List the cards on a Trello board or in one list (column): name, list, due date, labels, members and link; open cards by default.",
-        },
-        tool! {
-            name: "trello_search_cards",
-            effect: Read,
-            args: SearchCards,
-            run: search_cards,
-            keywords: ["find card", "search", "lookup", "text search"],
-            description: "Search Trello cards by text across the user's boards (or some boards), with their board, list, due date and link.",
-        },
-        tool! {
-            name: "trello_get_card",
-            effect: Read,
-            args: GetCard,
-            run: get_card,
-            keywords: ["card details", "description", "checklist", "checklists", "comments", "due date", "labels", "members", "show card"],
-            description: "Get one Trello card: description, board and list (column), due date, labels, members, checklists with their items, and recent comments.",
-        },
-        tool! {
-            name: "trello_create_card",
-            effect: Write,
-            args: CreateCard,
-            run: create_card,
-            keywords: ["add card", "new card", "task", "to-do", "create"],
-            description: "Create a Trello card in a list (column) with description, due date, members, labels and position (top or bottom).",
-        },
-        tool! {
-            name: "trello_update_card",
-            effect: Write,
-            args: UpdateCard,
-            run: update_card,
-            keywords: ["move card", "move to done", "rename", "archive", "close", "due date", "mark complete", "assign", "reorder"],
-            description: "Update a Trello card: move it to another list (column) or board, rename it, edit its description, set or clear the due date, mark the due date complete, change members, or archive (close) it.",
-        },
-        tool! {
-            name: "trello_create_comment",
-            effect: Write,
-            args: CreateComment,
-            run: create_comment,
-            keywords: ["comment", "reply", "note", "mention", "update"],
-            description: "Add a comment (reply, note, @mention) to a Trello card; it shows in the card's activity.",
-        },
-    ],
+    tools: &[LIST_BOARDS, LIST_LISTS, LIST_CARDS, SEARCH_CARDS, GET_CARD, CREATE_CARD, UPDATE_CARD, CREATE_COMMENT],
     error_message,
 };
 
@@ -146,13 +81,11 @@ const LIST_DESC_CHARS: usize = 300;
 fn trello_id(path: &str, value: &str) -> Result<String, ToolError> {
     let v = value.trim();
     if v.is_empty() || v.len() > 32 || !v.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(ToolError::InvalidArguments {
-            message: format!("'{value}' is not a Trello id (24 hex characters) or short link"),
-            problems: vec![ArgProblem {
-                path: path.into(),
-                problem: "expected an id such as 5abbe4b7ddc1b351ef961414".into(),
-            }],
-        });
+        return Err(invalid(
+            path,
+            format!("'{value}' is not a Trello id (24 hex characters) or short link"),
+            "expected an id such as 5abbe4b7ddc1b351ef961414",
+        ));
     }
     Ok(encode_segment(v))
 }
@@ -160,9 +93,8 @@ fn trello_id(path: &str, value: &str) -> Result<String, ToolError> {
 fn parse_offset(cursor: &Option<String>) -> Result<usize, ToolError> {
     match cursor {
         None => Ok(0),
-        Some(c) => c.parse::<usize>().map_err(|_| ToolError::InvalidArguments {
-            message: format!("cursor '{c}' is not one this tool issued"),
-            problems: vec![ArgProblem { path: "/cursor".into(), problem: "pass next_cursor back unchanged".into() }],
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            invalid("/cursor", format!("cursor '{c}' is not one this tool issued"), "pass next_cursor back unchanged")
         }),
     }
 }
@@ -253,6 +185,15 @@ struct ListBoards {
     include_raw: bool,
 }
 
+pub(crate) const LIST_BOARDS: ToolSpec = tool! {
+    name: "trello_list_boards",
+    effect: Read,
+    args: ListBoards,
+    run: list_boards,
+    keywords: ["boards", "my boards", "kanban", "workspace", "starred boards", "list boards", "kanban boards"],
+    description: "List the user's Trello boards (open ones by default; or closed, starred, all) with their ids, workspace, last activity and link.",
+};
+
 async fn list_boards(up: Arc<dyn Upstream>, args: ListBoards) -> Result<Value, ToolError> {
     let req = HttpRequest::get("/members/me/boards")
         .query("filter", args.filter.as_str())
@@ -309,6 +250,15 @@ struct ListLists {
     #[serde(default)]
     filter: ListFilter,
 }
+
+pub(crate) const LIST_LISTS: ToolSpec = tool! {
+    name: "trello_list_lists",
+    effect: Read,
+    args: ListLists,
+    run: list_lists,
+    keywords: ["lists", "columns", "stages", "to do", "doing", "done", "board columns"],
+    description: "List the lists (columns such as To Do / Doing / Done) of a Trello board, left to right as on the board, with their ids and how many open cards each holds.",
+};
 
 async fn list_lists(up: Arc<dyn Upstream>, args: ListLists) -> Result<Value, ToolError> {
     let board = trello_id("/board_id", &args.board_id)?;
@@ -380,6 +330,15 @@ struct ListCards {
     include_raw: bool,
 }
 
+pub(crate) const LIST_CARDS: ToolSpec = tool! {
+    name: "trello_list_cards",
+    effect: Read,
+    args: ListCards,
+    run: list_cards,
+    keywords: ["cards", "tasks", "items", "column", "board cards", "whats on the board", "backlog", "cards in a list", "cards in a column", "what's in the column"],
+    description: "List the cards on a Trello board or in one list (column): name, list, due date, labels, members and link; open cards by default.",
+};
+
 /// Trello's description declares no query parameters for `GET /boards/{id}/cards/{filter}` and
 /// `GET /lists/{id}/cards` (open cards only): the filter goes in the board path, a list's closed or
 /// all cards come from its board's, and member names from `GET /boards/{id}/members`.
@@ -408,10 +367,7 @@ async fn list_cards(up: Arc<dyn Upstream>, args: ListCards) -> Result<Value, Too
             (up.send(HttpRequest::get(format!("/boards/{b}/cards/{filter}"))).await?.json()?, Some(b), None)
         }
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give exactly one of list_id or board_id".into(),
-                problems: vec![ArgProblem { path: "/list_id".into(), problem: "give list_id or board_id".into() }],
-            });
+            return Err(invalid("/list_id", "give exactly one of list_id or board_id", "give list_id or board_id"));
         }
     };
     let mut all: Vec<Value> = body.as_array().cloned().unwrap_or_default();
@@ -492,6 +448,15 @@ struct SearchCards {
     cursor: Option<String>,
 }
 
+pub(crate) const SEARCH_CARDS: ToolSpec = tool! {
+    name: "trello_search_cards",
+    effect: Read,
+    args: SearchCards,
+    run: search_cards,
+    keywords: ["find card", "search", "lookup", "text search"],
+    description: "Search Trello cards by text across the user's boards (or some boards), with their board, list, due date and link.",
+};
+
 async fn search_cards(up: Arc<dyn Upstream>, args: SearchCards) -> Result<Value, ToolError> {
     let page = parse_offset(&args.cursor)?;
     let boards = match &args.board_ids {
@@ -563,6 +528,15 @@ struct GetCard {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_CARD: ToolSpec = tool! {
+    name: "trello_get_card",
+    effect: Read,
+    args: GetCard,
+    run: get_card,
+    keywords: ["card details", "description", "checklist", "checklists", "comments", "due date", "labels", "members", "show card"],
+    description: "Get one Trello card: description, board and list (column), due date, labels, members, checklists with their items, and recent comments.",
+};
 
 async fn get_card(up: Arc<dyn Upstream>, args: GetCard) -> Result<Value, ToolError> {
     let id = trello_id("/card_id", &args.card_id)?;
@@ -655,19 +629,26 @@ fn check_pos(pos: &Option<String>) -> Result<(), ToolError> {
     match pos.as_deref() {
         None | Some("top") | Some("bottom") => Ok(()),
         Some(p) if p.parse::<f64>().is_ok_and(|n| n > 0.0) => Ok(()),
-        Some(p) => Err(ToolError::InvalidArguments {
-            message: format!("pos '{p}' is not top, bottom or a positive number"),
-            problems: vec![ArgProblem {
-                path: "/pos".into(),
-                problem: "expected top, bottom or a positive number".into(),
-            }],
-        }),
+        Some(p) => Err(invalid(
+            "/pos",
+            format!("pos '{p}' is not top, bottom or a positive number"),
+            "expected top, bottom or a positive number",
+        )),
     }
 }
 
 fn ids(path: &str, values: &[String]) -> Result<Vec<String>, ToolError> {
     values.iter().map(|v| trello_id(path, v)).collect()
 }
+
+pub(crate) const CREATE_CARD: ToolSpec = tool! {
+    name: "trello_create_card",
+    effect: Write,
+    args: CreateCard,
+    run: create_card,
+    keywords: ["add card", "new card", "task", "to-do", "create"],
+    description: "Create a Trello card in a list (column) with description, due date, members, labels and position (top or bottom).",
+};
 
 /// Trello's description declares every field of `POST /cards`, `PUT /cards/{id}` and `POST
 /// /cards/{id}/actions/comments` as a query parameter (lists comma-separated): sent so.
@@ -717,14 +698,24 @@ struct UpdateCard {
     pos: Option<String>,
 }
 
+pub(crate) const UPDATE_CARD: ToolSpec = tool! {
+    name: "trello_update_card",
+    effect: Write,
+    args: UpdateCard,
+    run: update_card,
+    keywords: ["move card", "move to done", "rename", "archive", "close", "due date", "mark complete", "assign", "reorder"],
+    description: "Update a Trello card: move it to another list (column) or board, rename it, edit its description, set or clear the due date, mark the due date complete, change members, or archive (close) it.",
+};
+
 async fn update_card(up: Arc<dyn Upstream>, args: UpdateCard) -> Result<Value, ToolError> {
     let id = trello_id("/card_id", &args.card_id)?;
     check_pos(&args.pos)?;
     if args.board_id.is_some() && args.list_id.is_none() {
-        return Err(ToolError::InvalidArguments {
-            message: "moving to another board needs list_id too (a list on that board)".into(),
-            problems: vec![ArgProblem { path: "/list_id".into(), problem: "needed with board_id".into() }],
-        });
+        return Err(invalid(
+            "/list_id",
+            "moving to another board needs list_id too (a list on that board)",
+            "needed with board_id",
+        ));
     }
     let mut params: Vec<(&str, String)> = Vec::new();
     if let Some(l) = &args.list_id {
@@ -775,6 +766,15 @@ struct CreateComment {
     #[schemars(length(min = 1, max = 16384))]
     text: String,
 }
+
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "trello_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "reply", "note", "mention", "update"],
+    description: "Add a comment (reply, note, @mention) to a Trello card; it shows in the card's activity.",
+};
 
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let id = trello_id("/card_id", &args.card_id)?;

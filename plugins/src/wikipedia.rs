@@ -21,32 +21,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{lang}.wikipedia.org" }],
     curl_proxy: crate::api::CurlProxy::Off,
     rate_limit: crate::api::RateLimit::per_second(10),
-    tools: &[
-        tool! {
-            name: "wikipedia_search_articles",
-            effect: Read,
-            args: SearchArticles,
-            run: search_articles,
-            keywords: ["find", "encyclopedia", "topic", "research", "look up"],
-            description: "Search Wikipedia articles by keywords (full text) and get titles, short descriptions and matching excerpts, in any language edition.",
-        },
-        tool! {
-            name: "wikipedia_get_summary",
-            effect: Read,
-            args: GetSummary,
-            run: get_summary,
-            keywords: ["who is", "what is", "define", "overview", "intro", "lead", "encyclopedia"],
-            description: "Get the short summary of a Wikipedia article: its lead paragraph, one-line description, thumbnail and link. The quick answer to 'who is' / 'what is'.",
-        },
-        tool! {
-            name: "wikipedia_get_article",
-            effect: Read,
-            args: GetArticle,
-            run: get_article,
-            keywords: ["full text", "read", "section", "content", "encyclopedia", "page"],
-            description: "Read a whole Wikipedia article as plain text, or just one section of it, with the list of section headings; long articles are cut at max_chars.",
-        },
-    ],
+    tools: &[SEARCH_ARTICLES, GET_SUMMARY, GET_ARTICLE],
     error_message,
 };
 
@@ -70,13 +45,11 @@ fn check_lang(lang: &str) -> Result<(), ToolError> {
     if ok {
         Ok(())
     } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{lang}' is not a Wikipedia language code"),
-            problems: vec![ArgProblem {
-                path: "/lang".into(),
-                problem: "expected a language code such as en, de, fr, ja".into(),
-            }],
-        })
+        Err(invalid(
+            "/lang",
+            format!("'{lang}' is not a Wikipedia language code"),
+            "expected a language code such as en, de, fr, ja",
+        ))
     }
 }
 
@@ -107,6 +80,15 @@ struct SearchArticles {
 fn default_limit() -> u32 {
     10
 }
+
+pub(crate) const SEARCH_ARTICLES: ToolSpec = tool! {
+    name: "wikipedia_search_articles",
+    effect: Read,
+    args: SearchArticles,
+    run: search_articles,
+    keywords: ["find", "encyclopedia", "topic", "research", "look up"],
+    description: "Search Wikipedia articles by keywords (full text) and get titles, short descriptions and matching excerpts, in any language edition.",
+};
 
 async fn search_articles(up: Arc<dyn Upstream>, args: SearchArticles) -> Result<Value, ToolError> {
     check_lang(&args.lang)?;
@@ -142,6 +124,15 @@ struct GetSummary {
     #[serde(default = "default_lang")]
     lang: String,
 }
+
+pub(crate) const GET_SUMMARY: ToolSpec = tool! {
+    name: "wikipedia_get_summary",
+    effect: Read,
+    args: GetSummary,
+    run: get_summary,
+    keywords: ["who is", "what is", "define", "overview", "intro", "lead", "encyclopedia"],
+    description: "Get the short summary of a Wikipedia article: its lead paragraph, one-line description, thumbnail and link. The quick answer to 'who is' / 'what is'.",
+};
 
 async fn get_summary(up: Arc<dyn Upstream>, args: GetSummary) -> Result<Value, ToolError> {
     check_lang(&args.lang)?;
@@ -181,6 +172,15 @@ fn default_max_chars() -> usize {
     20_000
 }
 
+pub(crate) const GET_ARTICLE: ToolSpec = tool! {
+    name: "wikipedia_get_article",
+    effect: Read,
+    args: GetArticle,
+    run: get_article,
+    keywords: ["full text", "read", "section", "content", "encyclopedia", "page"],
+    description: "Read a whole Wikipedia article as plain text, or just one section of it, with the list of section headings; long articles are cut at max_chars.",
+};
+
 async fn get_article(up: Arc<dyn Upstream>, args: GetArticle) -> Result<Value, ToolError> {
     check_lang(&args.lang)?;
     let req = HttpRequest::get("/w/api.php")
@@ -211,10 +211,11 @@ async fn get_article(up: Arc<dyn Upstream>, args: GetArticle) -> Result<Value, T
         Some(wanted) => match sections.iter().find(|(h, _)| h.eq_ignore_ascii_case(wanted.trim())) {
             Some((_, body)) => body.clone(),
             None => {
-                return Err(ToolError::InvalidArguments {
-                    message: format!("'{title}' has no section '{wanted}'; its sections are: {}", headings.join(", ")),
-                    problems: vec![ArgProblem { path: "/section".into(), problem: "no such section".into() }],
-                });
+                return Err(invalid(
+                    "/section",
+                    format!("'{title}' has no section '{wanted}'; its sections are: {}", headings.join(", ")),
+                    "no such section",
+                ));
             }
         },
     };

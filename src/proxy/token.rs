@@ -4,8 +4,9 @@
 //! Only HS256 is accepted (no `none`, no algorithm taken from the token beyond checking it is
 //! HS256); the signature is compared in constant time; expiry is checked with no leeway.
 
+use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use plugins::codec::{base64_decode, base64url_encode};
 
@@ -45,25 +46,17 @@ pub enum TokenError {
     Audience,
 }
 
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    const BLOCK: usize = 64;
-    let mut k = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let mut inner = Sha256::new();
-    inner.update(k.map(|b| b ^ 0x36));
-    inner.update(message);
-    let mut outer = Sha256::new();
-    outer.update(k.map(|b| b ^ 0x5c));
-    outer.update(inner.finalize());
-    outer.finalize().into()
+type HmacSha256 = Hmac<Sha256>;
+
+/// A keyed MAC over `message` (HMAC accepts keys of any length).
+fn mac(key: &[u8], message: &[u8]) -> HmacSha256 {
+    let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key).expect("HMAC takes keys of any length");
+    mac.update(message);
+    mac
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    mac(key, message).finalize().into_bytes().into()
 }
 
 pub fn sign(key: &[u8], claims: &Claims) -> String {
@@ -91,8 +84,8 @@ pub fn verify(key: &[u8], token: &str, now: i64) -> Result<Claims, TokenError> {
         return Err(TokenError::Algorithm);
     }
     let signature = decode(signature).ok_or(TokenError::Malformed)?;
-    let expected = hmac_sha256(key, format!("{}.{}", parts[0], parts[1]).as_bytes());
-    if !constant_time_eq(&signature, &expected) {
+    // `verify_slice` compares in constant time.
+    if mac(key, format!("{}.{}", parts[0], parts[1]).as_bytes()).verify_slice(&signature).is_err() {
         return Err(TokenError::Signature);
     }
     let claims: Claims = decode(payload).and_then(|p| serde_json::from_slice(&p).ok()).ok_or(TokenError::Malformed)?;

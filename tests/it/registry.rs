@@ -6,7 +6,7 @@ use plugins::schema::SUPPORTED_KEYWORDS;
 use serde_json::{Value, json};
 use workbench::registry::Registry;
 
-use crate::support::assert_snapshot;
+use crate::support::{assert_snapshot, assert_snapshot_dir, line_diff};
 
 fn check_schema(tool: &str, path: &str, schema: &Value, problems: &mut Vec<String>) {
     let Some(obj) = schema.as_object() else {
@@ -201,14 +201,28 @@ fn registry_matches_the_catalogue_spec() {
 #[test]
 fn tool_schemas_snapshot() {
     let registry = Registry::standard();
-    let mut all = serde_json::Map::new();
-    for tool in registry.tools() {
-        all.insert(
-            tool.name.to_string(),
-            json!({ "integration": tool.integration, "mutating": tool.mutating(), "description": tool.description, "schema": tool.schema() }),
-        );
-    }
-    assert_snapshot("tool_schemas.json", &Value::Object(all));
+    let entries: Vec<(String, Value)> = registry
+        .tools()
+        .iter()
+        .map(|tool| {
+            let entry = json!({ "integration": tool.integration, "mutating": tool.mutating(), "description": tool.description, "schema": tool.schema() });
+            (tool.name.to_string(), entry)
+        })
+        .collect();
+    assert_snapshot_dir("tools", &entries);
+}
+
+/// The snapshot diff names the changed lines with context, not the two whole texts.
+#[test]
+fn snapshot_diff_shows_only_the_changed_lines() {
+    let expected: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+    let actual = expected.replace("line 20\n", "line twenty\n").replace("line 40\n", "");
+    let diff = line_diff(&expected, &actual);
+    assert_eq!(
+        diff,
+        "@@ line 18 @@\n line 18\n line 19\n-line 20\n+line twenty\n line 21\n line 22\n@@ line 38 @@\n line 38\n line 39\n-line 40\n line 41\n line 42\n"
+    );
+    assert!(!diff.contains("line 1\n") && !diff.contains("line 30"));
 }
 
 #[test]

@@ -65,64 +65,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{site}/wiki" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
-    tools: &[
-        tool! {
-            name: "confluence_search_pages",
-            effect: Read,
-            args: SearchPages,
-            run: search_pages,
-            keywords: ["find page", "wiki search", "cql", "docs", "documentation", "knowledge base", "blog post", "search confluence", "find doc", "find runbook", "runbook", "how-to"],
-            description: "Search Confluence wiki pages and blog posts (docs, runbooks, how-tos, specs) by words (full-text) or with a CQL query, optionally within one space; returns title, space, excerpt and link.",
-        },
-        tool! {
-            name: "confluence_get_page",
-            effect: Read,
-            args: GetPage,
-            run: get_page,
-            keywords: ["read page", "wiki page", "doc", "content", "runbook", "open page", "show page", "page content"],
-            description: "Read a Confluence wiki page by id: title, space, version, last update and the body as Markdown (or raw storage XHTML).",
-        },
-        tool! {
-            name: "confluence_list_pages",
-            effect: Read,
-            args: ListPages,
-            run: list_pages,
-            keywords: ["pages in space", "child pages", "subpages", "page tree", "browse wiki"],
-            description: "List the pages of a Confluence space, or the child pages (subpages) of a page, with id, title, version and link; filter by exact title.",
-        },
-        tool! {
-            name: "confluence_create_page",
-            effect: Write,
-            args: CreatePage,
-            run: create_page,
-            keywords: ["new page", "write doc", "publish", "wiki page", "draft", "document"],
-            description: "Create a Confluence wiki page in a space (optionally under a parent page) from Markdown, published or as a draft.",
-        },
-        tool! {
-            name: "confluence_update_page",
-            effect: Write,
-            args: UpdatePage,
-            run: update_page,
-            keywords: ["edit page", "rewrite", "append", "rename page", "update doc", "wiki", "add a section", "update page"],
-            description: "Update a Confluence page: replace or append to its body (Markdown) and/or change its title; the next version number is fetched and set for you, and a concurrent edit is reported as a version conflict.",
-        },
-        tool! {
-            name: "confluence_list_spaces",
-            effect: Read,
-            args: ListSpaces,
-            run: list_spaces,
-            keywords: ["spaces", "space key", "space id", "wiki spaces", "team spaces"],
-            description: "List Confluence spaces with their numeric id and key (id ⇄ key), name, type and homepage; filter by keys or type.",
-        },
-        tool! {
-            name: "confluence_create_comment",
-            effect: Write,
-            args: CreateComment,
-            run: create_comment,
-            keywords: ["comment", "reply", "feedback", "footer comment", "page comment"],
-            description: "Add a comment to a Confluence page (a footer comment), or reply to an existing comment, written in Markdown.",
-        },
-    ],
+    tools: &[SEARCH_PAGES, GET_PAGE, LIST_PAGES, CREATE_PAGE, UPDATE_PAGE, LIST_SPACES, CREATE_COMMENT],
     error_message,
 };
 
@@ -165,37 +108,13 @@ fn error_message(body: &Value) -> Option<String> {
 const BODY_CHARS: usize = 10_000;
 const EXCERPT_CHARS: usize = 300;
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The `cursor` parameter of a `_links.next` link.
 fn next_cursor(body: &Value) -> Option<String> {
     let next = body["_links"]["next"].as_str()?;
     let query = next.split_once('?')?.1;
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
-        (k == "cursor" && !v.is_empty()).then(|| percent_decode(v))
+        (k == "cursor" && !v.is_empty()).then(|| crate::codec::form_decode(v))
     })
 }
 
@@ -344,6 +263,15 @@ fn clean_excerpt(excerpt: &str) -> String {
     truncate_chars(&folded, EXCERPT_CHARS).0
 }
 
+pub(crate) const SEARCH_PAGES: ToolSpec = tool! {
+    name: "confluence_search_pages",
+    effect: Read,
+    args: SearchPages,
+    run: search_pages,
+    keywords: ["find page", "wiki search", "cql", "docs", "documentation", "knowledge base", "blog post", "search confluence", "find doc", "find runbook", "runbook", "how-to"],
+    description: "Search Confluence wiki pages and blog posts (docs, runbooks, how-tos, specs) by words (full-text) or with a CQL query, optionally within one space; returns title, space, excerpt and link.",
+};
+
 async fn search_pages(up: Arc<dyn Upstream>, args: SearchPages) -> Result<Value, ToolError> {
     let cql = build_cql(&args)?;
     let req = HttpRequest::get("/rest/api/search")
@@ -405,6 +333,15 @@ async fn fetch_page(up: &dyn Upstream, page_id: &str) -> Result<Value, ToolError
     let req = HttpRequest::get(format!("/api/v2/pages/{}", encode_segment(page_id))).query("body-format", "storage");
     up.send(req).await?.json()
 }
+
+pub(crate) const GET_PAGE: ToolSpec = tool! {
+    name: "confluence_get_page",
+    effect: Read,
+    args: GetPage,
+    run: get_page,
+    keywords: ["read page", "wiki page", "doc", "content", "runbook", "open page", "show page", "page content"],
+    description: "Read a Confluence wiki page by id: title, space, version, last update and the body as Markdown (or raw storage XHTML).",
+};
 
 async fn get_page(up: Arc<dyn Upstream>, args: GetPage) -> Result<Value, ToolError> {
     check_id("/page_id", &args.page_id)?;
@@ -472,6 +409,15 @@ struct ListPages {
 fn default_page_limit() -> u32 {
     25
 }
+
+pub(crate) const LIST_PAGES: ToolSpec = tool! {
+    name: "confluence_list_pages",
+    effect: Read,
+    args: ListPages,
+    run: list_pages,
+    keywords: ["pages in space", "child pages", "subpages", "page tree", "browse wiki"],
+    description: "List the pages of a Confluence space, or the child pages (subpages) of a page, with id, title, version and link; filter by exact title.",
+};
 
 async fn list_pages(up: Arc<dyn Upstream>, args: ListPages) -> Result<Value, ToolError> {
     let sort = args.sort.map(|s| match s {
@@ -578,6 +524,15 @@ struct CreatePage {
     body_format: BodyFormat,
 }
 
+pub(crate) const CREATE_PAGE: ToolSpec = tool! {
+    name: "confluence_create_page",
+    effect: Write,
+    args: CreatePage,
+    run: create_page,
+    keywords: ["new page", "write doc", "publish", "wiki page", "draft", "document"],
+    description: "Create a Confluence wiki page in a space (optionally under a parent page) from Markdown, published or as a draft.",
+};
+
 async fn create_page(up: Arc<dyn Upstream>, args: CreatePage) -> Result<Value, ToolError> {
     if let Some(p) = &args.parent_id {
         check_id("/parent_id", p)?;
@@ -624,6 +579,15 @@ struct UpdatePage {
     /// A note for the page history, e.g. "Updated rollout steps".
     version_message: Option<String>,
 }
+
+pub(crate) const UPDATE_PAGE: ToolSpec = tool! {
+    name: "confluence_update_page",
+    effect: Write,
+    args: UpdatePage,
+    run: update_page,
+    keywords: ["edit page", "rewrite", "append", "rename page", "update doc", "wiki", "add a section", "update page"],
+    description: "Update a Confluence page: replace or append to its body (Markdown) and/or change its title; the next version number is fetched and set for you, and a concurrent edit is reported as a version conflict.",
+};
 
 async fn update_page(up: Arc<dyn Upstream>, args: UpdatePage) -> Result<Value, ToolError> {
     check_id("/page_id", &args.page_id)?;
@@ -710,6 +674,15 @@ fn default_space_limit() -> u32 {
     25
 }
 
+pub(crate) const LIST_SPACES: ToolSpec = tool! {
+    name: "confluence_list_spaces",
+    effect: Read,
+    args: ListSpaces,
+    run: list_spaces,
+    keywords: ["spaces", "space key", "space id", "wiki spaces", "team spaces"],
+    description: "List Confluence spaces with their numeric id and key (id ⇄ key), name, type and homepage; filter by keys or type.",
+};
+
 async fn list_spaces(up: Arc<dyn Upstream>, args: ListSpaces) -> Result<Value, ToolError> {
     let keys = args.keys.as_ref().filter(|k| !k.is_empty()).map(|k| k.join(","));
     let req = HttpRequest::get("/api/v2/spaces")
@@ -756,6 +729,15 @@ struct CreateComment {
     /// Reply to this existing comment id instead of starting a new thread.
     parent_comment_id: Option<String>,
 }
+
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "confluence_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "reply", "feedback", "footer comment", "page comment"],
+    description: "Add a comment to a Confluence page (a footer comment), or reply to an existing comment, written in Markdown.",
+};
 
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     check_id("/page_id", &args.page_id)?;

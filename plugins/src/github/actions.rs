@@ -1,5 +1,6 @@
 //! GitHub Actions: workflow runs and workflow_dispatch.
 
+use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -61,6 +62,15 @@ fn default_runs() -> u32 {
     20
 }
 
+pub(crate) const LIST_WORKFLOW_RUNS: ToolSpec = tool! {
+    name: "github_list_workflow_runs",
+    effect: Read,
+    args: ListWorkflowRuns,
+    run: list_workflow_runs,
+    keywords: ["Actions", "CI", "build status", "checks", "pipeline", "failed builds", "workflow run", "tests", "CI status", "did the build pass", "GitHub Actions runs"],
+    description: "List GitHub Actions workflow runs (CI builds) for a repository or one workflow, filtered by branch, status (failure, success, in_progress) or event, with conclusion and links.",
+};
+
 pub(crate) async fn list_workflow_runs(up: Arc<dyn Upstream>, args: ListWorkflowRuns) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let base = repo_path(&args.owner, &args.repo);
@@ -120,6 +130,15 @@ pub(crate) struct RunWorkflow {
     /// Values for the workflow's declared inputs (at most 25), e.g. {"environment": "staging"}.
     inputs: Option<Map<String, Value>>,
 }
+
+pub(crate) const RUN_WORKFLOW: ToolSpec = tool! {
+    name: "github_run_workflow",
+    effect: Write,
+    args: RunWorkflow,
+    run: run_workflow,
+    keywords: ["trigger workflow", "workflow_dispatch", "Actions", "start CI", "deploy", "run pipeline", "run workflow", "kick off workflow", "rerun"],
+    description: "Trigger (dispatch) a GitHub Actions workflow that has a workflow_dispatch trigger, on a branch or tag, with optional inputs.",
+};
 
 pub(crate) async fn run_workflow(up: Arc<dyn Upstream>, args: RunWorkflow) -> Result<Value, ToolError> {
     if args.inputs.as_ref().is_some_and(|i| i.len() > 25) {

@@ -1,5 +1,6 @@
 //! Issues, issue and PR search, and conversation comments.
 
+use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -87,6 +88,15 @@ pub(super) fn shape_issue(i: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_ISSUES: ToolSpec = tool! {
+    name: "github_list_issues",
+    effect: Read,
+    args: ListIssues,
+    run: list_issues,
+    keywords: ["issues", "bugs", "tickets", "open issues", "backlog", "tasks", "labels", "open bugs", "closed issues"],
+    description: "List issues (bugs, tickets) in one GitHub repository, filtered by state (open or closed), labels, assignee or update time; pull requests are left out.",
+};
+
 pub(crate) async fn list_issues(up: Arc<dyn Upstream>, args: ListIssues) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let since = args.since.as_deref().map(|s| iso_timestamp("since", s)).transpose()?;
@@ -137,6 +147,15 @@ pub(crate) struct SearchIssues {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
+    name: "github_search_issues",
+    effect: Read,
+    args: SearchIssues,
+    run: search_issues,
+    keywords: ["find issues", "pull requests", "PRs", "review requested", "assigned to me", "my PRs", "mentions", "tickets", "search pull requests", "review requests", "across repositories", "involving me"],
+    description: "Search issues and pull requests (PRs) across GitHub with qualifiers: is:issue / is:pr, is:open, repo:owner/name, author:alice, assignee:@me, review-requested:@me, label:bug, mentions:@me.",
+};
 
 pub(crate) async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
@@ -195,6 +214,15 @@ pub(crate) struct GetIssue {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_ISSUE: ToolSpec = tool! {
+    name: "github_get_issue",
+    effect: Read,
+    args: GetIssue,
+    run: get_issue,
+    keywords: ["issue details", "bug", "ticket", "comments", "discussion", "thread", "show issue", "issue comments"],
+    description: "Get one GitHub issue (bug, ticket) by number with its body, labels, assignees and state, optionally with its comments (the discussion thread).",
+};
 
 pub(crate) async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolError> {
     let path = format!("{}/issues/{}", repo_path(&args.owner, &args.repo), args.issue_number);
@@ -258,6 +286,15 @@ pub(crate) struct CreateIssue {
     milestone: Option<u64>,
 }
 
+pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
+    name: "github_create_issue",
+    effect: Write,
+    args: CreateIssue,
+    run: create_issue,
+    keywords: ["new issue", "file a bug", "report bug", "open ticket", "feature request", "task"],
+    description: "Open (file) a new issue in a GitHub repository: a bug report, ticket or feature request, with optional body (Markdown), labels, assignees and milestone.",
+};
+
 pub(crate) async fn create_issue(up: Arc<dyn Upstream>, args: CreateIssue) -> Result<Value, ToolError> {
     let mut body = json!({"title": args.title});
     if let Some(b) = args.body {
@@ -319,6 +356,15 @@ pub(crate) struct UpdateIssue {
     assignees: Option<Vec<String>>,
 }
 
+pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
+    name: "github_update_issue",
+    effect: Write,
+    args: UpdateIssue,
+    run: update_issue,
+    keywords: ["close issue", "reopen", "edit issue", "label", "assign", "not planned", "resolve", "close", "change labels", "assign issue", "reassign"],
+    description: "Edit a GitHub issue: change title or body, close it (completed or not planned) or reopen it, replace its labels or assignees.",
+};
+
 pub(crate) async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value, ToolError> {
     let mut body = serde_json::Map::new();
     if let Some(t) = args.title {
@@ -370,6 +416,15 @@ pub(crate) struct CreateComment {
     #[schemars(length(min = 1))]
     body: String,
 }
+
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "github_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "reply", "respond", "discussion", "PR comment", "note"],
+    description: "Add a comment (reply) to a GitHub issue or to a pull request's conversation, in Markdown.",
+};
 
 pub(crate) async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let path = format!("{}/issues/{}/comments", repo_path(&args.owner, &args.repo), args.issue_number);

@@ -1,5 +1,6 @@
 //! Pull requests: list, read (with diff and files), open, merge and review.
 
+use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -88,6 +89,15 @@ fn pulls_path(owner: &str, repo: &str) -> String {
     format!("{}/pulls", repo_path(owner, repo))
 }
 
+pub(crate) const LIST_PRS: ToolSpec = tool! {
+    name: "github_list_prs",
+    effect: Read,
+    args: ListPrs,
+    run: list_prs,
+    keywords: ["pull requests", "PRs", "open PRs", "code review", "merge requests", "branches", "pending PRs", "PRs to review"],
+    description: "List pull requests (PRs) in a GitHub repository, filtered by state (open, closed or all), head branch or base branch, with author, branches, draft flag and reviewers.",
+};
+
 pub(crate) async fn list_prs(up: Arc<dyn Upstream>, args: ListPrs) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     // GitHub filters head by "user:ref"; a bare branch means this repository's owner.
@@ -131,6 +141,15 @@ pub(crate) struct GetPr {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_PR: ToolSpec = tool! {
+    name: "github_get_pr",
+    effect: Read,
+    args: GetPr,
+    run: get_pr,
+    keywords: ["pull request", "PR details", "diff", "changes", "changed files", "patch", "mergeable", "review", "show PR", "what changed", "files changed"],
+    description: "Get one pull request (PR) with its description, branches, mergeability and size; optionally the unified diff (cut at max_chars) and the list of changed files.",
+};
 
 pub(crate) async fn get_pr(up: Arc<dyn Upstream>, args: GetPr) -> Result<Value, ToolError> {
     let path = format!("{}/{}", pulls_path(&args.owner, &args.repo), args.pull_number);
@@ -215,6 +234,15 @@ pub(crate) struct CreatePr {
     maintainer_can_modify: Option<bool>,
 }
 
+pub(crate) const CREATE_PR: ToolSpec = tool! {
+    name: "github_create_pr",
+    effect: Write,
+    args: CreatePr,
+    run: create_pr,
+    keywords: ["open PR", "new pull request", "propose changes", "submit for review", "draft PR", "raise PR", "create pull request"],
+    description: "Open a pull request (PR) on GitHub to merge a head branch into a base branch, with title, description, and optionally as a draft.",
+};
+
 pub(crate) async fn create_pr(up: Arc<dyn Upstream>, args: CreatePr) -> Result<Value, ToolError> {
     let mut body = json!({"title": args.title, "head": args.head, "base": args.base, "draft": args.draft});
     if let Some(b) = args.body {
@@ -256,6 +284,15 @@ pub(crate) struct MergePr {
     /// Only merge if the PR's head is still this commit sha (head_sha from github_get_pr).
     sha: Option<String>,
 }
+
+pub(crate) const MERGE_PR: ToolSpec = tool! {
+    name: "github_merge_pr",
+    effect: Destructive,
+    args: MergePr,
+    run: merge_pr,
+    keywords: ["merge PR", "squash", "rebase", "land", "ship"],
+    description: "Merge a GitHub pull request (PR) with a merge commit, squash or rebase; fails with a clear message when it conflicts or the head changed.",
+};
 
 pub(crate) async fn merge_pr(up: Arc<dyn Upstream>, args: MergePr) -> Result<Value, ToolError> {
     let mut body = serde_json::Map::new();
@@ -353,6 +390,15 @@ pub(crate) struct CreatePrReview {
     commit_id: Option<String>,
 }
 
+pub(crate) const CREATE_PR_REVIEW: ToolSpec = tool! {
+    name: "github_create_pr_review",
+    effect: Write,
+    args: CreatePrReview,
+    run: create_pr_review,
+    keywords: ["review", "approve", "LGTM", "request changes", "code review", "inline comments", "line comment", "approve PR", "review a pull request"],
+    description: "Submit a pull request review on GitHub: approve, request changes or comment, with an optional summary and inline comments on specific lines of files.",
+};
+
 pub(crate) async fn create_pr_review(up: Arc<dyn Upstream>, args: CreatePrReview) -> Result<Value, ToolError> {
     let has_body = args.body.as_deref().is_some_and(|b| !b.trim().is_empty());
     let has_comments = args.comments.as_ref().is_some_and(|c| !c.is_empty());
@@ -406,4 +452,51 @@ pub(crate) async fn create_pr_review(up: Arc<dyn Upstream>, args: CreatePrReview
         "submitted_at": r["submitted_at"],
         "url": r["html_url"],
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{Body, Method};
+    use crate::mock::MockUpstream;
+
+    /// list_prs: a bare head branch is qualified with the owner (GitHub filters by `user:ref`),
+    /// GitHub's headers ride on the request, paging is sent as numbers, the `Link` header's next
+    /// page becomes the opaque cursor, and a PR from a fork names its head repository.
+    #[test]
+    fn list_prs_builds_the_request_and_shapes_the_page() {
+        let pr = json!({
+            "number": 7, "title": "Fix parser", "state": "open", "draft": false, "merged_at": null,
+            "user": {"login": "octo", "id": 1}, "node_id": "PR_x", "_links": {},
+            "head": {"ref": "feature", "repo": {"full_name": "octo/demo"}},
+            "base": {"ref": "main", "repo": {"full_name": "acme/demo"}},
+            "labels": [], "requested_reviewers": [{"login": "rev"}], "requested_teams": [{"slug": "core"}],
+            "assignees": [], "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z"
+        });
+        let link = r#"<https://api.github.com/repositories/1/pulls?state=open&per_page=10&page=2>; rel="next""#;
+        let (out, requests) = MockUpstream::new()
+            .json_with_headers(json!([pr]), &[("link", link)])
+            .ok(&LIST_PRS, json!({"owner": "acme", "repo": "demo", "head": "feature", "limit": 10}));
+        let req = &requests[0];
+        assert_eq!((req.method, req.path.as_str(), &req.body), (Method::Get, "/repos/acme/demo/pulls", &Body::None));
+        let query: Vec<(&str, &str)> = req.query.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(query, [("state", "open"), ("head", "acme:feature"), ("per_page", "10"), ("page", "1")]);
+        assert!(req.headers.contains(&("accept".into(), "application/vnd.github+json".into())));
+        assert!(req.headers.contains(&("x-github-api-version".into(), "2022-11-28".into())));
+        assert_eq!(out["next_cursor"], "2:10");
+        let shaped = &out["pull_requests"][0];
+        assert_eq!(shaped["number"], 7);
+        assert_eq!(shaped["head_repo"], "octo/demo");
+        assert_eq!(shaped["requested_reviewers"], json!(["rev", "team:core"]));
+        assert!(shaped.get("node_id").is_none() && shaped.get("draft").is_none());
+    }
+
+    /// A cursor this tool did not issue is an argument error and nothing is sent.
+    #[test]
+    fn list_prs_refuses_a_foreign_cursor() {
+        let (result, requests) =
+            MockUpstream::new().call(&LIST_PRS, json!({"owner": "acme", "repo": "demo", "cursor": "page=2"}));
+        assert!(matches!(result, Err(ToolError::InvalidArguments { .. })), "{result:?}");
+        assert!(requests.is_empty());
+    }
 }

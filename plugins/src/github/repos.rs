@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::codec::{base64_decode, base64_encode};
+use crate::tool;
 
 const ACCEPT_RAW: &str = "application/vnd.github.raw+json";
 
@@ -58,6 +59,15 @@ pub(crate) struct ListRepos {
     include_raw: bool,
 }
 
+pub(crate) const LIST_REPOS: ToolSpec = tool! {
+    name: "github_list_repos",
+    effect: Read,
+    args: ListRepos,
+    run: list_repos,
+    keywords: ["my repos", "repositories", "projects", "git", "organization", "owned", "collaborator", "list repositories", "repos I can access"],
+    description: "List the GitHub repositories (repos) you can access: ones you own, collaborate on, or see through your organizations, most recently updated first, with default branch, language, stars and open issue count.",
+};
+
 pub(crate) async fn list_repos(up: Arc<dyn Upstream>, args: ListRepos) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let affiliation =
@@ -106,6 +116,15 @@ pub(crate) struct GetRepo {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_REPO: ToolSpec = tool! {
+    name: "github_get_repo",
+    effect: Read,
+    args: GetRepo,
+    run: get_repo,
+    keywords: ["repository", "metadata", "default branch", "topics", "stars", "details", "clone url", "repo info", "license", "forks", "default branch of a repo"],
+    description: "Get one GitHub repository's details: description, default branch, topics, visibility, license, stars, forks, open issue count and clone URLs.",
+};
 
 pub(crate) async fn get_repo(up: Arc<dyn Upstream>, args: GetRepo) -> Result<Value, ToolError> {
     let body = send(&*up, HttpRequest::get(repo_path(&args.owner, &args.repo))).await?.json()?;
@@ -171,6 +190,15 @@ pub(super) fn default_search_limit() -> u32 {
     20
 }
 
+pub(crate) const SEARCH_REPOS: ToolSpec = tool! {
+    name: "github_search_repos",
+    effect: Read,
+    args: SearchRepos,
+    run: search_repos,
+    keywords: ["find repository", "discover", "open source", "projects", "stars", "topic", "language", "popular repositories", "find projects", "search github"],
+    description: "Search all of GitHub for repositories by keywords and qualifiers (language:rust, topic:cli, stars:>1000, org:acme, user:alice), sorted by best match, stars, forks or recent updates.",
+};
+
 pub(crate) async fn search_repos(up: Arc<dyn Upstream>, args: SearchRepos) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let req = HttpRequest::get("/search/repositories")
@@ -205,6 +233,15 @@ pub(crate) struct SearchCode {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const SEARCH_CODE: ToolSpec = tool! {
+    name: "github_search_code",
+    effect: Read,
+    args: SearchCode,
+    run: search_code,
+    keywords: ["grep", "find code", "source", "function", "symbol", "usage", "file", "code search", "where is it defined", "definition", "references", "find usages", "search code"],
+    description: "Search source code across GitHub repositories (grep-like) with qualifiers such as repo:owner/name, org:acme, language:go, path:src/, extension:yml; returns matching files with repository and path.",
+};
 
 pub(crate) async fn search_code(up: Arc<dyn Upstream>, args: SearchCode) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
@@ -257,6 +294,15 @@ pub(crate) struct GetFile {
 fn contents_path(owner: &str, repo: &str, path: &str) -> Result<String, ToolError> {
     Ok(format!("{}/contents/{}", repo_path(owner, repo), encode_path("path", path)?))
 }
+
+pub(crate) const GET_FILE: ToolSpec = tool! {
+    name: "github_get_file",
+    effect: Read,
+    args: GetFile,
+    run: get_file,
+    keywords: ["read file", "contents", "source", "cat", "directory", "ls", "download", "README", "show file", "file contents", "view source"],
+    description: "Read a file from a GitHub repository (decoded to text) at a branch, tag or commit, or list a directory's entries; long files are cut at max_chars.",
+};
 
 pub(crate) async fn get_file(up: Arc<dyn Upstream>, args: GetFile) -> Result<Value, ToolError> {
     let path = contents_path(&args.owner, &args.repo, &args.path)?;
@@ -348,6 +394,15 @@ pub(crate) struct UpdateFile {
     sha: Option<String>,
 }
 
+pub(crate) const UPDATE_FILE: ToolSpec = tool! {
+    name: "github_update_file",
+    effect: Write,
+    args: UpdateFile,
+    run: update_file,
+    keywords: ["commit", "edit file", "write file", "create file", "push", "change", "save", "commit a change", "edit a file in the repo", "overwrite"],
+    description: "Create or update (overwrite) one file in a GitHub repository as a single commit on a branch, with a commit message; the current file's sha is looked up when not given.",
+};
+
 pub(crate) async fn update_file(up: Arc<dyn Upstream>, args: UpdateFile) -> Result<Value, ToolError> {
     let path = contents_path(&args.owner, &args.repo, &args.path)?;
     let sha = match &args.sha {
@@ -423,6 +478,15 @@ fn is_sha(s: &str) -> bool {
 fn branch_name(s: &str) -> &str {
     s.trim().trim_start_matches("refs/").trim_start_matches("heads/")
 }
+
+pub(crate) const CREATE_BRANCH: ToolSpec = tool! {
+    name: "github_create_branch",
+    effect: Write,
+    args: CreateBranch,
+    run: create_branch,
+    keywords: ["new branch", "git branch", "fork off", "checkout -b", "ref", "cut a branch", "branch off"],
+    description: "Create a new branch in a GitHub repository from another branch or a commit sha (by default from the repository's default branch).",
+};
 
 pub(crate) async fn create_branch(up: Arc<dyn Upstream>, args: CreateBranch) -> Result<Value, ToolError> {
     let base = repo_path(&args.owner, &args.repo);

@@ -1,5 +1,6 @@
 //! Issues and notes (comments) on issues and merge requests.
 
+use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -71,6 +72,15 @@ fn shape_issue(i: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_ISSUES: ToolSpec = tool! {
+    name: "gitlab_list_issues",
+    effect: Read,
+    args: ListIssues,
+    run: list_issues,
+    keywords: ["issues", "bugs", "tickets", "backlog", "assigned to me", "labels", "tasks", "open issues", "open bugs"],
+    description: "List GitLab issues (bugs, tickets) in a project, or across GitLab when no project is given (then yours by default), filtered by state (opened or closed), labels, assignee, author or search words.",
+};
+
 pub(crate) async fn list_issues(up: Arc<dyn Upstream>, args: ListIssues) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let path = match &args.project {
@@ -115,6 +125,15 @@ pub(crate) struct CreateIssue {
     #[serde(default)]
     confidential: bool,
 }
+
+pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
+    name: "gitlab_create_issue",
+    effect: Write,
+    args: CreateIssue,
+    run: create_issue,
+    keywords: ["new issue", "file a bug", "open ticket", "report", "feature request", "task"],
+    description: "Open (file) a new issue in a GitLab project: a bug, ticket or task, with description (Markdown), labels, assignees, milestone and due date.",
+};
 
 pub(crate) async fn create_issue(up: Arc<dyn Upstream>, args: CreateIssue) -> Result<Value, ToolError> {
     if let Some(d) = &args.due_date {
@@ -177,6 +196,15 @@ pub(crate) struct UpdateIssue {
     /// Due date, YYYY-MM-DD.
     due_date: Option<String>,
 }
+
+pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
+    name: "gitlab_update_issue",
+    effect: Write,
+    args: UpdateIssue,
+    run: update_issue,
+    keywords: ["close issue", "reopen", "edit issue", "relabel", "assign", "due date", "close", "change labels", "reassign"],
+    description: "Edit a GitLab issue: close or reopen it, change title or description, add or remove labels, set assignees, milestone or due date.",
+};
 
 pub(crate) async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value, ToolError> {
     if let Some(d) = &args.due_date {
@@ -241,6 +269,15 @@ pub(crate) struct CreateComment {
     #[schemars(length(min = 1))]
     body: String,
 }
+
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "gitlab_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "note", "reply", "discussion", "MR comment", "issue comment"],
+    description: "Add a comment (note) to a GitLab merge request (MR) or issue, in Markdown.",
+};
 
 pub(crate) async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let (collection, sigil) = match args.target_type {

@@ -1,5 +1,6 @@
 //! Merge requests: list, read (with diffs), open and merge.
 
+use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -92,6 +93,15 @@ fn shape_mr(m: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_MRS: ToolSpec = tool! {
+    name: "gitlab_list_mrs",
+    effect: Read,
+    args: ListMrs,
+    run: list_mrs,
+    keywords: ["merge requests", "MRs", "code review", "pull requests", "open MRs", "review requested", "assigned to me", "MRs to review", "pending merge requests"],
+    description: "List GitLab merge requests (MRs) in a project, or across GitLab when no project is given (then yours by default), filtered by state (opened, merged, closed), scope, author, reviewer, labels or search words.",
+};
+
 pub(crate) async fn list_mrs(up: Arc<dyn Upstream>, args: ListMrs) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let path = match &args.project {
@@ -180,6 +190,15 @@ fn file_status(d: &Value) -> &'static str {
     }
 }
 
+pub(crate) const GET_MR: ToolSpec = tool! {
+    name: "gitlab_get_mr",
+    effect: Read,
+    args: GetMr,
+    run: get_mr,
+    keywords: ["merge request", "MR details", "diff", "changes", "changed files", "pipeline status", "conflicts", "show MR", "what changed", "merge conflicts"],
+    description: "Get one GitLab merge request (MR) by its !iid: description, branches, merge status, conflicts and head pipeline; optionally its diff (cut at max_chars) and changed files.",
+};
+
 pub(crate) async fn get_mr(up: Arc<dyn Upstream>, args: GetMr) -> Result<Value, ToolError> {
     let path = format!("{}/merge_requests/{}", args.project.path(), args.mr_iid);
     let mr = up.send(HttpRequest::get(&path)).await?.json()?;
@@ -263,6 +282,15 @@ pub(crate) struct CreateMr {
     draft: bool,
 }
 
+pub(crate) const CREATE_MR: ToolSpec = tool! {
+    name: "gitlab_create_mr",
+    effect: Write,
+    args: CreateMr,
+    run: create_mr,
+    keywords: ["open MR", "new merge request", "propose changes", "pull request", "submit for review", "draft"],
+    description: "Open a GitLab merge request (MR) from a source branch into a target branch, with title, description, assignees, reviewers, labels, optionally as a draft.",
+};
+
 pub(crate) async fn create_mr(up: Arc<dyn Upstream>, args: CreateMr) -> Result<Value, ToolError> {
     let is_draft_title = {
         let t = args.title.trim_start().to_ascii_lowercase();
@@ -318,6 +346,15 @@ pub(crate) struct MergeMr {
     /// Custom squash commit message (with squash).
     squash_commit_message: Option<String>,
 }
+
+pub(crate) const MERGE_MR: ToolSpec = tool! {
+    name: "gitlab_merge_mr",
+    effect: Destructive,
+    args: MergeMr,
+    run: merge_mr,
+    keywords: ["merge", "accept merge request", "squash", "land", "ship", "auto-merge", "merge when pipeline succeeds"],
+    description: "Merge (accept) a GitLab merge request (MR), optionally squashing and deleting the source branch, or set it to auto-merge when its pipeline succeeds; fails with a clear reason when it cannot.",
+};
 
 pub(crate) async fn merge_mr(up: Arc<dyn Upstream>, args: MergeMr) -> Result<Value, ToolError> {
     let mut body = serde_json::Map::new();

@@ -1,5 +1,6 @@
 //! Projects, repository files and CI/CD pipelines.
 
+use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -65,6 +66,15 @@ fn yes() -> bool {
     true
 }
 
+pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
+    name: "gitlab_list_projects",
+    effect: Read,
+    args: ListProjects,
+    run: list_projects,
+    keywords: ["repos", "repositories", "my projects", "find project", "groups", "namespace", "list repositories", "gitlab repos"],
+    description: "List GitLab projects (repositories) you are a member of, or search them by name, most recently active first, with path, default branch, visibility and open issue count.",
+};
+
 pub(crate) async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let mut req = HttpRequest::get("/projects")
@@ -126,6 +136,15 @@ pub(crate) struct GetFile {
     #[schemars(range(min = 100, max = 200_000))]
     max_chars: usize,
 }
+
+pub(crate) const GET_FILE: ToolSpec = tool! {
+    name: "gitlab_get_file",
+    effect: Read,
+    args: GetFile,
+    run: get_file,
+    keywords: ["read file", "raw file", "source", "contents", "cat", "README", "repository file"],
+    description: "Read a file from a GitLab project's repository as text, at a branch, tag or commit (default branch by default); long files are cut at max_chars.",
+};
 
 pub(crate) async fn get_file(up: Arc<dyn Upstream>, args: GetFile) -> Result<Value, ToolError> {
     let file_path = args.file_path.trim_matches('/');
@@ -217,6 +236,15 @@ fn shape_pipeline(p: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_PIPELINES: ToolSpec = tool! {
+    name: "gitlab_list_pipelines",
+    effect: Read,
+    args: ListPipelines,
+    run: list_pipelines,
+    keywords: ["CI", "CI/CD", "builds", "pipeline status", "failed pipelines", "jobs", "tests", "CI status", "build status", "pipeline failed"],
+    description: "List a GitLab project's CI/CD pipelines (builds), newest first, filtered by branch or tag, status (failed, success, running) or source.",
+};
+
 pub(crate) async fn list_pipelines(up: Arc<dyn Upstream>, args: ListPipelines) -> Result<Value, ToolError> {
     let (page, per_page) = paging(args.limit, args.cursor.as_deref())?;
     let req = HttpRequest::get(format!("{}/pipelines", args.project.path()))
@@ -264,6 +292,15 @@ pub(crate) struct RunPipeline {
     /// CI/CD variables for this pipeline run.
     variables: Option<Vec<PipelineVariable>>,
 }
+
+pub(crate) const RUN_PIPELINE: ToolSpec = tool! {
+    name: "gitlab_run_pipeline",
+    effect: Write,
+    args: RunPipeline,
+    run: run_pipeline,
+    keywords: ["trigger pipeline", "start CI", "run CI/CD", "deploy", "build", "rerun", "run pipeline", "kick off CI"],
+    description: "Start a new GitLab CI/CD pipeline for a branch or tag, optionally with CI variables.",
+};
 
 pub(crate) async fn run_pipeline(up: Arc<dyn Upstream>, args: RunPipeline) -> Result<Value, ToolError> {
     let mut body = json!({"ref": args.git_ref});

@@ -58,9 +58,17 @@ pub fn encode_header(value: &str) -> String {
     words.iter().map(|w| format!("=?UTF-8?B?{}?=", base64_encode(w.as_bytes()))).collect::<Vec<_>>().join("\r\n ")
 }
 
+/// Why a message could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MimeError {
+    /// A recipient that is not one email address (the text as given, on one line).
+    #[error("'{0}' is not an email address")]
+    NotAnAddress(String),
+}
+
 /// One address (`ada@example.com` or `Ada Lovelace <ada@example.com>`) as a header value, with a
 /// non-ASCII display name encoded and a display name with specials quoted.
-pub fn encode_address(address: &str) -> Result<String, String> {
+pub fn encode_address(address: &str) -> Result<String, MimeError> {
     let address = one_line(address);
     let (name, email) = match (address.rfind('<'), address.ends_with('>')) {
         (Some(lt), true) => (address[..lt].trim().trim_matches('"').trim(), address[lt + 1..address.len() - 1].trim()),
@@ -70,7 +78,7 @@ pub fn encode_address(address: &str) -> Result<String, String> {
         !local.is_empty() && domain.contains('.') && !email.contains([' ', ',', '<', '>', ';'])
     });
     if !valid {
-        return Err(format!("'{address}' is not an email address"));
+        return Err(MimeError::NotAnAddress(address));
     }
     if name.is_empty() {
         return Ok(email.to_string());
@@ -131,26 +139,18 @@ fn name_param(param: &str, name: &str) -> String {
     if name.is_ascii() {
         format!("{param}=\"{}\"", name.replace('\\', "_").replace('"', "'"))
     } else {
-        let mut pct = String::new();
-        for b in name.bytes() {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                pct.push(b as char);
-            } else {
-                pct.push_str(&format!("%{b:02X}"));
-            }
-        }
-        format!("{param}*=UTF-8''{pct}")
+        format!("{param}*=UTF-8''{}", crate::codec::percent_encode(&name))
     }
 }
 
 /// The whole message, ready for Gmail's `raw` (after base64url).
-pub fn build(msg: &Outgoing<'_>, boundary: &str) -> Result<Vec<u8>, String> {
+pub fn build(msg: &Outgoing<'_>, boundary: &str) -> Result<Vec<u8>, MimeError> {
     let mut head = String::new();
     for (name, list) in [("To", msg.to), ("Cc", msg.cc), ("Bcc", msg.bcc)] {
         if list.is_empty() {
             continue;
         }
-        let encoded: Result<Vec<String>, String> = list.iter().map(|a| encode_address(a)).collect();
+        let encoded: Result<Vec<String>, MimeError> = list.iter().map(|a| encode_address(a)).collect();
         head.push_str(&format!("{name}: {}\r\n", encoded?.join(",\r\n ")));
     }
     head.push_str(&format!("Subject: {}\r\n", encode_header(msg.subject)));
@@ -301,7 +301,7 @@ pub struct AttachmentRef {
 
 /// A message body as text, and where it came from.
 #[derive(Debug, Default, PartialEq)]
-pub struct Extracted {
+pub struct MessageBody {
     pub text: Option<String>,
     /// `text/plain`, or `text/html` when the text was reduced from HTML.
     pub source: Option<&'static str>,
@@ -347,10 +347,10 @@ fn part_text(part: &Value) -> Option<String> {
 
 /// The readable body of a Gmail `payload` (text/plain preferred, HTML reduced to text otherwise)
 /// and its attachments.
-pub fn extract(payload: &Value) -> Extracted {
+pub fn extract(payload: &Value) -> MessageBody {
     let (mut plain, mut html, mut files) = (None, None, Vec::new());
     walk(payload, &mut plain, &mut html, &mut files);
-    let mut out = Extracted { attachments: files, ..Default::default() };
+    let mut out = MessageBody { attachments: files, ..Default::default() };
     if let Some(text) = plain.and_then(part_text).filter(|t| !t.trim().is_empty()) {
         out.text = Some(text.replace("\r\n", "\n").trim_end().to_string());
         out.source = Some("text/plain");

@@ -37,75 +37,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://gmail.googleapis.com/gmail/v1/users/me" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
-    tools: &[
-        tool! {
-            name: "gmail_search_emails",
-            effect: Read,
-            args: SearchEmails,
-            run: search_emails,
-            keywords: ["find email", "list emails", "inbox", "unread", "mail from", "messages", "check email", "recent mail", "search mail", "emails from"],
-            description: "Search or list emails in the Gmail inbox/mailbox with Gmail search syntax (from:, to:, subject:, is:unread, has:attachment, newer_than:7d, label:, in:inbox); returns sender, recipients, subject, date, snippet and the ids for reading a message or its thread.",
-        },
-        tool! {
-            name: "gmail_get_email",
-            effect: Read,
-            files: Writes(&["save_attachments_to"]),
-            args: GetEmail,
-            run: get_email,
-            keywords: ["read email", "open message", "email body", "attachments", "download attachment", "mail content", "show email", "full email"],
-            description: "Read one email (Gmail message) by id: from, to, cc, subject, date, labels, the body as plain text (HTML mail converted to text) and the attachment list; can save the attachments to a local folder.",
-        },
-        tool! {
-            name: "gmail_get_thread",
-            effect: Read,
-            args: GetThread,
-            run: get_thread,
-            keywords: ["conversation", "email thread", "email chain", "replies", "read thread"],
-            description: "Read a whole Gmail conversation (thread, email chain with its replies) by thread id: every message with sender, recipients, date and plain-text body, oldest first.",
-        },
-        tool! {
-            name: "gmail_send_email",
-            effect: Write,
-            files: Reads(&["attachments"]),
-            args: Compose,
-            run: send_email,
-            keywords: ["send mail", "email someone", "write email", "reply", "compose", "forward file", "attach"],
-            description: "Send an email from Gmail: compose new mail or reply in a thread (reply_to_message_id), to/cc/bcc recipients, plain-text or HTML body, local files as attachments.",
-        },
-        tool! {
-            name: "gmail_create_draft",
-            effect: Write,
-            files: Reads(&["attachments"]),
-            args: Compose,
-            run: create_draft,
-            keywords: ["draft", "save email", "compose later", "prepare email", "write reply"],
-            description: "Save an email as a Gmail draft without sending it (compose for later review): recipients, subject, plain-text or HTML body, a reply in a thread, local files as attachments.",
-        },
-        tool! {
-            name: "gmail_update_email_labels",
-            effect: Write,
-            args: UpdateLabels,
-            run: update_labels,
-            keywords: ["mark as read", "mark unread", "archive", "star", "label", "move to folder", "important", "tag email", "mark read", "archive email", "star email"],
-            description: "Change an email's Gmail labels: mark as read (remove UNREAD) or unread, archive (remove INBOX), star (STARRED), mark important, file under a label/folder; takes label ids or label names.",
-        },
-        tool! {
-            name: "gmail_list_labels",
-            effect: Read,
-            args: ListLabels,
-            run: list_labels,
-            keywords: ["folders", "labels", "tags", "categories", "label ids"],
-            description: "List Gmail labels (folders/tags) with their ids and types: system labels such as INBOX, UNREAD, STARRED, SENT and the user's own labels.",
-        },
-        tool! {
-            name: "gmail_delete_email",
-            effect: Destructive,
-            args: DeleteEmail,
-            run: delete_email,
-            keywords: ["trash", "remove email", "delete message", "bin"],
-            description: "Delete an email: move a Gmail message to the Trash (recoverable there for 30 days).",
-        },
-    ],
+    tools: &[SEARCH_EMAILS, GET_EMAIL, GET_THREAD, SEND_EMAIL, CREATE_DRAFT, UPDATE_LABELS, LIST_LABELS, DELETE_EMAIL],
     error_message: google::error_message,
 };
 
@@ -204,6 +136,15 @@ fn default_limit() -> u32 {
 }
 
 const SUMMARY_HEADERS: &[&str] = &["From", "To", "Cc", "Subject", "Date"];
+
+pub(crate) const SEARCH_EMAILS: ToolSpec = tool! {
+    name: "gmail_search_emails",
+    effect: Read,
+    args: SearchEmails,
+    run: search_emails,
+    keywords: ["find email", "list emails", "inbox", "unread", "mail from", "messages", "check email", "recent mail", "search mail", "emails from"],
+    description: "Search or list emails in the Gmail inbox/mailbox with Gmail search syntax (from:, to:, subject:, is:unread, has:attachment, newer_than:7d, label:, in:inbox); returns sender, recipients, subject, date, snippet and the ids for reading a message or its thread.",
+};
 
 async fn search_emails(up: Arc<dyn Upstream>, args: SearchEmails) -> Result<Value, ToolError> {
     let mut req = HttpRequest::get("/messages")
@@ -306,6 +247,16 @@ struct GetEmail {
 fn default_max_chars() -> usize {
     10_000
 }
+
+pub(crate) const GET_EMAIL: ToolSpec = tool! {
+    name: "gmail_get_email",
+    effect: Read,
+    files: Writes(&["save_attachments_to"]),
+    args: GetEmail,
+    run: get_email,
+    keywords: ["read email", "open message", "email body", "attachments", "download attachment", "mail content", "show email", "full email"],
+    description: "Read one email (Gmail message) by id: from, to, cc, subject, date, labels, the body as plain text (HTML mail converted to text) and the attachment list; can save the attachments to a local folder.",
+};
 
 async fn get_email(up: Arc<dyn Upstream>, args: GetEmail) -> Result<Value, ToolError> {
     if args.save_attachments_to.is_some() && matches!(args.format, MessageFormat::Metadata) {
@@ -419,6 +370,15 @@ fn default_thread_chars() -> usize {
     4_000
 }
 
+pub(crate) const GET_THREAD: ToolSpec = tool! {
+    name: "gmail_get_thread",
+    effect: Read,
+    args: GetThread,
+    run: get_thread,
+    keywords: ["conversation", "email thread", "email chain", "replies", "read thread"],
+    description: "Read a whole Gmail conversation (thread, email chain with its replies) by thread id: every message with sender, recipients, date and plain-text body, oldest first.",
+};
+
 async fn get_thread(up: Arc<dyn Upstream>, args: GetThread) -> Result<Value, ToolError> {
     let t = up
         .send(
@@ -480,7 +440,7 @@ async fn build_raw(up: &dyn Upstream, args: &Compose) -> Result<(String, Option<
     let (cc, bcc) = (args.cc.clone().unwrap_or_default(), args.bcc.clone().unwrap_or_default());
     for (field, list) in [("to", &args.to), ("cc", &cc), ("bcc", &bcc)] {
         for (i, a) in list.iter().enumerate() {
-            mime::encode_address(a).map_err(|e| invalid(&format!("/{field}/{i}"), e))?;
+            mime::encode_address(a).map_err(|e| invalid(&format!("/{field}/{i}"), e.to_string()))?;
         }
     }
     let mut thread_id = args.thread_id.clone();
@@ -536,9 +496,19 @@ async fn build_raw(up: &dyn Upstream, args: &Compose) -> Result<(String, Option<
         references,
         attachments: files,
     };
-    let raw = mime::build(&msg, &format!("wb{}", up.new_id())).map_err(|e| invalid("/to", e))?;
+    let raw = mime::build(&msg, &format!("wb{}", up.new_id())).map_err(|e| invalid("/to", e.to_string()))?;
     Ok((base64url_encode(&raw), thread_id))
 }
+
+pub(crate) const SEND_EMAIL: ToolSpec = tool! {
+    name: "gmail_send_email",
+    effect: Write,
+    files: Reads(&["attachments"]),
+    args: Compose,
+    run: send_email,
+    keywords: ["send mail", "email someone", "write email", "reply", "compose", "forward file", "attach"],
+    description: "Send an email from Gmail: compose new mail or reply in a thread (reply_to_message_id), to/cc/bcc recipients, plain-text or HTML body, local files as attachments.",
+};
 
 async fn send_email(up: Arc<dyn Upstream>, args: Compose) -> Result<Value, ToolError> {
     let (raw, thread_id) = build_raw(&*up, &args).await?;
@@ -554,6 +524,16 @@ async fn send_email(up: Arc<dyn Upstream>, args: Compose) -> Result<Value, ToolE
         "labels": sent["labelIds"],
     })))
 }
+
+pub(crate) const CREATE_DRAFT: ToolSpec = tool! {
+    name: "gmail_create_draft",
+    effect: Write,
+    files: Reads(&["attachments"]),
+    args: Compose,
+    run: create_draft,
+    keywords: ["draft", "save email", "compose later", "prepare email", "write reply"],
+    description: "Save an email as a Gmail draft without sending it (compose for later review): recipients, subject, plain-text or HTML body, a reply in a thread, local files as attachments.",
+};
 
 async fn create_draft(up: Arc<dyn Upstream>, args: Compose) -> Result<Value, ToolError> {
     let (raw, thread_id) = build_raw(&*up, &args).await?;
@@ -633,6 +613,15 @@ async fn resolve_labels(up: &dyn Upstream, lists: [(&str, &[String]); 2]) -> Res
     Ok(out)
 }
 
+pub(crate) const UPDATE_LABELS: ToolSpec = tool! {
+    name: "gmail_update_email_labels",
+    effect: Write,
+    args: UpdateLabels,
+    run: update_labels,
+    keywords: ["mark as read", "mark unread", "archive", "star", "label", "move to folder", "important", "tag email", "mark read", "archive email", "star email"],
+    description: "Change an email's Gmail labels: mark as read (remove UNREAD) or unread, archive (remove INBOX), star (STARRED), mark important, file under a label/folder; takes label ids or label names.",
+};
+
 async fn update_labels(up: Arc<dyn Upstream>, args: UpdateLabels) -> Result<Value, ToolError> {
     let add = args.add_label_ids.unwrap_or_default();
     let remove = args.remove_label_ids.unwrap_or_default();
@@ -669,6 +658,15 @@ struct ListLabels {
     include_raw: bool,
 }
 
+pub(crate) const LIST_LABELS: ToolSpec = tool! {
+    name: "gmail_list_labels",
+    effect: Read,
+    args: ListLabels,
+    run: list_labels,
+    keywords: ["folders", "labels", "tags", "categories", "label ids"],
+    description: "List Gmail labels (folders/tags) with their ids and types: system labels such as INBOX, UNREAD, STARRED, SENT and the user's own labels.",
+};
+
 async fn list_labels(up: Arc<dyn Upstream>, args: ListLabels) -> Result<Value, ToolError> {
     let body = up.send(HttpRequest::get("/labels")).await?.json()?;
     let mut labels: Vec<Value> = body["labels"]
@@ -695,6 +693,15 @@ struct DeleteEmail {
     #[schemars(length(min = 1))]
     message_id: String,
 }
+
+pub(crate) const DELETE_EMAIL: ToolSpec = tool! {
+    name: "gmail_delete_email",
+    effect: Destructive,
+    args: DeleteEmail,
+    run: delete_email,
+    keywords: ["trash", "remove email", "delete message", "bin"],
+    description: "Delete an email: move a Gmail message to the Trash (recoverable there for 30 days).",
+};
 
 async fn delete_email(up: Arc<dyn Upstream>, args: DeleteEmail) -> Result<Value, ToolError> {
     let m = up.send(HttpRequest::post(format!("{}/trash", message_path(&args.message_id)))).await?.json()?;

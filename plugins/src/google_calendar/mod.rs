@@ -51,70 +51,14 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(600),
     tools: &[
-        tool! {
-            name: "google_calendar_list_events",
-            effect: Read,
-            args: ListEvents,
-            run: list_events,
-            keywords: ["agenda", "what's on my calendar", "meetings today", "upcoming events", "schedule", "this week", "appointments", "my calendar", "upcoming meetings", "what meetings"],
-            description: "List Google Calendar events/meetings in a time window (default: from now), soonest first, with recurring events expanded: title, start/end, location, organizer, your response, Meet link; optional text search.",
-        },
-        tool! {
-            name: "google_calendar_get_event",
-            effect: Read,
-            args: GetEvent,
-            run: get_event,
-            keywords: ["meeting details", "who is attending", "attendees", "meet link", "event description", "invite details", "who accepted", "attendee responses"],
-            description: "Get one Google Calendar event/meeting: attendees and their responses (accepted, declined), organizer, Meet/video link, description, recurrence and reminders.",
-        },
-        tool! {
-            name: "google_calendar_create_event",
-            effect: Write,
-            args: CreateEvent,
-            run: create_event,
-            keywords: ["schedule meeting", "book", "add to calendar", "invite", "set up a call", "new event", "google meet", "block time"],
-            description: "Create a Google Calendar event or meeting: title, start/end (or all-day dates), guests to invite, description, location, a Google Meet link, recurrence (RRULE) and reminders; sends the invitations.",
-        },
-        tool! {
-            name: "google_calendar_update_event",
-            effect: Write,
-            args: UpdateEvent,
-            run: update_event,
-            keywords: ["reschedule", "move meeting", "rename event", "add guest", "remove attendee", "change time", "edit event"],
-            description: "Change a Google Calendar event: reschedule (new start/end), rename, edit description or location, add or remove guests, add a Meet link; notifies guests by default.",
-        },
-        tool! {
-            name: "google_calendar_delete_event",
-            effect: Destructive,
-            args: DeleteEvent,
-            run: delete_event,
-            keywords: ["cancel meeting", "remove event", "delete appointment", "call off"],
-            description: "Cancel (delete) a Google Calendar event or meeting, optionally notifying the guests.",
-        },
-        tool! {
-            name: "google_calendar_update_rsvp",
-            effect: Write,
-            args: UpdateRsvp,
-            run: update_rsvp,
-            keywords: ["accept invitation", "decline meeting", "maybe", "tentative", "respond to invite", "rsvp", "accept invite", "decline invite", "accept meeting"],
-            description: "Respond to a Google Calendar invitation (RSVP): accept, decline or tentatively accept (maybe), with an optional note to the organizer.",
-        },
-        tool! {
-            name: "google_calendar_get_free_busy",
-            effect: Read,
-            args: GetFreeBusy,
-            run: get_free_busy,
-            keywords: ["availability", "when is everyone free", "find a slot", "free time", "busy times", "find meeting time", "when are we free", "free slot", "common free time"],
-            description: "Free/busy availability for calendars or people (by email) in a time window: each one's busy intervals and the free slots common to all, to find a meeting time.",
-        },
-        tool! {
-            name: "google_calendar_list_calendars",
-            effect: Read,
-            args: ListCalendars,
-            run: list_calendars,
-            keywords: ["my calendars", "shared calendars", "calendar ids", "team calendar"],
-            description: "List the user's Google calendars (own, shared and subscribed): calendar ids, names, access role and time zones; the ids work as calendar_id in the other tools.",
-        },
+        LIST_EVENTS,
+        GET_EVENT,
+        CREATE_EVENT,
+        UPDATE_EVENT,
+        DELETE_EVENT,
+        UPDATE_RSVP,
+        GET_FREE_BUSY,
+        LIST_CALENDARS,
     ],
     error_message: google::error_message,
 };
@@ -290,6 +234,15 @@ fn default_limit() -> u32 {
 
 const LIST_DESCRIPTION_CHARS: usize = 300;
 
+pub(crate) const LIST_EVENTS: ToolSpec = tool! {
+    name: "google_calendar_list_events",
+    effect: Read,
+    args: ListEvents,
+    run: list_events,
+    keywords: ["agenda", "what's on my calendar", "meetings today", "upcoming events", "schedule", "this week", "appointments", "my calendar", "upcoming meetings", "what meetings"],
+    description: "List Google Calendar events/meetings in a time window (default: from now), soonest first, with recurring events expanded: title, start/end, location, organizer, your response, Meet link; optional text search.",
+};
+
 async fn list_events(up: Arc<dyn Upstream>, args: ListEvents) -> Result<Value, ToolError> {
     let min = match &args.time_min {
         Some(t) => Some((require_datetime("/time_min", t)?, t.clone())),
@@ -359,6 +312,15 @@ fn default_max_chars() -> usize {
     5_000
 }
 
+pub(crate) const GET_EVENT: ToolSpec = tool! {
+    name: "google_calendar_get_event",
+    effect: Read,
+    args: GetEvent,
+    run: get_event,
+    keywords: ["meeting details", "who is attending", "attendees", "meet link", "event description", "invite details", "who accepted", "attendee responses"],
+    description: "Get one Google Calendar event/meeting: attendees and their responses (accepted, declined), organizer, Meet/video link, description, recurrence and reminders.",
+};
+
 async fn get_event(up: Arc<dyn Upstream>, args: GetEvent) -> Result<Value, ToolError> {
     let req = HttpRequest::get(event_path(&args.calendar_id, &args.event_id)).query_opt("timeZone", args.time_zone);
     let e = up.send(req).await?.json()?;
@@ -424,6 +386,15 @@ fn attendee_list(path: &str, emails: &[String]) -> Result<Vec<Value>, ToolError>
 fn meet_request(up: &dyn Upstream) -> Value {
     json!({"createRequest": {"requestId": up.new_id(), "conferenceSolutionKey": {"type": "hangoutsMeet"}}})
 }
+
+pub(crate) const CREATE_EVENT: ToolSpec = tool! {
+    name: "google_calendar_create_event",
+    effect: Write,
+    args: CreateEvent,
+    run: create_event,
+    keywords: ["schedule meeting", "book", "add to calendar", "invite", "set up a call", "new event", "google meet", "block time"],
+    description: "Create a Google Calendar event or meeting: title, start/end (or all-day dates), guests to invite, description, location, a Google Meet link, recurrence (RRULE) and reminders; sends the invitations.",
+};
 
 async fn create_event(up: Arc<dyn Upstream>, args: CreateEvent) -> Result<Value, ToolError> {
     let tz = args.time_zone.as_deref().filter(|t| !t.trim().is_empty());
@@ -499,6 +470,15 @@ struct UpdateEvent {
     #[serde(default)]
     send_updates: SendUpdates,
 }
+
+pub(crate) const UPDATE_EVENT: ToolSpec = tool! {
+    name: "google_calendar_update_event",
+    effect: Write,
+    args: UpdateEvent,
+    run: update_event,
+    keywords: ["reschedule", "move meeting", "rename event", "add guest", "remove attendee", "change time", "edit event"],
+    description: "Change a Google Calendar event: reschedule (new start/end), rename, edit description or location, add or remove guests, add a Meet link; notifies guests by default.",
+};
 
 async fn update_event(up: Arc<dyn Upstream>, args: UpdateEvent) -> Result<Value, ToolError> {
     let tz = args.time_zone.as_deref().filter(|t| !t.trim().is_empty());
@@ -582,6 +562,15 @@ struct DeleteEvent {
     send_updates: SendUpdates,
 }
 
+pub(crate) const DELETE_EVENT: ToolSpec = tool! {
+    name: "google_calendar_delete_event",
+    effect: Destructive,
+    args: DeleteEvent,
+    run: delete_event,
+    keywords: ["cancel meeting", "remove event", "delete appointment", "call off"],
+    description: "Cancel (delete) a Google Calendar event or meeting, optionally notifying the guests.",
+};
+
 async fn delete_event(up: Arc<dyn Upstream>, args: DeleteEvent) -> Result<Value, ToolError> {
     let req = HttpRequest::new(Method::Delete, event_path(&args.calendar_id, &args.event_id))
         .query("sendUpdates", args.send_updates.api());
@@ -616,6 +605,15 @@ struct UpdateRsvp {
     #[serde(default)]
     send_updates: SendUpdates,
 }
+
+pub(crate) const UPDATE_RSVP: ToolSpec = tool! {
+    name: "google_calendar_update_rsvp",
+    effect: Write,
+    args: UpdateRsvp,
+    run: update_rsvp,
+    keywords: ["accept invitation", "decline meeting", "maybe", "tentative", "respond to invite", "rsvp", "accept invite", "decline invite", "accept meeting"],
+    description: "Respond to a Google Calendar invitation (RSVP): accept, decline or tentatively accept (maybe), with an optional note to the organizer.",
+};
 
 async fn update_rsvp(up: Arc<dyn Upstream>, args: UpdateRsvp) -> Result<Value, ToolError> {
     let response = match args.response {
@@ -673,6 +671,15 @@ struct GetFreeBusy {
     #[schemars(range(min = 1))]
     min_free_minutes: Option<u32>,
 }
+
+pub(crate) const GET_FREE_BUSY: ToolSpec = tool! {
+    name: "google_calendar_get_free_busy",
+    effect: Read,
+    args: GetFreeBusy,
+    run: get_free_busy,
+    keywords: ["availability", "when is everyone free", "find a slot", "free time", "busy times", "find meeting time", "when are we free", "free slot", "common free time"],
+    description: "Free/busy availability for calendars or people (by email) in a time window: each one's busy intervals and the free slots common to all, to find a meeting time.",
+};
 
 async fn get_free_busy(up: Arc<dyn Upstream>, args: GetFreeBusy) -> Result<Value, ToolError> {
     let min = require_datetime("/time_min", &args.time_min)?;
@@ -765,6 +772,15 @@ struct ListCalendars {
 fn default_calendars() -> u32 {
     100
 }
+
+pub(crate) const LIST_CALENDARS: ToolSpec = tool! {
+    name: "google_calendar_list_calendars",
+    effect: Read,
+    args: ListCalendars,
+    run: list_calendars,
+    keywords: ["my calendars", "shared calendars", "calendar ids", "team calendar"],
+    description: "List the user's Google calendars (own, shared and subscribed): calendar ids, names, access role and time zones; the ids work as calendar_id in the other tools.",
+};
 
 async fn list_calendars(up: Arc<dyn Upstream>, args: ListCalendars) -> Result<Value, ToolError> {
     let role = args.min_access_role.map(|r| match r {

@@ -15,7 +15,7 @@ use crate::api::*;
 use crate::google::{self, file_name, int64, invalid, mime_for};
 use crate::tool;
 
-use transfer::{DownloadFile, UploadFile, download_file, send_content, upload_file};
+use transfer::send_content;
 
 pub static INTEGRATION: Integration = Integration {
     name: "google_drive",
@@ -39,73 +39,14 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(1000),
     tools: &[
-        tool! {
-            name: "google_drive_search_files",
-            effect: Read,
-            args: SearchFiles,
-            run: search_files,
-            keywords: ["find file", "list files", "find document", "folder contents", "recent files", "find spreadsheet", "docs", "search drive", "find a doc"],
-            description: "Search or list Google Drive files and folders by name, full text (content), type (doc, spreadsheet, folder, pdf...) or parent folder; returns ids, names, types, owners, modified times and links. Use it to find a spreadsheet or doc by name.",
-        },
-        tool! {
-            name: "google_drive_get_file",
-            effect: Read,
-            args: GetFile,
-            run: get_file,
-            keywords: ["file info", "metadata", "who has access", "sharing", "owner", "file size", "link"],
-            description: "Get a Google Drive file's metadata: name, type, size, owners, created/modified times, folder, web link, who it is shared with, and the formats a Google Doc/Sheet/Slides file can be exported to.",
-        },
-        tool! {
-            name: "google_drive_download_file",
-            effect: Read,
-            files: Writes(&["save_to"]),
-            args: DownloadFile,
-            run: download_file,
-            keywords: ["download", "export", "save file", "read document", "doc to markdown", "sheet to csv", "pdf", "get content"],
-            description: "Download a Google Drive file to a local path, or read a text file's content directly; Google Docs export to Markdown/text/PDF/Word, Sheets to CSV/Excel, Slides to text/PDF/PowerPoint.",
-        },
-        tool! {
-            name: "google_drive_upload_file",
-            effect: Write,
-            files: Reads(&["path"]),
-            args: UploadFile,
-            run: upload_file,
-            keywords: ["upload", "put file on drive", "save to drive", "import", "convert to google doc", "backup"],
-            description: "Upload a local file to Google Drive (into a folder if given), optionally converting it to a Google Doc, Sheet or Slides (Word, Excel, CSV, Markdown, PowerPoint).",
-        },
-        tool! {
-            name: "google_drive_create_folder",
-            effect: Write,
-            args: CreateFolder,
-            run: create_folder,
-            keywords: ["new folder", "make directory", "mkdir", "organize"],
-            description: "Create a folder in Google Drive, at the top of My Drive or inside another folder.",
-        },
-        tool! {
-            name: "google_drive_create_permission",
-            effect: Write,
-            args: CreatePermission,
-            run: create_permission,
-            keywords: ["share", "share a file", "give access", "invite", "anyone with the link", "collaborator", "permission", "grant access", "edit access", "comment access", "view access", "share with"],
-            description: "Share a Google Drive file or folder: give a person, group, domain or anyone with the link reader, commenter or writer (editor) access, optionally emailing them; returns the file's link.",
-        },
-        tool! {
-            name: "google_drive_update_file",
-            effect: Write,
-            files: Reads(&["path"]),
-            args: UpdateFile,
-            run: update_file,
-            keywords: ["rename", "move", "move to folder", "star", "replace content", "new version", "edit description", "move file", "rename file"],
-            description: "Change a Google Drive file: rename it, move it between folders (add/remove parents), star or unstar it, change its description, or replace its content with a local file (new version).",
-        },
-        tool! {
-            name: "google_drive_delete_file",
-            effect: Destructive,
-            args: DeleteFile,
-            run: delete_file,
-            keywords: ["trash", "remove file", "delete folder", "bin"],
-            description: "Delete a Google Drive file or folder: move it to the trash (default, restorable for 30 days) or delete it permanently.",
-        },
+        SEARCH_FILES,
+        GET_FILE,
+        transfer::DOWNLOAD_FILE,
+        transfer::UPLOAD_FILE,
+        CREATE_FOLDER,
+        CREATE_PERMISSION,
+        UPDATE_FILE,
+        DELETE_FILE,
     ],
     error_message: google::error_message,
 };
@@ -222,6 +163,15 @@ fn type_clause(mime: &str) -> String {
     }
 }
 
+pub(crate) const SEARCH_FILES: ToolSpec = tool! {
+    name: "google_drive_search_files",
+    effect: Read,
+    args: SearchFiles,
+    run: search_files,
+    keywords: ["find file", "list files", "find document", "folder contents", "recent files", "find spreadsheet", "docs", "search drive", "find a doc"],
+    description: "Search or list Google Drive files and folders by name, full text (content), type (doc, spreadsheet, folder, pdf...) or parent folder; returns ids, names, types, owners, modified times and links. Use it to find a spreadsheet or doc by name.",
+};
+
 async fn search_files(up: Arc<dyn Upstream>, args: SearchFiles) -> Result<Value, ToolError> {
     let mut clauses = Vec::new();
     if let Some(n) = args.name.as_deref().filter(|n| !n.trim().is_empty()) {
@@ -293,6 +243,15 @@ fn export_formats(mime: &str) -> Option<&'static [&'static str]> {
     }
 }
 
+pub(crate) const GET_FILE: ToolSpec = tool! {
+    name: "google_drive_get_file",
+    effect: Read,
+    args: GetFile,
+    run: get_file,
+    keywords: ["file info", "metadata", "who has access", "sharing", "owner", "file size", "link"],
+    description: "Get a Google Drive file's metadata: name, type, size, owners, created/modified times, folder, web link, who it is shared with, and the formats a Google Doc/Sheet/Slides file can be exported to.",
+};
+
 async fn get_file(up: Arc<dyn Upstream>, args: GetFile) -> Result<Value, ToolError> {
     let fields = args.fields.clone().filter(|f| !f.trim().is_empty());
     let req = HttpRequest::get(file_path(&args.file_id))
@@ -344,6 +303,15 @@ struct CreateFolder {
     /// Id of the folder to create it in (default: top of My Drive).
     parent_id: Option<String>,
 }
+
+pub(crate) const CREATE_FOLDER: ToolSpec = tool! {
+    name: "google_drive_create_folder",
+    effect: Write,
+    args: CreateFolder,
+    run: create_folder,
+    keywords: ["new folder", "make directory", "mkdir", "organize"],
+    description: "Create a folder in Google Drive, at the top of My Drive or inside another folder.",
+};
 
 async fn create_folder(up: Arc<dyn Upstream>, args: CreateFolder) -> Result<Value, ToolError> {
     let mut body = json!({"name": args.name, "mimeType": FOLDER});
@@ -413,6 +381,15 @@ fn grantee_str(g: Grantee) -> &'static str {
         Grantee::Anyone => "anyone",
     }
 }
+
+pub(crate) const CREATE_PERMISSION: ToolSpec = tool! {
+    name: "google_drive_create_permission",
+    effect: Write,
+    args: CreatePermission,
+    run: create_permission,
+    keywords: ["share", "share a file", "give access", "invite", "anyone with the link", "collaborator", "permission", "grant access", "edit access", "comment access", "view access", "share with"],
+    description: "Share a Google Drive file or folder: give a person, group, domain or anyone with the link reader, commenter or writer (editor) access, optionally emailing them; returns the file's link.",
+};
 
 async fn create_permission(up: Arc<dyn Upstream>, args: CreatePermission) -> Result<Value, ToolError> {
     let to_person = matches!(args.grantee, Grantee::User | Grantee::Group);
@@ -497,6 +474,16 @@ struct UpdateFile {
     mime_type: Option<String>,
 }
 
+pub(crate) const UPDATE_FILE: ToolSpec = tool! {
+    name: "google_drive_update_file",
+    effect: Write,
+    files: Reads(&["path"]),
+    args: UpdateFile,
+    run: update_file,
+    keywords: ["rename", "move", "move to folder", "star", "replace content", "new version", "edit description", "move file", "rename file"],
+    description: "Change a Google Drive file: rename it, move it between folders (add/remove parents), star or unstar it, change its description, or replace its content with a local file (new version).",
+};
+
 async fn update_file(up: Arc<dyn Upstream>, args: UpdateFile) -> Result<Value, ToolError> {
     let mut metadata = json!({});
     if let Some(n) = &args.name {
@@ -562,6 +549,15 @@ struct DeleteFile {
     #[serde(default)]
     permanent: bool,
 }
+
+pub(crate) const DELETE_FILE: ToolSpec = tool! {
+    name: "google_drive_delete_file",
+    effect: Destructive,
+    args: DeleteFile,
+    run: delete_file,
+    keywords: ["trash", "remove file", "delete folder", "bin"],
+    description: "Delete a Google Drive file or folder: move it to the trash (default, restorable for 30 days) or delete it permanently.",
+};
 
 async fn delete_file(up: Arc<dyn Upstream>, args: DeleteFile) -> Result<Value, ToolError> {
     if args.permanent {

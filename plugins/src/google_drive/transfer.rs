@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::{FILE_FIELDS, FOLDER, file_path, shape_file};
 use crate::api::*;
 use crate::google::{file_name, int64, invalid, is_text_mime, mime_for, multipart_related};
+use crate::tool;
 
 /// Drive's "simple/multipart" limit; bigger files use a resumable session.
 const MULTIPART_MAX: usize = 5 * 1024 * 1024;
@@ -102,6 +103,16 @@ async fn fetch_media(up: &dyn Upstream, id: &str, size: Option<u64>) -> Result<V
     }
     Ok(bytes)
 }
+
+pub(crate) const DOWNLOAD_FILE: ToolSpec = tool! {
+    name: "google_drive_download_file",
+    effect: Read,
+    files: Writes(&["save_to"]),
+    args: DownloadFile,
+    run: download_file,
+    keywords: ["download", "export", "save file", "read document", "doc to markdown", "sheet to csv", "pdf", "get content"],
+    description: "Download a Google Drive file to a local path, or read a text file's content directly; Google Docs export to Markdown/text/PDF/Word, Sheets to CSV/Excel, Slides to text/PDF/PowerPoint.",
+};
 
 pub(super) async fn download_file(up: Arc<dyn Upstream>, args: DownloadFile) -> Result<Value, ToolError> {
     let meta = up
@@ -299,6 +310,16 @@ pub(super) struct UploadFile {
     /// Description shown in Drive's details pane.
     description: Option<String>,
 }
+
+pub(crate) const UPLOAD_FILE: ToolSpec = tool! {
+    name: "google_drive_upload_file",
+    effect: Write,
+    files: Reads(&["path"]),
+    args: UploadFile,
+    run: upload_file,
+    keywords: ["upload", "put file on drive", "save to drive", "import", "convert to google doc", "backup"],
+    description: "Upload a local file to Google Drive (into a folder if given), optionally converting it to a Google Doc, Sheet or Slides (Word, Excel, CSV, Markdown, PowerPoint).",
+};
 
 pub(super) async fn upload_file(up: Arc<dyn Upstream>, args: UploadFile) -> Result<Value, ToolError> {
     let local_name = file_name(&args.path).to_string();

@@ -421,8 +421,8 @@ fn inline_md(nodes: &[Value]) -> String {
             "date" => {
                 let ts = attr(node, "timestamp");
                 let ms = ts.as_str().and_then(|s| s.parse::<i64>().ok()).or(ts.as_i64());
-                if let Some(ms) = ms {
-                    out.push_str(&civil_date(ms.div_euclid(1000)));
+                if let Some(day) = ms.and_then(|ms| crate::time::date_text(ms.div_euclid(1000))) {
+                    out.push_str(&day);
                 }
             }
             "status" => {
@@ -471,21 +471,6 @@ fn decorate(text: &str, marks: &[&str], href: Option<&str>) -> String {
         core = if text.trim() == h && marks.is_empty() { format!("<{h}>") } else { format!("[{core}]({h})") };
     }
     format!("{lead}{core}{trail}")
-}
-
-/// Days since the Unix epoch to `YYYY-MM-DD` (Howard Hinnant's civil-from-days).
-fn civil_date(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// Whether a JSON value is an ADF document (custom fields may hold one).

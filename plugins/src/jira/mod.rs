@@ -68,94 +68,17 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
     tools: &[
-        tool! {
-            name: "jira_search_issues",
-            effect: Read,
-            args: SearchIssues,
-            run: search_issues,
-            keywords: ["jql", "find tickets", "query", "filter", "my issues", "open bugs", "backlog", "assigned to me", "stories", "list tickets", "open tickets", "search jira"],
-            description: "Search Jira issues (tickets, bugs, stories, tasks, epics) with JQL, e.g. `project = ENG AND status != Done AND assignee = currentUser()`; returns key, summary, status, assignee, priority and type, page by page.",
-        },
-        tool! {
-            name: "jira_get_issue",
-            effect: Read,
-            args: GetIssue,
-            run: get_issue,
-            keywords: ["ticket", "bug", "story", "details", "description", "read issue", "PROJ-123", "show ticket", "issue details"],
-            description: "Get one Jira issue (ticket/bug/story) by key such as PROJ-123: summary, status, assignee, reporter, priority, labels, parent/epic, sub-tasks, links and the description as Markdown; optionally comments and available transitions.",
-        },
-        tool! {
-            name: "jira_create_issue",
-            effect: Write,
-            args: CreateIssue,
-            run: create_issue,
-            keywords: ["new ticket", "file a bug", "open issue", "create story", "task", "sub-task", "epic", "report"],
-            description: "Create a Jira issue: a ticket, bug, story, task, epic or sub-task in a project, with a Markdown description, assignee, priority, labels, components, due date and parent (epic or parent task).",
-        },
-        tool! {
-            name: "jira_update_issue",
-            effect: Write,
-            args: UpdateIssue,
-            run: update_issue,
-            keywords: ["edit ticket", "assign", "unassign", "reassign", "change priority", "labels", "due date", "rename"],
-            description: "Edit a Jira issue (ticket): change summary, Markdown description, priority, due date or custom fields, add/remove labels, and assign it to someone, reassign or unassign it. Use jira_transition_issue to change its status.",
-        },
-        tool! {
-            name: "jira_list_transitions",
-            effect: Read,
-            args: ListTransitions,
-            run: list_transitions,
-            keywords: ["workflow", "status", "next status", "move", "available transitions", "possible statuses", "what status next", "allowed moves"],
-            description: "List the workflow transitions (status moves such as Start Progress, Done, Reopen) currently available for a Jira issue, with the status each leads to.",
-        },
-        tool! {
-            name: "jira_transition_issue",
-            effect: Write,
-            args: TransitionIssue,
-            run: transition_issue,
-            keywords: ["change status", "move to done", "close ticket", "resolve", "reopen", "in progress", "workflow", "mark done", "move ticket"],
-            description: "Move a Jira issue (ticket) to another status, e.g. In Progress or Done: give a transition id or simply the target status name; optionally add a Markdown comment and a resolution.",
-        },
-        tool! {
-            name: "jira_list_comments",
-            effect: Read,
-            args: ListComments,
-            run: list_comments,
-            keywords: ["comments", "discussion", "replies", "conversation", "ticket comments", "read comments", "show comments"],
-            description: "List the comments on a Jira issue (ticket), oldest or newest first, with author, date and the comment text as Markdown.",
-        },
-        tool! {
-            name: "jira_create_comment",
-            effect: Write,
-            args: CreateComment,
-            run: create_comment,
-            keywords: ["comment", "reply", "note", "add comment", "ticket update"],
-            description: "Add a comment to a Jira issue (ticket), written in Markdown; optionally visible only to a project role or group.",
-        },
-        tool! {
-            name: "jira_list_projects",
-            effect: Read,
-            args: ListProjects,
-            run: list_projects,
-            keywords: ["projects", "project key", "spaces", "boards"],
-            description: "List the Jira projects you can see (key, name, type), optionally filtered by name or key; project keys are what JQL and jira_create_issue need.",
-        },
-        tool! {
-            name: "jira_search_users",
-            effect: Read,
-            args: SearchUsers,
-            run: search_users,
-            keywords: ["people", "user", "account id", "assignee", "mention", "find person", "colleague"],
-            description: "Find Jira users (people) by name or email to get their accountId, which assigning issues and @-mentions need.",
-        },
-        tool! {
-            name: "jira_list_sprints",
-            effect: Read,
-            args: ListSprints,
-            run: list_sprints,
-            keywords: ["sprint", "scrum", "board", "iteration", "active sprint", "agile", "current sprint", "sprints", "upcoming sprint", "sprint board"],
-            description: "List the sprints (active, future or closed) of a Jira Software scrum board, by board id or project key, with dates and sprint goal.",
-        },
+        SEARCH_ISSUES,
+        GET_ISSUE,
+        CREATE_ISSUE,
+        UPDATE_ISSUE,
+        LIST_TRANSITIONS,
+        TRANSITION_ISSUE,
+        LIST_COMMENTS,
+        CREATE_COMMENT,
+        LIST_PROJECTS,
+        SEARCH_USERS,
+        LIST_SPRINTS,
     ],
     error_message,
 };
@@ -255,12 +178,12 @@ fn simple_field(v: &Value) -> Value {
 fn offset_cursor(cursor: &Option<String>) -> Result<u64, ToolError> {
     match cursor {
         None => Ok(0),
-        Some(c) => c.parse().map_err(|_| ToolError::InvalidArguments {
-            message: format!("cursor '{c}' is not one this tool issued"),
-            problems: vec![ArgProblem {
-                path: "/cursor".into(),
-                problem: "pass next_cursor from the previous call".into(),
-            }],
+        Some(c) => c.parse().map_err(|_| {
+            invalid(
+                "/cursor",
+                format!("cursor '{c}' is not one this tool issued"),
+                "pass next_cursor from the previous call",
+            )
         }),
     }
 }
@@ -318,6 +241,15 @@ struct SearchIssues {
 fn default_search_limit() -> u32 {
     25
 }
+
+pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
+    name: "jira_search_issues",
+    effect: Read,
+    args: SearchIssues,
+    run: search_issues,
+    keywords: ["jql", "find tickets", "query", "filter", "my issues", "open bugs", "backlog", "assigned to me", "stories", "list tickets", "open tickets", "search jira"],
+    description: "Search Jira issues (tickets, bugs, stories, tasks, epics) with JQL, e.g. `project = ENG AND status != Done AND assignee = currentUser()`; returns key, summary, status, assignee, priority and type, page by page.",
+};
 
 async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> Result<Value, ToolError> {
     let extra: Vec<String> = args.fields.clone().unwrap_or_default();
@@ -377,6 +309,15 @@ struct GetIssue {
 fn default_body_chars() -> usize {
     BODY_CHARS
 }
+
+pub(crate) const GET_ISSUE: ToolSpec = tool! {
+    name: "jira_get_issue",
+    effect: Read,
+    args: GetIssue,
+    run: get_issue,
+    keywords: ["ticket", "bug", "story", "details", "description", "read issue", "PROJ-123", "show ticket", "issue details"],
+    description: "Get one Jira issue (ticket/bug/story) by key such as PROJ-123: summary, status, assignee, reporter, priority, labels, parent/epic, sub-tasks, links and the description as Markdown; optionally comments and available transitions.",
+};
 
 async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolError> {
     let extra = args.fields.clone().unwrap_or_default();
@@ -506,6 +447,15 @@ struct CreateIssue {
     fields: Option<Map<String, Value>>,
 }
 
+pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
+    name: "jira_create_issue",
+    effect: Write,
+    args: CreateIssue,
+    run: create_issue,
+    keywords: ["new ticket", "file a bug", "open issue", "create story", "task", "sub-task", "epic", "report"],
+    description: "Create a Jira issue: a ticket, bug, story, task, epic or sub-task in a project, with a Markdown description, assignee, priority, labels, components, due date and parent (epic or parent task).",
+};
+
 async fn create_issue(up: Arc<dyn Upstream>, args: CreateIssue) -> Result<Value, ToolError> {
     if let Some(d) = &args.due_date {
         check_date("/due_date", d)?;
@@ -571,15 +521,22 @@ struct UpdateIssue {
     fields: Option<Map<String, Value>>,
 }
 
+pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
+    name: "jira_update_issue",
+    effect: Write,
+    args: UpdateIssue,
+    run: update_issue,
+    keywords: ["edit ticket", "assign", "unassign", "reassign", "change priority", "labels", "due date", "rename"],
+    description: "Edit a Jira issue (ticket): change summary, Markdown description, priority, due date or custom fields, add/remove labels, and assign it to someone, reassign or unassign it. Use jira_transition_issue to change its status.",
+};
+
 async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value, ToolError> {
     if args.unassign && args.assignee_account_id.is_some() {
-        return Err(ToolError::InvalidArguments {
-            message: "give either assignee_account_id or unassign, not both".into(),
-            problems: vec![ArgProblem {
-                path: "/unassign".into(),
-                problem: "conflicts with assignee_account_id".into(),
-            }],
-        });
+        return Err(invalid(
+            "/unassign",
+            "give either assignee_account_id or unassign, not both",
+            "conflicts with assignee_account_id",
+        ));
     }
     if let Some(d) = args.due_date.as_deref().filter(|d| !d.is_empty()) {
         check_date("/due_date", d)?;
@@ -666,6 +623,15 @@ async fn fetch_transitions(up: &dyn Upstream, key: &str) -> Result<Vec<Value>, T
     Ok(body["transitions"].as_array().cloned().unwrap_or_default())
 }
 
+pub(crate) const LIST_TRANSITIONS: ToolSpec = tool! {
+    name: "jira_list_transitions",
+    effect: Read,
+    args: ListTransitions,
+    run: list_transitions,
+    keywords: ["workflow", "status", "next status", "move", "available transitions", "possible statuses", "what status next", "allowed moves"],
+    description: "List the workflow transitions (status moves such as Start Progress, Done, Reopen) currently available for a Jira issue, with the status each leads to.",
+};
+
 async fn list_transitions(up: Arc<dyn Upstream>, args: ListTransitions) -> Result<Value, ToolError> {
     let transitions = fetch_transitions(&*up, &args.issue_key).await?;
     Ok(json!({
@@ -691,6 +657,15 @@ struct TransitionIssue {
     fields: Option<Map<String, Value>>,
 }
 
+pub(crate) const TRANSITION_ISSUE: ToolSpec = tool! {
+    name: "jira_transition_issue",
+    effect: Write,
+    args: TransitionIssue,
+    run: transition_issue,
+    keywords: ["change status", "move to done", "close ticket", "resolve", "reopen", "in progress", "workflow", "mark done", "move ticket"],
+    description: "Move a Jira issue (ticket) to another status, e.g. In Progress or Done: give a transition id or simply the target status name; optionally add a Markdown comment and a resolution.",
+};
+
 async fn transition_issue(up: Arc<dyn Upstream>, args: TransitionIssue) -> Result<Value, ToolError> {
     let available = fetch_transitions(&*up, &args.issue_key).await?;
     let wanted = args.transition.trim();
@@ -712,13 +687,11 @@ async fn transition_issue(up: Arc<dyn Upstream>, args: TransitionIssue) -> Resul
             })
             .collect();
         let listed = if options.is_empty() { "none".to_string() } else { options.join(", ") };
-        return Err(ToolError::InvalidArguments {
-            message: format!(
-                "{} has no transition '{wanted}' from its current status; available: {listed}",
-                args.issue_key
-            ),
-            problems: vec![ArgProblem { path: "/transition".into(), problem: "not an available transition".into() }],
-        });
+        return Err(invalid(
+            "/transition",
+            format!("{} has no transition '{wanted}' from its current status; available: {listed}", args.issue_key),
+            "not an available transition",
+        ));
     };
     let mut body = json!({ "transition": { "id": found["id"] } });
     let mut fields = args.fields.clone().unwrap_or_default();
@@ -791,6 +764,15 @@ fn shape_comment(c: &Value, root: &Option<String>, key: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_COMMENTS: ToolSpec = tool! {
+    name: "jira_list_comments",
+    effect: Read,
+    args: ListComments,
+    run: list_comments,
+    keywords: ["comments", "discussion", "replies", "conversation", "ticket comments", "read comments", "show comments"],
+    description: "List the comments on a Jira issue (ticket), oldest or newest first, with author, date and the comment text as Markdown.",
+};
+
 async fn list_comments(up: Arc<dyn Upstream>, args: ListComments) -> Result<Value, ToolError> {
     let start = offset_cursor(&args.cursor)?;
     let order = match args.order_by {
@@ -831,17 +813,24 @@ struct CreateComment {
     visible_to_group: Option<String>,
 }
 
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "jira_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "reply", "note", "add comment", "ticket update"],
+    description: "Add a comment to a Jira issue (ticket), written in Markdown; optionally visible only to a project role or group.",
+};
+
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let mut body = json!({ "body": adf::from_markdown(&args.body) });
     match (&args.visible_to_role, &args.visible_to_group) {
         (Some(_), Some(_)) => {
-            return Err(ToolError::InvalidArguments {
-                message: "a comment can be restricted to a role or to a group, not both".into(),
-                problems: vec![ArgProblem {
-                    path: "/visible_to_group".into(),
-                    problem: "conflicts with visible_to_role".into(),
-                }],
-            });
+            return Err(invalid(
+                "/visible_to_group",
+                "a comment can be restricted to a role or to a group, not both",
+                "conflicts with visible_to_role",
+            ));
         }
         (Some(role), None) => body["visibility"] = json!({ "type": "role", "value": role }),
         (None, Some(group)) => body["visibility"] = json!({ "type": "group", "value": group }),
@@ -877,6 +866,15 @@ struct ListProjects {
 fn default_project_limit() -> u32 {
     50
 }
+
+pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
+    name: "jira_list_projects",
+    effect: Read,
+    args: ListProjects,
+    run: list_projects,
+    keywords: ["projects", "project key", "spaces", "boards"],
+    description: "List the Jira projects you can see (key, name, type), optionally filtered by name or key; project keys are what JQL and jira_create_issue need.",
+};
 
 async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Value, ToolError> {
     let start = offset_cursor(&args.cursor)?;
@@ -928,6 +926,15 @@ struct SearchUsers {
 fn default_user_limit() -> u32 {
     20
 }
+
+pub(crate) const SEARCH_USERS: ToolSpec = tool! {
+    name: "jira_search_users",
+    effect: Read,
+    args: SearchUsers,
+    run: search_users,
+    keywords: ["people", "user", "account id", "assignee", "mention", "find person", "colleague"],
+    description: "Find Jira users (people) by name or email to get their accountId, which assigning issues and @-mentions need.",
+};
 
 async fn search_users(up: Arc<dyn Upstream>, args: SearchUsers) -> Result<Value, ToolError> {
     let req = HttpRequest::get("/rest/api/3/user/search")
@@ -983,6 +990,15 @@ fn default_sprint_limit() -> u32 {
     50
 }
 
+pub(crate) const LIST_SPRINTS: ToolSpec = tool! {
+    name: "jira_list_sprints",
+    effect: Read,
+    args: ListSprints,
+    run: list_sprints,
+    keywords: ["sprint", "scrum", "board", "iteration", "active sprint", "agile", "current sprint", "sprints", "upcoming sprint", "sprint board"],
+    description: "List the sprints (active, future or closed) of a Jira Software scrum board, by board id or project key, with dates and sprint goal.",
+};
+
 async fn list_sprints(up: Arc<dyn Upstream>, args: ListSprints) -> Result<Value, ToolError> {
     let start = offset_cursor(&args.cursor)?;
     let mut board = Value::Null;
@@ -1013,10 +1029,7 @@ async fn list_sprints(up: Arc<dyn Upstream>, args: ListSprints) -> Result<Value,
             chosen["id"].as_u64().ok_or_else(|| ToolError::Internal("board without a numeric id".into()))?
         }
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give exactly one of board_id or project_key".into(),
-                problems: vec![ArgProblem { path: String::new(), problem: "expected board_id or project_key".into() }],
-            });
+            return Err(invalid("", "give exactly one of board_id or project_key", "expected board_id or project_key"));
         }
     };
     let states = args.state.clone().unwrap_or_else(|| vec![SprintState::Active, SprintState::Future]);

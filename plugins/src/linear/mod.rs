@@ -47,78 +47,15 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_hour(1500),
     tools: &[
-        tool! {
-            name: "linear_search_issues",
-            effect: Read,
-            args: SearchIssues,
-            run: search_issues,
-            keywords: ["find issue", "full-text", "search tickets", "bug", "keyword"],
-            description: "Full-text search of Linear issues (tickets, bugs) by words in title, description and optionally comments; returns identifier (ENG-123), title, status, assignee and link.",
-        },
-        tool! {
-            name: "linear_list_issues",
-            effect: Read,
-            args: ListIssues,
-            run: list_issues,
-            keywords: ["my issues", "assigned to me", "backlog", "in progress", "current cycle", "triage", "open tickets", "filter", "open issues", "list tickets", "my tickets"],
-            description: "List Linear issues with filters: team, assignee (\"me\"), status or status type (backlog, started, completed…), project, label, cycle (current/next or number), open only; newest activity first.",
-        },
-        tool! {
-            name: "linear_get_issue",
-            effect: Read,
-            args: GetIssue,
-            run: get_issue,
-            keywords: ["ENG-123", "issue details", "ticket", "description", "comments", "read issue", "show ticket", "ticket details"],
-            description: "Get one Linear issue by identifier (ENG-123) or id: title, status, priority, assignee, labels, project, cycle, parent and sub-issues, the Markdown description and its comments.",
-        },
-        tool! {
-            name: "linear_create_issue",
-            effect: Write,
-            args: CreateIssue,
-            run: create_issue,
-            keywords: ["new issue", "file a bug", "create ticket", "report", "task", "sub-issue"],
-            description: "Create a Linear issue (ticket/bug/task) in a team, with Markdown description, assignee (or \"me\"), priority, status, labels, project, cycle, due date and parent issue.",
-        },
-        tool! {
-            name: "linear_update_issue",
-            effect: Write,
-            args: UpdateIssue,
-            run: update_issue,
-            keywords: ["change status", "move to done", "assign", "unassign", "priority", "relabel", "edit ticket", "close issue", "mark done", "reassign", "in progress", "mark in progress"],
-            description: "Update a Linear issue by identifier (ENG-123): change status (by name, e.g. Done), assignee, priority, title, Markdown description, labels, project, cycle, estimate or due date.",
-        },
-        tool! {
-            name: "linear_create_comment",
-            effect: Write,
-            args: CreateComment,
-            run: create_comment,
-            keywords: ["comment", "reply", "note", "discussion", "add comment"],
-            description: "Comment on a Linear issue (by identifier such as ENG-123) in Markdown, or reply in an existing comment thread.",
-        },
-        tool! {
-            name: "linear_list_teams",
-            effect: Read,
-            args: ListTeams,
-            run: list_teams,
-            keywords: ["teams", "team key", "team id", "workspace"],
-            description: "List Linear teams with id, key (the ENG in ENG-123) and name; team ids and keys are what the other Linear tools take.",
-        },
-        tool! {
-            name: "linear_list_projects",
-            effect: Read,
-            args: ListProjects,
-            run: list_projects,
-            keywords: ["projects", "roadmap", "initiative", "milestone", "progress", "project progress", "project status"],
-            description: "List Linear projects with status, lead, progress, start and target dates; filter by name, status type or team.",
-        },
-        tool! {
-            name: "linear_list_workflow_states",
-            effect: Read,
-            args: ListWorkflowStates,
-            run: list_workflow_states,
-            keywords: ["statuses", "workflow", "columns", "backlog", "todo", "in progress", "done", "state id"],
-            description: "List a Linear team's workflow states (statuses such as Backlog, Todo, In Progress, Done, Canceled) with their ids and types, for setting an issue's status.",
-        },
+        SEARCH_ISSUES,
+        LIST_ISSUES,
+        GET_ISSUE,
+        CREATE_ISSUE,
+        UPDATE_ISSUE,
+        CREATE_COMMENT,
+        LIST_TEAMS,
+        LIST_PROJECTS,
+        LIST_WORKFLOW_STATES,
     ],
     error_message,
 };
@@ -186,6 +123,15 @@ struct SearchIssues {
 fn default_limit() -> u32 {
     25
 }
+
+pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
+    name: "linear_search_issues",
+    effect: Read,
+    args: SearchIssues,
+    run: search_issues,
+    keywords: ["find issue", "full-text", "search tickets", "bug", "keyword"],
+    description: "Full-text search of Linear issues (tickets, bugs) by words in title, description and optionally comments; returns identifier (ENG-123), title, status, assignee and link.",
+};
 
 async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> Result<Value, ToolError> {
     let team = match &args.team_id {
@@ -315,6 +261,15 @@ fn issue_filter(args: &ListIssues) -> Result<Map<String, Value>, ToolError> {
     Ok(f)
 }
 
+pub(crate) const LIST_ISSUES: ToolSpec = tool! {
+    name: "linear_list_issues",
+    effect: Read,
+    args: ListIssues,
+    run: list_issues,
+    keywords: ["my issues", "assigned to me", "backlog", "in progress", "current cycle", "triage", "open tickets", "filter", "open issues", "list tickets", "my tickets"],
+    description: "List Linear issues with filters: team, assignee (\"me\"), status or status type (backlog, started, completed…), project, label, cycle (current/next or number), open only; newest activity first.",
+};
+
 async fn list_issues(up: Arc<dyn Upstream>, args: ListIssues) -> Result<Value, ToolError> {
     let filter = issue_filter(&args)?;
     let query = format!(
@@ -360,6 +315,15 @@ fn yes() -> bool {
 fn default_body_chars() -> usize {
     BODY_CHARS
 }
+
+pub(crate) const GET_ISSUE: ToolSpec = tool! {
+    name: "linear_get_issue",
+    effect: Read,
+    args: GetIssue,
+    run: get_issue,
+    keywords: ["ENG-123", "issue details", "ticket", "description", "comments", "read issue", "show ticket", "ticket details"],
+    description: "Get one Linear issue by identifier (ENG-123) or id: title, status, priority, assignee, labels, project, cycle, parent and sub-issues, the Markdown description and its comments.",
+};
 
 async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolError> {
     let comments = if args.include_comments {
@@ -451,6 +415,15 @@ struct CreateIssue {
     /// Estimate in the team's points scale.
     estimate: Option<f64>,
 }
+
+pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
+    name: "linear_create_issue",
+    effect: Write,
+    args: CreateIssue,
+    run: create_issue,
+    keywords: ["new issue", "file a bug", "create ticket", "report", "task", "sub-issue"],
+    description: "Create a Linear issue (ticket/bug/task) in a team, with Markdown description, assignee (or \"me\"), priority, status, labels, project, cycle, due date and parent issue.",
+};
 
 async fn create_issue(up: Arc<dyn Upstream>, args: CreateIssue) -> Result<Value, ToolError> {
     if let Some(d) = &args.due_date {
@@ -552,6 +525,15 @@ struct UpdateIssue {
     estimate: Option<f64>,
 }
 
+pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
+    name: "linear_update_issue",
+    effect: Write,
+    args: UpdateIssue,
+    run: update_issue,
+    keywords: ["change status", "move to done", "assign", "unassign", "priority", "relabel", "edit ticket", "close issue", "mark done", "reassign", "in progress", "mark in progress"],
+    description: "Update a Linear issue by identifier (ENG-123): change status (by name, e.g. Done), assignee, priority, title, Markdown description, labels, project, cycle, estimate or due date.",
+};
+
 async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value, ToolError> {
     if args.unassign && args.assignee_id.is_some() {
         return Err(invalid(
@@ -633,6 +615,15 @@ struct CreateComment {
     parent_id: Option<String>,
 }
 
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "linear_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "reply", "note", "discussion", "add comment"],
+    description: "Comment on a Linear issue (by identifier such as ENG-123) in Markdown, or reply in an existing comment thread.",
+};
+
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let issue = issue_uuid(&*up, &args.issue_id).await?;
     let mut input = json!({ "issueId": issue, "body": args.body });
@@ -679,6 +670,15 @@ struct ListTeams {
 fn default_team_limit() -> u32 {
     50
 }
+
+pub(crate) const LIST_TEAMS: ToolSpec = tool! {
+    name: "linear_list_teams",
+    effect: Read,
+    args: ListTeams,
+    run: list_teams,
+    keywords: ["teams", "team key", "team id", "workspace"],
+    description: "List Linear teams with id, key (the ENG in ENG-123) and name; team ids and keys are what the other Linear tools take.",
+};
 
 async fn list_teams(up: Arc<dyn Upstream>, args: ListTeams) -> Result<Value, ToolError> {
     let data = gql(
@@ -733,6 +733,15 @@ struct ListProjects {
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
 }
+
+pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
+    name: "linear_list_projects",
+    effect: Read,
+    args: ListProjects,
+    run: list_projects,
+    keywords: ["projects", "roadmap", "initiative", "milestone", "progress", "project progress", "project status"],
+    description: "List Linear projects with status, lead, progress, start and target dates; filter by name, status type or team.",
+};
 
 async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Value, ToolError> {
     let mut filter = Map::new();
@@ -799,6 +808,15 @@ struct ListWorkflowStates {
 fn default_state_limit() -> u32 {
     100
 }
+
+pub(crate) const LIST_WORKFLOW_STATES: ToolSpec = tool! {
+    name: "linear_list_workflow_states",
+    effect: Read,
+    args: ListWorkflowStates,
+    run: list_workflow_states,
+    keywords: ["statuses", "workflow", "columns", "backlog", "todo", "in progress", "done", "state id"],
+    description: "List a Linear team's workflow states (statuses such as Backlog, Todo, In Progress, Done, Canceled) with their ids and types, for setting an issue's status.",
+};
 
 async fn list_workflow_states(up: Arc<dyn Upstream>, args: ListWorkflowStates) -> Result<Value, ToolError> {
     let filter = args.team_id.as_deref().map(str::trim).map(|t| {

@@ -43,78 +43,15 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(3),
     tools: &[
-        tool! {
-            name: "notion_search_pages",
-            effect: Read,
-            args: SearchPages,
-            run: search_pages,
-            keywords: ["find page", "search", "look up", "docs", "notes", "wiki", "find database", "recent pages", "find a page by title", "search notion"],
-            description: "Search Notion pages and databases shared with the integration by title (or list the most recently edited ones); returns ids, titles, URLs and parents.",
-        },
-        tool! {
-            name: "notion_get_page",
-            effect: Read,
-            args: GetPage,
-            run: get_page,
-            keywords: ["page properties", "metadata", "row", "status", "fields", "page info"],
-            description: "Get a Notion page's title, URL, parent, icon, timestamps and properties (status, dates, tags, people… as simple values); for its text use notion_get_page_content.",
-        },
-        tool! {
-            name: "notion_get_page_content",
-            effect: Read,
-            args: GetPageContent,
-            run: get_page_content,
-            keywords: ["read page", "page text", "document", "body", "content", "markdown", "notes", "wiki page", "doc", "page content", "what the page says"],
-            description: "Read a Notion page's content (its blocks: headings, lists, to-dos, tables, code…) as Markdown, including nested blocks down to max_depth.",
-        },
-        tool! {
-            name: "notion_create_page",
-            effect: Write,
-            args: CreatePage,
-            run: create_page,
-            keywords: ["new page", "write", "create doc", "add note", "add row", "new entry", "database item", "document"],
-            description: "Create a Notion page under a parent page, or a new row (entry) in a database, with a title, Markdown content and property values (status, dates, tags, people…).",
-        },
-        tool! {
-            name: "notion_update_page",
-            effect: Write,
-            args: UpdatePage,
-            run: update_page,
-            keywords: ["edit properties", "set status", "rename", "change", "archive", "trash", "delete page", "restore", "update row", "update page", "set property"],
-            description: "Update a Notion page or database row: rename it, set property values (status, dates, tags…), change its icon, or move it to the trash (in_trash) and restore it.",
-        },
-        tool! {
-            name: "notion_add_blocks",
-            effect: Write,
-            args: AddBlocks,
-            run: add_blocks,
-            keywords: ["append", "add content", "write to page", "insert", "add paragraph", "add to-do", "add text", "edit page"],
-            description: "Add content to a Notion page from Markdown (headings, paragraphs, lists, to-dos, code, tables, quotes): at the end, at the start, or after a given block.",
-        },
-        tool! {
-            name: "notion_get_database",
-            effect: Read,
-            args: GetDatabase,
-            run: get_database,
-            keywords: ["schema", "columns", "fields", "properties", "select options", "table structure", "data source"],
-            description: "Get a Notion database's schema: its data sources and their properties (columns) with types and the options of select, multi-select and status fields.",
-        },
-        tool! {
-            name: "notion_query_database",
-            effect: Read,
-            args: QueryDatabase,
-            run: query_database,
-            keywords: ["rows", "records", "entries", "filter", "table", "list items", "tasks", "query", "sort"],
-            description: "List the rows (entries) of a Notion database, optionally filtered and sorted with Notion filter objects; properties come back as simple values.",
-        },
-        tool! {
-            name: "notion_create_comment",
-            effect: Write,
-            args: CreateComment,
-            run: create_comment,
-            keywords: ["comment", "reply", "feedback", "note on page", "discussion", "mention"],
-            description: "Add a comment to a Notion page, or reply in an existing discussion thread (discussion_id); text may use inline Markdown (bold, italic, code, links).",
-        },
+        SEARCH_PAGES,
+        GET_PAGE,
+        GET_PAGE_CONTENT,
+        CREATE_PAGE,
+        UPDATE_PAGE,
+        ADD_BLOCKS,
+        GET_DATABASE,
+        QUERY_DATABASE,
+        CREATE_COMMENT,
     ],
     error_message,
 };
@@ -338,6 +275,15 @@ struct SearchPages {
     cursor: Option<String>,
 }
 
+pub(crate) const SEARCH_PAGES: ToolSpec = tool! {
+    name: "notion_search_pages",
+    effect: Read,
+    args: SearchPages,
+    run: search_pages,
+    keywords: ["find page", "search", "look up", "docs", "notes", "wiki", "find database", "recent pages", "find a page by title", "search notion"],
+    description: "Search Notion pages and databases shared with the integration by title (or list the most recently edited ones); returns ids, titles, URLs and parents.",
+};
+
 async fn search_pages(up: Arc<dyn Upstream>, args: SearchPages) -> Result<Value, ToolError> {
     let mut body = json!({"page_size": args.limit.clamp(1, 100)});
     if let Some(q) = args.query.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
@@ -406,6 +352,15 @@ struct GetPage {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_PAGE: ToolSpec = tool! {
+    name: "notion_get_page",
+    effect: Read,
+    args: GetPage,
+    run: get_page,
+    keywords: ["page properties", "metadata", "row", "status", "fields", "page info"],
+    description: "Get a Notion page's title, URL, parent, icon, timestamps and properties (status, dates, tags, people… as simple values); for its text use notion_get_page_content.",
+};
 
 async fn get_page(up: Arc<dyn Upstream>, args: GetPage) -> Result<Value, ToolError> {
     let id = notion_id("/page_id", &args.page_id)?;
@@ -489,6 +444,15 @@ fn at_path<'a>(root: &'a mut [Value], path: &[usize]) -> &'a mut Value {
     }
     cur
 }
+
+pub(crate) const GET_PAGE_CONTENT: ToolSpec = tool! {
+    name: "notion_get_page_content",
+    effect: Read,
+    args: GetPageContent,
+    run: get_page_content,
+    keywords: ["read page", "page text", "document", "body", "content", "markdown", "notes", "wiki page", "doc", "page content", "what the page says"],
+    description: "Read a Notion page's content (its blocks: headings, lists, to-dos, tables, code…) as Markdown, including nested blocks down to max_depth.",
+};
 
 async fn get_page_content(up: Arc<dyn Upstream>, args: GetPageContent) -> Result<Value, ToolError> {
     let id = notion_id("/page_id", &args.page_id)?;
@@ -615,6 +579,15 @@ async fn append_blocks(
     Ok(ids)
 }
 
+pub(crate) const CREATE_PAGE: ToolSpec = tool! {
+    name: "notion_create_page",
+    effect: Write,
+    args: CreatePage,
+    run: create_page,
+    keywords: ["new page", "write", "create doc", "add note", "add row", "new entry", "database item", "document"],
+    description: "Create a Notion page under a parent page, or a new row (entry) in a database, with a title, Markdown content and property values (status, dates, tags, people…).",
+};
+
 async fn create_page(up: Arc<dyn Upstream>, args: CreatePage) -> Result<Value, ToolError> {
     let parent_id = notion_id("/parent_id", &args.parent_id)?;
     let blocks = args.content.as_deref().map(md_to_blocks).unwrap_or_default();
@@ -680,6 +653,15 @@ struct UpdatePage {
     icon: Option<String>,
 }
 
+pub(crate) const UPDATE_PAGE: ToolSpec = tool! {
+    name: "notion_update_page",
+    effect: Write,
+    args: UpdatePage,
+    run: update_page,
+    keywords: ["edit properties", "set status", "rename", "change", "archive", "trash", "delete page", "restore", "update row", "update page", "set property"],
+    description: "Update a Notion page or database row: rename it, set property values (status, dates, tags…), change its icon, or move it to the trash (in_trash) and restore it.",
+};
+
 async fn update_page(up: Arc<dyn Upstream>, args: UpdatePage) -> Result<Value, ToolError> {
     let id = notion_id("/page_id", &args.page_id)?;
     let path = format!("/pages/{}", encode_segment(&id));
@@ -732,6 +714,15 @@ struct AddBlocks {
     after_block_id: Option<String>,
 }
 
+pub(crate) const ADD_BLOCKS: ToolSpec = tool! {
+    name: "notion_add_blocks",
+    effect: Write,
+    args: AddBlocks,
+    run: add_blocks,
+    keywords: ["append", "add content", "write to page", "insert", "add paragraph", "add to-do", "add text", "edit page"],
+    description: "Add content to a Notion page from Markdown (headings, paragraphs, lists, to-dos, code, tables, quotes): at the end, at the start, or after a given block.",
+};
+
 async fn add_blocks(up: Arc<dyn Upstream>, args: AddBlocks) -> Result<Value, ToolError> {
     let id = notion_id("/page_id", &args.page_id)?;
     let blocks = md_to_blocks(&args.content);
@@ -767,6 +758,15 @@ struct GetDatabase {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_DATABASE: ToolSpec = tool! {
+    name: "notion_get_database",
+    effect: Read,
+    args: GetDatabase,
+    run: get_database,
+    keywords: ["schema", "columns", "fields", "properties", "select options", "table structure", "data source"],
+    description: "Get a Notion database's schema: its data sources and their properties (columns) with types and the options of select, multi-select and status fields.",
+};
 
 async fn get_database(up: Arc<dyn Upstream>, args: GetDatabase) -> Result<Value, ToolError> {
     let id = notion_id("/database_id", &args.database_id)?;
@@ -835,18 +835,25 @@ struct QueryDatabase {
     include_raw: bool,
 }
 
+pub(crate) const QUERY_DATABASE: ToolSpec = tool! {
+    name: "notion_query_database",
+    effect: Read,
+    args: QueryDatabase,
+    run: query_database,
+    keywords: ["rows", "records", "entries", "filter", "table", "list items", "tasks", "query", "sort"],
+    description: "List the rows (entries) of a Notion database, optionally filtered and sorted with Notion filter objects; properties come back as simple values.",
+};
+
 async fn query_database(up: Arc<dyn Upstream>, args: QueryDatabase) -> Result<Value, ToolError> {
     let ds = match (&args.database_id, &args.data_source_id) {
         (Some(db), None) => resolve_data_source(&*up, &notion_id("/database_id", db)?, PICK_FOR_QUERY).await?,
         (None, Some(ds)) => notion_id("/data_source_id", ds)?,
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give exactly one of database_id or data_source_id".into(),
-                problems: vec![ArgProblem {
-                    path: String::new(),
-                    problem: "expected database_id or data_source_id".into(),
-                }],
-            });
+            return Err(invalid(
+                "",
+                "give exactly one of database_id or data_source_id",
+                "expected database_id or data_source_id",
+            ));
         }
     };
     let mut body = json!({"page_size": args.limit.clamp(1, 100)});
@@ -897,6 +904,15 @@ struct CreateComment {
     text: String,
 }
 
+pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
+    name: "notion_create_comment",
+    effect: Write,
+    args: CreateComment,
+    run: create_comment,
+    keywords: ["comment", "reply", "feedback", "note on page", "discussion", "mention"],
+    description: "Add a comment to a Notion page, or reply in an existing discussion thread (discussion_id); text may use inline Markdown (bold, italic, code, links).",
+};
+
 async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Value, ToolError> {
     let rich_text = md_to_rich_text(&args.text);
     let body = match (&args.page_id, &args.discussion_id) {
@@ -905,10 +921,11 @@ async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Va
         }
         (None, Some(d)) if !d.trim().is_empty() => json!({"discussion_id": d.trim(), "rich_text": rich_text}),
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give exactly one of page_id or discussion_id".into(),
-                problems: vec![ArgProblem { path: String::new(), problem: "expected page_id or discussion_id".into() }],
-            });
+            return Err(invalid(
+                "",
+                "give exactly one of page_id or discussion_id",
+                "expected page_id or discussion_id",
+            ));
         }
     };
     let c = call(&*up, HttpRequest::post("/comments").json(body)).await?;

@@ -66,64 +66,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://sentry.io" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(20),
-    tools: &[
-        tool! {
-            name: "sentry_list_organizations",
-            effect: Read,
-            args: ListOrganizations,
-            run: list_organizations,
-            keywords: ["orgs", "organization slug", "accounts", "which sentry"],
-            description: "List the Sentry organizations (orgs) this token can see, with their slugs — the organization argument every other Sentry tool needs.",
-        },
-        tool! {
-            name: "sentry_list_projects",
-            effect: Read,
-            args: ListProjects,
-            run: list_projects,
-            keywords: ["apps", "services", "project slug", "platforms"],
-            description: "List the projects (apps/services sending errors) in a Sentry organization: slug, numeric id, platform, teams and when they first received an event.",
-        },
-        tool! {
-            name: "sentry_search_issues",
-            effect: Read,
-            args: SearchIssues,
-            run: search_issues,
-            keywords: ["errors", "exceptions", "crashes", "unresolved", "error groups", "bugs", "show errors", "list issues", "production errors", "what is breaking", "top errors", "most frequent errors", "what is crashing", "error list"],
-            description: "Search Sentry issues (grouped application errors/exceptions/crashes, not tickets) in an organization with Sentry's query syntax; unresolved errors by default, newest first, with event and user counts.",
-        },
-        tool! {
-            name: "sentry_get_issue",
-            effect: Read,
-            args: GetIssue,
-            run: get_issue,
-            keywords: ["error details", "exception", "crash", "first seen", "last seen", "users affected", "short id"],
-            description: "Get one Sentry issue (error group) by numeric id or short id like PROJ-1Z: status, error type and message, event and affected-user counts, first/last seen, releases, assignee and link.",
-        },
-        tool! {
-            name: "sentry_get_event",
-            effect: Read,
-            args: GetEvent,
-            run: get_event,
-            keywords: ["stack trace", "stacktrace", "traceback", "exception", "breadcrumbs", "latest event", "crash report", "tags", "full traceback", "exception details"],
-            description: "Get an event of a Sentry issue — the latest by default, or oldest, recommended or a specific event id — with its exception and stack trace (traceback), breadcrumbs, tags, request, user and release.",
-        },
-        tool! {
-            name: "sentry_update_issue",
-            effect: Write,
-            args: UpdateIssue,
-            run: update_issue,
-            keywords: ["resolve", "ignore", "archive", "reopen", "unresolve", "assign", "mute", "triage", "priority"],
-            description: "Triage a Sentry issue (error): resolve it (now, in the next release or in a given release), ignore/archive it, reopen it, assign it to a user or team, or set its priority.",
-        },
-        tool! {
-            name: "sentry_list_releases",
-            effect: Read,
-            args: ListReleases,
-            run: list_releases,
-            keywords: ["versions", "deploys", "deployments", "release health", "new issues"],
-            description: "List releases (versions) of a Sentry organization, newest first, with their deploys, commit counts, new issues and projects; filter by project or version prefix.",
-        },
-    ],
+    tools: &[LIST_ORGANIZATIONS, LIST_PROJECTS, SEARCH_ISSUES, GET_ISSUE, GET_EVENT, UPDATE_ISSUE, LIST_RELEASES],
     error_message,
 };
 
@@ -166,10 +109,11 @@ fn organization(up: &dyn Upstream, given: Option<&str>) -> Result<String, ToolEr
     let org = given.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).or_else(|| up.field("organization"));
     match org {
         Some(o) => Ok(encode_segment(o.trim())),
-        None => Err(ToolError::InvalidArguments {
-            message: "give organization (a slug from sentry_list_organizations); this Sentry connection has no default organization".into(),
-            problems: vec![ArgProblem { path: "/organization".into(), problem: "missing".into() }],
-        }),
+        None => Err(invalid(
+            "/organization",
+            "give organization (a slug from sentry_list_organizations); this Sentry connection has no default organization",
+            "missing",
+        )),
     }
 }
 
@@ -231,6 +175,15 @@ struct ListOrganizations {
     include_raw: bool,
 }
 
+pub(crate) const LIST_ORGANIZATIONS: ToolSpec = tool! {
+    name: "sentry_list_organizations",
+    effect: Read,
+    args: ListOrganizations,
+    run: list_organizations,
+    keywords: ["orgs", "organization slug", "accounts", "which sentry"],
+    description: "List the Sentry organizations (orgs) this token can see, with their slugs — the organization argument every other Sentry tool needs.",
+};
+
 async fn list_organizations(up: Arc<dyn Upstream>, args: ListOrganizations) -> Result<Value, ToolError> {
     let resp = up.send(HttpRequest::get("/api/0/organizations/").query_opt("cursor", args.cursor.as_deref())).await?;
     let body = resp.json()?;
@@ -265,6 +218,15 @@ struct ListProjects {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
+    name: "sentry_list_projects",
+    effect: Read,
+    args: ListProjects,
+    run: list_projects,
+    keywords: ["apps", "services", "project slug", "platforms"],
+    description: "List the projects (apps/services sending errors) in a Sentry organization: slug, numeric id, platform, teams and when they first received an event.",
+};
 
 async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Value, ToolError> {
     let org = organization(&*up, args.organization.as_deref())?;
@@ -370,17 +332,27 @@ fn shape_issue(i: &Value) -> Value {
     }))
 }
 
+pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
+    name: "sentry_search_issues",
+    effect: Read,
+    args: SearchIssues,
+    run: search_issues,
+    keywords: ["errors", "exceptions", "crashes", "unresolved", "error groups", "bugs", "show errors", "list issues", "production errors", "what is breaking", "top errors", "most frequent errors", "what is crashing", "error list"],
+    description: "Search Sentry issues (grouped application errors/exceptions/crashes, not tickets) in an organization with Sentry's query syntax; unresolved errors by default, newest first, with event and user counts.",
+};
+
 async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> Result<Value, ToolError> {
     let org = organization(&*up, args.organization.as_deref())?;
     let mut req = HttpRequest::get(format!("/api/0/organizations/{org}/issues/")).query("query", &args.query);
     for p in args.project_ids.iter().flatten() {
         if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
-            return Err(ToolError::InvalidArguments {
-                message: format!(
+            return Err(invalid(
+                "/project_ids",
+                format!(
                     "project id '{p}' is not numeric; use the id from sentry_list_projects, or project:{p} in query"
                 ),
-                problems: vec![ArgProblem { path: "/project_ids".into(), problem: "expected numeric ids".into() }],
-            });
+                "expected numeric ids",
+            ));
         }
         req = req.query("project", p);
     }
@@ -410,10 +382,11 @@ async fn resolve_issue_id(up: &dyn Upstream, org: &str, issue_id: &str) -> Resul
         return Ok(issue_id.to_string());
     }
     if issue_id.is_empty() || !issue_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-        return Err(ToolError::InvalidArguments {
-            message: format!("'{issue_id}' is neither a numeric issue id nor a short id like PROJ-1Z"),
-            problems: vec![ArgProblem { path: "/issue_id".into(), problem: "expected 12345 or PROJ-1Z".into() }],
-        });
+        return Err(invalid(
+            "/issue_id",
+            format!("'{issue_id}' is neither a numeric issue id nor a short id like PROJ-1Z"),
+            "expected 12345 or PROJ-1Z",
+        ));
     }
     let req = HttpRequest::get(format!("/api/0/organizations/{org}/issues/"))
         .query("query", issue_id)
@@ -444,6 +417,15 @@ struct GetIssue {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_ISSUE: ToolSpec = tool! {
+    name: "sentry_get_issue",
+    effect: Read,
+    args: GetIssue,
+    run: get_issue,
+    keywords: ["error details", "exception", "crash", "first seen", "last seen", "users affected", "short id"],
+    description: "Get one Sentry issue (error group) by numeric id or short id like PROJ-1Z: status, error type and message, event and affected-user counts, first/last seen, releases, assignee and link.",
+};
 
 async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolError> {
     let org = organization(&*up, args.organization.as_deref())?;
@@ -521,15 +503,22 @@ fn check_event_id(id: &str) -> Result<(), ToolError> {
     if alias || hex || dashed {
         Ok(())
     } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{id}' is not latest, oldest, recommended or a 32-character event id"),
-            problems: vec![ArgProblem {
-                path: "/event_id".into(),
-                problem: "expected latest, oldest, recommended or an event id".into(),
-            }],
-        })
+        Err(invalid(
+            "/event_id",
+            format!("'{id}' is not latest, oldest, recommended or a 32-character event id"),
+            "expected latest, oldest, recommended or an event id",
+        ))
     }
 }
+
+pub(crate) const GET_EVENT: ToolSpec = tool! {
+    name: "sentry_get_event",
+    effect: Read,
+    args: GetEvent,
+    run: get_event,
+    keywords: ["stack trace", "stacktrace", "traceback", "exception", "breadcrumbs", "latest event", "crash report", "tags", "full traceback", "exception details"],
+    description: "Get an event of a Sentry issue — the latest by default, or oldest, recommended or a specific event id — with its exception and stack trace (traceback), breadcrumbs, tags, request, user and release.",
+};
 
 async fn get_event(up: Arc<dyn Upstream>, args: GetEvent) -> Result<Value, ToolError> {
     check_event_id(&args.event_id)?;
@@ -589,13 +578,19 @@ struct UpdateIssue {
     priority: Option<Priority>,
 }
 
+pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
+    name: "sentry_update_issue",
+    effect: Write,
+    args: UpdateIssue,
+    run: update_issue,
+    keywords: ["resolve", "ignore", "archive", "reopen", "unresolve", "assign", "mute", "triage", "priority"],
+    description: "Triage a Sentry issue (error): resolve it (now, in the next release or in a given release), ignore/archive it, reopen it, assign it to a user or team, or set its priority.",
+};
+
 async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value, ToolError> {
     let mut body = Map::new();
     let mut details = Map::new();
-    let wrong = |path: &str, problem: &str| ToolError::InvalidArguments {
-        message: problem.to_string(),
-        problems: vec![ArgProblem { path: path.into(), problem: problem.into() }],
-    };
+    let wrong = |path: &str, problem: &str| invalid(path, problem.to_string(), problem);
     if let Some(v) = &args.in_release {
         if !matches!(args.status, Some(IssueStatus::Resolved)) {
             return Err(wrong("/in_release", "in_release goes with status resolved"));
@@ -678,6 +673,15 @@ struct ListReleases {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_RELEASES: ToolSpec = tool! {
+    name: "sentry_list_releases",
+    effect: Read,
+    args: ListReleases,
+    run: list_releases,
+    keywords: ["versions", "deploys", "deployments", "release health", "new issues"],
+    description: "List releases (versions) of a Sentry organization, newest first, with their deploys, commit counts, new issues and projects; filter by project or version prefix.",
+};
 
 async fn list_releases(up: Arc<dyn Upstream>, args: ListReleases) -> Result<Value, ToolError> {
     let org = organization(&*up, args.organization.as_deref())?;

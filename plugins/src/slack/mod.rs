@@ -71,95 +71,17 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(50),
     tools: &[
-        tool! {
-            name: "slack_send_message",
-            effect: Write,
-            args: SendMessage,
-            run: send_message,
-            keywords: ["post", "message", "#channel", "reply", "thread reply", "announce", "notify", "chat", "say", "post in channel", "announcement"],
-            description: "Send (post) a message to a Slack channel (#channel name or id), or reply in a thread with thread_ts. Text uses Slack mrkdwn (*bold*, _italic_, <https://url|label>, <@U123> mentions); Block Kit blocks optional.",
-        },
-        tool! {
-            name: "slack_send_dm",
-            effect: Write,
-            args: SendDm,
-            run: send_dm,
-            keywords: ["direct message", "DM", "private message", "message someone", "ping", "tell", "PM", "group DM"],
-            description: "Send a direct message (DM, private message) on Slack to a person, found by user id, @handle or email address, or to a small group (comma-separated, up to 8 people).",
-        },
-        tool! {
-            name: "slack_update_message",
-            effect: Write,
-            args: UpdateMessage,
-            run: update_message,
-            keywords: ["edit", "change", "correct", "fix typo", "modify message", "rewrite"],
-            description: "Edit (update) a Slack message the user posted earlier, by channel and message ts: replaces its text (and optionally its blocks).",
-        },
-        tool! {
-            name: "slack_list_channels",
-            effect: Read,
-            args: ListChannels,
-            run: list_channels,
-            keywords: ["channels", "#channel", "conversations", "rooms", "private channels", "DMs", "workspace", "find channel id", "list channels", "public channels"],
-            description: "List Slack channels (public and private) the user can see, optionally DMs and group DMs, with id, name, topic, purpose, member count and whether the user is a member.",
-        },
-        tool! {
-            name: "slack_list_messages",
-            effect: Read,
-            args: ListMessages,
-            run: list_messages,
-            keywords: ["history", "read channel", "recent messages", "new messages", "latest", "unread", "what was said", "catch up", "conversation history", "#channel", "DM history", "channel messages", "what people said"],
-            description: "Read recent messages (channel history) in a Slack channel or DM, newest first, optionally between two times (oldest/latest), with authors, reactions, files and thread reply counts.",
-        },
-        tool! {
-            name: "slack_get_thread",
-            effect: Read,
-            args: GetThread,
-            run: get_thread,
-            keywords: ["thread", "replies", "conversation", "discussion", "reply chain", "read thread"],
-            description: "Get a Slack thread: the parent message and all replies, oldest first, by channel and the parent message's ts.",
-        },
-        tool! {
-            name: "slack_search_messages",
-            effect: Read,
-            args: SearchMessages,
-            run: search_messages,
-            keywords: ["find", "search", "look up", "mentions", "in:#channel", "from:@user", "after:", "keyword", "who said", "find conversation", "find discussion", "search slack"],
-            description: "Search Slack messages and conversations across the workspace with Slack's search syntax (in:#channel, from:@user, after:2026-01-01, has:link, quoted \"phrases\"); returns matches with channel, author, text and permalink.",
-        },
-        tool! {
-            name: "slack_list_users",
-            effect: Read,
-            args: ListUsers,
-            run: list_users,
-            keywords: ["members", "people", "team", "directory", "colleagues", "who is", "workspace members", "user ids"],
-            description: "List the members (people) of the Slack workspace with id, @handle, real name, title, email and time zone.",
-        },
-        tool! {
-            name: "slack_get_user",
-            effect: Read,
-            args: GetUser,
-            run: get_user,
-            keywords: ["profile", "person", "member", "email", "timezone", "status", "title", "who is", "lookup by email", "user info", "job title"],
-            description: "Get a Slack user's profile by user id, @handle or email address: name, title, email, phone, time zone, status and role.",
-        },
-        tool! {
-            name: "slack_add_reaction",
-            effect: Write,
-            args: AddReaction,
-            run: add_reaction,
-            keywords: ["react", "emoji", "reaction", "thumbs up", "+1", "acknowledge", "eyes", "white_check_mark"],
-            description: "Add an emoji reaction (e.g. thumbsup, eyes, white_check_mark) to a Slack message, by channel and message ts.",
-        },
-        tool! {
-            name: "slack_upload_file",
-            effect: Write,
-            files: Reads(&["path"]),
-            args: UploadFile,
-            run: upload_file,
-            keywords: ["upload", "attach", "post a file", "send file", "snippet", "attachment", "image", "document"],
-            description: "Upload a file to Slack and share it in a channel or thread: a local file by absolute path, or text content given directly (a snippet), with optional title and message.",
-        },
+        SEND_MESSAGE,
+        SEND_DM,
+        UPDATE_MESSAGE,
+        LIST_CHANNELS,
+        LIST_MESSAGES,
+        GET_THREAD,
+        SEARCH_MESSAGES,
+        LIST_USERS,
+        GET_USER,
+        ADD_REACTION,
+        UPLOAD_FILE,
     ],
     error_message,
 };
@@ -189,6 +111,15 @@ struct SendMessage {
     #[serde(default = "default_true")]
     unfurl_links: bool,
 }
+
+pub(crate) const SEND_MESSAGE: ToolSpec = tool! {
+    name: "slack_send_message",
+    effect: Write,
+    args: SendMessage,
+    run: send_message,
+    keywords: ["post", "message", "#channel", "reply", "thread reply", "announce", "notify", "chat", "say", "post in channel", "announcement"],
+    description: "Send (post) a message to a Slack channel (#channel name or id), or reply in a thread with thread_ts. Text uses Slack mrkdwn (*bold*, _italic_, <https://url|label>, <@U123> mentions); Block Kit blocks optional.",
+};
 
 async fn send_message(up: Arc<dyn Upstream>, args: SendMessage) -> Result<Value, ToolError> {
     if args.reply_broadcast && args.thread_ts.is_none() {
@@ -225,6 +156,15 @@ struct SendDm {
     /// Block Kit blocks (layout); text is then the notification fallback.
     blocks: Option<Vec<Map<String, Value>>>,
 }
+
+pub(crate) const SEND_DM: ToolSpec = tool! {
+    name: "slack_send_dm",
+    effect: Write,
+    args: SendDm,
+    run: send_dm,
+    keywords: ["direct message", "DM", "private message", "message someone", "ping", "tell", "PM", "group DM"],
+    description: "Send a direct message (DM, private message) on Slack to a person, found by user id, @handle or email address, or to a small group (comma-separated, up to 8 people).",
+};
 
 async fn send_dm(up: Arc<dyn Upstream>, args: SendDm) -> Result<Value, ToolError> {
     let refs: Vec<&str> = args.user.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
@@ -268,6 +208,15 @@ struct UpdateMessage {
     /// New Block Kit blocks; replaces the old ones.
     blocks: Option<Vec<Map<String, Value>>>,
 }
+
+pub(crate) const UPDATE_MESSAGE: ToolSpec = tool! {
+    name: "slack_update_message",
+    effect: Write,
+    args: UpdateMessage,
+    run: update_message,
+    keywords: ["edit", "change", "correct", "fix typo", "modify message", "rewrite"],
+    description: "Edit (update) a Slack message the user posted earlier, by channel and message ts: replaces its text (and optionally its blocks).",
+};
 
 async fn update_message(up: Arc<dyn Upstream>, args: UpdateMessage) -> Result<Value, ToolError> {
     let channel = resolve_channel(&*up, &args.channel).await?;
@@ -338,6 +287,15 @@ struct ListChannels {
     include_raw: bool,
 }
 
+pub(crate) const LIST_CHANNELS: ToolSpec = tool! {
+    name: "slack_list_channels",
+    effect: Read,
+    args: ListChannels,
+    run: list_channels,
+    keywords: ["channels", "#channel", "conversations", "rooms", "private channels", "DMs", "workspace", "find channel id", "list channels", "public channels"],
+    description: "List Slack channels (public and private) the user can see, optionally DMs and group DMs, with id, name, topic, purpose, member count and whether the user is a member.",
+};
+
 async fn list_channels(up: Arc<dyn Upstream>, args: ListChannels) -> Result<Value, ToolError> {
     let types: Vec<&str> = args.types.iter().map(|t| t.as_str()).collect();
     let body = call(
@@ -374,6 +332,15 @@ struct ListMessages {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_MESSAGES: ToolSpec = tool! {
+    name: "slack_list_messages",
+    effect: Read,
+    args: ListMessages,
+    run: list_messages,
+    keywords: ["history", "read channel", "recent messages", "new messages", "latest", "unread", "what was said", "catch up", "conversation history", "#channel", "DM history", "channel messages", "what people said"],
+    description: "Read recent messages (channel history) in a Slack channel or DM, newest first, optionally between two times (oldest/latest), with authors, reactions, files and thread reply counts.",
+};
 
 async fn list_messages(up: Arc<dyn Upstream>, args: ListMessages) -> Result<Value, ToolError> {
     let oldest = args.oldest.as_deref().map(|v| time_bound("/oldest", v)).transpose()?;
@@ -413,6 +380,15 @@ struct GetThread {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_THREAD: ToolSpec = tool! {
+    name: "slack_get_thread",
+    effect: Read,
+    args: GetThread,
+    run: get_thread,
+    keywords: ["thread", "replies", "conversation", "discussion", "reply chain", "read thread"],
+    description: "Get a Slack thread: the parent message and all replies, oldest first, by channel and the parent message's ts.",
+};
 
 async fn get_thread(up: Arc<dyn Upstream>, args: GetThread) -> Result<Value, ToolError> {
     let channel = resolve_channel(&*up, &args.channel).await?;
@@ -460,6 +436,15 @@ struct SearchMessages {
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
 }
+
+pub(crate) const SEARCH_MESSAGES: ToolSpec = tool! {
+    name: "slack_search_messages",
+    effect: Read,
+    args: SearchMessages,
+    run: search_messages,
+    keywords: ["find", "search", "look up", "mentions", "in:#channel", "from:@user", "after:", "keyword", "who said", "find conversation", "find discussion", "search slack"],
+    description: "Search Slack messages and conversations across the workspace with Slack's search syntax (in:#channel, from:@user, after:2026-01-01, has:link, quoted \"phrases\"); returns matches with channel, author, text and permalink.",
+};
 
 async fn search_messages(up: Arc<dyn Upstream>, args: SearchMessages) -> Result<Value, ToolError> {
     let page = match &args.cursor {
@@ -533,6 +518,15 @@ struct ListUsers {
     include_raw: bool,
 }
 
+pub(crate) const LIST_USERS: ToolSpec = tool! {
+    name: "slack_list_users",
+    effect: Read,
+    args: ListUsers,
+    run: list_users,
+    keywords: ["members", "people", "team", "directory", "colleagues", "who is", "workspace members", "user ids"],
+    description: "List the members (people) of the Slack workspace with id, @handle, real name, title, email and time zone.",
+};
+
 async fn list_users(up: Arc<dyn Upstream>, args: ListUsers) -> Result<Value, ToolError> {
     let body = call(
         &*up,
@@ -563,15 +557,21 @@ struct GetUser {
     include_raw: bool,
 }
 
+pub(crate) const GET_USER: ToolSpec = tool! {
+    name: "slack_get_user",
+    effect: Read,
+    args: GetUser,
+    run: get_user,
+    keywords: ["profile", "person", "member", "email", "timezone", "status", "title", "who is", "lookup by email", "user info", "job title"],
+    description: "Get a Slack user's profile by user id, @handle or email address: name, title, email, phone, time zone, status and role.",
+};
+
 async fn get_user(up: Arc<dyn Upstream>, args: GetUser) -> Result<Value, ToolError> {
     let r = match (args.user.as_deref().map(str::trim), args.email.as_deref().map(str::trim)) {
         (Some(u), None) if !u.is_empty() => parse_user_ref(u),
         (None, Some(e)) if e.contains('@') => UserRef::Email(e.to_string()),
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give exactly one of user (id or @handle) or email".into(),
-                problems: vec![ArgProblem { path: String::new(), problem: "expected user or email".into() }],
-            });
+            return Err(invalid("", "give exactly one of user (id or @handle) or email", "expected user or email"));
         }
     };
     let user = lookup_user(&*up, &r).await?;
@@ -593,6 +593,15 @@ struct AddReaction {
     #[schemars(length(min = 1))]
     emoji: String,
 }
+
+pub(crate) const ADD_REACTION: ToolSpec = tool! {
+    name: "slack_add_reaction",
+    effect: Write,
+    args: AddReaction,
+    run: add_reaction,
+    keywords: ["react", "emoji", "reaction", "thumbs up", "+1", "acknowledge", "eyes", "white_check_mark"],
+    description: "Add an emoji reaction (e.g. thumbsup, eyes, white_check_mark) to a Slack message, by channel and message ts.",
+};
 
 async fn add_reaction(up: Arc<dyn Upstream>, args: AddReaction) -> Result<Value, ToolError> {
     let name = args.emoji.trim().trim_matches(':').to_string();
@@ -638,6 +647,16 @@ fn upload_path(upload_url: &str) -> Option<String> {
     ok.then(|| path.to_string())
 }
 
+pub(crate) const UPLOAD_FILE: ToolSpec = tool! {
+    name: "slack_upload_file",
+    effect: Write,
+    files: Reads(&["path"]),
+    args: UploadFile,
+    run: upload_file,
+    keywords: ["upload", "attach", "post a file", "send file", "snippet", "attachment", "image", "document"],
+    description: "Upload a file to Slack and share it in a channel or thread: a local file by absolute path, or text content given directly (a snippet), with optional title and message.",
+};
+
 async fn upload_file(up: Arc<dyn Upstream>, args: UploadFile) -> Result<Value, ToolError> {
     let (bytes, default_name) = match (&args.path, &args.content) {
         (Some(path), None) => {
@@ -646,10 +665,11 @@ async fn upload_file(up: Arc<dyn Upstream>, args: UploadFile) -> Result<Value, T
         }
         (None, Some(content)) => (content.clone().into_bytes(), None),
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give exactly one of path (a local file) or content (text)".into(),
-                problems: vec![ArgProblem { path: String::new(), problem: "expected path or content".into() }],
-            });
+            return Err(invalid(
+                "",
+                "give exactly one of path (a local file) or content (text)",
+                "expected path or content",
+            ));
         }
     };
     let filename = args

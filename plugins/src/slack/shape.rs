@@ -6,37 +6,13 @@ use serde_json::{Value, json};
 use super::web::problem;
 use crate::api::*;
 
-pub(super) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-pub(super) fn rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
 /// A Slack ts ("1712345678.000200") as an RFC 3339 UTC time.
 pub(super) fn ts_time(ts: &Value) -> Value {
     ts.as_str()
         .and_then(|t| t.split('.').next())
         .and_then(|s| s.parse::<i64>().ok())
-        .map(|s| Value::String(rfc3339(s)))
+        .and_then(crate::time::utc_text)
+        .map(Value::String)
         .unwrap_or(Value::Null)
 }
 
@@ -63,7 +39,7 @@ pub(super) fn time_bound(path: &str, value: &str) -> Result<String, ToolError> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return Err(bad());
     }
-    let mut secs = days_from_civil(y, m, d) * 86_400;
+    let mut secs = crate::time::days_from_month_day(y, m, d).ok_or_else(bad)? * 86_400;
     if b.len() > 10 {
         if !matches!(b[10], b'T' | b' ') || b.len() < 16 || b[13] != b':' {
             return Err(bad());
@@ -208,7 +184,7 @@ pub(super) fn shape_channel(c: &Value) -> Value {
         "members": c["num_members"],
         "is_member": c["is_member"],
         "is_archived": (c["is_archived"].as_bool() == Some(true)).then_some(true),
-        "created": c["created"].as_i64().map(rfc3339),
+        "created": c["created"].as_i64().and_then(crate::time::utc_text),
     }))
 }
 

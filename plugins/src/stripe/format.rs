@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::api::{ArgProblem, ToolError};
+use crate::api::{ToolError, invalid};
 
 /// Decimal places of a currency's smallest unit (Stripe's zero- and three-decimal currencies).
 fn decimals(currency: &str) -> u32 {
@@ -30,39 +30,19 @@ pub(super) fn display(amount: &Value, currency: &Value) -> Value {
     Value::String(format!("{text} {}", currency.to_ascii_uppercase()))
 }
 
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 pub(super) fn time(secs: &Value) -> Value {
     let Some(secs) = secs.as_i64() else { return Value::Null };
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    Value::String(format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60))
+    crate::time::utc_text(secs).map(Value::String).unwrap_or(Value::Null)
 }
 
 /// `2026-01-31`, `2026-01-31T12:00:00Z` or unix seconds -> unix seconds.
 pub(super) fn parse_time(path: &str, value: &str) -> Result<i64, ToolError> {
-    let bad = || ToolError::InvalidArguments {
-        message: format!(
-            "'{value}' is not a date (YYYY-MM-DD), a UTC date-time (YYYY-MM-DDTHH:MM:SSZ) or unix seconds"
-        ),
-        problems: vec![ArgProblem { path: path.into(), problem: "expected YYYY-MM-DD".into() }],
+    let bad = || {
+        invalid(
+            path,
+            format!("'{value}' is not a date (YYYY-MM-DD), a UTC date-time (YYYY-MM-DDTHH:MM:SSZ) or unix seconds"),
+            "expected YYYY-MM-DD",
+        )
     };
     let v = value.trim();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
@@ -80,7 +60,7 @@ pub(super) fn parse_time(path: &str, value: &str) -> Result<i64, ToolError> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return Err(bad());
     }
-    let mut secs = days_from_civil(y, m, d) * 86_400;
+    let mut secs = crate::time::days_from_month_day(y, m, d).ok_or_else(bad)? * 86_400;
     if b.len() > 10 {
         if b.len() != 20 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
             return Err(bad());
@@ -94,10 +74,11 @@ pub(super) fn currency_code(path: &str, c: &str) -> Result<String, ToolError> {
     if c.len() == 3 && c.bytes().all(|b| b.is_ascii_alphabetic()) {
         Ok(c.to_ascii_lowercase())
     } else {
-        Err(ToolError::InvalidArguments {
-            message: format!("'{c}' is not a three-letter ISO currency code such as usd or eur"),
-            problems: vec![ArgProblem { path: path.into(), problem: "expected e.g. usd".into() }],
-        })
+        Err(invalid(
+            path,
+            format!("'{c}' is not a three-letter ISO currency code such as usd or eur"),
+            "expected e.g. usd",
+        ))
     }
 }
 

@@ -39,86 +39,16 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::ReadOnly,
     rate_limit: crate::api::RateLimit::per_second(25),
     tools: &[
-        tool! {
-            name: "stripe_search_customers",
-            effect: Read,
-            args: SearchCustomers,
-            run: search_customers,
-            keywords: ["find customer", "lookup by email", "client", "payer", "buyer", "search customers"],
-            description: "Find Stripe customers by email, or with a Stripe search query such as name~'jen' or metadata['crm_id']:'42'. Newly created customers can take about a minute to become searchable.",
-        },
-        tool! {
-            name: "stripe_get_customer",
-            effect: Read,
-            args: GetCustomer,
-            run: get_customer,
-            keywords: ["customer details", "default payment method", "card on file", "credit balance", "customer address"],
-            description: "Get one Stripe customer by id (cus_…): contact details, default payment method, account credit balance, currency and metadata.",
-        },
-        tool! {
-            name: "stripe_list_payments",
-            effect: Read,
-            args: ListPayments,
-            run: list_payments,
-            keywords: ["payments", "charges", "transactions", "payment intents", "sales", "revenue", "who paid", "recent charges", "list payments"],
-            description: "List Stripe payments (PaymentIntents, i.e. charges/transactions), newest first, optionally for one customer or a date range, with amount, status and customer.",
-        },
-        tool! {
-            name: "stripe_create_refund",
-            effect: Destructive,
-            args: CreateRefund,
-            run: create_refund,
-            keywords: ["refund", "money back", "reimburse", "return payment", "partial refund", "chargeback"],
-            description: "Refund a Stripe payment in full or in part (amount in the smallest currency unit, e.g. cents). Moves money back to the customer and cannot be undone.",
-        },
-        tool! {
-            name: "stripe_list_invoices",
-            effect: Read,
-            args: ListInvoices,
-            run: list_invoices,
-            keywords: ["invoices", "bills", "unpaid", "overdue", "open invoices", "receivables", "billing history"],
-            description: "List Stripe invoices, newest first, by customer, status (draft, open/unpaid, paid, void, uncollectible) or subscription, with amounts due and paid and the hosted invoice link.",
-        },
-        tool! {
-            name: "stripe_create_invoice",
-            effect: Destructive,
-            args: CreateInvoice,
-            run: create_invoice,
-            keywords: ["bill a customer", "billing", "new invoice", "send invoice", "invoice line items", "charge customer"],
-            description: "Create a Stripe invoice for a customer with line items (amounts in the smallest currency unit, e.g. cents). Stays a draft unless finalize is set; auto_send finalizes and emails it to the customer.",
-        },
-        tool! {
-            name: "stripe_list_subscriptions",
-            effect: Read,
-            args: ListSubscriptions,
-            run: list_subscriptions,
-            keywords: ["subscriptions", "recurring", "plans", "mrr", "renewals", "trials", "active subscribers"],
-            description: "List Stripe subscriptions by customer, status (active, trialing, past_due, canceled, all…) or price, with plan items, renewal date and cancellation state.",
-        },
-        tool! {
-            name: "stripe_delete_subscription",
-            effect: Destructive,
-            args: DeleteSubscription,
-            run: delete_subscription,
-            keywords: ["cancel subscription", "unsubscribe", "stop billing", "end plan", "churn"],
-            description: "Cancel a Stripe subscription: immediately, or at the end of the current billing period (at_period_end). Immediate cancellation cannot be undone.",
-        },
-        tool! {
-            name: "stripe_get_balance",
-            effect: Read,
-            args: GetBalance,
-            run: get_balance,
-            keywords: ["balance", "available funds", "pending", "payout", "how much money", "account balance"],
-            description: "Get the Stripe account balance: available and pending funds per currency, and whether the key is in live or test mode.",
-        },
-        tool! {
-            name: "stripe_create_payment_link",
-            effect: Destructive,
-            args: CreatePaymentLink,
-            run: create_payment_link,
-            keywords: ["payment link", "checkout link", "pay link", "buy button", "collect payment", "share link"],
-            description: "Create a shareable Stripe payment link (hosted checkout page) for an existing price, or for a one-off amount (smallest currency unit, e.g. cents) and product name. Anyone with the link can pay.",
-        },
+        SEARCH_CUSTOMERS,
+        GET_CUSTOMER,
+        LIST_PAYMENTS,
+        CREATE_REFUND,
+        LIST_INVOICES,
+        CREATE_INVOICE,
+        LIST_SUBSCRIPTIONS,
+        DELETE_SUBSCRIPTION,
+        GET_BALANCE,
+        CREATE_PAYMENT_LINK,
     ],
     error_message,
 };
@@ -256,18 +186,25 @@ fn quoted(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+pub(crate) const SEARCH_CUSTOMERS: ToolSpec = tool! {
+    name: "stripe_search_customers",
+    effect: Read,
+    args: SearchCustomers,
+    run: search_customers,
+    keywords: ["find customer", "lookup by email", "client", "payer", "buyer", "search customers"],
+    description: "Find Stripe customers by email, or with a Stripe search query such as name~'jen' or metadata['crm_id']:'42'. Newly created customers can take about a minute to become searchable.",
+};
+
 async fn search_customers(up: Arc<dyn Upstream>, args: SearchCustomers) -> Result<Value, ToolError> {
     let query = match (args.query.as_deref().filter(|q| !q.trim().is_empty()), args.email.as_deref()) {
         (Some(q), None) => q.to_string(),
         (None, Some(e)) => format!("email:{}", quoted(e)),
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give either query or email (one of them)".into(),
-                problems: vec![ArgProblem {
-                    path: String::new(),
-                    problem: "expected exactly one of query, email".into(),
-                }],
-            });
+            return Err(invalid(
+                "",
+                "give either query or email (one of them)",
+                "expected exactly one of query, email",
+            ));
         }
     };
     let req = HttpRequest::get("/v1/customers/search")
@@ -296,6 +233,15 @@ struct GetCustomer {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_CUSTOMER: ToolSpec = tool! {
+    name: "stripe_get_customer",
+    effect: Read,
+    args: GetCustomer,
+    run: get_customer,
+    keywords: ["customer details", "default payment method", "card on file", "credit balance", "customer address"],
+    description: "Get one Stripe customer by id (cus_…): contact details, default payment method, account credit balance, currency and metadata.",
+};
 
 async fn get_customer(up: Arc<dyn Upstream>, args: GetCustomer) -> Result<Value, ToolError> {
     let expand = args.expand.clone().unwrap_or_else(|| vec!["invoice_settings.default_payment_method".into()]);
@@ -374,6 +320,15 @@ fn shape_payment(p: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_PAYMENTS: ToolSpec = tool! {
+    name: "stripe_list_payments",
+    effect: Read,
+    args: ListPayments,
+    run: list_payments,
+    keywords: ["payments", "charges", "transactions", "payment intents", "sales", "revenue", "who paid", "recent charges", "list payments"],
+    description: "List Stripe payments (PaymentIntents, i.e. charges/transactions), newest first, optionally for one customer or a date range, with amount, status and customer.",
+};
+
 async fn list_payments(up: Arc<dyn Upstream>, args: ListPayments) -> Result<Value, ToolError> {
     let gte = args.created_gte.as_deref().map(|v| parse_time("/created_gte", v)).transpose()?;
     let lte = args.created_lte.as_deref().map(|v| parse_time("/created_lte", v)).transpose()?;
@@ -419,10 +374,7 @@ fn metadata_pairs(path: &str, m: &Option<Map<String, Value>>) -> Result<Vec<(Str
             Value::Number(n) => n.to_string(),
             Value::Bool(b) => b.to_string(),
             _ => {
-                return Err(ToolError::InvalidArguments {
-                    message: "metadata values are short texts".into(),
-                    problems: vec![ArgProblem { path: format!("{path}/{k}"), problem: "expected a string".into() }],
-                });
+                return Err(invalid(&format!("{path}/{k}"), "metadata values are short texts", "expected a string"));
             }
         };
         out.push((format!("metadata[{k}]"), text));
@@ -430,18 +382,25 @@ fn metadata_pairs(path: &str, m: &Option<Map<String, Value>>) -> Result<Vec<(Str
     Ok(out)
 }
 
+pub(crate) const CREATE_REFUND: ToolSpec = tool! {
+    name: "stripe_create_refund",
+    effect: Destructive,
+    args: CreateRefund,
+    run: create_refund,
+    keywords: ["refund", "money back", "reimburse", "return payment", "partial refund", "chargeback"],
+    description: "Refund a Stripe payment in full or in part (amount in the smallest currency unit, e.g. cents). Moves money back to the customer and cannot be undone.",
+};
+
 async fn create_refund(up: Arc<dyn Upstream>, args: CreateRefund) -> Result<Value, ToolError> {
     let target = match (args.payment_intent.as_deref(), args.charge.as_deref()) {
         (Some(pi), None) => pair("payment_intent", pi),
         (None, Some(ch)) => pair("charge", ch),
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give either payment_intent or charge (one of them)".into(),
-                problems: vec![ArgProblem {
-                    path: String::new(),
-                    problem: "expected exactly one of payment_intent, charge".into(),
-                }],
-            });
+            return Err(invalid(
+                "",
+                "give either payment_intent or charge (one of them)",
+                "expected exactly one of payment_intent, charge",
+            ));
         }
     };
     let mut form = vec![target];
@@ -542,6 +501,15 @@ fn shape_invoice(i: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_INVOICES: ToolSpec = tool! {
+    name: "stripe_list_invoices",
+    effect: Read,
+    args: ListInvoices,
+    run: list_invoices,
+    keywords: ["invoices", "bills", "unpaid", "overdue", "open invoices", "receivables", "billing history"],
+    description: "List Stripe invoices, newest first, by customer, status (draft, open/unpaid, paid, void, uncollectible) or subscription, with amounts due and paid and the hosted invoice link.",
+};
+
 async fn list_invoices(up: Arc<dyn Upstream>, args: ListInvoices) -> Result<Value, ToolError> {
     let req = HttpRequest::get("/v1/invoices")
         .query_opt("customer", args.customer.as_deref())
@@ -602,35 +570,41 @@ fn send_invoice() -> CollectionMethod {
     CollectionMethod::SendInvoice
 }
 
+pub(crate) const CREATE_INVOICE: ToolSpec = tool! {
+    name: "stripe_create_invoice",
+    effect: Destructive,
+    args: CreateInvoice,
+    run: create_invoice,
+    keywords: ["bill a customer", "billing", "new invoice", "send invoice", "invoice line items", "charge customer"],
+    description: "Create a Stripe invoice for a customer with line items (amounts in the smallest currency unit, e.g. cents). Stays a draft unless finalize is set; auto_send finalizes and emails it to the customer.",
+};
+
 async fn create_invoice(up: Arc<dyn Upstream>, args: CreateInvoice) -> Result<Value, ToolError> {
     let items = match args.items {
         Some(i) if !i.is_empty() => i,
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "items is required: at least one invoice line".into(),
-                problems: vec![ArgProblem {
-                    path: "/items".into(),
-                    problem: "required, with at least one line".into(),
-                }],
-            });
+            return Err(invalid(
+                "/items",
+                "items is required: at least one invoice line",
+                "required, with at least one line",
+            ));
         }
     };
     let currency = currency_code("/currency", &args.currency)?;
     let send = args.collection_method == CollectionMethod::SendInvoice;
     if !send && args.days_until_due.is_some() {
-        return Err(ToolError::InvalidArguments {
-            message: "days_until_due applies only to collection_method send_invoice".into(),
-            problems: vec![ArgProblem {
-                path: "/days_until_due".into(),
-                problem: "not allowed with charge_automatically".into(),
-            }],
-        });
+        return Err(invalid(
+            "/days_until_due",
+            "days_until_due applies only to collection_method send_invoice",
+            "not allowed with charge_automatically",
+        ));
     }
     if !send && args.auto_send {
-        return Err(ToolError::InvalidArguments {
-            message: "auto_send emails the invoice, which needs collection_method send_invoice; use finalize to have Stripe charge automatically".into(),
-            problems: vec![ArgProblem { path: "/auto_send".into(), problem: "needs send_invoice".into() }],
-        });
+        return Err(invalid(
+            "/auto_send",
+            "auto_send emails the invoice, which needs collection_method send_invoice; use finalize to have Stripe charge automatically",
+            "needs send_invoice",
+        ));
     }
     let mut form = vec![
         pair("customer", &args.customer_id),
@@ -787,6 +761,15 @@ fn shape_subscription(s: &Value) -> Value {
     }))
 }
 
+pub(crate) const LIST_SUBSCRIPTIONS: ToolSpec = tool! {
+    name: "stripe_list_subscriptions",
+    effect: Read,
+    args: ListSubscriptions,
+    run: list_subscriptions,
+    keywords: ["subscriptions", "recurring", "plans", "mrr", "renewals", "trials", "active subscribers"],
+    description: "List Stripe subscriptions by customer, status (active, trialing, past_due, canceled, all…) or price, with plan items, renewal date and cancellation state.",
+};
+
 async fn list_subscriptions(up: Arc<dyn Upstream>, args: ListSubscriptions) -> Result<Value, ToolError> {
     let req = HttpRequest::get("/v1/subscriptions")
         .query_opt("customer", args.customer.as_deref())
@@ -813,15 +796,25 @@ struct DeleteSubscription {
     invoice_now: Option<bool>,
 }
 
+pub(crate) const DELETE_SUBSCRIPTION: ToolSpec = tool! {
+    name: "stripe_delete_subscription",
+    effect: Destructive,
+    args: DeleteSubscription,
+    run: delete_subscription,
+    keywords: ["cancel subscription", "unsubscribe", "stop billing", "end plan", "churn"],
+    description: "Cancel a Stripe subscription: immediately, or at the end of the current billing period (at_period_end). Immediate cancellation cannot be undone.",
+};
+
 async fn delete_subscription(up: Arc<dyn Upstream>, args: DeleteSubscription) -> Result<Value, ToolError> {
     let path = format!("/v1/subscriptions/{}", id_segment(&args.subscription_id));
     let sub = if args.at_period_end {
         if args.prorate.is_some() || args.invoice_now.is_some() {
             let field = if args.prorate.is_some() { "/prorate" } else { "/invoice_now" };
-            return Err(ToolError::InvalidArguments {
-                message: "prorate and invoice_now apply only to an immediate cancellation, not at_period_end".into(),
-                problems: vec![ArgProblem { path: field.into(), problem: "not used with at_period_end".into() }],
-            });
+            return Err(invalid(
+                field,
+                "prorate and invoice_now apply only to an immediate cancellation, not at_period_end",
+                "not used with at_period_end",
+            ));
         }
         post(&*up, path, vec![pair("cancel_at_period_end", true)]).await?
     } else {
@@ -856,6 +849,15 @@ fn funds(list: &Value) -> Vec<Value> {
         .map(|f| json!({"currency": f["currency"], "amount": f["amount"], "display": display(&f["amount"], &f["currency"])}))
         .collect()
 }
+
+pub(crate) const GET_BALANCE: ToolSpec = tool! {
+    name: "stripe_get_balance",
+    effect: Read,
+    args: GetBalance,
+    run: get_balance,
+    keywords: ["balance", "available funds", "pending", "payout", "how much money", "account balance"],
+    description: "Get the Stripe account balance: available and pending funds per currency, and whether the key is in live or test mode.",
+};
 
 async fn get_balance(up: Arc<dyn Upstream>, args: GetBalance) -> Result<Value, ToolError> {
     let body = call(&*up, HttpRequest::get("/v1/balance")).await?;
@@ -901,6 +903,15 @@ fn one() -> u32 {
     1
 }
 
+pub(crate) const CREATE_PAYMENT_LINK: ToolSpec = tool! {
+    name: "stripe_create_payment_link",
+    effect: Destructive,
+    args: CreatePaymentLink,
+    run: create_payment_link,
+    keywords: ["payment link", "checkout link", "pay link", "buy button", "collect payment", "share link"],
+    description: "Create a shareable Stripe payment link (hosted checkout page) for an existing price, or for a one-off amount (smallest currency unit, e.g. cents) and product name. Anyone with the link can pay.",
+};
+
 async fn create_payment_link(up: Arc<dyn Upstream>, args: CreatePaymentLink) -> Result<Value, ToolError> {
     let adhoc = (args.amount, args.currency.as_deref(), args.product_name.as_deref());
     let price = match (args.price_id.as_deref(), adhoc) {
@@ -915,13 +926,11 @@ async fn create_payment_link(up: Arc<dyn Upstream>, args: CreatePaymentLink) -> 
                 .ok_or_else(|| ToolError::Internal("Stripe created a price without an id".into()))?
         }
         _ => {
-            return Err(ToolError::InvalidArguments {
-                message: "give either price_id, or amount + currency + product_name".into(),
-                problems: vec![ArgProblem {
-                    path: String::new(),
-                    problem: "expected price_id, or all of amount, currency, product_name".into(),
-                }],
-            });
+            return Err(invalid(
+                "",
+                "give either price_id, or amount + currency + product_name",
+                "expected price_id, or all of amount, currency, product_name",
+            ));
         }
     };
     let mut form = vec![pair("line_items[0][price]", &price), pair("line_items[0][quantity]", args.quantity)];

@@ -1,5 +1,6 @@
 //! Dashboards, charts (and the data behind them), datasets and databases.
 
+use crate::tool;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -25,6 +26,15 @@ pub(crate) struct ListDashboards {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_DASHBOARDS: ToolSpec = tool! {
+    name: "superset_list_dashboards",
+    effect: Read,
+    args: ListDashboards,
+    run: list_dashboards,
+    keywords: ["dashboards", "reports", "BI", "analytics", "find dashboard", "KPI"],
+    description: "List Apache Superset dashboards (BI reports), optionally filtered by title, most recently changed first, with status (published/draft), owners and links.",
+};
 
 pub(crate) async fn list_dashboards(up: Arc<dyn Upstream>, args: ListDashboards) -> Result<Value, ToolError> {
     let (page, size) = paging(args.limit, args.cursor.as_deref())?;
@@ -84,6 +94,15 @@ pub(crate) struct GetDashboard {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_DASHBOARD: ToolSpec = tool! {
+    name: "superset_get_dashboard",
+    effect: Read,
+    args: GetDashboard,
+    run: get_dashboard,
+    keywords: ["dashboard details", "charts on dashboard", "filters", "report", "BI"],
+    description: "Get one Superset dashboard by id or slug: title, status, owners, native filters and the charts on it (ids, names, visualization types) to read data from.",
+};
 
 pub(crate) async fn get_dashboard(up: Arc<dyn Upstream>, args: GetDashboard) -> Result<Value, ToolError> {
     let path = format!("/api/v1/dashboard/{}", encode_segment(&args.dashboard.0));
@@ -157,6 +176,15 @@ pub(crate) struct ListCharts {
     include_raw: bool,
 }
 
+pub(crate) const LIST_CHARTS: ToolSpec = tool! {
+    name: "superset_list_charts",
+    effect: Read,
+    args: ListCharts,
+    run: list_charts,
+    keywords: ["charts", "visualizations", "slices", "graphs", "plots", "find chart"],
+    description: "List Superset charts (visualizations, slices), filtered by name, visualization type or the dashboard they are on, with their dataset and dashboards.",
+};
+
 pub(crate) async fn list_charts(up: Arc<dyn Upstream>, args: ListCharts) -> Result<Value, ToolError> {
     let (page, size) = paging(args.limit, args.cursor.as_deref())?;
     let mut filters = Vec::new();
@@ -229,6 +257,15 @@ pub(crate) struct GetChartData {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const GET_CHART_DATA: ToolSpec = tool! {
+    name: "superset_get_chart_data",
+    effect: Read,
+    args: GetChartData,
+    run: get_chart_data,
+    keywords: ["chart data", "numbers behind", "rows", "metrics", "values", "results", "underlying data"],
+    description: "Get the rows behind a saved Superset chart (its saved query: metrics, groupings, filters), as columns and rows, optionally with a dashboard's native filters applied or the cache bypassed.",
+};
 
 pub(crate) async fn get_chart_data(up: Arc<dyn Upstream>, args: GetChartData) -> Result<Value, ToolError> {
     let (resp, filters) = match args.filters_dashboard_id {
@@ -455,6 +492,15 @@ pub(crate) struct ListDatasets {
     include_raw: bool,
 }
 
+pub(crate) const LIST_DATASETS: ToolSpec = tool! {
+    name: "superset_list_datasets",
+    effect: Read,
+    args: ListDatasets,
+    run: list_datasets,
+    keywords: ["datasets", "tables", "data sources", "virtual dataset", "schema", "physical table"],
+    description: "List Superset datasets (physical tables and virtual SQL datasets) with their database and schema, filtered by name, database or schema.",
+};
+
 pub(crate) async fn list_datasets(up: Arc<dyn Upstream>, args: ListDatasets) -> Result<Value, ToolError> {
     let (page, size) = paging(args.limit, args.cursor.as_deref())?;
     let mut filters = Vec::new();
@@ -527,6 +573,15 @@ pub(crate) struct ListDatabases {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const LIST_DATABASES: ToolSpec = tool! {
+    name: "superset_list_databases",
+    effect: Read,
+    args: ListDatabases,
+    run: list_databases,
+    keywords: ["databases", "connections", "data warehouse", "database id", "backend", "SQL Lab"],
+    description: "List the database connections in Superset (ids to run SQL Lab queries against), with backend and whether DML and async queries are allowed.",
+};
 
 pub(crate) async fn list_databases(up: Arc<dyn Upstream>, args: ListDatabases) -> Result<Value, ToolError> {
     let (page, size) = paging(args.limit, args.cursor.as_deref())?;

@@ -15,7 +15,6 @@ mod sqllab;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
-use crate::tool;
 
 /// How the engine logs in to Superset and keeps the session.
 pub static SESSION: SessionSpec = SessionSpec {
@@ -114,71 +113,14 @@ pub static INTEGRATION: Integration = Integration {
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::NONE,
     tools: &[
-        tool! {
-            name: "superset_list_dashboards",
-            effect: Read,
-            args: browse::ListDashboards,
-            run: browse::list_dashboards,
-            keywords: ["dashboards", "reports", "BI", "analytics", "find dashboard", "KPI"],
-            description: "List Apache Superset dashboards (BI reports), optionally filtered by title, most recently changed first, with status (published/draft), owners and links.",
-        },
-        tool! {
-            name: "superset_get_dashboard",
-            effect: Read,
-            args: browse::GetDashboard,
-            run: browse::get_dashboard,
-            keywords: ["dashboard details", "charts on dashboard", "filters", "report", "BI"],
-            description: "Get one Superset dashboard by id or slug: title, status, owners, native filters and the charts on it (ids, names, visualization types) to read data from.",
-        },
-        tool! {
-            name: "superset_list_charts",
-            effect: Read,
-            args: browse::ListCharts,
-            run: browse::list_charts,
-            keywords: ["charts", "visualizations", "slices", "graphs", "plots", "find chart"],
-            description: "List Superset charts (visualizations, slices), filtered by name, visualization type or the dashboard they are on, with their dataset and dashboards.",
-        },
-        tool! {
-            name: "superset_get_chart_data",
-            effect: Read,
-            args: browse::GetChartData,
-            run: browse::get_chart_data,
-            keywords: ["chart data", "numbers behind", "rows", "metrics", "values", "results", "underlying data"],
-            description: "Get the rows behind a saved Superset chart (its saved query: metrics, groupings, filters), as columns and rows, optionally with a dashboard's native filters applied or the cache bypassed.",
-        },
-        tool! {
-            name: "superset_export_csv",
-            effect: Read,
-            files: Writes(&["save_to"]),
-            args: sqllab::ExportCsv,
-            run: sqllab::export_csv,
-            keywords: ["CSV", "export", "download", "spreadsheet", "save data", "SQL Lab results"],
-            description: "Export a Superset chart's data, or a SQL Lab query's results (by its client id), as CSV: returned inline (cut at max_chars) or written to a local file.",
-        },
-        tool! {
-            name: "superset_list_datasets",
-            effect: Read,
-            args: browse::ListDatasets,
-            run: browse::list_datasets,
-            keywords: ["datasets", "tables", "data sources", "virtual dataset", "schema", "physical table"],
-            description: "List Superset datasets (physical tables and virtual SQL datasets) with their database and schema, filtered by name, database or schema.",
-        },
-        tool! {
-            name: "superset_list_databases",
-            effect: Read,
-            args: browse::ListDatabases,
-            run: browse::list_databases,
-            keywords: ["databases", "connections", "data warehouse", "database id", "backend", "SQL Lab"],
-            description: "List the database connections in Superset (ids to run SQL Lab queries against), with backend and whether DML and async queries are allowed.",
-        },
-        tool! {
-            name: "superset_run_sql",
-            effect: Write,
-            args: sqllab::RunSql,
-            run: sqllab::run_sql,
-            keywords: ["SQL", "query", "SQL Lab", "SELECT", "run query", "execute", "ad hoc query", "warehouse"],
-            description: "Run a SQL query in Superset SQL Lab against one of its databases and return the columns and rows (row limit applies; long queries can run async and are polled). Treated as a write: SQL may change data when the database allows DML.",
-        },
+        browse::LIST_DASHBOARDS,
+        browse::GET_DASHBOARD,
+        browse::LIST_CHARTS,
+        browse::GET_CHART_DATA,
+        sqllab::EXPORT_CSV,
+        browse::LIST_DATASETS,
+        browse::LIST_DATABASES,
+        sqllab::RUN_SQL,
     ],
     error_message,
 };

@@ -1,6 +1,7 @@
 //! SQL Lab (run a query, sync or async with polling) and CSV export (a chart's data or a SQL Lab
 //! result).
 
+use crate::tool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +50,15 @@ pub(crate) struct RunSql {
     #[serde(default)]
     include_raw: bool,
 }
+
+pub(crate) const RUN_SQL: ToolSpec = tool! {
+    name: "superset_run_sql",
+    effect: Write,
+    args: RunSql,
+    run: run_sql,
+    keywords: ["SQL", "query", "SQL Lab", "SELECT", "run query", "execute", "ad hoc query", "warehouse"],
+    description: "Run a SQL query in Superset SQL Lab against one of its databases and return the columns and rows (row limit applies; long queries can run async and are polled). Treated as a write: SQL may change data when the database allows DML.",
+};
 
 pub(crate) async fn run_sql(up: Arc<dyn Upstream>, args: RunSql) -> Result<Value, ToolError> {
     if args.sql.trim().is_empty() {
@@ -197,6 +207,16 @@ pub(crate) struct ExportCsv {
     #[schemars(range(min = 100, max = 200000))]
     max_chars: usize,
 }
+
+pub(crate) const EXPORT_CSV: ToolSpec = tool! {
+    name: "superset_export_csv",
+    effect: Read,
+    files: Writes(&["save_to"]),
+    args: ExportCsv,
+    run: export_csv,
+    keywords: ["CSV", "export", "download", "spreadsheet", "save data", "SQL Lab results"],
+    description: "Export a Superset chart's data, or a SQL Lab query's results (by its client id), as CSV: returned inline (cut at max_chars) or written to a local file.",
+};
 
 pub(crate) async fn export_csv(up: Arc<dyn Upstream>, args: ExportCsv) -> Result<Value, ToolError> {
     let (req, source) = match (&args.chart_id, &args.sql_client_id) {

@@ -118,11 +118,12 @@ pub fn binary() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_workbench"))
 }
 
-/// Compares `actual` with the committed snapshot `name`; `UPDATE_SNAPSHOTS=1` rewrites it.
+/// Compares `actual` with the committed snapshot `name`; `UPDATE_SNAPSHOTS=1` rewrites it. On a
+/// difference the panic shows only the differing lines (a line diff with context), not both texts.
 pub fn assert_snapshot(name: &str, actual: &Value) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots").join(name);
+    let path = snapshots_dir().join(name);
     let pretty = serde_json::to_string_pretty(actual).expect("json") + "\n";
-    if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+    if updating_snapshots() {
         std::fs::write(&path, &pretty).expect("write snapshot");
         return;
     }
@@ -130,9 +131,136 @@ pub fn assert_snapshot(name: &str, actual: &Value) {
         .unwrap_or_else(|_| panic!("missing snapshot {}; run with UPDATE_SNAPSHOTS=1 and review it", path.display()));
     if expected != pretty {
         panic!(
-            "snapshot {name} changed; review the difference and rerun with UPDATE_SNAPSHOTS=1 if it is intended.\n--- expected\n{expected}\n--- actual\n{pretty}"
+            "snapshot {name} changed; review the difference and rerun with UPDATE_SNAPSHOTS=1 if it is intended.\n{}",
+            line_diff(&expected, &pretty)
         );
     }
+}
+
+/// One snapshot file per entry in the folder `dir` (`<dir>/<name>.json`): every entry must match
+/// its file and no file may be left without an entry. `UPDATE_SNAPSHOTS=1` rewrites the folder
+/// (stale files removed). A failure lists every changed, missing and stale file, each changed one
+/// with its line diff.
+pub fn assert_snapshot_dir(dir: &str, entries: &[(String, Value)]) {
+    let folder = snapshots_dir().join(dir);
+    let mut wanted = std::collections::BTreeMap::new();
+    for (name, value) in entries {
+        assert!(
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "snapshot entry name {name:?} is not a plain file name"
+        );
+        let pretty = serde_json::to_string_pretty(value).expect("json") + "\n";
+        assert!(wanted.insert(format!("{name}.json"), pretty).is_none(), "two snapshot entries are named {name}");
+    }
+    let present: std::collections::BTreeSet<String> = std::fs::read_dir(&folder)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    if updating_snapshots() {
+        std::fs::create_dir_all(&folder).expect("create snapshot folder");
+        for stale in present.iter().filter(|f| !wanted.contains_key(*f)) {
+            std::fs::remove_file(folder.join(stale)).expect("remove stale snapshot");
+        }
+        for (file, text) in &wanted {
+            std::fs::write(folder.join(file), text).expect("write snapshot");
+        }
+        return;
+    }
+    let mut report = String::new();
+    for (file, text) in &wanted {
+        match std::fs::read_to_string(folder.join(file)) {
+            Ok(expected) if &expected == text => {}
+            Ok(expected) => report.push_str(&format!("changed {dir}/{file}:\n{}\n", line_diff(&expected, text))),
+            Err(_) => report.push_str(&format!("missing {dir}/{file}\n")),
+        }
+    }
+    for stale in present.iter().filter(|f| !wanted.contains_key(*f)) {
+        report.push_str(&format!("stale {dir}/{stale} (no such entry any more)\n"));
+    }
+    if !report.is_empty() {
+        panic!(
+            "snapshots under {dir}/ changed; review the difference and rerun with UPDATE_SNAPSHOTS=1 if it is intended.\n{report}"
+        );
+    }
+}
+
+fn snapshots_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots")
+}
+
+fn updating_snapshots() -> bool {
+    std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1")
+}
+
+/// A unified-style diff of two texts: `-` lines only in `expected`, `+` lines only in `actual`,
+/// two lines of context, `@@ line N @@` headers. Common head and tail are skipped first; the middle
+/// is aligned by longest common subsequence when it is small, else shown whole.
+pub fn line_diff(expected: &str, actual: &str) -> String {
+    const CONTEXT: usize = 2;
+    const MAX_CELLS: usize = 4_000_000;
+    let (a, b): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let (am, bm) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    // (tag, line): ' ' same, '-' expected only, '+' actual only.
+    let mut ops: Vec<(char, &str)> = Vec::new();
+    if am.len().saturating_mul(bm.len()) <= MAX_CELLS {
+        let (n, m) = (am.len(), bm.len());
+        let mut lcs = vec![0u32; (n + 1) * (m + 1)];
+        for i in (0..n).rev() {
+            for j in (0..m).rev() {
+                lcs[i * (m + 1) + j] = if am[i] == bm[j] {
+                    lcs[(i + 1) * (m + 1) + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * (m + 1) + j].max(lcs[i * (m + 1) + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n || j < m {
+            if i < n && j < m && am[i] == bm[j] {
+                ops.push((' ', am[i]));
+                i += 1;
+                j += 1;
+            } else if i < n && (j == m || lcs[(i + 1) * (m + 1) + j] >= lcs[i * (m + 1) + j + 1]) {
+                ops.push(('-', am[i]));
+                i += 1;
+            } else {
+                ops.push(('+', bm[j]));
+                j += 1;
+            }
+        }
+    } else {
+        ops.extend(am.iter().map(|l| ('-', *l)));
+        ops.extend(bm.iter().map(|l| ('+', *l)));
+    }
+    let before: Vec<(char, &str)> = a[head.saturating_sub(CONTEXT)..head].iter().map(|l| (' ', *l)).collect();
+    let after: Vec<(char, &str)> = a[a.len() - tail..].iter().take(CONTEXT).map(|l| (' ', *l)).collect();
+    let all: Vec<(char, &str)> = before.into_iter().chain(ops).chain(after).collect();
+    let first_line = head.saturating_sub(CONTEXT) + 1;
+    // Keep changed lines and CONTEXT lines around each; elide longer unchanged runs.
+    let near_change = |k: usize| {
+        let lo = k.saturating_sub(CONTEXT);
+        let hi = (k + CONTEXT + 1).min(all.len());
+        all[lo..hi].iter().any(|(t, _)| *t != ' ')
+    };
+    let mut out = format!("@@ line {first_line} @@\n");
+    let mut line = first_line;
+    let mut elided = false;
+    for (k, (tag, text)) in all.iter().enumerate() {
+        if near_change(k) {
+            if elided {
+                out.push_str(&format!("@@ line {line} @@\n"));
+                elided = false;
+            }
+            out.push_str(&format!("{tag}{text}\n"));
+        } else {
+            elided = true;
+        }
+        if *tag != '+' {
+            line += 1;
+        }
+    }
+    out
 }
 
 /// How a vault secret's `allowed_hosts` names a fake's origin.

@@ -1,0 +1,143 @@
+//! [`MockUpstream`]: a test double of the engine's [`Upstream`] for unit tests that sit next to a
+//! tool. It records every request a handler builds and answers each with the next canned reply,
+//! so a test can assert the exact request (method, path, query, headers, body) and the shaped
+//! result without a server. The contract cases (auth, 401, 429, paging across real HTTP) stay in
+//! the fake-server tests under `tests/it/`.
+//!
+//! Handlers finish in one poll against it (nothing waits), so [`MockUpstream::call`] runs a tool
+//! synchronously.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+
+use crate::api::{BoxFuture, HttpRequest, HttpResponse, ToolError, ToolSpec, Upstream};
+
+/// Records requests and answers them in order with canned replies.
+#[derive(Default)]
+pub struct MockUpstream {
+    replies: Mutex<VecDeque<Result<HttpResponse, ToolError>>>,
+    requests: Mutex<Vec<HttpRequest>>,
+    fields: Vec<(String, String)>,
+    files: Vec<(String, Vec<u8>)>,
+    written: Mutex<Vec<(String, Vec<u8>)>>,
+    ids: Mutex<u64>,
+}
+
+impl MockUpstream {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queues a 200 answer with a JSON body.
+    pub fn json(self, body: Value) -> Self {
+        self.answer(200, body.to_string().into_bytes())
+    }
+
+    /// Queues a 200 answer with a JSON body and extra response headers (`Link`, paging).
+    pub fn json_with_headers(self, body: Value, headers: &[(&str, &str)]) -> Self {
+        self.reply(200, body.to_string().into_bytes(), headers)
+    }
+
+    /// Queues an answer with any 2xx status and raw body.
+    pub fn answer(self, status: u16, body: Vec<u8>) -> Self {
+        self.reply(status, body, &[])
+    }
+
+    fn reply(self, status: u16, body: Vec<u8>, extra: &[(&str, &str)]) -> Self {
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        headers.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        self.replies.lock().unwrap().push_back(Ok(HttpResponse { status, headers, body }));
+        self
+    }
+
+    /// Queues an error (what the engine returns for a non-2xx answer or a network failure).
+    pub fn error(self, error: ToolError) -> Self {
+        self.replies.lock().unwrap().push_back(Err(error));
+        self
+    }
+
+    /// A non-secret connection field the handler may read.
+    pub fn with_field(mut self, name: &str, value: &str) -> Self {
+        self.fields.push((name.into(), value.into()));
+        self
+    }
+
+    /// A local file the handler may read.
+    pub fn with_file(mut self, path: &str, bytes: &[u8]) -> Self {
+        self.files.push((path.into(), bytes.to_vec()));
+        self
+    }
+
+    /// Runs `tool` with `args` (parsed exactly as the engine does) and returns the handler's result
+    /// with every request it sent. Panics if the handler waits on something, which a mock never
+    /// provides.
+    pub fn call(self, tool: &ToolSpec, args: Value) -> (Result<Value, ToolError>, Vec<HttpRequest>) {
+        let me = Arc::new(self);
+        let result = (tool.run)(me.clone(), args).now_or_never().expect("the handler finished without waiting");
+        let left = me.replies.lock().unwrap().len();
+        assert_eq!(left, 0, "{}: {left} canned replies were never asked for", tool.name);
+        let requests = me.requests.lock().unwrap().clone();
+        (result, requests)
+    }
+
+    /// Like [`MockUpstream::call`], for a call expected to succeed.
+    pub fn ok(self, tool: &ToolSpec, args: Value) -> (Value, Vec<HttpRequest>) {
+        let (result, requests) = self.call(tool, args);
+        (result.unwrap_or_else(|e| panic!("{} failed: {e}", tool.name)), requests)
+    }
+}
+
+impl Upstream for MockUpstream {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, ToolError>> {
+        let what = format!("{} {}", request.method.as_str(), request.path);
+        self.requests.lock().unwrap().push(request);
+        let reply = self.replies.lock().unwrap().pop_front();
+        Box::pin(std::future::ready(
+            reply.unwrap_or_else(|| Err(ToolError::Internal(format!("MockUpstream has no reply for {what}")))),
+        ))
+    }
+
+    fn field(&self, name: &str) -> Option<String> {
+        self.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    fn read_local_file(&self, path: &str) -> BoxFuture<Result<Vec<u8>, ToolError>> {
+        let found = self.files.iter().find(|(p, _)| p == path).map(|(_, b)| b.clone());
+        Box::pin(std::future::ready(found.ok_or_else(|| ToolError::invalid(format!("no such file: {path}")))))
+    }
+
+    fn write_local_file(&self, path: &str, bytes: Vec<u8>, _overwrite: bool) -> BoxFuture<Result<u64, ToolError>> {
+        let n = bytes.len() as u64;
+        self.written.lock().unwrap().push((path.into(), bytes));
+        Box::pin(std::future::ready(Ok(n)))
+    }
+
+    fn new_id(&self) -> String {
+        let mut n = self.ids.lock().unwrap();
+        *n += 1;
+        format!("{:032x}", *n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The mock itself: requests recorded in order, replies consumed in order, a missing reply
+    /// is an error that names the request.
+    #[test]
+    fn records_requests_and_answers_in_order() {
+        let up = MockUpstream::new().json(json!({"a": 1})).with_field("site", "acme");
+        let first = up.send(HttpRequest::get("/one")).now_or_never().unwrap().unwrap();
+        assert_eq!(first.json().unwrap(), json!({"a": 1}));
+        let second = up.send(HttpRequest::get("/two")).now_or_never().unwrap();
+        assert!(matches!(second, Err(ToolError::Internal(m)) if m.contains("GET /two")));
+        assert_eq!(up.requests.lock().unwrap().len(), 2);
+        assert_eq!(up.field("site").as_deref(), Some("acme"));
+        assert_eq!(up.new_id().len(), 32);
+    }
+}
