@@ -44,6 +44,15 @@ fn queries() -> Vec<Query> {
     serde_json::from_str(QUERIES).expect("search_queries.json parses")
 }
 
+/// The fusion under test: the default, or `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1)` to
+/// try others without rebuilding.
+fn fusion() -> Fusion {
+    let Ok(v) = std::env::var("SEARCH_FUSION") else { return Fusion::default() };
+    let n: Vec<f32> = v.split(',').map(|x| x.trim().parse().expect("SEARCH_FUSION numbers")).collect();
+    assert_eq!(n.len(), 5, "SEARCH_FUSION=blend,bare_blend,lo,hi,centre");
+    Fusion { blend: n[0], bare_blend: n[1], lo: n[2], hi: n[3], centre: n[4] != 0.0 }
+}
+
 #[derive(Default)]
 struct Tally {
     n: usize,
@@ -114,7 +123,7 @@ fn search_eval_meets_the_bar() {
     let mut negatives = 0;
     for q in queries() {
         let connected = |i: &str| t.app.is_connected(i) || q.connected.iter().any(|c| c == i);
-        let hits = index.search(&q.q, 10, &connected);
+        let hits = index.search_with(&q.q, 10, &connected, fusion());
         if q.kind == "negative" {
             negatives += 1;
             if hits.iter().any(|h| h.score >= RELEVANT_SCORE) {
@@ -247,7 +256,8 @@ fn registry_with_upstream(base: &Registry) -> Registry {
             "name": name, "base_url": "http://127.0.0.1:9/", "operations": []
         }))
         .expect("app definition");
-        let app = Arc::new(CheckedApp { def: def.clone(), base_url: "http://127.0.0.1:9".into(), host: "127.0.0.1".into() });
+        let app =
+            Arc::new(CheckedApp { def: def.clone(), base_url: "http://127.0.0.1:9".into(), host: "127.0.0.1".into() });
         let operations = server["tools"]
             .as_array()
             .expect("tools")
@@ -373,7 +383,14 @@ fn dev_set_held_out_meets_the_targets() {
     let connected = |i: &str| t.app.is_connected(i);
     if std::env::var_os("SEARCH_TUNE").is_some() {
         let mut best: Option<(f64, Fusion)> = None;
-        let shapes = [(0.3, 0.8, false), (0.4, 0.8, false), (0.05, 0.4, true), (0.1, 0.5, true), (0.15, 0.5, true), (0.1, 0.6, true)];
+        let shapes = [
+            (0.3, 0.8, false),
+            (0.4, 0.8, false),
+            (0.05, 0.4, true),
+            (0.1, 0.5, true),
+            (0.15, 0.5, true),
+            (0.1, 0.6, true),
+        ];
         for blend in [0.2, 0.35] {
             for bare_blend in [0.65, 0.8] {
                 for (lo, hi, centre) in shapes {
@@ -395,11 +412,11 @@ fn dev_set_held_out_meets_the_targets() {
         }
         println!("tune best: {best:?}");
     }
-    let dev_after = evaluate(index, &dev, &connected, Fusion::default());
+    let dev_after = evaluate(index, &dev, &connected, fusion());
     print_report("dev, after", &dev_after);
     let before = evaluate(index, &held, &connected, Fusion::LEXICAL);
     print_report("held-out, before (lexical)", &before);
-    let after = evaluate(index, &held, &connected, Fusion::default());
+    let after = evaluate(index, &held, &connected, fusion());
     print_report("held-out, after (lexical + semantic)", &after);
     println!("dev set held-out misses:\n{}", after.misses.join("\n"));
     let negatives = after.rejected as f64 / after.negatives.max(1) as f64;

@@ -47,11 +47,8 @@ impl Model {
         let count = u32::from_le_bytes(header[8..12].try_into().ok()?) as usize;
         let dim = u32::from_le_bytes(header[12..16].try_into().ok()?) as usize;
         let scales_end = 16 + count * 4;
-        let scales: Vec<f32> = bytes
-            .get(16..scales_end)?
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let scales: Vec<f32> =
+            bytes.get(16..scales_end)?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let data = bytes.get(scales_end..scales_end + count * dim)?;
         let ids: Map<&'static str, u32> = vocab.lines().enumerate().map(|(i, t)| (t, i as u32)).collect();
         (ids.len() == count && dim > 0).then_some(Model { dim, ids, scales, data })

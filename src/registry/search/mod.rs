@@ -139,7 +139,7 @@ impl Fusion {
 impl Default for Fusion {
     /// Tuned on the dev two thirds of tests/it/data/search_dev.json.
     fn default() -> Fusion {
-        Fusion { blend: 0.35, bare_blend: 0.65, lo: 0.05, hi: 0.4, centre: true }
+        Fusion { blend: 0.05, bare_blend: 0.65, lo: 0.4, hi: 0.8, centre: false }
     }
 }
 
@@ -264,13 +264,7 @@ impl SearchIndex {
 
     /// [`SearchIndex::search`] with the fusion's parameters given (for tuning and comparison).
     #[doc(hidden)]
-    pub fn search_with(
-        &self,
-        query: &str,
-        limit: usize,
-        connected: &dyn Fn(&str) -> bool,
-        fusion: Fusion,
-    ) -> Vec<Hit> {
+    pub fn search_with(&self, query: &str, limit: usize, connected: &dyn Fn(&str) -> bool, fusion: Fusion) -> Vec<Hit> {
         let trimmed = query.trim();
         if trimmed.is_empty() || limit == 0 {
             return Vec::new();
