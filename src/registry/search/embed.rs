@@ -141,7 +141,8 @@ impl Model {
 
 /// A tool text's vector, from the process-wide cache when this exact text was embedded before.
 pub fn embed_cached(model: &Model, text: &str) -> Option<Arc<[f32]>> {
-    static CACHE: OnceLock<Mutex<Map<u64, Option<Arc<[f32]>>>>> = OnceLock::new();
+    type Cache = Mutex<Map<u64, Option<Arc<[f32]>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     // SipHash, not the index's Fx hash: custom tools' texts are the agent's to choose.
     let mut h = DefaultHasher::new();
     h.write(text.as_bytes());

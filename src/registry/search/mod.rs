@@ -335,33 +335,32 @@ impl SearchIndex {
                 content * (evidence / MIN_EVIDENCE).min(1.0)
             }
         };
-        // Score the candidates in order of what they could at best reach, and stop once that is
-        // below the `limit`-th score found (thousands of tools share a common word).
         // The semantic tier: the query's cosine with every tool, mapped onto 0..1 from `lo`.
         let mut semantic = vec![0.0_f32; n];
-        if (fusion.blend > 0.0 || fusion.bare_blend > 0.0) && !self.vectors.is_empty() {
-            if let Some(q) = embed::model().and_then(|m| m.embed(trimmed)) {
-                let mut listed = vec![false; n];
-                for &d in &candidates {
-                    listed[d as usize] = true;
-                }
-                let cosines: Vec<Option<f32>> =
-                    self.vectors.iter().map(|v| v.as_ref().map(|v| embed::cosine(&q, v))).collect();
-                let shift = if fusion.centre {
-                    let known = cosines.iter().flatten();
-                    known.clone().sum::<f32>() / known.count().max(1) as f32
-                } else {
-                    0.0
-                };
-                for (d, c) in cosines.into_iter().enumerate() {
-                    let Some(c) = c else { continue };
-                    let s = ((c - shift - fusion.lo) / (fusion.hi - fusion.lo)).clamp(0.0, 1.0);
-                    if s > 0.0 {
-                        if !listed[d] {
-                            candidates.push(d as u32);
-                        }
-                        semantic[d] = s;
+        if (fusion.blend > 0.0 || fusion.bare_blend > 0.0)
+            && !self.vectors.is_empty()
+            && let Some(q) = embed::model().and_then(|m| m.embed(trimmed))
+        {
+            let mut listed = vec![false; n];
+            for &d in &candidates {
+                listed[d as usize] = true;
+            }
+            let cosines: Vec<Option<f32>> =
+                self.vectors.iter().map(|v| v.as_ref().map(|v| embed::cosine(&q, v))).collect();
+            let shift = if fusion.centre {
+                let known = cosines.iter().flatten();
+                known.clone().sum::<f32>() / known.count().max(1) as f32
+            } else {
+                0.0
+            };
+            for (d, c) in cosines.into_iter().enumerate() {
+                let Some(c) = c else { continue };
+                let s = ((c - shift - fusion.lo) / (fusion.hi - fusion.lo)).clamp(0.0, 1.0);
+                if s > 0.0 {
+                    if !listed[d] {
+                        candidates.push(d as u32);
                     }
+                    semantic[d] = s;
                 }
             }
         }
@@ -372,6 +371,8 @@ impl SearchIndex {
         // Only implied products (no product named outright): tools outside the lexicon are not
         // judged by it.
         let implied_only = parsed.mentioned.values().all(|c| *c < 1.0);
+        // Score the candidates in order of what they could at best reach, and stop once that is
+        // below the `limit`-th score found (thousands of tools share a common word).
         let mut order: Vec<(f32, u32)> = candidates.into_iter().map(|d| (base_of(d, content_of(d)), d)).collect();
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
         let ceiling = |content: f32| content * (1.0 + PRODUCT_BONUS) + PHRASE_BONUS;
