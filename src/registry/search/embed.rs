@@ -21,6 +21,9 @@ static VOCAB: &str = include_str!("model/vocab.txt");
 
 /// Longest word WordPiece splits; longer ones are skipped (as BERT does, by [UNK]).
 const MAX_WORD: usize = 100;
+/// Only a text's first this many bytes are embedded: the meaning of a request is in its start,
+/// and a megabyte query from a hostile agent must not stall search in WordPiece.
+const MAX_TEXT: usize = 4096;
 
 /// The decoded table.
 pub struct Model {
@@ -119,6 +122,11 @@ impl Model {
 
     /// The text's vector (unit length), or `None` when no token of it is known.
     pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        let mut end = text.len().min(MAX_TEXT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let text = &text[..end];
         let mut ids = Vec::new();
         self.tokens(text, &mut ids);
         let mut v = vec![0.0_f32; self.dim];
@@ -173,6 +181,18 @@ mod tests {
         let issue = e("create a new issue");
         assert!(cosine(&issue, &e("open a bug ticket")) > cosine(&issue, &e("weather forecast for paris")));
         assert!(m.embed("@@@ ###").is_none());
+    }
+
+    /// Attack: a hostile agent sends a megabyte query to stall search; only its first
+    /// [`MAX_TEXT`] bytes are embedded, so the cost is bounded.
+    #[test]
+    fn a_huge_query_is_embedded_by_its_start_only() {
+        let m = model().expect("decodes");
+        let start = "list open pull requests ".repeat(200);
+        let huge = format!("{start}{}", "zzqx".repeat(250_000));
+        let started = std::time::Instant::now();
+        assert_eq!(m.embed(&huge), m.embed(&huge[..MAX_TEXT]));
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]
