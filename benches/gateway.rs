@@ -46,6 +46,8 @@ fn cold_start(runs: usize) {
     let mut times = Vec::new();
     let mut rss = Vec::new();
     let mut list_bytes = 0;
+    let mut rss_search = Vec::new();
+    let mut first_search = Vec::new();
     for _ in 0..runs {
         let started = Instant::now();
         let mut child = Command::new(bin)
@@ -71,6 +73,17 @@ fn cold_start(runs: usize) {
         out.read_line(&mut line).unwrap();
         let v: Value = serde_json::from_str(&line).unwrap();
         list_bytes = serde_json::to_string(&v["result"]).unwrap().len();
+        // The first search builds the index and decodes the semantic tier's table.
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_tools", "arguments": {"query": "open a ticket about the login bug"}}});
+        let searched = Instant::now();
+        writeln!(stdin, "{call}").unwrap();
+        line.clear();
+        out.read_line(&mut line).unwrap();
+        first_search.push(searched.elapsed());
+        assert!(line.contains("\"result\""), "{line}");
+        if let Some(kib) = rss_kib(child.id()) {
+            rss_search.push(kib);
+        }
         drop(stdin);
         child.wait().unwrap();
     }
@@ -85,6 +98,16 @@ fn cold_start(runs: usize) {
         );
     }
     println!("{:<48} {} bytes, ~{} tokens (bytes/4)", "tools/list result", list_bytes, list_bytes / 4);
+    summary("first search_tools call (index + embeddings)", first_search);
+    rss_search.sort();
+    if !rss_search.is_empty() {
+        println!(
+            "{:<48} median {:.1} MiB  max {:.1} MiB",
+            "RSS after the first search",
+            rss_search[rss_search.len() / 2] as f64 / 1024.0,
+            *rss_search.last().unwrap() as f64 / 1024.0
+        );
+    }
 }
 
 /// The project's search evaluation queries (tests/it/data/search_queries.json): realistic

@@ -2,6 +2,7 @@
 
 use super::hash::{Map, Set};
 
+use super::embed;
 use super::hash::deletion_hashes;
 use super::text::{self, index_tokens, stem, tokenize};
 use super::*;
@@ -92,6 +93,7 @@ impl SearchIndex {
                 intents,
                 name_terms: name_forms[split..].to_vec(),
                 agnostic,
+                bare: tool.keywords.is_empty() && tool.plugin().is_none(),
             });
         }
         let Vocab { terms, text: term_text, postings, surface, .. } = vocab;
@@ -116,6 +118,10 @@ impl SearchIndex {
             }
         }
         let products = Self::products(registry, &docs, &terms, &postings);
+        let vectors = match embed::model() {
+            Some(model) => tools.iter().map(|t| embed::embed_cached(model, &embedded_text(t))).collect(),
+            None => Vec::new(),
+        };
         let mut index = SearchIndex {
             docs,
             by_name: Map::default(),
@@ -133,6 +139,7 @@ impl SearchIndex {
             verbs: Map::default(),
             dual: lexicon::DUAL.iter().copied().collect(),
             stopwords: lexicon::STOPWORDS.iter().copied().collect(),
+            vectors,
         };
         index.by_name = index.docs.iter().enumerate().map(|(i, d)| (d.name, i as u32)).collect();
         for (words, map) in lexicon::VERBS {
@@ -202,6 +209,25 @@ impl SearchIndex {
         }
         products
     }
+}
+
+/// What the semantic tier embeds of a tool: its name's words, its integration's display name,
+/// its description and its parameters' names.
+fn embedded_text(tool: &crate::registry::ToolEntry) -> String {
+    let mut text = tool.name.replace('_', " ");
+    if let Some(integration) = tool.plugin() {
+        text.push(' ');
+        text.push_str(integration.display_name);
+    }
+    text.push_str(". ");
+    text.push_str(tool.description);
+    if let Some(props) = tool.schema().get("properties").and_then(|p| p.as_object()) {
+        for name in props.keys() {
+            text.push(' ');
+            text.push_str(&name.replace('_', " "));
+        }
+    }
+    text
 }
 
 /// A surface word's term and, when it differs, its stem's.

@@ -27,6 +27,7 @@
 //! A query that is exactly a tool's name scores 1 and comes first. Results below [`MIN_SCORE`]
 //! are not returned.
 
+mod embed;
 mod hash;
 mod index;
 mod lexicon;
@@ -113,6 +114,35 @@ const MIN_EVIDENCE: f32 = 1.5;
 /// The factor of results for a query made of verbs only ("create").
 const VERBS_ONLY: f32 = 0.5;
 
+/// How the semantic tier's cosine joins the lexical score: a tool's base is
+/// `(1 - blend) * lexical + blend * semantic`, where `semantic` is the query's cosine with the
+/// tool, mapped from `lo..hi` onto 0..1 (below `lo` it adds nothing); the intent, product and
+/// connection factors then apply to the base as they do to the lexical score alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fusion {
+    pub blend: f32,
+    /// The blend for tools with no curated words (custom apps, upstream servers' tools): their
+    /// lexical score has no synonyms or jargon behind it, so their meaning weighs more.
+    pub bare_blend: f32,
+    pub lo: f32,
+    pub hi: f32,
+    /// Whether the cosine is taken relative to the query's mean cosine over all tools (what
+    /// every tool shares with the query, "my", "please", says nothing about any one of them).
+    pub centre: bool,
+}
+
+impl Fusion {
+    /// Lexical only, as before the semantic tier.
+    pub const LEXICAL: Fusion = Fusion { blend: 0.0, bare_blend: 0.0, lo: 1.0, hi: 2.0, centre: false };
+}
+
+impl Default for Fusion {
+    /// Tuned on the dev two thirds of tests/it/data/search_dev.json.
+    fn default() -> Fusion {
+        Fusion { blend: 0.05, bare_blend: 0.65, lo: 0.4, hi: 0.8, centre: false }
+    }
+}
+
 /// One ranked hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -136,6 +166,10 @@ struct Doc {
     /// The tool takes an `integration` argument (disconnect, audit log): naming a product does
     /// not make it less relevant.
     agnostic: bool,
+    /// The tool has no curated words (no keywords, no catalogue integration): a custom app's or
+    /// an upstream server's. The lexicon's implied products ("folder" -> Drive) say nothing
+    /// about it, and its meaning (semantic tier) weighs more.
+    bare: bool,
 }
 
 /// The search index over a registry's tools.
@@ -165,6 +199,8 @@ pub struct SearchIndex {
     verbs: Map<&'static str, lexicon::VerbMap>,
     dual: Set<&'static str>,
     stopwords: Set<&'static str>,
+    /// Each tool's vector (semantic tier); empty when the model is not available.
+    vectors: Vec<Option<std::sync::Arc<[f32]>>>,
 }
 
 /// A query word ready to match: its alternatives (term, discount) and its weight.
@@ -223,6 +259,12 @@ impl SearchIndex {
 
     /// Ranks tools for `query`; `connected` tells which integrations the user has connected.
     pub fn search(&self, query: &str, limit: usize, connected: &dyn Fn(&str) -> bool) -> Vec<Hit> {
+        self.search_with(query, limit, connected, Fusion::default())
+    }
+
+    /// [`SearchIndex::search`] with the fusion's parameters given (for tuning and comparison).
+    #[doc(hidden)]
+    pub fn search_with(&self, query: &str, limit: usize, connected: &dyn Fn(&str) -> bool, fusion: Fusion) -> Vec<Hit> {
         let trimmed = query.trim();
         if trimmed.is_empty() || limit == 0 {
             return Vec::new();
@@ -293,9 +335,45 @@ impl SearchIndex {
                 content * (evidence / MIN_EVIDENCE).min(1.0)
             }
         };
+        // The semantic tier: the query's cosine with every tool, mapped onto 0..1 from `lo`.
+        let mut semantic = vec![0.0_f32; n];
+        if (fusion.blend > 0.0 || fusion.bare_blend > 0.0)
+            && !self.vectors.is_empty()
+            && let Some(q) = embed::model().and_then(|m| m.embed(trimmed))
+        {
+            let mut listed = vec![false; n];
+            for &d in &candidates {
+                listed[d as usize] = true;
+            }
+            let cosines: Vec<Option<f32>> =
+                self.vectors.iter().map(|v| v.as_ref().map(|v| embed::cosine(&q, v))).collect();
+            let shift = if fusion.centre {
+                let known = cosines.iter().flatten();
+                known.clone().sum::<f32>() / known.count().max(1) as f32
+            } else {
+                0.0
+            };
+            for (d, c) in cosines.into_iter().enumerate() {
+                let Some(c) = c else { continue };
+                let s = ((c - shift - fusion.lo) / (fusion.hi - fusion.lo)).clamp(0.0, 1.0);
+                if s > 0.0 {
+                    if !listed[d] {
+                        candidates.push(d as u32);
+                    }
+                    semantic[d] = s;
+                }
+            }
+        }
+        let base_of = |d: u32, lexical: f32| {
+            let blend = if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
+            (1.0 - blend) * lexical + blend * semantic[d as usize]
+        };
+        // Only implied products (no product named outright): tools outside the lexicon are not
+        // judged by it.
+        let implied_only = parsed.mentioned.values().all(|c| *c < 1.0);
         // Score the candidates in order of what they could at best reach, and stop once that is
         // below the `limit`-th score found (thousands of tools share a common word).
-        let mut order: Vec<(f32, u32)> = candidates.into_iter().map(|d| (content_of(d), d)).collect();
+        let mut order: Vec<(f32, u32)> = candidates.into_iter().map(|d| (base_of(d, content_of(d)), d)).collect();
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
         let ceiling = |content: f32| content * (1.0 + PRODUCT_BONUS) + PHRASE_BONUS;
         let mut connection: Map<&str, bool> = Map::default();
@@ -303,17 +381,18 @@ impl SearchIndex {
         let mut hits: Vec<(f32, bool, u32)> = exact.map(|e| (1.0, true, e)).into_iter().collect();
         let mut floor = MIN_SCORE as f32;
         let mut top: Vec<f32> = Vec::new();
-        for (content, d) in order {
+        for (ceil_base, d) in order {
             if Some(d) == exact {
                 continue;
             }
-            if ceiling(content) < floor {
+            if ceiling(ceil_base) < floor {
                 break;
             }
+            let content = content_of(d);
             let doc = &self.docs[d as usize];
             let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
             let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
-            let mut score = content * intent * cover;
+            let mut score = base_of(d, content * cover) * intent;
             if parsed.verbs_only {
                 score *= VERBS_ONLY;
             }
@@ -322,6 +401,7 @@ impl SearchIndex {
                     // The query named this tool's product: that is evidence too.
                     Some(c) => *c * (1.0 + PRODUCT_BONUS * (1.0 - score)),
                     None if doc.agnostic => 1.0,
+                    None if doc.bare && implied_only => IMPLIED,
                     None => OTHER_PRODUCT,
                 };
             } else if !*connection.entry(doc.integration).or_insert_with(|| connected(doc.integration)) {
