@@ -256,8 +256,12 @@ fn registry_with_upstream(base: &Registry) -> Registry {
             "name": name, "base_url": "http://127.0.0.1:9/", "operations": []
         }))
         .expect("app definition");
-        let app =
-            Arc::new(CheckedApp { def: def.clone(), base_url: "http://127.0.0.1:9".into(), host: "127.0.0.1".into() });
+        let app = Arc::new(CheckedApp {
+            def: def.clone(),
+            base_url: "http://127.0.0.1:9".into(),
+            host: "127.0.0.1".into(),
+            origin: "http://127.0.0.1:9".into(),
+        });
         let operations = server["tools"]
             .as_array()
             .expect("tools")
