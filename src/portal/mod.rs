@@ -35,7 +35,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use plugins::api::AuthKind;
+use plugins::api::{AuthKind, Integration};
 use serde_json::{Value, json};
 
 use crate::app::App;
@@ -546,6 +546,21 @@ fn action_form<'a>(ctx: &'a Ctx, token: &str, body: &[u8]) -> Result<(&'a Keys, 
     }
 }
 
+/// An action form (see [`action_form`]) that names a catalogue integration in its `integration`
+/// field; an unknown name answers the integrations page with the error.
+fn integration_form<'a>(
+    ctx: &'a Ctx,
+    token: &str,
+    body: &[u8],
+) -> Result<(&'a Keys, HashMap<String, String>, &'static Integration), Response> {
+    let (keys, fields) = action_form(ctx, token, body)?;
+    let name = fields.get("integration").map(String::as_str).unwrap_or_default();
+    match ctx.app.registry().integration(name) {
+        Some(integration) => Ok((keys, fields, integration)),
+        None => Err(integrations_error(ctx, keys, StatusCode::BAD_REQUEST, format!("Unknown integration: '{name}'."))),
+    }
+}
+
 fn back_to(keys: &Keys, done: &str, integration: &str) -> Response {
     Redirect::to(&format!("/portal/{}/?done={done}&integration={}", keys.token, form::encode(integration)))
         .into_response()
@@ -560,15 +575,11 @@ fn integrations_error(ctx: &Ctx, keys: &Keys, status: StatusCode, message: Strin
 /// Starts connecting an integration the way the `connect` meta-tool does (same pending connect,
 /// same page), then sends the browser to that page. The browser is not opened again: it is here.
 async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: Bytes) -> Response {
-    let (keys, fields) = match action_form(&ctx, &token, &body) {
+    let (keys, fields, integration) = match integration_form(&ctx, &token, &body) {
         Ok(v) => v,
         Err(r) => return r,
     };
     let app = &ctx.app;
-    let name = fields.get("integration").map(String::as_str).unwrap_or_default();
-    let Some(integration) = app.registry().integration(name) else {
-        return integrations_error(&ctx, keys, StatusCode::BAD_REQUEST, format!("Unknown integration: '{name}'."));
-    };
     if integration.auth.kind == AuthKind::None {
         return back_to(keys, "public", integration.name);
     }
@@ -615,15 +626,11 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
 /// tool call: the token is revoked at the provider where it can be, the credential erased, and
 /// the action lands in the audit log.
 async fn disconnect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: Bytes) -> Response {
-    let (keys, fields) = match action_form(&ctx, &token, &body) {
+    let (keys, fields, integration) = match integration_form(&ctx, &token, &body) {
         Ok(v) => v,
         Err(r) => return r,
     };
     let app = &ctx.app;
-    let name = fields.get("integration").map(String::as_str).unwrap_or_default();
-    let Some(integration) = app.registry().integration(name) else {
-        return integrations_error(&ctx, keys, StatusCode::BAD_REQUEST, format!("Unknown integration: '{name}'."));
-    };
     let mut args = json!({ "integration": integration.name });
     if let Some(a) = fields.get("account").filter(|a| crate::auth::account_problem(a).is_none()) {
         args["account"] = json!(a);
@@ -682,15 +689,11 @@ async fn unlock_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: 
 /// Makes a stored account its integration's default: the user's click on their own portal page
 /// (CSRF token checked); no meta-tool or built-in can do this.
 async fn default_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: Bytes) -> Response {
-    let (keys, fields) = match action_form(&ctx, &token, &body) {
+    let (keys, fields, integration) = match integration_form(&ctx, &token, &body) {
         Ok(v) => v,
         Err(r) => return r,
     };
     let app = &ctx.app;
-    let name = fields.get("integration").map(String::as_str).unwrap_or_default();
-    let Some(integration) = app.registry().integration(name) else {
-        return integrations_error(&ctx, keys, StatusCode::BAD_REQUEST, format!("Unknown integration: '{name}'."));
-    };
     let account = fields.get("account").map(String::as_str).unwrap_or_default();
     if crate::auth::account_problem(account).is_some() {
         return back_to(keys, "bad-account", integration.name);
