@@ -3,6 +3,8 @@
 //! # Layout
 //! - [`api`]: the contract with the engine (integration and tool descriptions, requests, errors).
 //! - [`codec`]: base64 (standard and URL-safe) and percent-encoding, for file contents, MIME, URLs.
+//! - [`markdown`]: the one Markdown reader (pulldown-cmark) the Jira, Confluence and Notion converters
+//!   render from.
 //! - `mock` (tests only): `MockUpstream`, an [`api::Upstream`] that records requests and answers
 //!   with canned replies, for request-building and shaping tests next to each tool.
 //! - [`schema`]: argument types to portable JSON Schema.
@@ -17,6 +19,7 @@
 
 pub mod api;
 pub mod codec;
+pub mod markdown;
 #[cfg(test)]
 pub mod mock;
 pub mod schema;

@@ -1,18 +1,18 @@
 //! Confluence storage format (XHTML with `ac:`/`ri:` elements) <-> Markdown.
 //!
-//! [`from_markdown`] renders the shared Markdown reader's blocks (`crate::jira::markdown`) as storage
+//! [`from_markdown`] renders the shared Markdown reader's blocks (`crate::markdown`) as storage
 //! XHTML, with fenced code as the `code` macro. [`to_markdown`] parses storage leniently (unclosed
 //! and mismatched tags are tolerated) and renders headings, lists, tables, code and panel macros,
 //! task lists, page/user/attachment links, images, emoticons and dates as Markdown.
 
-use crate::jira::markdown::{self, Block, Inline, Marks};
+use crate::markdown::{self, ATLASSIAN, Block, Inline, Marks};
 use crate::text::decode_entities;
 
 // ---------------------------------------------------------------- Markdown -> storage
 
 /// Markdown as Confluence storage XHTML.
 pub fn from_markdown(md: &str) -> String {
-    markdown::parse(md).iter().map(block).collect::<Vec<_>>().join("")
+    markdown::parse(md, &ATLASSIAN).iter().map(block).collect::<Vec<_>>().join("")
 }
 
 fn escape(text: &str) -> String {
@@ -44,7 +44,7 @@ fn block(b: &Block) -> String {
             let lis: String = items
                 .iter()
                 .map(|item| {
-                    let inner = match item.as_slice() {
+                    let inner = match item.blocks.as_slice() {
                         [Block::Paragraph(inl)] => inlines(inl),
                         [Block::Paragraph(inl), rest @ ..] => {
                             format!("{}{}", inlines(inl), rest.iter().map(block).collect::<String>())
@@ -57,6 +57,10 @@ fn block(b: &Block) -> String {
             format!("{open}{lis}</{tag}>")
         }
         Block::Rule => "<hr />".to_string(),
+        Block::Image { url, alt } => {
+            format!("<p>{}</p>", inlines(&[markdown::image_link(url, alt, &Marks::default())]))
+        }
+        Block::Math(expr) => format!("<p>{}</p>", escape(&format!("$${expr}$$"))),
         Block::Table { header, rows } => {
             let cells = |tag: &str, row: &[Vec<Inline>]| -> String {
                 row.iter().map(|c| format!("<{tag}><p>{}</p></{tag}>", inlines(c))).collect()

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::markdown::{self, Block, Inline, Marks};
+use crate::markdown::{self, ATLASSIAN, Block, Inline, Item, Marks};
 
 /// Deepest JSON nesting (each ADF level is two: a node and its `content` array) rendered as
 /// structure; serde_json already refuses bodies deeper than 128.
@@ -16,7 +16,7 @@ pub const MAX_JSON_DEPTH: usize = 96;
 
 /// A Markdown string as an ADF document.
 pub fn from_markdown(md: &str) -> Value {
-    let content: Vec<Value> = markdown::parse(md).iter().map(block_node).collect();
+    let content: Vec<Value> = markdown::parse(md, &ATLASSIAN).iter().map(block_node).collect();
     json!({ "type": "doc", "version": 1, "content": content })
 }
 
@@ -41,7 +41,7 @@ fn block_node(block: &Block) -> Value {
             json!({"type": "blockquote", "content": content})
         }
         Block::List { ordered, start, items } => {
-            let items: Vec<Value> = items.iter().map(|b| list_item(b)).collect();
+            let items: Vec<Value> = items.iter().map(list_item).collect();
             if *ordered {
                 json!({"type": "orderedList", "attrs": {"order": start}, "content": items})
             } else {
@@ -49,6 +49,8 @@ fn block_node(block: &Block) -> Value {
             }
         }
         Block::Rule => json!({"type": "rule"}),
+        Block::Image { url, alt } => paragraph(&[markdown::image_link(url, alt, &Marks::default())]),
+        Block::Math(expr) => paragraph(&[Inline::Text(format!("$${expr}$$"), Marks::default())]),
         Block::Table { header, rows } => {
             let cell = |kind: &str, inl: &Vec<Inline>| json!({"type": kind, "attrs": {}, "content": [paragraph(inl)]});
             let mut trs = vec![
@@ -69,7 +71,9 @@ fn paragraph(inl: &[Inline]) -> Value {
 /// Blocks a blockquote may hold (paragraphs, lists, code); others degrade to a paragraph.
 fn quote_child(block: &Block) -> Vec<Value> {
     match block {
-        Block::Paragraph(_) | Block::List { .. } | Block::Code { .. } => vec![block_node(block)],
+        Block::Paragraph(_) | Block::List { .. } | Block::Code { .. } | Block::Image { .. } | Block::Math(_) => {
+            vec![block_node(block)]
+        }
         Block::Heading(_, inl) => vec![paragraph(&strong(inl))],
         Block::Quote(inner) => inner.iter().flat_map(quote_child).collect(),
         Block::Rule => Vec::new(),
@@ -98,11 +102,13 @@ fn row_text(cells: &[Vec<Inline>]) -> Vec<Inline> {
 }
 
 /// A list item: first child must be a paragraph (or code block); nested lists follow.
-fn list_item(blocks: &[Block]) -> Value {
+fn list_item(item: &Item) -> Value {
     let mut content = Vec::new();
-    for b in blocks {
+    for b in &item.blocks {
         match b {
-            Block::Paragraph(_) | Block::List { .. } | Block::Code { .. } => content.push(block_node(b)),
+            Block::Paragraph(_) | Block::List { .. } | Block::Code { .. } | Block::Image { .. } | Block::Math(_) => {
+                content.push(block_node(b))
+            }
             Block::Heading(_, inl) => content.push(paragraph(&strong(inl))),
             other => content.extend(quote_child(other)),
         }
@@ -593,6 +599,23 @@ mod tests {
              [attachment: screenshot.png]\n\n\
              ---"
         );
+    }
+
+    /// Attack: every run of a link's label carries the link's URL as a mark, so a label of 50,000
+    /// runs around a long URL multiplied it 50,000 times. The links of one document share a budget
+    /// linear in its length; past it labels stay, without links.
+    #[test]
+    fn links_cannot_amplify_the_document() {
+        let url = format!("https://e.io/{}", "u".repeat(8_000));
+        let label = "*a* b ".repeat(50_000);
+        let md = format!("[{label}]({url})");
+        // The links add at most a few times the input to what the label alone converts to.
+        let (out, unlinked) = (from_markdown(&md).to_string(), from_markdown(&label).to_string());
+        assert!(out.len() < unlinked.len() + 6 * md.len(), "{} bytes from {}", out.len(), md.len());
+        assert!(out.contains(&url), "the first runs keep their link");
+        let storage = crate::confluence::storage::from_markdown(&md);
+        let unlinked = crate::confluence::storage::from_markdown(&label);
+        assert!(storage.len() < unlinked.len() + 6 * md.len(), "{} bytes from {}", storage.len(), md.len());
     }
 
     /// Attack: an issue description whose ADF nests `content` 100,000 levels (a value built in

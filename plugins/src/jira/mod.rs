@@ -6,7 +6,6 @@
 //! Descriptions and comments are ADF on the wire and Markdown at the tool boundary ([`adf`]).
 
 pub mod adf;
-pub mod markdown;
 
 use std::sync::Arc;
 

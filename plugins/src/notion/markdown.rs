@@ -5,13 +5,18 @@
 //! fences, dividers, tables, images/files/bookmarks as links, equations, child pages and
 //! databases as labelled lines; rich text keeps bold, italic, strikethrough, code and links.
 //!
-//! Writing: Markdown becomes request-ready blocks (rich text split at Notion's 2,000-character
+//! Writing: Markdown, read by the shared reader (`crate::markdown`, Notion's flavor: to-dos and
+//! `$$` equations), becomes request-ready blocks (rich text split at Notion's 2,000-character
 //! limit, nesting capped at the two levels one request may carry; deeper items are lifted).
 
 use serde_json::{Value, json};
 
+use crate::markdown::{self, Block, Inline, Item, NOTION};
+
 /// Notion's limit on one rich-text object's content.
 pub const TEXT_LIMIT: usize = 2000;
+/// Notion's limit on a URL (a link's target, an image's address).
+pub const URL_LIMIT: usize = 2000;
 /// Nesting levels of children one create/append request may carry.
 pub const MAX_NESTING: usize = 2;
 
@@ -95,11 +100,6 @@ fn file_url(obj: &Value) -> Option<&str> {
 /// Deepest JSON nesting of a block tree rendered as structure (each level of children is two, its
 /// rich text three more); the plugin reads at most 5 levels of children, serde_json at most 128.
 pub const MAX_JSON_DEPTH: usize = 96;
-/// Deepest Markdown nesting (quotes, list items) read as structure when writing; deeper lines are
-/// one paragraph at this level (and [`MAX_NESTING`] lifts everything past 2 levels anyway).
-pub const MAX_PARSE_DEPTH: usize = 16;
-/// Deepest nesting of inline spans; deeper text stays literal.
-const MAX_INLINE_DEPTH: usize = 16;
 
 /// Markdown for a list of sibling blocks (each may carry its fetched `children`). Rendering
 /// recurses once per level, so a tree deeper than [`MAX_JSON_DEPTH`] is read as its text.
@@ -273,135 +273,34 @@ fn table_md(b: &Value) -> String {
 
 // ---------------------------------------------------------------- Markdown -> rich text
 
-#[derive(Clone, Default, PartialEq)]
-struct Style {
-    bold: bool,
-    italic: bool,
-    strike: bool,
-    code: bool,
-    link: Option<String>,
+/// Whether Notion takes `url` as a link: web and mail URLs, and workspace paths (`/…`). Other
+/// targets (relative paths, `javascript:`) and URLs past [`URL_LIMIT`] are refused by the API;
+/// their label stays as text.
+fn linkable(url: &str) -> bool {
+    url.chars().count() <= URL_LIMIT && url.starts_with("http://")
+        || url.starts_with("https://")
+        || url.starts_with("mailto:")
+        || url.starts_with('/')
 }
 
-fn push_span(out: &mut Vec<(String, Style)>, text: &str, style: &Style) {
-    if text.is_empty() {
-        return;
+/// Request-ready rich text for inline content, each run split at the 2,000-character limit.
+fn rich_text(inlines: &[Inline]) -> Vec<Value> {
+    let mut runs: Vec<(String, markdown::Marks)> = Vec::new();
+    for i in inlines {
+        let (text, mut marks) = match i {
+            Inline::Text(t, m) => (t.as_str(), m.clone()),
+            Inline::Break => ("\n", markdown::Marks::default()),
+        };
+        if marks.link.as_deref().is_some_and(|u| !linkable(u)) {
+            marks.link = None;
+        }
+        match runs.last_mut() {
+            Some((prev, m)) if *m == marks => prev.push_str(text),
+            _ => runs.push((text.to_string(), marks)),
+        }
     }
-    if let Some((last, s)) = out.last_mut()
-        && s == style
-    {
-        last.push_str(text);
-        return;
-    }
-    out.push((text.to_string(), style.clone()));
-}
-
-fn is_word(c: Option<char>) -> bool {
-    c.is_some_and(|c| c.is_alphanumeric())
-}
-
-/// Finds `marker` in `chars` from `from`, not escaped; for `_`/`*` singles, not part of a double.
-fn find_close(chars: &[char], from: usize, marker: &[char]) -> Option<usize> {
-    let mut i = from;
-    while i + marker.len() <= chars.len() {
-        if chars[i] == '\\' {
-            i += 2;
-            continue;
-        }
-        if chars[i..i + marker.len()] == *marker {
-            let single = marker.len() == 1 && (marker[0] == '*' || marker[0] == '_');
-            if single && chars.get(i + 1) == Some(&marker[0]) {
-                i += 2;
-                continue;
-            }
-            if i > from {
-                return Some(i);
-            }
-        }
-        i += 1;
-    }
-    None
-}
-
-fn parse_inline(chars: &[char], style: &Style, out: &mut Vec<(String, Style)>, depth: usize) {
-    if depth > MAX_INLINE_DEPTH {
-        push_span(out, &chars.iter().collect::<String>(), style);
-        return;
-    }
-    let mut i = 0;
-    let mut buf = String::new();
-    let flush = |buf: &mut String, out: &mut Vec<(String, Style)>| {
-        push_span(out, buf, style);
-        buf.clear();
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '\\' && next.is_some_and(|n| n.is_ascii_punctuation()) {
-            buf.push(next.unwrap_or_default());
-            i += 2;
-            continue;
-        }
-        if c == '`'
-            && let Some(end) = find_close(chars, i + 1, &['`'])
-        {
-            flush(&mut buf, out);
-            let code: String = chars[i + 1..end].iter().collect();
-            push_span(out, &code, &Style { code: true, ..style.clone() });
-            i = end + 1;
-            continue;
-        }
-        let double = [c, next.unwrap_or(' ')];
-        if (double == ['*', '*'] || double == ['_', '_'] || double == ['~', '~'])
-            && let Some(end) = find_close(chars, i + 2, &double)
-        {
-            flush(&mut buf, out);
-            let inner = Style { bold: style.bold || c != '~', strike: style.strike || c == '~', ..style.clone() };
-            parse_inline(&chars[i + 2..end], &inner, out, depth + 1);
-            i = end + 2;
-            continue;
-        }
-        if (c == '*' || (c == '_' && !is_word(i.checked_sub(1).map(|p| chars[p]))))
-            && next.is_some_and(|n| !n.is_whitespace())
-            && let Some(end) = find_close(chars, i + 1, &[c])
-            && (c == '*' || !is_word(chars.get(end + 1).copied()))
-        {
-            flush(&mut buf, out);
-            parse_inline(&chars[i + 1..end], &Style { italic: true, ..style.clone() }, out, depth + 1);
-            i = end + 1;
-            continue;
-        }
-        if c == '['
-            && style.link.is_none()
-            && let Some(close) = find_close(chars, i + 1, &[']'])
-            && chars.get(close + 1) == Some(&'(')
-            && let Some(paren) = find_close(chars, close + 2, &[')'])
-        {
-            let url: String = chars[close + 2..paren].iter().collect();
-            if url.starts_with("http://")
-                || url.starts_with("https://")
-                || url.starts_with("mailto:")
-                || url.starts_with('/')
-            {
-                flush(&mut buf, out);
-                parse_inline(&chars[i + 1..close], &Style { link: Some(url), ..style.clone() }, out, depth + 1);
-                i = paren + 1;
-                continue;
-            }
-        }
-        buf.push(c);
-        i += 1;
-    }
-    flush(&mut buf, out);
-}
-
-/// Request-ready rich text for a line of Markdown (inline marks and links), split at the
-/// 2,000-character limit.
-pub fn md_to_rich_text(text: &str) -> Vec<Value> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut spans = Vec::new();
-    parse_inline(&chars, &Style::default(), &mut spans, 0);
     let mut out = Vec::new();
-    for (text, s) in spans {
+    for (text, s) in runs {
         let chars: Vec<char> = text.chars().collect();
         for chunk in chars.chunks(TEXT_LIMIT) {
             let content: String = chunk.iter().collect();
@@ -410,7 +309,7 @@ pub fn md_to_rich_text(text: &str) -> Vec<Value> {
                 t["text"]["link"] = json!({"url": url});
             }
             let mut ann = serde_json::Map::new();
-            for (k, on) in [("bold", s.bold), ("italic", s.italic), ("strikethrough", s.strike), ("code", s.code)] {
+            for (k, on) in [("bold", s.strong), ("italic", s.em), ("strikethrough", s.strike), ("code", s.code)] {
                 if on {
                     ann.insert(k.into(), json!(true));
                 }
@@ -422,6 +321,12 @@ pub fn md_to_rich_text(text: &str) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Request-ready rich text for one field of inline Markdown (a title, a comment, a property):
+/// marks and links are read, block syntax stays text; split at the 2,000-character limit.
+pub fn md_to_rich_text(text: &str) -> Vec<Value> {
+    rich_text(&markdown::inlines(text, &NOTION))
 }
 
 /// Unformatted rich text (code blocks), split at the limit.
@@ -442,8 +347,8 @@ fn block(kind: &str, mut data: Value, children: Vec<Value>) -> Value {
     json!({"object": "block", "type": kind, kind: data})
 }
 
-fn text_block(kind: &str, text: &str, children: Vec<Value>) -> Value {
-    block(kind, json!({"rich_text": md_to_rich_text(text)}), children)
+fn text_block(kind: &str, inlines: &[Inline], children: Vec<Value>) -> Value {
+    block(kind, json!({"rich_text": rich_text(inlines)}), children)
 }
 
 const LANGUAGES: &[&str] = &[
@@ -543,276 +448,78 @@ fn notion_language(lang: &str) -> &'static str {
     LANGUAGES.iter().find(|x| **x == alias).copied().unwrap_or("plain text")
 }
 
-fn indent_of(line: &str) -> usize {
-    let mut n = 0;
-    for c in line.chars() {
-        match c {
-            ' ' => n += 1,
-            '\t' => n += 4,
-            _ => break,
-        }
-    }
-    n
-}
-
-fn dedent(line: &str, n: usize) -> &str {
-    let mut removed = 0;
-    let mut idx = 0;
-    for (i, c) in line.char_indices() {
-        if removed >= n {
-            idx = i;
-            break;
-        }
-        match c {
-            ' ' => removed += 1,
-            '\t' => removed += 4,
-            _ => {
-                idx = i;
-                break;
-            }
-        }
-        idx = i + c.len_utf8();
-    }
-    &line[idx..]
-}
-
-enum ListMarker {
-    Bullet,
-    Number,
-    Todo(bool),
-}
-
-/// A list item line: (marker, content, marker width).
-fn list_item(line: &str) -> Option<(ListMarker, &str, usize)> {
-    for b in ["- ", "* ", "+ "] {
-        if let Some(rest) = line.strip_prefix(b) {
-            for (box_, checked) in [("[ ] ", false), ("[x] ", true), ("[X] ", true)] {
-                if let Some(task) = rest.strip_prefix(box_) {
-                    return Some((ListMarker::Todo(checked), task, 2));
-                }
-            }
-            return Some((ListMarker::Bullet, rest, 2));
-        }
-    }
-    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    if (1..=9).contains(&digits) {
-        let rest = &line[digits..];
-        if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
-            return Some((ListMarker::Number, r, digits + 2));
-        }
-    }
-    None
-}
-
-fn is_divider(line: &str) -> bool {
-    let t: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    t.len() >= 3 && (t.chars().all(|c| c == '-') || t.chars().all(|c| c == '*') || t.chars().all(|c| c == '_'))
-}
-
-fn table_cells(line: &str) -> Vec<String> {
-    let inner = line.trim().trim_start_matches('|');
-    let inner = inner.strip_suffix('|').unwrap_or(inner);
-    let mut cells = Vec::new();
-    let mut cur = String::new();
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                cur.push('|');
-                chars.next();
-            }
-            '|' => cells.push(std::mem::take(&mut cur).trim().to_string()),
-            c => cur.push(c),
-        }
-    }
-    cells.push(cur.trim().to_string());
-    cells
-}
-
-fn is_table_separator(line: &str) -> bool {
-    let t = line.trim();
-    t.starts_with('|') && t.contains('-') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
-}
-
-fn image(line: &str) -> Option<Value> {
-    let t = line.trim();
-    let rest = t.strip_prefix("![")?;
-    let (alt, rest) = rest.split_once("](")?;
-    let url = rest.strip_suffix(')')?;
-    if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains(' ') {
-        return None;
-    }
-    let mut data = json!({"type": "external", "external": {"url": url}});
-    if !alt.is_empty() {
-        data["caption"] = json!(md_to_rich_text(alt));
-    }
-    Some(block("image", data, Vec::new()))
-}
-
 /// Request-ready blocks for a Markdown document.
 pub fn md_to_blocks(md: &str) -> Vec<Value> {
-    let lines: Vec<&str> = md.lines().collect();
-    let blocks = parse_lines(&lines, 0);
+    let blocks: Vec<Value> = markdown::parse(md, &NOTION).iter().flat_map(to_notion).collect();
     limit_depth(blocks, 0)
 }
 
-fn parse_lines(lines: &[&str], depth: usize) -> Vec<Value> {
-    if depth > MAX_PARSE_DEPTH {
-        let text: Vec<&str> = lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
-        return if text.is_empty() { Vec::new() } else { vec![text_block("paragraph", &text.join("\n"), Vec::new())] };
+/// A block's first paragraph is its text, the rest its children (list items, quotes).
+fn text_and_children(blocks: &[Block]) -> (&[Inline], Vec<Value>) {
+    match blocks {
+        [Block::Paragraph(inl), rest @ ..] => (inl, rest.iter().flat_map(to_notion).collect()),
+        all => (&[], all.iter().flat_map(to_notion).collect()),
     }
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut para: Vec<&str> = Vec::new();
-    let flush = |para: &mut Vec<&str>, out: &mut Vec<Value>| {
-        if !para.is_empty() {
-            out.push(text_block("paragraph", &para.join("\n"), Vec::new()));
-            para.clear();
-        }
-    };
-    while i < lines.len() {
-        let raw = lines[i];
-        let line = raw.trim_end();
-        let trimmed = line.trim_start();
-        if trimmed.is_empty() {
-            flush(&mut para, &mut out);
-            i += 1;
-            continue;
-        }
-        // Fenced code.
-        if let Some(fence) = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f)) {
-            flush(&mut para, &mut out);
-            let lang = notion_language(&trimmed[3..]);
-            let mut code = Vec::new();
-            i += 1;
-            while i < lines.len() && !lines[i].trim_start().starts_with(fence) {
-                code.push(lines[i]);
-                i += 1;
-            }
-            i += 1;
-            out.push(block(
-                "code",
-                json!({"rich_text": raw_rich_text(&code.join("\n")), "language": lang}),
-                Vec::new(),
-            ));
-            continue;
-        }
-        // Block equation.
-        if trimmed == "$$" {
-            flush(&mut para, &mut out);
-            let mut expr = Vec::new();
-            i += 1;
-            while i < lines.len() && lines[i].trim() != "$$" {
-                expr.push(lines[i].trim());
-                i += 1;
-            }
-            i += 1;
-            out.push(block("equation", json!({"expression": expr.join("\n")}), Vec::new()));
-            continue;
-        }
-        if let Some(level) = (1..=6).find(|n| trimmed.starts_with(&"#".repeat(*n)) && trimmed[*n..].starts_with(' ')) {
-            flush(&mut para, &mut out);
+}
+
+fn list_item(ordered: bool, item: &Item) -> Value {
+    let (text, children) = text_and_children(&item.blocks);
+    match (item.checked, ordered) {
+        (Some(checked), _) => block("to_do", json!({"rich_text": rich_text(text), "checked": checked}), children),
+        (None, true) => text_block("numbered_list_item", text, children),
+        (None, false) => text_block("bulleted_list_item", text, children),
+    }
+}
+
+fn to_notion(b: &Block) -> Vec<Value> {
+    let one = match b {
+        Block::Paragraph(inl) => text_block("paragraph", inl, Vec::new()),
+        Block::Heading(level, inl) => {
             let kind = match level {
                 1 => "heading_1",
                 2 => "heading_2",
                 _ => "heading_3",
             };
-            out.push(text_block(kind, trimmed[level..].trim(), Vec::new()));
-            i += 1;
-            continue;
+            text_block(kind, inl, Vec::new())
         }
-        if is_divider(trimmed) {
-            flush(&mut para, &mut out);
-            out.push(block("divider", json!({}), Vec::new()));
-            i += 1;
-            continue;
+        Block::Code { lang, text } => block(
+            "code",
+            json!({"rich_text": raw_rich_text(text), "language": notion_language(lang.as_deref().unwrap_or(""))}),
+            Vec::new(),
+        ),
+        Block::Quote(inner) => {
+            let (text, children) = text_and_children(inner);
+            text_block("quote", text, children)
         }
-        if trimmed.starts_with('>') {
-            flush(&mut para, &mut out);
-            let mut quoted = Vec::new();
-            while i < lines.len() && lines[i].trim_start().starts_with('>') {
-                let l = lines[i].trim_start().trim_start_matches('>');
-                quoted.push(l.strip_prefix(' ').unwrap_or(l));
-                i += 1;
-            }
-            // The first paragraph is the quote's text; anything after a blank line nests under it.
-            let split = quoted.iter().position(|l| l.trim().is_empty()).unwrap_or(quoted.len());
-            let children = if split < quoted.len() { parse_lines(&quoted[split + 1..], depth + 1) } else { Vec::new() };
-            out.push(text_block("quote", &quoted[..split].join("\n"), children));
-            continue;
-        }
-        if trimmed.starts_with('|') && lines.get(i + 1).is_some_and(|l| is_table_separator(l)) {
-            flush(&mut para, &mut out);
-            let header = table_cells(trimmed);
-            let mut rows = vec![header];
-            i += 2;
-            while i < lines.len() && lines[i].trim_start().starts_with('|') {
-                rows.push(table_cells(lines[i]));
-                i += 1;
-            }
-            let width = rows.iter().map(Vec::len).max().unwrap_or(1);
-            let children: Vec<Value> = rows
-                .into_iter()
-                .map(|mut r| {
-                    r.resize(width, String::new());
-                    let cells: Vec<Value> = r.iter().map(|c| json!(md_to_rich_text(c))).collect();
+        Block::List { ordered, items, .. } => return items.iter().map(|i| list_item(*ordered, i)).collect(),
+        Block::Rule => block("divider", json!({}), Vec::new()),
+        Block::Table { header, rows } => {
+            let width = header.len().max(1);
+            let children: Vec<Value> = std::iter::once(header)
+                .chain(rows)
+                .map(|r| {
+                    let mut cells: Vec<Value> = r.iter().map(|c| json!(rich_text(c))).collect();
+                    cells.resize(width, json!([]));
                     block("table_row", json!({"cells": cells}), Vec::new())
                 })
                 .collect();
-            out.push(block(
-                "table",
-                json!({"table_width": width, "has_column_header": true, "has_row_header": false}),
-                children,
-            ));
-            continue;
+            block("table", json!({"table_width": width, "has_column_header": true, "has_row_header": false}), children)
         }
-        if let Some(img) = image(trimmed) {
-            flush(&mut para, &mut out);
-            out.push(img);
-            i += 1;
-            continue;
-        }
-        let base = indent_of(line);
-        if let Some((marker, content, width)) = list_item(trimmed) {
-            flush(&mut para, &mut out);
-            // The item's own continuation and nested lines: everything indented past its marker
-            // column (blank lines included when more indented text follows).
-            let mut j = i + 1;
-            let mut child_lines = Vec::new();
-            while j < lines.len() {
-                let l = lines[j];
-                if l.trim().is_empty() {
-                    let more = lines[j + 1..].iter().find(|x| !x.trim().is_empty());
-                    if more.is_some_and(|x| indent_of(x) > base) {
-                        child_lines.push("");
-                        j += 1;
-                        continue;
-                    }
-                    break;
-                }
-                if indent_of(l) > base {
-                    child_lines.push(dedent(l, base + width.min(indent_of(l) - base)));
-                    j += 1;
-                } else {
-                    break;
-                }
+        Block::Image { url, alt }
+            if (url.starts_with("https://") || url.starts_with("http://")) && !url.contains(' ') && linkable(url) =>
+        {
+            let mut data = json!({"type": "external", "external": {"url": url}});
+            if !alt.is_empty() {
+                data["caption"] = json!(rich_text(&[Inline::Text(alt.clone(), markdown::Marks::default())]));
             }
-            let children = parse_lines(&child_lines, depth + 1);
-            out.push(match marker {
-                ListMarker::Bullet => text_block("bulleted_list_item", content, children),
-                ListMarker::Number => text_block("numbered_list_item", content, children),
-                ListMarker::Todo(checked) => {
-                    block("to_do", json!({"rich_text": md_to_rich_text(content), "checked": checked}), children)
-                }
-            });
-            i = j;
-            continue;
+            block("image", data, Vec::new())
         }
-        para.push(trimmed);
-        i += 1;
-    }
-    flush(&mut para, &mut out);
-    out
+        Block::Image { url, alt } => {
+            text_block("paragraph", &[markdown::image_link(url, alt, &markdown::Marks::default())], Vec::new())
+        }
+        Block::Math(expr) => block("equation", json!({"expression": expr}), Vec::new()),
+    };
+    vec![one]
 }
 
 /// Keeps children at most [`MAX_NESTING`] levels deep; deeper blocks are lifted to follow their
@@ -1040,5 +747,37 @@ mod tests {
         let link = format!("{}x{}", "[".repeat(100_000), "](https://e.io)".repeat(100_000));
         let rt = Value::Array(md_to_rich_text(&link)).to_string();
         assert!(rt.contains('x'));
+        assert!(rt.len() < 4 * link.len(), "{} bytes from {}", rt.len(), link.len());
+    }
+
+    /// Attack: every 2,000-character piece of a run, and every run of a link's label, repeats the
+    /// link's URL. A 1.5 MB "bare URL" (no space in it) became a 1.1 GB request body, and a label
+    /// of 50,000 runs would repeat one long URL 50,000 times. URLs past Notion's 2,000 characters
+    /// are not links, and the links of one document share a budget linear in its length.
+    #[test]
+    fn links_cannot_amplify_the_request() {
+        let bare = format!("see https://e.io/{}", "a".repeat(1_500_000));
+        let out = Value::Array(md_to_rich_text(&bare)).to_string();
+        assert!(out.len() < 2 * bare.len(), "{}", out.len());
+        assert!(!out.contains("\"link\""));
+        let url = format!("https://e.io/{}", "u".repeat(1_900));
+        let text = "*a* b ".repeat(50_000);
+        let label = format!("[{text}]({url})");
+        // The links add at most a few times the input to what the label alone converts to.
+        let unlinked = Value::Array(md_to_rich_text(&text)).to_string().len();
+        for out in [Value::Array(md_to_rich_text(&label)), Value::Array(md_to_blocks(&label))] {
+            let out = out.to_string();
+            assert!(out.len() < unlinked + 6 * label.len(), "{} bytes from {}", out.len(), label.len());
+            assert!(out.contains(&url), "the first runs keep their link");
+        }
+        // Ordinary links are untouched; targets Notion refuses leave their label.
+        let r = md_to_rich_text("[a](https://a.io) [b](javascript:alert(1)) [c](docs/c.md) [d](/page)");
+        let links: Vec<(&Value, &Value)> =
+            r.iter().map(|t| (&t["text"]["content"], &t["text"]["link"]["url"])).collect();
+        assert_eq!(
+            links,
+            [(&json!("a"), &json!("https://a.io")), (&json!(" b c "), &Value::Null), (&json!("d"), &json!("/page"))]
+        );
+        assert_eq!(plain_text(&json!(r)), "a b c d");
     }
 }
