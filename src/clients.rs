@@ -16,6 +16,36 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+/// Why a client config's text cannot be edited; each reads after "the file is refused: ".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// serde_json refused the text (`hint` names comments and trailing commas when they are why).
+    #[error("it is not valid JSON: {detail}{hint}")]
+    NotJson { detail: String, hint: &'static str },
+    #[error("its top level is {0}, not an object")]
+    TopNotObject(&'static str),
+    #[error("its \"mcpServers\" is {0}, not an object")]
+    ServersNotObject(&'static str),
+    #[error("it has the key \"{0}\" twice, so which one a client reads is unclear")]
+    DuplicateKey(String),
+    /// The splice scanner disagreed with serde_json at a byte (a bug: reported, never a wrong splice).
+    #[error("expected {what} at byte {at}")]
+    Expected { what: &'static str, at: usize },
+    #[error("unterminated string")]
+    UnterminatedString,
+    #[error("unbalanced brackets")]
+    UnbalancedBrackets,
+    #[error("unexpected end of text")]
+    UnexpectedEnd,
+    /// serde_json refused one member it had accepted as part of the whole (its message).
+    #[error("{0}")]
+    Member(String),
+}
+
+fn member_error(e: serde_json::Error) -> ConfigError {
+    ConfigError::Member(e.to_string())
+}
+
 /// The name of our member in `mcpServers`.
 pub const SERVER_NAME: &str = "workbench";
 
@@ -147,11 +177,11 @@ struct Obj {
 }
 
 impl Obj {
-    fn find<'a>(&'a self, key: &str) -> Result<Option<&'a Member>, String> {
+    fn find<'a>(&'a self, key: &str) -> Result<Option<&'a Member>, ConfigError> {
         let mut found = self.members.iter().filter(|m| m.key == key);
         let first = found.next();
         if found.next().is_some() {
-            return Err(format!("it has the key \"{key}\" twice, so which one a client reads is unclear"));
+            return Err(ConfigError::DuplicateKey(key.to_string()));
         }
         Ok(first)
     }
@@ -172,9 +202,9 @@ impl<'a> Scan<'a> {
         i
     }
 
-    fn string_end(&self, i: usize) -> Result<usize, String> {
+    fn string_end(&self, i: usize) -> Result<usize, ConfigError> {
         if self.b.get(i) != Some(&b'"') {
-            return Err(format!("expected a string at byte {i}"));
+            return Err(ConfigError::Expected { what: "a string", at: i });
         }
         let mut j = i + 1;
         while j < self.b.len() {
@@ -184,10 +214,10 @@ impl<'a> Scan<'a> {
                 _ => j += 1,
             }
         }
-        Err("unterminated string".into())
+        Err(ConfigError::UnterminatedString)
     }
 
-    fn value_end(&self, i: usize) -> Result<usize, String> {
+    fn value_end(&self, i: usize) -> Result<usize, ConfigError> {
         match self.b.get(i) {
             Some(b'"') => self.string_end(i),
             Some(b'{') | Some(b'[') => {
@@ -210,22 +240,22 @@ impl<'a> Scan<'a> {
                     }
                     j += 1;
                 }
-                Err("unbalanced brackets".into())
+                Err(ConfigError::UnbalancedBrackets)
             }
             Some(_) => {
                 let mut j = i;
                 while j < self.b.len() && !matches!(self.b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
                     j += 1;
                 }
-                if j == i { Err(format!("expected a value at byte {i}")) } else { Ok(j) }
+                if j == i { Err(ConfigError::Expected { what: "a value", at: i }) } else { Ok(j) }
             }
-            None => Err("unexpected end of text".into()),
+            None => Err(ConfigError::UnexpectedEnd),
         }
     }
 
-    fn object(&self, open: usize) -> Result<Obj, String> {
+    fn object(&self, open: usize) -> Result<Obj, ConfigError> {
         if self.b.get(open) != Some(&b'{') {
-            return Err(format!("expected an object at byte {open}"));
+            return Err(ConfigError::Expected { what: "an object", at: open });
         }
         let mut members = Vec::new();
         let mut i = self.ws(open + 1);
@@ -235,10 +265,10 @@ impl<'a> Scan<'a> {
         loop {
             let key_start = i;
             let key_end = self.string_end(i)?;
-            let key: String = serde_json::from_str(&self.text[key_start..key_end]).map_err(|e| e.to_string())?;
+            let key: String = serde_json::from_str(&self.text[key_start..key_end]).map_err(member_error)?;
             i = self.ws(key_end);
             if self.b.get(i) != Some(&b':') {
-                return Err(format!("expected ':' at byte {i}"));
+                return Err(ConfigError::Expected { what: "':'", at: i });
             }
             let value_start = self.ws(i + 1);
             let value_end = self.value_end(value_start)?;
@@ -247,7 +277,7 @@ impl<'a> Scan<'a> {
             match self.b.get(i) {
                 Some(b',') => i = self.ws(i + 1),
                 Some(b'}') => return Ok(Obj { open, close: i, members }),
-                _ => return Err(format!("expected ',' or '}}' at byte {i}")),
+                _ => return Err(ConfigError::Expected { what: "',' or '}'", at: i }),
             }
         }
     }
@@ -431,7 +461,7 @@ struct Parsed<'a> {
     servers: Option<(Member, Obj)>,
 }
 
-fn parse(text: &str) -> Result<Parsed<'_>, String> {
+fn parse(text: &str) -> Result<Parsed<'_>, ConfigError> {
     let (bom, json) = match text.strip_prefix('\u{feff}') {
         Some(rest) => (&text[..3], rest),
         None => ("", text),
@@ -442,10 +472,10 @@ fn parse(text: &str) -> Result<Parsed<'_>, String> {
         } else {
             ""
         };
-        format!("it is not valid JSON: {e}{hint}")
+        ConfigError::NotJson { detail: e.to_string(), hint }
     })?;
     if !value.is_object() {
-        return Err(format!("its top level is {}, not an object", kind(&value)));
+        return Err(ConfigError::TopNotObject(kind(&value)));
     }
     let scan = Scan { b: json.as_bytes(), text: json };
     let top = scan.object(scan.ws(0))?;
@@ -453,7 +483,7 @@ fn parse(text: &str) -> Result<Parsed<'_>, String> {
         None => None,
         Some(m) => {
             if json.as_bytes()[m.value_start] != b'{' {
-                return Err(format!("its \"mcpServers\" is {}, not an object", kind(&value["mcpServers"])));
+                return Err(ConfigError::ServersNotObject(kind(&value["mcpServers"])));
             }
             let obj = scan.object(m.value_start)?;
             Some((m.clone(), obj))
@@ -475,7 +505,7 @@ fn kind(v: &Value) -> &'static str {
 
 /// The `mcpServers.workbench` entry of a config file's text, if it has one; an error says why the
 /// text cannot be read as a client config.
-pub fn inspect(text: &str) -> Result<Option<Value>, String> {
+pub fn inspect(text: &str) -> Result<Option<Value>, ConfigError> {
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -483,14 +513,14 @@ pub fn inspect(text: &str) -> Result<Option<Value>, String> {
     let Some((_, servers)) = &p.servers else { return Ok(None) };
     match servers.find(SERVER_NAME)? {
         None => Ok(None),
-        Some(m) => serde_json::from_str(&p.json[m.value_start..m.value_end]).map(Some).map_err(|e| e.to_string()),
+        Some(m) => serde_json::from_str(&p.json[m.value_start..m.value_end]).map(Some).map_err(member_error),
     }
 }
 
 /// Adds (or updates) the `workbench` entry. An existing entry that already runs `entry`'s command is
 /// left as it is (with whatever `env` or `args` the user added); one with another command gets just
 /// its `command` replaced; anything else is replaced whole.
-pub fn register_text(text: &str, entry: &Value) -> Result<Edit, String> {
+pub fn register_text(text: &str, entry: &Value) -> Result<Edit, ConfigError> {
     if text.trim().is_empty() {
         let style = Style { newline: "\n", unit: "  ".into(), colon: ": ".into(), inline: false };
         let mut servers = Map::new();
@@ -513,8 +543,7 @@ pub fn register_text(text: &str, entry: &Value) -> Result<Edit, String> {
         Some((_, servers)) => match servers.find(SERVER_NAME)? {
             None => (insert_member(p.json, &style, servers, SERVER_NAME, entry), "added \"workbench\"".to_string()),
             Some(m) => {
-                let current: Value =
-                    serde_json::from_str(&p.json[m.value_start..m.value_end]).map_err(|e| e.to_string())?;
+                let current: Value = serde_json::from_str(&p.json[m.value_start..m.value_end]).map_err(member_error)?;
                 let wanted = &entry["command"];
                 if current.get("command") == Some(wanted) {
                     return Ok(Edit::Unchanged);
@@ -552,13 +581,13 @@ pub fn register_text(text: &str, entry: &Value) -> Result<Edit, String> {
 }
 
 /// Removes the `workbench` entry, keeping everything else (an `mcpServers` left empty stays).
-pub fn unregister_text(text: &str) -> Result<Edit, String> {
+pub fn unregister_text(text: &str) -> Result<Edit, ConfigError> {
     remove_server_text(text, SERVER_NAME)
 }
 
 /// Removes the `name` entry of `mcpServers` with the same byte-exact splice (for `workbench
 /// servers import --replace`, which moves a server behind workbench).
-pub fn remove_server_text(text: &str, name: &str) -> Result<Edit, String> {
+pub fn remove_server_text(text: &str, name: &str) -> Result<Edit, ConfigError> {
     if text.trim().is_empty() {
         return Ok(Edit::Unchanged);
     }
@@ -575,12 +604,12 @@ pub fn remove_server_text(text: &str, name: &str) -> Result<Edit, String> {
 }
 
 /// The servers other than workbench a client config lists in `mcpServers`, in file order.
-pub fn other_servers(text: &str) -> Result<Vec<(String, Value)>, String> {
+pub fn other_servers(text: &str) -> Result<Vec<(String, Value)>, ConfigError> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
     let p = parse(text)?;
-    let value: Value = serde_json::from_str(p.json).map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_str(p.json).map_err(member_error)?;
     let Some((_, servers)) = &p.servers else { return Ok(Vec::new()) };
     Ok(servers
         .members
@@ -591,7 +620,7 @@ pub fn other_servers(text: &str) -> Result<Vec<(String, Value)>, String> {
 }
 
 /// Registers `entry` and removes the `moved` servers, one splice after the other.
-fn replace_text(text: &str, entry: &Value, moved: &[String]) -> Result<Edit, String> {
+fn replace_text(text: &str, entry: &Value, moved: &[String]) -> Result<Edit, ConfigError> {
     let mut current = text.to_string();
     let mut summaries = Vec::new();
     if let Edit::Changed { text, summary } = register_text(&current, entry)? {
@@ -698,7 +727,7 @@ fn apply_one(locations: &Locations, client: Client, op: Op<'_>, dry_run: bool) -
         let (new_text, summary) = match edit {
             Ok(Edit::Unchanged) => return report(Action::Unchanged, None),
             Ok(Edit::Changed { text, summary }) => (text, summary),
-            Err(why) => return report(Action::Refused(why), None),
+            Err(why) => return report(Action::Refused(why.to_string()), None),
         };
         if dry_run {
             return report(Action::Changed { summary, backup: None }, Some(diff(text, &new_text)));
@@ -826,7 +855,7 @@ mod tests {
         Client::Cursor.entry(CMD)
     }
 
-    fn changed(e: Result<Edit, String>) -> String {
+    fn changed(e: Result<Edit, ConfigError>) -> String {
         match e {
             Ok(Edit::Changed { text, .. }) => text,
             other => panic!("expected a change, got {other:?}"),
@@ -1023,7 +1052,7 @@ mod tests {
         ] {
             for result in [register_text(text, &entry()), unregister_text(text)] {
                 match result {
-                    Err(why) => assert!(why.contains(says), "{text}: {why}"),
+                    Err(why) => assert!(why.to_string().contains(says), "{text}: {why}"),
                     Ok(e) => panic!("{text}: expected a refusal, got {e:?}"),
                 }
             }

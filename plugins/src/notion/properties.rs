@@ -83,8 +83,22 @@ pub(super) fn simple_properties(page: &Value) -> Value {
     Value::Object(out)
 }
 
+/// Why a simple property value cannot be converted (the text is the problem the agent reads).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum PropertyError {
+    /// The schema has no property of that name (nor one differing only in case).
+    #[error("no property named '{name}'; the properties are: {known}")]
+    Unknown { name: String, known: String },
+    /// The value does not fit the property's type.
+    #[error("'{name}' is a {kind} property: give {expected}")]
+    Expected { name: String, kind: String, expected: &'static str },
+    /// Notion computes the property (formula, rollup, created time...).
+    #[error("'{name}' is a {kind} property, which Notion computes; it cannot be set")]
+    Computed { name: String, kind: String },
+}
+
 /// A simple value (or a raw Notion property value) as the property value Notion wants.
-pub(super) fn property_value(name: &str, kind: &str, v: &Value) -> Result<Value, String> {
+pub(super) fn property_value(name: &str, kind: &str, v: &Value) -> Result<Value, PropertyError> {
     // A raw property value ({"select": {...}}) passes through untouched.
     if let Some(obj) = v.as_object()
         && obj.len() == 1
@@ -107,7 +121,8 @@ pub(super) fn property_value(name: &str, kind: &str, v: &Value) -> Result<Value,
             _ => None,
         }
     };
-    let expect = |what: &str| format!("'{name}' is a {kind} property: give {what}");
+    let expect =
+        |expected: &'static str| PropertyError::Expected { name: name.to_string(), kind: kind.to_string(), expected };
     Ok(match kind {
         "title" | "rich_text" => json!({kind: md_to_rich_text(&text(v).ok_or_else(|| expect("text"))?)}),
         "number" => match v {
@@ -142,7 +157,7 @@ pub(super) fn property_value(name: &str, kind: &str, v: &Value) -> Result<Value,
             let name = url.rsplit('/').next().unwrap_or(&url).to_string();
             json!({"name": name, "type": "external", "external": {"url": url}})
         }).collect::<Vec<_>>()}),
-        other => return Err(format!("'{name}' is a {other} property, which Notion computes; it cannot be set")),
+        other => return Err(PropertyError::Computed { name: name.to_string(), kind: other.to_string() }),
     })
 }
 
@@ -156,17 +171,17 @@ pub(super) fn build_properties(schema: &Value, given: &Map<String, Value>) -> Re
         let found = known.get_key_value(name).or_else(|| known.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)));
         let Some((real, p)) = found else {
             let names: Vec<&str> = known.keys().map(String::as_str).collect();
-            problems.push(ArgProblem {
-                path: format!("/properties/{name}"),
-                problem: format!("no property named '{name}'; the properties are: {}", names.join(", ")),
-            });
+            let problem = PropertyError::Unknown { name: name.clone(), known: names.join(", ") };
+            problems.push(ArgProblem { path: format!("/properties/{name}"), problem: problem.to_string() });
             continue;
         };
         match property_value(real, p["type"].as_str().unwrap_or_default(), v) {
             Ok(value) => {
                 out.insert(real.clone(), value);
             }
-            Err(problem) => problems.push(ArgProblem { path: format!("/properties/{name}"), problem }),
+            Err(problem) => {
+                problems.push(ArgProblem { path: format!("/properties/{name}"), problem: problem.to_string() })
+            }
         }
     }
     if problems.is_empty() {
@@ -216,8 +231,12 @@ mod tests {
         let Err(ToolError::InvalidArguments { problems, .. }) = bad else { panic!("expected problems") };
         let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(paths, ["/properties/Score", "/properties/Nope", "/properties/Done"]);
-        assert!(problems[0].problem.contains("cannot be set"));
-        assert!(problems[1].problem.contains("Name, Status, Tags"));
+        assert_eq!(problems[0].problem, "'Score' is a formula property, which Notion computes; it cannot be set");
+        assert_eq!(
+            problems[1].problem,
+            "no property named 'Nope'; the properties are: Name, Status, Tags, Due, Points, Done, Owner, Score"
+        );
+        assert_eq!(problems[2].problem, "'Done' is a checkbox property: give true or false");
     }
 
     #[test]
