@@ -38,7 +38,7 @@ pub const SEND_REQUEST: BuiltinSpec = builtin! {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
-enum Method {
+enum AllowedMethod {
     #[default]
     Get,
     Head,
@@ -48,26 +48,26 @@ enum Method {
     Delete,
 }
 
-impl Method {
+impl AllowedMethod {
     fn name(self) -> &'static str {
         match self {
-            Method::Get => "GET",
-            Method::Head => "HEAD",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Patch => "PATCH",
-            Method::Delete => "DELETE",
+            AllowedMethod::Get => "GET",
+            AllowedMethod::Head => "HEAD",
+            AllowedMethod::Post => "POST",
+            AllowedMethod::Put => "PUT",
+            AllowedMethod::Patch => "PATCH",
+            AllowedMethod::Delete => "DELETE",
         }
     }
 
     fn as_reqwest(self) -> reqwest::Method {
         match self {
-            Method::Get => reqwest::Method::GET,
-            Method::Head => reqwest::Method::HEAD,
-            Method::Post => reqwest::Method::POST,
-            Method::Put => reqwest::Method::PUT,
-            Method::Patch => reqwest::Method::PATCH,
-            Method::Delete => reqwest::Method::DELETE,
+            AllowedMethod::Get => reqwest::Method::GET,
+            AllowedMethod::Head => reqwest::Method::HEAD,
+            AllowedMethod::Post => reqwest::Method::POST,
+            AllowedMethod::Put => reqwest::Method::PUT,
+            AllowedMethod::Patch => reqwest::Method::PATCH,
+            AllowedMethod::Delete => reqwest::Method::DELETE,
         }
     }
 }
@@ -91,7 +91,7 @@ struct SendRequest {
     url: String,
     /// The HTTP method.
     #[serde(default)]
-    method: Method,
+    method: AllowedMethod,
     /// Extra request headers by name, e.g. {"accept": "application/json"}. Authorization, Cookie and Host are refused.
     #[serde(default)]
     headers: BTreeMap<String, String>,
@@ -189,7 +189,7 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
     let mut method = args.method;
     let mut body: Option<(Vec<u8>, &'static str)> = match &args.body {
         None | Some(Value::Null) => None,
-        Some(_) if matches!(method, Method::Get | Method::Head) => {
+        Some(_) if matches!(method, AllowedMethod::Get | AllowedMethod::Head) => {
             return Err(invalid("/body", format!("a {} request has no body; use POST, PUT or PATCH", method.name())));
         }
         Some(Value::String(s)) => Some((s.clone().into_bytes(), "text/plain; charset=utf-8")),
@@ -248,9 +248,9 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
                 retry_after: None,
             })?;
             // 303 always, and 301/302 after a POST (as browsers do), continue as a GET without body.
-            if status == 303 || (matches!(status, 301 | 302) && method == Method::Post) {
-                if method != Method::Head {
-                    method = Method::Get;
+            if status == 303 || (matches!(status, 301 | 302) && method == AllowedMethod::Post) {
+                if method != AllowedMethod::Head {
+                    method = AllowedMethod::Get;
                 }
                 body = None;
             }
@@ -301,7 +301,7 @@ async fn read_response(
     mut response: reqwest::Response,
     url: &Url,
     redirects: Vec<String>,
-    method: Method,
+    method: AllowedMethod,
     as_: As,
     max_bytes: u64,
     deadline: Instant,
@@ -448,13 +448,14 @@ fn shape_body(
     bytes: &[u8],
     content_type: &str,
     url: &Url,
-    method: Method,
+    method: AllowedMethod,
     as_: As,
     status: u16,
 ) -> Result<Vec<(String, Value)>, ToolError> {
     let mut out = Vec::new();
     if bytes.is_empty() {
-        let why = if method == Method::Head { "HEAD responses have no body" } else { "the response has no body" };
+        let why =
+            if method == AllowedMethod::Head { "HEAD responses have no body" } else { "the response has no body" };
         out.push(("format".into(), json!("empty")));
         out.push(("note".into(), json!(why)));
         return Ok(out);
