@@ -601,13 +601,13 @@ mod tests {
         );
     }
 
-    /// Attack: every run of a link's label carries the link's URL as a mark, so a label of 50,000
-    /// runs around a long URL multiplied it 50,000 times. The links of one document share a budget
+    /// Attack: every run of a link's label carries the link's URL as a mark, so a label of 40,000
+    /// runs around a long URL multiplied it 40,000 times. The links of one document share a budget
     /// linear in its length; past it labels stay, without links.
     #[test]
     fn links_cannot_amplify_the_document() {
         let url = format!("https://e.io/{}", "u".repeat(8_000));
-        let label = "*a* b ".repeat(50_000);
+        let label = "*a* b ".repeat(20_000);
         let md = format!("[{label}]({url})");
         // The links add at most a few times the input to what the label alone converts to.
         let (out, unlinked) = (from_markdown(&md).to_string(), from_markdown(&label).to_string());

@@ -744,6 +744,12 @@ mod tests {
             (0..1_000).map(|k| format!("{} x{k}\n{}\n", "> ".repeat(k + 1), "> ".repeat(k + 1).trim_end())).collect();
         let all = Value::Array(md_to_blocks(&quotes)).to_string();
         assert!(all.contains("x999"));
+        for md in [">".repeat(100_000) + " q", "- ".repeat(100_000) + "item", "> 1. ".repeat(100_000) + "both"] {
+            let all = Value::Array(md_to_blocks(&md));
+            assert!(!crate::text::nests_deeper_than(&all, 16), "two levels of children at most");
+            let all = all.to_string();
+            assert!(all.contains(md.rsplit(' ').next().unwrap()), "{:.200}", all);
+        }
         let link = format!("{}x{}", "[".repeat(100_000), "](https://e.io)".repeat(100_000));
         let rt = Value::Array(md_to_rich_text(&link)).to_string();
         assert!(rt.contains('x'));
@@ -752,7 +758,7 @@ mod tests {
 
     /// Attack: every 2,000-character piece of a run, and every run of a link's label, repeats the
     /// link's URL. A 1.5 MB "bare URL" (no space in it) became a 1.1 GB request body, and a label
-    /// of 50,000 runs would repeat one long URL 50,000 times. URLs past Notion's 2,000 characters
+    /// of 40,000 runs would repeat one long URL 40,000 times. URLs past Notion's 2,000 characters
     /// are not links, and the links of one document share a budget linear in its length.
     #[test]
     fn links_cannot_amplify_the_request() {
@@ -761,7 +767,7 @@ mod tests {
         assert!(out.len() < 2 * bare.len(), "{}", out.len());
         assert!(!out.contains("\"link\""));
         let url = format!("https://e.io/{}", "u".repeat(1_900));
-        let text = "*a* b ".repeat(50_000);
+        let text = "*a* b ".repeat(20_000);
         let label = format!("[{text}]({url})");
         // The links add at most a few times the input to what the label alone converts to.
         let unlinked = Value::Array(md_to_rich_text(&text)).to_string().len();
