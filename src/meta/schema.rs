@@ -46,10 +46,11 @@ fn wire_form(value: &mut Value, root: bool) {
     let Value::Object(map) = value else { return };
     if map.contains_key("properties") {
         map.remove("description");
-    } else if !root && map.get("type").and_then(Value::as_str) == Some("object") {
-        if map.get("additionalProperties") == Some(&Value::Bool(true)) {
-            map.remove("additionalProperties");
-        }
+    } else if !root
+        && map.get("type").and_then(Value::as_str) == Some("object")
+        && map.get("additionalProperties") == Some(&Value::Bool(true))
+    {
+        map.remove("additionalProperties");
     }
     if let Some(Value::Object(props)) = map.get_mut("properties") {
         for prop in props.values_mut() {
