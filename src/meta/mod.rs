@@ -222,11 +222,37 @@ pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -
 /// applied; every problem at once, each with its JSON Pointer, plus the expected parameters), then
 /// deserialised. A missing or mistyped field is INVALID_ARGUMENTS naming it, never a default.
 pub fn parse<A: DeserializeOwned>(tool: &MetaTool, args: Value) -> Result<A, Failure> {
-    let args = checked_args(tool, args)?;
+    let mut args = checked_args(tool, args)?;
+    whole_numbers(&(tool.schema)(), &mut args);
     serde_json::from_value(args).map_err(|e| {
         let problem = plugins::api::ArgProblem { path: String::new(), problem: e.to_string() };
         invalid_arguments(tool, vec![problem])
     })
+}
+
+/// `5.0` where the schema says integer becomes `5` (the validator accepts it as an integer; serde
+/// would refuse it for an integer field).
+fn whole_numbers(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Number(n) if schema["type"] == "integer" && n.as_i64().is_none() && n.as_u64().is_none() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                *value = json!(f as i64);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if let Some(s) = schema["properties"].get(k) {
+                    whole_numbers(s, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                whole_numbers(&schema["items"], v);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn invalid_arguments(tool: &MetaTool, problems: Vec<plugins::api::ArgProblem>) -> Failure {

@@ -355,3 +355,14 @@ async fn the_typed_functions_answer_what_the_dispatch_answers() {
     assert_eq!(failure.message(), "Unknown integration: githb");
     assert_eq!(failure.detail("did_you_mean"), Some(&json!("github")));
 }
+
+#[tokio::test]
+async fn whole_numbers_written_as_floats_are_integers() {
+    let t = app();
+    // 2.0 passes the schema's integer check; it is 2, not a refusal and not the default 10.
+    let out = t.call("search_tools", json!({"query": "weather", "limit": 2.0})).await;
+    assert!(!out.is_error, "{}", out.body);
+    assert_eq!(out.body["tools"].as_array().unwrap().len(), 2);
+    let out = t.call("search_tools", json!({"query": "weather", "limit": 2.5})).await;
+    assert_eq!(out.body["error"]["problems"][0]["path"], "/limit", "{}", out.body);
+}
