@@ -11,9 +11,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::app::{App, PendingState};
+use crate::app::App;
 use crate::clients::{self, Action, Client, Locations, Op};
 use crate::engine::{self, Batch, Execution};
+use crate::meta::connect::Connection;
+use crate::meta::wait_for_connection::Finished;
+use crate::meta::{self, Failure};
 
 /// `println!` that ignores a closed stdout (`workbench status | head` must not panic).
 macro_rules! out {
@@ -37,19 +40,19 @@ pub mod exit {
 
 /// A one-line progress display on stderr, drawn only when stderr is a terminal, and only once the
 /// work has taken long enough to be worth it.
-pub struct Progress {
+pub struct StatusLine {
     enabled: bool,
     drawn: bool,
     started: Instant,
     frame: usize,
 }
 
-impl Progress {
+impl StatusLine {
     /// Work shorter than this shows nothing.
     const DELAY: Duration = Duration::from_millis(300);
 
-    pub fn new() -> Progress {
-        Progress { enabled: std::io::stderr().is_terminal(), drawn: false, started: Instant::now(), frame: 0 }
+    pub fn new() -> StatusLine {
+        StatusLine { enabled: std::io::stderr().is_terminal(), drawn: false, started: Instant::now(), frame: 0 }
     }
 
     /// Redraws the line with `message` and the time since start.
@@ -77,7 +80,7 @@ impl Progress {
     }
 }
 
-impl Default for Progress {
+impl Default for StatusLine {
     fn default() -> Self {
         Self::new()
     }
@@ -111,12 +114,8 @@ pub async fn connect_account(app: &Arc<App>, integration: &str, account: Option<
             return set_default(app, i, name);
         }
     }
-    let mut args = json!({ "integration": integration });
-    if let Some(a) = account {
-        args["account"] = json!(a);
-    }
-    let out = crate::meta::call(app, "connect", args).await.expect("connect is a meta-tool");
-    let code = finish_connect(app, integration, out).await;
+    let connection = meta::connect::run(app, meta::connect::Args::new(integration, account)).await;
+    let code = finish_connect(app, integration, connection).await;
     if code == exit::OK
         && make_default
         && let Some(i) = app.registry().integration(integration)
@@ -148,60 +147,55 @@ fn set_default(app: &Arc<App>, integration: &'static plugins::api::Integration, 
     }
 }
 
-async fn finish_connect(app: &Arc<App>, integration: &str, out: engine::Outcome) -> u8 {
-    if out.is_error {
-        let msg = out.body["error"].as_str().map(str::to_string).unwrap_or_else(|| out.body.to_string());
-        eprintln!("workbench: {msg}");
-        if let Some(near) = out.body["did_you_mean"].as_str() {
-            eprintln!("           did you mean '{near}'?");
+/// How often `workbench connect` looks whether the page was completed.
+const CONNECT_POLL: Duration = Duration::from_millis(250);
+
+async fn finish_connect(app: &Arc<App>, integration: &str, connection: Result<Connection, Failure>) -> u8 {
+    let link = match connection {
+        Err(failure) => {
+            eprintln!("workbench: {}", failure.message());
+            if let Some(near) = failure.detail("did_you_mean").and_then(Value::as_str) {
+                eprintln!("           did you mean '{near}'?");
+            }
+            return exit::FAILED;
         }
-        return exit::FAILED;
-    }
-    if out.body["status"] == "CONNECTED" {
-        out!("{}", out.body["message"].as_str().unwrap_or("connected"));
-        return exit::OK;
-    }
-    let url = out.body["url"].as_str().unwrap_or_default();
-    out!("Open this page to connect {integration}:\n\n    {url}\n");
-    if out.body["openedInBrowser"] == true {
+        Ok(Connection::Ready(ready)) => {
+            out!("{}", ready.message);
+            return exit::OK;
+        }
+        // Connected already: its tools work; the page would only replace the account.
+        Ok(Connection::Link(link)) if link.existing.is_some() => {
+            out!("{}", link.message);
+            return exit::OK;
+        }
+        Ok(Connection::Link(link)) => link,
+    };
+    out!("Open this page to connect {integration}:\n\n    {}\n", link.url);
+    if link.opened_in_browser {
         out!("(opened in your browser)");
     }
     let _ = std::io::stdout().flush();
-    let id = out.body["connectionId"].as_str().unwrap_or_default().to_string();
-    let mut progress = Progress::new();
-    loop {
-        let state = {
-            let pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
-            pending.get(&id).map(|p| (p.state, p.expires, p.account.clone()))
-        };
-        match state {
-            Some((PendingState::Connected, _, account)) => {
-                progress.finish();
-                let who = account.map(|a| format!(" as {a}")).unwrap_or_default();
-                out!("{integration} connected{who}.");
-                return exit::OK;
-            }
-            Some((_, expires, _)) => {
-                let now = Instant::now();
-                if now >= expires {
-                    progress.finish();
-                    out!("The link expired before the page was completed; run the command again.");
-                    return exit::FAILED;
-                }
-                let left = (expires - now).as_secs();
-                progress.tick(&format!(
-                    "waiting for the page to be completed; the link expires in {}:{:02}",
-                    left / 60,
-                    left % 60
-                ));
-            }
-            None => {
-                progress.finish();
-                out!("The connection attempt is gone; run the command again.");
-                return exit::FAILED;
-            }
+    let mut line = StatusLine::new();
+    let finished = meta::wait_for_connection::wait(app, &link.connection_id, None, CONNECT_POLL, |left| {
+        let left = left.as_secs();
+        line.tick(&format!("waiting for the page to be completed; the link expires in {}:{:02}", left / 60, left % 60));
+    })
+    .await;
+    line.finish();
+    match finished {
+        Ok(Finished::Connected { account }) => {
+            let who = account.map(|a| format!(" as {a}")).unwrap_or_default();
+            out!("{integration} connected{who}.");
+            exit::OK
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        Ok(Finished::Expired | Finished::TimedOut) => {
+            out!("The link expired before the page was completed; run the command again.");
+            exit::FAILED
+        }
+        Err(_) => {
+            out!("The connection attempt is gone; run the command again.");
+            exit::FAILED
+        }
     }
 }
 
@@ -298,56 +292,83 @@ pub fn status(app: &Arc<App>) -> u8 {
 
 /// `tools search`: the agent's search_tools, as JSON.
 pub async fn tools_search(app: &Arc<App>, query: &str, limit: u32) -> u8 {
-    let out = crate::meta::call(app, "search_tools", json!({ "query": query, "limit": limit }))
-        .await
-        .expect("search_tools is a meta-tool");
-    print_json(&out.body);
-    if out.is_error { exit::FAILED } else { exit::OK }
+    let args = meta::search_tools::Args { query: query.to_string(), limit: limit as usize };
+    print_answer(meta::search_tools::run(app, args))
 }
 
 /// `tools schema`: the agent's get_tool_schema, as JSON.
 pub async fn tools_schema(app: &Arc<App>, tool: &str) -> u8 {
-    let out = crate::meta::call(app, "get_tool_schema", json!({ "tool": tool }))
-        .await
-        .expect("get_tool_schema is a meta-tool");
+    print_answer(meta::get_tool_schema::run(app, meta::get_tool_schema::Args { tool: tool.to_string() }))
+}
+
+/// Prints a meta-tool's answer (or failure) as the agent would get it; the exit status says which.
+fn print_answer<T: serde::Serialize>(result: Result<T, Failure>) -> u8 {
+    let out = meta::answer(result);
     print_json(&out.body);
     if out.is_error { exit::FAILED } else { exit::OK }
 }
 
+/// Why a command-line JSON input (arguments or a batch) was not usable; nothing was run.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("cannot read {what} from stdin: {source}")]
+    Stdin { what: String, source: std::io::Error },
+    #[error("cannot read {what} from {path}: {source}")]
+    File { what: String, path: String, source: std::io::Error },
+    #[error("{what}: not valid JSON ({source})")]
+    Json { what: String, source: serde_json::Error },
+    #[error("unknown key '{0}' (a batch has executions, compose and return)")]
+    UnknownBatchKey(String),
+    #[error("compose must be true or false, got {0}")]
+    Compose(Value),
+    #[error("a batch object needs \"executions\"")]
+    NoExecutions,
+    #[error("a batch is a list of executions or an object with \"executions\"")]
+    NotABatch,
+    #[error("executions: {0}")]
+    Executions(serde_json::Error),
+}
+
 /// Reads a command-line JSON argument: the text itself, `-` for stdin, or `@FILE`.
-pub fn read_json_arg(text: &str, what: &str) -> Result<Value, String> {
+pub fn read_json_arg(text: &str, what: &str) -> Result<Value, InputError> {
     let source = if text == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|source| InputError::Stdin { what: what.to_string(), source })?;
         s
     } else if let Some(path) = text.strip_prefix('@') {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} from {path}: {e}"))?
+        std::fs::read_to_string(path).map_err(|source| InputError::File {
+            what: what.to_string(),
+            path: path.to_string(),
+            source,
+        })?
     } else {
         text.to_string()
     };
-    serde_json::from_str(&source).map_err(|e| format!("{what}: not valid JSON ({e})"))
+    serde_json::from_str(&source).map_err(|source| InputError::Json { what: what.to_string(), source })
 }
 
 /// Turns a batch file's JSON into a batch: either a list of executions or execute_tools' own
 /// arguments (`{executions, compose?, return?}`).
-pub fn parse_batch(v: Value) -> Result<Batch, String> {
+pub fn parse_batch(v: Value) -> Result<Batch, InputError> {
     let (executions, compose, ret) = match v {
         Value::Array(_) => (v, false, None),
         Value::Object(mut map) => {
             if let Some(k) = map.keys().find(|k| !matches!(k.as_str(), "executions" | "compose" | "return")) {
-                return Err(format!("unknown key '{k}' (a batch has executions, compose and return)"));
+                return Err(InputError::UnknownBatchKey(k.clone()));
             }
             let compose = match map.remove("compose") {
                 None => false,
                 Some(Value::Bool(b)) => b,
-                Some(other) => return Err(format!("compose must be true or false, got {other}")),
+                Some(other) => return Err(InputError::Compose(other)),
             };
-            let executions = map.remove("executions").ok_or("a batch object needs \"executions\"")?;
+            let executions = map.remove("executions").ok_or(InputError::NoExecutions)?;
             (executions, compose, map.remove("return"))
         }
-        _ => return Err("a batch is a list of executions or an object with \"executions\"".into()),
+        _ => return Err(InputError::NotABatch),
     };
-    let executions: Vec<Execution> = serde_json::from_value(executions).map_err(|e| format!("executions: {e}"))?;
+    let executions: Vec<Execution> = serde_json::from_value(executions).map_err(InputError::Executions)?;
     Ok(Batch { executions, compose, ret })
 }
 
@@ -394,7 +415,7 @@ fn terminal_hooks() -> engine::Hooks {
 
 async fn run_batch(app: &Arc<App>, batch: Batch) -> engine::Outcome {
     let total = batch.executions.iter().filter(|e| app.registry().get(&e.tool).is_some()).count();
-    let mut progress = Progress::new();
+    let mut progress = StatusLine::new();
     if !progress.enabled || total == 0 {
         return engine::execute_with(app, batch, &terminal_hooks()).await;
     }
@@ -473,9 +494,22 @@ pub async fn tools_batch(app: &Arc<App>, batch: Batch) -> u8 {
     if out.is_error || failed_item || errors { exit::FAILED } else { exit::OK }
 }
 
+/// Why a binary path cannot go into a client config.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandPathError {
+    #[error("cannot tell where this binary is: {0}")]
+    Unknown(std::io::Error),
+    #[error("--command must be an absolute path, got {}", .0.display())]
+    NotAbsolute(PathBuf),
+    #[error("--command {} does not exist", .0.display())]
+    Missing(PathBuf),
+    #[error("{} is not valid UTF-8", .0.display())]
+    NotUtf8(PathBuf),
+}
+
 /// The binary itself, as a client config should name it.
-pub fn current_binary() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
+pub fn current_binary() -> Result<PathBuf, CommandPathError> {
+    let exe = std::env::current_exe().map_err(CommandPathError::Unknown)?;
     Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
 }
 
@@ -545,18 +579,21 @@ pub fn clients(op: Op<'_>, chosen: &[Client], dry_run: bool) -> u8 {
 
 /// Checks a `--command` path for registration: absolute, and present unless this is a dry run
 /// (install.sh's dry run names the binary it would install).
-pub fn registration_command(given: Option<&Path>, dry_run: bool) -> Result<String, String> {
+pub fn registration_command(given: Option<&Path>, dry_run: bool) -> Result<String, CommandPathError> {
     let path = match given {
         Some(p) => p.to_path_buf(),
         None => current_binary()?,
     };
     if !path.is_absolute() {
-        return Err(format!("--command must be an absolute path, got {}", path.display()));
+        return Err(CommandPathError::NotAbsolute(path));
     }
     if !dry_run && !path.is_file() {
-        return Err(format!("--command {} does not exist", path.display()));
+        return Err(CommandPathError::Missing(path));
     }
-    path.to_str().map(str::to_string).ok_or_else(|| format!("{} is not valid UTF-8", path.display()))
+    match path.to_str() {
+        Some(p) => Ok(p.to_string()),
+        None => Err(CommandPathError::NotUtf8(path)),
+    }
 }
 
 /// `doctor`: every check, printed; the exit status says whether any FAILed.
@@ -583,22 +620,28 @@ mod tests {
                 .unwrap();
         assert!(b.compose);
         assert_eq!(b.ret, Some(json!("{{step:x}}")));
-        assert!(parse_batch(json!({"executions": [], "extra": 1})).unwrap_err().contains("unknown key 'extra'"));
-        assert!(parse_batch(json!({"compose": true})).unwrap_err().contains("needs \"executions\""));
-        assert!(parse_batch(json!([{"tool": "a", "bogus": 1}])).unwrap_err().contains("bogus"));
+        let err = |v: Value| parse_batch(v).unwrap_err().to_string();
+        assert_eq!(
+            err(json!({"executions": [], "extra": 1})),
+            "unknown key 'extra' (a batch has executions, compose and return)"
+        );
+        assert_eq!(err(json!({"compose": true})), "a batch object needs \"executions\"");
+        assert_eq!(err(json!({"executions": [], "compose": 1})), "compose must be true or false, got 1");
+        assert!(err(json!([{"tool": "a", "bogus": 1}])).contains("bogus"));
         assert!(parse_batch(json!("x")).is_err());
     }
 
     #[test]
     fn json_arguments_name_what_is_wrong() {
         assert_eq!(read_json_arg("{\"a\": 1}", "the arguments").unwrap(), json!({"a": 1}));
-        let e = read_json_arg("{a: 1}", "the arguments").unwrap_err();
+        let e = read_json_arg("{a: 1}", "the arguments").unwrap_err().to_string();
         assert!(e.starts_with("the arguments: not valid JSON (key must be a string"), "{e}");
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("b.json");
         std::fs::write(&f, "[1]").unwrap();
         assert_eq!(read_json_arg(&format!("@{}", f.display()), "x").unwrap(), json!([1]));
-        assert!(read_json_arg("@/nonexistent/file", "x").unwrap_err().contains("cannot read x"));
+        let e = read_json_arg("@/nonexistent/file", "x").unwrap_err().to_string();
+        assert!(e.starts_with("cannot read x from /nonexistent/file: "), "{e}");
     }
 }
 
@@ -621,18 +664,31 @@ fn server_name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// Why `servers add` wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerAddError {
+    /// The name cannot be used (the text says why and what to use instead).
+    #[error("{0}")]
+    Name(String),
+    #[error("give the server's command after --, e.g. workbench servers add clock -- uvx mcp-server-time")]
+    NoCommand,
+    #[error(transparent)]
+    Settings(#[from] crate::config::ConfigError),
+    /// config.json could not be edited.
+    #[error("{0}")]
+    Config(String),
+}
+
 /// `servers add NAME -- CMD ARGS...` (or `-- URL` for a Streamable HTTP server): writes the entry
 /// to config.json (atomically, other keys kept). Returns the data directory.
-pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, String> {
+pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, ServerAddError> {
     if let Some(p) = server_name_problem(name) {
-        return Err(p);
+        return Err(ServerAddError::Name(p));
     }
     let Some((program, args)) = command.split_first() else {
-        return Err(
-            "give the server's command after --, e.g. workbench servers add clock -- uvx mcp-server-time".into()
-        );
+        return Err(ServerAddError::NoCommand);
     };
-    let settings = crate::config::Settings::from_env().map_err(|e| e.to_string())?;
+    let settings = crate::config::Settings::from_env()?;
     let entry = if args.is_empty() && (program.starts_with("http://") || program.starts_with("https://")) {
         crate::upstream::ServerConfig::Http { url: program.clone(), headers: Default::default() }
     } else {
@@ -641,7 +697,8 @@ pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, Str
     crate::upstream::config::edit_config(&settings.home, |servers| {
         servers.insert(name.to_string(), entry.to_value());
         Ok(())
-    })?;
+    })
+    .map_err(ServerAddError::Config)?;
     Ok(settings.home)
 }
 

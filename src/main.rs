@@ -127,12 +127,13 @@ enum ServersCommand {
 #[derive(Args, Default)]
 struct ServeArgs {
     /// Which tool surface to serve
-    #[arg(long, value_enum, default_value_t = Profile::Default)]
-    profile: Profile,
+    #[arg(long, value_enum, default_value_t = ProfileChoice::Default)]
+    profile: ProfileChoice,
 }
 
+/// The `--profile` value: which `workbench::mcp::Profile` to serve.
 #[derive(Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-enum Profile {
+enum ProfileChoice {
     /// The nine meta-tools
     #[default]
     Default,
@@ -202,11 +203,13 @@ struct ClientTarget {
     dry_run: bool,
 }
 
-fn parse_client(s: &str) -> Result<Client, String> {
-    Client::from_id(s).ok_or_else(|| {
-        let ids: Vec<&str> = Client::ALL.iter().map(|c| c.id()).collect();
-        format!("unknown client '{s}' (one of: {})", ids.join(", "))
-    })
+/// A `--client` value that names no client.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown client '{0}' (one of: {ids})", ids = Client::ALL.iter().map(|c| c.id()).collect::<Vec<_>>().join(", "))]
+struct UnknownClient(String);
+
+fn parse_client(s: &str) -> Result<Client, UnknownClient> {
+    Client::from_id(s).ok_or_else(|| UnknownClient(s.to_string()))
 }
 
 fn main() -> ExitCode {
@@ -296,7 +299,7 @@ fn batch_source(file: &str) -> String {
     if file == "-" { file.to_string() } else { format!("@{file}") }
 }
 
-fn usage_error(message: &str) -> u8 {
+fn usage_error(message: &dyn std::fmt::Display) -> u8 {
     eprintln!("workbench: {message}");
     exit::USAGE
 }
@@ -344,10 +347,10 @@ fn init_logging() {
 }
 
 /// `workbench` / `workbench serve [--profile NAME]`: MCP on stdin/stdout until stdin closes.
-fn serve_stdio(profile: Profile) -> u8 {
+fn serve_stdio(profile: ProfileChoice) -> u8 {
     let profile = match profile {
-        Profile::Default => workbench::mcp::Profile::Default,
-        Profile::Runstack => workbench::mcp::Profile::Runstack,
+        ProfileChoice::Default => workbench::mcp::Profile::Default,
+        ProfileChoice::Runstack => workbench::mcp::Profile::Runstack,
     };
     let Some(runtime) = runtime() else { return exit::FAILED };
     match runtime.block_on(serve(profile)) {

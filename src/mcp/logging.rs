@@ -65,7 +65,9 @@ pub fn request_level(meta: &RequestMetaObject) -> u8 {
     meta.log_level().map(severity).unwrap_or(0)
 }
 
-struct Bucket {
+/// The messages this client may still be sent right now (a token bucket: `tokens` left when last
+/// counted, `at`).
+struct SendAllowance {
     tokens: f64,
     at: Instant,
 }
@@ -73,7 +75,7 @@ struct Bucket {
 /// One client's log stream: its session level, the rate limit and the queue to the writer.
 pub struct ClientLog {
     session_level: AtomicU8,
-    bucket: Mutex<Bucket>,
+    allowance: Mutex<SendAllowance>,
     dropped: AtomicU64,
     tx: Mutex<Option<mpsc::Sender<LoggingMessageNotificationParam>>>,
     /// The secrets this process used: every forwarded message is scrubbed of them.
@@ -84,7 +86,7 @@ impl ClientLog {
     pub fn new(exposed: Arc<crate::engine::scrub::Exposed>) -> Arc<ClientLog> {
         Arc::new(ClientLog {
             session_level: AtomicU8::new(0),
-            bucket: Mutex::new(Bucket { tokens: BURST, at: Instant::now() }),
+            allowance: Mutex::new(SendAllowance { tokens: BURST, at: Instant::now() }),
             dropped: AtomicU64::new(0),
             tx: Mutex::new(None),
             exposed,
@@ -96,7 +98,7 @@ impl ClientLog {
     }
 
     fn take_token(&self) -> bool {
-        let mut b = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
+        let mut b = self.allowance.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         b.tokens = (b.tokens + now.duration_since(b.at).as_secs_f64() * PER_SECOND).min(BURST);
         b.at = now;

@@ -52,12 +52,17 @@ pub enum Profile {
     Runstack,
 }
 
+/// A profile name that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown profile '{0}'; profiles are: default, runstack")]
+pub struct UnknownProfile(pub String);
+
 impl Profile {
-    pub fn from_name(name: &str) -> Result<Profile, String> {
+    pub fn from_name(name: &str) -> Result<Profile, UnknownProfile> {
         match name {
             "default" => Ok(Profile::Default),
             "runstack" => Ok(Profile::Runstack),
-            other => Err(format!("unknown profile '{other}'; profiles are: default, runstack")),
+            other => Err(UnknownProfile(other.to_string())),
         }
     }
 

@@ -8,50 +8,161 @@
 
 use std::sync::Arc;
 
-use plugins::api::AuthKind;
-use serde_json::{Value, json};
+use plugins::api::{AuthKind, Integration};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{ok, plain_error, str_arg};
+use super::Failure;
 use crate::app::App;
-use crate::engine::Outcome;
 
-pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
-    let name = str_arg(&args, "integration").trim();
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Integration name from list_integrations or a search result, e.g. "github".
+    pub integration: String,
+    /// Name of the account to connect or reconnect, e.g. "work" (lowercase letters, digits, '-'); omit for the default one. A new name adds an account; the user finishes on the page.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+impl Args {
+    pub fn new(integration: &str, account: Option<&str>) -> Args {
+        Args { integration: integration.to_string(), account: account.map(str::to_string) }
+    }
+}
+
+/// What connect did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Connection {
+    /// Nothing to connect: a custom app, a built-in, a public integration, or an account whose
+    /// credential comes from the environment. Its tools work now.
+    Ready(Ready),
+    /// A connect page for the user was minted (see [`Link::existing`] for a connected account).
+    Link(Link),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ready {
+    pub integration: String,
+    /// For an environment credential: the account it is.
+    pub account_name: Option<String>,
+    /// `environment` for an environment credential.
+    pub source: Option<&'static str>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    pub connection_id: String,
+    pub url: String,
+    pub integration: &'static str,
+    /// The account is connected already, as this identity: the page replaces it only on the
+    /// user's explicit "Replace"; the stored connection keeps working until then.
+    pub existing: Option<String>,
+    pub account_name: String,
+    pub auth_type: &'static str,
+    pub expires_in_seconds: u64,
+    pub opened_in_browser: bool,
+    pub message: String,
+}
+
+/// The wire form: one object whose fields each case fills in (`status` says CONNECTED).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connection_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<&'a str>,
+    integration: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_in_seconds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    opened_in_browser: Option<bool>,
+    message: &'a str,
+}
+
+impl Serialize for Connection {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let wire = match self {
+            Connection::Ready(r) => Wire {
+                status: Some("CONNECTED"),
+                connection_id: None,
+                url: None,
+                integration: &r.integration,
+                account: None,
+                account_name: r.account_name.as_deref(),
+                source: r.source,
+                auth_type: None,
+                expires_in_seconds: None,
+                opened_in_browser: None,
+                message: &r.message,
+            },
+            Connection::Link(l) => Wire {
+                status: l.existing.is_some().then_some("CONNECTED"),
+                connection_id: Some(&l.connection_id),
+                url: Some(&l.url),
+                integration: l.integration,
+                account: l.existing.as_deref(),
+                account_name: Some(&l.account_name),
+                source: None,
+                auth_type: Some(l.auth_type),
+                expires_in_seconds: Some(l.expires_in_seconds),
+                opened_in_browser: Some(l.opened_in_browser),
+                message: &l.message,
+            },
+        };
+        wire.serialize(s)
+    }
+}
+
+fn ready(integration: &str, message: String) -> Connection {
+    Connection::Ready(Ready { integration: integration.to_string(), account_name: None, source: None, message })
+}
+
+pub async fn run(app: &Arc<App>, args: Args) -> Result<Connection, Failure> {
+    let name = args.integration.trim();
     let registry = app.registry();
     let Some(integration) = registry.integration(name) else {
         if registry.is_custom_app(name) {
-            return ok(json!({
-                "status": "CONNECTED",
-                "integration": name,
-                "message": format!("{name} is a custom app; its credentials are vault secrets (vault_set_secret), so there is nothing to connect."),
-            }));
+            return Ok(ready(
+                name,
+                format!(
+                    "{name} is a custom app; its credentials are vault secrets (vault_set_secret), so there is nothing to connect."
+                ),
+            ));
         }
         if registry.is_builtin_namespace(name) {
-            return ok(json!({
-                "status": "CONNECTED",
-                "integration": name,
-                "message": format!("{name} is built into workbench; its tools need no connection."),
-            }));
+            return Ok(ready(name, format!("{name} is built into workbench; its tools need no connection.")));
         }
         let names: Vec<String> = registry.integrations().iter().map(|i| i.name.to_string()).collect();
-        let mut body = json!({ "error": format!("Unknown integration: {name}") });
+        let mut failure = Failure::plain(format!("Unknown integration: {name}"));
         if let Some(near) = crate::validate::nearest(name, names.iter()) {
-            body["did_you_mean"] = json!(near);
+            failure = failure.with("did_you_mean", near);
         }
-        return Outcome { body, is_error: true };
+        return Err(failure);
     };
     if integration.auth.kind == AuthKind::None {
-        return ok(json!({
-            "status": "CONNECTED",
-            "integration": integration.name,
-            "message": format!("{} needs no connection; its tools work as they are.", integration.display_name),
-        }));
+        return Ok(ready(
+            integration.name,
+            format!("{} needs no connection; its tools work as they are.", integration.display_name),
+        ));
     }
     // The account to connect: the one named (a new name adds an account once the user finishes
     // the page), else the default one (or `default` for a first connection).
-    let requested = args.get("account").and_then(Value::as_str).map(str::trim).filter(|a| !a.is_empty());
+    let requested = args.account.as_deref().map(str::trim).filter(|a| !a.is_empty());
     if let Some(problem) = requested.and_then(crate::auth::account_problem) {
-        return plain_error(format!("account: {problem}; nothing was started"));
+        return Err(Failure::plain(format!("account: {problem}; nothing was started")));
     }
     let account = match requested {
         Some(a) => a.to_string(),
@@ -63,95 +174,77 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     };
     if crate::auth::from_env_as(integration, &account, &|v| app.settings.credential_env.get(v).cloned()).is_some() {
         let example = crate::auth::env_name_as(integration.name, &account, "token");
-        return ok(json!({
-            "status": "CONNECTED",
-            "integration": integration.name,
-            "accountName": account,
-            "source": "environment",
-            "message": format!(
-                "{}'s account '{account}' is connected through environment variables (like {example}); change them there to use another account, or connect another account name.",
-                integration.display_name,
-            ),
+        let message = format!(
+            "{}'s account '{account}' is connected through environment variables (like {example}); change them there to use another account, or connect another account name.",
+            integration.display_name,
+        );
+        return Ok(Connection::Ready(Ready {
+            integration: integration.name.to_string(),
+            account_name: Some(account),
+            source: Some("environment"),
+            message,
         }));
     }
-    // Probe the secret store now (off the async threads, with its own deadline), so the user is
-    // not sent to a page whose result could not be stored.
     if app.secrets.locked() {
-        return match crate::connect::ensure_listener(app).await {
+        return Err(match crate::connect::ensure_listener(app).await {
             Ok(listener) => {
                 let url = format!("{}/unlock/{}", listener.base(), crate::connect::begin_unlock(app));
                 crate::connect::open_in_browser(app, &url);
-                Outcome {
-                    body: json!({
-                        "error": format!("The encrypted secret store is locked. Ask the user to open {url} and type its passphrase, then call connect again."),
-                        "unlock_url": url,
-                    }),
-                    is_error: true,
-                }
+                Failure::plain(format!(
+                    "The encrypted secret store is locked. Ask the user to open {url} and type its passphrase, then call connect again."
+                ))
+                .with("unlock_url", url)
             }
-            Err(e) => plain_error(format!("Cannot connect {}: {e}", integration.display_name)),
-        };
+            Err(e) => Failure::plain(format!("Cannot connect {}: {e}", integration.display_name)),
+        });
     }
-    let store = app.secrets.clone();
-    let probe = tokio::task::spawn_blocking(move || store.get("probe:connect")).await;
-    match probe {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => {
-            return plain_error(format!(
-                "Cannot connect {}: {e}. {}",
-                integration.display_name,
-                crate::secrets::STORE_HELP
-            ));
-        }
-        Err(e) => {
-            return plain_error(format!(
-                "Cannot connect {}: the secret store check failed: {e}",
-                integration.display_name
-            ));
-        }
-    }
-    let listener = match crate::connect::ensure_listener(app).await {
-        Ok(l) => l,
-        Err(e) => return plain_error(format!("Cannot connect {}: {e}", integration.display_name)),
-    };
+    probe_store(app, integration).await.map_err(Failure::plain)?;
+    let listener = crate::connect::ensure_listener(app)
+        .await
+        .map_err(|e| Failure::plain(format!("Cannot connect {}: {e}", integration.display_name)))?;
     let id = crate::connect::begin(app, integration.name, &account);
     let url = format!("{}/connect/{id}", listener.base());
     let opened = crate::connect::open_in_browser(app, &url);
+    let opened_note = if opened { " (it was just opened in their browser)" } else { "" };
     // Already connected: the page shows the account and replaces it only if the user ticks
     // "Replace"; the stored connection keeps working until then.
-    let existing = app.storage.account_meta(integration.name, &account).ok().flatten();
-    if let Some(meta) = existing {
-        let account_name = account;
-        let account = meta.account_label.unwrap_or_else(|| "an account".into());
-        return ok(json!({
-            "status": "CONNECTED",
-            "connectionId": id,
-            "url": url,
-            "integration": integration.name,
-            "account": account,
-            "accountName": account_name,
-            "authType": integration.auth.kind.as_str(),
-            "expiresInSeconds": app.settings.connect_ttl.as_secs(),
-            "openedInBrowser": opened,
-            "message": format!(
-                "{} is already connected as {account}; its tools work now. Only if the user wants another account: ask them to open {url}{} and confirm replacing it there, then call wait_for_connection with this connectionId.",
-                integration.display_name,
-                if opened { " (it was just opened in their browser)" } else { "" },
-            ),
-        }));
-    }
-    ok(json!({
-        "connectionId": id,
-        "url": url,
-        "integration": integration.name,
-        "accountName": account,
-        "authType": integration.auth.kind.as_str(),
-        "expiresInSeconds": app.settings.connect_ttl.as_secs(),
-        "openedInBrowser": opened,
-        "message": format!(
-            "Ask the user to open {url} on this computer{} and finish connecting {} there; then call wait_for_connection with this connectionId.",
-            if opened { " (it was just opened in their browser)" } else { "" },
+    let existing = app
+        .storage
+        .account_meta(integration.name, &account)
+        .ok()
+        .flatten()
+        .map(|meta| meta.account_label.unwrap_or_else(|| "an account".into()));
+    let message = match &existing {
+        Some(label) => format!(
+            "{} is already connected as {label}; its tools work now. Only if the user wants another account: ask them to open {url}{opened_note} and confirm replacing it there, then call wait_for_connection with this connectionId.",
+            integration.display_name,
+        ),
+        None => format!(
+            "Ask the user to open {url} on this computer{opened_note} and finish connecting {} there; then call wait_for_connection with this connectionId.",
             integration.display_name
         ),
+    };
+    Ok(Connection::Link(Link {
+        connection_id: id,
+        url,
+        integration: integration.name,
+        existing,
+        account_name: account,
+        auth_type: integration.auth.kind.as_str(),
+        expires_in_seconds: app.settings.connect_ttl.as_secs(),
+        opened_in_browser: opened,
+        message,
     }))
+}
+
+/// Probes the secret store now (off the async threads, with its own deadline), so the user is not
+/// sent to a page whose result could not be stored. The error says what to do, for an agent or a
+/// page alike.
+pub async fn probe_store(app: &Arc<App>, integration: &Integration) -> Result<(), String> {
+    let store = app.secrets.clone();
+    match tokio::task::spawn_blocking(move || store.get("probe:connect")).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(format!("Cannot connect {}: {e}. {}", integration.display_name, crate::secrets::STORE_HELP)),
+        Err(e) => Err(format!("Cannot connect {}: the secret store check failed: {e}", integration.display_name)),
+    }
 }

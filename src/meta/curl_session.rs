@@ -5,24 +5,52 @@
 //! An entry `"github:work"` binds the token to that account (one account per integration per
 //! token); a bare `"github"` to the default account as it is when the token is minted.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{ok, plain_error};
+use super::Failure;
 use crate::app::App;
-use crate::engine::Outcome;
 use crate::engine::policy::Policy;
 use crate::proxy::{self, token};
 use crate::storage::AuditEntry;
 
-pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> Outcome {
-    let names: Vec<String> = args
-        .get("integrations")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(|s| s.trim().to_string()).collect())
-        .unwrap_or_default();
-    let ttl = args.get("expiresInSeconds").and_then(Value::as_u64).unwrap_or(proxy::DEFAULT_TTL);
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Integrations the token may call, e.g. ["github"]; "github:work" binds it to that account (default: the default account).
+    #[schemars(length(min = 1))]
+    pub integrations: Vec<String>,
+    /// Token lifetime in seconds (60-3600).
+    #[serde(rename = "expiresInSeconds", default = "default_ttl")]
+    #[schemars(range(min = proxy::MIN_TTL, max = proxy::MAX_TTL))]
+    pub expires_in_seconds: u64,
+}
+
+fn default_ttl() -> u64 {
+    proxy::DEFAULT_TTL
+}
+
+/// A minted proxy session.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub token: String,
+    pub expires_in: u64,
+    pub proxy_base_url: String,
+    pub usage: String,
+    /// integration -> `{forwardsTo, allows}`.
+    pub upstreams: Map<String, Value>,
+    /// integration -> the account its requests use.
+    pub accounts: BTreeMap<String, String>,
+}
+
+pub async fn run(app: &Arc<App>, args: Args, hooks: &crate::engine::Hooks) -> Result<Session, Failure> {
+    let names: Vec<String> = args.integrations.iter().map(|s| s.trim().to_string()).collect();
+    let ttl = args.expires_in_seconds;
     let registry = app.registry();
     let mut failures = Vec::new();
     if !(proxy::MIN_TTL..=proxy::MAX_TTL).contains(&ttl) {
@@ -31,7 +59,7 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
     let mut upstreams = Map::new();
     let mut seen = Vec::new();
     // integration -> the account its requests use (named as `github:work`, else the default).
-    let mut accounts = std::collections::BTreeMap::new();
+    let mut accounts = BTreeMap::new();
     for entry in &names {
         let (name, named_account) = match entry.split_once(':') {
             Some((n, a)) => (n.trim().to_string(), Some(a.trim().to_string())),
@@ -96,7 +124,7 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
         failures.push("integrations must name at least one integration".into());
     }
     if !failures.is_empty() {
-        return plain_error(failures.join("; "));
+        return Err(Failure::plain(failures.join("; ")));
     }
     // Arbitrary calls with the user's credential: confirmed by the user unless they allowed it.
     let confirm: Vec<&String> = seen
@@ -124,28 +152,24 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
         };
         if let Err(f) = crate::engine::policy::check(app, Policy::Confirm, request, hooks.approve.as_ref()).await {
             // The message for the agent, plus the code and (no elicitation) the approval page.
-            let mut out = plain_error(f.message);
-            out.body["code"] = json!(f.code.as_str());
+            let mut out = Failure::plain(f.message).with("code", f.code.as_str());
             for (k, v) in f.details {
-                out.body[k] = v;
+                out = out.with(&k, v);
             }
-            return out;
+            return Err(out);
         }
     }
     let key = match proxy::signing_key(app).await {
         Ok(k) => k,
         Err(e) => {
-            return plain_error(format!(
+            return Err(Failure::plain(format!(
                 "the curl proxy key could not be read from the {} secret store: {e}. {}",
                 app.secrets.name(),
                 crate::secrets::STORE_HELP
-            ));
+            )));
         }
     };
-    let listener = match crate::connect::ensure_listener(app).await {
-        Ok(l) => l,
-        Err(e) => return plain_error(e),
-    };
+    let listener = crate::connect::ensure_listener(app).await.map_err(Failure::plain)?;
     let user = app.storage.user().await.ok().flatten().map(|(id, _)| id).unwrap_or_default();
     let now = crate::connect::oauth::now_unix();
     let claims = token::Claims {
@@ -176,17 +200,17 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
     if let Err(e) = app.storage.record_audit(row).await {
         tracing::warn!(error = %e, "could not write the curl_session audit row");
     }
-    ok(json!({
-        "token": jwt,
-        "expiresIn": ttl,
-        "proxyBaseUrl": base,
-        "usage": format!("Send requests to {base}/<integration>/<path> with Authorization: Bearer <token>"),
-        "upstreams": upstreams,
-        "accounts": accounts,
-    }))
+    Ok(Session {
+        token: jwt,
+        expires_in: ttl,
+        usage: format!("Send requests to {base}/<integration>/<path> with Authorization: Bearer <token>"),
+        proxy_base_url: base,
+        upstreams,
+        accounts,
+    })
 }
 
 /// Whether any integration of the session uses an account other than `default`.
-fn named_accounts(accounts: &std::collections::BTreeMap<String, String>) -> bool {
+fn named_accounts(accounts: &BTreeMap<String, String>) -> bool {
     accounts.values().any(|a| a != crate::auth::DEFAULT_ACCOUNT)
 }

@@ -2,23 +2,82 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
+use super::Failure;
 use crate::app::App;
-use crate::engine::{self, Batch, Execution, Hooks, Outcome};
-use crate::error::{ErrorCode, ToolFailure};
+use crate::engine::{self, Batch, Execution, Hooks, MAX_BATCH};
 
-pub async fn run(app: &Arc<App>, args: Value, hooks: &Hooks) -> Outcome {
-    let executions: Vec<Execution> = match serde_json::from_value(args.get("executions").cloned().unwrap_or_default()) {
-        Ok(e) => e,
-        Err(e) => {
-            return ToolFailure::new(ErrorCode::InvalidArguments, format!("executions: {e}")).into();
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Tools to run, in order.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
+    pub executions: Vec<ExecutionArgs>,
+    /// Run in order so later args can use {{step:<ref_id>.<path>}}.
+    #[serde(default)]
+    pub compose: bool,
+    /// Template over results by ref_id, e.g. {"id": "{{step:create.id}}"}; only this is sent back. A single ref string or an array of refs works too.
+    // Any template (string, object or array): the schema names its common form only, because
+    // strict clients need one type; the engine checks it before anything runs.
+    #[serde(default, rename = "return")]
+    #[schemars(extend("type" = "object"))]
+    pub ret: Option<Value>,
+}
+
+/// One execution of a batch.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionArgs {
+    /// Exact tool name.
+    #[schemars(length(min = 1))]
+    pub tool: String,
+    /// Arguments matching the tool's schema (any keys).
+    #[serde(default)]
+    pub args: Option<Map<String, Value>>,
+    /// Name for this execution's result, used by {{step:...}} refs and return; required with compose.
+    #[serde(default)]
+    pub ref_id: Option<String>,
+    /// Which connected account of the tool's integration to use, e.g. "work" (from list_integrations); omit for the default account.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+impl Args {
+    /// One execution, as the CLI and the portal run a single tool.
+    pub fn one(tool: &str, args: Map<String, Value>) -> Args {
+        Args {
+            executions: vec![ExecutionArgs { tool: tool.to_string(), args: Some(args), ref_id: None, account: None }],
+            compose: false,
+            ret: None,
         }
-    };
-    let batch = Batch {
-        executions,
-        compose: args.get("compose").and_then(Value::as_bool).unwrap_or(false),
-        ret: args.get("return").cloned(),
-    };
-    engine::execute_with(app, batch, hooks).await
+    }
+}
+
+impl From<Args> for Batch {
+    fn from(a: Args) -> Batch {
+        let executions = a
+            .executions
+            .into_iter()
+            .map(|e| Execution {
+                tool: e.tool,
+                args: e.args.map(Value::Object).unwrap_or(Value::Null),
+                ref_id: e.ref_id,
+                account: e.account,
+            })
+            .collect();
+        Batch { executions, compose: a.compose, ret: a.ret }
+    }
+}
+
+/// The engine's answer: `{results: [...]}`, or `{result, errors?}` with `return` or `compose`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Executed(pub Value);
+
+pub async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Executed, Failure> {
+    let outcome = engine::execute_with(app, args.into(), hooks).await;
+    if outcome.is_error { Err(Failure::Batch(outcome.body)) } else { Ok(Executed(outcome.body)) }
 }

@@ -2,23 +2,38 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::{ok, str_arg};
+use super::Failure;
 use crate::app::App;
-use crate::engine::Outcome;
 
-pub fn run(app: &Arc<App>, args: Value) -> Outcome {
-    let name = str_arg(&args, "tool").trim();
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Exact tool name from search_tools, e.g. "github_create_pr".
+    #[schemars(length(min = 1))]
+    pub tool: String,
+}
+
+/// The tool's input schema.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolSchema {
+    pub schema: Value,
+}
+
+pub fn run(app: &Arc<App>, args: Args) -> Result<ToolSchema, Failure> {
+    let name = args.tool.trim();
     match app.registry().get(name) {
-        Some(tool) => ok(json!({ "schema": tool.schema() })),
+        Some(tool) => Ok(ToolSchema { schema: tool.schema().clone() }),
         None => {
-            let mut body = json!({ "error": "Tool not found" });
+            let mut failure = Failure::plain("Tool not found");
             let similar = app.registry().similar_names(name, 3);
             if !similar.is_empty() {
-                body["did_you_mean"] = json!(similar);
+                failure = failure.with("did_you_mean", similar);
             }
-            Outcome { body, is_error: true }
+            Err(failure)
         }
     }
 }

@@ -8,50 +8,93 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use plugins::api::{AuthKind, Inject, Integration};
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::ok;
+use super::Failure;
 use crate::app::App;
-use crate::engine::Outcome;
 
 /// How long a live session check stays valid.
 const LIVE_CHECK_TTL: Duration = Duration::from_secs(60);
 
-pub async fn run(app: &Arc<App>) -> Outcome {
-    let mut integrations: Vec<Value> = Vec::new();
+/// Every integration, custom app and upstream server, in that order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Integrations {
+    pub integrations: Vec<Listed>,
+}
+
+/// One row of the list.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    pub name: String,
+    /// The integration's version, `custom` for a custom app, `mcp` for an upstream server.
+    pub version: &'static str,
+    pub connected: bool,
+    /// The accounts a call can name (`execute_tools` `account`); only integrations that have any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accounts: Vec<AccountRow>,
+    /// Always `true` when present: a custom app.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamRow>,
+}
+
+/// One account of an integration: its name and verified identity, never a secret.
+#[derive(Debug, Clone, Serialize)]
+pub struct AccountRow {
+    pub name: String,
+    pub identity: Option<String>,
+    pub default: bool,
+}
+
+/// An upstream MCP server's transport, state in this process, listed tool count and last error.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpstreamRow {
+    pub transport: &'static str,
+    pub state: &'static str,
+    pub tools: Option<usize>,
+    pub last_error: Option<String>,
+}
+
+pub async fn run(app: &Arc<App>) -> Result<Integrations, Failure> {
+    let mut integrations = Vec::new();
     let registry = app.registry();
     for i in registry.integrations() {
         let connected =
             if i.auth.kind == AuthKind::Cookie { live_check(app, i).await } else { app.is_connected(i.name) };
-        let mut entry = json!({ "name": i.name, "version": i.version, "connected": connected });
-        // The accounts a call can name (`execute_tools` `account`); only integrations that have any.
         let accounts = if crate::registry::is_public(i) { Vec::new() } else { app.accounts(i) };
-        if !accounts.is_empty() {
-            entry["accounts"] = accounts
-                .iter()
-                .map(|a| json!({ "name": a.name, "identity": a.identity, "default": a.default }))
-                .collect();
-        }
-        integrations.push(entry);
+        integrations.push(Listed {
+            name: i.name.to_string(),
+            version: i.version,
+            connected,
+            accounts: accounts
+                .into_iter()
+                .map(|a| AccountRow { name: a.name, identity: a.identity, default: a.default })
+                .collect(),
+            custom: None,
+            upstream: None,
+        });
     }
     // Custom apps the user defined: their credentials are vault refs, so there is nothing to
     // connect; an app whose stored definition no longer checks has no tools and is not usable.
     for a in &registry.custom().apps {
-        integrations.push(json!({
-            "name": a.name,
-            "version": "custom",
-            "connected": !a.operations.is_empty(),
-            "custom": true,
-        }));
+        integrations.push(Listed {
+            name: a.name.clone(),
+            version: "custom",
+            connected: !a.operations.is_empty(),
+            accounts: Vec::new(),
+            custom: Some(true),
+            upstream: None,
+        });
     }
     integrations.extend(upstream_rows(app));
-    ok(json!({ "integrations": integrations }))
+    Ok(Integrations { integrations })
 }
 
 /// The user's upstream MCP servers (src/upstream): nothing to connect, so `connected` says whether
 /// the entry is usable; `upstream` gives its transport, this process's state, its listed tool
 /// count and its last error. Listing starts nothing.
-fn upstream_rows(app: &Arc<App>) -> Vec<Value> {
+fn upstream_rows(app: &Arc<App>) -> Vec<Listed> {
     use crate::upstream::ServerConfig;
     let configs = app.upstream.configs();
     if configs.is_empty() {
@@ -81,12 +124,14 @@ fn upstream_rows(app: &Arc<App>) -> Vec<Value> {
                 Err(e) => Some(e.clone()),
                 Ok(_) => status.last_error.map(|e| plugins::api::truncate_chars(&e, 300).0),
             };
-            json!({
-                "name": name,
-                "version": "mcp",
-                "connected": config.is_ok() && registry.is_upstream_server(name),
-                "upstream": { "transport": transport, "state": state, "tools": tools, "last_error": last_error },
-            })
+            Listed {
+                name: name.to_string(),
+                version: "mcp",
+                connected: config.is_ok() && registry.is_upstream_server(name),
+                accounts: Vec::new(),
+                custom: None,
+                upstream: Some(UpstreamRow { transport, state, tools, last_error }),
+            }
         })
         .collect()
 }

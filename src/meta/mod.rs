@@ -1,19 +1,30 @@
 //! The nine meta-tools: their descriptions, schemas and annotations as data, and their logic as
 //! plain Rust over [`App`] (no MCP types here, so every meta-tool is testable without a transport).
+//!
+//! Each meta-tool is a module with an `Args` type (serde + schemars: its input schema is generated
+//! from it, see [`schema`]) and `run(&App, Args) -> Result<Answer, Failure>`: a typed answer, and
+//! one failure type for all of them. The CLI and the portal call those functions directly;
+//! [`call`] / [`call_with`] are only the MCP dispatch: validate the JSON arguments against the
+//! schema (every problem at once, in the agent-facing error object), deserialise `Args`, run,
+//! serialise.
 
-mod connect;
-mod curl_session;
-mod execute_tools;
-mod get_tool_schema;
-mod list_integrations;
+pub mod connect;
+pub mod curl_session;
+pub mod execute_tools;
+pub mod get_tool_schema;
+pub mod list_integrations;
 pub mod runstack;
-mod search_tools;
-mod wait_for_connection;
-mod whoami;
+pub mod schema;
+pub mod search_tools;
+pub mod wait_for_connection;
+pub mod whoami;
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use crate::app::App;
 use crate::engine::{Hooks, Outcome};
@@ -24,6 +35,7 @@ pub struct MetaTool {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
+    /// The input schema, generated from the tool's `Args` ([`schema::args_schema`]).
     pub schema: fn() -> Value,
     pub read_only: bool,
     pub destructive: bool,
@@ -41,178 +53,127 @@ Stored secrets can be passed as \"{{vault:NAME}}\" in args; you never see their 
 
 const CURL_DESCRIPTION: &str = "HIGH RISK — do not call without explicit user approval. Mints a short-lived proxy token (15 min by default; set expiresInSeconds for 60s–1h, and ask for no longer than the task needs) granting ARBITRARY API calls (GET/POST/PUT/PATCH/DELETE), including destructive writes, against the listed integration(s) — the proxy injects the user's real credential transparently at /c/<integration>/<path>, so anything reachable via that credential is reachable through this token. Before invoking, tell the user exactly which integration(s) and what action you intend to perform, and wait for their explicit go-ahead; do not mint speculatively or as a default first step. Only integrations that have curl proxy enabled are accepted.";
 
-fn no_params() -> Value {
-    json!({ "type": "object", "properties": {}, "additionalProperties": false })
+/// A meta-tool's input schema from its `Args` type, generated once per process.
+macro_rules! schema_of {
+    ($args:ty) => {{
+        fn schema() -> serde_json::Value {
+            static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+            SCHEMA.get_or_init($crate::meta::schema::args_schema::<$args>).clone()
+        }
+        schema
+    }};
+}
+pub(crate) use schema_of;
+
+/// The arguments of a meta-tool that takes none (whoami, list_integrations): any field is refused.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// Why a meta-tool call failed: the one failure type of every meta-tool, in the error styles the
+/// README documents ("Error codes").
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The agent-facing error object `{error: {code, message, ...}}` (src/error.rs): arguments that
+    /// do not fit the tool's schema, and failures of execute_tools itself.
+    Tool(ToolFailure),
+    /// `{error: "<message>", ...details}`: the plain-string style of the meta-tools other than
+    /// execute_tools, with what helps the agent next (`did_you_mean`, `unlock_url`, ...) in order.
+    Plain { message: String, details: Map<String, Value> },
+    /// A batch refused as a whole, as the engine shaped it (`{error: {...}, completed, not_run}`).
+    Batch(Value),
 }
 
-fn connect_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "integration": { "type": "string", "description": "Integration name from list_integrations or a search result, e.g. \"github\"." },
-            "account": { "type": "string", "description": "Name of the account to connect or reconnect, e.g. \"work\" (lowercase letters, digits, '-'); omit for the default one. A new name adds an account; the user finishes on the page." }
-        },
-        "required": ["integration"],
-        "additionalProperties": false
-    })
+impl Failure {
+    /// A plain-string failure (see [`Failure::Plain`]).
+    pub fn plain(message: impl Into<String>) -> Failure {
+        Failure::Plain { message: message.into(), details: Map::new() }
+    }
+
+    /// The failure with one more detail field (after the ones it has).
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Failure {
+        match &mut self {
+            Failure::Tool(f) => {
+                f.details.insert(key.to_string(), value.into());
+            }
+            Failure::Plain { details, .. } => {
+                details.insert(key.to_string(), value.into());
+            }
+            Failure::Batch(body) => {
+                if let Value::Object(map) = body {
+                    map.insert(key.to_string(), value.into());
+                }
+            }
+        }
+        self
+    }
+
+    /// What went wrong, in words (for a terminal or a page).
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Tool(f) => f.message.clone(),
+            Failure::Plain { message, .. } => message.clone(),
+            Failure::Batch(body) => {
+                body["error"]["message"].as_str().map(str::to_string).unwrap_or_else(|| body.to_string())
+            }
+        }
+    }
+
+    /// A detail field, if the failure has it.
+    pub fn detail(&self, key: &str) -> Option<&Value> {
+        match self {
+            Failure::Tool(f) => f.details.get(key),
+            Failure::Plain { details, .. } => details.get(key),
+            Failure::Batch(body) => body.get(key),
+        }
+    }
+
+    /// The body the agent gets.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Failure::Tool(f) => f.to_value(),
+            Failure::Plain { message, details } => {
+                let mut map = Map::new();
+                map.insert("error".into(), json!(message));
+                for (k, v) in details {
+                    map.insert(k.clone(), v.clone());
+                }
+                Value::Object(map)
+            }
+            Failure::Batch(body) => body.clone(),
+        }
+    }
 }
 
-pub static META_TOOLS: &[MetaTool] = &[
-    MetaTool {
-        name: "search_tools",
-        title: "Search tools",
-        description: "Search available tools by what you want to do, e.g. \"create jira issue\" or \"send email\". Matches words in any order, tolerates typos and common synonyms, and returns the best matches first with a relevance score. Returns the top 10 by default; pass limit (max 50) for more.",
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "query": { "type": "string", "minLength": 1, "description": "What you want to do, in plain words." },
-                    "limit": { "type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Most results to return (1-50)." }
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            })
-        },
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "get_tool_schema",
-        title: "Get tool schema",
-        description: "Get input schema for a specific tool",
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": { "tool": { "type": "string", "minLength": 1, "description": "Exact tool name from search_tools, e.g. \"github_create_pr\"." } },
-                "required": ["tool"],
-                "additionalProperties": false
-            })
-        },
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "execute_tools",
-        title: "Execute tools",
-        description: EXECUTE_DESCRIPTION,
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "executions": {
-                        "type": "array",
-                        "minItems": 1,
-                        "maxItems": crate::engine::MAX_BATCH,
-                        "description": "Tools to run, in order.",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "tool": { "type": "string", "minLength": 1, "description": "Exact tool name." },
-                                "args": { "type": "object", "description": "Arguments matching the tool's schema (any keys)." },
-                                "ref_id": { "type": "string", "description": "Name for this execution's result, used by {{step:...}} refs and return; required with compose." },
-                                "account": { "type": "string", "description": "Which connected account of the tool's integration to use, e.g. \"work\" (from list_integrations); omit for the default account." }
-                            },
-                            "required": ["tool"],
-                            "additionalProperties": false
-                        }
-                    },
-                    "compose": { "type": "boolean", "default": false, "description": "Run in order so later args can use {{step:<ref_id>.<path>}}." },
-                    "return": { "type": "object", "description": "Template over results by ref_id, e.g. {\"id\": \"{{step:create.id}}\"}; only this is sent back. A single ref string or an array of refs works too." }
-                },
-                "required": ["executions"],
-                "additionalProperties": false
-            })
-        },
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    },
-    MetaTool {
-        name: "whoami",
-        title: "Who am I",
-        description: "Return the current authenticated workbench user (id + email). Like /me — identity only, not connected integrations.",
-        schema: no_params,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "list_integrations",
-        title: "List integrations",
-        description: "List all available integrations and connection status",
-        schema: no_params,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "connect",
-        title: "Connect an integration",
-        description: CONNECT_DESCRIPTION,
-        schema: connect_schema,
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-    },
-    MetaTool {
-        name: "wait_for_connection",
-        title: "Wait for a connection",
-        description: "Block until a connection started by connect() completes. Returns status CONNECTED, TIMEOUT, or EXPIRED.",
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "connectionId": { "type": "string", "minLength": 1, "description": "The connectionId returned by connect." },
-                    "timeoutSec": { "type": "integer", "minimum": 1, "maximum": 600, "default": wait_for_connection::DEFAULT_TIMEOUT_SECS, "description": "Longest wait in seconds (1-600)." }
-                },
-                "required": ["connectionId"],
-                "additionalProperties": false
-            })
-        },
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "get_auth_url",
-        title: "Get auth URL (deprecated)",
-        description: "Deprecated alias of connect(). Get a URL to connect an integration.",
-        schema: connect_schema,
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-    },
-    MetaTool {
-        name: "curl_session",
-        title: "Mint a curl proxy session",
-        description: CURL_DESCRIPTION,
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "integrations": { "type": "array", "minItems": 1, "items": { "type": "string" }, "description": "Integrations the token may call, e.g. [\"github\"]; \"github:work\" binds it to that account (default: the default account)." },
-                    "expiresInSeconds": { "type": "integer", "minimum": 60, "maximum": 3600, "default": 900, "description": "Token lifetime in seconds (60-3600)." }
-                },
-                "required": ["integrations"],
-                "additionalProperties": false
-            })
-        },
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    },
-];
+impl From<ToolFailure> for Failure {
+    fn from(f: ToolFailure) -> Self {
+        Failure::Tool(f)
+    }
+}
+
+impl From<Failure> for Outcome {
+    fn from(f: Failure) -> Self {
+        Outcome { body: f.to_value(), is_error: true }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+/// A typed answer as the agent gets it.
+pub fn answer<T: Serialize>(result: Result<T, Failure>) -> Outcome {
+    match result.and_then(|t| {
+        serde_json::to_value(t).map_err(|e| {
+            Failure::Tool(ToolFailure::new(ErrorCode::InternalError, format!("the answer could not be encoded: {e}")))
+        })
+    }) {
+        Ok(body) => Outcome { body, is_error: false },
+        Err(f) => f.into(),
+    }
+}
 
 pub fn find(name: &str) -> Option<&'static MetaTool> {
     META_TOOLS.iter().find(|t| t.name == name)
@@ -223,8 +184,90 @@ pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Outcome> {
     call_with(app, name, args, &Hooks::default()).await
 }
 
+/// The MCP dispatch of one profile's tool: parse the arguments into the tool's `Args` (see
+/// [`parse`]), run it, and turn its answer or failure into the agent's body.
+macro_rules! dispatch {
+    ($tool:expr, $args:expr, |$a:ident| $run:expr) => {
+        match $crate::meta::parse($tool, $args) {
+            Ok($a) => $crate::meta::answer($run),
+            Err(f) => f.into(),
+        }
+    };
+    ($tool:expr, $args:expr, |_: $ty:ty| $run:expr) => {
+        match $crate::meta::parse::<$ty>($tool, $args) {
+            Ok(_) => $crate::meta::answer($run),
+            Err(f) => f.into(),
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// [`call`] with progress reports and cancellation for `execute_tools`.
+pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
+    let tool = find(name)?;
+    Some(match name {
+        "search_tools" => dispatch!(tool, args, |a| search_tools::run(app, a)),
+        "get_tool_schema" => dispatch!(tool, args, |a| get_tool_schema::run(app, a)),
+        "execute_tools" => dispatch!(tool, args, |a| execute_tools::run(app, a, hooks).await),
+        "whoami" => dispatch!(tool, args, |_: NoArgs| whoami::run(app).await),
+        "list_integrations" => dispatch!(tool, args, |_: NoArgs| list_integrations::run(app).await),
+        "connect" | "get_auth_url" => dispatch!(tool, args, |a| connect::run(app, a).await),
+        "wait_for_connection" => dispatch!(tool, args, |a| wait_for_connection::run(app, a).await),
+        "curl_session" => dispatch!(tool, args, |a| curl_session::run(app, a, hooks).await),
+        _ => return None,
+    })
+}
+
+/// A meta-tool's JSON arguments as its `Args`: validated against its schema first (defaults
+/// applied; every problem at once, each with its JSON Pointer, plus the expected parameters), then
+/// deserialised. A missing or mistyped field is INVALID_ARGUMENTS naming it, never a default.
+pub fn parse<A: DeserializeOwned>(tool: &MetaTool, args: Value) -> Result<A, Failure> {
+    let mut args = checked_args(tool, args)?;
+    whole_numbers(&(tool.schema)(), &mut args);
+    serde_json::from_value(args).map_err(|e| {
+        let problem = plugins::api::ArgProblem { path: String::new(), problem: e.to_string() };
+        invalid_arguments(tool, vec![problem])
+    })
+}
+
+/// `5.0` where the schema says integer becomes `5` (the validator accepts it as an integer; serde
+/// would refuse it for an integer field).
+fn whole_numbers(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Number(n) if schema["type"] == "integer" && n.as_i64().is_none() && n.as_u64().is_none() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                *value = json!(f as i64);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if let Some(s) = schema["properties"].get(k) {
+                    whole_numbers(s, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                whole_numbers(&schema["items"], v);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn invalid_arguments(tool: &MetaTool, problems: Vec<plugins::api::ArgProblem>) -> Failure {
+    Failure::Tool(
+        ToolFailure::new(
+            ErrorCode::InvalidArguments,
+            format!("{} problem(s) with the arguments for {}", problems.len(), tool.name),
+        )
+        .with("problems", serde_json::to_value(problems).unwrap_or_default())
+        .with("expected_parameters", crate::validate::expected_parameters(&(tool.schema)())),
+    )
+}
+
 /// Validates `args` against a meta-tool's schema (defaults applied) or says what is wrong.
-pub(crate) fn checked_args(tool: &MetaTool, args: Value) -> Result<Value, Outcome> {
+fn checked_args(tool: &MetaTool, args: Value) -> Result<Value, Failure> {
     let mut args = args;
     // `return` is any template (string, object or array); the engine checks it before anything
     // runs. The schema names its common form only, because strict clients need one type.
@@ -232,54 +275,102 @@ pub(crate) fn checked_args(tool: &MetaTool, args: Value) -> Result<Value, Outcom
         ("execute_tools", Some(map)) => map.remove("return"),
         _ => None,
     };
-    let mut args = match crate::validate::validate(&(tool.schema)(), &args) {
-        Ok(a) => a,
-        Err(problems) => {
-            let f = ToolFailure::new(
-                ErrorCode::InvalidArguments,
-                format!("{} problem(s) with the arguments for {}", problems.len(), tool.name),
-            )
-            .with("problems", serde_json::to_value(problems).unwrap_or_default())
-            .with("expected_parameters", crate::validate::expected_parameters(&(tool.schema)()));
-            return Err(Outcome { body: f.to_value(), is_error: true });
-        }
-    };
+    let mut args = crate::validate::validate(&(tool.schema)(), &args).map_err(|p| invalid_arguments(tool, p))?;
     if let (Some(t), Some(map)) = (template, args.as_object_mut()) {
         map.insert("return".into(), t);
     }
     Ok(args)
 }
 
-/// [`call`] with progress reports and cancellation for `execute_tools`.
-pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
-    let tool = find(name)?;
-    let args = match checked_args(tool, args) {
-        Ok(a) => a,
-        Err(outcome) => return Some(outcome),
-    };
-    Some(match name {
-        "search_tools" => search_tools::run(app, args),
-        "get_tool_schema" => get_tool_schema::run(app, args),
-        "execute_tools" => execute_tools::run(app, args, hooks).await,
-        "whoami" => whoami::run(app).await,
-        "list_integrations" => list_integrations::run(app).await,
-        "connect" | "get_auth_url" => connect::run(app, args).await,
-        "wait_for_connection" => wait_for_connection::run(app, args).await,
-        "curl_session" => curl_session::run(app, args, hooks).await,
-        _ => return None,
-    })
-}
-
-/// `{error: "..."}`, the plain-string error style of the meta-tools other than execute_tools
-/// (README, "Error codes"), marked as a failed call.
-pub(crate) fn plain_error(message: impl Into<String>) -> Outcome {
-    Outcome { body: json!({ "error": message.into() }), is_error: true }
-}
-
-pub(crate) fn ok(body: Value) -> Outcome {
-    Outcome { body, is_error: false }
-}
-
-pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
-    args.get(key).and_then(Value::as_str).unwrap_or_default()
-}
+pub static META_TOOLS: &[MetaTool] = &[
+    MetaTool {
+        name: "search_tools",
+        title: "Search tools",
+        description: "Search available tools by what you want to do, e.g. \"create jira issue\" or \"send email\". Matches words in any order, tolerates typos and common synonyms, and returns the best matches first with a relevance score. Returns the top 10 by default; pass limit (max 50) for more.",
+        schema: schema_of!(search_tools::Args),
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    MetaTool {
+        name: "get_tool_schema",
+        title: "Get tool schema",
+        description: "Get input schema for a specific tool",
+        schema: schema_of!(get_tool_schema::Args),
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    MetaTool {
+        name: "execute_tools",
+        title: "Execute tools",
+        description: EXECUTE_DESCRIPTION,
+        schema: schema_of!(execute_tools::Args),
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    },
+    MetaTool {
+        name: "whoami",
+        title: "Who am I",
+        description: "Return the current authenticated workbench user (id + email). Like /me — identity only, not connected integrations.",
+        schema: schema_of!(NoArgs),
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    MetaTool {
+        name: "list_integrations",
+        title: "List integrations",
+        description: "List all available integrations and connection status",
+        schema: schema_of!(NoArgs),
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    MetaTool {
+        name: "connect",
+        title: "Connect an integration",
+        description: CONNECT_DESCRIPTION,
+        schema: schema_of!(connect::Args),
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    },
+    MetaTool {
+        name: "wait_for_connection",
+        title: "Wait for a connection",
+        description: "Block until a connection started by connect() completes. Returns status CONNECTED, TIMEOUT, or EXPIRED.",
+        schema: schema_of!(wait_for_connection::Args),
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    },
+    MetaTool {
+        name: "get_auth_url",
+        title: "Get auth URL (deprecated)",
+        description: "Deprecated alias of connect(). Get a URL to connect an integration.",
+        schema: schema_of!(connect::Args),
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    },
+    MetaTool {
+        name: "curl_session",
+        title: "Mint a curl proxy session",
+        description: CURL_DESCRIPTION,
+        schema: schema_of!(curl_session::Args),
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    },
+];

@@ -11,9 +11,11 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{MetaTool, ok, str_arg};
+use super::{Failure, MetaTool, dispatch, schema_of};
 use crate::app::App;
 use crate::engine::{self, Batch, Execution, Hooks, Outcome};
 use crate::registry::ToolEntry;
@@ -28,22 +30,72 @@ over names and descriptions, with their parameters. check_authentication(toolNam
 connected; if not, initiate_connection(provider) gives a link for the user to open, then retry. \
 execute_tool(toolName, args) runs it; credentials are added for you, never put tokens in args.";
 
+/// search_tools' arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Regex to match, e.g. "github.*issue" or "^slack_".
+    #[schemars(length(min = 1, max = MAX_PATTERN_CHARS))]
+    pub pattern: String,
+    /// Match tool names, descriptions, or both.
+    #[serde(rename = "searchIn", default)]
+    pub search_in: SearchIn,
+}
+
+/// What a search pattern is matched against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchIn {
+    Names,
+    Descriptions,
+    #[default]
+    Both,
+}
+
+/// check_authentication's arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckArgs {
+    /// Exact tool name from search_tools.
+    #[serde(rename = "toolName")]
+    #[schemars(length(min = 1))]
+    pub tool_name: String,
+    /// Which connected account of the provider to check, e.g. "work"; omit for the default account.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+/// initiate_connection's arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InitiateArgs {
+    /// Provider to connect, e.g. "github" (the provider field of search_tools or check_authentication).
+    #[schemars(length(min = 1))]
+    pub provider: String,
+}
+
+/// execute_tool's arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteArgs {
+    /// Exact tool name from search_tools.
+    #[serde(rename = "toolName")]
+    #[schemars(length(min = 1))]
+    pub tool_name: String,
+    /// Arguments matching the tool's parameters (any keys).
+    #[serde(default)]
+    pub args: Option<Map<String, Value>>,
+    /// Which connected account of the provider to use, e.g. "work"; omit for the default account.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
 pub static RUNSTACK_TOOLS: &[MetaTool] = &[
     MetaTool {
         name: "search_tools",
         title: "Search tools",
         description: "Search the tool registry by regex pattern (case-insensitive), e.g. \"github.*issue\". searchIn picks what the pattern is matched against: names, descriptions or both (default). Returns matching tools with names, descriptions, parameter schemas and requiredAuth (null when no connection is needed), name matches first, at most 20.",
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": { "type": "string", "minLength": 1, "maxLength": MAX_PATTERN_CHARS, "description": "Regex to match, e.g. \"github.*issue\" or \"^slack_\"." },
-                    "searchIn": { "type": "string", "enum": ["names", "descriptions", "both"], "default": "both", "description": "Match tool names, descriptions, or both." }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            })
-        },
+        schema: schema_of!(SearchArgs),
         read_only: true,
         destructive: false,
         idempotent: true,
@@ -53,17 +105,7 @@ pub static RUNSTACK_TOOLS: &[MetaTool] = &[
         name: "check_authentication",
         title: "Check authentication",
         description: "Verify that the user has connected the provider a tool needs. Returns {authenticated, toolName}; when not authenticated also requiredAuth, provider and a reason (token_missing: provider not connected; user_not_found: no local user). Tools that need no connection answer authenticated: true with reason no_auth_required.",
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "toolName": { "type": "string", "minLength": 1, "description": "Exact tool name from search_tools." },
-                    "account": { "type": "string", "description": "Which connected account of the provider to check, e.g. \"work\"; omit for the default account." }
-                },
-                "required": ["toolName"],
-                "additionalProperties": false
-            })
-        },
+        schema: schema_of!(CheckArgs),
         read_only: true,
         destructive: false,
         idempotent: true,
@@ -73,16 +115,7 @@ pub static RUNSTACK_TOOLS: &[MetaTool] = &[
         name: "initiate_connection",
         title: "Initiate a connection",
         description: "Get a link the user can open to connect a provider, e.g. \"github\", \"notion\", \"gmail\", \"linear\", \"google-sheets\", \"googlecalendar\". Returns {link, provider}. The link is a page served by workbench on this computer (127.0.0.1) where the user enters credentials, never in the chat; after they finish, retry the tool call. Not needed if check_authentication returns authenticated: true.",
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "provider": { "type": "string", "minLength": 1, "description": "Provider to connect, e.g. \"github\" (the provider field of search_tools or check_authentication)." }
-                },
-                "required": ["provider"],
-                "additionalProperties": false
-            })
-        },
+        schema: schema_of!(InitiateArgs),
         read_only: false,
         destructive: false,
         idempotent: false,
@@ -92,18 +125,7 @@ pub static RUNSTACK_TOOLS: &[MetaTool] = &[
         name: "execute_tool",
         title: "Execute a tool",
         description: "Execute any registered tool by name with the provided arguments. Returns {toolName, success: true, result}. Failures carry error and toolName: invalid arguments list expectedParameters and providedParameters; a missing connection names requiredAuth and provider (call initiate_connection). Auth tokens are injected from the user's stored connections; never pass tokens in args.",
-        schema: || {
-            json!({
-                "type": "object",
-                "properties": {
-                    "toolName": { "type": "string", "minLength": 1, "description": "Exact tool name from search_tools." },
-                    "args": { "type": "object", "description": "Arguments matching the tool's parameters (any keys)." },
-                    "account": { "type": "string", "description": "Which connected account of the provider to use, e.g. \"work\"; omit for the default account." }
-                },
-                "required": ["toolName"],
-                "additionalProperties": false
-            })
-        },
+        schema: schema_of!(ExecuteArgs),
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -118,15 +140,11 @@ pub fn find(name: &str) -> Option<&'static MetaTool> {
 /// Runs one of the four tools; `None` when the profile has no tool by that name.
 pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
     let tool = find(name)?;
-    let args = match super::checked_args(tool, args) {
-        Ok(a) => a,
-        Err(outcome) => return Some(outcome),
-    };
     Some(match name {
-        "search_tools" => search(app, &args),
-        "check_authentication" => check_authentication(app, &args).await,
-        "initiate_connection" => initiate_connection(app, &args).await,
-        "execute_tool" => execute_tool(app, args, hooks).await,
+        "search_tools" => dispatch!(tool, args, |a| search(app, a)),
+        "check_authentication" => dispatch!(tool, args, |a| check_authentication(app, a).await),
+        "initiate_connection" => dispatch!(tool, args, |a| initiate_connection(app, a).await),
+        "execute_tool" => dispatch!(tool, args, |a| execute_tool(app, a, hooks).await),
         _ => return None,
     })
 }
@@ -155,28 +173,21 @@ fn provider(entry: &ToolEntry) -> Option<&'static str> {
     entry.plugin().map(|i| i.name)
 }
 
-fn search(app: &Arc<App>, args: &Value) -> Outcome {
-    let pattern = str_arg(args, "pattern");
-    let search_in = args.get("searchIn").and_then(Value::as_str).unwrap_or("both");
-    let regex = match regex::bytes::RegexBuilder::new(pattern)
+/// search_tools: every tool whose name or description matches, name matches first. The answer is
+/// JSON because the response size cap works on it (long schemas are shortened, with a note).
+pub fn search(app: &Arc<App>, args: SearchArgs) -> Result<Value, Failure> {
+    let pattern = args.pattern.as_str();
+    let regex = regex::bytes::RegexBuilder::new(pattern)
         .unicode(false)
         .case_insensitive(true)
         .size_limit(1 << 20)
         .dfa_size_limit(1 << 20)
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            return Outcome {
-                body: json!({ "error": format!("Invalid regex pattern: {e}"), "pattern": pattern }),
-                is_error: true,
-            };
-        }
-    };
-    let (names, descriptions) = match search_in {
-        "names" => (true, false),
-        "descriptions" => (false, true),
-        _ => (true, true),
+        .map_err(|e| Failure::plain(format!("Invalid regex pattern: {e}")).with("pattern", pattern))?;
+    let (names, descriptions) = match args.search_in {
+        SearchIn::Names => (true, false),
+        SearchIn::Descriptions => (false, true),
+        SearchIn::Both => (true, true),
     };
     let registry = app.registry();
     let tools = registry.tools();
@@ -207,62 +218,81 @@ fn search(app: &Arc<App>, args: &Value) -> Outcome {
         ));
     }
     engine::cap::cap_response(&mut body, engine::cap::MAX_RESPONSE_CHARS);
-    ok(body)
+    Ok(body)
 }
 
-fn tool_not_found(app: &Arc<App>, name: &str) -> Outcome {
-    let mut body = json!({ "error": "Tool not found", "toolName": name });
+fn tool_not_found(app: &Arc<App>, name: &str) -> Failure {
+    let mut failure = Failure::plain("Tool not found").with("toolName", name);
     let similar = app.registry().similar_names(name, 3);
     if !similar.is_empty() {
-        body["did_you_mean"] = json!(similar);
+        failure = failure.with("did_you_mean", similar);
     }
-    Outcome { body, is_error: true }
+    failure
 }
 
-async fn check_authentication(app: &Arc<App>, args: &Value) -> Outcome {
-    let name = str_arg(args, "toolName").trim();
+/// check_authentication's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Authentication {
+    pub tool_name: String,
+    pub authenticated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required_auth: Option<String>,
+    /// `user_not_found`, `no_auth_required` or `token_missing`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The account the call named, when it is connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+}
+
+pub async fn check_authentication(app: &Arc<App>, args: CheckArgs) -> Result<Authentication, Failure> {
+    let name = args.tool_name.trim();
     let registry = app.registry();
     let Some(entry) = registry.get(name) else {
-        return tool_not_found(app, name);
+        return Err(tool_not_found(app, name));
     };
     let required = required_auth(entry);
-    let mut body = json!({ "toolName": entry.name });
+    let mut answer = Authentication {
+        tool_name: entry.name.to_string(),
+        authenticated: false,
+        required_auth: None,
+        reason: None,
+        provider: None,
+        account: None,
+    };
     let user = app.storage.user().await;
     if !matches!(user, Ok(Some(_))) {
         if let Err(e) = user {
             tracing::error!(error = %e, "check_authentication could not read the user record");
         }
-        body["authenticated"] = json!(false);
-        if let Some(r) = required {
-            body["requiredAuth"] = json!(r);
-        }
-        body["reason"] = json!("user_not_found");
-        return ok(body);
+        answer.required_auth = required;
+        answer.reason = Some("user_not_found");
+        return Ok(answer);
     }
     match required {
         None => {
-            body["authenticated"] = json!(true);
-            body["reason"] = json!("no_auth_required");
+            answer.authenticated = true;
+            answer.reason = Some("no_auth_required");
         }
-        Some(_) if account_connected(app, entry, args) => {
-            body["authenticated"] = json!(true);
-            if let Some(a) = args.get("account").and_then(Value::as_str) {
-                body["account"] = json!(a);
-            }
+        Some(_) if account_connected(app, entry, args.account.as_deref()) => {
+            answer.authenticated = true;
+            answer.account = args.account;
         }
         Some(r) => {
-            body["authenticated"] = json!(false);
-            body["requiredAuth"] = json!(r);
-            body["reason"] = json!("token_missing");
-            body["provider"] = json!(entry.integration);
+            answer.required_auth = Some(r);
+            answer.reason = Some("token_missing");
+            answer.provider = Some(entry.integration.to_string());
         }
     }
-    ok(body)
+    Ok(answer)
 }
 
 /// Whether the tool's integration is connected, as the account the call names (if it names one).
-fn account_connected(app: &Arc<App>, entry: &ToolEntry, args: &Value) -> bool {
-    match (args.get("account").and_then(Value::as_str), entry.plugin()) {
+fn account_connected(app: &Arc<App>, entry: &ToolEntry, account: Option<&str>) -> bool {
+    match (account, entry.plugin()) {
         (Some(account), Some(i)) => app.accounts(i).iter().any(|a| a.name == account),
         _ => app.is_connected(entry.integration),
     }
@@ -283,46 +313,67 @@ fn resolve_provider(app: &Arc<App>, given: &str) -> Option<String> {
     app.registry().is_builtin_namespace(&wanted).then_some(wanted)
 }
 
-async fn initiate_connection(app: &Arc<App>, args: &Value) -> Outcome {
-    let given = str_arg(args, "provider").trim();
-    let Some(name) = resolve_provider(app, given) else {
-        let names: Vec<String> = app.registry().integrations().iter().map(|i| i.name.to_string()).collect();
-        let mut body = json!({ "error": format!("Unknown provider: {given}") });
-        if let Some(near) = crate::validate::nearest(&given.to_ascii_lowercase().replace('-', "_"), names.iter()) {
-            body["did_you_mean"] = json!(near);
-        }
-        return Outcome { body, is_error: true };
-    };
-    let outcome = super::connect::run(app, json!({ "integration": name })).await;
-    if outcome.is_error {
-        return outcome;
-    }
-    let b = &outcome.body;
-    if let Some(url) = b.get("url").and_then(Value::as_str) {
-        return ok(json!({
-            "link": url,
-            "provider": given,
-            "connectionId": b["connectionId"],
-            "expiresInSeconds": b["expiresInSeconds"],
-            "message": format!("Ask the user to open {url} on this computer and finish connecting there, then retry the tool call."),
-        }));
-    }
-    // Public integrations, built-ins and environment credentials are connected already.
-    ok(json!({
-        "provider": given,
-        "authenticated": true,
-        "link": null,
-        "message": b.get("message").cloned().unwrap_or_else(|| json!("Already connected; call execute_tool.")),
-    }))
+/// initiate_connection's answer: a link to open, or word that the provider is connected already.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Initiated {
+    #[serde(rename_all = "camelCase")]
+    Link { link: String, provider: String, connection_id: String, expires_in_seconds: u64, message: String },
+    /// Public integrations, built-ins and environment credentials are connected already.
+    Connected {
+        provider: String,
+        authenticated: bool,
+        /// Always `null`.
+        link: Option<String>,
+        message: String,
+    },
 }
 
-async fn execute_tool(app: &Arc<App>, args: Value, hooks: &Hooks) -> Outcome {
-    let name = str_arg(&args, "toolName").trim().to_string();
-    let tool_args = args.get("args").cloned().unwrap_or_else(|| json!({}));
-    let account = args.get("account").and_then(Value::as_str).map(str::to_string);
+pub async fn initiate_connection(app: &Arc<App>, args: InitiateArgs) -> Result<Initiated, Failure> {
+    let given = args.provider.trim();
+    let Some(name) = resolve_provider(app, given) else {
+        let names: Vec<String> = app.registry().integrations().iter().map(|i| i.name.to_string()).collect();
+        let mut failure = Failure::plain(format!("Unknown provider: {given}"));
+        if let Some(near) = crate::validate::nearest(&given.to_ascii_lowercase().replace('-', "_"), names.iter()) {
+            failure = failure.with("did_you_mean", near);
+        }
+        return Err(failure);
+    };
+    let connection = super::connect::run(app, super::connect::Args::new(&name, None)).await?;
+    Ok(match connection {
+        super::connect::Connection::Link(l) => Initiated::Link {
+            message: format!(
+                "Ask the user to open {} on this computer and finish connecting there, then retry the tool call.",
+                l.url
+            ),
+            link: l.url,
+            provider: given.to_string(),
+            connection_id: l.connection_id,
+            expires_in_seconds: l.expires_in_seconds,
+        },
+        super::connect::Connection::Ready(r) => {
+            Initiated::Connected { provider: given.to_string(), authenticated: true, link: None, message: r.message }
+        }
+    })
+}
+
+/// execute_tool's answer: the tool's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRun {
+    pub tool_name: String,
+    /// Always `true`: failures are [`Failure`]s.
+    pub success: bool,
+    pub result: Value,
+}
+
+pub async fn execute_tool(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> Result<ToolRun, Failure> {
+    let name = args.tool_name.trim().to_string();
+    let tool_args = Value::Object(args.args.unwrap_or_default());
+    let account = args.account;
     let registry = app.registry();
     let Some(entry) = registry.get(&name) else {
-        return tool_not_found(app, &name);
+        return Err(tool_not_found(app, &name));
     };
     let batch = Batch {
         executions: vec![Execution { tool: name.clone(), args: tool_args.clone(), ref_id: None, account }],
@@ -336,11 +387,11 @@ async fn execute_tool(app: &Arc<App>, args: Value, hooks: &Hooks) -> Outcome {
         _ => outcome.body.clone(),
     };
     if let Some(result) = item.get("result") {
-        return ok(json!({ "toolName": name, "success": true, "result": result }));
+        return Ok(ToolRun { tool_name: name, success: true, result: result.clone() });
     }
     let error = item.get("error").and_then(Value::as_object).cloned().unwrap_or_default();
     let code = error.get("code").and_then(Value::as_str).unwrap_or("INTERNAL_ERROR");
-    let body = match code {
+    let body: Value = match code {
         "INVALID_ARGUMENTS" => {
             let provided: Vec<&String> = tool_args.as_object().map(|o| o.keys().collect()).unwrap_or_default();
             json!({
@@ -377,5 +428,21 @@ async fn execute_tool(app: &Arc<App>, args: Value, hooks: &Hooks) -> Outcome {
             Value::Object(body)
         }
     };
-    Outcome { body, is_error: true }
+    Err(into_plain(body))
+}
+
+/// A `{error: "...", ...}` body as a [`Failure::Plain`] (fields after `error` kept in order).
+fn into_plain(body: Value) -> Failure {
+    let Value::Object(map) = body else { return Failure::plain(body.to_string()) };
+    let mut message = String::new();
+    let mut details = Map::new();
+    for (k, v) in map {
+        match v {
+            Value::String(s) if k == "error" => message = s,
+            v => {
+                details.insert(k, v);
+            }
+        }
+    }
+    Failure::Plain { message, details }
 }

@@ -2,31 +2,66 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{ok, plain_error, str_arg};
+use super::Failure;
 use crate::app::App;
-use crate::engine::Outcome;
 
-pub fn run(app: &Arc<App>, args: Value) -> Outcome {
-    let query = str_arg(&args, "query").trim();
+/// Results when the call names no `limit`.
+pub const DEFAULT_LIMIT: usize = 10;
+/// Most results one call returns.
+pub const MAX_LIMIT: usize = 50;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// What you want to do, in plain words.
+    #[schemars(length(min = 1))]
+    pub query: String,
+    /// Most results to return (1-50).
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
+    pub limit: usize,
+}
+
+fn default_limit() -> usize {
+    DEFAULT_LIMIT
+}
+
+/// The best matches, best first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    pub tools: Vec<Hit>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub integration: &'static str,
+    /// Relevance, 0 to 1.
+    pub score: f64,
+    pub connected: bool,
+}
+
+pub fn run(app: &Arc<App>, args: Args) -> Result<Found, Failure> {
+    let query = args.query.trim();
     if query.is_empty() {
-        return plain_error("query is empty: describe what you want to do, e.g. \"list open pull requests\"");
+        return Err(Failure::plain("query is empty: describe what you want to do, e.g. \"list open pull requests\""));
     }
-    let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(10) as usize;
+    let limit = args.limit.clamp(1, MAX_LIMIT);
     let connected = |integration: &str| app.is_connected(integration);
     let hits = app.registry().index().search(query, limit, &connected);
-    let tools: Vec<Value> = hits
+    let tools = hits
         .into_iter()
-        .map(|h| {
-            json!({
-                "name": h.name,
-                "description": h.description,
-                "integration": h.integration,
-                "score": h.score,
-                "connected": app.is_connected(h.integration),
-            })
+        .map(|h| Hit {
+            name: h.name,
+            description: h.description,
+            integration: h.integration,
+            score: h.score,
+            connected: app.is_connected(h.integration),
         })
         .collect();
-    ok(json!({ "tools": tools }))
+    Ok(Found { tools })
 }

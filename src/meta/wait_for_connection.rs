@@ -1,21 +1,80 @@
-//! wait_for_connection: block until a pending connect finishes, polling once a second.
+//! wait_for_connection: block until a pending connect finishes. The wait itself ([`wait`]) is the
+//! one loop every waiter uses: this meta-tool (polling once a second) and `workbench connect`
+//! (polling faster, to draw its progress line).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{ok, plain_error, str_arg};
+use super::Failure;
 use crate::app::{App, PendingState};
-use crate::engine::Outcome;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// Longest wait one call may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+/// How often the meta-tool looks.
+const POLL: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The connectionId returned by connect.
+    #[serde(rename = "connectionId")]
+    #[schemars(length(min = 1))]
+    pub connection_id: String,
+    /// Longest wait in seconds (1-600).
+    #[serde(rename = "timeoutSec", default = "default_timeout")]
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
+    pub timeout_sec: u64,
+}
+
+fn default_timeout() -> u64 {
+    DEFAULT_TIMEOUT_SECS
+}
+
+/// How the wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    Connected,
+    Timeout,
+    Expired,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Waited {
+    pub status: Status,
+}
+
+pub async fn run(app: &Arc<App>, args: Args) -> Result<Waited, Failure> {
+    let timeout = Duration::from_secs(args.timeout_sec.min(MAX_TIMEOUT_SECS));
+    let status = match wait(app, &args.connection_id, Some(timeout), POLL, |_| {}).await? {
+        Finished::Connected { .. } => Status::Connected,
+        Finished::Expired => Status::Expired,
+        Finished::TimedOut => Status::Timeout,
+    };
+    Ok(Waited { status })
+}
+
+/// How a wait for a pending connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finished {
+    /// The user completed the page, as this account (its identity, when known).
+    Connected { account: Option<String> },
+    /// The link expired first.
+    Expired,
+    /// The caller's timeout passed first (the pending connection is dropped).
+    TimedOut,
+}
 
 enum Poll {
     Unknown,
-    Connected,
+    Connected(Option<String>),
     Expired,
-    Waiting,
+    /// Still waiting; the link expires in this long.
+    Waiting(Duration),
 }
 
 fn poll(app: &App, id: &str) -> Poll {
@@ -24,34 +83,46 @@ fn poll(app: &App, id: &str) -> Poll {
         return Poll::Unknown;
     };
     if p.state == PendingState::Connected {
+        let account = p.account.clone();
         pending.remove(id);
-        return Poll::Connected;
+        return Poll::Connected(account);
     }
-    if Instant::now() >= p.expires {
+    let now = Instant::now();
+    if now >= p.expires {
         pending.remove(id);
         return Poll::Expired;
     }
-    Poll::Waiting
+    Poll::Waiting(p.expires - now)
 }
 
-pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
-    let id = str_arg(&args, "connectionId").to_string();
-    let timeout = Duration::from_secs(args.get("timeoutSec").and_then(Value::as_u64).unwrap_or(DEFAULT_TIMEOUT_SECS));
+/// Waits for the pending connection `id`, looking every `every`, until it is connected, its link
+/// expires, or `timeout` passes (`None`: as long as the link lives). `tick` hears how long the
+/// link has left after each look that found it still waiting. An unknown id is "Unknown
+/// connectionId".
+pub async fn wait(
+    app: &App,
+    id: &str,
+    timeout: Option<Duration>,
+    every: Duration,
+    mut tick: impl FnMut(Duration),
+) -> Result<Finished, Failure> {
     let started = tokio::time::Instant::now();
     loop {
-        match poll(app, &id) {
-            Poll::Unknown => return plain_error("Unknown connectionId"),
-            Poll::Connected => return ok(json!({ "status": "CONNECTED" })),
-            Poll::Expired => return ok(json!({ "status": "EXPIRED" })),
-            Poll::Waiting => {}
-        }
-        if started.elapsed() >= timeout {
-            app.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-            return ok(json!({ "status": "TIMEOUT" }));
-        }
-        tokio::time::sleep(
-            Duration::from_secs(1).min(timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(10))),
-        )
-        .await;
+        let left = match poll(app, id) {
+            Poll::Unknown => return Err(Failure::plain("Unknown connectionId")),
+            Poll::Connected(account) => return Ok(Finished::Connected { account }),
+            Poll::Expired => return Ok(Finished::Expired),
+            Poll::Waiting(left) => left,
+        };
+        let remaining = match timeout {
+            Some(t) if started.elapsed() >= t => {
+                app.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+                return Ok(Finished::TimedOut);
+            }
+            Some(t) => t.saturating_sub(started.elapsed()),
+            None => left,
+        };
+        tick(left);
+        tokio::time::sleep(every.min(remaining).max(Duration::from_millis(10))).await;
     }
 }

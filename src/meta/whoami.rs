@@ -3,13 +3,19 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
+use serde::Serialize;
 
-use super::{ok, plain_error};
+use super::Failure;
 use crate::app::App;
-use crate::engine::Outcome;
 
-pub async fn run(app: &Arc<App>) -> Outcome {
+/// The local user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct User {
+    pub id: String,
+    pub email: Option<String>,
+}
+
+pub async fn run(app: &Arc<App>) -> Result<User, Failure> {
     match app.storage.user().await {
         Ok(Some((id, stored_email))) => {
             let from_accounts = || {
@@ -21,12 +27,12 @@ pub async fn run(app: &Arc<App>) -> Outcome {
                     .find(|l| l.contains('@') && !l.contains(' '))
             };
             let email = app.settings.email.clone().or(stored_email).or_else(from_accounts);
-            ok(json!({ "id": id, "email": email }))
+            Ok(User { id, email })
         }
-        Ok(None) => plain_error("User not found"),
+        Ok(None) => Err(Failure::plain("User not found")),
         Err(e) => {
             tracing::error!(error = %e, "whoami could not read the user record");
-            plain_error(format!("User not found: {e}"))
+            Err(Failure::plain(format!("User not found: {e}")))
         }
     }
 }

@@ -36,11 +36,11 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use plugins::api::{AuthKind, Integration};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::app::App;
 use crate::connect::{Ctx, form};
-use crate::storage::AuditQuery;
+use crate::storage::{AuditQuery, StorageError};
 
 /// Audit entries per page.
 pub const AUDIT_PAGE: usize = 50;
@@ -81,9 +81,14 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The loopback listener could not be started (the text says why).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NoListener(pub String);
+
 /// Starts the listener if needed, enables the portal and returns its URL.
-pub async fn start(app: &Arc<App>) -> Result<String, String> {
-    let listener = crate::connect::ensure_listener(app).await?;
+pub async fn start(app: &Arc<App>) -> Result<String, NoListener> {
+    let listener = crate::connect::ensure_listener(app).await.map_err(NoListener)?;
     let keys = listener.portal.enable();
     Ok(format!("{}/portal/{}/", listener.base(), keys.token))
 }
@@ -180,9 +185,26 @@ fn form_targets(app: &App) -> String {
     out.join(" ")
 }
 
-fn params(raw: Option<String>) -> Result<HashMap<String, String>, String> {
+/// Why the audit page cannot show what its address asks for.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("that address has an unreadable query")]
+    Query,
+    #[error("the {0} filter is longer than {MAX_FILTER} characters")]
+    TooLong(String),
+    #[error("status must be ok or error, not '{0}'")]
+    Status(String),
+    #[error("period must be one of {periods}, not '{0}'", periods = PERIODS.iter().map(|(k, _, _)| *k).collect::<Vec<_>>().join(", "))]
+    Period(String),
+    #[error("before must be an entry number, not '{0}'")]
+    Before(String),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+fn params(raw: Option<String>) -> Result<HashMap<String, String>, AuditError> {
     let raw = raw.unwrap_or_default();
-    let pairs = form::parse(raw.as_bytes()).ok_or("that address has an unreadable query")?;
+    let pairs = form::parse(raw.as_bytes()).ok_or(AuditError::Query)?;
     Ok(pairs.into_iter().filter(|(_, v)| !v.is_empty()).collect())
 }
 
@@ -312,12 +334,10 @@ pub const PERIODS: &[(&str, &str, i64)] = &[
 ];
 
 impl AuditFilters {
-    fn parse(q: &HashMap<String, String>) -> Result<AuditFilters, String> {
-        let text = |k: &str| -> Result<Option<String>, String> {
+    fn parse(q: &HashMap<String, String>) -> Result<AuditFilters, AuditError> {
+        let text = |k: &str| -> Result<Option<String>, AuditError> {
             match q.get(k).map(|v| v.trim()).filter(|v| !v.is_empty()) {
-                Some(v) if v.chars().count() > MAX_FILTER => {
-                    Err(format!("the {k} filter is longer than {MAX_FILTER} characters"))
-                }
+                Some(v) if v.chars().count() > MAX_FILTER => Err(AuditError::TooLong(k.to_string())),
                 v => Ok(v.map(str::to_string)),
             }
         };
@@ -326,21 +346,18 @@ impl AuditFilters {
             && s != "ok"
             && s != "error"
         {
-            return Err(format!("status must be ok or error, not '{s}'"));
+            return Err(AuditError::Status(s.clone()));
         }
         let period = text("period")?;
         if let Some(p) = &period
             && !PERIODS.iter().any(|(k, _, _)| k == p)
         {
-            return Err(format!(
-                "period must be one of {}, not '{p}'",
-                PERIODS.iter().map(|(k, _, _)| *k).collect::<Vec<_>>().join(", ")
-            ));
+            return Err(AuditError::Period(p.clone()));
         }
         let before = match text("before")? {
             Some(b) => match b.parse::<i64>() {
                 Ok(n) if n > 0 => Some(n),
-                _ => return Err(format!("before must be an entry number, not '{b}'")),
+                _ => return Err(AuditError::Before(b)),
             },
             None => None,
         };
@@ -381,7 +398,7 @@ impl AuditFilters {
 }
 
 /// One page of the audit log, newest first, and the cursor of the next (older) page.
-pub async fn audit_entries(app: &Arc<App>, f: &AuditFilters) -> Result<(Vec<Value>, Option<i64>), String> {
+pub async fn audit_entries(app: &Arc<App>, f: &AuditFilters) -> Result<(Vec<Value>, Option<i64>), AuditError> {
     let since = f.period.as_ref().and_then(|p| PERIODS.iter().find(|(k, _, _)| k == p)).map(|(_, _, secs)| {
         (chrono::Utc::now() - chrono::Duration::seconds(*secs)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     });
@@ -396,7 +413,7 @@ pub async fn audit_entries(app: &Arc<App>, f: &AuditFilters) -> Result<(Vec<Valu
         before_id: f.before,
         limit: AUDIT_PAGE + 1,
     };
-    let mut rows = app.storage.search_audit(query).await.map_err(|e| e.to_string())?;
+    let mut rows = app.storage.search_audit(query).await?;
     let more = rows.len() > AUDIT_PAGE;
     rows.truncate(AUDIT_PAGE);
     let next = if more { rows.last().and_then(|r| r["id"].as_i64()) } else { None };
@@ -596,27 +613,10 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
     if app.secrets.locked() {
         return Redirect::to(&format!("/unlock/{}", crate::connect::begin_unlock(app))).into_response();
     }
-    // Probe the secret store first (off the async threads), so the user is not sent to a page
-    // whose result could not be stored.
-    let store = app.secrets.clone();
-    match tokio::task::spawn_blocking(move || store.get("probe:connect")).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => {
-            return integrations_error(
-                &ctx,
-                keys,
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("Cannot connect {}: {e}. {}", integration.display_name, crate::secrets::STORE_HELP),
-            );
-        }
-        Err(e) => {
-            return integrations_error(
-                &ctx,
-                keys,
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("Cannot connect {}: the secret store check failed: {e}", integration.display_name),
-            );
-        }
+    // Probe the secret store first, as the connect meta-tool does, so the user is not sent to a
+    // page whose result could not be stored.
+    if let Err(message) = crate::meta::connect::probe_store(app, integration).await {
+        return integrations_error(&ctx, keys, StatusCode::SERVICE_UNAVAILABLE, message);
     }
     let id = crate::connect::begin(app, integration.name, &account);
     Redirect::to(&format!("/connect/{id}")).into_response()
@@ -631,29 +631,30 @@ async fn disconnect_action(State(ctx): State<Ctx>, Path(token): Path<String>, bo
         Err(r) => return r,
     };
     let app = &ctx.app;
-    let mut args = json!({ "integration": integration.name });
+    let mut args = Map::new();
+    args.insert("integration".into(), json!(integration.name));
     if let Some(a) = fields.get("account").filter(|a| crate::auth::account_problem(a).is_none()) {
-        args["account"] = json!(a);
+        args.insert("account".into(), json!(a));
     }
-    let call = json!({ "executions": [{ "tool": "connection_delete_credentials", "args": args }]});
+    let call = crate::meta::execute_tools::Args::one("connection_delete_credentials", args);
     // The user clicked Disconnect on their own portal page (and confirmed it there): that click is
     // the approval the safety policy asks for; no model is involved.
     let hooks = crate::engine::Hooks {
         approve: Some(Arc::new(|_| Box::pin(async { crate::engine::policy::Approval::Approved }))),
         ..Default::default()
     };
-    let out = match crate::meta::call_with(app, "execute_tools", call, &hooks).await {
-        Some(o) => o,
-        None => {
+    let body = match crate::meta::execute_tools::run(app, call, &hooks).await {
+        Ok(executed) => executed.0,
+        Err(failure) => {
             return integrations_error(
                 &ctx,
                 keys,
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "execute_tools is missing".into(),
+                format!("Could not disconnect {}: {}", integration.display_name, failure.to_value()),
             );
         }
     };
-    let entry = &out.body["results"][0];
+    let entry = &body["results"][0];
     if let Some(message) = entry["error"]["message"].as_str() {
         return integrations_error(
             &ctx,
@@ -662,12 +663,12 @@ async fn disconnect_action(State(ctx): State<Ctx>, Path(token): Path<String>, bo
             format!("Could not disconnect {}: {message}", integration.display_name),
         );
     }
-    if out.is_error || entry.get("result").is_none() {
+    if entry.get("result").is_none() {
         return integrations_error(
             &ctx,
             keys,
             StatusCode::INTERNAL_SERVER_ERROR,
-            format!("Could not disconnect {}: {}", integration.display_name, out.body),
+            format!("Could not disconnect {}: {body}", integration.display_name),
         );
     }
     let done = if entry["result"]["deleted"] == true { "disconnected" } else { "not-connected" };

@@ -594,3 +594,30 @@ fn servers_import_replace_moves_servers_behind_workbench_with_a_backup() {
     let out = s.run(&["servers", "list"]);
     assert!(stdout(&out).contains("my_files") && stdout(&out).contains("remote"), "{}", stdout(&out));
 }
+
+/// `workbench connect` through the connect meta-tool's typed function and the one wait loop:
+/// answers that need no page, an unknown name with its suggestion, a bad account name, and a link
+/// nobody completes (it expires, and the command says so).
+#[test]
+fn connect_answers_without_a_page_and_waits_for_the_link_until_it_expires() {
+    let s = Sandbox::new();
+    let out = s.run(&["connect", "wikipedia"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("needs no connection"), "{}", stdout(&out));
+    let out = s.run(&["connect", "githb"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), "workbench: Unknown integration: githb\n           did you mean 'github'?\n");
+    let out = s.run(&["connect", "github", "--account", "Not Valid"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // The shortest link lifetime there is (config.json's `connect_ttl_seconds`).
+    std::fs::create_dir_all(s.data()).unwrap();
+    std::fs::write(s.data().join("config.json"), r#"{"connect_ttl_seconds": 10}"#).unwrap();
+    let started = std::time::Instant::now();
+    let out = s.run(&["connect", "github"]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("Open this page to connect github:\n\n    http://127.0.0.1:"), "{text}");
+    assert!(text.ends_with("The link expired before the page was completed; run the command again.\n"), "{text}");
+    let took = started.elapsed();
+    assert!(took >= std::time::Duration::from_secs(10) && took < std::time::Duration::from_secs(60), "{took:?}");
+}

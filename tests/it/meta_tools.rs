@@ -2,8 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use workbench::app::{PendingConnect, PendingState};
+use workbench::engine::Outcome;
 
 use crate::support::{app, app_with};
 
@@ -127,4 +128,241 @@ async fn wait_for_connection_covers_every_status() {
     });
     let out = t.call("wait_for_connection", json!({"connectionId": "later", "timeoutSec": 5})).await;
     assert_eq!(out.body, json!({"status": "CONNECTED"}));
+}
+
+/// Every tool of both profiles with a required field: the field, a wrong-typed value for it, the
+/// validator's words for that value, and otherwise valid arguments.
+fn required_fields() -> Vec<(&'static str, bool, &'static str, Value, &'static str, Value)> {
+    vec![
+        ("search_tools", false, "query", json!(5), "expected string, got number 5", json!({"limit": 3})),
+        ("get_tool_schema", false, "tool", json!(["x"]), "expected string, got an array of 1 item(s)", json!({})),
+        (
+            "execute_tools",
+            false,
+            "executions",
+            json!("time_get_current"),
+            "expected array, got string \"time_get_current\"",
+            json!({"compose": false}),
+        ),
+        ("connect", false, "integration", json!(true), "expected string, got boolean true", json!({"account": "work"})),
+        ("get_auth_url", false, "integration", json!({}), "expected string, got an object", json!({})),
+        (
+            "wait_for_connection",
+            false,
+            "connectionId",
+            json!(7),
+            "expected string, got number 7",
+            json!({"timeoutSec": 1}),
+        ),
+        (
+            "curl_session",
+            false,
+            "integrations",
+            json!("github"),
+            "expected array, got string \"github\"",
+            json!({"expiresInSeconds": 60}),
+        ),
+        ("search_tools", true, "pattern", json!(null), "expected string, got null", json!({"searchIn": "names"})),
+        ("check_authentication", true, "toolName", json!(1.5), "expected string, got number 1.5", json!({})),
+        ("initiate_connection", true, "provider", json!(false), "expected string, got boolean false", json!({})),
+        ("execute_tool", true, "toolName", json!({"name": "x"}), "expected string, got an object", json!({"args": {}})),
+    ]
+}
+
+async fn call_profile(t: &crate::support::TestApp, runstack: bool, tool: &str, args: Value) -> Outcome {
+    let hooks = workbench::engine::Hooks::default();
+    let out = if runstack {
+        workbench::meta::runstack::call_with(&t.app, tool, args, &hooks).await
+    } else {
+        workbench::meta::call_with(&t.app, tool, args, &hooks).await
+    };
+    out.expect("a tool of the profile")
+}
+
+/// Nothing ran: no pending connection, no audit row, no token.
+async fn nothing_happened(t: &crate::support::TestApp) {
+    assert!(t.app.pending.lock().unwrap().is_empty(), "a connection was started");
+    let rows =
+        t.app.storage.search_audit(workbench::storage::AuditQuery { limit: 100, ..Default::default() }).await.unwrap();
+    assert!(rows.is_empty(), "something was audited: {rows:?}");
+}
+
+#[tokio::test]
+async fn every_meta_tool_refuses_a_missing_or_mistyped_required_field_by_name() {
+    let t = app();
+    for (tool, runstack, field, wrong, said, rest) in required_fields() {
+        let pointer = format!("/{field}");
+        // Missing: the old `""` default would have run the tool (search for "", connect "", ...).
+        let out = call_profile(&t, runstack, tool, rest.clone()).await;
+        assert!(out.is_error, "{tool} without {field}: {}", out.body);
+        let error = &out.body["error"];
+        assert_eq!(error["code"], "INVALID_ARGUMENTS", "{tool}: {}", out.body);
+        assert_eq!(error["problems"], json!([{"path": pointer, "problem": error["problems"][0]["problem"]}]), "{tool}");
+        assert!(
+            error["problems"][0]["problem"].as_str().unwrap().starts_with("required parameter is missing"),
+            "{tool}: {}",
+            out.body
+        );
+        assert!(error["expected_parameters"][field].as_str().unwrap().ends_with("required"), "{tool}: {}", out.body);
+        // Mistyped: named, with what was given.
+        let mut args = rest.clone();
+        args[field] = wrong.clone();
+        let out = call_profile(&t, runstack, tool, args).await;
+        assert!(out.is_error, "{tool} with {field} = {wrong}: {}", out.body);
+        assert_eq!(out.body["error"]["code"], "INVALID_ARGUMENTS");
+        assert_eq!(out.body["error"]["problems"], json!([{"path": pointer, "problem": said}]), "{tool}");
+    }
+    nothing_happened(&t).await;
+}
+
+#[tokio::test]
+async fn typed_arguments_refuse_what_the_schema_refuses_even_without_the_validator() {
+    use workbench::meta;
+    // The serde layer alone (what a caller of the typed functions builds from JSON): a missing
+    // field is an error naming it, never an empty default.
+    let e = serde_json::from_value::<meta::connect::Args>(json!({})).unwrap_err().to_string();
+    assert_eq!(e, "missing field `integration`");
+    let e = serde_json::from_value::<meta::search_tools::Args>(json!({"query": 5})).unwrap_err().to_string();
+    assert!(e.starts_with("invalid type: integer `5`, expected a string"), "{e}");
+    let e = serde_json::from_value::<meta::wait_for_connection::Args>(json!({"connectionId": "x", "timeoutSec": "5"}))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("invalid type: string \"5\", expected u64"), "{e}");
+    let e = serde_json::from_value::<meta::curl_session::Args>(json!({"integrations": ["github"], "approve": true}))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("unknown field `approve`"), "{e}");
+    let e =
+        serde_json::from_value::<meta::execute_tools::Args>(json!({"executions": [{"tool": "x", "policy": "allow"}]}))
+            .unwrap_err()
+            .to_string();
+    assert!(e.starts_with("unknown field `policy`"), "{e}");
+    let e = serde_json::from_value::<meta::NoArgs>(json!({"email": "x@example.com"})).unwrap_err().to_string();
+    assert!(e.starts_with("unknown field `email`"), "{e}");
+    let e = serde_json::from_value::<meta::runstack::SearchArgs>(json!({"pattern": "x", "searchIn": "everything"}))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("unknown variant `everything`"), "{e}");
+    // Defaults are the schema's.
+    let a = serde_json::from_value::<meta::search_tools::Args>(json!({"query": "x"})).unwrap();
+    assert_eq!(a.limit, 10);
+    let a = serde_json::from_value::<meta::wait_for_connection::Args>(json!({"connectionId": "x"})).unwrap();
+    assert_eq!(a.timeout_sec, workbench::meta::wait_for_connection::DEFAULT_TIMEOUT_SECS);
+    let a = serde_json::from_value::<meta::curl_session::Args>(json!({"integrations": ["github"]})).unwrap();
+    assert_eq!(a.expires_in_seconds, 900);
+}
+
+#[tokio::test]
+async fn an_injected_agents_extra_fields_are_refused_and_change_nothing() {
+    let t = app_with(&[("WORKBENCH_GITHUB_TOKEN", "ghp_from_env_0123456789".into())]);
+    // Fields an injected prompt might add to get past the user: none is a parameter, every tool
+    // refuses them before doing anything, consistent with additionalProperties: false.
+    let cases = [
+        (false, "connect", json!({"integration": "linear", "token": "lin_x", "store": true})),
+        (false, "get_auth_url", json!({"integration": "linear", "skip_page": true})),
+        (false, "wait_for_connection", json!({"connectionId": "abc", "state": "CONNECTED"})),
+        (false, "curl_session", json!({"integrations": ["github"], "approved": true, "expiresInSeconds": 60})),
+        (false, "curl_session", json!({"integrations": ["github"], "policy": "allow"})),
+        (
+            false,
+            "execute_tools",
+            json!({"executions": [{"tool": "github_create_issue", "args": {}, "approved": true}]}),
+        ),
+        (false, "execute_tools", json!({"executions": [{"tool": "time_get_current"}], "confirm": false})),
+        (false, "whoami", json!({"email": "attacker@example.com"})),
+        (false, "list_integrations", json!({"include_secrets": true})),
+        (false, "search_tools", json!({"query": "issues", "include_hidden": true})),
+        (false, "get_tool_schema", json!({"tool": "time_get_current", "raw": true})),
+        (true, "execute_tool", json!({"toolName": "time_get_current", "args": {}, "confirm": true})),
+        (true, "initiate_connection", json!({"provider": "linear", "token": "lin_x"})),
+        (true, "check_authentication", json!({"toolName": "github_get_me", "authenticated": true})),
+        (true, "search_tools", json!({"pattern": "github", "limit": 500})),
+    ];
+    for (runstack, tool, args) in cases {
+        let extra: Vec<String> = {
+            let known = if runstack {
+                workbench::meta::runstack::find(tool).unwrap()
+            } else {
+                workbench::meta::find(tool).unwrap()
+            };
+            let schema = (known.schema)();
+            assert_eq!(schema["additionalProperties"], false, "{tool}");
+            let props = schema["properties"].as_object().unwrap();
+            let mut found = Vec::new();
+            for (k, v) in args.as_object().unwrap() {
+                if !props.contains_key(k) {
+                    found.push(format!("/{k}"));
+                }
+                if let Some(items) = v.as_array() {
+                    for (i, item) in items.iter().enumerate() {
+                        for key in item.as_object().map(|o| o.keys().collect::<Vec<_>>()).unwrap_or_default() {
+                            if !["tool", "args", "ref_id", "account"].contains(&key.as_str()) {
+                                found.push(format!("/{k}/{i}/{key}"));
+                            }
+                        }
+                    }
+                }
+            }
+            found
+        };
+        let out = call_profile(&t, runstack, tool, args.clone()).await;
+        assert!(out.is_error, "{tool} {args}: {}", out.body);
+        assert_eq!(out.body["error"]["code"], "INVALID_ARGUMENTS", "{tool}: {}", out.body);
+        let paths: Vec<&str> =
+            out.body["error"]["problems"].as_array().unwrap().iter().map(|p| p["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, extra, "{tool}: {}", out.body);
+        for p in out.body["error"]["problems"].as_array().unwrap() {
+            assert!(p["problem"].as_str().unwrap().starts_with("unknown parameter"), "{tool}: {p}");
+        }
+    }
+    nothing_happened(&t).await;
+    // The same calls without the extra fields do run (the refusal was the field, not the call).
+    let ok = t.call("connect", json!({"integration": "linear"})).await;
+    assert!(!ok.is_error && ok.body["connectionId"].is_string(), "{}", ok.body);
+}
+
+#[tokio::test]
+async fn the_typed_functions_answer_what_the_dispatch_answers() {
+    use workbench::meta;
+    let t = app();
+    // The CLI and the portal call these directly; MCP goes through meta::call: same bodies.
+    let typed =
+        meta::answer(meta::search_tools::run(&t.app, meta::search_tools::Args { query: "weather".into(), limit: 2 }));
+    assert_eq!(typed, t.call("search_tools", json!({"query": "weather", "limit": 2})).await);
+    let typed = meta::answer(meta::get_tool_schema::run(&t.app, meta::get_tool_schema::Args { tool: "nope".into() }));
+    assert!(typed.is_error);
+    assert_eq!(typed, t.call("get_tool_schema", json!({"tool": "nope"})).await);
+    let typed = meta::answer(meta::connect::run(&t.app, meta::connect::Args::new("wikipedia", None)).await);
+    assert_eq!(typed, t.call("connect", json!({"integration": "wikipedia"})).await);
+    match meta::connect::run(&t.app, meta::connect::Args::new("github", Some("work"))).await.unwrap() {
+        meta::connect::Connection::Link(link) => {
+            assert_eq!(link.account_name, "work");
+            assert!(link.existing.is_none());
+            assert!(link.url.ends_with(&format!("/connect/{}", link.connection_id)));
+            // The one wait loop: a link that nobody completes times out and is dropped.
+            let waited = meta::wait_for_connection::run(
+                &t.app,
+                meta::wait_for_connection::Args { connection_id: link.connection_id.clone(), timeout_sec: 1 },
+            )
+            .await
+            .unwrap();
+            assert_eq!(waited.status, meta::wait_for_connection::Status::Timeout);
+            assert!(!t.app.pending.lock().unwrap().contains_key(&link.connection_id));
+        }
+        other => panic!("expected a link, got {other:?}"),
+    }
+    let failure = meta::connect::run(&t.app, meta::connect::Args::new("githb", None)).await.unwrap_err();
+    assert_eq!(failure.message(), "Unknown integration: githb");
+    assert_eq!(failure.detail("did_you_mean"), Some(&json!("github")));
+}
+
+#[tokio::test]
+async fn whole_numbers_written_as_floats_are_integers() {
+    let t = app();
+    // 2.0 passes the schema's integer check; it is 2, not a refusal and not the default 10.
+    let out = t.call("search_tools", json!({"query": "weather", "limit": 2.0})).await;
+    assert!(!out.is_error, "{}", out.body);
+    assert_eq!(out.body["tools"].as_array().unwrap().len(), 2);
+    let out = t.call("search_tools", json!({"query": "weather", "limit": 2.5})).await;
+    assert_eq!(out.body["error"]["problems"][0]["path"], "/limit", "{}", out.body);
 }

@@ -33,7 +33,10 @@ fn tools_list_is_exactly_the_four_tools_and_is_snapshotted() {
     assert_snapshot("tools_list_runstack.json", &tools);
     assert_eq!(Profile::from_name("runstack"), Ok(Profile::Runstack));
     assert_eq!(Profile::from_name("default"), Ok(Profile::Default));
-    assert!(Profile::from_name("nine").unwrap_err().contains("default, runstack"));
+    assert_eq!(
+        Profile::from_name("nine").unwrap_err().to_string(),
+        "unknown profile 'nine'; profiles are: default, runstack"
+    );
 }
 
 #[tokio::test]
