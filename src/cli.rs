@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::app::{App, PendingState};
+use crate::app::App;
 use crate::clients::{self, Action, Client, Locations, Op};
+use crate::connect::PendingState;
 use crate::engine::{self, Batch, Execution};
 
 /// `println!` that ignores a closed stdout (`workbench status | head` must not panic).
@@ -171,7 +172,8 @@ async fn finish_connect(app: &Arc<App>, integration: &str, out: engine::Outcome)
     let mut progress = Progress::new();
     loop {
         let state = {
-            let pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let flows = crate::connect::flows(app);
+            let pending = flows.pending();
             pending.get(&id).map(|p| (p.state, p.expires, p.account.clone()))
         };
         match state {
@@ -266,7 +268,7 @@ pub fn status(app: &Arc<App>) -> u8 {
     let mut several = false;
     for i in app.registry().integrations() {
         let accounts = if crate::registry::is_public(i) { Vec::new() } else { app.accounts(i) };
-        let state = |a: Option<&crate::app::Account>| match a {
+        let state = |a: Option<&crate::auth::Account>| match a {
             _ if crate::registry::is_public(i) => "public",
             Some(a) if a.source == crate::auth::Source::Environment => "env",
             Some(_) => "yes",
@@ -648,8 +650,8 @@ pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, Str
 /// After `servers add`: starts the server once to cache its tool list, then stops it.
 pub async fn servers_fetch(app: &Arc<App>, name: &str) -> u8 {
     out!("{name}: added to {}", app.settings.home.join("config.json").display());
-    let result = app.upstream.ensure_started(app, name).await;
-    app.upstream.shutdown().await;
+    let result = app.upstream().ensure_started(app, name).await;
+    app.upstream().shutdown().await;
     match result {
         Ok(n) => {
             out!("{name}: started, {n} tool(s) listed and cached; they are searchable now as {name}_*");
@@ -668,7 +670,8 @@ pub async fn servers_fetch(app: &Arc<App>, name: &str) -> u8 {
 
 /// `servers list`: every configured server with its state, tool count and last error.
 pub fn servers_list(app: &Arc<App>) -> u8 {
-    let configs = app.upstream.configs();
+    let upstreams = app.upstream();
+    let configs = upstreams.configs();
     if configs.is_empty() {
         out!("No upstream MCP servers. Add one with `workbench servers add NAME -- COMMAND ARGS...`");
         out!("or bring over the ones your MCP clients run with `workbench servers import`.");
@@ -684,7 +687,7 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
                 out!("{name}: INVALID entry in config.json: {e}");
             }
             Ok(c) => {
-                let status = app.upstream.status(name);
+                let status = app.upstream().status(name);
                 let state = if status.running {
                     format!("running (pid {})", status.pid.map(|p| p.to_string()).unwrap_or_default())
                 } else {
@@ -779,7 +782,7 @@ pub fn servers_import(chosen: &[Client], yes: bool, replace: bool, dry_run: bool
 pub async fn servers_fetch_all(app: &Arc<App>, names: &[String]) -> u8 {
     let mut status = exit::OK;
     for name in names {
-        match app.upstream.ensure_started(app, name).await {
+        match app.upstream().ensure_started(app, name).await {
             Ok(n) => out!("{name}: {n} tool(s) listed and cached"),
             Err(e) => {
                 status = exit::FAILED;
@@ -787,7 +790,7 @@ pub async fn servers_fetch_all(app: &Arc<App>, names: &[String]) -> u8 {
             }
         }
     }
-    app.upstream.shutdown().await;
+    app.upstream().shutdown().await;
     status
 }
 

@@ -12,7 +12,7 @@
 //! without a restart. A definition is checked whole before it is stored: every problem is listed.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use plugins::api::{ArgProblem, Effect, ToolError};
@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::app::App;
-use crate::engine::template;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::secrets::Secret;
+use crate::template;
 
 /// Most operations one app may define.
 pub const MAX_OPERATIONS: usize = 50;
@@ -146,7 +146,7 @@ pub struct CheckedApp {
 }
 
 /// Names that are not free for custom apps and their tools.
-pub struct Taken<'a> {
+pub struct ReservedNames<'a> {
     /// Catalogue integrations and built-in namespaces (and meta-tool names).
     pub namespaces: &'a dyn Fn(&str) -> bool,
     /// Catalogue and built-in tool names.
@@ -158,7 +158,7 @@ fn problem(path: impl Into<String>, text: impl Into<String>) -> ArgProblem {
 }
 
 /// Checks a definition whole; every problem is listed with its path.
-pub fn check(def: &AppDef, taken: &Taken<'_>) -> Result<Vec<Operation>, Vec<ArgProblem>> {
+pub fn check(def: &AppDef, taken: &ReservedNames<'_>) -> Result<Vec<Operation>, Vec<ArgProblem>> {
     let mut problems = Vec::new();
     let name_ok = def.name.len() >= 2
         && def.name.len() <= 30
@@ -236,7 +236,7 @@ fn check_base_url(raw: &str) -> Result<(String, String, String), String> {
         return Err("no query string or fragment in base_url; operations add their own".into());
     }
     let host = url.host_str().ok_or("the URL has no host")?.to_ascii_lowercase();
-    let origin = crate::builtins::ssrf::Origin::of(&url).ok_or("the URL has no host")?.to_string();
+    let origin = crate::net::Origin::of(&url).ok_or("the URL has no host")?.to_string();
     Ok((url.as_str().trim_end_matches('/').to_string(), host, origin))
 }
 
@@ -317,7 +317,7 @@ fn check_operation(
     app: &AppDef,
     i: usize,
     op: &OperationDef,
-    taken: &Taken<'_>,
+    taken: &ReservedNames<'_>,
     seen: &mut HashSet<String>,
     problems: &mut Vec<ArgProblem>,
 ) -> Option<Checked> {
@@ -579,19 +579,7 @@ fn fill_body(v: &Value, args: &Map<String, Value>) -> Value {
     }
 }
 
-/// Strings of custom tools live as long as the process: the registry's entries are `&'static
-/// str` like the compiled catalogue's. Each distinct string is kept once, so memory grows only
-/// with distinct definitions, never with reloads.
-pub fn intern(s: &str) -> &'static str {
-    static STRINGS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut set = STRINGS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(existing) = set.get(s) {
-        return existing;
-    }
-    let leaked: &'static str = Box::leak(s.to_string().into_boxed_str());
-    set.insert(leaked);
-    leaked
-}
+pub use crate::ids::intern;
 
 /// The custom apps as loaded from SQLite: checked operations, plus apps that no longer check
 /// (a catalogue tool took their name in an upgrade) with their problems.
@@ -611,7 +599,10 @@ pub struct LoadedApp {
 }
 
 /// Reads and checks every stored app.
-pub fn load(storage: &crate::storage::Storage, taken: &Taken<'_>) -> Result<Loaded, crate::storage::StorageError> {
+pub fn load(
+    storage: &crate::storage::Storage,
+    taken: &ReservedNames<'_>,
+) -> Result<Loaded, crate::storage::StorageError> {
     let (generation, rows) = storage.custom_apps()?;
     let apps = rows
         .into_iter()
@@ -799,7 +790,7 @@ pub async fn send(
     let url =
         reqwest::Url::parse(&url).map_err(|e| ToolError::invalid(format!("the request URL is not valid: {e}")))?;
     // Parameters fill path segments (encoded); the request never leaves the app's origin.
-    if crate::builtins::ssrf::Origin::of(&url).map(|o| o.to_string()).as_deref() != Some(op.app.origin.as_str()) {
+    if crate::net::Origin::of(&url).map(|o| o.to_string()).as_deref() != Some(op.app.origin.as_str()) {
         return Err(ToolError::invalid(format!("the request would leave {}; it is not sent", op.app.origin)));
     }
     let mut secret_headers = prepared.headers;
@@ -807,7 +798,7 @@ pub async fn send(
         let encoded = plugins::codec::base64_encode(format!("{user}:{}", pass.expose()).as_bytes());
         secret_headers.push(("authorization".into(), Secret::new(format!("Basic {encoded}"))));
     }
-    let out = crate::engine::http::Outgoing {
+    let out = crate::send::Outgoing {
         method: op.method.clone(),
         url,
         // The definition is the agent's: only the user's private_hosts widen the guard.
@@ -822,14 +813,14 @@ pub async fn send(
         },
     };
     let key = format!("custom:{}", op.app.def.name);
-    let budget = crate::engine::http::Budget {
+    let budget = crate::send::Budget {
         key: &key,
         display: &op.app.def.name,
-        limit: crate::engine::http::configured_rate_limit(&app, &op.app.def.name, CUSTOM_RATE_LIMIT)?,
+        limit: crate::send::configured_rate_limit(&app, &op.app.def.name, CUSTOM_RATE_LIMIT)?,
     };
-    let reply = crate::engine::http::deliver(&app, &budget, deadline, &out).await?;
+    let reply = crate::send::deliver(&app, &budget, deadline, &out).await?;
     let status = reply.status;
-    let retry_after = reply.header("retry-after").and_then(crate::engine::http::retry_after_secs);
+    let retry_after = reply.header("retry-after").and_then(crate::send::retry_after_secs);
     let bytes = reply.body;
     let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
     if !(200..300).contains(&status) {

@@ -3,13 +3,13 @@
 //! -> audit, then `return` projection and the response size cap.
 
 pub mod cap;
-pub mod files;
-pub mod governor;
-pub mod http;
 pub mod policy;
-pub mod scrub;
-pub mod session;
-pub mod template;
+
+// Paths the layers above used before the send path, the scrubber and the templates moved below
+// the engine (issue 15); new code names the modules themselves.
+pub use crate::send as http;
+pub use crate::send::session;
+pub use crate::{scrub, template};
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -637,7 +637,7 @@ async fn run_entry(
                     entry.files,
                     &args,
                 ));
-            revealed = Some(upstream.revealed());
+            revealed = Some(upstream.attached_secrets());
             tokio::spawn(tracing::Instrument::in_current_span(run(upstream, args)))
         }
         Runner::Builtin(run) => tokio::spawn(tracing::Instrument::in_current_span(run(app.clone(), args))),
@@ -702,7 +702,7 @@ async fn run_entry(
 /// The local files a call reads or writes, as full paths, for the approval question (the
 /// arguments shown above it may be cut short).
 fn local_files_note(app: &App, entry: &ToolEntry, args: &Value) -> String {
-    let dir = files::FilesDir::of(&app.settings);
+    let dir = crate::send::files::FilesDir::of(&app.settings);
     let list = |paths: Vec<String>| paths.iter().map(|p| dir.shown(p)).collect::<Vec<_>>().join(", ");
     let (reads, writes) = (entry.files.read_paths(args), entry.files.write_paths(args));
     let mut note = String::new();

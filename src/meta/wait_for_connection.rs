@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{ok, plain_error, str_arg};
-use crate::app::{App, PendingState};
+use crate::app::App;
+use crate::connect::PendingState;
 use crate::engine::Outcome;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -19,7 +20,8 @@ enum Poll {
 }
 
 fn poll(app: &App, id: &str) -> Poll {
-    let mut pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let flows = crate::connect::flows(app);
+    let mut pending = flows.pending();
     let Some(p) = pending.get(id) else {
         return Poll::Unknown;
     };
@@ -46,7 +48,7 @@ pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
             Poll::Waiting => {}
         }
         if started.elapsed() >= timeout {
-            app.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            crate::connect::flows(app).pending().remove(&id);
             return ok(json!({ "status": "TIMEOUT" }));
         }
         tokio::time::sleep(

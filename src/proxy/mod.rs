@@ -34,9 +34,27 @@ pub const DEFAULT_TTL: u64 = 900;
 
 const REDACTED: &[u8] = b"[REDACTED]";
 
+/// The proxy's state: its signing key once read.
+#[derive(Default)]
+struct SigningKey(tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>);
+
+/// The curl proxy's route (bearer token: the listener's Host check alone), mounted by the
+/// composition root.
+pub fn routes() -> axum::Router<crate::listener::Site> {
+    axum::Router::new().route(
+        "/c/{*rest}",
+        axum::routing::any(
+            |axum::extract::State(site): axum::extract::State<crate::listener::Site>, request: Request| {
+                handle(site.app, request)
+            },
+        ),
+    )
+}
+
 /// The per-install signing key: read from the secret store (or created there) once per process.
 pub async fn signing_key(app: &Arc<App>) -> Result<Arc<Secret<Vec<u8>>>, String> {
-    app.proxy_key
+    app.state::<SigningKey>()
+        .0
         .get_or_try_init(|| async {
             let store = app.secrets.clone();
             tokio::task::spawn_blocking(move || {
@@ -218,7 +236,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
             );
         }
     };
-    let claims = match token::verify(key.expose(), &bearer, crate::connect::oauth::now_unix()) {
+    let claims = match token::verify(key.expose(), &bearer, crate::auth::oauth::now_unix()) {
         Ok(c) => c,
         Err(e) => return refuse(StatusCode::UNAUTHORIZED, "BAD_TOKEN", e.to_string()),
     };
@@ -300,14 +318,14 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
         Some(q) => format!("{path}?{q}"),
         None => path.clone(),
     };
-    let call = crate::engine::http::ProxyCall {
+    let call = crate::send::ProxyCall {
         method: reqwest::Method::from_bytes(method.as_str().as_bytes()).unwrap_or(reqwest::Method::GET),
         path_and_query,
         headers,
         body,
     };
     let deadline = Instant::now() + app.settings.call_timeout;
-    let answer = crate::engine::http::proxy_send(&app, integration, connection, &call, deadline).await;
+    let answer = crate::send::proxy_send(&app, integration, connection, &call, deadline).await;
     let mutating = !matches!(method.as_str(), "GET" | "HEAD");
     let (response, status, code, error) = match answer {
         Ok(answer) => {
@@ -341,7 +359,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
     }
     match response {
         Err(e) => {
-            let scrubber = crate::engine::scrub::Scrubber::new(Vec::new());
+            let scrubber = crate::scrub::Scrubber::new(Vec::new());
             let message = scrubber.text(&e.to_string());
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
             let code = match status.as_u16() {
@@ -358,7 +376,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
 
 /// The upstream's answer as the caller gets it: status, headers minus hop-by-hop and cookies,
 /// secrets replaced everywhere, body streamed.
-fn pass_back(answer: crate::engine::http::ProxyAnswer) -> Response {
+fn pass_back(answer: crate::send::ProxyAnswer) -> Response {
     let secrets: Vec<Vec<u8>> = answer.secrets.iter().filter(|s| s.len() >= 4).map(|s| s.as_bytes().to_vec()).collect();
     let status = StatusCode::from_u16(answer.response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut headers = HeaderMap::new();

@@ -262,7 +262,7 @@ async fn expired_and_unknown_links_are_refused() {
     let out = t.call("connect", json!({"integration": "acme"})).await;
     let id = out.body["connectionId"].as_str().unwrap().to_string();
     let url = out.body["url"].as_str().unwrap().to_string();
-    t.app.pending.lock().unwrap().get_mut(&id).unwrap().expires = std::time::Instant::now();
+    workbench::connect::flows(&t.app).pending().get_mut(&id).unwrap().expires = std::time::Instant::now();
     assert_eq!(http.get(&url).send().await.unwrap().status(), 410);
     assert_eq!(t.call("wait_for_connection", json!({"connectionId": id})).await.body, json!({"status": "EXPIRED"}));
     let unknown = url.replace(&id, "00000000000000000000000000000000");

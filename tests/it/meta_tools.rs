@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use workbench::app::{PendingConnect, PendingState};
+use workbench::connect::{PendingConnect, PendingState};
 
 use crate::support::{app, app_with};
 
@@ -103,7 +103,7 @@ async fn wait_for_connection_covers_every_status() {
     let add = |id: &str, state: PendingState, ttl: Duration| {
         let mut p = PendingConnect::new("wikipedia", "default", ttl);
         p.state = state;
-        t.app.pending.lock().unwrap().insert(id.to_string(), p);
+        workbench::connect::flows(&t.app).pending().insert(id.to_string(), p);
     };
     add("done", PendingState::Connected, Duration::from_secs(60));
     assert_eq!(
@@ -117,13 +117,13 @@ async fn wait_for_connection_covers_every_status() {
     let out = t.call("wait_for_connection", json!({"connectionId": "slow", "timeoutSec": 1})).await;
     assert_eq!(out.body, json!({"status": "TIMEOUT"}));
     assert!(started.elapsed() >= Duration::from_secs(1));
-    assert!(!t.app.pending.lock().unwrap().contains_key("slow"), "a timeout reaps the pending record");
+    assert!(!workbench::connect::flows(&t.app).pending().contains_key("slow"), "a timeout reaps the pending record");
     // A connection that completes while waiting is seen within a poll.
     add("later", PendingState::Waiting, Duration::from_secs(60));
     let app = t.app.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        app.pending.lock().unwrap().get_mut("later").unwrap().state = PendingState::Connected;
+        workbench::connect::flows(&app).pending().get_mut("later").unwrap().state = PendingState::Connected;
     });
     let out = t.call("wait_for_connection", json!({"connectionId": "later", "timeoutSec": 5})).await;
     assert_eq!(out.body, json!({"status": "CONNECTED"}));

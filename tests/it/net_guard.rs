@@ -131,7 +131,7 @@ async fn no_request_of_workbench_reaches_its_own_listener() {
         &[addr],
     );
     workbench::connect::ensure_listener(&t.app).await.unwrap();
-    assert_eq!(t.app.listener.get().unwrap().port, port);
+    assert_eq!(workbench::listener::running(&t.app).unwrap().port, port);
 
     for base in [listener.clone(), format!("http://localhost:{port}"), format!("http://0.0.0.0:{port}")] {
         let e = t.err("custom_create_app", app_def("acme", &base, None)).await;
@@ -214,7 +214,7 @@ async fn only_the_users_browser_completes_the_connect_page() {
     assert!(text(&e).contains("own listener"), "{e}");
     let e = t.err("http_send_request", json!({"url": url})).await;
     assert!(text(&e).contains("own listener") || text(&e).contains("loopback"), "{e}");
-    assert!(t.app.pending.lock().unwrap()[&id].form_tokens.is_empty(), "no form was ever served");
+    assert!(workbench::connect::flows(&t.app).pending()[&id].form_tokens.is_empty(), "no form was ever served");
     assert!(account(&t).is_none(), "not connected");
 
     // A program outside (no fetch metadata) with the right Origin and form token: refused.
