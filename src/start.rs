@@ -16,9 +16,10 @@ use crate::registry::{Registry, Snapshot};
 use crate::secrets::SecretStore;
 
 impl Registry {
-    /// The shipped catalogue: every plugin integration plus the built-ins.
+    /// The shipped catalogue: every plugin integration plus the built-ins, with the meta-tools'
+    /// names reserved.
     pub fn standard() -> Registry {
-        Registry::new(plugins::INTEGRATIONS, crate::builtins::BUILTINS)
+        Registry::new(plugins::INTEGRATIONS, crate::builtins::BUILTINS).reserving(meta_tool_name)
     }
 }
 

@@ -625,3 +625,36 @@ async fn the_curl_proxy_refreshes_an_oauth_token_like_the_tools_do() {
     assert_eq!(t.ok("oidc_get_profile", json!({})).await["email"], "ada@example.com");
     assert_eq!(server.refreshes.load(Ordering::SeqCst), 1);
 }
+
+/// Plugin tools and the curl proxy share one credentialed path (`send::Credentialed`): a token
+/// that stops working under both at once is refreshed once (one refresh lock per account), and
+/// both requests then succeed with the fresh token.
+#[tokio::test]
+async fn a_401_on_a_tool_and_on_the_proxy_at_once_refreshes_once() {
+    let server = auth_server().await;
+    let t = test_app(&oauth_env(&server.fake));
+    let http = client();
+    let (_, callback) = connect_oauth(&t, &http).await;
+    assert_eq!(http.get(&callback).send().await.unwrap().status(), 200);
+    let minted = t.call("curl_session", json!({"integrations": ["oidc"], "expiresInSeconds": 120})).await;
+    assert!(!minted.is_error, "{}", minted.body);
+    let token = minted.body["token"].as_str().unwrap().to_string();
+    let base = minted.body["proxyBaseUrl"].as_str().unwrap().to_string();
+    *server.valid.lock().unwrap() = "at-rotated-elsewhere".into();
+    let proxied = http.get(format!("{base}/oidc/me")).header("authorization", format!("Bearer {token}")).send();
+    let (proxied, tool) = tokio::join!(proxied, t.ok("oidc_get_profile", json!({})));
+    let proxied = proxied.unwrap();
+    assert_eq!(proxied.status(), 200);
+    assert_eq!(proxied.json::<Value>().await.unwrap()["email"], "ada@example.com");
+    assert_eq!(tool["email"], "ada@example.com");
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 1, "one refresh for both");
+    // Rotated again: the tool's 401 refreshes once more, and the proxy uses what it stored.
+    *server.valid.lock().unwrap() = "at-rotated-again".into();
+    assert_eq!(t.ok("oidc_get_profile", json!({})).await["email"], "ada@example.com");
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 2);
+    let again =
+        http.get(format!("{base}/oidc/me")).header("authorization", format!("Bearer {token}")).send().await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 2);
+    assert_eq!(server.fake.last().header("authorization"), Some("Bearer at-3-xxxxxxxxxxxx"));
+}
