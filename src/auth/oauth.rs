@@ -48,9 +48,14 @@ pub fn client_for(app: &App, oauth: &OAuth) -> Option<OAuthClient> {
 }
 
 /// Stores the OAuth client the user pasted (id and secret) in the secret store.
-pub fn store_client(app: &App, oauth: &OAuth, client_id: &str, client_secret: Option<&str>) -> Result<(), String> {
+pub fn store_client(
+    app: &App,
+    oauth: &OAuth,
+    client_id: &str,
+    client_secret: Option<&str>,
+) -> Result<(), crate::secrets::StoreError> {
     let blob = serde_json::json!({ "client_id": client_id, "client_secret": client_secret }).to_string();
-    app.secrets.set(&client_store_key(oauth.client), &Secret::new(blob)).map_err(|e| e.to_string())
+    app.secrets.set(&client_store_key(oauth.client), &Secret::new(blob))
 }
 
 pub fn authorize_url_base(app: &App, integration: &Integration, oauth: &OAuth) -> String {

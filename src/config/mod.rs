@@ -246,10 +246,10 @@ impl Settings {
                 .map(str::trim)
                 .filter(|o| !o.is_empty())
                 .map(|o| {
-                    crate::net::Origin::parse(o).map_err(|message| ConfigError::BadVar {
+                    crate::net::Origin::parse(o).map_err(|e| ConfigError::BadVar {
                         name: "WORKBENCH_PRIVATE_HOSTS".into(),
                         value: v.clone(),
-                        message,
+                        message: e.to_string(),
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
@@ -258,9 +258,9 @@ impl Settings {
                 .unwrap_or_default()
                 .iter()
                 .map(|o| {
-                    crate::net::Origin::parse(o).map_err(|message| ConfigError::BadFile {
+                    crate::net::Origin::parse(o).map_err(|e| ConfigError::BadFile {
                         path: file_path.display().to_string(),
-                        message: format!("private_hosts: {message}"),
+                        message: format!("private_hosts: {e}"),
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?,

@@ -181,7 +181,7 @@ pub fn check(def: &AppDef, taken: &ReservedNames<'_>) -> Result<Vec<Operation>, 
     let (base_url, host, origin) = match check_base_url(&def.base_url) {
         Ok(v) => v,
         Err(p) => {
-            problems.push(problem("/base_url", p));
+            problems.push(problem("/base_url", p.to_string()));
             (String::new(), String::new(), String::new())
         }
     };
@@ -224,19 +224,34 @@ pub fn check(def: &AppDef, taken: &ReservedNames<'_>) -> Result<Vec<Operation>, 
         .collect())
 }
 
-fn check_base_url(raw: &str) -> Result<(String, String, String), String> {
-    let url = reqwest::Url::parse(raw.trim()).map_err(|e| format!("not a URL ({e})"))?;
+/// Why a custom app's `base_url` is refused (the problem text the agent sees).
+#[derive(Debug, thiserror::Error)]
+enum BaseUrlError {
+    #[error("not a URL ({0})")]
+    NotUrl(#[source] <reqwest::Url as std::str::FromStr>::Err),
+    #[error("use http or https, not {0}")]
+    Scheme(String),
+    #[error("no user name or password in the URL; use auth with vault refs")]
+    UserInfo,
+    #[error("no query string or fragment in base_url; operations add their own")]
+    Query,
+    #[error("the URL has no host")]
+    NoHost,
+}
+
+fn check_base_url(raw: &str) -> Result<(String, String, String), BaseUrlError> {
+    let url = reqwest::Url::parse(raw.trim()).map_err(BaseUrlError::NotUrl)?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("use http or https, not {}", url.scheme()));
+        return Err(BaseUrlError::Scheme(url.scheme().to_string()));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("no user name or password in the URL; use auth with vault refs".into());
+        return Err(BaseUrlError::UserInfo);
     }
     if url.query().is_some() || url.fragment().is_some() {
-        return Err("no query string or fragment in base_url; operations add their own".into());
+        return Err(BaseUrlError::Query);
     }
-    let host = url.host_str().ok_or("the URL has no host")?.to_ascii_lowercase();
-    let origin = crate::net::Origin::of(&url).ok_or("the URL has no host")?.to_string();
+    let host = url.host_str().ok_or(BaseUrlError::NoHost)?.to_ascii_lowercase();
+    let origin = crate::net::Origin::of(&url).ok_or(BaseUrlError::NoHost)?.to_string();
     Ok((url.as_str().trim_end_matches('/').to_string(), host, origin))
 }
 

@@ -110,7 +110,20 @@ pub fn running(app: &App) -> Option<ListenerInfo> {
 }
 
 /// Starts the listener once (on the configured port, or any free one) and returns where it is.
-pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, String> {
+/// Why the listener could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    #[error(
+        "127.0.0.1:{port} is already in use (another program, perhaps another workbench, listens there); set WORKBENCH_PORT to a free port, or unset it to use any free port"
+    )]
+    PortTaken { port: u16, source: std::io::Error },
+    #[error("cannot listen on 127.0.0.1:{port} for the connect page: {source} (set WORKBENCH_PORT to a free port)")]
+    Bind { port: u16, source: std::io::Error },
+    #[error("{0}")]
+    Address(#[source] std::io::Error),
+}
+
+pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, ListenError> {
     let state = app.state::<Listener>();
     state
         .running
@@ -118,17 +131,15 @@ pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, String> {
             let addr = std::net::SocketAddr::from(([127, 0, 0, 1], app.settings.listener_port));
             // A taken port is an error, not a fallback to another port: OAuth apps register the
             // exact loopback redirect, so a page on another port could not finish the flow.
-            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| {
                 let port = app.settings.listener_port;
-                if e.kind() == std::io::ErrorKind::AddrInUse {
-                    format!(
-                        "127.0.0.1:{port} is already in use (another program, perhaps another workbench, listens there); set WORKBENCH_PORT to a free port, or unset it to use any free port"
-                    )
+                if source.kind() == std::io::ErrorKind::AddrInUse {
+                    ListenError::PortTaken { port, source }
                 } else {
-                    format!("cannot listen on 127.0.0.1:{port} for the connect page: {e} (set WORKBENCH_PORT to a free port)")
+                    ListenError::Bind { port, source }
                 }
             })?;
-            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+            let port = listener.local_addr().map_err(ListenError::Address)?.port();
             app.set_listening(port);
             let portal = Arc::new(Portal::default());
             let mounts = state.mounts.lock().unwrap_or_else(|p| p.into_inner()).clone();

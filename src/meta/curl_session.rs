@@ -144,7 +144,7 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
     };
     let listener = match crate::connect::ensure_listener(app).await {
         Ok(l) => l,
-        Err(e) => return plain_error(e),
+        Err(e) => return plain_error(e.to_string()),
     };
     let user = app.storage.user().await.ok().flatten().map(|(id, _)| id).unwrap_or_default();
     let now = crate::connect::oauth::now_unix();

@@ -55,7 +55,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 
 /// Starts the listener if needed, enables the portal and returns its URL.
 pub async fn start(app: &Arc<App>) -> Result<String, String> {
-    let listener = crate::connect::ensure_listener(app).await?;
+    let listener = crate::connect::ensure_listener(app).await.map_err(|e| e.to_string())?;
     let keys = listener.portal.enable();
     Ok(format!("{}/portal/{}/", listener.base(), keys.token))
 }

@@ -52,22 +52,32 @@ pub fn routes() -> axum::Router<crate::listener::Site> {
 }
 
 /// The per-install signing key: read from the secret store (or created there) once per process.
-pub async fn signing_key(app: &Arc<App>) -> Result<Arc<Secret<Vec<u8>>>, String> {
+/// Why the signing key could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error(transparent)]
+    Store(#[from] crate::secrets::StoreError),
+    #[error("the stored curl proxy key is damaged")]
+    Damaged,
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+pub async fn signing_key(app: &Arc<App>) -> Result<Arc<Secret<Vec<u8>>>, KeyError> {
     app.state::<SigningKey>()
         .0
         .get_or_try_init(|| async {
             let store = app.secrets.clone();
-            tokio::task::spawn_blocking(move || {
-                if let Some(existing) = store.get(token::KEY_NAME).map_err(|e| e.to_string())? {
-                    let bytes = hex_decode(existing.expose()).ok_or("the stored curl proxy key is damaged")?;
+            tokio::task::spawn_blocking(move || -> Result<Arc<Secret<Vec<u8>>>, KeyError> {
+                if let Some(existing) = store.get(token::KEY_NAME)? {
+                    let bytes = hex_decode(existing.expose()).ok_or(KeyError::Damaged)?;
                     return Ok(Arc::new(Secret::new(bytes)));
                 }
                 let fresh = crate::ids::random_hex(32);
-                store.set(token::KEY_NAME, &Secret::new(fresh.clone())).map_err(|e| e.to_string())?;
+                store.set(token::KEY_NAME, &Secret::new(fresh.clone()))?;
                 Ok(Arc::new(Secret::new(hex_decode(&fresh).unwrap_or_default())))
             })
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
         })
         .await
         .cloned()
@@ -90,29 +100,44 @@ fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Respons
 
 /// Splits `/c/<integration>/<rest>` (raw, still percent-encoded) and checks the rest is a plain
 /// path: no dot segments, no encoded '/', '\' or '.', no backslashes, no empty segments.
-fn split_path(raw: &str) -> Result<(String, String), String> {
-    let rest = raw.strip_prefix("/c/").ok_or("proxy paths look like /c/<integration>/<path>")?;
+/// Why a proxied path is refused (the `BAD_PATH` message).
+#[derive(Debug, thiserror::Error)]
+enum PathError {
+    #[error("proxy paths look like /c/<integration>/<path>")]
+    Shape,
+    #[error("'{0}' is not an integration name; use /c/<integration>/<path>")]
+    Integration(String),
+    #[error("encoded '{0}' is not allowed in proxied paths")]
+    Encoded(&'static str),
+    #[error("backslashes and control characters are not allowed in proxied paths")]
+    Characters,
+    #[error("empty, '.' and '..' path segments are not allowed")]
+    Segments,
+}
+
+fn split_path(raw: &str) -> Result<(String, String), PathError> {
+    let rest = raw.strip_prefix("/c/").ok_or(PathError::Shape)?;
     let (integration, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
     if integration.is_empty() || !integration.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
     {
-        return Err(format!("'{integration}' is not an integration name; use /c/<integration>/<path>"));
+        return Err(PathError::Integration(integration.to_string()));
     }
     let lower = path.to_ascii_lowercase();
     for bad in ["%2f", "%5c", "%2e", "%00", "%25"] {
         if lower.contains(bad) {
-            return Err(format!("encoded '{bad}' is not allowed in proxied paths"));
+            return Err(PathError::Encoded(bad));
         }
     }
     if path.contains('\\') || path.bytes().any(|b| b.is_ascii_control()) {
-        return Err("backslashes and control characters are not allowed in proxied paths".into());
+        return Err(PathError::Characters);
     }
     // A trailing slash is part of many APIs' paths (Superset's); other empty segments are not.
     let inner = path[1..].strip_suffix('/').unwrap_or(&path[1..]);
     if path.len() > 1 && inner.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..") {
-        return Err("empty, '.' and '..' path segments are not allowed".into());
+        return Err(PathError::Segments);
     }
     Ok((integration.to_string(), path.to_string()))
 }
@@ -208,7 +233,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
     let query = request.uri().query().map(str::to_string);
     let (integration_name, path) = match split_path(&raw_path) {
         Ok(v) => v,
-        Err(m) => return refuse(StatusCode::BAD_REQUEST, "BAD_PATH", m),
+        Err(m) => return refuse(StatusCode::BAD_REQUEST, "BAD_PATH", m.to_string()),
     };
 
     // The token first: nothing about integrations is said to a caller without one.

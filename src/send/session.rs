@@ -113,14 +113,23 @@ async fn login(
 }
 
 /// One captured value, or a description of what was missing.
-fn captured(reply: &HttpResponse, capture: &Capture) -> Result<(&'static str, String), String> {
+/// What a login step's answer lacked (`'csrf' cookie`, `'/result' in its body`).
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum Missing {
+    #[error("'{0}' in its body")]
+    Json(&'static str),
+    #[error("'{0}' cookie")]
+    Cookie(&'static str),
+}
+
+fn captured(reply: &HttpResponse, capture: &Capture) -> Result<(&'static str, String), Missing> {
     match *capture {
         Capture::Json { pointer, name } => {
             let body: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
             let value = match body.pointer(pointer) {
                 Some(Value::String(s)) if !s.is_empty() => s.clone(),
                 Some(Value::Number(n)) => n.to_string(),
-                _ => return Err(format!("'{pointer}' in its body")),
+                _ => return Err(Missing::Json(pointer)),
             };
             Ok((name, value))
         }
@@ -135,7 +144,7 @@ fn captured(reply: &HttpResponse, capture: &Capture) -> Result<(&'static str, St
             })
             .next_back()
             .map(|v| (name, v))
-            .ok_or_else(|| format!("'{cookie}' cookie")),
+            .ok_or(Missing::Cookie(cookie)),
     }
 }
 
@@ -292,8 +301,8 @@ mod tests {
         assert!(captured(&r, &Capture::Json { pointer: "/missing", name: "m" }).is_err());
         assert_eq!(captured(&r, &Capture::Cookie { cookie: "session", name: "s" }).unwrap(), ("s", "abc.def".into()));
         assert_eq!(
-            captured(&r, &Capture::Cookie { cookie: "nope", name: "s" }).unwrap_err(),
-            "'nope' cookie".to_string()
+            captured(&r, &Capture::Cookie { cookie: "nope", name: "s" }).unwrap_err().to_string(),
+            "'nope' cookie"
         );
     }
 
