@@ -161,3 +161,29 @@ impl App {
 fn downcast<T: Any + Send + Sync>(slot: Slot) -> Arc<T> {
     slot.downcast::<T>().unwrap_or_else(|_| unreachable!("a state slot holds the type it is keyed by"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Counter(std::sync::atomic::AtomicUsize);
+
+    /// One value per type and app: every caller gets the same one, a second `set_state` is
+    /// refused, and another app starts empty.
+    #[test]
+    fn state_slots_hold_one_value_per_type() {
+        let home = std::env::temp_dir().join(format!("workbench-slots-{}", crate::ids::random_hex(8)));
+        let vars: HashMap<String, String> = [("WORKBENCH_HOME".to_string(), home.display().to_string())].into();
+        let settings = Settings::load(&vars).unwrap();
+        let app = App::from_handles(settings.clone(), Arc::new(MemoryStore::default()));
+        app.state::<Counter>().0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(app.state::<Counter>().0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(Arc::ptr_eq(&app.state::<Counter>(), &app.state_with(|| Counter(99.into()))));
+        assert!(!app.set_state(Counter::default()), "a slot that is set stays");
+        assert!(app.set_state(7u32) && *app.state_with(|| 0u32) == 7);
+        let other = App::from_handles(settings, Arc::new(MemoryStore::default()));
+        assert_eq!(other.state::<Counter>().0.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let _ = std::fs::remove_dir_all(home);
+    }
+}

@@ -292,7 +292,7 @@ pub fn check_name(name: &str) -> Result<(), Refusal> {
 pub fn check_ip(ip: IpAddr) -> Result<(), NotPublic> {
     match ip {
         IpAddr::V4(v4) => check_v4(v4).map_err(|why| NotPublic(why.into())),
-        IpAddr::V6(v6) => check_v6(v6).map_err(|why| NotPublic(why.into())),
+        IpAddr::V6(v6) => check_v6(v6).map_err(NotPublic),
     }
 }
 
@@ -319,10 +319,10 @@ fn check_v4(ip: Ipv4Addr) -> Result<(), &'static str> {
     Err(why)
 }
 
-fn check_v6(ip: Ipv6Addr) -> Result<(), String> {
+fn check_v6(ip: Ipv6Addr) -> Result<(), std::borrow::Cow<'static, str>> {
     let s = ip.segments();
     let embedded = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
-    let via = |kind: &str, v4: Ipv4Addr| check_v4(v4).map_err(|why| format!("{kind} of {v4}, which is {why}"));
+    let via = |kind: &str, v4: Ipv4Addr| check_v4(v4).map_err(|why| format!("{kind} of {v4}, which is {why}").into());
     if ip.is_unspecified() {
         return Err("the unspecified address (::)".into());
     }
@@ -335,7 +335,8 @@ fn check_v6(ip: Ipv6Addr) -> Result<(), String> {
             return Err(format!(
                 "an IPv4-compatible form of {} (::/96, deprecated and never routed)",
                 embedded(hi, lo)
-            ));
+            )
+            .into());
         }
         [0, 0, 0, 0, 0xffff, 0, hi, lo] => return via("an IPv4-translated form", embedded(hi, lo)),
         [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => return via("a NAT64 form", embedded(hi, lo)),
@@ -355,7 +356,7 @@ fn check_v6(ip: Ipv6Addr) -> Result<(), String> {
         x if x & 0xe000 != 0x2000 => "outside the global unicast range (2000::/3)",
         _ => return Ok(()),
     };
-    Err(why.to_string())
+    Err(why.into())
 }
 
 /// The HTTP client's resolver: one system lookup, every address checked, only checked addresses

@@ -129,7 +129,7 @@ impl Connection {
                     }
                 }
             }
-            // The engine's session layer logs in and attaches the session (engine::session).
+            // The engine's session layer logs in and attaches the session (send::session).
             Inject::Session(_) => {}
         }
         (headers, query)

@@ -3,7 +3,7 @@
 //! registry: searchable, described by get_tool_schema and run by execute_tools with the same
 //! validation, audit, scrubbing and caps as a plugin tool.
 //!
-//! Requests go through the engine's one send path (`engine::http::deliver`): the address guard
+//! Requests go through the engine's one send path (`send::deliver`): the address guard
 //! (a private or loopback base URL only if the user listed its origin in `private_hosts`), the
 //! app's own rate-limit budget (`custom:<name>`), 429 handling and the body cap.
 //!
@@ -62,7 +62,7 @@ pub struct AppDef {
 pub struct AuthDef {
     /// One of none, bearer, header, basic, query.
     #[serde(rename = "type")]
-    pub kind: AuthKind,
+    pub kind: AuthScheme,
     /// bearer: the token, as a vault ref, e.g. "{{vault:ACME_TOKEN}}".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
@@ -82,7 +82,7 @@ pub struct AuthDef {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum AuthKind {
+pub enum AuthScheme {
     None,
     Bearer,
     Header,
@@ -286,7 +286,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
         }
     };
     match auth.kind {
-        AuthKind::None => unused(
+        AuthScheme::None => unused(
             &[
                 ("token", &auth.token),
                 ("name", &auth.name),
@@ -296,7 +296,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
             ],
             problems,
         ),
-        AuthKind::Bearer => {
+        AuthScheme::Bearer => {
             secret("token", &auth.token, problems);
             unused(
                 &[
@@ -308,7 +308,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
                 problems,
             );
         }
-        AuthKind::Header | AuthKind::Query => {
+        AuthScheme::Header | AuthScheme::Query => {
             plain("name", &auth.name, problems);
             if let Some(n) = &auth.name
                 && (n.contains(['\r', '\n', ':', ' ']) || n.is_empty())
@@ -318,7 +318,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
             secret("value", &auth.value, problems);
             unused(&[("token", &auth.token), ("username", &auth.username), ("password", &auth.password)], problems);
         }
-        AuthKind::Basic => {
+        AuthScheme::Basic => {
             plain("username", &auth.username, problems);
             secret("password", &auth.password, problems);
             unused(&[("token", &auth.token), ("name", &auth.name), ("value", &auth.value)], problems);
@@ -701,13 +701,13 @@ pub async fn prepare(app: &Arc<App>, op: &Operation) -> Result<Prepared, ToolFai
     if let Some(auth) = &op.app.def.auth {
         let get = |v: &Option<String>| fill(v.as_deref().unwrap_or_default());
         match auth.kind {
-            AuthKind::None => {}
-            AuthKind::Bearer => {
+            AuthScheme::None => {}
+            AuthScheme::Bearer => {
                 headers.push(("authorization".into(), Secret::new(format!("Bearer {}", get(&auth.token)?))))
             }
-            AuthKind::Header => headers.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
-            AuthKind::Query => query.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
-            AuthKind::Basic => basic = Some((get(&auth.username)?, Secret::new(get(&auth.password)?))),
+            AuthScheme::Header => headers.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
+            AuthScheme::Query => query.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
+            AuthScheme::Basic => basic = Some((get(&auth.username)?, Secret::new(get(&auth.password)?))),
         }
     }
     let secrets = values.into_values().collect();

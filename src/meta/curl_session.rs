@@ -86,7 +86,7 @@ pub async fn run(app: &Arc<App>, args: Value, hooks: &crate::engine::Hooks) -> O
             Some(i) => {
                 let connection = account.and_then(|a| app.connection_of(i, a).ok().flatten());
                 let key = i.hosts.first().map(|h| h.key).unwrap_or("base_url");
-                let base = crate::engine::http::host_url(app, i, key, &[], connection.as_ref())
+                let base = crate::send::host_url(app, i, key, &[], connection.as_ref())
                     .unwrap_or_else(|_| i.hosts.first().map(|h| h.default_url.to_string()).unwrap_or_default());
                 upstreams.insert(name.clone(), json!({ "forwardsTo": base, "allows": i.curl_proxy.describe() }));
             }

@@ -109,7 +109,7 @@ async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {
     let ok = match (integration.auth.inject, app.connection(integration)) {
         (Inject::Session(spec), Ok(Some(connection))) => {
             let deadline = Instant::now() + Duration::from_secs(10);
-            crate::engine::session::current(app, integration, spec, &connection, deadline, None).await.is_ok()
+            crate::send::session::current(app, integration, spec, &connection, deadline, None).await.is_ok()
         }
         (_, Ok(Some(_))) => true,
         _ => false,

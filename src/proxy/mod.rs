@@ -1,6 +1,6 @@
 //! The curl proxy behind `curl_session`: `/c/<integration>/<path>` on the loopback listener, with
 //! `Authorization: Bearer <token>`, forwarded to the integration's base URL with the user's real
-//! credential injected by the engine (`engine::http::proxy_send`).
+//! credential injected by the engine (`send::proxy_send`).
 //!
 //! Refused before anything is sent: a missing, forged or expired token; an integration the token
 //! does not name, or whose proxy policy does not allow the method and path; paths with dot

@@ -409,7 +409,7 @@ async fn plugin_targets_are_the_origins_the_call_reaches() {
                 fields.iter().map(|(k, v)| (k.to_string(), workbench::secrets::Secret::new(v.to_string()))).collect();
             workbench::auth::from_fields(i, fields, workbench::auth::Source::Store)
         });
-        workbench::engine::http::target_hosts(&t.app, i, conn.as_ref())
+        workbench::send::target_hosts(&t.app, i, conn.as_ref())
     };
     let github = &plugins::github::INTEGRATION;
     assert_eq!(targets(github, &[]), ["https://api.github.com:443"]);
