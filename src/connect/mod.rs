@@ -119,6 +119,20 @@ impl Flows {
     }
 }
 
+/// A consent flow of a module above connect that shares the loopback OAuth callback
+/// (`/oauth/callback`): given the callback's `state` and query, it answers `Some((status, page))`
+/// when the state is its own (spending it), `None` otherwise.
+pub type CallbackHook = fn(Arc<App>, String, HashMap<String, String>) -> plugins::api::BoxFuture<Option<(u16, String)>>;
+
+/// The callback hooks the composition root registered ([`add_callback_hook`]).
+#[derive(Default)]
+struct CallbackHooks(Mutex<Vec<CallbackHook>>);
+
+/// Lets another module's consent flow answer the OAuth callbacks whose state it issued.
+pub fn add_callback_hook(app: &App, hook: CallbackHook) {
+    app.state::<CallbackHooks>().0.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+}
+
 /// The app's connect flows.
 pub fn flows(app: &App) -> Arc<Flows> {
     app.state::<Flows>()
@@ -531,6 +545,13 @@ async fn oauth_callback(State(site): State<Site>, Query(q): Query<HashMap<String
     let Some(state) = q.get("state") else {
         return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no state."));
     };
+    // Another module's consent flow (mounted by the composition root) may own this state.
+    let hooks = app.state::<CallbackHooks>().0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for hook in hooks {
+        if let Some((status, html)) = hook(site.app.clone(), state.clone(), q.clone()).await {
+            return page(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), html);
+        }
+    }
     // Find and spend the state: it works once.
     let found = {
         let flows = flows(app);

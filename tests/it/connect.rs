@@ -658,3 +658,33 @@ async fn a_401_on_a_tool_and_on_the_proxy_at_once_refreshes_once() {
     assert_eq!(server.refreshes.load(Ordering::SeqCst), 2);
     assert_eq!(server.fake.last().header("authorization"), Some("Bearer at-3-xxxxxxxxxxxx"));
 }
+
+/// A consent flow above connect (an upstream server's OAuth) answers the shared loopback callback
+/// for the states it issued, through the hook the composition root registers; every other state
+/// is connect's (unknown here), and the listener's Host check still comes first.
+#[tokio::test]
+async fn oauth_callback_hooks_answer_only_their_own_state() {
+    let t = test_app(&[]);
+    workbench::connect::add_callback_hook(&t.app, |_, state, query| {
+        Box::pin(async move {
+            (state == "hooked-state")
+                .then(|| (200, format!("hooked, code {}", query.get("code").cloned().unwrap_or_default())))
+        })
+    });
+    let listener = workbench::connect::ensure_listener(&t.app).await.unwrap();
+    let http = client();
+    let r = http.get(format!("{}/oauth/callback?state=hooked-state&code=c-1", listener.base())).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("hooked, code c-1"));
+    let other =
+        http.get(format!("{}/oauth/callback?state=someone-else&code=c-1", listener.base())).send().await.unwrap();
+    assert_eq!(other.status(), 400);
+    assert!(!other.text().await.unwrap().contains("hooked"));
+    let rebound = http
+        .get(format!("{}/oauth/callback?state=hooked-state&code=c-1", listener.base()))
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 421, "the Host check runs before any hook");
+}
