@@ -260,7 +260,7 @@ pub fn status(app: &Arc<App>) -> u8 {
     let mut several = false;
     for i in app.registry().integrations() {
         let accounts = if crate::registry::is_public(i) { Vec::new() } else { app.accounts(i) };
-        let state = |a: Option<&crate::app::Account>| match a {
+        let state = |a: Option<&crate::auth::Account>| match a {
             _ if crate::registry::is_public(i) => "public",
             Some(a) if a.source == crate::auth::Source::Environment => "env",
             Some(_) => "yes",
@@ -705,8 +705,8 @@ pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, Ser
 /// After `servers add`: starts the server once to cache its tool list, then stops it.
 pub async fn servers_fetch(app: &Arc<App>, name: &str) -> u8 {
     out!("{name}: added to {}", app.settings.home.join("config.json").display());
-    let result = app.upstream.ensure_started(app, name).await;
-    app.upstream.shutdown().await;
+    let result = app.upstream().ensure_started(app, name).await;
+    app.upstream().shutdown().await;
     match result {
         Ok(n) => {
             out!("{name}: started, {n} tool(s) listed and cached; they are searchable now as {name}_*");
@@ -725,7 +725,8 @@ pub async fn servers_fetch(app: &Arc<App>, name: &str) -> u8 {
 
 /// `servers list`: every configured server with its state, tool count and last error.
 pub fn servers_list(app: &Arc<App>) -> u8 {
-    let configs = app.upstream.configs();
+    let upstreams = app.upstream();
+    let configs = upstreams.configs();
     if configs.is_empty() {
         out!("No upstream MCP servers. Add one with `workbench servers add NAME -- COMMAND ARGS...`");
         out!("or bring over the ones your MCP clients run with `workbench servers import`.");
@@ -741,7 +742,7 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
                 out!("{name}: INVALID entry in config.json: {e}");
             }
             Ok(c) => {
-                let status = app.upstream.status(name);
+                let status = app.upstream().status(name);
                 let state = if status.running {
                     format!("running (pid {})", status.pid.map(|p| p.to_string()).unwrap_or_default())
                 } else {
@@ -836,7 +837,7 @@ pub fn servers_import(chosen: &[Client], yes: bool, replace: bool, dry_run: bool
 pub async fn servers_fetch_all(app: &Arc<App>, names: &[String]) -> u8 {
     let mut status = exit::OK;
     for name in names {
-        match app.upstream.ensure_started(app, name).await {
+        match app.upstream().ensure_started(app, name).await {
             Ok(n) => out!("{name}: {n} tool(s) listed and cached"),
             Err(e) => {
                 status = exit::FAILED;
@@ -844,7 +845,7 @@ pub async fn servers_fetch_all(app: &Arc<App>, names: &[String]) -> u8 {
             }
         }
     }
-    app.upstream.shutdown().await;
+    app.upstream().shutdown().await;
     status
 }
 

@@ -2,6 +2,9 @@
 //! nine meta-tools.
 //!
 //! # Layout
+//! The top-level modules form no cycle (ARCHITECTURE.md, "Layers"; `tests/it/tidy.rs`). [`start`]
+//! is the composition root; [`app`] holds only shared handles and per-module state slots.
+//!
 //! - [`mcp`]: the MCP surface (the only module that knows rmcp).
 //! - [`meta`]: the nine meta-tools as plain Rust.
 //! - [`engine`]: execute_tools: batch rules, refs, validation, bounded runs, scrub, cap, audit.
@@ -11,7 +14,10 @@
 //! - [`storage`]: SQLite metadata (user, audit log, vault metadata); never secrets.
 //! - [`auth`]: connections: credentials from the environment or the secret store, and injection.
 //! - [`secrets`]: `Secret<T>`, secret stores, the vault.
-//! - [`connect`]: the loopback listener: connect pages, OAuth with PKCE, the vault secret page.
+//! - [`listener`]: the loopback listener's core (bind, guards, mounted routes).
+//! - [`connect`]: connect pages, the OAuth callback, the vault secret and unlock pages.
+//! - [`send`]: the one credentialed send path (credentials, refresh, sessions, governor, cap).
+//! - [`net`]: the address guard and the guarded HTTP clients.
 //! - [`approval`]: approving held calls on a local page (clients without elicitation).
 //! - [`portal`]: `workbench portal`, the local web page over that listener.
 //! - [`config`]: data directory and settings.
@@ -30,13 +36,19 @@ pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod ids;
+pub mod listener;
 pub mod mcp;
 pub mod meta;
+pub mod net;
 pub mod portal;
 pub mod proxy;
 pub mod registry;
+pub mod scrub;
 pub mod secrets;
+pub mod send;
+pub mod start;
 pub mod storage;
+pub mod template;
 pub mod upstream;
 pub mod validate;
 

@@ -575,6 +575,9 @@ impl Storage {
                 tx.execute("DELETE FROM connection WHERE integration = ?1 AND account = ?2", [&integration, &account])?;
             promote_default(&tx, &integration)?;
             tx.commit()?;
+            if n > 0 {
+                wrote_custom_app();
+            }
             Ok(n > 0)
         })
     }
@@ -613,6 +616,13 @@ fn promote_default(c: &Connection, integration: &str) -> rusqlite::Result<()> {
     .map(|_| ())
 }
 
+/// Custom-app changes this process committed (see [`Storage::custom_writes_here`]).
+static CUSTOM_WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn wrote_custom_app() {
+    CUSTOM_WRITES.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+}
+
 /// A stored custom app: its name and definition (JSON text, validated before it was stored).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CustomAppRow {
@@ -623,6 +633,12 @@ pub struct CustomAppRow {
 }
 
 impl Storage {
+    /// How many custom-app changes this process made (any database): a registry snapshot reads
+    /// SQLite's generation at once after one, and otherwise only now and then.
+    pub fn custom_writes_here() -> u64 {
+        CUSTOM_WRITES.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// The custom-apps generation: bumped by every change, by any process.
     pub fn custom_generation(&self) -> Result<i64, StorageError> {
         self.call_blocking(|c| c.query_row("SELECT value FROM counter WHERE name = 'custom_apps'", [], |r| r.get(0)))
@@ -666,6 +682,7 @@ impl Storage {
             )?;
             tx.execute("UPDATE counter SET value = value + 1 WHERE name = 'custom_apps'", [])?;
             tx.commit()?;
+            wrote_custom_app();
             Ok(existed)
         })
         .await
@@ -680,6 +697,9 @@ impl Storage {
                 tx.execute("UPDATE counter SET value = value + 1 WHERE name = 'custom_apps'", [])?;
             }
             tx.commit()?;
+            if n > 0 {
+                wrote_custom_app();
+            }
             Ok(n > 0)
         })
         .await

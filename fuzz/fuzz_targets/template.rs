@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use workbench::engine::template::{self, Scope, StepOutcome};
+use workbench::template::{self, Scope, StepOutcome};
 use workbench::error::{ErrorCode, ToolFailure};
 
 const SECRET: &str = "s3cr3t-VALUE";

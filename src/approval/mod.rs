@@ -10,7 +10,7 @@
 //! the lifetime runs once; anything else asks again. Nothing the agent sends is read here: the
 //! approval is the user's click.
 //!
-//! The state lives in memory only ([`Approvals`], one field of `App`); the browser path is off
+//! The state lives in memory only ([`Approvals`], approval's state slot of `App`); the browser path is off
 //! until a transport that stays up to serve the page turns it on ([`Approvals::enable_browser`]):
 //! the MCP server does, `workbench tools call` (one-shot) does not.
 
@@ -30,9 +30,26 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::app::App;
-use crate::connect::{Ctx, page};
-use crate::engine::policy::ApprovalRequest;
+use crate::connect::page;
 use crate::error::{ErrorCode, ToolFailure};
+use crate::listener::Site;
+
+/// One thing the user is asked to approve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    /// The tool (or `curl_session`).
+    pub action: String,
+    /// The integration(s) it acts on.
+    pub integration: String,
+    /// What will happen, in words, with the (scrubbed, shortened) arguments.
+    pub summary: String,
+    /// SHA-256 of the canonical JSON of the resolved arguments (`approval::args_digest`): what an
+    /// approval given outside this call (the browser page, a sealed 2026-07-28 request state) binds
+    /// to. Never shown, never sent.
+    pub args_sha256: String,
+    /// The arguments as the user sees them (scrubbed).
+    pub shown: Value,
+}
 
 /// How long an approval page (and an approval given on it) lives.
 pub const APPROVAL_TTL: Duration = Duration::from_secs(600);
@@ -56,6 +73,23 @@ pub struct PendingApproval {
     pub decision: Decision,
     /// One-time tokens of the forms handed out for this page; each POST spends one.
     pub form_tokens: Vec<String>,
+}
+
+/// The app's pending approvals (approval's state).
+pub fn approvals(app: &App) -> Arc<Approvals> {
+    app.state::<Approvals>()
+}
+
+impl App {
+    /// The pending approvals (see [`approvals`]).
+    pub fn approvals(&self) -> Arc<Approvals> {
+        approvals(self)
+    }
+}
+
+/// The approval page's routes, mounted on the listener by the composition root.
+pub fn routes() -> axum::Router<Site> {
+    axum::Router::new().route("/approve/{id}", axum::routing::get(approval_page).post(approval_submit))
 }
 
 /// The pending approvals of this process.
@@ -235,10 +269,10 @@ pub async fn hold(
         )
         .with("policy", "confirm")
     };
-    if !app.approvals.browser_enabled() {
+    if !approvals(app).browser_enabled() {
         return Err(refused(format!("Ask the user to run it themselves or allow it: {how_to_change}")));
     }
-    if app.approvals.take_approved(request) {
+    if approvals(app).take_approved(request) {
         tracing::info!(action = request.action, "approved by the user in the browser");
         return Ok(());
     }
@@ -250,7 +284,7 @@ pub async fn hold(
             )));
         }
     };
-    let (id, expires) = app.approvals.register(request, app.approvals.ttl());
+    let (id, expires) = approvals(app).register(request, approvals(app).ttl());
     let url = format!("{}/approve/{id}", listener.base());
     let left = expires.saturating_duration_since(Instant::now()).as_secs();
     let opened = crate::connect::open_in_browser(app, &url);
@@ -275,14 +309,12 @@ pub fn fetch_metadata_ok(headers: &HeaderMap) -> bool {
 
 /// What the page shows as being sent: the integration's address and the scrubbed arguments.
 fn target_of(app: &App, request: &ApprovalRequest) -> Option<String> {
-    let registry = app.registry();
     let mut hosts = Vec::new();
     for name in request.integration.split(',').map(str::trim) {
-        if let Some(i) = registry.integration(name)
+        if let Some(i) = crate::auth::integration(app, name)
             && let Some(h) = i.hosts.first()
         {
-            let url =
-                crate::engine::http::host_url(app, i, h.key, &[], None).unwrap_or_else(|_| h.default_url.to_string());
+            let url = crate::send::host_url(app, i, h.key, &[], None).unwrap_or_else(|_| h.default_url.to_string());
             hosts.push(url);
         }
     }
@@ -290,9 +322,9 @@ fn target_of(app: &App, request: &ApprovalRequest) -> Option<String> {
 }
 
 /// GET /approve/{id}: the question, with Approve and Deny. Looking approves nothing.
-pub(crate) async fn approval_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
-    let app = &ctx.app;
-    let Some(p) = app.approvals.get(&id) else {
+pub(crate) async fn approval_page(State(site): State<Site>, Path(id): Path<String>) -> Response {
+    let app = &site.app;
+    let Some(p) = approvals(app).get(&id) else {
         return page(StatusCode::NOT_FOUND, pages::gone("This approval link is unknown or was already used."));
     };
     if Instant::now() >= p.expires {
@@ -303,7 +335,7 @@ pub(crate) async fn approval_page(State(ctx): State<Ctx>, Path(id): Path<String>
         Decision::Denied => return page(StatusCode::OK, pages::decided(false, &p.request)),
         Decision::Waiting => {}
     }
-    let Some(token) = app.approvals.issue_form_token(&id) else {
+    let Some(token) = approvals(app).issue_form_token(&id) else {
         return page(StatusCode::NOT_FOUND, pages::gone("This approval link is unknown or was already used."));
     };
     let left = p.expires.saturating_duration_since(Instant::now()).as_secs();
@@ -313,12 +345,12 @@ pub(crate) async fn approval_page(State(ctx): State<Ctx>, Path(id): Path<String>
 
 /// POST /approve/{id}: `decision=approve|deny` with a one-time form token.
 pub(crate) async fn approval_submit(
-    State(ctx): State<Ctx>,
+    State(site): State<Site>,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let app = &ctx.app;
+    let app = &site.app;
     if !fetch_metadata_ok(&headers) {
         return page(
             StatusCode::FORBIDDEN,
@@ -337,9 +369,9 @@ pub(crate) async fn approval_submit(
         }
     };
     let token = get("form_token").unwrap_or_default();
-    match app.approvals.decide(&id, &token, decision) {
+    match approvals(app).decide(&id, &token, decision) {
         Ok(()) => {
-            let request = app.approvals.get(&id).map(|p| p.request);
+            let request = approvals(app).get(&id).map(|p| p.request);
             tracing::info!(approved = decision == Decision::Approved, "approval page answered");
             match request {
                 Some(r) => page(StatusCode::OK, pages::decided(decision == Decision::Approved, &r)),

@@ -1,8 +1,8 @@
 //! The approval pages: the question (integration, tool, what will be sent, Approve and Deny) and
 //! the answers. Server-rendered HTML in the connect pages' layout; every interpolated value escaped.
 
+use super::ApprovalRequest;
 use crate::connect::pages::{escape, layout_with_footer};
-use crate::engine::policy::ApprovalRequest;
 
 /// The approval pages' footer: nothing is typed here, and only this click approves.
 pub const FOOTER: &str = "workbench runs on this computer. Only your click on this page approves the call; nothing your agent sends can approve it.";

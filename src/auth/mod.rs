@@ -14,6 +14,9 @@
 //! (`WORKBENCH_GITHUB__WORK__TOKEN`): integration names and fields never contain `__`, and
 //! account names never contain `_`, so the spelling cannot be read two ways.
 
+pub mod oauth;
+pub mod sessions;
+
 use std::collections::HashMap;
 
 use plugins::api::{AuthKind, Inject, Integration};
@@ -21,6 +24,16 @@ use plugins::api::{AuthKind, Inject, Integration};
 use crate::app::App;
 use crate::secrets::{Secret, SecretStore, StoreError};
 use crate::storage::ConnectionMeta;
+
+/// The integrations this app serves (the compiled catalogue's), set by the composition root, for
+/// the modules below the registry that look one up by name (connect and approval pages).
+#[derive(Default)]
+pub struct Integrations(pub Vec<&'static Integration>);
+
+/// One of the app's integrations by name.
+pub fn integration(app: &App, name: &str) -> Option<&'static Integration> {
+    app.state::<Integrations>().0.iter().copied().find(|i| i.name == name)
+}
 
 /// Where a connection's credential lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +129,7 @@ impl Connection {
                     }
                 }
             }
-            // The engine's session layer logs in and attaches the session (engine::session).
+            // The engine's session layer logs in and attaches the session (send::session).
             Inject::Session(_) => {}
         }
         (headers, query)
@@ -279,7 +292,7 @@ pub fn from_fields(
 
 /// What to record about a verified connection besides its fields.
 #[derive(Debug, Clone, Default)]
-pub struct Saved {
+pub struct AccountDetails {
     pub account_label: Option<String>,
     pub scopes: Option<String>,
     pub expires_at: Option<i64>,
@@ -288,7 +301,7 @@ pub struct Saved {
 /// Stores a verified connection: every field in the secret store as one entry, and the metadata
 /// (account, scopes, expiry, non-secret fields, which store) in SQLite. The secret is written first,
 /// so SQLite never claims a connection whose secret is missing.
-pub fn save(app: &App, connection: &Connection, saved: Saved) -> Result<(), StoreError> {
+pub fn save(app: &App, connection: &Connection, saved: AccountDetails) -> Result<(), StoreError> {
     let plain: HashMap<&str, &str> = connection.fields.iter().map(|(k, v)| (k.as_str(), v.expose().as_str())).collect();
     let blob = Secret::new(serde_json::to_string(&plain).unwrap_or_default());
     app.secrets.set(&store_key(connection.integration, &connection.account), &blob)?;
@@ -330,8 +343,132 @@ pub fn erase(app: &App, integration: &str, account: &str) -> Result<bool, StoreE
         .delete_connection_meta(integration, account)
         .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
     let had_secret = app.secrets.delete(&store_key(integration, account))?;
-    app.sessions.forget(&account_key(integration, account));
+    app.state::<sessions::Sessions>().forget(&account_key(integration, account));
     Ok(had_meta || had_secret)
+}
+
+/// One account of an integration, as `list_integrations` and `status` show it (no secret).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    pub name: String,
+    /// The identity workbench verified (login, email), when known.
+    pub identity: Option<String>,
+    pub default: bool,
+    pub source: Source,
+}
+
+impl App {
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.settings.credential_env.get(name).cloned()
+    }
+
+    /// An integration's accounts: those the environment names (its credential complete there)
+    /// and those stored, the environment's winning for a name in both. The default is the one
+    /// the user chose (stored), else `default`, else the first by name. No secret store access.
+    pub fn accounts(&self, integration: &'static Integration) -> Vec<Account> {
+        let mut out: Vec<Account> = Vec::new();
+        let stored = self.storage.accounts_of(integration.name).unwrap_or_default();
+        let mut env_names = vec![DEFAULT_ACCOUNT.to_string()];
+        env_names.extend(env_account_names(integration.name, self.settings.credential_env.keys()));
+        for name in env_names {
+            if from_env_as(integration, &name, &|v| self.env_var(v)).is_some() {
+                let identity = stored.iter().find(|m| m.account == name).and_then(|m| m.account_label.clone());
+                out.push(Account { name, identity, default: false, source: Source::Environment });
+            }
+        }
+        for m in &stored {
+            if !out.iter().any(|a| a.name == m.account) {
+                out.push(Account {
+                    name: m.account.clone(),
+                    identity: m.account_label.clone(),
+                    default: false,
+                    source: Source::Store,
+                });
+            }
+        }
+        let chosen = stored
+            .iter()
+            .find(|m| m.is_default)
+            .map(|m| m.account.clone())
+            .or_else(|| out.iter().find(|a| a.name == DEFAULT_ACCOUNT).map(|a| a.name.clone()))
+            .or_else(|| out.iter().map(|a| a.name.clone()).min());
+        for a in &mut out {
+            a.default = Some(&a.name) == chosen.as_ref();
+        }
+        out.sort_by(|a, b| b.default.cmp(&a.default).then(a.name.cmp(&b.name)));
+        out
+    }
+
+    /// The account a call uses: the one it named (which must exist: an unknown name is an error
+    /// listing the accounts, never a silent fall-back to the default), else the default one.
+    /// `Ok(None)`: the integration has no account and the call named none.
+    pub fn resolve_account(
+        &self,
+        integration: &'static Integration,
+        requested: Option<&str>,
+    ) -> Result<Option<String>, crate::error::ToolFailure> {
+        let accounts = self.accounts(integration);
+        match requested {
+            None => Ok(accounts.iter().find(|a| a.default).map(|a| a.name.clone())),
+            Some(name) if accounts.iter().any(|a| a.name == name) => Ok(Some(name.to_string())),
+            Some(name) => Err(unknown_account(integration, name, &accounts)),
+        }
+    }
+
+    /// The credential for an integration's default account: the environment wins over a stored
+    /// connection.
+    pub fn connection(&self, integration: &'static Integration) -> Result<Option<Connection>, StoreError> {
+        match self.resolve_account(integration, None).ok().flatten() {
+            Some(account) => self.connection_of(integration, &account),
+            None => Ok(None),
+        }
+    }
+
+    /// The credential of one account: the environment's wins over a stored one of that name.
+    pub fn connection_of(
+        &self,
+        integration: &'static Integration,
+        account: &str,
+    ) -> Result<Option<Connection>, StoreError> {
+        let found = match from_env_as(integration, account, &|name| self.env_var(name)) {
+            Some(c) => Some(c),
+            None => {
+                let meta = self
+                    .storage
+                    .account_meta(integration.name, account)
+                    .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
+                match meta {
+                    Some(meta) => from_store(integration, self.secrets.as_ref(), &meta)?,
+                    None => None,
+                }
+            }
+        };
+        // A credential read in this process is never shown to the agent, whichever call reads it.
+        if let Some(c) = &found {
+            for secret in c.secret_values() {
+                self.exposed.remember(&secret);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The error for a call naming an account the integration does not have: it lists the accounts
+/// (names only) and how the user adds one.
+pub fn unknown_account(integration: &Integration, name: &str, accounts: &[Account]) -> crate::error::ToolFailure {
+    let names: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
+    let listed =
+        if names.is_empty() { "it has none yet".to_string() } else { format!("its accounts: {}", names.join(", ")) };
+    crate::error::ToolFailure::new(
+        crate::error::ErrorCode::NotConnected,
+        format!(
+            "{} has no account named '{name}' ({listed}); name one of those, or leave account out for the default; to add '{name}', call connect with integration '{}' and account '{name}' and have the user finish in the browser",
+            integration.display_name, integration.name
+        ),
+    )
+    .with("integration", integration.name)
+    .with("account", name)
+    .with("accounts", names)
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
         // Through the address guard like every request workbench sends.
         let post = reqwest::Url::parse(&url)
             .map_err(|e| ToolError::Internal(format!("revoke URL {url}: {e}")))
-            .and_then(|u| crate::engine::http::guarded(&app, reqwest::Method::POST, u, user_origin))?;
+            .and_then(|u| app.request(reqwest::Method::POST, u, user_origin))?;
         let result = if url.contains("slack.com") || integration.name == "slack" {
             post.bearer_auth(token.expose()).send().await
         } else {
@@ -86,7 +86,7 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
         };
         revoked = json!(matches!(&result, Ok(r) if r.status().is_success()));
         if let Err(e) = &result {
-            tracing::warn!(integration = integration.name, error = %crate::engine::scrub::redact_tokens(&e.to_string()).unwrap_or_else(|| e.to_string()), "revocation failed");
+            tracing::warn!(integration = integration.name, error = %crate::scrub::redact_tokens(&e.to_string()).unwrap_or_else(|| e.to_string()), "revocation failed");
         }
     }
     let erased =

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::builtin;
 use crate::app::App;
-use crate::custom::{self, AppDef, Taken};
+use crate::custom::{self, AppDef, ReservedNames};
 use crate::registry::BuiltinSpec;
 
 pub const CREATE_APP: BuiltinSpec = builtin! {
@@ -66,7 +66,7 @@ async fn create_app(app: Arc<App>, def: AppDef) -> Result<Value, ToolError> {
     }
     let operations = {
         let registry = app.registry();
-        let taken = Taken {
+        let taken = ReservedNames {
             namespaces: &|n: &str| registry.reserved_namespace(n),
             tools: &|n: &str| registry.compiled_tool(n),
         };
@@ -136,20 +136,20 @@ async fn check_reachable(app: &App, base_url: &str) -> Result<(), ToolError> {
     };
     let url = reqwest::Url::parse(base_url).map_err(|e| refused(e.to_string()))?;
     let ports = app.listener_ports();
-    let guard = crate::builtins::ssrf::Guard {
+    let guard = crate::net::Guard {
         reachable: &[],
         private: &app.settings.private_hosts,
         user_origin: false,
         listener_ports: &ports,
         who: "a custom app",
     };
-    let reach = crate::builtins::ssrf::check_parsed(&url, None, &guard).map_err(|r| refused(r.0))?;
-    if reach == crate::builtins::ssrf::Reach::Public
+    let reach = crate::net::check_parsed(&url, None, &guard).map_err(|r| refused(r.0))?;
+    if reach == crate::net::Reach::Public
         && let Some(host) = url.host_str().filter(|h| !h.starts_with('[') && h.parse::<std::net::Ipv4Addr>().is_err())
-        && let Err(e) = crate::builtins::ssrf::GuardedResolver::lookup(host).await
-        && let Some(r) = crate::builtins::ssrf::refusal_in(e.as_ref())
+        && let Err(e) = crate::net::GuardedResolver::lookup(host).await
+        && let Some(r) = crate::net::refusal_in(e.as_ref())
     {
-        return Err(refused(format!("{r}; {}", crate::builtins::ssrf::PRIVATE_HOSTS_HELP)));
+        return Err(refused(format!("{r}; {}", crate::net::PRIVATE_HOSTS_HELP)));
     }
     Ok(())
 }

@@ -6,9 +6,11 @@ pub mod connection;
 pub mod custom;
 pub mod data;
 pub mod http;
-pub mod ssrf;
 pub mod time;
 pub mod vault;
+
+/// The address guard's old path (it is the top-level [`crate::net`] now).
+pub use crate::net as ssrf;
 
 use crate::registry::BuiltinSpec;
 

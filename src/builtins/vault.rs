@@ -134,7 +134,8 @@ async fn set_secret(app: Arc<App>, args: SetSecret) -> Result<Value, ToolError> 
             })))
         }
         None => {
-            let listener = crate::connect::ensure_listener(&app).await.map_err(ToolError::Internal)?;
+            let listener =
+                crate::connect::ensure_listener(&app).await.map_err(|e| ToolError::Internal(e.to_string()))?;
             let id = crate::connect::begin_secret(&app, &args.name, args.description, hosts.clone());
             let url = format!("{}/vault/{id}", listener.base());
             let opened = crate::connect::open_in_browser(&app, &url);

@@ -1,195 +1,150 @@
-//! The loopback listener: connect pages, the OAuth callback and the vault secret page.
+//! The connect flows on the loopback listener ([`crate::listener`]): connect pages, the OAuth
+//! callback, the vault secret page and the unlock page.
 //!
-//! It starts on first need, binds 127.0.0.1 only (never another interface), and every request must
-//! name this listener in its `Host` header (DNS rebinding). Every POST must carry an `Origin` of this
-//! listener and spend a one-time form token; a POST that stores a credential or a secret or unlocks
-//! the store must also be a browser's form submission (`Sec-Fetch-Site: same-origin`,
-//! `Sec-Fetch-Mode: navigate`), and replacing a stored connection needs the page's "Replace" box.
-//! OAuth callbacks must present a single-use `state`. No request workbench itself sends can reach
-//! this listener (the address guard in `builtins::ssrf` refuses its port).
-//! Every answer carries no-store, a same-origin referrer policy, a strict CSP and frame denial, and
-//! bodies are capped.
+//! Every POST spends a one-time form token of a page this module served; a POST that stores a
+//! credential or a secret or unlocks the store must also be a browser's form submission
+//! (`Sec-Fetch-Site: same-origin`, `Sec-Fetch-Mode: navigate`), and replacing a stored connection
+//! needs the page's "Replace" box. OAuth callbacks must present a single-use `state`. The
+//! listener's guard (Host, Origin, body cap, security headers) covers every route here. The flows
+//! in progress are connect's own state ([`Flows`]).
 
 // Page lookups return the finished error page as their `Err`; a large `Err` is fine on a path that
 // runs once per human click.
 #![allow(clippy::result_large_err)]
 
 pub mod form;
-pub mod oauth;
 pub mod pages;
 
+/// OAuth's old path (it is part of [`crate::auth`] now: the refresh needs no page).
+pub use crate::auth::oauth;
+
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::{self, Next};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use plugins::api::{AuthKind, Integration};
 
-use crate::app::{App, OAuthInFlight, PendingConnect, PendingSecret, PendingState};
-use crate::auth::{self, Saved, Source};
+use crate::app::App;
+use crate::auth::{self, AccountDetails, Source};
+use crate::listener::Site;
 use crate::secrets::Secret;
 
-/// Largest form body accepted.
-const MAX_BODY: usize = 64 * 1024;
+pub use crate::listener::{ListenerInfo, ensure_listener, open_in_browser, page};
 
-/// Where the listener is.
-#[derive(Debug, Clone)]
-pub struct ListenerInfo {
-    pub port: u16,
-    /// The portal's per-launch keys (unset, so the portal answers nothing, until `workbench portal`).
-    pub portal: Arc<crate::portal::Portal>,
+/// How a pending connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PendingState {
+    Waiting,
+    Connected,
 }
 
-impl ListenerInfo {
-    pub fn base(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+/// An OAuth authorization in flight: the single-use `state` and the PKCE verifier.
+#[derive(Debug, Clone)]
+pub struct OAuthInFlight {
+    pub state: String,
+    pub verifier: String,
+    pub redirect_uri: String,
+}
+
+/// A connect flow the user has not finished yet.
+#[derive(Debug, Clone)]
+pub struct PendingConnect {
+    pub integration: String,
+    /// The account this flow stores into (`default` unless the agent or the user named one).
+    pub account_name: String,
+    pub created: Instant,
+    pub expires: Instant,
+    pub state: PendingState,
+    /// One-time tokens of forms handed out for this connection; each POST must spend one.
+    pub form_tokens: Vec<String>,
+    pub oauth: Option<OAuthInFlight>,
+    /// The account the connection ended up as (for the success page and whoami).
+    pub account: Option<String>,
+}
+
+impl PendingConnect {
+    pub fn new(integration: &str, account_name: &str, ttl: std::time::Duration) -> Self {
+        let now = Instant::now();
+        PendingConnect {
+            integration: integration.to_string(),
+            account_name: account_name.to_string(),
+            created: now,
+            expires: now + ttl,
+            state: PendingState::Waiting,
+            form_tokens: Vec::new(),
+            oauth: None,
+            account: None,
+        }
     }
 }
 
-/// Starts the listener once (on the configured port, or any free one) and returns where it is.
-pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, String> {
-    app.listener
-        .get_or_try_init(|| async {
-            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], app.settings.listener_port));
-            // A taken port is an error, not a fallback to another port: OAuth apps register the
-            // exact loopback redirect, so a page on another port could not finish the flow.
-            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-                let port = app.settings.listener_port;
-                if e.kind() == std::io::ErrorKind::AddrInUse {
-                    format!(
-                        "127.0.0.1:{port} is already in use (another program, perhaps another workbench, listens there); set WORKBENCH_PORT to a free port, or unset it to use any free port"
-                    )
-                } else {
-                    format!("cannot listen on 127.0.0.1:{port} for the connect page: {e} (set WORKBENCH_PORT to a free port)")
-                }
-            })?;
-            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-            let portal = Arc::new(crate::portal::Portal::default());
-            let router = router(app.clone(), port, portal.clone());
-            tokio::spawn(async move {
-                if let Err(e) = axum::serve(listener, router).await {
-                    tracing::error!(error = %e, "the connect listener stopped");
-                }
-            });
-            tracing::info!(port, "connect listener started on 127.0.0.1");
-            Ok(ListenerInfo { port, portal })
-        })
-        .await
-        .cloned()
+/// A vault secret waiting for the user to type its value on the local page.
+#[derive(Debug, Clone)]
+pub struct PendingSecret {
+    pub name: String,
+    pub description: Option<String>,
+    pub allowed_hosts: Vec<String>,
+    pub expires: Instant,
+    pub form_tokens: Vec<String>,
+    pub done: bool,
 }
 
-#[derive(Clone)]
-pub(crate) struct Ctx {
-    pub(crate) app: Arc<App>,
-    pub(crate) port: u16,
-    pub(crate) portal: Arc<crate::portal::Portal>,
+/// connect's state: the flows the user has not finished (connect links, vault secret pages,
+/// unlock pages), each with the one-time tokens of the forms it served.
+#[derive(Default)]
+pub struct Flows {
+    pending: Mutex<HashMap<String, PendingConnect>>,
+    secrets: Mutex<HashMap<String, PendingSecret>>,
+    /// Unlock pages for a locked secret store: id -> (expiry, unspent form tokens).
+    unlocks: Mutex<HashMap<String, (Instant, Vec<String>)>>,
 }
 
-fn router(app: Arc<App>, port: u16, portal: Arc<crate::portal::Portal>) -> axum::Router {
-    let ctx = Ctx { app, port, portal };
-    // The curl proxy authenticates with its bearer token (no cookies, no forms): it gets the Host
-    // check but not the form rules, and streams bodies up to its own cap.
-    let proxy = axum::Router::new()
-        .route("/c/{*rest}", axum::routing::any(proxy_route))
-        .layer(middleware::from_fn_with_state(ctx.clone(), host_guard))
-        .with_state(ctx.clone());
-    let pages = axum::Router::new()
-        .merge(crate::portal::routes())
+impl Flows {
+    /// The pending connect flows by id (connect's own pages, `wait_for_connection`, the CLI).
+    pub fn pending(&self) -> MutexGuard<'_, HashMap<String, PendingConnect>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn secrets(&self) -> MutexGuard<'_, HashMap<String, PendingSecret>> {
+        self.secrets.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn unlocks(&self) -> MutexGuard<'_, HashMap<String, (Instant, Vec<String>)>> {
+        self.unlocks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A consent flow of a module above connect that shares the loopback OAuth callback
+/// (`/oauth/callback`): given the callback's `state` and query, it answers `Some((status, page))`
+/// when the state is its own (spending it), `None` otherwise.
+pub type CallbackHook = fn(Arc<App>, String, HashMap<String, String>) -> plugins::api::BoxFuture<Option<(u16, String)>>;
+
+/// The callback hooks the composition root registered ([`add_callback_hook`]).
+#[derive(Default)]
+struct CallbackHooks(Mutex<Vec<CallbackHook>>);
+
+/// Lets another module's consent flow answer the OAuth callbacks whose state it issued.
+pub fn add_callback_hook(app: &App, hook: CallbackHook) {
+    app.state::<CallbackHooks>().0.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+}
+
+/// The app's connect flows.
+pub fn flows(app: &App) -> Arc<Flows> {
+    app.state::<Flows>()
+}
+
+/// connect's pages, mounted on the listener by the composition root.
+pub fn routes() -> axum::Router<Site> {
+    axum::Router::new()
         .route("/connect/{id}", get(connect_page).post(connect_submit))
         .route("/oauth/callback", get(oauth_callback))
         .route("/vault/{id}", get(secret_page).post(secret_submit))
         .route("/unlock/{id}", get(unlock_page).post(unlock_submit))
-        .route("/approve/{id}", get(crate::approval::approval_page).post(crate::approval::approval_submit))
-        .fallback(|| async {
-            page(StatusCode::NOT_FOUND, pages::failure("Not found", "There is nothing at this address."))
-        })
-        .layer(middleware::from_fn_with_state(ctx.clone(), guard))
-        .with_state(ctx);
-    proxy.merge(pages)
-}
-
-async fn proxy_route(State(ctx): State<Ctx>, request: Request) -> Response {
-    crate::proxy::handle(ctx.app, request).await
-}
-
-fn host_ok(request: &Request, port: u16) -> bool {
-    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    host == format!("127.0.0.1:{port}") || host == format!("localhost:{port}")
-}
-
-/// The Host check alone (DNS rebinding), for the curl proxy.
-async fn host_guard(State(ctx): State<Ctx>, request: Request, next: Next) -> Response {
-    if !host_ok(&request, ctx.port) {
-        return (
-            StatusCode::MISDIRECTED_REQUEST,
-            axum::Json(serde_json::json!({ "error": "the curl proxy only answers at 127.0.0.1 on this computer", "code": "WRONG_HOST" })),
-        )
-            .into_response();
-    }
-    next.run(request).await
-}
-
-/// Host check (DNS rebinding), Origin check on POST, body cap, and security headers on every answer.
-async fn guard(State(ctx): State<Ctx>, request: Request, next: Next) -> Response {
-    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    let allowed = [format!("127.0.0.1:{}", ctx.port), format!("localhost:{}", ctx.port)];
-    let mut response = if !allowed.iter().any(|a| a == host) {
-        page(
-            StatusCode::MISDIRECTED_REQUEST,
-            pages::failure("Wrong address", "This page only answers at 127.0.0.1 on this computer."),
-        )
-    } else if request.method() == axum::http::Method::POST && !origin_ok(request.headers(), ctx.port) {
-        page(
-            StatusCode::FORBIDDEN,
-            pages::failure("Refused", "This form can only be sent from the page workbench served."),
-        )
-    } else if request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(0)
-        > MAX_BODY
-    {
-        page(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            pages::failure("Too large", "That form is larger than any form workbench serves."),
-        )
-    } else {
-        next.run(request).await
-    };
-    let h = response.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    // Not `no-referrer`: under it a browser sends `Origin: null` with every form POST (Fetch
-    // standard), which the Origin check above rightly refuses. `same-origin` sends our origin to us
-    // and nothing to any other site (an OAuth provider included).
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    // The portal sets its own, stricter one (nonces instead of 'unsafe-inline').
-    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
-        h.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
-        );
-    }
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
-}
-
-fn origin_ok(headers: &HeaderMap, port: u16) -> bool {
-    match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
-        Some(o) => o == format!("http://127.0.0.1:{port}") || o == format!("http://localhost:{port}"),
-        None => false,
-    }
-}
-
-pub(crate) fn page(status: StatusCode, html: String) -> Response {
-    (status, Html(html)).into_response()
 }
 
 fn new_token() -> String {
@@ -200,7 +155,8 @@ fn new_token() -> String {
 /// named) and returns its id (the listener must be running).
 pub fn begin(app: &App, integration: &str, account: &str) -> String {
     let id = crate::ids::random_hex(16);
-    let mut pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let flows = flows(app);
+    let mut pending = flows.pending();
     let now = Instant::now();
     pending.retain(|_, p| p.expires > now || p.state == PendingState::Connected);
     pending.insert(id.clone(), PendingConnect::new(integration, account, app.settings.connect_ttl));
@@ -209,7 +165,8 @@ pub fn begin(app: &App, integration: &str, account: &str) -> String {
 
 /// Looks up a live pending connection; expired ones are reported as such.
 fn live(app: &App, id: &str) -> Result<(&'static Integration, PendingConnect), Response> {
-    let pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let flows = flows(app);
+    let pending = flows.pending();
     let Some(p) = pending.get(id).cloned() else {
         return Err(page(
             StatusCode::NOT_FOUND,
@@ -228,7 +185,7 @@ fn live(app: &App, id: &str) -> Result<(&'static Integration, PendingConnect), R
             pages::failure("Link expired", "This connect link has expired. Ask your agent to call connect again."),
         ));
     }
-    let integration = app.registry().integration(&p.integration).ok_or_else(|| {
+    let integration = auth::integration(app, &p.integration).ok_or_else(|| {
         page(
             StatusCode::NOT_FOUND,
             pages::failure("Unknown integration", "This workbench does not know that integration."),
@@ -239,7 +196,7 @@ fn live(app: &App, id: &str) -> Result<(&'static Integration, PendingConnect), R
 
 fn issue_form_token(app: &App, id: &str) -> String {
     let token = new_token();
-    if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+    if let Some(p) = flows(app).pending().get_mut(id) {
         p.form_tokens.push(token.clone());
     }
     token
@@ -256,12 +213,7 @@ fn replaced_account(app: &App, integration: &Integration, account: &str) -> Opti
 
 /// The account a pending flow stores into.
 fn pending_account(app: &App, id: &str) -> String {
-    app.pending
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(id)
-        .map(|p| p.account_name.clone())
-        .unwrap_or_else(|| auth::DEFAULT_ACCOUNT.to_string())
+    flows(app).pending().get(id).map(|p| p.account_name.clone()).unwrap_or_else(|| auth::DEFAULT_ACCOUNT.to_string())
 }
 
 /// A line telling the user which of the integration's accounts this page connects (when it is not
@@ -310,18 +262,18 @@ fn form_page(
 
 /// Sends the browser to the provider's consent page (state and PKCE verifier kept for the callback).
 fn oauth_redirect(
-    ctx: &Ctx,
+    site: &Site,
     id: &str,
     integration: &'static Integration,
     spec: &'static plugins::api::OAuth,
     client: &crate::config::OAuthClient,
 ) -> Response {
-    let app = &ctx.app;
+    let app = &site.app;
     let (verifier, challenge) = oauth::pkce_pair();
     let state = new_token();
-    let redirect_uri = redirect_uri(spec, ctx.port);
+    let redirect_uri = redirect_uri(spec, site.port);
     let url = oauth::authorize_url(app, integration, spec, client, &redirect_uri, &state, &challenge);
-    if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+    if let Some(p) = flows(app).pending().get_mut(id) {
         p.oauth = Some(OAuthInFlight { state, verifier, redirect_uri });
     }
     // 303: the browser follows a POST (the replace confirmation) with a GET.
@@ -337,20 +289,20 @@ fn redirect_uri(spec: &plugins::api::OAuth, port: u16) -> String {
 /// The bring-your-own OAuth client guide: how to create the client at the provider (redirect URI,
 /// scopes, app type), then a form for its id and secret.
 fn client_guide(
-    ctx: &Ctx,
+    site: &Site,
     id: &str,
     integration: &'static Integration,
     spec: &'static plugins::api::OAuth,
     error: Option<&str>,
 ) -> Response {
-    let token = issue_form_token(&ctx.app, id);
-    let fixed_port = ctx.app.settings.listener_port != 0;
+    let token = issue_form_token(&site.app, id);
+    let fixed_port = site.app.settings.listener_port != 0;
     page(
         if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK },
         pages::oauth_client_guide(
             integration,
             spec,
-            &redirect_uri(spec, ctx.port),
+            &redirect_uri(spec, site.port),
             fixed_port,
             &format!("/connect/{id}"),
             &token,
@@ -376,8 +328,8 @@ fn browser_form(headers: &HeaderMap) -> Result<(), Response> {
     ))
 }
 
-async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
-    let app = &ctx.app;
+async fn connect_page(State(site): State<Site>, Path(id): Path<String>) -> Response {
+    let app = &site.app;
     let (integration, _) = match live(app, &id) {
         Ok(v) => v,
         Err(r) => return r,
@@ -393,7 +345,7 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
                         pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, None),
                     )
                 }
-                None => oauth_redirect(&ctx, &id, integration, spec, &client),
+                None => oauth_redirect(&site, &id, integration, spec, &client),
             },
             None if !integration.auth.fields.is_empty() => {
                 let note = format!(
@@ -403,14 +355,14 @@ async fn connect_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Respons
                 form_page(app, &id, integration, None, Some(&note))
             }
             // No client configured: walk the user through creating one, then take it here.
-            None => client_guide(&ctx, &id, integration, spec, None),
+            None => client_guide(&site, &id, integration, spec, None),
         },
         _ => form_page(app, &id, integration, None, None),
     }
 }
 
-async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    let app = &ctx.app;
+async fn connect_submit(State(site): State<Site>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let app = &site.app;
     if let Err(refused) = browser_form(&headers) {
         return refused;
     }
@@ -425,7 +377,8 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
     // The one-time token: spend it, or refuse the whole submission.
     let token_ok = match sent.get("form_token") {
         Some(t) => {
-            let mut all = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let flows = flows(app);
+            let mut all = flows.pending();
             match all.get_mut(&id) {
                 Some(p) => match p.form_tokens.iter().position(|x| x == t) {
                     Some(i) => {
@@ -460,7 +413,7 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
         let printable = |v: &str| v.len() <= 1024 && v.bytes().all(|b| b.is_ascii_graphic());
         if client_id.is_empty() || !printable(client_id) || secret.is_some_and(|s| !printable(s)) {
             return client_guide(
-                &ctx,
+                &site,
                 &id,
                 integration,
                 spec,
@@ -489,7 +442,7 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
                 pages::replace_confirm(integration, &account, &format!("/connect/{id}"), &token, None),
             );
         }
-        return oauth_redirect(&ctx, &id, integration, spec, &client);
+        return oauth_redirect(&site, &id, integration, spec, &client);
     }
     // Replacing a stored account needs the user's explicit approval on the page.
     if let Some(account) = replaced_account(app, integration, &pending.account_name)
@@ -515,7 +468,7 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
         && let Some(spec) = integration.auth.oauth.as_ref()
         && let Some(client) = oauth::client_for(app, spec)
     {
-        return oauth_redirect(&ctx, &id, integration, spec, &client);
+        return oauth_redirect(&site, &id, integration, spec, &client);
     }
     let mut values = HashMap::new();
     let mut missing = Vec::new();
@@ -533,14 +486,14 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
     }
     let mut connection = auth::from_fields(integration, values, Source::Store);
     connection.account = pending.account_name.clone();
-    let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
+    let label = match crate::send::verify_identity(app, integration, connection.clone()).await {
         Ok(label) => label,
         Err(e) => {
             let message = match e {
                 plugins::api::ToolError::Upstream { message, .. } => message,
                 other => format!("{} could not be reached to check it: {other}", integration.display_name),
             };
-            let scrubbed = crate::engine::scrub::Scrubber::new(connection.secret_values()).text(&message);
+            let scrubbed = crate::scrub::Scrubber::new(connection.secret_values()).text(&message);
             return form_page(
                 app,
                 &id,
@@ -550,7 +503,7 @@ async fn connect_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers:
             );
         }
     };
-    finish(app, &id, integration, &connection, Saved { account_label: label, scopes: None, expires_at: None })
+    finish(app, &id, integration, &connection, AccountDetails { account_label: label, scopes: None, expires_at: None })
 }
 
 /// Stores a verified connection, marks the pending flow done and shows the success page.
@@ -559,7 +512,7 @@ fn finish(
     id: &str,
     integration: &'static Integration,
     connection: &auth::Connection,
-    saved: Saved,
+    saved: AccountDetails,
 ) -> Response {
     let label = saved.account_label.clone();
     if let Err(e) = auth::save(app, connection, saved) {
@@ -568,7 +521,7 @@ fn finish(
             pages::failure("Could not store the credential", &format!("{e}. {}", crate::secrets::STORE_HELP)),
         );
     }
-    if let Some(p) = app.pending.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+    if let Some(p) = flows(app).pending().get_mut(id) {
         p.state = PendingState::Connected;
         p.form_tokens.clear();
         p.oauth = None;
@@ -587,14 +540,22 @@ fn finish(
     )
 }
 
-async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
-    let app = &ctx.app;
+async fn oauth_callback(State(site): State<Site>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let app = &site.app;
     let Some(state) = q.get("state") else {
         return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no state."));
     };
+    // Another module's consent flow (mounted by the composition root) may own this state.
+    let hooks = app.state::<CallbackHooks>().0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for hook in hooks {
+        if let Some((status, html)) = hook(site.app.clone(), state.clone(), q.clone()).await {
+            return page(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), html);
+        }
+    }
     // Find and spend the state: it works once.
     let found = {
-        let mut all = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let flows = flows(app);
+        let mut all = flows.pending();
         all.iter_mut()
             .find(|(_, p)| p.oauth.as_ref().is_some_and(|o| &o.state == state))
             .map(|(id, p)| (id.clone(), p.oauth.take(), p.integration.clone(), p.expires, p.account_name.clone()))
@@ -627,7 +588,7 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
     let Some(code) = q.get("code") else {
         return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no code."));
     };
-    let Some(integration) = app.registry().integration(&integration_name) else {
+    let Some(integration) = auth::integration(app, &integration_name) else {
         return page(
             StatusCode::NOT_FOUND,
             pages::failure("Unknown integration", "This workbench does not know that integration."),
@@ -654,10 +615,10 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
         };
     let mut connection = oauth::connection_from_tokens(integration, &tokens, None);
     connection.account = account_name;
-    let label = match crate::engine::http::verify_identity(app, integration, connection.clone()).await {
+    let label = match crate::send::verify_identity(app, integration, connection.clone()).await {
         Ok(l) => l,
         Err(e) => {
-            let scrubbed = crate::engine::scrub::Scrubber::new(connection.secret_values()).text(&e.to_string());
+            let scrubbed = crate::scrub::Scrubber::new(connection.secret_values()).text(&e.to_string());
             return page(
                 StatusCode::BAD_GATEWAY,
                 pages::failure(
@@ -667,14 +628,16 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
             );
         }
     };
-    let saved = Saved { account_label: label, scopes: tokens.scope.clone(), expires_at: connection.expires_at };
+    let saved =
+        AccountDetails { account_label: label, scopes: tokens.scope.clone(), expires_at: connection.expires_at };
     finish(app, &id, integration, &connection, saved)
 }
 
 /// Registers a vault secret to be typed on the local page; returns its page id.
 pub fn begin_secret(app: &App, name: &str, description: Option<String>, allowed_hosts: Vec<String>) -> String {
     let id = crate::ids::random_hex(16);
-    let mut all = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner());
+    let flows = flows(app);
+    let mut all = flows.secrets();
     let now = Instant::now();
     all.retain(|_, s| s.expires > now && !s.done);
     all.insert(
@@ -692,7 +655,8 @@ pub fn begin_secret(app: &App, name: &str, description: Option<String>, allowed_
 }
 
 fn live_secret(app: &App, id: &str) -> Result<PendingSecret, Response> {
-    let all = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner());
+    let flows = flows(app);
+    let all = flows.secrets();
     match all.get(id) {
         Some(s) if s.done => Err(page(StatusCode::OK, pages::success("Stored", "This secret is already stored."))),
         Some(s) if Instant::now() < s.expires => Ok(s.clone()),
@@ -705,7 +669,7 @@ fn live_secret(app: &App, id: &str) -> Result<PendingSecret, Response> {
 
 fn secret_form_page(app: &App, id: &str, s: &PendingSecret, error: Option<&str>) -> Response {
     let token = new_token();
-    if let Some(p) = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+    if let Some(p) = flows(app).secrets().get_mut(id) {
         p.form_tokens.push(token.clone());
     }
     let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
@@ -715,15 +679,15 @@ fn secret_form_page(app: &App, id: &str, s: &PendingSecret, error: Option<&str>)
     )
 }
 
-async fn secret_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
-    match live_secret(&ctx.app, &id) {
-        Ok(s) => secret_form_page(&ctx.app, &id, &s, None),
+async fn secret_page(State(site): State<Site>, Path(id): Path<String>) -> Response {
+    match live_secret(&site.app, &id) {
+        Ok(s) => secret_form_page(&site.app, &id, &s, None),
         Err(r) => r,
     }
 }
 
-async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    let app = &ctx.app;
+async fn secret_submit(State(site): State<Site>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let app = &site.app;
     if let Err(refused) = browser_form(&headers) {
         return refused;
     }
@@ -736,7 +700,8 @@ async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: 
     };
     let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let spent = {
-        let mut all = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner());
+        let flows = flows(app);
+        let mut all = flows.secrets();
         match (all.get_mut(&id), get("form_token")) {
             (Some(p), Some(t)) => match p.form_tokens.iter().position(|x| *x == t) {
                 Some(i) => {
@@ -763,7 +728,7 @@ async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: 
             pages::failure("Could not store the secret", &format!("{}. {}", e.message, crate::secrets::STORE_HELP)),
         );
     }
-    if let Some(p) = app.pending_secrets.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id) {
+    if let Some(p) = flows(app).secrets().get_mut(&id) {
         p.done = true;
         p.form_tokens.clear();
     }
@@ -776,7 +741,8 @@ async fn secret_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: 
 /// Registers an unlock page for a locked secret store; returns its id.
 pub fn begin_unlock(app: &App) -> String {
     let id = crate::ids::random_hex(16);
-    let mut all = app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner());
+    let flows = flows(app);
+    let mut all = flows.unlocks();
     let now = Instant::now();
     all.retain(|_, (expires, _)| *expires > now);
     all.insert(id.clone(), (now + app.settings.connect_ttl, Vec::new()));
@@ -785,7 +751,7 @@ pub fn begin_unlock(app: &App) -> String {
 
 fn unlock_form(app: &App, id: &str, error: Option<&str>) -> Response {
     let token = new_token();
-    if let Some((_, tokens)) = app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id) {
+    if let Some((_, tokens)) = flows(app).unlocks().get_mut(id) {
         tokens.push(token.clone());
     }
     let error = error.map(|e| format!("<div class=\"err\">{}</div>", pages::escape(e))).unwrap_or_default();
@@ -802,25 +768,21 @@ fn unlock_form(app: &App, id: &str, error: Option<&str>) -> Response {
 }
 
 fn unlock_live(app: &App, id: &str) -> bool {
-    app.unlock_pages
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(id)
-        .is_some_and(|(expires, _)| Instant::now() < *expires)
+    flows(app).unlocks().get(id).is_some_and(|(expires, _)| Instant::now() < *expires)
 }
 
-async fn unlock_page(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
-    if !unlock_live(&ctx.app, &id) {
+async fn unlock_page(State(site): State<Site>, Path(id): Path<String>) -> Response {
+    if !unlock_live(&site.app, &id) {
         return page(
             StatusCode::NOT_FOUND,
             pages::failure("Link not found", "This unlock link is unknown or expired."),
         );
     }
-    unlock_form(&ctx.app, &id, None)
+    unlock_form(&site.app, &id, None)
 }
 
-async fn unlock_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    let app = &ctx.app;
+async fn unlock_submit(State(site): State<Site>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let app = &site.app;
     if let Err(refused) = browser_form(&headers) {
         return refused;
     }
@@ -834,7 +796,7 @@ async fn unlock_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: 
         return page(StatusCode::BAD_REQUEST, pages::failure("Unreadable form", "That form could not be read."));
     };
     let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-    let spent = match (app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id), get("form_token")) {
+    let spent = match (flows(app).unlocks().get_mut(&id), get("form_token")) {
         (Some((_, tokens)), Some(t)) => match tokens.iter().position(|x| *x == t) {
             Some(i) => {
                 tokens.remove(i);
@@ -857,7 +819,7 @@ async fn unlock_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: 
     let result = tokio::task::spawn_blocking(move || store.unlock(Secret::new(pass))).await;
     match result {
         Ok(Ok(())) => {
-            app.unlock_pages.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            flows(app).unlocks().remove(&id);
             page(
                 StatusCode::OK,
                 pages::success(
@@ -869,16 +831,4 @@ async fn unlock_submit(State(ctx): State<Ctx>, Path(id): Path<String>, headers: 
         Ok(Err(e)) => unlock_form(app, &id, Some(&e.to_string())),
         Err(e) => unlock_form(app, &id, Some(&e.to_string())),
     }
-}
-
-/// Opens a URL in the user's browser when there is a desktop to show it on. Never blocks and
-/// never writes to stdout; the URL is always returned to the agent as well.
-pub fn open_in_browser(app: &App, url: &str) -> bool {
-    if !app.settings.open_browser {
-        return false;
-    }
-    let desktop = cfg!(any(target_os = "macos", target_os = "windows"))
-        || std::env::var_os("DISPLAY").is_some()
-        || std::env::var_os("WAYLAND_DISPLAY").is_some();
-    desktop && open::that_detached(url).is_ok()
 }

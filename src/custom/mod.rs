@@ -3,7 +3,7 @@
 //! registry: searchable, described by get_tool_schema and run by execute_tools with the same
 //! validation, audit, scrubbing and caps as a plugin tool.
 //!
-//! Requests go through the engine's one send path (`engine::http::deliver`): the address guard
+//! Requests go through the engine's one send path (`send::deliver`): the address guard
 //! (a private or loopback base URL only if the user listed its origin in `private_hosts`), the
 //! app's own rate-limit budget (`custom:<name>`), 429 handling and the body cap.
 //!
@@ -12,7 +12,7 @@
 //! without a restart. A definition is checked whole before it is stored: every problem is listed.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use plugins::api::{ArgProblem, Effect, ToolError};
@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::app::App;
-use crate::engine::template;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::secrets::Secret;
+use crate::template;
 
 /// Most operations one app may define.
 pub const MAX_OPERATIONS: usize = 50;
@@ -62,7 +62,7 @@ pub struct AppDef {
 pub struct AuthDef {
     /// One of none, bearer, header, basic, query.
     #[serde(rename = "type")]
-    pub kind: AuthKind,
+    pub kind: AuthScheme,
     /// bearer: the token, as a vault ref, e.g. "{{vault:ACME_TOKEN}}".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
@@ -82,7 +82,7 @@ pub struct AuthDef {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum AuthKind {
+pub enum AuthScheme {
     None,
     Bearer,
     Header,
@@ -146,7 +146,7 @@ pub struct CheckedApp {
 }
 
 /// Names that are not free for custom apps and their tools.
-pub struct Taken<'a> {
+pub struct ReservedNames<'a> {
     /// Catalogue integrations and built-in namespaces (and meta-tool names).
     pub namespaces: &'a dyn Fn(&str) -> bool,
     /// Catalogue and built-in tool names.
@@ -158,7 +158,7 @@ fn problem(path: impl Into<String>, text: impl Into<String>) -> ArgProblem {
 }
 
 /// Checks a definition whole; every problem is listed with its path.
-pub fn check(def: &AppDef, taken: &Taken<'_>) -> Result<Vec<Operation>, Vec<ArgProblem>> {
+pub fn check(def: &AppDef, taken: &ReservedNames<'_>) -> Result<Vec<Operation>, Vec<ArgProblem>> {
     let mut problems = Vec::new();
     let name_ok = def.name.len() >= 2
         && def.name.len() <= 30
@@ -181,7 +181,7 @@ pub fn check(def: &AppDef, taken: &Taken<'_>) -> Result<Vec<Operation>, Vec<ArgP
     let (base_url, host, origin) = match check_base_url(&def.base_url) {
         Ok(v) => v,
         Err(p) => {
-            problems.push(problem("/base_url", p));
+            problems.push(problem("/base_url", p.to_string()));
             (String::new(), String::new(), String::new())
         }
     };
@@ -224,19 +224,34 @@ pub fn check(def: &AppDef, taken: &Taken<'_>) -> Result<Vec<Operation>, Vec<ArgP
         .collect())
 }
 
-fn check_base_url(raw: &str) -> Result<(String, String, String), String> {
-    let url = reqwest::Url::parse(raw.trim()).map_err(|e| format!("not a URL ({e})"))?;
+/// Why a custom app's `base_url` is refused (the problem text the agent sees).
+#[derive(Debug, thiserror::Error)]
+enum BaseUrlError {
+    #[error("not a URL ({0})")]
+    NotUrl(#[source] <reqwest::Url as std::str::FromStr>::Err),
+    #[error("use http or https, not {0}")]
+    Scheme(String),
+    #[error("no user name or password in the URL; use auth with vault refs")]
+    UserInfo,
+    #[error("no query string or fragment in base_url; operations add their own")]
+    Query,
+    #[error("the URL has no host")]
+    NoHost,
+}
+
+fn check_base_url(raw: &str) -> Result<(String, String, String), BaseUrlError> {
+    let url = reqwest::Url::parse(raw.trim()).map_err(BaseUrlError::NotUrl)?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("use http or https, not {}", url.scheme()));
+        return Err(BaseUrlError::Scheme(url.scheme().to_string()));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("no user name or password in the URL; use auth with vault refs".into());
+        return Err(BaseUrlError::UserInfo);
     }
     if url.query().is_some() || url.fragment().is_some() {
-        return Err("no query string or fragment in base_url; operations add their own".into());
+        return Err(BaseUrlError::Query);
     }
-    let host = url.host_str().ok_or("the URL has no host")?.to_ascii_lowercase();
-    let origin = crate::builtins::ssrf::Origin::of(&url).ok_or("the URL has no host")?.to_string();
+    let host = url.host_str().ok_or(BaseUrlError::NoHost)?.to_ascii_lowercase();
+    let origin = crate::net::Origin::of(&url).ok_or(BaseUrlError::NoHost)?.to_string();
     Ok((url.as_str().trim_end_matches('/').to_string(), host, origin))
 }
 
@@ -271,7 +286,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
         }
     };
     match auth.kind {
-        AuthKind::None => unused(
+        AuthScheme::None => unused(
             &[
                 ("token", &auth.token),
                 ("name", &auth.name),
@@ -281,7 +296,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
             ],
             problems,
         ),
-        AuthKind::Bearer => {
+        AuthScheme::Bearer => {
             secret("token", &auth.token, problems);
             unused(
                 &[
@@ -293,7 +308,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
                 problems,
             );
         }
-        AuthKind::Header | AuthKind::Query => {
+        AuthScheme::Header | AuthScheme::Query => {
             plain("name", &auth.name, problems);
             if let Some(n) = &auth.name
                 && (n.contains(['\r', '\n', ':', ' ']) || n.is_empty())
@@ -303,7 +318,7 @@ fn check_auth(auth: Option<&AuthDef>, problems: &mut Vec<ArgProblem>) {
             secret("value", &auth.value, problems);
             unused(&[("token", &auth.token), ("username", &auth.username), ("password", &auth.password)], problems);
         }
-        AuthKind::Basic => {
+        AuthScheme::Basic => {
             plain("username", &auth.username, problems);
             secret("password", &auth.password, problems);
             unused(&[("token", &auth.token), ("name", &auth.name), ("value", &auth.value)], problems);
@@ -317,7 +332,7 @@ fn check_operation(
     app: &AppDef,
     i: usize,
     op: &OperationDef,
-    taken: &Taken<'_>,
+    taken: &ReservedNames<'_>,
     seen: &mut HashSet<String>,
     problems: &mut Vec<ArgProblem>,
 ) -> Option<Checked> {
@@ -579,19 +594,7 @@ fn fill_body(v: &Value, args: &Map<String, Value>) -> Value {
     }
 }
 
-/// Strings of custom tools live as long as the process: the registry's entries are `&'static
-/// str` like the compiled catalogue's. Each distinct string is kept once, so memory grows only
-/// with distinct definitions, never with reloads.
-pub fn intern(s: &str) -> &'static str {
-    static STRINGS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut set = STRINGS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(existing) = set.get(s) {
-        return existing;
-    }
-    let leaked: &'static str = Box::leak(s.to_string().into_boxed_str());
-    set.insert(leaked);
-    leaked
-}
+pub use crate::ids::intern;
 
 /// The custom apps as loaded from SQLite: checked operations, plus apps that no longer check
 /// (a catalogue tool took their name in an upgrade) with their problems.
@@ -611,7 +614,10 @@ pub struct LoadedApp {
 }
 
 /// Reads and checks every stored app.
-pub fn load(storage: &crate::storage::Storage, taken: &Taken<'_>) -> Result<Loaded, crate::storage::StorageError> {
+pub fn load(
+    storage: &crate::storage::Storage,
+    taken: &ReservedNames<'_>,
+) -> Result<Loaded, crate::storage::StorageError> {
     let (generation, rows) = storage.custom_apps()?;
     let apps = rows
         .into_iter()
@@ -695,13 +701,13 @@ pub async fn prepare(app: &Arc<App>, op: &Operation) -> Result<Prepared, ToolFai
     if let Some(auth) = &op.app.def.auth {
         let get = |v: &Option<String>| fill(v.as_deref().unwrap_or_default());
         match auth.kind {
-            AuthKind::None => {}
-            AuthKind::Bearer => {
+            AuthScheme::None => {}
+            AuthScheme::Bearer => {
                 headers.push(("authorization".into(), Secret::new(format!("Bearer {}", get(&auth.token)?))))
             }
-            AuthKind::Header => headers.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
-            AuthKind::Query => query.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
-            AuthKind::Basic => basic = Some((get(&auth.username)?, Secret::new(get(&auth.password)?))),
+            AuthScheme::Header => headers.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
+            AuthScheme::Query => query.push((auth.name.clone().unwrap_or_default(), Secret::new(get(&auth.value)?))),
+            AuthScheme::Basic => basic = Some((get(&auth.username)?, Secret::new(get(&auth.password)?))),
         }
     }
     let secrets = values.into_values().collect();
@@ -799,7 +805,7 @@ pub async fn send(
     let url =
         reqwest::Url::parse(&url).map_err(|e| ToolError::invalid(format!("the request URL is not valid: {e}")))?;
     // Parameters fill path segments (encoded); the request never leaves the app's origin.
-    if crate::builtins::ssrf::Origin::of(&url).map(|o| o.to_string()).as_deref() != Some(op.app.origin.as_str()) {
+    if crate::net::Origin::of(&url).map(|o| o.to_string()).as_deref() != Some(op.app.origin.as_str()) {
         return Err(ToolError::invalid(format!("the request would leave {}; it is not sent", op.app.origin)));
     }
     let mut secret_headers = prepared.headers;
@@ -807,7 +813,7 @@ pub async fn send(
         let encoded = plugins::codec::base64_encode(format!("{user}:{}", pass.expose()).as_bytes());
         secret_headers.push(("authorization".into(), Secret::new(format!("Basic {encoded}"))));
     }
-    let out = crate::engine::http::Outgoing {
+    let out = crate::send::Outgoing {
         method: op.method.clone(),
         url,
         // The definition is the agent's: only the user's private_hosts widen the guard.
@@ -822,14 +828,14 @@ pub async fn send(
         },
     };
     let key = format!("custom:{}", op.app.def.name);
-    let budget = crate::engine::http::Budget {
+    let budget = crate::send::Budget {
         key: &key,
         display: &op.app.def.name,
-        limit: crate::engine::http::configured_rate_limit(&app, &op.app.def.name, CUSTOM_RATE_LIMIT)?,
+        limit: crate::send::configured_rate_limit(&app, &op.app.def.name, CUSTOM_RATE_LIMIT)?,
     };
-    let reply = crate::engine::http::deliver(&app, &budget, deadline, &out).await?;
+    let reply = crate::send::deliver(&app, &budget, deadline, &out).await?;
     let status = reply.status;
-    let retry_after = reply.header("retry-after").and_then(crate::engine::http::retry_after_secs);
+    let retry_after = reply.header("retry-after").and_then(crate::send::retry_after_secs);
     let bytes = reply.body;
     let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
     if !(200..300).contains(&status) {

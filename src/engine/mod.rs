@@ -3,13 +3,13 @@
 //! -> audit, then `return` projection and the response size cap.
 
 pub mod cap;
-pub mod files;
-pub mod governor;
-pub mod http;
 pub mod policy;
-pub mod scrub;
-pub mod session;
-pub mod template;
+
+// Paths the layers above used before the send path, the scrubber and the templates moved below
+// the engine (issue 15); new code names the modules themselves.
+pub use crate::send as http;
+pub use crate::send::session;
+pub use crate::{scrub, template};
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -483,7 +483,10 @@ async fn run_entry(
     // The account the call names must exist (never a silent fall-back to the default); a
     // built-in, a custom app or a public integration has no accounts to name.
     let account = match entry.plugin() {
-        Some(i) if !crate::registry::is_public(i) => app.resolve_account(i, exec.account.as_deref())?,
+        Some(i) if !crate::registry::is_public(i) => {
+            let requested = exec.account.clone();
+            off_the_runtime(app, move |app| app.resolve_account(i, requested.as_deref())).await??
+        }
         _ if exec.account.is_some() => {
             return Err(ToolFailure::new(
                 ErrorCode::InvalidArguments,
@@ -496,19 +499,28 @@ async fn run_entry(
         _ => None,
     };
     *used_account.lock().unwrap_or_else(|p| p.into_inner()) = account.clone();
-    let read_connection = |i: &'static plugins::api::Integration| match &account {
-        Some(a) => app.connection_of(i, a),
-        None => Ok(None),
+    // The credential (SQLite metadata, the secret store: both blocking) is read off the async
+    // workers, once, when first needed.
+    let read_connection = |i: &'static plugins::api::Integration| {
+        let account = account.clone();
+        async move {
+            match account {
+                Some(a) => off_the_runtime(app, move |app| app.connection_of(i, &a)).await.unwrap_or_else(|f| {
+                    Err(crate::secrets::StoreError::Unavailable { store: "engine", reason: f.message })
+                }),
+                None => Ok(None),
+            }
+        }
     };
+    let mut stored = None;
     let hosts = match (entry.plugin(), entry.custom()) {
         _ if names.is_empty() => Vec::new(),
         (Some(integration), _) => {
-            let connection = if crate::registry::is_public(integration) {
-                None
-            } else {
-                read_connection(integration).ok().flatten()
-            };
-            http::target_hosts(app, integration, connection.as_ref())
+            if !crate::registry::is_public(integration) {
+                stored = Some(read_connection(integration).await);
+            }
+            let connection = stored.as_ref().and_then(|r| r.as_ref().ok()).and_then(Option::as_ref);
+            http::target_hosts(app, integration, connection)
         }
         (None, Some(op)) => vec![op.app.origin.clone()],
         // An upstream MCP server's tool: only secrets bound to its pseudo-host `mcp:<server>`.
@@ -541,7 +553,11 @@ async fn run_entry(
     }
 
     let connection = match entry.plugin() {
-        Some(i) if !crate::registry::is_public(i) => read_connection(i).map_err(|e| {
+        Some(i) if !crate::registry::is_public(i) => match stored.take() {
+            Some(r) => r,
+            None => read_connection(i).await,
+        }
+        .map_err(|e| {
             ToolFailure::new(
                 ErrorCode::SecretStoreUnavailable,
                 format!(
@@ -637,7 +653,7 @@ async fn run_entry(
                     entry.files,
                     &args,
                 ));
-            revealed = Some(upstream.revealed());
+            revealed = Some(upstream.attached_secrets());
             tokio::spawn(tracing::Instrument::in_current_span(run(upstream, args)))
         }
         Runner::Builtin(run) => tokio::spawn(tracing::Instrument::in_current_span(run(app.clone(), args))),
@@ -699,10 +715,22 @@ async fn run_entry(
     }
 }
 
+/// Runs a blocking lookup (SQLite, the secret store) on the blocking pool, so a slow store or a
+/// busy database never holds an async worker.
+async fn off_the_runtime<T: Send + 'static>(
+    app: &Arc<App>,
+    f: impl FnOnce(&App) -> T + Send + 'static,
+) -> Result<T, ToolFailure> {
+    let app = app.clone();
+    tokio::task::spawn_blocking(move || f(&app))
+        .await
+        .map_err(|e| ToolFailure::new(ErrorCode::InternalError, format!("a credential lookup did not finish: {e}")))
+}
+
 /// The local files a call reads or writes, as full paths, for the approval question (the
 /// arguments shown above it may be cut short).
 fn local_files_note(app: &App, entry: &ToolEntry, args: &Value) -> String {
-    let dir = files::FilesDir::of(&app.settings);
+    let dir = crate::send::files::FilesDir::of(&app.settings);
     let list = |paths: Vec<String>| paths.iter().map(|p| dir.shown(p)).collect::<Vec<_>>().join(", ");
     let (reads, writes) = (entry.files.read_paths(args), entry.files.write_paths(args));
     let mut note = String::new();

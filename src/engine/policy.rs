@@ -20,22 +20,7 @@ use crate::registry::ToolEntry;
 use crate::config::BadSetting;
 pub use crate::config::Policy;
 
-/// One thing the user is asked to approve.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalRequest {
-    /// The tool (or `curl_session`).
-    pub action: String,
-    /// The integration(s) it acts on.
-    pub integration: String,
-    /// What will happen, in words, with the (scrubbed, shortened) arguments.
-    pub summary: String,
-    /// SHA-256 of the canonical JSON of the resolved arguments (`approval::args_digest`): what an
-    /// approval given outside this call (the browser page, a sealed 2026-07-28 request state) binds
-    /// to. Never shown, never sent.
-    pub args_sha256: String,
-    /// The arguments as the user sees them (scrubbed).
-    pub shown: Value,
-}
+pub use crate::approval::ApprovalRequest;
 
 /// The user's answer.
 #[derive(Debug, Clone, PartialEq)]

@@ -79,11 +79,11 @@ pub struct ClientLog {
     dropped: AtomicU64,
     tx: Mutex<Option<mpsc::Sender<LoggingMessageNotificationParam>>>,
     /// The secrets this process used: every forwarded message is scrubbed of them.
-    exposed: Arc<crate::engine::scrub::Exposed>,
+    exposed: Arc<crate::scrub::Exposed>,
 }
 
 impl ClientLog {
-    pub fn new(exposed: Arc<crate::engine::scrub::Exposed>) -> Arc<ClientLog> {
+    pub fn new(exposed: Arc<crate::scrub::Exposed>) -> Arc<ClientLog> {
         Arc::new(ClientLog {
             session_level: AtomicU8::new(0),
             allowance: Mutex::new(SendAllowance { tokens: BURST, at: Instant::now() }),
@@ -256,7 +256,7 @@ struct Fields(Map<String, Value>);
 
 impl Fields {
     fn text(&mut self, field: &Field, s: &str) {
-        let s = crate::engine::scrub::redact_tokens(s).unwrap_or_else(|| s.to_string());
+        let s = crate::scrub::redact_tokens(s).unwrap_or_else(|| s.to_string());
         let (s, _) = plugins::api::truncate_chars(&s, MAX_TEXT);
         self.0.insert(field.name().to_string(), Value::String(s));
     }

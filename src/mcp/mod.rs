@@ -129,7 +129,7 @@ impl Server {
 
     pub fn with_profile(app: Arc<App>, profile: Profile) -> Self {
         // This server stays up, so a client without elicitation can be sent to an approval page.
-        app.approvals.enable_browser();
+        app.approvals().enable_browser();
         Server {
             log: logging::ClientLog::new(app.exposed.clone()),
             app,

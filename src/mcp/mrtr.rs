@@ -188,7 +188,7 @@ impl Sealer {
 /// The sealer of this install, built from the curl proxy key (read from, or created in, the
 /// secret store on first use).
 pub async fn sealer(app: &Arc<App>) -> Result<Sealer, StateError> {
-    let key = crate::proxy::signing_key(app).await.map_err(StateError::Key)?;
+    let key = crate::proxy::signing_key(app).await.map_err(|e| StateError::Key(e.to_string()))?;
     Ok(Sealer::new(key.expose()))
 }
 

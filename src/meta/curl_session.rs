@@ -114,7 +114,7 @@ pub async fn run(app: &Arc<App>, args: Args, hooks: &crate::engine::Hooks) -> Re
             Some(i) => {
                 let connection = account.and_then(|a| app.connection_of(i, a).ok().flatten());
                 let key = i.hosts.first().map(|h| h.key).unwrap_or("base_url");
-                let base = crate::engine::http::host_url(app, i, key, &[], connection.as_ref())
+                let base = crate::send::host_url(app, i, key, &[], connection.as_ref())
                     .unwrap_or_else(|_| i.hosts.first().map(|h| h.default_url.to_string()).unwrap_or_default());
                 upstreams.insert(name.clone(), json!({ "forwardsTo": base, "allows": i.curl_proxy.describe() }));
             }
@@ -169,7 +169,7 @@ pub async fn run(app: &Arc<App>, args: Args, hooks: &crate::engine::Hooks) -> Re
             )));
         }
     };
-    let listener = crate::connect::ensure_listener(app).await.map_err(Failure::plain)?;
+    let listener = crate::connect::ensure_listener(app).await.map_err(|e| Failure::plain(e.to_string()))?;
     let user = app.storage.user().await.ok().flatten().map(|(id, _)| id).unwrap_or_default();
     let now = crate::connect::oauth::now_unix();
     let claims = token::Claims {

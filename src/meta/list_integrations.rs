@@ -96,16 +96,17 @@ pub async fn run(app: &Arc<App>) -> Result<Integrations, Failure> {
 /// count and its last error. Listing starts nothing.
 fn upstream_rows(app: &Arc<App>) -> Vec<Listed> {
     use crate::upstream::ServerConfig;
-    let configs = app.upstream.configs();
+    let upstreams = app.upstream();
+    let configs = upstreams.configs();
     if configs.is_empty() {
         return Vec::new();
     }
-    let catalogue = app.upstream.catalogue(&app.storage);
+    let catalogue = upstreams.catalogue(&app.storage);
     let registry = app.registry();
     configs
         .iter()
         .map(|(name, config)| {
-            let status = app.upstream.status(name);
+            let status = upstreams.status(name);
             let tools = catalogue.servers.iter().find(|(s, _)| s == name).map(|(_, t)| t.len());
             let (transport, state) = match config {
                 Err(_) => ("invalid", "invalid"),
@@ -136,24 +137,30 @@ fn upstream_rows(app: &Arc<App>) -> Vec<Listed> {
         .collect()
 }
 
+/// list_integrations' state: recent live checks of session integrations: name -> (when, ok).
+#[derive(Default)]
+struct LiveChecks(std::sync::Mutex<std::collections::HashMap<String, (Instant, bool)>>);
+
 async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {
     if !app.is_connected(integration.name) {
         return false;
     }
-    if let Some((at, ok)) = app.live_checks.lock().unwrap_or_else(|p| p.into_inner()).get(integration.name)
+    if let Some((at, ok)) =
+        app.state::<LiveChecks>().0.lock().unwrap_or_else(|p| p.into_inner()).get(integration.name).copied()
         && at.elapsed() < LIVE_CHECK_TTL
     {
-        return *ok;
+        return ok;
     }
     let ok = match (integration.auth.inject, app.connection(integration)) {
         (Inject::Session(spec), Ok(Some(connection))) => {
             let deadline = Instant::now() + Duration::from_secs(10);
-            crate::engine::session::current(app, integration, spec, &connection, deadline, None).await.is_ok()
+            crate::send::session::current(app, integration, spec, &connection, deadline, None).await.is_ok()
         }
         (_, Ok(Some(_))) => true,
         _ => false,
     };
-    app.live_checks
+    app.state::<LiveChecks>()
+        .0
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(integration.name.to_string(), (Instant::now(), ok));

@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Failure;
-use crate::app::{App, PendingState};
+use crate::app::App;
+use crate::connect::PendingState;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// Longest wait one call may ask for.
@@ -78,7 +79,8 @@ enum Poll {
 }
 
 fn poll(app: &App, id: &str) -> Poll {
-    let mut pending = app.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let flows = crate::connect::flows(app);
+    let mut pending = flows.pending();
     let Some(p) = pending.get(id) else {
         return Poll::Unknown;
     };
@@ -116,7 +118,7 @@ pub async fn wait(
         };
         let remaining = match timeout {
             Some(t) if started.elapsed() >= t => {
-                app.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+                crate::connect::flows(app).pending().remove(id);
                 return Ok(Finished::TimedOut);
             }
             Some(t) => t.saturating_sub(started.elapsed()),

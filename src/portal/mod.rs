@@ -28,7 +28,7 @@ pub mod pages;
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
@@ -39,42 +39,14 @@ use plugins::api::{AuthKind, Integration};
 use serde_json::{Map, Value, json};
 
 use crate::app::App;
-use crate::connect::{Ctx, form};
+use crate::connect::form;
+use crate::listener::{Keys, Site as Ctx};
 use crate::storage::{AuditQuery, StorageError};
 
 /// Audit entries per page.
 pub const AUDIT_PAGE: usize = 50;
 /// Longest audit text filter accepted.
 const MAX_FILTER: usize = 200;
-
-/// The portal's per-launch keys; empty (the portal answers nothing) until [`Portal::enable`].
-#[derive(Default)]
-pub struct Portal {
-    keys: OnceLock<Keys>,
-}
-
-/// The URL token and the CSRF token of this launch.
-pub struct Keys {
-    pub token: String,
-    pub csrf: String,
-}
-
-impl std::fmt::Debug for Portal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Portal").field("enabled", &self.keys.get().is_some()).finish()
-    }
-}
-
-impl Portal {
-    /// Mints this launch's tokens (once per process; later calls return the same ones).
-    pub fn enable(&self) -> &Keys {
-        self.keys.get_or_init(|| Keys { token: crate::ids::random_hex(32), csrf: crate::ids::random_hex(32) })
-    }
-
-    fn keys_for(&self, token: &str) -> Option<&Keys> {
-        self.keys.get().filter(|k| same(k.token.as_bytes(), token.as_bytes()))
-    }
-}
 
 /// Constant-time equality (length aside, which is public).
 fn same(a: &[u8], b: &[u8]) -> bool {
@@ -88,7 +60,7 @@ pub struct NoListener(pub String);
 
 /// Starts the listener if needed, enables the portal and returns its URL.
 pub async fn start(app: &Arc<App>) -> Result<String, NoListener> {
-    let listener = crate::connect::ensure_listener(app).await.map_err(NoListener)?;
+    let listener = crate::connect::ensure_listener(app).await.map_err(|e| NoListener(e.to_string()))?;
     let keys = listener.portal.enable();
     Ok(format!("{}/portal/{}/", listener.base(), keys.token))
 }
@@ -248,7 +220,7 @@ pub struct IntegrationRow {
     pub since: Option<String>,
     /// Every account of the integration (names, identities, which is the default); shown one
     /// per line with its own buttons when there is more than the one `default`.
-    pub accounts: Vec<crate::app::Account>,
+    pub accounts: Vec<crate::auth::Account>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The curl proxy behind `curl_session`: `/c/<integration>/<path>` on the loopback listener, with
 //! `Authorization: Bearer <token>`, forwarded to the integration's base URL with the user's real
-//! credential injected by the engine (`engine::http::proxy_send`).
+//! credential injected by the engine (`send::proxy_send`).
 //!
 //! Refused before anything is sent: a missing, forged or expired token; an integration the token
 //! does not name, or whose proxy policy does not allow the method and path; paths with dot
@@ -34,22 +34,50 @@ pub const DEFAULT_TTL: u64 = 900;
 
 const REDACTED: &[u8] = b"[REDACTED]";
 
+/// The proxy's state: its signing key once read.
+#[derive(Default)]
+struct SigningKey(tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>);
+
+/// The curl proxy's route (bearer token: the listener's Host check alone), mounted by the
+/// composition root.
+pub fn routes() -> axum::Router<crate::listener::Site> {
+    axum::Router::new().route(
+        "/c/{*rest}",
+        axum::routing::any(
+            |axum::extract::State(site): axum::extract::State<crate::listener::Site>, request: Request| {
+                handle(site.app, request)
+            },
+        ),
+    )
+}
+
 /// The per-install signing key: read from the secret store (or created there) once per process.
-pub async fn signing_key(app: &Arc<App>) -> Result<Arc<Secret<Vec<u8>>>, String> {
-    app.proxy_key
+/// Why the signing key could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error(transparent)]
+    Store(#[from] crate::secrets::StoreError),
+    #[error("the stored curl proxy key is damaged")]
+    Damaged,
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+pub async fn signing_key(app: &Arc<App>) -> Result<Arc<Secret<Vec<u8>>>, KeyError> {
+    app.state::<SigningKey>()
+        .0
         .get_or_try_init(|| async {
             let store = app.secrets.clone();
-            tokio::task::spawn_blocking(move || {
-                if let Some(existing) = store.get(token::KEY_NAME).map_err(|e| e.to_string())? {
-                    let bytes = hex_decode(existing.expose()).ok_or("the stored curl proxy key is damaged")?;
+            tokio::task::spawn_blocking(move || -> Result<Arc<Secret<Vec<u8>>>, KeyError> {
+                if let Some(existing) = store.get(token::KEY_NAME)? {
+                    let bytes = hex_decode(existing.expose()).ok_or(KeyError::Damaged)?;
                     return Ok(Arc::new(Secret::new(bytes)));
                 }
                 let fresh = crate::ids::random_hex(32);
-                store.set(token::KEY_NAME, &Secret::new(fresh.clone())).map_err(|e| e.to_string())?;
+                store.set(token::KEY_NAME, &Secret::new(fresh.clone()))?;
                 Ok(Arc::new(Secret::new(hex_decode(&fresh).unwrap_or_default())))
             })
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
         })
         .await
         .cloned()
@@ -72,29 +100,44 @@ fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Respons
 
 /// Splits `/c/<integration>/<rest>` (raw, still percent-encoded) and checks the rest is a plain
 /// path: no dot segments, no encoded '/', '\' or '.', no backslashes, no empty segments.
-fn split_path(raw: &str) -> Result<(String, String), String> {
-    let rest = raw.strip_prefix("/c/").ok_or("proxy paths look like /c/<integration>/<path>")?;
+/// Why a proxied path is refused (the `BAD_PATH` message).
+#[derive(Debug, thiserror::Error)]
+enum PathError {
+    #[error("proxy paths look like /c/<integration>/<path>")]
+    Shape,
+    #[error("'{0}' is not an integration name; use /c/<integration>/<path>")]
+    Integration(String),
+    #[error("encoded '{0}' is not allowed in proxied paths")]
+    Encoded(&'static str),
+    #[error("backslashes and control characters are not allowed in proxied paths")]
+    Characters,
+    #[error("empty, '.' and '..' path segments are not allowed")]
+    Segments,
+}
+
+fn split_path(raw: &str) -> Result<(String, String), PathError> {
+    let rest = raw.strip_prefix("/c/").ok_or(PathError::Shape)?;
     let (integration, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
     if integration.is_empty() || !integration.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
     {
-        return Err(format!("'{integration}' is not an integration name; use /c/<integration>/<path>"));
+        return Err(PathError::Integration(integration.to_string()));
     }
     let lower = path.to_ascii_lowercase();
     for bad in ["%2f", "%5c", "%2e", "%00", "%25"] {
         if lower.contains(bad) {
-            return Err(format!("encoded '{bad}' is not allowed in proxied paths"));
+            return Err(PathError::Encoded(bad));
         }
     }
     if path.contains('\\') || path.bytes().any(|b| b.is_ascii_control()) {
-        return Err("backslashes and control characters are not allowed in proxied paths".into());
+        return Err(PathError::Characters);
     }
     // A trailing slash is part of many APIs' paths (Superset's); other empty segments are not.
     let inner = path[1..].strip_suffix('/').unwrap_or(&path[1..]);
     if path.len() > 1 && inner.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..") {
-        return Err("empty, '.' and '..' path segments are not allowed".into());
+        return Err(PathError::Segments);
     }
     Ok((integration.to_string(), path.to_string()))
 }
@@ -190,7 +233,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
     let query = request.uri().query().map(str::to_string);
     let (integration_name, path) = match split_path(&raw_path) {
         Ok(v) => v,
-        Err(m) => return refuse(StatusCode::BAD_REQUEST, "BAD_PATH", m),
+        Err(m) => return refuse(StatusCode::BAD_REQUEST, "BAD_PATH", m.to_string()),
     };
 
     // The token first: nothing about integrations is said to a caller without one.
@@ -218,7 +261,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
             );
         }
     };
-    let claims = match token::verify(key.expose(), &bearer, crate::connect::oauth::now_unix()) {
+    let claims = match token::verify(key.expose(), &bearer, crate::auth::oauth::now_unix()) {
         Ok(c) => c,
         Err(e) => return refuse(StatusCode::UNAUTHORIZED, "BAD_TOKEN", e.to_string()),
     };
@@ -300,14 +343,14 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
         Some(q) => format!("{path}?{q}"),
         None => path.clone(),
     };
-    let call = crate::engine::http::ProxyCall {
+    let call = crate::send::ProxyCall {
         method: reqwest::Method::from_bytes(method.as_str().as_bytes()).unwrap_or(reqwest::Method::GET),
         path_and_query,
         headers,
         body,
     };
     let deadline = Instant::now() + app.settings.call_timeout;
-    let answer = crate::engine::http::proxy_send(&app, integration, connection, &call, deadline).await;
+    let answer = crate::send::proxy_send(&app, integration, connection, &call, deadline).await;
     let mutating = !matches!(method.as_str(), "GET" | "HEAD");
     let (response, status, code, error) = match answer {
         Ok(answer) => {
@@ -341,7 +384,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
     }
     match response {
         Err(e) => {
-            let scrubber = crate::engine::scrub::Scrubber::new(Vec::new());
+            let scrubber = crate::scrub::Scrubber::new(Vec::new());
             let message = scrubber.text(&e.to_string());
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
             let code = match status.as_u16() {
@@ -358,7 +401,7 @@ pub async fn handle(app: Arc<App>, request: Request) -> Response {
 
 /// The upstream's answer as the caller gets it: status, headers minus hop-by-hop and cookies,
 /// secrets replaced everywhere, body streamed.
-fn pass_back(answer: crate::engine::http::ProxyAnswer) -> Response {
+fn pass_back(answer: crate::send::ProxyAnswer) -> Response {
     let secrets: Vec<Vec<u8>> = answer.secrets.iter().filter(|s| s.len() >= 4).map(|s| s.as_bytes().to_vec()).collect();
     let status = StatusCode::from_u16(answer.response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut headers = HeaderMap::new();

@@ -6,12 +6,14 @@
 pub mod search;
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Instant;
 
 use plugins::api::{AuthKind, BoxFuture, Effect, Files, Handler, Integration, ToolError};
 use serde_json::Value;
 
 use crate::app::App;
+use crate::storage::Storage;
 
 /// A built-in tool's handler: it runs inside workbench with access to the app (audit log, vault).
 pub type BuiltinHandler = fn(Arc<App>, Value) -> BoxFuture<Result<Value, ToolError>>;
@@ -114,23 +116,36 @@ pub struct Registry {
     upstream: Arc<crate::upstream::Catalogue>,
     /// The upstream servers whose tools this snapshot offers.
     upstream_servers: Vec<&'static str>,
+    /// Names outside the catalogue that nothing may take (the meta-tools'), given by the
+    /// composition root ([`Registry::reserving`]).
+    reserved: fn(&str) -> bool,
     index: OnceLock<search::SearchIndex>,
+}
+
+fn nothing_reserved(_: &str) -> bool {
+    false
 }
 
 impl Registry {
     pub fn new(integrations: &[&'static Integration], builtins: &'static [BuiltinSpec]) -> Registry {
-        Self::build(integrations, builtins, Arc::default(), Arc::default())
+        Self::build(integrations, builtins, nothing_reserved, Arc::default(), Arc::default())
+    }
+
+    /// This catalogue with `reserved` names (the meta-tools') that no upstream server or custom
+    /// app may take.
+    pub fn reserving(&self, reserved: fn(&str) -> bool) -> Registry {
+        Self::build(&self.integrations, self.builtins, reserved, self.upstream.clone(), self.custom.clone())
     }
 
     /// This catalogue with `custom` apps' operations as tools (replacing any earlier ones).
     pub fn with_custom(&self, custom: crate::custom::Loaded) -> Registry {
-        Self::build(&self.integrations, self.builtins, self.upstream.clone(), Arc::new(custom))
+        Self::build(&self.integrations, self.builtins, self.reserved, self.upstream.clone(), Arc::new(custom))
     }
 
     /// This catalogue with `upstream` servers' tools (replacing any earlier ones; custom apps are
     /// dropped: load them again on top with [`Registry::with_custom`]).
     pub fn with_upstream(&self, upstream: Arc<crate::upstream::Catalogue>) -> Registry {
-        Self::build(&self.integrations, self.builtins, upstream, Arc::default())
+        Self::build(&self.integrations, self.builtins, self.reserved, upstream, Arc::default())
     }
 
     /// The upstream catalogue this snapshot was built with (and its generation).
@@ -146,6 +161,7 @@ impl Registry {
     fn build(
         integrations: &[&'static Integration],
         builtins: &'static [BuiltinSpec],
+        reserved: fn(&str) -> bool,
         upstream: Arc<crate::upstream::Catalogue>,
         custom: Arc<crate::custom::Loaded>,
     ) -> Registry {
@@ -185,25 +201,24 @@ impl Registry {
         {
             let mut taken: std::collections::HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
             for (server, listed) in &upstream.servers {
-                let reserved =
+                let workbench_own =
                     integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
                         || builtins.iter().any(|b| b.namespace == server)
-                        || crate::meta::find(server).is_some()
+                        || reserved(server)
                         || matches!(server.as_str(), "vault" | "custom" | "connection" | "curl" | "workbench");
-                if reserved {
+                if workbench_own {
                     tracing::warn!(server, "upstream server skipped: its name is taken by workbench's own tools");
                     continue;
                 }
-                upstream_servers.push(crate::custom::intern(server));
+                upstream_servers.push(crate::ids::intern(server));
                 for l in listed {
-                    let name = crate::upstream::exposed_name(server, &l.tool, &|n: &str| {
-                        taken.contains(n) || crate::meta::find(n).is_some()
-                    });
+                    let name =
+                        crate::upstream::exposed_name(server, &l.tool, &|n: &str| taken.contains(n) || reserved(n));
                     taken.insert(name.clone());
                     tools.push(ToolEntry {
-                        name: crate::custom::intern(&name),
-                        integration: crate::custom::intern(server),
-                        description: crate::custom::intern(&l.description),
+                        name: crate::ids::intern(&name),
+                        integration: crate::ids::intern(server),
+                        description: crate::ids::intern(&l.description),
                         keywords: &[],
                         effect: l.effect,
                         files: Files::None,
@@ -220,9 +235,9 @@ impl Registry {
         for app in &custom.apps {
             for op in &app.operations {
                 tools.push(ToolEntry {
-                    name: crate::custom::intern(&op.tool_name),
-                    integration: crate::custom::intern(&app.name),
-                    description: crate::custom::intern(&op.description),
+                    name: crate::ids::intern(&op.tool_name),
+                    integration: crate::ids::intern(&app.name),
+                    description: crate::ids::intern(&op.description),
                     keywords: &[],
                     effect: op.effect,
                     files: Files::None,
@@ -245,6 +260,7 @@ impl Registry {
             custom,
             upstream,
             upstream_servers,
+            reserved,
             index: OnceLock::new(),
         }
     }
@@ -264,7 +280,7 @@ impl Registry {
     pub fn reserved_namespace(&self, name: &str) -> bool {
         self.integration(name).is_some()
             || self.builtins.iter().any(|b| b.namespace == name)
-            || crate::meta::find(name).is_some()
+            || (self.reserved)(name)
             || self.integrations.iter().any(|i| i.name.split('_').next() == Some(name))
             || self.is_upstream_server(name)
     }
@@ -272,11 +288,6 @@ impl Registry {
     /// Whether `name` is a compiled (plugin or built-in) tool.
     pub fn compiled_tool(&self, name: &str) -> bool {
         self.get(name).is_some_and(|t| t.custom().is_none())
-    }
-
-    /// The shipped catalogue: every plugin integration plus the built-ins.
-    pub fn standard() -> Registry {
-        Registry::new(plugins::INTEGRATIONS, crate::builtins::BUILTINS)
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {
@@ -318,6 +329,119 @@ impl Registry {
             out = self.index().search(&wrong.replace('_', " "), max, &|_| false).into_iter().map(|h| h.name).collect();
         }
         out
+    }
+}
+
+/// How often a snapshot asks SQLite whether another process changed the custom apps. A change
+/// made in this process is seen at once (`Storage::custom_writes_here`); one made by another
+/// process within this long.
+const CROSS_PROCESS_CHECK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The registry's state: the current snapshot, and when SQLite's custom-apps generation was last
+/// read (with this process's custom-app write count then).
+pub struct Snapshot {
+    current: RwLock<Arc<Registry>>,
+    checked: Mutex<Option<(Instant, u64)>>,
+}
+
+impl Snapshot {
+    pub fn new(registry: Registry) -> Snapshot {
+        Snapshot { current: RwLock::new(Arc::new(registry)), checked: Mutex::new(None) }
+    }
+
+    fn get(&self) -> Arc<Registry> {
+        self.current.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set(&self, registry: Arc<Registry>) {
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = registry;
+    }
+
+    /// Whether the custom apps may have changed since the last look: this process wrote some,
+    /// or the last look at SQLite is older than [`CROSS_PROCESS_CHECK`].
+    fn due(&self) -> bool {
+        let writes = Storage::custom_writes_here();
+        let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+        match *checked {
+            Some((at, seen)) if seen == writes && at.elapsed() < CROSS_PROCESS_CHECK => false,
+            _ => {
+                *checked = Some((Instant::now(), writes));
+                true
+            }
+        }
+    }
+}
+
+impl App {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.state_with(|| Snapshot::new(Registry::new(&[], &[])))
+    }
+
+    /// The catalogue as it stands now: the compiled tools, the upstream servers' tools and the
+    /// custom apps in SQLite. A change made by any process (the generation counter moved) builds a
+    /// new snapshot here; SQLite is asked only after a write of this process or every
+    /// [`CROSS_PROCESS_CHECK`], so a call's path reads no database most of the time.
+    pub fn registry(&self) -> Arc<Registry> {
+        let snapshot = self.snapshot();
+        let current = snapshot.get();
+        if self.upstream().catalogue(&self.storage).generation != current.upstream().generation {
+            return self.reload_registry();
+        }
+        if !snapshot.due() {
+            return current;
+        }
+        match self.storage.custom_generation() {
+            Ok(generation) if generation == current.custom().generation => current,
+            Ok(_) => self.reload_registry(),
+            Err(e) => {
+                tracing::debug!(error = %e, "custom apps could not be read; using the last catalogue");
+                current
+            }
+        }
+    }
+
+    /// Reads the custom apps again and builds a new catalogue snapshot.
+    pub fn reload_registry(&self) -> Arc<Registry> {
+        let snapshot = self.snapshot();
+        let mut base = snapshot.get();
+        // Upstream servers' tools come before custom apps, so a custom app cannot take their names.
+        let upstream = self.upstream().catalogue(&self.storage);
+        if upstream.generation != base.upstream().generation {
+            base = Arc::new(base.with_upstream(upstream));
+        }
+        let reserved = crate::custom::ReservedNames {
+            namespaces: &|n: &str| base.reserved_namespace(n),
+            tools: &|n: &str| base.compiled_tool(n),
+        };
+        match crate::custom::load(&self.storage, &reserved) {
+            Ok(loaded) => {
+                let fresh = Arc::new(base.with_custom(loaded));
+                snapshot.set(fresh.clone());
+                fresh
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "custom apps could not be loaded");
+                snapshot.set(base.clone());
+                base
+            }
+        }
+    }
+
+    /// Whether the user can run `integration`'s tools now. Public integrations always can; the rest
+    /// need a credential (any account) in the environment or a stored connection (SQLite says
+    /// so; the secret store is not touched here).
+    pub fn is_connected(&self, integration: &str) -> bool {
+        // The snapshot as the caller's own `registry()` left it: asked once per integration (search
+        // ranking, list_integrations), so no second generation read per integration.
+        let registry = self.snapshot().get();
+        match registry.integration(integration) {
+            Some(i) => is_public(i) || !self.accounts(i).is_empty(),
+            None => {
+                registry.is_builtin_namespace(integration)
+                    || registry.is_custom_app(integration)
+                    || registry.is_upstream_server(integration)
+            }
+        }
     }
 }
 

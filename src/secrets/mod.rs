@@ -257,14 +257,19 @@ pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
 }
 
 /// Why an `allowed_hosts` entry cannot be read, if it cannot (for vault_set_secret's checks).
-pub fn check_allowed_host(entry: &str) -> Result<(), String> {
+pub fn check_allowed_host(entry: &str) -> Result<(), NotAHost> {
     match parse_pattern(entry) {
         Some(_) => Ok(()),
-        None => Err(format!(
-            "'{entry}' is not a host: write api.example.com (https on port 443), *.example.com, or an origin such as http://127.0.0.1:8080"
-        )),
+        None => Err(NotAHost(entry.to_string())),
     }
 }
+
+/// An `allowed_hosts` entry that is not a host pattern.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "'{0}' is not a host: write api.example.com (https on port 443), *.example.com, or an origin such as http://127.0.0.1:8080"
+)]
+pub struct NotAHost(pub String);
 
 #[cfg(test)]
 mod tests {

@@ -27,7 +27,7 @@
 //!   Headers may hold `{{vault:NAME}}` refs, resolved for `mcp:<server>` only. A dropped
 //!   session reconnects on the next call, with the same backoff as a stdio server.
 
-pub mod config;
+pub use crate::config::servers as config;
 pub mod schema;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -131,6 +131,13 @@ pub struct Upstreams {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     generation: AtomicU64,
     empty: Arc<Catalogue>,
+}
+
+impl App {
+    /// The upstream servers' state (upstream's state slot, built from the settings on first use).
+    pub fn upstream(&self) -> Arc<Upstreams> {
+        self.state_with(|| Upstreams::new(self.settings.mcp_servers.clone()))
+    }
 }
 
 impl Upstreams {
@@ -462,7 +469,7 @@ async fn resolve_map(
     what: &str,
 ) -> Result<BTreeMap<String, String>, String> {
     let template = serde_json::to_value(map).map_err(|e| e.to_string())?;
-    let names = crate::engine::template::vault_names(&template).map_err(|f| f.message)?;
+    let names = crate::template::vault_names(&template).map_err(|f| f.message)?;
     let hosts = vec![pseudo_host(server)];
     let mut values = HashMap::new();
     for name in names {
@@ -478,13 +485,9 @@ async fn resolve_map(
     };
     let no_steps =
         if what == "env" { "a server's env cannot use step refs" } else { "a server's headers cannot use step refs" };
-    let scope = crate::engine::template::Scope {
-        steps: None,
-        vault: Some(&lookup),
-        no_steps_reason: no_steps,
-        no_vault_reason: "",
-    };
-    let resolved = crate::engine::template::resolve(&template, &scope).map_err(|f| f.message)?;
+    let scope =
+        crate::template::Scope { steps: None, vault: Some(&lookup), no_steps_reason: no_steps, no_vault_reason: "" };
+    let resolved = crate::template::resolve(&template, &scope).map_err(|f| f.message)?;
     serde_json::from_value(resolved.value).map_err(|e| e.to_string())
 }
 
@@ -535,7 +538,7 @@ impl ClientHandler for Handler {
         tokio::spawn(async move {
             let Ok(tools) = peer.list_all_tools().await else { return };
             if let Some(app) = app.upgrade() {
-                let n = app.upstream.store_listing(&app, &server, tools).await;
+                let n = app.upstream().store_listing(&app, &server, tools).await;
                 tracing::info!(server, tools = n, "upstream tool list changed");
             }
         });
@@ -605,7 +608,7 @@ pub fn exposed_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> S
 /// Runs one upstream tool call (the engine's task for `Runner::Upstream`). Dropping the future
 /// (timeout, cancellation) drops rmcp's request, which sends `notifications/cancelled` upstream.
 pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result<Value, ToolError> {
-    let conn = app.upstream.connection(&app, &tool.server).await.map_err(ToolError::Network)?;
+    let conn = app.upstream().connection(&app, &tool.server).await.map_err(ToolError::Network)?;
     let arguments = match args {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
@@ -613,7 +616,7 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
     let params = CallToolRequestParams::new(tool.tool.clone()).with_arguments(arguments);
     match conn.service.peer().call_tool(params).await {
         Ok(result) => {
-            app.upstream.succeeded(&tool.server);
+            app.upstream().succeeded(&tool.server);
             shape(&result)
         }
         Err(e) => {
@@ -621,7 +624,7 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
             tokio::time::sleep(Duration::from_millis(50)).await;
             if conn.http && (conn.closed() || !matches!(e, rmcp::ServiceError::McpError(_))) {
                 let what = format!("the connection failed ({e})");
-                app.upstream.crashed(&app, &tool.server, &conn, what.clone()).await;
+                app.upstream().crashed(&app, &tool.server, &conn, what.clone()).await;
                 Err(ToolError::Network(format!(
                     "upstream server '{}' is unreachable: {what}; workbench reconnects on the next call",
                     tool.server
@@ -632,7 +635,7 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
                     "it exited during the call{}",
                     if tail.is_empty() { String::new() } else { format!(" (stderr: {tail})") }
                 );
-                app.upstream.crashed(&app, &tool.server, &conn, what.clone()).await;
+                app.upstream().crashed(&app, &tool.server, &conn, what.clone()).await;
                 Err(ToolError::Network(format!(
                     "upstream server '{}' stopped: {what}; workbench starts it again on the next call",
                     tool.server

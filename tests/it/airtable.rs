@@ -678,11 +678,10 @@ async fn airtable_rejected_token_rate_limit_and_identity() {
         let fields = HashMap::from([("token".to_string(), Secret::new(token.to_string()))]);
         workbench::auth::from_fields(integration, fields, workbench::auth::Source::Store)
     };
-    let label = workbench::engine::http::verify_identity(&t.app, integration, connection(TOKEN)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, connection(TOKEN)).await.unwrap();
     assert_eq!(label.as_deref(), Some("ada@example.com"));
     assert_eq!(fake.last().path, "/v0/meta/whoami");
-    let bad =
-        workbench::engine::http::verify_identity(&t.app, integration, connection("patWrong.000")).await.unwrap_err();
+    let bad = workbench::send::verify_identity(&t.app, integration, connection("patWrong.000")).await.unwrap_err();
     assert!(bad.to_string().contains("Airtable rejected this credential: Authentication required"), "{bad}");
 
     // Last: after a 429 with Retry-After the governor holds every call to the integration.

@@ -26,7 +26,7 @@ fn cannot_ask() -> Hooks {
 
 fn served() -> TestApp {
     let t = app_with(&[]);
-    t.app.approvals.enable_browser();
+    t.app.approvals().enable_browser();
     t
 }
 
@@ -170,7 +170,7 @@ async fn deny_refuses_and_a_repeat_asks_again() {
 #[tokio::test]
 async fn expired_approvals_refuse() {
     let t = served();
-    t.app.approvals.set_ttl(Duration::from_millis(1500));
+    t.app.approvals().set_ttl(Duration::from_millis(1500));
     with_secret(&t, "K").await;
     let url = approval_url(&run(&t, "vault_delete_secret", json!({"name": "K"})).await);
     let (_, token) = open_page(&url).await;
@@ -285,7 +285,7 @@ async fn github_merge_pr_and_curl_session_are_approved_in_the_browser() {
         ("WORKBENCH_GITHUB_BASE_URL", fake.url.clone()),
         ("WORKBENCH_GITHUB_TOKEN", "ghp_approvaltoken00000000000000000000000".into()),
     ]);
-    t.app.approvals.enable_browser();
+    t.app.approvals().enable_browser();
     let args = json!({"owner": "acme", "repo": "demo", "pull_number": 7});
     let url = approval_url(&run(&t, "github_merge_pr", args.clone()).await);
     assert!(fake.requests().is_empty(), "nothing sent before the click");

@@ -516,14 +516,12 @@ async fn asana_rejected_token_rate_limit_and_identity() {
             HashMap::from([("token".to_string(), Secret::new(token.to_string()))]);
         workbench::auth::from_fields(&plugins::asana::INTEGRATION, fields, workbench::auth::Source::Store)
     };
-    let label =
-        workbench::engine::http::verify_identity(&t.app, &plugins::asana::INTEGRATION, conn(TOKEN)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, &plugins::asana::INTEGRATION, conn(TOKEN)).await.unwrap();
     assert_eq!(label.as_deref(), Some("Ada Lovelace <ada@acme.test>"));
     assert_eq!(fake.last().path, "/api/1.0/users/me");
-    let err =
-        workbench::engine::http::verify_identity(&t.app, &plugins::asana::INTEGRATION, conn("0/revoked-token-0000"))
-            .await
-            .unwrap_err();
+    let err = workbench::send::verify_identity(&t.app, &plugins::asana::INTEGRATION, conn("0/revoked-token-0000"))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("Asana rejected this credential"), "{err}");
 
     // Last: after a 429 with Retry-After the governor holds every call to the integration.

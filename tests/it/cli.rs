@@ -300,7 +300,7 @@ fn disconnect_erases_a_stored_connection() {
         workbench::auth::save(
             &app,
             &conn,
-            workbench::auth::Saved { account_label: Some("octocat".into()), ..Default::default() },
+            workbench::auth::AccountDetails { account_label: Some("octocat".into()), ..Default::default() },
         )
         .unwrap();
     }

@@ -648,17 +648,14 @@ async fn confluence_identity_and_site_host() {
         ])
     };
     let good = workbench::auth::from_fields(integration, fields(TOKEN), workbench::auth::Source::Store);
-    assert_eq!(
-        workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap().as_deref(),
-        Some(EMAIL)
-    );
+    assert_eq!(workbench::send::verify_identity(&t.app, integration, good).await.unwrap().as_deref(), Some(EMAIL));
     let bad = workbench::auth::from_fields(integration, fields("nope"), workbench::auth::Source::Store);
-    let err = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
+    let err = workbench::send::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");
 
     let plain = crate::support::app();
     let conn = workbench::auth::from_fields(integration, fields(TOKEN), workbench::auth::Source::Store);
-    let url = workbench::engine::http::host_url(&plain.app, integration, "base_url", &[], Some(&conn)).unwrap();
+    let url = workbench::send::host_url(&plain.app, integration, "base_url", &[], Some(&conn)).unwrap();
     assert_eq!(url, "https://acme.atlassian.net/wiki");
 }
 

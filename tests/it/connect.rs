@@ -262,7 +262,7 @@ async fn expired_and_unknown_links_are_refused() {
     let out = t.call("connect", json!({"integration": "acme"})).await;
     let id = out.body["connectionId"].as_str().unwrap().to_string();
     let url = out.body["url"].as_str().unwrap().to_string();
-    t.app.pending.lock().unwrap().get_mut(&id).unwrap().expires = std::time::Instant::now();
+    workbench::connect::flows(&t.app).pending().get_mut(&id).unwrap().expires = std::time::Instant::now();
     assert_eq!(http.get(&url).send().await.unwrap().status(), 410);
     assert_eq!(t.call("wait_for_connection", json!({"connectionId": id})).await.body, json!({"status": "EXPIRED"}));
     let unknown = url.replace(&id, "00000000000000000000000000000000");
@@ -624,4 +624,67 @@ async fn the_curl_proxy_refreshes_an_oauth_token_like_the_tools_do() {
     // The refreshed token was stored: the tools use it without another refresh.
     assert_eq!(t.ok("oidc_get_profile", json!({})).await["email"], "ada@example.com");
     assert_eq!(server.refreshes.load(Ordering::SeqCst), 1);
+}
+
+/// Plugin tools and the curl proxy share one credentialed path (`send::Credentialed`): a token
+/// that stops working under both at once is refreshed once (one refresh lock per account), and
+/// both requests then succeed with the fresh token.
+#[tokio::test]
+async fn a_401_on_a_tool_and_on_the_proxy_at_once_refreshes_once() {
+    let server = auth_server().await;
+    let t = test_app(&oauth_env(&server.fake));
+    let http = client();
+    let (_, callback) = connect_oauth(&t, &http).await;
+    assert_eq!(http.get(&callback).send().await.unwrap().status(), 200);
+    let minted = t.call("curl_session", json!({"integrations": ["oidc"], "expiresInSeconds": 120})).await;
+    assert!(!minted.is_error, "{}", minted.body);
+    let token = minted.body["token"].as_str().unwrap().to_string();
+    let base = minted.body["proxyBaseUrl"].as_str().unwrap().to_string();
+    *server.valid.lock().unwrap() = "at-rotated-elsewhere".into();
+    let proxied = http.get(format!("{base}/oidc/me")).header("authorization", format!("Bearer {token}")).send();
+    let (proxied, tool) = tokio::join!(proxied, t.ok("oidc_get_profile", json!({})));
+    let proxied = proxied.unwrap();
+    assert_eq!(proxied.status(), 200);
+    assert_eq!(proxied.json::<Value>().await.unwrap()["email"], "ada@example.com");
+    assert_eq!(tool["email"], "ada@example.com");
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 1, "one refresh for both");
+    // Rotated again: the tool's 401 refreshes once more, and the proxy uses what it stored.
+    *server.valid.lock().unwrap() = "at-rotated-again".into();
+    assert_eq!(t.ok("oidc_get_profile", json!({})).await["email"], "ada@example.com");
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 2);
+    let again =
+        http.get(format!("{base}/oidc/me")).header("authorization", format!("Bearer {token}")).send().await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(server.refreshes.load(Ordering::SeqCst), 2);
+    assert_eq!(server.fake.last().header("authorization"), Some("Bearer at-3-xxxxxxxxxxxx"));
+}
+
+/// A consent flow above connect (an upstream server's OAuth) answers the shared loopback callback
+/// for the states it issued, through the hook the composition root registers; every other state
+/// is connect's (unknown here), and the listener's Host check still comes first.
+#[tokio::test]
+async fn oauth_callback_hooks_answer_only_their_own_state() {
+    let t = test_app(&[]);
+    workbench::connect::add_callback_hook(&t.app, |_, state, query| {
+        Box::pin(async move {
+            (state == "hooked-state")
+                .then(|| (200, format!("hooked, code {}", query.get("code").cloned().unwrap_or_default())))
+        })
+    });
+    let listener = workbench::connect::ensure_listener(&t.app).await.unwrap();
+    let http = client();
+    let r = http.get(format!("{}/oauth/callback?state=hooked-state&code=c-1", listener.base())).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("hooked, code c-1"));
+    let other =
+        http.get(format!("{}/oauth/callback?state=someone-else&code=c-1", listener.base())).send().await.unwrap();
+    assert_eq!(other.status(), 400);
+    assert!(!other.text().await.unwrap().contains("hooked"));
+    let rebound = http
+        .get(format!("{}/oauth/callback?state=hooked-state&code=c-1", listener.base()))
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 421, "the Host check runs before any hook");
 }

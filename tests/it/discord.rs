@@ -647,12 +647,12 @@ async fn discord_identity_names_the_bot() {
         f.insert("token".to_string(), workbench::secrets::Secret::new(token.to_string()));
         workbench::auth::from_fields(&plugins::discord::INTEGRATION, f, workbench::auth::Source::Store)
     };
-    let label = workbench::engine::http::verify_identity(&t.app, &plugins::discord::INTEGRATION, fields(TOKEN)).await;
+    let label = workbench::send::verify_identity(&t.app, &plugins::discord::INTEGRATION, fields(TOKEN)).await;
     assert_eq!(label.unwrap().as_deref(), Some("workbench-bot (bot)"));
     let req = fake.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/api/v10/users/@me"));
     assert_eq!(req.header("authorization"), Some(format!("Bot {TOKEN}").as_str()));
-    let bad = workbench::engine::http::verify_identity(&t.app, &plugins::discord::INTEGRATION, fields("wrong")).await;
+    let bad = workbench::send::verify_identity(&t.app, &plugins::discord::INTEGRATION, fields("wrong")).await;
     match bad {
         Err(plugins::api::ToolError::Upstream { status: 401, message, .. }) => {
             assert!(message.contains("Discord rejected this credential: 401: Unauthorized"), "{message}")

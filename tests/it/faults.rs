@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use workbench::app::App;
-use workbench::auth::{self, Saved, Source};
+use workbench::auth::{self, AccountDetails, Source};
 use workbench::config::Settings;
 use workbench::registry::Registry;
 use workbench::secrets::{MemoryStore, Secret, SecretStore};
@@ -213,7 +213,7 @@ fn save_connection(app: &App, integration: &str, fields: &[(&str, &str)], expire
     let integration = app.registry().integration(integration).unwrap();
     let fields = fields.iter().map(|(k, v)| (k.to_string(), Secret::new(v.to_string()))).collect();
     let connection = auth::from_fields(integration, fields, Source::Store);
-    auth::save(app, &connection, Saved { expires_at, ..Saved::default() }).unwrap();
+    auth::save(app, &connection, AccountDetails { expires_at, ..AccountDetails::default() }).unwrap();
 }
 
 const REPOS: &str = "github_list_repos";

@@ -1341,12 +1341,12 @@ async fn github_identity_names_the_login_and_rejects_bad_tokens() {
     let (t, fake) = gh().await;
     let integration = &plugins::github::INTEGRATION;
     let good = workbench::auth::from_fields(integration, fields(&[("token", TOKEN)]), workbench::auth::Source::Store);
-    let label = workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, good).await.unwrap();
     assert_eq!(label.as_deref(), Some("octocat"));
     assert_eq!(fake.last().path, "/user");
     let bad =
         workbench::auth::from_fields(integration, fields(&[("token", "ghp_wrong")]), workbench::auth::Source::Store);
-    let e = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
+    let e = workbench::send::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(e.to_string().contains("GitHub rejected this credential: Bad credentials"), "{e}");
 }
 
@@ -1360,7 +1360,7 @@ async fn github_enterprise_base_url_comes_from_the_connection() {
         fields(&[("token", TOKEN), ("base_url", &format!("{}/api/v3", fake.url))]),
         workbench::auth::Source::Store,
     );
-    let label = workbench::engine::http::verify_identity(&t.app, integration, conn).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, conn).await.unwrap();
     assert_eq!(label.as_deref(), Some("octocat"));
     assert_eq!(fake.last().path, "/api/v3/user");
 }

@@ -899,7 +899,7 @@ async fn gitlab_identity_and_self_managed_base_url() {
         fields(&[("token", TOKEN), ("base_url", &base)]),
         workbench::auth::Source::Store,
     );
-    let label = workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, good).await.unwrap();
     assert_eq!(label.as_deref(), Some("jdoe"));
     assert_eq!((fake.last().path.as_str(), fake.last().header("private-token")), ("/api/v4/user", Some(TOKEN)));
     let bad = workbench::auth::from_fields(
@@ -907,6 +907,6 @@ async fn gitlab_identity_and_self_managed_base_url() {
         fields(&[("token", "glpat-nope"), ("base_url", &base)]),
         workbench::auth::Source::Store,
     );
-    let e = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
+    let e = workbench::send::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(e.to_string().contains("GitLab rejected this credential: 401 Unauthorized"), "{e}");
 }

@@ -712,13 +712,11 @@ async fn gmail_identity_names_the_mailbox() {
         let fields: HashMap<String, Secret<String>> = [("token".to_string(), Secret::new(token.to_string()))].into();
         workbench::auth::from_fields(&plugins::gmail::INTEGRATION, fields, workbench::auth::Source::Store)
     };
-    let label =
-        workbench::engine::http::verify_identity(&t.app, &plugins::gmail::INTEGRATION, conn(TOKEN)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, &plugins::gmail::INTEGRATION, conn(TOKEN)).await.unwrap();
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/gmail/v1/users/me/profile");
-    let err = workbench::engine::http::verify_identity(&t.app, &plugins::gmail::INTEGRATION, conn("ya29.wrong"))
-        .await
-        .unwrap_err();
+    let err =
+        workbench::send::verify_identity(&t.app, &plugins::gmail::INTEGRATION, conn("ya29.wrong")).await.unwrap_err();
     assert!(err.to_string().contains("Gmail rejected this credential"), "{err}");
 
     let spec = &plugins::gmail::INTEGRATION.auth;

@@ -752,10 +752,10 @@ async fn google_drive_rejected_token_rate_limit_and_identity() {
         workbench::auth::from_fields(&plugins::google_drive::INTEGRATION, fields, workbench::auth::Source::Store)
     };
     let integration = &plugins::google_drive::INTEGRATION;
-    let label = workbench::engine::http::verify_identity(&t.app, integration, conn(TOKEN)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, conn(TOKEN)).await.unwrap();
     assert_eq!(label.as_deref(), Some("bob@example.com"));
     assert_eq!(fake.last().path, "/drive/v3/about");
-    assert!(workbench::engine::http::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
+    assert!(workbench::send::verify_identity(&t.app, integration, conn("ya29.nope")).await.is_err());
 
     // Last: after a 429 with Retry-After the governor holds every call to the integration.
     let e = t.err("google_drive_get_file", json!({"file_id": "1Busy"})).await;

@@ -730,11 +730,10 @@ async fn hubspot_rejected_token_rate_limit_and_identity() {
         let fields = HashMap::from([("token".to_string(), Secret::new(token.to_string()))]);
         workbench::auth::from_fields(integration, fields, workbench::auth::Source::Store)
     };
-    let label = workbench::engine::http::verify_identity(&t.app, integration, connection(TOKEN)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, connection(TOKEN)).await.unwrap();
     assert_eq!(label.as_deref(), Some("portal 62515 (app.hubspot.com)"));
     assert_eq!(fake.last().path, "/account-info/v3/details");
-    let bad =
-        workbench::engine::http::verify_identity(&t.app, integration, connection("pat-na1-revoked")).await.unwrap_err();
+    let bad = workbench::send::verify_identity(&t.app, integration, connection("pat-na1-revoked")).await.unwrap_err();
     assert!(
         bad.to_string().contains("HubSpot CRM rejected this credential: Authentication credentials not found"),
         "{bad}"

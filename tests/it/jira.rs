@@ -874,14 +874,14 @@ async fn jira_identity_and_site_host() {
         fields("acme.atlassian.net", EMAIL, TOKEN),
         workbench::auth::Source::Store,
     );
-    let label = workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, good).await.unwrap();
     assert_eq!(label.as_deref(), Some(EMAIL));
     let bad = workbench::auth::from_fields(
         integration,
         fields("acme.atlassian.net", EMAIL, "nope"),
         workbench::auth::Source::Store,
     );
-    let err = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
+    let err = workbench::send::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");
 
     // Without an override, the host is the connection's own site.
@@ -891,7 +891,7 @@ async fn jira_identity_and_site_host() {
         fields("https://acme.atlassian.net/", EMAIL, TOKEN),
         workbench::auth::Source::Store,
     );
-    let url = workbench::engine::http::host_url(&plain.app, integration, "base_url", &[], Some(&conn)).unwrap();
+    let url = workbench::send::host_url(&plain.app, integration, "base_url", &[], Some(&conn)).unwrap();
     assert_eq!(url, "https://acme.atlassian.net");
 }
 

@@ -63,7 +63,7 @@ async fn secret_service_round_trip_and_a_connection_through_it() {
     workbench::auth::save(
         &t.app,
         &connection,
-        workbench::auth::Saved { account_label: Some("octocat".into()), ..Default::default() },
+        workbench::auth::AccountDetails { account_label: Some("octocat".into()), ..Default::default() },
     )
     .unwrap();
     assert_eq!(t.app.storage.connection_meta("github").unwrap().unwrap().store, "keychain");

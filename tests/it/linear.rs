@@ -742,10 +742,10 @@ async fn linear_identity() {
     let integration = &plugins::linear::INTEGRATION;
     let key = |k: &str| HashMap::from([("api_key".to_string(), Secret::new(k.to_string()))]);
     let good = workbench::auth::from_fields(integration, key(KEY), workbench::auth::Source::Store);
-    let label = workbench::engine::http::verify_identity(&t.app, integration, good).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, good).await.unwrap();
     assert_eq!(label.as_deref(), Some("ada@acme.test"));
     let bad = workbench::auth::from_fields(integration, key("lin_api_wrong"), workbench::auth::Source::Store);
-    let err = workbench::engine::http::verify_identity(&t.app, integration, bad).await.unwrap_err();
+    let err = workbench::send::verify_identity(&t.app, integration, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");
 }
 

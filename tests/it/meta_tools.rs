@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use workbench::app::{PendingConnect, PendingState};
+use workbench::connect::{PendingConnect, PendingState};
 use workbench::engine::Outcome;
 
 use crate::support::{app, app_with};
@@ -104,7 +104,7 @@ async fn wait_for_connection_covers_every_status() {
     let add = |id: &str, state: PendingState, ttl: Duration| {
         let mut p = PendingConnect::new("wikipedia", "default", ttl);
         p.state = state;
-        t.app.pending.lock().unwrap().insert(id.to_string(), p);
+        workbench::connect::flows(&t.app).pending().insert(id.to_string(), p);
     };
     add("done", PendingState::Connected, Duration::from_secs(60));
     assert_eq!(
@@ -118,13 +118,13 @@ async fn wait_for_connection_covers_every_status() {
     let out = t.call("wait_for_connection", json!({"connectionId": "slow", "timeoutSec": 1})).await;
     assert_eq!(out.body, json!({"status": "TIMEOUT"}));
     assert!(started.elapsed() >= Duration::from_secs(1));
-    assert!(!t.app.pending.lock().unwrap().contains_key("slow"), "a timeout reaps the pending record");
+    assert!(!workbench::connect::flows(&t.app).pending().contains_key("slow"), "a timeout reaps the pending record");
     // A connection that completes while waiting is seen within a poll.
     add("later", PendingState::Waiting, Duration::from_secs(60));
     let app = t.app.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        app.pending.lock().unwrap().get_mut("later").unwrap().state = PendingState::Connected;
+        workbench::connect::flows(&app).pending().get_mut("later").unwrap().state = PendingState::Connected;
     });
     let out = t.call("wait_for_connection", json!({"connectionId": "later", "timeoutSec": 5})).await;
     assert_eq!(out.body, json!({"status": "CONNECTED"}));
@@ -181,7 +181,7 @@ async fn call_profile(t: &crate::support::TestApp, runstack: bool, tool: &str, a
 
 /// Nothing ran: no pending connection, no audit row, no token.
 async fn nothing_happened(t: &crate::support::TestApp) {
-    assert!(t.app.pending.lock().unwrap().is_empty(), "a connection was started");
+    assert!(workbench::connect::flows(&t.app).pending().is_empty(), "a connection was started");
     let rows =
         t.app.storage.search_audit(workbench::storage::AuditQuery { limit: 100, ..Default::default() }).await.unwrap();
     assert!(rows.is_empty(), "something was audited: {rows:?}");
@@ -347,7 +347,7 @@ async fn the_typed_functions_answer_what_the_dispatch_answers() {
             .await
             .unwrap();
             assert_eq!(waited.status, meta::wait_for_connection::Status::Timeout);
-            assert!(!t.app.pending.lock().unwrap().contains_key(&link.connection_id));
+            assert!(!workbench::connect::flows(&t.app).pending().contains_key(&link.connection_id));
         }
         other => panic!("expected a link, got {other:?}"),
     }

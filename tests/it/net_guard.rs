@@ -131,7 +131,7 @@ async fn no_request_of_workbench_reaches_its_own_listener() {
         &[addr],
     );
     workbench::connect::ensure_listener(&t.app).await.unwrap();
-    assert_eq!(t.app.listener.get().unwrap().port, port);
+    assert_eq!(workbench::listener::running(&t.app).unwrap().port, port);
 
     for base in [listener.clone(), format!("http://localhost:{port}"), format!("http://0.0.0.0:{port}")] {
         let e = t.err("custom_create_app", app_def("acme", &base, None)).await;
@@ -214,7 +214,7 @@ async fn only_the_users_browser_completes_the_connect_page() {
     assert!(text(&e).contains("own listener"), "{e}");
     let e = t.err("http_send_request", json!({"url": url})).await;
     assert!(text(&e).contains("own listener") || text(&e).contains("loopback"), "{e}");
-    assert!(t.app.pending.lock().unwrap()[&id].form_tokens.is_empty(), "no form was ever served");
+    assert!(workbench::connect::flows(&t.app).pending()[&id].form_tokens.is_empty(), "no form was ever served");
     assert!(account(&t).is_none(), "not connected");
 
     // A program outside (no fetch metadata) with the right Origin and form token: refused.
@@ -409,7 +409,7 @@ async fn plugin_targets_are_the_origins_the_call_reaches() {
                 fields.iter().map(|(k, v)| (k.to_string(), workbench::secrets::Secret::new(v.to_string()))).collect();
             workbench::auth::from_fields(i, fields, workbench::auth::Source::Store)
         });
-        workbench::engine::http::target_hosts(&t.app, i, conn.as_ref())
+        workbench::send::target_hosts(&t.app, i, conn.as_ref())
     };
     let github = &plugins::github::INTEGRATION;
     assert_eq!(targets(github, &[]), ["https://api.github.com:443"]);

@@ -946,12 +946,12 @@ async fn notion_identity_names_the_integration_and_workspace() {
         f.insert("token".to_string(), workbench::secrets::Secret::new(secret.to_string()));
         workbench::auth::from_fields(&plugins::notion::INTEGRATION, f, workbench::auth::Source::Store)
     };
-    let label = workbench::engine::http::verify_identity(&t.app, &plugins::notion::INTEGRATION, fields(SECRET)).await;
+    let label = workbench::send::verify_identity(&t.app, &plugins::notion::INTEGRATION, fields(SECRET)).await;
     assert_eq!(label.unwrap().as_deref(), Some("Workbench @ Acme Inc"));
     let req = fake.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/v1/users/me"));
     assert_eq!(req.header("notion-version"), Some(VERSION));
-    let bad = workbench::engine::http::verify_identity(&t.app, &plugins::notion::INTEGRATION, fields("ntn_bad")).await;
+    let bad = workbench::send::verify_identity(&t.app, &plugins::notion::INTEGRATION, fields("ntn_bad")).await;
     match bad {
         Err(plugins::api::ToolError::Upstream { status: 401, message, .. }) => {
             assert!(message.contains("Notion rejected this credential"), "{message}")

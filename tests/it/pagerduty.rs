@@ -595,16 +595,14 @@ async fn pagerduty_rejected_key_and_identity() {
         ]);
         workbench::auth::from_fields(&plugins::pagerduty::INTEGRATION, fields, workbench::auth::Source::Store)
     };
-    let label =
-        workbench::engine::http::verify_identity(&t.app, &plugins::pagerduty::INTEGRATION, conn(KEY)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, &plugins::pagerduty::INTEGRATION, conn(KEY)).await.unwrap();
     assert_eq!(label.as_deref(), Some("Dana Scully <dana.scully@acme.test>"));
     let req = fake.last();
     assert_eq!(req.path, "/users/me");
     assert_eq!(req.header("accept"), Some(ACCEPT));
-    let err =
-        workbench::engine::http::verify_identity(&t.app, &plugins::pagerduty::INTEGRATION, conn("bad-key-000000"))
-            .await
-            .unwrap_err();
+    let err = workbench::send::verify_identity(&t.app, &plugins::pagerduty::INTEGRATION, conn("bad-key-000000"))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("PagerDuty rejected this credential"), "{err}");
 }
 

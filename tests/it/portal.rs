@@ -183,7 +183,7 @@ async fn actions_need_post_origin_and_csrf_then_connect_and_disconnect() {
         "a right CSRF token with a wrong URL"
     );
     assert_eq!(client().get(&connect).send().await.unwrap().status(), 405, "GET never acts");
-    assert!(t.app.pending.lock().unwrap().is_empty(), "no refused request started a connect");
+    assert!(workbench::connect::flows(&t.app).pending().is_empty(), "no refused request started a connect");
     let unknown = post(&connect, Some(&p.origin), &format!("csrf={csrf}&integration=nope<i>")).await;
     assert_eq!(unknown.status(), 400);
     assert!(unknown.text().await.unwrap().contains("Unknown integration: &#39;nope&lt;i&gt;&#39;."));
@@ -193,7 +193,7 @@ async fn actions_need_post_origin_and_csrf_then_connect_and_disconnect() {
     assert_eq!(started.status(), 303);
     let to = location(&started);
     let id = to.strip_prefix("/connect/").expect("sent to the connect page").to_string();
-    assert_eq!(t.app.pending.lock().unwrap()[&id].integration, "todoist");
+    assert_eq!(workbench::connect::flows(&t.app).pending()[&id].integration, "todoist");
     let page_url = format!("{}{to}", p.origin);
     let (status, _, form_html) = get(&page_url).await;
     assert_eq!(status, 200);
@@ -248,7 +248,7 @@ async fn environment_and_public_integrations_are_not_connected_here() {
     let r = post(&format!("{}disconnect", p.url), Some(&p.origin), &format!("csrf={csrf}&integration=todoist")).await;
     assert_eq!(r.status(), 400);
     assert!(r.text().await.unwrap().contains("environment variables; unset them to disconnect"));
-    assert!(t.app.pending.lock().unwrap().is_empty());
+    assert!(workbench::connect::flows(&t.app).pending().is_empty());
 }
 
 fn entry(tool: &str, integration: &str, args: serde_json::Value, ok: bool, mutating: bool) -> AuditEntry {
@@ -407,7 +407,7 @@ async fn a_locked_store_is_shown_and_unlocked_through_its_page() {
     // Connecting while locked leads to the unlock page as well.
     let r = post(&format!("{}connect", p.url), Some(&p.origin), &format!("csrf={csrf}&integration=todoist")).await;
     assert!(location(&r).starts_with("/unlock/"));
-    assert!(t.app.pending.lock().unwrap().is_empty());
+    assert!(workbench::connect::flows(&t.app).pending().is_empty());
 }
 
 #[tokio::test]

@@ -128,7 +128,11 @@ async fn initiate_connection_gives_a_local_link_for_the_provider() {
     let link = body["link"].as_str().unwrap();
     assert!(link.starts_with("http://127.0.0.1:") && link.contains("/connect/"), "{link}");
     let id = body["connectionId"].as_str().unwrap();
-    assert_eq!(t.app.pending.lock().unwrap()[id].integration, "google_sheets", "the same connect flow as connect");
+    assert_eq!(
+        workbench::connect::flows(&t.app).pending()[id].integration,
+        "google_sheets",
+        "the same connect flow as connect"
+    );
     let (body, _) = run(&client, "initiate_connection", json!({"provider": "googlecalendar"})).await;
     assert!(body["link"].as_str().unwrap().contains("/connect/"));
 

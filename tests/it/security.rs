@@ -200,7 +200,7 @@ async fn every_loopback_endpoint_refuses_foreign_hosts_and_cross_site_posts() {
     let vault = t.ok("vault_set_secret", json!({"name": "S", "allowed_hosts": ["api.example.com"]})).await;
     let vault_id = vault["url"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
     // A real pending approval (a held call from a client that cannot ask).
-    t.app.approvals.enable_browser();
+    t.app.approvals().enable_browser();
     let cannot_ask = workbench::engine::Hooks {
         approve: Some(std::sync::Arc::new(|_| {
             Box::pin(async { workbench::engine::policy::Approval::Unavailable("no elicitation".into()) })

@@ -518,7 +518,7 @@ async fn sentry_identity_names_the_organizations_and_honours_a_self_hosted_url()
     };
     let conn =
         workbench::auth::from_fields(&plugins::sentry::INTEGRATION, fields(TOKEN), workbench::auth::Source::Store);
-    let label = workbench::engine::http::verify_identity(&t.app, &plugins::sentry::INTEGRATION, conn).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, &plugins::sentry::INTEGRATION, conn).await.unwrap();
     assert_eq!(label.as_deref(), Some("acme"));
     assert_eq!(fake.last().path, "/api/0/organizations/");
 
@@ -527,7 +527,7 @@ async fn sentry_identity_names_the_organizations_and_honours_a_self_hosted_url()
         fields("sntryu_revoked000000000000000000000000000"),
         workbench::auth::Source::Store,
     );
-    let err = workbench::engine::http::verify_identity(&t.app, &plugins::sentry::INTEGRATION, bad).await.unwrap_err();
+    let err = workbench::send::verify_identity(&t.app, &plugins::sentry::INTEGRATION, bad).await.unwrap_err();
     assert!(err.to_string().contains("rejected this credential"), "{err}");
 }
 

@@ -840,13 +840,13 @@ async fn slack_identity_names_the_user_and_workspace() {
         f.insert("token".to_string(), workbench::secrets::Secret::new(token.to_string()));
         workbench::auth::from_fields(&plugins::slack::INTEGRATION, f, workbench::auth::Source::Store)
     };
-    let label = workbench::engine::http::verify_identity(&t.app, &plugins::slack::INTEGRATION, fields(TOKEN)).await;
+    let label = workbench::send::verify_identity(&t.app, &plugins::slack::INTEGRATION, fields(TOKEN)).await;
     assert_eq!(label.unwrap().as_deref(), Some("grace @ Acme Corp"));
     let req = api.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("GET", "/api/auth.test"));
     assert_eq!(req.header("authorization"), Some(AUTH));
     // Slack rejects a bad token with HTTP 200 and ok:false; the identity check must still fail.
-    let bad = workbench::engine::http::verify_identity(&t.app, &plugins::slack::INTEGRATION, fields("xoxp-bad")).await;
+    let bad = workbench::send::verify_identity(&t.app, &plugins::slack::INTEGRATION, fields("xoxp-bad")).await;
     let err = bad.unwrap_err().to_string();
     assert!(err.contains("rejected this credential") && err.contains("invalid_auth"), "{err}");
 }

@@ -1328,11 +1328,10 @@ async fn stripe_rejected_key_rate_limit_and_identity() {
         let fields = HashMap::from([("api_key".to_string(), Secret::new(key.to_string()))]);
         workbench::auth::from_fields(integration, fields, workbench::auth::Source::Store)
     };
-    let label = workbench::engine::http::verify_identity(&t.app, integration, connection(KEY)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, connection(KEY)).await.unwrap();
     assert_eq!(label.as_deref(), Some("Stripe account (test mode)"));
     assert_eq!(fake.last().path, "/v1/balance");
-    let bad =
-        workbench::engine::http::verify_identity(&t.app, integration, connection("sk_test_oops")).await.unwrap_err();
+    let bad = workbench::send::verify_identity(&t.app, integration, connection("sk_test_oops")).await.unwrap_err();
     assert!(bad.to_string().contains("Stripe rejected this credential: Invalid API Key provided"), "{bad}");
 
     // Last: after a 429 with Retry-After the governor holds every call to the integration.

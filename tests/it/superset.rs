@@ -920,12 +920,12 @@ async fn superset_identity_logs_in_and_names_the_user() {
             workbench::auth::Source::Store,
         )
     };
-    let label = workbench::engine::http::verify_identity(&t.app, integration, conn(PASSWORD)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, integration, conn(PASSWORD)).await.unwrap();
     assert_eq!(label.as_deref(), Some("ada (Ada Lovelace)"));
     assert_eq!(paths(&fake), ["POST /api/v1/security/login", "GET /api/v1/security/csrf_token/", "GET /api/v1/me/"]);
     assert_eq!(fake.last().header("authorization"), Some(format!("Bearer {}", access_token(1)).as_str()));
 
-    let e = workbench::engine::http::verify_identity(&t.app, integration, conn("not-the-password")).await.unwrap_err();
+    let e = workbench::send::verify_identity(&t.app, integration, conn("not-the-password")).await.unwrap_err();
     let text = e.to_string();
     assert!(text.contains("Apache Superset rejected this credential") && text.contains("Not authorized"), "{text}");
     assert!(!text.contains("not-the-password"));
@@ -1431,7 +1431,7 @@ async fn superset_connects_on_the_local_page_and_reuses_the_verified_session() {
         fields(&[("base_url", &fake.url), ("username", USERNAME), ("password", PASSWORD)]),
         workbench::auth::Source::Store,
     );
-    workbench::engine::http::verify_identity(&t.app, &plugins::superset::INTEGRATION, again).await.unwrap();
+    workbench::send::verify_identity(&t.app, &plugins::superset::INTEGRATION, again).await.unwrap();
     assert_eq!(state.lock().unwrap().logins, 2);
 }
 

@@ -1,4 +1,5 @@
-//! Tidy checks that guard invariants by reading the source: only `src/mcp/` (and the client side to
+//! Tidy checks that guard invariants by reading the source: the top-level modules of `src/` form
+//! no cycle, only `src/mcp/` (and the client side to
 //! upstream MCP servers, `src/upstream/`) imports rmcp, every
 //! Rust file opens with a `//!` doc, plugins import no I/O crate, and no comment points outside
 //! the repository (a rule a comment relies on is written down in the repository itself).
@@ -122,4 +123,133 @@ fn no_comment_points_outside_the_repository() {
         }
     }
     assert!(offenders.is_empty(), "comments pointing outside the repository: {offenders:#?}");
+}
+
+/// The top-level modules of `src/` (lib.rs and main.rs aside) and, for each, the other modules
+/// its code names as `crate::<module>`, with the file and line of every such reference.
+fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>> {
+    let src = root().join("src");
+    let mut modules = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let module = name.strip_suffix(".rs").unwrap_or(&name).to_string();
+        if module != "lib" && module != "main" && (e.path().is_dir() || name.ends_with(".rs")) {
+            modules.insert(module, e.path());
+        }
+    }
+    let mut graph = std::collections::BTreeMap::new();
+    for (module, path) in &modules {
+        let mut paths = Vec::new();
+        if path.is_dir() {
+            rust_files(path, &mut paths);
+        } else {
+            paths.push(path.clone());
+        }
+        paths.sort();
+        let edges: &mut std::collections::BTreeMap<String, Vec<String>> = graph.entry(module.clone()).or_default();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let shown = p.strip_prefix(root()).unwrap().display().to_string();
+            for (i, line) in split(&text).0.iter().enumerate() {
+                let mut rest = *line;
+                while let Some(at) = rest.find("crate::") {
+                    rest = &rest[at + "crate::".len()..];
+                    let target: String = rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                    if &target != module && modules.contains_key(&target) {
+                        edges.entry(target).or_default().push(format!("{shown}:{}", i + 1));
+                    }
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// The strongly connected components with more than one module (Tarjan's algorithm).
+fn cycles(
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>>,
+) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        graph: &'a std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>>,
+        index: std::collections::HashMap<&'a str, usize>,
+        low: std::collections::HashMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let n = self.index.len();
+            self.index.insert(v, n);
+            self.low.insert(v, n);
+            self.stack.push(v);
+            for w in self.graph[v].keys() {
+                let w = w.as_str();
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.low[v].min(self.low[w]);
+                    self.low.insert(v, low);
+                } else if self.stack.contains(&w) {
+                    let low = self.low[v].min(self.index[w]);
+                    self.low.insert(v, low);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    component.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.out.push(component);
+                }
+            }
+        }
+    }
+    let mut walk =
+        Walk { graph, index: Default::default(), low: Default::default(), stack: Vec::new(), out: Vec::new() };
+    for v in graph.keys() {
+        if !walk.index.contains_key(v.as_str()) {
+            walk.visit(v);
+        }
+    }
+    walk.out
+}
+
+/// The layering ARCHITECTURE.md describes: no top-level module of `src/` reaches, through
+/// `crate::` paths, a module that reaches it back. A failure prints every edge inside each cycle
+/// with the file and line that makes it.
+#[test]
+fn src_module_graph_has_no_cycles() {
+    let graph = module_graph();
+    assert!(graph.len() > 20, "the module list was read: {:?}", graph.keys());
+    assert!(graph["engine"].contains_key("registry"), "edges are read (engine names the registry)");
+    let found = cycles(&graph);
+    let mut report = String::new();
+    for component in &found {
+        report.push_str(&format!("cycle among {component:?}:\n"));
+        for a in component {
+            for (b, places) in &graph[a] {
+                if component.contains(b) {
+                    report.push_str(&format!("  {a} -> {b} ({}x): {}\n", places.len(), places.join(", ")));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "the module graph of src/ has cycles:\n{report}");
+}
+
+/// The cycle finder itself: a planted two-module cycle is found, a chain is not.
+#[test]
+fn the_cycle_finder_finds_a_planted_cycle() {
+    let edge = |to: &str| (to.to_string(), vec!["x.rs:1".to_string()]);
+    let mut graph = std::collections::BTreeMap::new();
+    graph.insert("a".to_string(), [edge("b")].into_iter().collect());
+    graph.insert("b".to_string(), [edge("c")].into_iter().collect());
+    graph.insert("c".to_string(), std::collections::BTreeMap::new());
+    assert!(cycles(&graph).is_empty());
+    graph.get_mut("c").unwrap().insert("a".to_string(), vec!["c.rs:9".to_string()]);
+    assert_eq!(cycles(&graph), vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]);
 }

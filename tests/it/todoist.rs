@@ -474,11 +474,10 @@ async fn todoist_rejected_token_rate_limit_identity_and_no_rest_v2() {
             HashMap::from([("token".to_string(), Secret::new(token.to_string()))]);
         workbench::auth::from_fields(&plugins::todoist::INTEGRATION, fields, workbench::auth::Source::Store)
     };
-    let label =
-        workbench::engine::http::verify_identity(&t.app, &plugins::todoist::INTEGRATION, conn(TOKEN)).await.unwrap();
+    let label = workbench::send::verify_identity(&t.app, &plugins::todoist::INTEGRATION, conn(TOKEN)).await.unwrap();
     assert_eq!(label.as_deref(), Some("Sam Rivera <sam@example.com>"));
     assert_eq!(fake.last().path, "/api/v1/user");
-    let err = workbench::engine::http::verify_identity(
+    let err = workbench::send::verify_identity(
         &t.app,
         &plugins::todoist::INTEGRATION,
         conn("0000000000000000000000000000000000000000"),

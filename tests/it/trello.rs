@@ -539,14 +539,12 @@ async fn trello_rejected_token_rate_limits_and_identity() {
         ]);
         workbench::auth::from_fields(&plugins::trello::INTEGRATION, fields, workbench::auth::Source::Store)
     };
-    let label =
-        workbench::engine::http::verify_identity(&app.app, &plugins::trello::INTEGRATION, conn(TOKEN)).await.unwrap();
+    let label = workbench::send::verify_identity(&app.app, &plugins::trello::INTEGRATION, conn(TOKEN)).await.unwrap();
     assert_eq!(label.as_deref(), Some("Ada Lovelace (@adalovelace)"));
     assert_eq!(fake.last().path, "/1/members/me");
-    let err =
-        workbench::engine::http::verify_identity(&app.app, &plugins::trello::INTEGRATION, conn("ATTAnope00000000"))
-            .await
-            .unwrap_err();
+    let err = workbench::send::verify_identity(&app.app, &plugins::trello::INTEGRATION, conn("ATTAnope00000000"))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("Trello rejected this credential: invalid token"), "{err}");
 }
 

@@ -155,13 +155,13 @@ async fn upstream_tools_are_searchable_portable_and_run() {
     let app = &env.app;
     // Nothing is listed (and nothing runs) before a first use.
     assert!(app.registry().get("clock_get_current_time").is_none());
-    assert!(!app.upstream.status("clock").running);
+    assert!(!app.upstream().status("clock").running);
     let r = exec(app, "clock_get_current_time", json!({ "timezone": "Europe/Lisbon" })).await;
     // The very first call cannot be to a tool not yet listed: it says so...
     assert_eq!(r["error"]["code"], "TOOL_NOT_FOUND", "{r}");
     // ...so `servers add` (and the first start) fetch the listing once.
     for s in ["clock", "repo", "everything"] {
-        let n = app.upstream.ensure_started(app, s).await.unwrap_or_else(|e| panic!("{s}: {e}"));
+        let n = app.upstream().ensure_started(app, s).await.unwrap_or_else(|e| panic!("{s}: {e}"));
         assert!(n > 0, "{s} lists no tools");
     }
     let r = exec(app, "clock_get_current_time", json!({ "timezone": "Europe/Lisbon" })).await;
@@ -180,7 +180,7 @@ async fn upstream_tools_are_searchable_portable_and_run() {
     assert!(names.iter().any(|n| n.contains("clock_get_current_time")), "{names:?}");
     let out = call(&later, "search_tools", json!({ "query": "git commit log of a repository" })).await;
     assert!(search_names(&out.body).iter().any(|n| n.starts_with("repo_git_")), "{}", out.body);
-    assert!(!later.upstream.status("clock").running && !later.upstream.status("repo").running);
+    assert!(!later.upstream().status("clock").running && !later.upstream().status("repo").running);
     // Every upstream schema is inside the subset the validator implements.
     let registry = later.registry();
     let upstream: Vec<_> = registry.tools().iter().filter(|t| t.upstream().is_some()).collect();
@@ -218,7 +218,7 @@ async fn compose_chains_an_upstream_tool_into_a_builtin() {
     let d = need_deps!();
     let env = env_with(json!({ "clock": d.time() }), &[]);
     let app = &env.app;
-    app.upstream.ensure_started(app, "clock").await.unwrap();
+    app.upstream().ensure_started(app, "clock").await.unwrap();
     let out = call(
         app,
         "execute_tools",
@@ -251,7 +251,7 @@ async fn filesystem_writes_ask_for_confirmation() {
     let allowed_path = std::fs::canonicalize(allowed.path()).unwrap();
     let env = env_with(json!({ "fs": d.filesystem(&allowed_path) }), &[]);
     let app = &env.app;
-    app.upstream.ensure_started(app, "fs").await.unwrap();
+    app.upstream().ensure_started(app, "fs").await.unwrap();
     let registry = app.registry();
     let write = registry.get("fs_write_file").expect("fs_write_file listed");
     assert_eq!(write.effect, plugins::api::Effect::Destructive, "write_file is annotated destructive");
@@ -270,7 +270,7 @@ async fn filesystem_writes_ask_for_confirmation() {
 
     // WORKBENCH_POLICY_FS=read_only refuses the server's writes.
     let ro = env_with(json!({ "fs": d.filesystem(&allowed_path) }), &[("WORKBENCH_POLICY_FS", "read_only")]);
-    ro.app.upstream.ensure_started(&ro.app, "fs").await.unwrap();
+    ro.app.upstream().ensure_started(&ro.app, "fs").await.unwrap();
     let out = call(&ro.app, "execute_tools", args).await;
     assert_eq!(out.body["results"][0]["error"]["code"], "POLICY_DENIED", "{}", out.body);
     assert!(out.body["results"][0]["error"]["message"].as_str().unwrap().contains("read-only"), "{}", out.body);
@@ -294,8 +294,8 @@ async fn a_killed_upstream_gives_a_clear_error_and_is_restarted() {
     let d = need_deps!();
     let env = env_with(json!({ "clock": d.time() }), &[]);
     let app = &env.app;
-    app.upstream.ensure_started(app, "clock").await.unwrap();
-    let first = app.upstream.status("clock").pid.expect("a pid");
+    app.upstream().ensure_started(app, "clock").await.unwrap();
+    let first = app.upstream().status("clock").pid.expect("a pid");
     kill9(first);
     for _ in 0..50 {
         if !alive(first) {
@@ -318,14 +318,14 @@ async fn a_killed_upstream_gives_a_clear_error_and_is_restarted() {
         let m = e["message"].as_str().unwrap_or_default();
         assert!(m.contains("clock") && (m.contains("again") || m.contains("tries again")), "unclear error: {e}");
     }
-    let status = app.upstream.status("clock");
+    let status = app.upstream().status("clock");
     assert!(status.running && status.pid != Some(first) && status.starts == 2, "{status:?}");
     assert!(status.last_error.is_some_and(|e| e.contains("exited")));
 
     // Killed in the middle of a call (everything's long-running operation).
     let env = env_with(json!({ "everything": d.everything() }), &[]);
     let app = env.app.clone();
-    app.upstream.ensure_started(&app, "everything").await.unwrap();
+    app.upstream().ensure_started(&app, "everything").await.unwrap();
     let registry = app.registry();
     let long = registry
         .tools()
@@ -333,7 +333,7 @@ async fn a_killed_upstream_gives_a_clear_error_and_is_restarted() {
         .find(|t| t.upstream().is_some_and(|u| u.tool.to_ascii_lowercase().contains("long")))
         .map(|t| t.name)
         .expect("a long-running tool");
-    let pid = app.upstream.status("everything").pid.unwrap();
+    let pid = app.upstream().status("everything").pid.unwrap();
     let running = {
         let app = app.clone();
         tokio::spawn(async move { exec(&app, long, json!({ "duration": 30, "steps": 3 })).await })
@@ -362,9 +362,9 @@ async fn no_child_outlives_workbench_after_kill_9() {
     .unwrap();
     // Cache the listings first (as `servers add` does) so the agent can call them at once.
     let seed = App::with_parts(settings_for(home.path(), &[]), Registry::standard(), Arc::new(MemoryStore::default()));
-    seed.upstream.ensure_started(&seed, "clock").await.unwrap();
-    seed.upstream.ensure_started(&seed, "everything").await.unwrap();
-    seed.upstream.shutdown().await;
+    seed.upstream().ensure_started(&seed, "clock").await.unwrap();
+    seed.upstream().ensure_started(&seed, "everything").await.unwrap();
+    seed.upstream().shutdown().await;
 
     let mut child = tokio::process::Command::new(crate::support::binary())
         .env("WORKBENCH_HOME", home.path())
@@ -444,7 +444,7 @@ async fn upstream_arguments_cannot_smuggle_other_servers_secrets_and_echoes_are_
     let d = need_deps!();
     let env = env_with(json!({ "everything": d.everything() }), &[]);
     let app = &env.app;
-    app.upstream.ensure_started(app, "everything").await.unwrap();
+    app.upstream().ensure_started(app, "everything").await.unwrap();
     let other = "other-server-secret-0123456789";
     let mine = "everything-secret-abcdef987654";
     app.vault.set("other_token", Secret::new(other.to_string()), None, vec!["mcp:other".into()]).await.unwrap();
@@ -474,7 +474,7 @@ async fn an_upstream_result_with_a_vault_secret_is_scrubbed() {
     let app = &env.app;
     let secret = "upstream-env-secret-42424242";
     app.vault.set("ev_key", Secret::new(secret.to_string()), None, vec!["mcp:everything".into()]).await.unwrap();
-    app.upstream.ensure_started(app, "everything").await.unwrap();
+    app.upstream().ensure_started(app, "everything").await.unwrap();
     let registry = app.registry();
     let env_tool = registry
         .tools()
@@ -494,7 +494,7 @@ async fn an_upstream_result_with_a_vault_secret_is_scrubbed() {
         .set("web", Secret::new("web-secret-value-1".into()), None, vec!["api.example.com".into()])
         .await
         .unwrap();
-    let e = env2.app.upstream.ensure_started(&env2.app, "everything").await.unwrap_err();
+    let e = env2.app.upstream().ensure_started(&env2.app, "everything").await.unwrap_err();
     assert!(e.contains("may only be sent to api.example.com") && !e.contains("web-secret-value-1"), "{e}");
 }
 
@@ -615,7 +615,7 @@ async fn streamable_http_servers_list_run_and_get_their_vault_headers() {
     let app = &env.app;
     app.vault.set("web_key", Secret::new(secret.to_string()), None, vec!["mcp:web".into()]).await.unwrap();
     assert!(seen.lock().unwrap().is_empty(), "nothing is sent before first use");
-    let n = app.upstream.ensure_started(app, "web").await.unwrap();
+    let n = app.upstream().ensure_started(app, "web").await.unwrap();
     assert!(n > 5, "{n} tools");
     let r = exec(app, "web_echo", json!({ "message": "hello over http" })).await;
     assert!(r["result"].to_string().contains("hello over http"), "{r}");
@@ -646,7 +646,7 @@ async fn streamable_http_servers_list_run_and_get_their_vault_headers() {
     let _server = everything_http(&d, port).await;
     let r = exec(app, "web_echo", json!({ "message": "back" })).await;
     assert!(r["result"].to_string().contains("back"), "reconnected: {r}");
-    let status = app.upstream.status("web");
+    let status = app.upstream().status("web");
     assert!(status.running && status.starts == 2, "{status:?}");
     let listed = row(&call(app, "list_integrations", json!({})).await.body);
     assert_eq!(listed["upstream"]["state"], "running", "{listed}");
@@ -670,11 +670,11 @@ async fn streamable_http_entries_cannot_reach_the_listener_or_other_servers_secr
     );
     let app = &env.app;
     for s in ["own", "own_name"] {
-        let e = app.upstream.ensure_started(app, s).await.unwrap_err();
+        let e = app.upstream().ensure_started(app, s).await.unwrap_err();
         assert!(e.contains("own listener"), "{s}: {e}");
     }
     app.vault.set("gh", Secret::new("ghp_not_for_thief_123456".into()), None, vec!["mcp:github".into()]).await.unwrap();
-    let e = app.upstream.ensure_started(app, "thief").await.unwrap_err();
+    let e = app.upstream().ensure_started(app, "thief").await.unwrap_err();
     assert!(e.contains("may only be sent to") && !e.contains("ghp_not_for_thief"), "{e}");
 }
 
@@ -708,7 +708,7 @@ async fn a_streamable_http_redirect_to_another_origin_is_not_followed() {
         }
     });
     let env = env_with(json!({ "liar": { "url": format!("http://127.0.0.1:{liar_port}/mcp") } }), &[]);
-    let e = env.app.upstream.ensure_started(&env.app, "liar").await.unwrap_err();
+    let e = env.app.upstream().ensure_started(&env.app, "liar").await.unwrap_err();
     assert!(e.contains("'liar' could not be started"), "{e}");
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert!(!hit.load(std::sync::atomic::Ordering::SeqCst), "the redirect was followed to another origin");

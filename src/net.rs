@@ -82,22 +82,42 @@ impl Origin {
 
     /// An origin as the user writes it in configuration: `http://10.0.0.5:8080`,
     /// `https://wiki.corp` (the scheme's default port), nothing after the port but `/`.
-    pub fn parse(raw: &str) -> Result<Origin, String> {
+    pub fn parse(raw: &str) -> Result<Origin, OriginError> {
         let raw = raw.trim();
         let lower = raw.to_ascii_lowercase();
         if !lower.starts_with("http://") && !lower.starts_with("https://") {
-            return Err(format!("'{raw}' is not an origin; write it as http://host:port or https://host:port"));
+            return Err(OriginError::NotHttp(raw.to_string()));
         }
-        let url = Url::parse(raw).map_err(|e| format!("'{raw}' is not a valid origin: {e}"))?;
+        let url = Url::parse(raw).map_err(|source| OriginError::Invalid { raw: raw.to_string(), source })?;
         if !url.username().is_empty() || url.password().is_some() {
-            return Err(format!("'{raw}' has a user name or password; write only scheme, host and port"));
+            return Err(OriginError::UserInfo(raw.to_string()));
         }
         if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-            return Err(format!("'{raw}' has a path; write only scheme, host and port (e.g. http://10.0.0.5:8080)"));
+            return Err(OriginError::Path(raw.to_string()));
         }
-        Origin::of(&url).ok_or_else(|| format!("'{raw}' has no host"))
+        Origin::of(&url).ok_or_else(|| OriginError::NoHost(raw.to_string()))
     }
 }
+
+/// Why a configured origin (`private_hosts`) cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum OriginError {
+    #[error("'{0}' is not an origin; write it as http://host:port or https://host:port")]
+    NotHttp(String),
+    #[error("'{raw}' is not a valid origin: {source}")]
+    Invalid { raw: String, source: <Url as std::str::FromStr>::Err },
+    #[error("'{0}' has a user name or password; write only scheme, host and port")]
+    UserInfo(String),
+    #[error("'{0}' has a path; write only scheme, host and port (e.g. http://10.0.0.5:8080)")]
+    Path(String),
+    #[error("'{0}' has no host")]
+    NoHost(String),
+}
+
+/// Why an address is not a globally reachable unicast address: what it is, in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotPublic(std::borrow::Cow<'static, str>);
 
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -269,10 +289,10 @@ pub fn check_name(name: &str) -> Result<(), Refusal> {
 }
 
 /// Why an address is refused, or `Ok` when it is a globally reachable unicast address.
-pub fn check_ip(ip: IpAddr) -> Result<(), String> {
+pub fn check_ip(ip: IpAddr) -> Result<(), NotPublic> {
     match ip {
-        IpAddr::V4(v4) => check_v4(v4).map_err(String::from),
-        IpAddr::V6(v6) => check_v6(v6),
+        IpAddr::V4(v4) => check_v4(v4).map_err(|why| NotPublic(why.into())),
+        IpAddr::V6(v6) => check_v6(v6).map_err(NotPublic),
     }
 }
 
@@ -299,10 +319,10 @@ fn check_v4(ip: Ipv4Addr) -> Result<(), &'static str> {
     Err(why)
 }
 
-fn check_v6(ip: Ipv6Addr) -> Result<(), String> {
+fn check_v6(ip: Ipv6Addr) -> Result<(), std::borrow::Cow<'static, str>> {
     let s = ip.segments();
     let embedded = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
-    let via = |kind: &str, v4: Ipv4Addr| check_v4(v4).map_err(|why| format!("{kind} of {v4}, which is {why}"));
+    let via = |kind: &str, v4: Ipv4Addr| check_v4(v4).map_err(|why| format!("{kind} of {v4}, which is {why}").into());
     if ip.is_unspecified() {
         return Err("the unspecified address (::)".into());
     }
@@ -315,7 +335,8 @@ fn check_v6(ip: Ipv6Addr) -> Result<(), String> {
             return Err(format!(
                 "an IPv4-compatible form of {} (::/96, deprecated and never routed)",
                 embedded(hi, lo)
-            ));
+            )
+            .into());
         }
         [0, 0, 0, 0, 0xffff, 0, hi, lo] => return via("an IPv4-translated form", embedded(hi, lo)),
         [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => return via("a NAT64 form", embedded(hi, lo)),
@@ -335,7 +356,7 @@ fn check_v6(ip: Ipv6Addr) -> Result<(), String> {
         x if x & 0xe000 != 0x2000 => "outside the global unicast range (2000::/3)",
         _ => return Ok(()),
     };
-    Err(why.to_string())
+    Err(why.into())
 }
 
 /// The HTTP client's resolver: one system lookup, every address checked, only checked addresses
@@ -506,7 +527,7 @@ mod tests {
         ] {
             let addr: IpAddr = ip.parse().unwrap();
             let err = check_ip(addr).expect_err(ip);
-            assert!(err.contains(why), "{ip}: {err}");
+            assert!(err.to_string().contains(why), "{ip}: {err}");
         }
         for ok in
             ["93.184.216.34", "8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:8.8.8.8"]

@@ -10,8 +10,8 @@
 //! so the call's scrubber removes them from results, errors and the audit row.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use plugins::api::{Attach, Body, Capture, HttpRequest, HttpResponse, Integration, Method, On, SessionSpec, ToolError};
@@ -22,49 +22,7 @@ use crate::app::App;
 use crate::auth::{Connection, SecretPairs};
 use crate::secrets::Secret;
 
-/// An open session: the values its login captured.
-pub struct Session {
-    /// Distinguishes this login from the next one (a rejected session is replaced, not reused).
-    pub id: u64,
-    fingerprint: [u8; 32],
-    values: HashMap<&'static str, Secret<String>>,
-}
-
-impl Session {
-    /// Every captured value, so results and errors can be scrubbed of them.
-    pub fn secret_values(&self) -> Vec<String> {
-        self.values.values().map(|v| v.expose().clone()).collect()
-    }
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut names: Vec<&&str> = self.values.keys().collect();
-        names.sort();
-        f.debug_struct("Session").field("id", &self.id).field("values", &names).finish_non_exhaustive()
-    }
-}
-
-type Slot = Arc<tokio::sync::Mutex<Option<Arc<Session>>>>;
-
-/// The in-memory session cache, one slot per account (`<integration>:<account>`).
-#[derive(Default)]
-pub struct Sessions {
-    slots: Mutex<HashMap<String, Slot>>,
-}
-
-impl Sessions {
-    fn slot(&self, integration: &str) -> Slot {
-        self.slots.lock().unwrap_or_else(|p| p.into_inner()).entry(integration.to_string()).or_default().clone()
-    }
-
-    /// Drops a session (disconnect): one account's (`<integration>:<account>`), or every
-    /// account's of an integration (its bare name).
-    pub fn forget(&self, key: &str) {
-        let prefix = format!("{key}:");
-        self.slots.lock().unwrap_or_else(|p| p.into_inner()).retain(|k, _| k != key && !k.starts_with(&prefix));
-    }
-}
+pub use crate::auth::sessions::{Session, Sessions};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -92,7 +50,7 @@ pub async fn current(
     rejected: Option<u64>,
 ) -> Result<Arc<Session>, ToolError> {
     let fingerprint = fingerprint(connection);
-    let slot = app.sessions.slot(&connection.account_key());
+    let slot = app.state::<Sessions>().slot(&connection.account_key());
     let mut cached = slot.lock().await;
     if let Some(s) = cached.as_ref()
         && s.fingerprint == fingerprint
@@ -102,7 +60,7 @@ pub async fn current(
     }
     *cached = None;
     let values = login(app, integration, spec, connection, deadline).await?;
-    let session = Arc::new(Session { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), fingerprint, values });
+    let session = Arc::new(Session::new(NEXT_ID.fetch_add(1, Ordering::Relaxed), fingerprint, values));
     tracing::info!(integration = integration.name, session = session.id, "logged in");
     *cached = Some(session.clone());
     Ok(session)
@@ -120,20 +78,28 @@ async fn login(
     for step in spec.login {
         let template = (step.request)();
         let what = format!("{} {}", template.method.as_str(), template.path);
-        let ctx = Ctx { app, integration, connection, values: &values };
+        let ctx = Fillers { app, integration, connection, values: &values };
         let request = render_request(template, &ctx)?;
-        let reply =
-            match super::http::send(app.clone(), integration, deadline, Some(connection), request, Vec::new()).await {
-                Ok(reply) => reply,
-                Err(ToolError::Upstream { status: status @ (401 | 403), message, retry_after }) => {
-                    return Err(ToolError::Upstream {
-                        status,
-                        message: format!("{} refused the login ({what}): {message}", integration.display_name),
-                        retry_after,
-                    });
-                }
-                Err(e) => return Err(e),
-            };
+        let reply = match super::send(
+            app.clone(),
+            integration,
+            deadline,
+            Some(Arc::new(connection.clone())),
+            request,
+            Vec::new(),
+        )
+        .await
+        {
+            Ok(reply) => reply,
+            Err(ToolError::Upstream { status: status @ (401 | 403), message, retry_after }) => {
+                return Err(ToolError::Upstream {
+                    status,
+                    message: format!("{} refused the login ({what}): {message}", integration.display_name),
+                    retry_after,
+                });
+            }
+            Err(e) => return Err(e),
+        };
         for capture in step.capture {
             let (name, value) = captured(&reply, capture).map_err(|missing| ToolError::Upstream {
                 status: reply.status,
@@ -147,14 +113,23 @@ async fn login(
 }
 
 /// One captured value, or a description of what was missing.
-fn captured(reply: &HttpResponse, capture: &Capture) -> Result<(&'static str, String), String> {
+/// What a login step's answer lacked (`'csrf' cookie`, `'/result' in its body`).
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum Missing {
+    #[error("'{0}' in its body")]
+    Json(&'static str),
+    #[error("'{0}' cookie")]
+    Cookie(&'static str),
+}
+
+fn captured(reply: &HttpResponse, capture: &Capture) -> Result<(&'static str, String), Missing> {
     match *capture {
         Capture::Json { pointer, name } => {
             let body: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
             let value = match body.pointer(pointer) {
                 Some(Value::String(s)) if !s.is_empty() => s.clone(),
                 Some(Value::Number(n)) => n.to_string(),
-                _ => return Err(format!("'{pointer}' in its body")),
+                _ => return Err(Missing::Json(pointer)),
             };
             Ok((name, value))
         }
@@ -169,7 +144,7 @@ fn captured(reply: &HttpResponse, capture: &Capture) -> Result<(&'static str, St
             })
             .next_back()
             .map(|v| (name, v))
-            .ok_or_else(|| format!("'{cookie}' cookie")),
+            .ok_or(Missing::Cookie(cookie)),
     }
 }
 
@@ -184,7 +159,7 @@ pub fn attachments(
 ) -> Result<SecretPairs, ToolError> {
     let write = matches!(method, Method::Post | Method::Put | Method::Patch | Method::Delete);
     let applies = |on: On| on == On::All || (on == On::Writes && write);
-    let ctx = Ctx { app, integration, connection, values: &session.values };
+    let ctx = Fillers { app, integration, connection, values: &session.values };
     let mut headers: SecretPairs = Vec::new();
     let mut cookies = Vec::new();
     for rule in spec.attach {
@@ -205,18 +180,13 @@ pub fn attachments(
 }
 
 /// Whether an error answer means the session is no longer valid (log in again once).
-pub fn expired(spec: &SessionSpec, error: &ToolError) -> bool {
-    match error {
-        ToolError::Upstream { status: 401, .. } => true,
-        ToolError::Upstream { status, message, .. } => {
-            spec.renew_on.iter().any(|(s, piece)| s == status && message.contains(piece))
-        }
-        _ => false,
-    }
+/// `status` and `message` are a refused answer's (the provider's own words, when read).
+pub fn expired(spec: &SessionSpec, status: u16, message: &str) -> bool {
+    status == 401 || spec.renew_on.iter().any(|(s, piece)| *s == status && message.contains(piece))
 }
 
-/// What templates are filled from.
-struct Ctx<'a> {
+/// What a session template's placeholders are filled from.
+struct Fillers<'a> {
     app: &'a Arc<App>,
     integration: &'static Integration,
     connection: &'a Connection,
@@ -224,7 +194,7 @@ struct Ctx<'a> {
 }
 
 /// Fills `{{field:NAME}}`, `{{field:NAME|default}}`, `{{session:NAME}}` and `{{host:KEY}}`.
-fn render(template: &str, ctx: &Ctx<'_>) -> Result<String, ToolError> {
+fn render(template: &str, ctx: &Fillers<'_>) -> Result<String, ToolError> {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
@@ -241,7 +211,7 @@ fn render(template: &str, ctx: &Ctx<'_>) -> Result<String, ToolError> {
     Ok(out)
 }
 
-fn fill(placeholder: &str, ctx: &Ctx<'_>) -> Result<String, ToolError> {
+fn fill(placeholder: &str, ctx: &Fillers<'_>) -> Result<String, ToolError> {
     let name = ctx.integration.name;
     let bug = |what: String| ToolError::Internal(format!("{name}'s session spec: {what}"));
     let (kind, arg) = placeholder.split_once(':').ok_or_else(|| bug(format!("'{{{{{placeholder}}}}}' has no kind")))?;
@@ -263,13 +233,13 @@ fn fill(placeholder: &str, ctx: &Ctx<'_>) -> Result<String, ToolError> {
             .get(arg)
             .map(|v| v.expose().clone())
             .ok_or_else(|| bug(format!("session value '{arg}' is used before a login step captures it"))),
-        "host" => super::http::host_url(ctx.app, ctx.integration, arg, &[], Some(ctx.connection)),
+        "host" => super::host_url(ctx.app, ctx.integration, arg, &[], Some(ctx.connection)),
         other => Err(bug(format!("unknown template kind '{other}'"))),
     }
 }
 
 /// A login step's request with every template filled (headers, query, JSON strings, form values).
-fn render_request(mut request: HttpRequest, ctx: &Ctx<'_>) -> Result<HttpRequest, ToolError> {
+fn render_request(mut request: HttpRequest, ctx: &Fillers<'_>) -> Result<HttpRequest, ToolError> {
     for (_, v) in request.query.iter_mut().chain(request.headers.iter_mut()) {
         *v = render(v, ctx)?;
     }
@@ -286,7 +256,7 @@ fn render_request(mut request: HttpRequest, ctx: &Ctx<'_>) -> Result<HttpRequest
     Ok(request)
 }
 
-fn render_json(value: &mut Value, ctx: &Ctx<'_>) -> Result<(), ToolError> {
+fn render_json(value: &mut Value, ctx: &Fillers<'_>) -> Result<(), ToolError> {
     match value {
         Value::String(s) if s.contains("{{") => *s = render(s, ctx)?,
         Value::Array(items) => {
@@ -331,19 +301,18 @@ mod tests {
         assert!(captured(&r, &Capture::Json { pointer: "/missing", name: "m" }).is_err());
         assert_eq!(captured(&r, &Capture::Cookie { cookie: "session", name: "s" }).unwrap(), ("s", "abc.def".into()));
         assert_eq!(
-            captured(&r, &Capture::Cookie { cookie: "nope", name: "s" }).unwrap_err(),
-            "'nope' cookie".to_string()
+            captured(&r, &Capture::Cookie { cookie: "nope", name: "s" }).unwrap_err().to_string(),
+            "'nope' cookie"
         );
     }
 
     #[test]
     fn expiry_is_401_or_a_listed_answer() {
         static SPEC: SessionSpec = SessionSpec { login: &[], attach: &[], renew_on: &[(400, "CSRF")] };
-        let up = |status, message: &str| ToolError::Upstream { status, message: message.into(), retry_after: None };
-        assert!(expired(&SPEC, &up(401, "Token has expired")));
-        assert!(expired(&SPEC, &up(400, "400 Bad Request: The CSRF session token is missing.")));
-        assert!(!expired(&SPEC, &up(400, "Invalid SQL")));
-        assert!(!expired(&SPEC, &up(403, "Forbidden")));
-        assert!(!expired(&SPEC, &ToolError::Network("refused".into())));
+        assert!(expired(&SPEC, 401, "Token has expired"));
+        assert!(expired(&SPEC, 401, ""));
+        assert!(expired(&SPEC, 400, "400 Bad Request: The CSRF session token is missing."));
+        assert!(!expired(&SPEC, 400, "Invalid SQL"));
+        assert!(!expired(&SPEC, 403, "Forbidden"));
     }
 }

@@ -21,6 +21,12 @@ use serde_json::Value;
 use crate::app::App;
 use crate::auth::{Connection, SecretPairs};
 
+pub mod files;
+pub mod governor;
+pub mod session;
+
+use governor::Governor;
+
 /// Largest response body a plugin may receive.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Longest `Retry-After` the engine waits out by itself.
@@ -32,10 +38,10 @@ pub struct EngineUpstream {
     pub integration: &'static Integration,
     pub deadline: Instant,
     /// The credential for this call; replaced when an OAuth token is refreshed mid-call.
-    connection: Arc<Mutex<Option<Arc<Connection>>>>,
+    connection: ConnectionSlot,
     /// Session values (tokens, cookies) this call attached; the engine scrubs them from what the
     /// call returns and records.
-    revealed: Revealed,
+    revealed: AttachedSecrets,
     /// The local files this call may touch: what its tool declared, as this call gave them.
     files: CallFiles,
 }
@@ -61,7 +67,7 @@ impl CallFiles {
 }
 
 /// Secret values an upstream attached to requests that are not the connection's own fields.
-pub type Revealed = Arc<Mutex<Vec<String>>>;
+pub type AttachedSecrets = Arc<Mutex<Vec<String>>>;
 
 /// Seconds before expiry at which an OAuth token is refreshed ahead of use.
 const REFRESH_AHEAD_SECS: i64 = 60;
@@ -78,7 +84,7 @@ impl EngineUpstream {
             integration,
             deadline,
             connection: Arc::new(Mutex::new(connection)),
-            revealed: Revealed::default(),
+            revealed: AttachedSecrets::default(),
             files: CallFiles::default(),
         }
     }
@@ -91,7 +97,7 @@ impl EngineUpstream {
     }
 
     /// The session values this upstream attaches, as the call goes (for the call's scrubber).
-    pub fn revealed(&self) -> Revealed {
+    pub fn attached_secrets(&self) -> AttachedSecrets {
         self.revealed.clone()
     }
 
@@ -197,7 +203,7 @@ pub fn target_hosts(app: &App, integration: &Integration, connection: Option<&Co
                 // A `{site}` the connection lacks: the request would fail anyway.
                 Err(_) => return None,
             };
-            let origin = crate::builtins::ssrf::Origin::of(&reqwest::Url::parse(&url).ok()?)?;
+            let origin = crate::net::Origin::of(&reqwest::Url::parse(&url).ok()?)?;
             Some(origin.to_string().replace("x-placeholder", "*"))
         })
         .collect()
@@ -209,7 +215,7 @@ fn placeholders(template: &str) -> Vec<&'static str> {
     let mut rest = template;
     while let Some(start) = rest.find('{') {
         let Some(len) = rest[start..].find('}') else { break };
-        out.push(crate::custom::intern(&rest[start + 1..start + len]));
+        out.push(crate::ids::intern(&rest[start + 1..start + len]));
         rest = &rest[start + len + 1..];
     }
     out
@@ -223,37 +229,17 @@ impl Upstream for EngineUpstream {
         let slot = self.connection.clone();
         let revealed = self.revealed.clone();
         Box::pin(async move {
-            if let Inject::Session(spec) = integration.auth.inject {
-                let connection = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                return send_in_session(app, integration, spec, deadline, connection, request, revealed).await;
-            }
-            let mut connection = slot.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let stale = connection.as_ref().is_some_and(|c| {
-                refreshable(c)
-                    && c.expires_at.is_some_and(|t| t - crate::connect::oauth::now_unix() < REFRESH_AHEAD_SECS)
-            });
-            if stale && let Some(c) = connection.clone() {
-                match crate::connect::oauth::refresh(&app, integration, &c).await {
-                    Ok(fresh) => {
-                        connection = Some(Arc::new(fresh));
-                        *slot.lock().unwrap_or_else(|p| p.into_inner()) = connection.clone();
-                    }
-                    Err(e) => {
-                        tracing::warn!(integration = integration.name, error = %e, "token refresh ahead of expiry failed")
-                    }
-                }
-            }
-            let result =
-                send(app.clone(), integration, deadline, connection.as_deref(), request.clone(), Vec::new()).await;
-            // A 401 with a refreshable token: refresh once and try again.
-            if let (Err(ToolError::Upstream { status: 401, .. }), Some(c)) = (&result, connection.as_ref())
-                && refreshable(c)
-            {
-                let fresh = Arc::new(crate::connect::oauth::refresh(&app, integration, c).await?);
-                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh.clone());
-                return send(app, integration, deadline, Some(&fresh), request, Vec::new()).await;
-            }
-            result
+            let method = request.method;
+            let call = Credentialed { app: &app, integration, deadline, slot: &slot, revealed: &revealed };
+            call.run(
+                method,
+                |connection, extra| send(app.clone(), integration, deadline, connection, request.clone(), extra),
+                |result| match result {
+                    Err(ToolError::Upstream { status, message, .. }) => Some((*status, message.clone())),
+                    _ => None,
+                },
+            )
+            .await
         })
     }
 
@@ -266,9 +252,9 @@ impl Upstream for EngineUpstream {
             let refused = self.files.undeclared("read", path);
             return Box::pin(std::future::ready(Err(refused)));
         }
-        let dir = crate::engine::files::FilesDir::of(&self.app.settings);
+        let dir = crate::send::files::FilesDir::of(&self.app.settings);
         let path = path.to_string();
-        Box::pin(async move { crate::engine::files::read(&dir, &path).await })
+        Box::pin(async move { crate::send::files::read(&dir, &path).await })
     }
 
     fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>> {
@@ -281,9 +267,9 @@ impl Upstream for EngineUpstream {
             let refused = self.files.undeclared("write", path);
             return Box::pin(std::future::ready(Err(refused)));
         }
-        let dir = crate::engine::files::FilesDir::of(&self.app.settings);
+        let dir = crate::send::files::FilesDir::of(&self.app.settings);
         let path = path.to_string();
-        Box::pin(async move { crate::engine::files::write(&dir, &path, bytes, overwrite).await })
+        Box::pin(async move { crate::send::files::write(&dir, &path, bytes, overwrite).await })
     }
 
     fn new_id(&self) -> String {
@@ -296,36 +282,103 @@ impl Upstream for EngineUpstream {
     }
 }
 
-/// Sends a request of a session integration: with the current session attached, and once more
-/// with a fresh login when the answer says the session expired.
-async fn send_in_session(
-    app: Arc<App>,
-    integration: &'static Integration,
-    spec: &'static plugins::api::SessionSpec,
-    deadline: Instant,
-    connection: Option<Arc<Connection>>,
-    request: HttpRequest,
-    revealed: Revealed,
-) -> Result<HttpResponse, ToolError> {
-    let Some(connection) = connection else {
-        return send(app, integration, deadline, None, request, Vec::new()).await;
-    };
-    let reveal =
-        |s: &super::session::Session| revealed.lock().unwrap_or_else(|p| p.into_inner()).extend(s.secret_values());
-    let session = super::session::current(&app, integration, spec, &connection, deadline, None).await?;
-    reveal(&session);
-    let attached = super::session::attachments(&app, integration, spec, &session, &connection, request.method)?;
-    let result = send(app.clone(), integration, deadline, Some(&connection), request.clone(), attached).await;
-    match result {
-        Err(e) if super::session::expired(spec, &e) => {
-            tracing::info!(integration = integration.name, "the session expired; logging in again");
-            let fresh =
-                super::session::current(&app, integration, spec, &connection, deadline, Some(session.id)).await?;
-            reveal(&fresh);
-            let attached = super::session::attachments(&app, integration, spec, &fresh, &connection, request.method)?;
-            send(app, integration, deadline, Some(&connection), request, attached).await
+/// The connection one call uses; replaced when its OAuth token is refreshed mid-call.
+pub(crate) type ConnectionSlot = Arc<Mutex<Option<Arc<Connection>>>>;
+
+/// The one path of every credentialed request (plugin tools through [`EngineUpstream`], the curl
+/// proxy through [`proxy_send`]): it attaches the connection (and, for `Inject::Session`
+/// integrations, the session it opens or reuses), refreshes an OAuth token that expires within a
+/// minute before sending, and retries once: after refreshing the token when the answer is a 401
+/// and the token is refreshable, else after logging in again when the answer says the session
+/// expired. What goes on the wire (address guard, governor, 429, cap) is [`deliver`]'s part.
+pub(crate) struct Credentialed<'a> {
+    pub app: &'a Arc<App>,
+    pub integration: &'static Integration,
+    pub deadline: Instant,
+    /// The call's connection (`None`: a public integration, or no account).
+    pub slot: &'a ConnectionSlot,
+    /// Session values attached so far (the call's scrubber removes them).
+    pub revealed: &'a AttachedSecrets,
+}
+
+impl Credentialed<'_> {
+    fn connection(&self) -> Option<Arc<Connection>> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn replace(&self, fresh: Connection) -> Arc<Connection> {
+        let fresh = Arc::new(fresh);
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh.clone());
+        fresh
+    }
+
+    /// Runs `attempt` with the connection and the session's attachments; `failed` reads an
+    /// attempt's outcome as (status, provider message) when it is a refusal worth one retry.
+    pub(crate) async fn run<T, Fut>(
+        &self,
+        method: plugins::api::Method,
+        attempt: impl Fn(Option<Arc<Connection>>, SecretPairs) -> Fut,
+        failed: impl Fn(&Result<T, ToolError>) -> Option<(u16, String)>,
+    ) -> Result<T, ToolError>
+    where
+        Fut: std::future::Future<Output = Result<T, ToolError>>,
+    {
+        let integration = self.integration;
+        let mut connection = self.connection();
+        if let Some(c) = connection.clone()
+            && refreshable(&c)
+            && c.expires_at.is_some_and(|t| t - crate::auth::oauth::now_unix() < REFRESH_AHEAD_SECS)
+        {
+            match crate::auth::oauth::refresh(self.app, integration, &c).await {
+                Ok(fresh) => connection = Some(self.replace(fresh)),
+                Err(e) => {
+                    tracing::warn!(integration = integration.name, error = %e, "token refresh ahead of expiry failed")
+                }
+            }
         }
-        other => other,
+        let spec = match (integration.auth.inject, &connection) {
+            (Inject::Session(spec), Some(_)) => Some(spec),
+            _ => None,
+        };
+        let mut session = None;
+        let extra = match (spec, &connection) {
+            (Some(spec), Some(c)) => {
+                let s = self.session(spec, c, None).await?;
+                let extra = session::attachments(self.app, integration, spec, &s, c, method)?;
+                session = Some(s.id);
+                extra
+            }
+            _ => Vec::new(),
+        };
+        let result = attempt(connection.clone(), extra).await;
+        let Some((status, message)) = failed(&result) else { return result };
+        match (connection, spec) {
+            (Some(c), _) if status == 401 && refreshable(&c) => {
+                tracing::info!(integration = integration.name, "the service answered 401; refreshing the token once");
+                let fresh = self.replace(crate::auth::oauth::refresh(self.app, integration, &c).await?);
+                attempt(Some(fresh), Vec::new()).await
+            }
+            (Some(c), Some(spec)) if session::expired(spec, status, &message) => {
+                tracing::info!(integration = integration.name, "the session expired; logging in again");
+                let s = self.session(spec, &c, session).await?;
+                let extra = session::attachments(self.app, integration, spec, &s, &c, method)?;
+                attempt(Some(c), extra).await
+            }
+            _ => result,
+        }
+    }
+
+    /// The session for `connection` (a fresh login when `rejected` is the cached one), its values
+    /// recorded as revealed.
+    async fn session(
+        &self,
+        spec: &'static plugins::api::SessionSpec,
+        connection: &Connection,
+        rejected: Option<u64>,
+    ) -> Result<Arc<session::Session>, ToolError> {
+        let s = session::current(self.app, self.integration, spec, connection, self.deadline, rejected).await?;
+        self.revealed.lock().unwrap_or_else(|p| p.into_inner()).extend(s.secret_values());
+        Ok(s)
     }
 }
 
@@ -335,10 +388,11 @@ pub(crate) async fn send(
     app: Arc<App>,
     integration: &'static Integration,
     deadline: Instant,
-    connection: Option<&Connection>,
+    connection: Option<Arc<Connection>>,
     req: HttpRequest,
     extra: SecretPairs,
 ) -> Result<HttpResponse, ToolError> {
+    let connection = connection.as_deref();
     let (base, user_origin) = base_url(&app, integration, req.host, &req.host_vars, connection)?;
     let (mut auth_headers, auth_query) = match connection {
         Some(c) => c.injection(&integration.auth.inject),
@@ -379,7 +433,7 @@ fn same_origin_url(base: &str, path: &str) -> Result<reqwest::Url, ToolError> {
         .map_err(|e| ToolError::invalid(format!("the base URL '{base}' is not a URL: {e}")))?;
     let url = reqwest::Url::parse(&format!("{base}{path}"))
         .map_err(|e| ToolError::invalid(format!("'{base}{path}' is not a URL: {e}")))?;
-    let origin = crate::builtins::ssrf::Origin::of;
+    let origin = crate::net::Origin::of;
     if origin(&url).is_none()
         || origin(&url) != origin(&base_url)
         || !url.username().is_empty()
@@ -412,17 +466,6 @@ pub(crate) struct Budget<'a> {
     pub limit: plugins::api::RateLimit,
 }
 
-/// A guarded request builder for `url`: the address guard picks the client, or refuses.
-pub(crate) fn guarded(
-    app: &App,
-    method: reqwest::Method,
-    url: reqwest::Url,
-    user_origin: bool,
-) -> Result<reqwest::RequestBuilder, ToolError> {
-    let client = app.client_for(&url, user_origin).map_err(|r| ToolError::invalid(r.0))?;
-    Ok(client.request(method, url))
-}
-
 /// The one send path of the engine: address guard, the governor's slot, the deadline, 429
 /// retried once or twice when `Retry-After` fits in the deadline, provider reset headers observed,
 /// the body capped. Returns the final answer whatever its status.
@@ -436,13 +479,7 @@ pub(crate) async fn deliver(
     loop {
         attempt += 1;
         // Checked before every attempt: the listener may have started meanwhile.
-        let mut builder = guarded(app, out.method.clone(), out.url.clone(), out.user_origin)?;
-        wait_for_slot(app, budget, deadline).await?;
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
-        }
-        builder = builder.timeout(remaining);
+        let mut builder = app.request(out.method.clone(), out.url.clone(), out.user_origin)?;
         if !out.query.is_empty() {
             builder = builder.query(&out.query);
         }
@@ -464,14 +501,13 @@ pub(crate) async fn deliver(
             Body::Form(pairs) => builder.form(pairs),
             Body::Raw { content_type, bytes } => builder.header("content-type", content_type).body(bytes.clone()),
         };
-        let response = builder.send().await.map_err(|e| network_error(&e, app))?;
+        let response = on_the_wire(app, budget, deadline, builder, true).await?;
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
             .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
-        app.governor.observe(budget.key, status, &headers);
         let body = read_capped(response, app).await?;
         let reply = HttpResponse { status, headers, body };
         if status == 429 && attempt < MAX_ATTEMPTS {
@@ -482,7 +518,7 @@ pub(crate) async fn deliver(
                     wait_secs = wait.as_secs(),
                     "rate limited; retrying after Retry-After"
                 );
-                app.governor.block_until(budget.key, Instant::now() + wait);
+                app.state::<Governor>().block_until(budget.key, Instant::now() + wait);
                 // The governor holds this (and every other) request of the budget until then.
                 continue;
             }
@@ -516,8 +552,8 @@ pub fn configured_rate_limit(
 /// Waits for the governor's slot for one request, or says when to retry if it comes too late.
 pub(crate) async fn wait_for_slot(app: &App, budget: &Budget<'_>, deadline: Instant) -> Result<(), ToolError> {
     let limit = budget.limit;
-    match app.governor.reserve(budget.key, limit, Instant::now(), deadline) {
-        super::governor::Slot::After(wait) => {
+    match app.state::<Governor>().reserve(budget.key, limit, Instant::now(), deadline) {
+        governor::Slot::After(wait) => {
             if !wait.is_zero() {
                 tracing::debug!(
                     budget = budget.key,
@@ -528,7 +564,7 @@ pub(crate) async fn wait_for_slot(app: &App, budget: &Budget<'_>, deadline: Inst
             }
             Ok(())
         }
-        super::governor::Slot::TooLate(wait) => {
+        governor::Slot::TooLate(wait) => {
             let seconds = wait.as_secs_f64().ceil() as u64;
             let limit_text = if limit.is_none() {
                 "the provider asked to slow down".to_string()
@@ -559,8 +595,8 @@ pub(crate) fn retry_after_secs(value: &str) -> Option<u64> {
 
 pub(crate) fn network_error(e: &reqwest::Error, app: &App) -> ToolError {
     // A host name the guard's resolver refused (it resolves to a private address).
-    if let Some(refusal) = crate::builtins::ssrf::refusal_in(e) {
-        return ToolError::invalid(format!("{refusal}; {}", crate::builtins::ssrf::PRIVATE_HOSTS_HELP));
+    if let Some(refusal) = crate::net::refusal_in(e) {
+        return ToolError::invalid(format!("{refusal}; {}", crate::net::PRIVATE_HOSTS_HELP));
     }
     if e.is_timeout() {
         ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }
@@ -628,8 +664,8 @@ pub async fn verify_identity(
     let upstream = EngineUpstream::new(app.clone(), integration, deadline, Some(Arc::new(connection)));
     let result = identity_of(integration, &identity, &upstream).await;
     // Session values (a login's tokens) are not connection fields; the caller cannot scrub them.
-    let revealed = upstream.revealed().lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let scrubber = super::scrub::Scrubber::new(revealed);
+    let revealed = upstream.attached_secrets().lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let scrubber = crate::scrub::Scrubber::new(revealed);
     result.map_err(|e| match e {
         ToolError::Upstream { status, message, retry_after } => {
             ToolError::Upstream { status, message: scrubber.text(&message), retry_after }
@@ -701,20 +737,6 @@ pub async fn proxy_send(
     call: &ProxyCall,
     deadline: Instant,
 ) -> Result<ProxyAnswer, ToolError> {
-    let mut connection = connection;
-    let stale = refreshable(&connection)
-        && connection.expires_at.is_some_and(|t| t - crate::connect::oauth::now_unix() < REFRESH_AHEAD_SECS);
-    if stale {
-        match crate::connect::oauth::refresh(app, integration, &connection).await {
-            Ok(fresh) => connection = Arc::new(fresh),
-            Err(e) => {
-                tracing::warn!(integration = integration.name, error = %e, "token refresh ahead of expiry failed")
-            }
-        }
-    }
-    let host_key = integration.hosts.first().map(|h| h.key).unwrap_or("base_url");
-    let (base, user_origin) = base_url(app, integration, host_key, &[], Some(&connection))?;
-    let url = pinned_url(&base, &call.path_and_query)?;
     let method = match call.method.as_str() {
         "GET" => plugins::api::Method::Get,
         "HEAD" => plugins::api::Method::Head,
@@ -723,74 +745,100 @@ pub async fn proxy_send(
         "PATCH" => plugins::api::Method::Patch,
         _ => plugins::api::Method::Delete,
     };
-    let mut secrets = connection.secret_values();
-    let session_spec = match integration.auth.inject {
-        Inject::Session(spec) => Some(spec),
-        _ => None,
-    };
-    let mut session = None;
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let mut extra = Vec::new();
-        if let Some(spec) = session_spec {
-            let rejected = session.as_ref().map(|s: &Arc<super::session::Session>| s.id);
-            let s = super::session::current(app, integration, spec, &connection, deadline, rejected).await?;
-            secrets.extend(s.secret_values());
-            extra = super::session::attachments(app, integration, spec, &s, &connection, method)?;
-            session = Some(s);
-        }
-        let (mut auth_headers, auth_query) = connection.injection(&integration.auth.inject);
-        auth_headers.extend(extra);
-        let mut target = url.clone();
-        if !auth_query.is_empty() {
-            let mut pairs = target.query_pairs_mut();
-            for (k, v) in &auth_query {
-                pairs.append_pair(k, v.expose());
-            }
-        }
-        let mut builder = guarded(app, call.method.clone(), target, user_origin)?.timeout(PROXY_STREAM_LIMIT);
-        for (k, v) in &call.headers {
-            // The credential's own headers are never taken from the caller.
-            if auth_headers.iter().any(|(a, _)| a.eq_ignore_ascii_case(k)) {
-                continue;
-            }
-            builder = builder.header(k.as_str(), v.as_slice());
-        }
-        for (k, v) in &auth_headers {
-            builder = builder.header(k.as_str(), v.expose().as_str());
-        }
-        if !call.body.is_empty() {
-            builder = builder.body(call.body.clone());
-        }
-        let key = connection.account_key();
-        let budget = Budget { key: &key, display: integration.display_name, limit: rate_limit(app, integration)? };
-        wait_for_slot(app, &budget, deadline).await?;
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let response = match tokio::time::timeout(remaining, builder.send()).await {
-            Err(_) => return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }),
-            Ok(r) => r.map_err(|e| network_error(&e, app))?,
-        };
-        let seen: Vec<(String, String)> = response
-            .headers()
-            .iter()
-            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect();
-        app.governor.observe(&connection.account_key(), response.status().as_u16(), &seen);
-        if response.status().as_u16() == 401 && attempt == 1 {
-            if refreshable(&connection) {
-                tracing::info!(integration = integration.name, "proxied request got 401; refreshing the token once");
-                connection = Arc::new(crate::connect::oauth::refresh(app, integration, &connection).await?);
-                secrets.extend(connection.secret_values());
-                continue;
-            }
-            if session_spec.is_some() {
-                tracing::info!(integration = integration.name, "proxied request got 401; logging in again once");
-                continue;
-            }
-        }
-        return Ok(ProxyAnswer { response, secrets });
+    let first_values = connection.secret_values();
+    let slot: ConnectionSlot = Arc::new(Mutex::new(Some(connection)));
+    let revealed = AttachedSecrets::default();
+    let credentialed = Credentialed { app, integration, deadline, slot: &slot, revealed: &revealed };
+    let response = credentialed
+        .run(
+            method,
+            |connection, extra| proxy_attempt(app, integration, connection, call, extra, deadline),
+            |result| match result {
+                Ok(r) if r.status().as_u16() == 401 => Some((401, String::new())),
+                _ => None,
+            },
+        )
+        .await?;
+    // Every value the request may have carried: the first connection's, a refreshed one's, the
+    // session's.
+    let mut secrets = first_values;
+    if let Some(c) = slot.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        secrets.extend(c.secret_values());
     }
+    secrets.extend(revealed.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned());
+    Ok(ProxyAnswer { response, secrets })
+}
+
+/// One proxied request with `connection` and the session's `extra` headers attached, pinned to
+/// the integration's base URL, unread.
+async fn proxy_attempt(
+    app: &App,
+    integration: &'static Integration,
+    connection: Option<Arc<Connection>>,
+    call: &ProxyCall,
+    extra: SecretPairs,
+    deadline: Instant,
+) -> Result<reqwest::Response, ToolError> {
+    let connection = connection.ok_or_else(|| ToolError::Internal("the curl proxy needs a connection".into()))?;
+    let host_key = integration.hosts.first().map(|h| h.key).unwrap_or("base_url");
+    let (base, user_origin) = base_url(app, integration, host_key, &[], Some(&connection))?;
+    let mut target = pinned_url(&base, &call.path_and_query)?;
+    let (mut auth_headers, auth_query) = connection.injection(&integration.auth.inject);
+    auth_headers.extend(extra);
+    if !auth_query.is_empty() {
+        let mut pairs = target.query_pairs_mut();
+        for (k, v) in &auth_query {
+            pairs.append_pair(k, v.expose());
+        }
+    }
+    let mut builder = app.request(call.method.clone(), target, user_origin)?.timeout(PROXY_STREAM_LIMIT);
+    for (k, v) in &call.headers {
+        // The credential's own headers are never taken from the caller.
+        if auth_headers.iter().any(|(a, _)| a.eq_ignore_ascii_case(k)) {
+            continue;
+        }
+        builder = builder.header(k.as_str(), v.as_slice());
+    }
+    for (k, v) in &auth_headers {
+        builder = builder.header(k.as_str(), v.expose().as_str());
+    }
+    if !call.body.is_empty() {
+        builder = builder.body(call.body.clone());
+    }
+    let key = connection.account_key();
+    let budget = Budget { key: &key, display: integration.display_name, limit: rate_limit(app, integration)? };
+    on_the_wire(app, &budget, deadline, builder, false).await
+}
+
+/// One request on the wire: the governor's slot, the call's deadline for the answer's headers
+/// (and for its body too when `body_by_deadline`; a proxied stream has its own limit), the
+/// provider's reset headers observed. The body is the caller's to read.
+async fn on_the_wire(
+    app: &App,
+    budget: &Budget<'_>,
+    deadline: Instant,
+    mut builder: reqwest::RequestBuilder,
+    body_by_deadline: bool,
+) -> Result<reqwest::Response, ToolError> {
+    wait_for_slot(app, budget, deadline).await?;
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() });
+    }
+    if body_by_deadline {
+        builder = builder.timeout(remaining);
+    }
+    let response = match tokio::time::timeout(remaining, builder.send()).await {
+        Err(_) => return Err(ToolError::Timeout { seconds: app.settings.call_timeout.as_secs() }),
+        Ok(r) => r.map_err(|e| network_error(&e, app))?,
+    };
+    let seen: Vec<(String, String)> = response
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    app.state::<Governor>().observe(budget.key, response.status().as_u16(), &seen);
+    Ok(response)
 }
 
 /// `base` + `path_and_query`, refused unless it stays on the base URL's scheme, host and port and

@@ -4,6 +4,8 @@
 //! data directory from `directories`. Settings come from `<home>/config.json` when present, then
 //! environment variables, which win. Reading them costs microseconds, so it happens at start.
 
+pub mod servers;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,10 +58,10 @@ pub struct Settings {
     /// or loopback (an internal API for a custom app): `private_hosts` in config.json, or
     /// `WORKBENCH_PRIVATE_HOSTS` (comma-separated), which wins. workbench's own listener is never
     /// reachable, listed or not.
-    pub private_hosts: Vec<crate::builtins::ssrf::Origin>,
+    pub private_hosts: Vec<crate::net::Origin>,
     /// The user's other MCP servers (`config.json`'s `mcp_servers`), by name; an entry that did
     /// not parse is kept as its error (see `upstream::config`). Nothing starts until first use.
-    pub mcp_servers: std::collections::BTreeMap<String, Result<crate::upstream::ServerConfig, String>>,
+    pub mcp_servers: std::collections::BTreeMap<String, Result<servers::ServerConfig, String>>,
 }
 
 /// The safety policy for writes the user set for an integration (see `engine::policy`).
@@ -244,10 +246,10 @@ impl Settings {
                 .map(str::trim)
                 .filter(|o| !o.is_empty())
                 .map(|o| {
-                    crate::builtins::ssrf::Origin::parse(o).map_err(|message| ConfigError::BadVar {
+                    crate::net::Origin::parse(o).map_err(|e| ConfigError::BadVar {
                         name: "WORKBENCH_PRIVATE_HOSTS".into(),
                         value: v.clone(),
-                        message,
+                        message: e.to_string(),
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
@@ -256,9 +258,9 @@ impl Settings {
                 .unwrap_or_default()
                 .iter()
                 .map(|o| {
-                    crate::builtins::ssrf::Origin::parse(o).map_err(|message| ConfigError::BadFile {
+                    crate::net::Origin::parse(o).map_err(|e| ConfigError::BadFile {
                         path: file_path.display().to_string(),
-                        message: format!("private_hosts: {message}"),
+                        message: format!("private_hosts: {e}"),
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
@@ -274,7 +276,7 @@ impl Settings {
         }
         let (policies, rate_limits) = parse_policies_and_limits(vars, &file.policy);
         let files_dir = files_dir(vars, file.files_dir, &file_path)?;
-        let mcp_servers = crate::upstream::config::parse_all(file.mcp_servers.as_ref());
+        let mcp_servers = servers::parse_all(file.mcp_servers.as_ref());
         Ok(Settings {
             mcp_servers,
             files_dir,

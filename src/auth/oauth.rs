@@ -5,14 +5,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use plugins::api::{Integration, OAuth, ToolError};
+use plugins::api::{Integration, OAuth, ToolError, encode_segment as encode};
 use plugins::codec::base64url_encode;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::form::encode;
 use crate::app::App;
-use crate::auth::{self, Connection, Saved, Source};
+use crate::auth::{self, AccountDetails, Connection, Source};
 use crate::config::OAuthClient;
 use crate::secrets::Secret;
 
@@ -49,9 +48,14 @@ pub fn client_for(app: &App, oauth: &OAuth) -> Option<OAuthClient> {
 }
 
 /// Stores the OAuth client the user pasted (id and secret) in the secret store.
-pub fn store_client(app: &App, oauth: &OAuth, client_id: &str, client_secret: Option<&str>) -> Result<(), String> {
+pub fn store_client(
+    app: &App,
+    oauth: &OAuth,
+    client_id: &str,
+    client_secret: Option<&str>,
+) -> Result<(), crate::secrets::StoreError> {
     let blob = serde_json::json!({ "client_id": client_id, "client_secret": client_secret }).to_string();
-    app.secrets.set(&client_store_key(oauth.client), &Secret::new(blob)).map_err(|e| e.to_string())
+    app.secrets.set(&client_store_key(oauth.client), &Secret::new(blob))
 }
 
 pub fn authorize_url_base(app: &App, integration: &Integration, oauth: &OAuth) -> String {
@@ -132,7 +136,8 @@ async fn post_token(
     let url = reqwest::Url::parse(&url).map_err(|e| ToolError::Internal(format!("token endpoint {url}: {e}")))?;
     // Through the address guard like every request: the listener and unlisted private addresses
     // are refused.
-    let response = crate::engine::http::guarded(app, reqwest::Method::POST, url, user_origin)?
+    let response = app
+        .request(reqwest::Method::POST, url, user_origin)?
         .header("accept", "application/json")
         .form(&form)
         .timeout(std::time::Duration::from_secs(20))
@@ -199,6 +204,17 @@ pub fn connection_from_tokens(
     c
 }
 
+/// One lock per account, so concurrent callers wait for the same token refresh (the app's
+/// `RefreshLocks` state).
+#[derive(Default)]
+pub struct RefreshLocks(std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
+
+impl RefreshLocks {
+    fn of(&self, account_key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).entry(account_key.to_string()).or_default().clone()
+    }
+}
+
 /// Refreshes an OAuth connection. Concurrent callers wait on one lock per account; whoever
 /// comes second finds the token already fresh and uses it instead of refreshing again.
 pub async fn refresh(
@@ -206,10 +222,7 @@ pub async fn refresh(
     integration: &'static Integration,
     stale: &Connection,
 ) -> Result<Connection, ToolError> {
-    let lock = {
-        let mut locks = app.refresh_locks.lock().unwrap_or_else(|p| p.into_inner());
-        locks.entry(stale.account_key()).or_default().clone()
-    };
+    let lock = app.state::<RefreshLocks>().of(&stale.account_key());
     let _guard = lock.lock().await;
     if let Ok(Some(current)) = app.connection_of(integration, &stale.account)
         && current.fields.get("token") != stale.fields.get("token")
@@ -256,7 +269,7 @@ pub async fn refresh(
     auth::save(
         app,
         &fresh,
-        Saved {
+        AccountDetails {
             account_label: meta.as_ref().and_then(|m| m.account_label.clone()),
             scopes: tokens.scope.clone().or_else(|| meta.and_then(|m| m.scopes)),
             expires_at: fresh.expires_at,

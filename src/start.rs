@@ -1,0 +1,53 @@
+//! The composition root: the one place that knows every module. It builds an [`App`] from its
+//! shared handles, installs the catalogue (the compiled integrations, the built-ins, the
+//! meta-tools' reserved names) and mounts each module's routes on the loopback listener, so no
+//! module below has to name a module above it.
+//!
+//! `App::new` (the binary's app) and `App::with_parts` (tests: a catalogue and a secret store of
+//! their own) are defined here, not in `src/app.rs`, because they name the registry and the
+//! listener's routes.
+
+use std::sync::Arc;
+
+use crate::app::App;
+use crate::config::Settings;
+use crate::listener::Mount;
+use crate::registry::{Registry, Snapshot};
+use crate::secrets::SecretStore;
+
+impl Registry {
+    /// The shipped catalogue: every plugin integration plus the built-ins, with the meta-tools'
+    /// names reserved.
+    pub fn standard() -> Registry {
+        Registry::new(plugins::INTEGRATIONS, crate::builtins::BUILTINS).reserving(meta_tool_name)
+    }
+}
+
+/// Whether `name` is a meta-tool's (no upstream tool or custom app may take it).
+fn meta_tool_name(name: &str) -> bool {
+    crate::meta::find(name).is_some()
+}
+
+impl App {
+    /// The app as the binary runs it: the shipped catalogue and the configured secret store.
+    pub fn new(settings: Settings) -> Arc<App> {
+        let store = crate::app::secret_store(&settings);
+        Self::with_parts(settings, Registry::standard(), store)
+    }
+
+    /// An app with `registry` as its compiled catalogue and `secrets` as its secret store.
+    pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
+        let app = App::from_handles(settings, secrets);
+        app.set_state(crate::auth::Integrations(registry.integrations().to_vec()));
+        app.set_state(Snapshot::new(registry.reserving(meta_tool_name)));
+        for mount in [
+            Mount::Bare(crate::proxy::routes),
+            Mount::Pages(crate::connect::routes),
+            Mount::Pages(crate::approval::routes),
+            Mount::Pages(crate::portal::routes),
+        ] {
+            crate::listener::mount(&app, mount);
+        }
+        Arc::new(app)
+    }
+}
