@@ -10,7 +10,7 @@
 //!   `notifications/tools/list_changed`) bumps [`Catalogue::generation`], which makes
 //!   `App::registry()` build a new snapshot.
 //! - **Lifecycle.** A stdio server starts on its first call (never at workbench's start), with the
-//!   handshake done by rmcp's client. Its stdin is a pipe workbench holds, it is killed when its
+//!   handshake done by the MCP client in `crate::mcp::client` (rmcp). Its stdin is a pipe workbench holds, it is killed when its
 //!   handle drops (`kill_on_drop`), and on Linux it gets `PR_SET_PDEATHSIG` = SIGKILL, so no server
 //!   outlives workbench, also after `kill -9`. A server that exits is started again on the next
 //!   call; repeated failures wait (1 s, 2 s, 4 s, ... up to a minute) and the agent is told why.
@@ -21,8 +21,8 @@
 //! - **Policy.** `readOnlyHint: true` is a read, `destructiveHint: true` is destructive (confirm
 //!   by default), anything else is a write; `WORKBENCH_POLICY_<SERVER>` sets a server's policy.
 //!
-//! - **Streamable HTTP.** A `{"url", "headers"}` entry connects on its first call through rmcp's
-//!   Streamable HTTP client, with workbench's guarded HTTP client (`App::client_for`: the URL is
+//! - **Streamable HTTP.** A `{"url", "headers"}` entry connects on its first call through the
+//!   Streamable HTTP client of `crate::mcp::client`, with workbench's guarded HTTP client (`App::client_for`: the URL is
 //!   the user's own origin, workbench's own listener never is; same-origin redirects only).
 //!   Headers may hold `{{vault:NAME}}` refs, resolved for `mcp:<server>` only. A dropped
 //!   session reconnects on the next call, with the same backoff as a stdio server.
@@ -36,17 +36,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use plugins::api::{Effect, ToolError};
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
 pub use config::ServerConfig;
 
 use crate::app::App;
 use crate::error::{ErrorCode, ToolFailure};
+use crate::mcp::client::{self, CallError, Client, ConnectError, Transport};
 use crate::storage::Storage;
 
 /// Longest an upstream server may take to start and answer `initialize` + `tools/list`.
@@ -98,7 +94,7 @@ pub struct Status {
 }
 
 struct Conn {
-    service: RunningService<RoleClient, Handler>,
+    client: Client,
     pid: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// A Streamable HTTP session (no process: a transport failure means reconnect).
@@ -107,7 +103,7 @@ struct Conn {
 
 impl Conn {
     fn closed(&self) -> bool {
-        self.service.is_closed() || self.service.peer().is_transport_closed()
+        self.client.is_closed()
     }
     fn stderr_tail(&self) -> String {
         let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
@@ -199,8 +195,7 @@ impl Upstreams {
 
     /// Takes a server's fresh `tools/list`: cached in SQLite, and a new catalogue generation when
     /// it changed.
-    async fn store_listing(&self, app: &App, server: &str, tools: Vec<rmcp::model::Tool>) -> usize {
-        let raw: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
+    async fn store_listing(&self, app: &App, server: &str, raw: Vec<Value>) -> usize {
         let count = raw.len();
         let changed = {
             let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
@@ -242,7 +237,7 @@ impl Upstreams {
             if let Some(conn) = conn
                 && let Ok(conn) = Arc::try_unwrap(conn)
             {
-                let _ = conn.service.cancel().await;
+                conn.client.close().await;
             }
         }
     }
@@ -323,18 +318,17 @@ impl Upstreams {
     /// Connects to the server (spawns it, or opens its Streamable HTTP session), does the MCP
     /// handshake and reads its tool list.
     async fn start(&self, app: &Arc<App>, server: &str) -> Result<Conn, String> {
-        let handler = Handler { server: server.to_string(), app: Arc::downgrade(app) };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let http = matches!(self.configs.get(server), Some(Ok(ServerConfig::Http { .. })));
-        let (pid, serving) = match self.configs.get(server) {
+        let (pid, transport) = match self.configs.get(server) {
             Some(Ok(ServerConfig::Stdio { command, args, env })) => {
-                let (transport, pid) = self.spawn(app, server, command, args, env, &tail).await?;
-                (pid, tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await)
+                let mut stdio = self.spawn(app, server, command, args, env).await?;
+                if let Some(stderr) = stdio.stderr.take() {
+                    tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
+                }
+                (stdio.pid, Transport::Stdio(stdio))
             }
-            Some(Ok(ServerConfig::Http { url, headers })) => {
-                let transport = http_transport(app, server, url, headers).await?;
-                (None, tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await)
-            }
+            Some(Ok(ServerConfig::Http { url, headers })) => (None, http_transport(app, server, url, headers).await?),
             Some(Err(e)) => return Err(format!("its entry in config.json is invalid: {e}")),
             None => return Err("it is not configured (workbench servers list shows the configured ones)".into()),
         };
@@ -343,10 +337,25 @@ impl Upstreams {
             let text = lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ");
             if text.is_empty() { String::new() } else { format!(" (stderr: {text})") }
         };
-        let service = match serving {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
-            Err(_) => {
+        let on_changed: client::ToolsChanged = {
+            let (server, app) = (server.to_string(), Arc::downgrade(app));
+            Arc::new(move |tools: Vec<Value>| {
+                let (server, app) = (server.clone(), app.clone());
+                tokio::spawn(async move {
+                    if let Some(app) = app.upgrade() {
+                        let n = app.upstream.store_listing(&app, &server, tools).await;
+                        tracing::info!(server, tools = n, "upstream tool list changed");
+                    }
+                });
+            })
+        };
+        let client = match Client::connect(transport, Some(on_changed), START_TIMEOUT).await {
+            Ok(c) => c,
+            Err(ConnectError::Failed(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
+            Err(ConnectError::AuthRequired { .. }) => {
+                return Err("it requires authorization (HTTP 401) and no token is configured".into());
+            }
+            Err(ConnectError::Timeout) => {
                 return Err(format!(
                     "it did not answer initialize within {} s{}",
                     START_TIMEOUT.as_secs(),
@@ -354,17 +363,17 @@ impl Upstreams {
                 ));
             }
         };
-        let tools = match tokio::time::timeout(START_TIMEOUT, service.peer().list_all_tools()).await {
+        let tools = match tokio::time::timeout(START_TIMEOUT, client.list_tools()).await {
             Ok(Ok(t)) => t,
             Ok(Err(e)) => return Err(format!("tools/list failed: {e}{}", stderr_tail(&tail))),
             Err(_) => return Err(format!("tools/list took longer than {} s", START_TIMEOUT.as_secs())),
         };
         let count = self.store_listing(app, server, tools).await;
         tracing::info!(server, pid, tools = count, "upstream server started");
-        Ok(Conn { service, pid, stderr: tail, http })
+        Ok(Conn { client, pid, stderr: tail, http })
     }
 
-    /// Spawns a stdio server (its stderr feeds `tail`).
+    /// Spawns a stdio server.
     async fn spawn(
         &self,
         app: &Arc<App>,
@@ -372,8 +381,7 @@ impl Upstreams {
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
-        tail: &Arc<Mutex<VecDeque<String>>>,
-    ) -> Result<(rmcp::transport::TokioChildProcess, Option<u32>), String> {
+    ) -> Result<client::Stdio, String> {
         let env = resolve_map(app, server, env, "env").await?;
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args);
@@ -398,15 +406,7 @@ impl Upstreams {
                 Ok(())
             });
         }
-        let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run {command}: {e}"))?;
-        let pid = transport.id();
-        if let Some(stderr) = stderr {
-            tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
-        }
-        Ok((transport, pid))
+        client::spawn(cmd).map_err(|e| format!("cannot run {command}: {e}"))
     }
 
     /// Marks the running connection as dead after a transport failure.
@@ -430,8 +430,8 @@ async fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    use reqwest::header::{HeaderName, HeaderValue};
+) -> Result<Transport, String> {
+    use client::{HeaderName, HeaderValue};
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("its url '{url}' is not a valid URL: {e}"))?;
     let client = app.client_for(&parsed, true).map_err(|r| format!("its url is refused: {}", r.0))?.clone();
     let resolved = resolve_map(app, server, headers, "headers").await?;
@@ -447,10 +447,7 @@ async fn http_transport(
         value.set_sensitive(true);
         custom.insert(header, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
-        .custom_headers(custom)
-        .reinit_on_expired_session(true);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok(Transport::Http { client, url: url.to_string(), headers: custom, bearer: None })
 }
 
 /// Resolves `{{vault:NAME}}` in an entry's env or header values, for the pseudo-host
@@ -517,31 +514,6 @@ async fn read_stderr(
     }
 }
 
-/// rmcp's client side for one upstream server: who we are, and tool-list changes.
-#[derive(Clone)]
-struct Handler {
-    server: String,
-    app: Weak<App>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("workbench", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        let (server, app, peer) = (self.server.clone(), self.app.clone(), context.peer.clone());
-        tokio::spawn(async move {
-            let Ok(tools) = peer.list_all_tools().await else { return };
-            if let Some(app) = app.upgrade() {
-                let n = app.upstream.store_listing(&app, &server, tools).await;
-                tracing::info!(server, tools = n, "upstream tool list changed");
-            }
-        });
-    }
-}
-
 /// One tool of a `tools/list` answer, normalised; `None` for an entry without a name.
 fn listed_from(tool: &Value) -> Option<Listed> {
     let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())?;
@@ -603,15 +575,14 @@ pub fn exposed_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> S
 }
 
 /// Runs one upstream tool call (the engine's task for `Runner::Upstream`). Dropping the future
-/// (timeout, cancellation) drops rmcp's request, which sends `notifications/cancelled` upstream.
+/// (timeout, cancellation) sends `notifications/cancelled` upstream.
 pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result<Value, ToolError> {
     let conn = app.upstream.connection(&app, &tool.server).await.map_err(ToolError::Network)?;
     let arguments = match args {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };
-    let params = CallToolRequestParams::new(tool.tool.clone()).with_arguments(arguments);
-    match conn.service.peer().call_tool(params).await {
+    match conn.client.call_tool(&tool.tool, arguments, None).await {
         Ok(result) => {
             app.upstream.succeeded(&tool.server);
             shape(&result)
@@ -619,7 +590,7 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
         Err(e) => {
             // Give the reader a moment to see the exit before deciding it crashed.
             tokio::time::sleep(Duration::from_millis(50)).await;
-            if conn.http && (conn.closed() || !matches!(e, rmcp::ServiceError::McpError(_))) {
+            if conn.http && (conn.closed() || !matches!(e, CallError::Server(_))) {
                 let what = format!("the connection failed ({e})");
                 app.upstream.crashed(&app, &tool.server, &conn, what.clone()).await;
                 Err(ToolError::Network(format!(
@@ -644,10 +615,9 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
     }
 }
 
-/// A `CallToolResult` as a tool result: `structuredContent` when given, else the text (parsed
-/// when it is JSON), else the content blocks. `isError` becomes an upstream error.
-fn shape(result: &rmcp::model::CallToolResult) -> Result<Value, ToolError> {
-    let v = serde_json::to_value(result).map_err(|e| ToolError::Internal(e.to_string()))?;
+/// A `CallToolResult` (as JSON) as a tool result: `structuredContent` when given, else the text
+/// (parsed when it is JSON), else the content blocks. `isError` becomes an upstream error.
+fn shape(v: &Value) -> Result<Value, ToolError> {
     let content = v.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
     let texts: Vec<&str> = content
         .iter()
