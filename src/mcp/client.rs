@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig,
@@ -224,6 +224,12 @@ impl Client {
             }
         };
         guard.id = None;
+        // Notifications already queued behind the answer still count; later ones are dropped.
+        while let Some(Some(p)) = updates.next().now_or_never() {
+            if let Some(f) = &on_progress {
+                f(ProgressUpdate { progress: p.progress, total: p.total, message: p.message });
+            }
+        }
         match result.map_err(call_error)? {
             ServerResult::CallToolResult(r) => serde_json::to_value(r).map_err(|e| CallError::Server(e.to_string())),
             ServerResult::EmptyResult(_) => Ok(serde_json::json!({ "content": [] })),

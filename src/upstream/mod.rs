@@ -574,15 +574,23 @@ pub fn exposed_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> S
     name
 }
 
-/// Runs one upstream tool call (the engine's task for `Runner::Upstream`). Dropping the future
-/// (timeout, cancellation) sends `notifications/cancelled` upstream.
-pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result<Value, ToolError> {
+/// Runs one upstream tool call (the engine's task for `Runner::Upstream`) exposed as `name`.
+/// The server's `notifications/progress` for the call reach `progress` (scrubbed, capped). Dropping
+/// the future (timeout, cancellation) sends `notifications/cancelled` upstream.
+pub async fn call(
+    app: Arc<App>,
+    tool: Arc<UpstreamTool>,
+    args: Value,
+    name: &'static str,
+    progress: Option<crate::engine::ProgressFn>,
+) -> Result<Value, ToolError> {
     let conn = app.upstream.connection(&app, &tool.server).await.map_err(ToolError::Network)?;
     let arguments = match args {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };
-    match conn.client.call_tool(&tool.tool, arguments, None).await {
+    let on_progress = progress.map(|hook| forward_progress(&app, name, hook));
+    match conn.client.call_tool(&tool.tool, arguments, on_progress).await {
         Ok(result) => {
             app.upstream.succeeded(&tool.server);
             shape(&result)
@@ -613,6 +621,40 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
             }
         }
     }
+}
+
+/// Most progress notifications of one call passed on (a chatty server cannot flood the client).
+const MAX_PROGRESS: usize = 100;
+/// Most characters of an upstream progress message passed on.
+const MAX_PROGRESS_MESSAGE: usize = 200;
+
+/// An upstream progress callback that hands each notification to the engine's hook as a running
+/// [`crate::engine::Progress`]: its message scrubbed of every secret this process knows, shortened,
+/// and at most [`MAX_PROGRESS`] per call.
+fn forward_progress(app: &Arc<App>, name: &'static str, hook: crate::engine::ProgressFn) -> client::OnProgress {
+    let app = Arc::downgrade(app);
+    let sent = std::sync::atomic::AtomicUsize::new(0);
+    Arc::new(move |update: client::ProgressUpdate| {
+        let Some(app) = app.upgrade() else { return };
+        if sent.fetch_add(1, Ordering::SeqCst) >= MAX_PROGRESS {
+            return;
+        }
+        let fraction = update
+            .total
+            .filter(|t| *t > 0.0 && t.is_finite() && update.progress.is_finite())
+            .map(|t| (update.progress / t).clamp(0.0, 1.0));
+        let message = update
+            .message
+            .map(|m| plugins::api::truncate_chars(&app.exposed.text(m.trim()), MAX_PROGRESS_MESSAGE).0)
+            .filter(|m| !m.is_empty());
+        hook(crate::engine::Progress {
+            done: 0,
+            total: 0,
+            tool: name.to_string(),
+            error: None,
+            running: Some(crate::engine::Running { fraction, message }),
+        });
+    })
 }
 
 /// A `CallToolResult` (as JSON) as a tool result: `structuredContent` when given, else the text

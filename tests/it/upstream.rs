@@ -713,3 +713,144 @@ async fn a_streamable_http_redirect_to_another_origin_is_not_followed() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert!(!hit.load(std::sync::atomic::Ordering::SeqCst), "the redirect was followed to another origin");
 }
+
+/// An upstream tool's own `notifications/progress` reach the MCP client through the real binary:
+/// server-everything's long-running operation reports each step while the call runs (workbench's
+/// client puts a progress token on every request), and the client sees them as progress of its
+/// `execute_tools` call, with values that only increase, before the per-execution "ok".
+#[tokio::test(flavor = "multi_thread")]
+async fn upstream_progress_reaches_the_mcp_client() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let d = need_deps!();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.json"),
+        json!({ "mcp_servers": { "everything": d.everything() } }).to_string(),
+    )
+    .unwrap();
+    let seed = App::with_parts(settings_for(home.path(), &[]), Registry::standard(), Arc::new(MemoryStore::default()));
+    seed.upstream.ensure_started(&seed, "everything").await.unwrap();
+    seed.upstream.shutdown().await;
+    let long = seed
+        .registry()
+        .tools()
+        .iter()
+        .find(|t| t.upstream().is_some_and(|u| u.tool.contains("long-running")))
+        .map(|t| t.name)
+        .expect("the long-running operation is listed");
+
+    let mut child = tokio::process::Command::new(crate::support::binary())
+        .env("WORKBENCH_HOME", home.path())
+        .env("WORKBENCH_SECRET_STORE", "memory")
+        .env("WORKBENCH_NO_BROWSER", "1")
+        .env("WORKBENCH_FILES_DIR", home.path().join("files"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = async |v: Value| {
+        stdin.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    };
+    send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+    .await;
+    lines.next_line().await.unwrap();
+    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
+    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "_meta": { "progressToken": "tok-7" },
+        "name": "execute_tools",
+        "arguments": { "executions": [{ "tool": long, "args": { "duration": 2, "steps": 4 } }] } } }))
+    .await;
+    let mut progress = Vec::new();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("a message");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["method"] == "notifications/progress" {
+                progress.push(v["params"].clone());
+            } else if v["id"] == 2 {
+                return v;
+            }
+        }
+    })
+    .await
+    .expect("execute_tools answered");
+    assert!(answer["result"]["structuredContent"]["results"][0].get("result").is_some(), "{answer}");
+    // Late notifications may follow the answer (the forwarder flushes them); give them a moment.
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(std::time::Duration::from_millis(500), lines.next_line()).await
+    {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["method"] == "notifications/progress" {
+            progress.push(v["params"].clone());
+        }
+    }
+    assert!(progress.iter().all(|p| p["progressToken"] == "tok-7"), "{progress:?}");
+    let running: Vec<&Value> = progress.iter().filter(|p| p["message"] == format!("{long} running")).collect();
+    // One per upstream step; the last step's may lose the race with the answer and is dropped.
+    assert!((3..=4).contains(&running.len()), "one per upstream step: {progress:?}");
+    assert!(running.iter().all(|p| p.get("total").is_none() && p["progress"].as_f64().unwrap() < 1.0), "{progress:?}");
+    let values: Vec<f64> = progress.iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[1] > w[0]), "progress only increases: {values:?}");
+    let last = progress.last().unwrap();
+    assert_eq!((last["progress"].as_f64(), last["total"].as_f64()), (Some(1.0), Some(1.0)), "{progress:?}");
+    assert_eq!(last["message"], format!("{long} ok"));
+}
+
+/// The engine's progress values for running executions stay strictly increasing and below the
+/// next finished count, whatever fractions parallel executions report in whatever order.
+#[test]
+fn running_progress_values_only_increase() {
+    use workbench::engine::{Progress, Running};
+    let running = |f: Option<f64>| Progress {
+        done: 0,
+        total: 0,
+        tool: "x".into(),
+        error: None,
+        running: Some(Running { fraction: f, message: None }),
+    };
+    let finished = |done: usize| Progress { done, total: 3, tool: "x".into(), error: None, running: None };
+    let reports = [
+        running(Some(0.5)),
+        running(Some(0.2)),
+        running(None),
+        running(Some(1.0)),
+        running(Some(1.0)),
+        finished(1),
+        running(Some(0.1)),
+        running(Some(0.0)),
+        finished(2),
+        finished(3),
+    ];
+    let mut last = 0.0;
+    let mut values = Vec::new();
+    for r in &reports {
+        let v = r.value_after(last).expect("room for a value");
+        assert!(v > last, "{v} after {last}");
+        if r.running.is_some() {
+            assert!(v < last.floor() + 1.0, "{v} stays below the next finished count");
+        }
+        last = v;
+        values.push(v);
+    }
+    assert_eq!(values[5], 1.0);
+    assert_eq!(values[9], 3.0);
+    // Ever more reports inside one unit end in silence, never in a value that is not greater.
+    let mut last = 0.95;
+    let mut sent = 0;
+    for _ in 0..100 {
+        match running(Some(0.1)).value_after(last) {
+            Some(v) => {
+                assert!(v > last && v < 1.0);
+                last = v;
+                sent += 1;
+            }
+            None => break,
+        }
+    }
+    assert!((3..30).contains(&sent), "{sent}");
+}
