@@ -145,7 +145,8 @@ impl App {
     pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
         let storage = Storage::new(settings.database_path());
         let vault = Vault::new(secrets.clone(), storage.clone());
-        let upstream = crate::upstream::Upstreams::new(settings.mcp_servers.clone());
+        let upstream =
+            crate::upstream::Upstreams::new(settings.mcp_servers.clone()).watching(settings.home.join("config.json"));
         Arc::new(App {
             upstream,
             settings,

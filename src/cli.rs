@@ -677,7 +677,7 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
     let cached: std::collections::HashMap<String, crate::storage::UpstreamListing> =
         app.storage.upstream_listings().unwrap_or_default().into_iter().map(|l| (l.server.clone(), l)).collect();
     let mut failed = false;
-    for (name, config) in configs {
+    for (name, config) in configs.iter() {
         match config {
             Err(e) => {
                 failed = true;

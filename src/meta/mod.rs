@@ -257,6 +257,10 @@ pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -
         Ok(a) => a,
         Err(outcome) => return Some(outcome),
     };
+    // Servers pasted into config.json and never listed get listed before a lookup needs them.
+    if matches!(name, "search_tools" | "get_tool_schema" | "execute_tools") {
+        app.upstream.list_unlisted(app).await;
+    }
     Some(match name {
         "search_tools" => search_tools::run(app, args),
         "get_tool_schema" => get_tool_schema::run(app, args),

@@ -117,44 +117,131 @@ struct Slot {
     status: Mutex<Status>,
 }
 
+/// The configured servers by name (an entry that did not parse is kept as its error).
+pub type Configs = BTreeMap<String, Result<ServerConfig, String>>;
+
+/// What identifies one version of config.json on disk: modification time, length and inode
+/// (`edit_config` renames a new file over the old one). `None`: the file is missing.
+type Stamp = Option<(std::time::SystemTime, u64, u64)>;
+
 /// The upstream servers' state: one field of `App`.
 pub struct Upstreams {
-    configs: BTreeMap<String, Result<ServerConfig, String>>,
+    configs: std::sync::RwLock<Arc<Configs>>,
+    /// The config.json whose `mcp_servers` are read again when it changes on disk.
+    watch: Option<std::path::PathBuf>,
+    /// The version of `watch` last read; `None` until the first check.
+    stamp: Mutex<Option<Stamp>>,
     /// `None` until the SQLite cache is first read.
     catalogue: Mutex<Option<Arc<Catalogue>>>,
     /// The raw `tools/list` tools of each server, as last seen.
     listings: Mutex<BTreeMap<String, Vec<Value>>>,
+    /// Servers this process already tried to list because they had no listing.
+    attempted: Mutex<std::collections::HashSet<String>>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     generation: AtomicU64,
     empty: Arc<Catalogue>,
 }
 
+/// How long a meta-tool call waits for never-listed servers to list their tools (they go on
+/// starting in the background after that, and the next call sees them).
+const LIST_WAIT: Duration = Duration::from_secs(12);
+
 impl Upstreams {
     /// No I/O: the cache is read on first use.
-    pub fn new(configs: BTreeMap<String, Result<ServerConfig, String>>) -> Upstreams {
+    pub fn new(configs: Configs) -> Upstreams {
         Upstreams {
-            configs,
+            configs: std::sync::RwLock::new(Arc::new(configs)),
+            watch: None,
+            stamp: Mutex::new(None),
             catalogue: Mutex::new(None),
             listings: Mutex::new(BTreeMap::new()),
+            attempted: Mutex::new(Default::default()),
             slots: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             empty: Arc::default(),
         }
     }
 
+    /// Follows `config_json` (still no I/O here): when the file changes on disk while workbench
+    /// runs, its `mcp_servers` replace the configured servers at the next registry snapshot, so a
+    /// server added or removed by hand (or by `workbench servers add` in another process) shows up
+    /// without a restart.
+    pub fn watching(mut self, config_json: std::path::PathBuf) -> Upstreams {
+        self.watch = Some(config_json);
+        self
+    }
+
     /// The configured servers (including entries that did not parse, as their error).
-    pub fn configs(&self) -> &BTreeMap<String, Result<ServerConfig, String>> {
-        &self.configs
+    pub fn configs(&self) -> Arc<Configs> {
+        self.configs.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Whether `name` is a configured server.
     pub fn is_server(&self, name: &str) -> bool {
-        matches!(self.configs.get(name), Some(Ok(_)))
+        matches!(self.configs.read().unwrap_or_else(|p| p.into_inner()).get(name), Some(Ok(_)))
     }
 
-    /// The catalogue now; the first call reads the SQLite cache (one query).
+    /// Reads config.json's `mcp_servers` again if the file changed since the last look (one
+    /// `stat` per call otherwise). A file that does not parse keeps the servers as they were.
+    fn refresh_config(&self) {
+        let Some(path) = &self.watch else { return };
+        let now: Stamp = std::fs::metadata(path).ok().map(|m| {
+            #[cfg(unix)]
+            let ino = std::os::unix::fs::MetadataExt::ino(&m);
+            #[cfg(not(unix))]
+            let ino = 0;
+            (m.modified().unwrap_or(std::time::UNIX_EPOCH), m.len(), ino)
+        });
+        {
+            let mut stamp = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
+            if stamp.as_ref() == Some(&now) {
+                return;
+            }
+            *stamp = Some(now);
+        }
+        if now.is_none() {
+            return;
+        }
+        let fresh = match std::fs::read_to_string(path).map(|t| serde_json::from_str::<Value>(&t)) {
+            Ok(Ok(root)) => config::parse_all(root.get("mcp_servers")),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "config.json does not parse; the upstream servers stay as they were");
+                return;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "config.json could not be read");
+                return;
+            }
+        };
+        let old = self.configs();
+        if *old == fresh {
+            return;
+        }
+        let gone: Vec<String> =
+            old.iter().filter(|(name, c)| fresh.get(*name) != Some(*c)).map(|(name, _)| name.clone()).collect();
+        tracing::info!(servers = fresh.len(), "config.json changed: upstream servers reloaded");
+        *self.configs.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+        // A removed or changed server's process ends when its last call is done (its handle drops).
+        {
+            let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            let mut attempted = self.attempted.lock().unwrap_or_else(|p| p.into_inner());
+            for name in &gone {
+                slots.remove(name);
+                attempted.remove(name);
+            }
+        }
+        let loaded = self.catalogue.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        if loaded {
+            let rebuilt = Arc::new(self.build());
+            *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(rebuilt);
+        }
+    }
+
+    /// The catalogue now; the first call reads the SQLite cache (one query). Every call first
+    /// checks whether config.json changed ([`Upstreams::watching`]).
     pub fn catalogue(&self, storage: &Storage) -> Arc<Catalogue> {
-        if !self.configs.values().any(Result::is_ok) {
+        self.refresh_config();
+        if !self.configs().values().any(Result::is_ok) {
             return self.empty.clone();
         }
         let mut current = self.catalogue.lock().unwrap_or_else(|p| p.into_inner());
@@ -165,9 +252,8 @@ impl Upstreams {
             Ok(rows) => {
                 let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
                 for row in rows {
-                    if self.is_server(&row.server)
-                        && let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools)
-                    {
+                    // Every cached row, also of servers not configured now: one may come back.
+                    if let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools) {
                         listings.entry(row.server).or_insert(tools);
                     }
                 }
@@ -177,6 +263,42 @@ impl Upstreams {
         let fresh = Arc::new(self.build());
         *current = Some(fresh.clone());
         fresh
+    }
+
+    /// Lists the configured servers that have no tool listing yet (pasted into config.json by
+    /// hand, never listed; or failing last time), so the search or schema lookup that could need
+    /// them finds their tools: each is started in parallel, at most once per process, and this
+    /// waits at most [`LIST_WAIT`] for them (a slower one goes on in the background). Failures are
+    /// recorded for `workbench servers list`. Nothing happens when every server has a listing.
+    pub async fn list_unlisted(&self, app: &Arc<App>) {
+        let _ = self.catalogue(&app.storage);
+        let todo: Vec<String> = {
+            let configs = self.configs();
+            let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+            let mut attempted = self.attempted.lock().unwrap_or_else(|p| p.into_inner());
+            configs
+                .iter()
+                .filter(|(name, c)| c.is_ok() && listings.get(*name).is_none_or(Vec::is_empty))
+                .filter(|&(name, _)| attempted.insert(name.clone()))
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        if todo.is_empty() {
+            return;
+        }
+        tracing::info!(servers = ?todo, "listing upstream servers that have no cached tool list");
+        let tasks: Vec<_> = todo
+            .into_iter()
+            .map(|server| {
+                let app = app.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = app.upstream.ensure_started(&app, &server).await {
+                        tracing::warn!(server, error = %e, "could not list a never-listed upstream server");
+                    }
+                })
+            })
+            .collect();
+        let _ = tokio::time::timeout(LIST_WAIT, futures::future::join_all(tasks)).await;
     }
 
     fn build(&self) -> Catalogue {
@@ -319,8 +441,9 @@ impl Upstreams {
     /// handshake and reads its tool list.
     async fn start(&self, app: &Arc<App>, server: &str) -> Result<Conn, String> {
         let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let http = matches!(self.configs.get(server), Some(Ok(ServerConfig::Http { .. })));
-        let (pid, transport) = match self.configs.get(server) {
+        let configs = self.configs();
+        let http = matches!(configs.get(server), Some(Ok(ServerConfig::Http { .. })));
+        let (pid, transport) = match configs.get(server) {
             Some(Ok(ServerConfig::Stdio { command, args, env })) => {
                 let mut stdio = self.spawn(app, server, command, args, env).await?;
                 if let Some(stderr) = stdio.stderr.take() {

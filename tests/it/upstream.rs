@@ -156,10 +156,8 @@ async fn upstream_tools_are_searchable_portable_and_run() {
     // Nothing is listed (and nothing runs) before a first use.
     assert!(app.registry().get("clock_get_current_time").is_none());
     assert!(!app.upstream.status("clock").running);
-    let r = exec(app, "clock_get_current_time", json!({ "timezone": "Europe/Lisbon" })).await;
-    // The very first call cannot be to a tool not yet listed: it says so...
-    assert_eq!(r["error"]["code"], "TOOL_NOT_FOUND", "{r}");
-    // ...so `servers add` (and the first start) fetch the listing once.
+    // `servers add` (and the first lookup, see never_listed_servers_are_listed_by_the_first_lookup)
+    // fetch the listing once.
     for s in ["clock", "repo", "everything"] {
         let n = app.upstream.ensure_started(app, s).await.unwrap_or_else(|e| panic!("{s}: {e}"));
         assert!(n > 0, "{s} lists no tools");
@@ -853,4 +851,73 @@ fn running_progress_values_only_increase() {
         }
     }
     assert!((3..30).contains(&sent), "{sent}");
+}
+
+/// A server pasted into config.json by hand has no cached listing: the first search lists it
+/// (servers in parallel, the wait bounded, so one that never answers cannot hold the agent), a
+/// server that fails is tried once per process and its error is recorded for `servers list`.
+#[tokio::test(flavor = "multi_thread")]
+async fn never_listed_servers_are_listed_by_the_first_lookup() {
+    let d = need_deps!();
+    let env = env_with(
+        json!({
+            "clock": d.time(),
+            "broken": { "command": "false" },
+            "hanging": { "command": "sleep", "args": ["120"] },
+        }),
+        &[],
+    );
+    let app = &env.app;
+    assert!(app.registry().get("clock_get_current_time").is_none(), "nothing listed before a lookup");
+    let started = std::time::Instant::now();
+    let out = call(app, "search_tools", json!({ "query": "current time in a timezone" })).await;
+    let waited = started.elapsed();
+    assert!(search_names(&out.body).iter().any(|n| n == "clock_get_current_time"), "{}", out.body);
+    assert!(waited < std::time::Duration::from_secs(25), "the wait is bounded: {waited:?}");
+    let broken = app.upstream.status("broken");
+    assert_eq!(broken.failures, 1, "{broken:?}");
+    assert!(broken.last_error.as_deref().is_some_and(|e| e.contains("handshake")), "{broken:?}");
+    let rows = app.storage.upstream_listings().unwrap();
+    assert!(rows.iter().any(|r| r.server == "broken" && r.last_error.is_some()), "recorded for servers list");
+    // The next lookups do not start it again.
+    let out = call(app, "get_tool_schema", json!({ "tool": "clock_get_current_time" })).await;
+    assert!(!out.is_error, "{}", out.body);
+    assert_eq!(app.upstream.status("broken").failures, 1);
+    assert_eq!(app.upstream.status("clock").starts, 1);
+}
+
+/// config.json edited while workbench runs (by hand or by `servers add`/`remove` in another
+/// process): an added server's tools show up and a removed one's disappear without a restart,
+/// and the removed server's process ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn config_changes_show_up_without_a_restart() {
+    let d = need_deps!();
+    let env = env_with(json!({ "clock": d.time() }), &[]);
+    let app = &env.app;
+    app.upstream.ensure_started(app, "clock").await.unwrap();
+    let pid = app.upstream.status("clock").pid.unwrap();
+    assert!(app.registry().get("clock_get_current_time").is_some());
+    let everything = d.everything();
+    workbench::upstream::config::edit_config(env.home.path(), |servers| {
+        servers.remove("clock");
+        servers.insert("everything".into(), everything);
+        Ok(())
+    })
+    .unwrap();
+    let out = call(app, "search_tools", json!({ "query": "echo a message back" })).await;
+    assert!(search_names(&out.body).iter().any(|n| n == "everything_echo"), "{}", out.body);
+    let registry = app.registry();
+    assert!(registry.get("clock_get_current_time").is_none(), "the removed server's tools are gone");
+    assert!(!app.upstream.is_server("clock") && app.upstream.is_server("everything"));
+    let r = exec(app, "clock_get_current_time", json!({ "timezone": "UTC" })).await;
+    assert_eq!(r["error"]["code"], "TOOL_NOT_FOUND", "{r}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!alive(pid), "the removed server's process ended");
+    // A config.json that does not parse (a half-saved edit) keeps the servers as they were.
+    std::fs::write(env.home.path().join("config.json"), "{ \"mcp_servers\": ").unwrap();
+    assert!(app.registry().get("everything_echo").is_some());
+    assert!(app.upstream.is_server("everything"));
 }
