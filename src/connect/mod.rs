@@ -592,6 +592,10 @@ async fn oauth_callback(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, 
     let Some(state) = q.get("state") else {
         return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no state."));
     };
+    // An upstream MCP server's consent (src/upstream/oauth.rs) has its own states.
+    if let Some((status, html)) = crate::upstream::oauth::callback(app, state, &q).await {
+        return page(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), html);
+    }
     // Find and spend the state: it works once.
     let found = {
         let mut all = app.pending.lock().unwrap_or_else(|p| p.into_inner());

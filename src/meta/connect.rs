@@ -17,6 +17,10 @@ use crate::engine::Outcome;
 
 pub async fn run(app: &Arc<App>, args: Value) -> Outcome {
     let name = str_arg(&args, "integration").trim();
+    // An upstream MCP server's OAuth (src/upstream/oauth.rs).
+    if let Some(server) = name.strip_prefix("mcp:") {
+        return crate::upstream::connect(app, server).await;
+    }
     let registry = app.registry();
     let Some(integration) = registry.integration(name) else {
         if registry.is_custom_app(name) {

@@ -28,6 +28,7 @@
 //!   session reconnects on the next call, with the same backoff as a stdio server.
 
 pub mod config;
+pub mod oauth;
 pub mod schema;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -140,7 +141,12 @@ pub struct Upstreams {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     generation: AtomicU64,
     empty: Arc<Catalogue>,
+    /// OAuth consents in progress for Streamable HTTP servers ([`oauth`]).
+    pub oauth: oauth::Flights,
 }
+
+/// What an agent-facing error says when a server needs the user's consent (see [`failure`]).
+const NEEDS_CONSENT: &str = "needs the user's authorization: call connect with integration";
 
 /// How long a meta-tool call waits for never-listed servers to list their tools (they go on
 /// starting in the background after that, and the next call sees them).
@@ -159,7 +165,19 @@ impl Upstreams {
             slots: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             empty: Arc::default(),
+            oauth: Default::default(),
         }
+    }
+
+    /// The user finished an OAuth consent for `server`: the next call connects with the new token
+    /// at once (no backoff wait).
+    pub fn authorized(&self, server: &str) {
+        let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(server);
+        drop(slot);
+        let slot = self.slot(server);
+        let mut status = slot.status.lock().unwrap_or_else(|p| p.into_inner());
+        status.retry_at = None;
+        status.failures = 0;
     }
 
     /// Follows `config_json` (still no I/O here): when the file changes on disk while workbench
@@ -346,6 +364,7 @@ impl Upstreams {
 
     /// Starts `server` if needed (and lists its tools); returns how many tools it has.
     pub async fn ensure_started(&self, app: &Arc<App>, server: &str) -> Result<usize, String> {
+        self.refresh_config();
         self.connection(app, server).await?;
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
         Ok(listings.get(server).map_or(0, Vec::len))
@@ -472,11 +491,28 @@ impl Upstreams {
                 });
             })
         };
-        let client = match Client::connect(transport, Some(on_changed), START_TIMEOUT).await {
+        let client = match Client::connect(transport, Some(on_changed.clone()), START_TIMEOUT).await {
             Ok(c) => c,
             Err(ConnectError::Failed(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
-            Err(ConnectError::AuthRequired { .. }) => {
-                return Err("it requires authorization (HTTP 401) and no token is configured".into());
+            Err(ConnectError::AuthRequired { challenge }) => {
+                self.oauth.challenged(server, &challenge);
+                // A stored refresh token may still be good: renew and connect once more.
+                let retried = match configs.get(server) {
+                    Some(Ok(ServerConfig::Http { url, headers })) if oauth::refresh(app, server, url).await.is_ok() => {
+                        let transport = http_transport(app, server, url, headers).await?;
+                        Client::connect(transport, Some(on_changed), START_TIMEOUT).await.ok()
+                    }
+                    _ => None,
+                };
+                match retried {
+                    Some(c) => c,
+                    None => {
+                        return Err(format!(
+                            "it {NEEDS_CONSENT} '{}' and have the user finish in the browser, then retry",
+                            oauth::store_key(server)
+                        ));
+                    }
+                }
             }
             Err(ConnectError::Timeout) => {
                 return Err(format!(
@@ -570,7 +606,12 @@ async fn http_transport(
         value.set_sensitive(true);
         custom.insert(header, value);
     }
-    Ok(Transport::Http { client, url: url.to_string(), headers: custom, bearer: None })
+    // OAuth tokens (stored for this very URL) unless the entry brings its own Authorization.
+    let bearer = match custom.contains_key(&reqwest::header::AUTHORIZATION) {
+        true => None,
+        false => oauth::bearer(app, server, url).await,
+    };
+    Ok(Transport::Http { client, url: url.to_string(), headers: custom, bearer })
 }
 
 /// Resolves `{{vault:NAME}}` in an entry's env or header values, for the pseudo-host
@@ -718,6 +759,27 @@ pub async fn call(
             app.upstream.succeeded(&tool.server);
             shape(&result)
         }
+        Err(CallError::AuthRequired { challenge }) => {
+            // The token expired or was revoked mid-session: renew it for the next call, or ask
+            // for consent again.
+            app.upstream.oauth.challenged(&tool.server, &challenge);
+            app.upstream.crashed(&app, &tool.server, &conn, "the server asked for authorization again".into()).await;
+            let url = match app.upstream.configs().get(&tool.server) {
+                Some(Ok(ServerConfig::Http { url, .. })) => url.clone(),
+                _ => String::new(),
+            };
+            match oauth::refresh(&app, &tool.server, &url).await {
+                Ok(_) => Err(ToolError::Network(format!(
+                    "upstream server '{}' asked for authorization again; workbench renewed it, retry the call",
+                    tool.server
+                ))),
+                Err(_) => Err(ToolError::Network(format!(
+                    "upstream server '{}' {NEEDS_CONSENT} '{}' and have the user finish in the browser, then retry",
+                    tool.server,
+                    oauth::store_key(&tool.server)
+                ))),
+            }
+        }
         Err(e) => {
             // Give the reader a moment to see the exit before deciding it crashed.
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -808,6 +870,33 @@ fn shape(v: &Value) -> Result<Value, ToolError> {
     Ok(json!({ "content": content }))
 }
 
+/// `connect` with integration `mcp:<server>`: the consent URL of a Streamable HTTP server that
+/// uses OAuth ([`oauth::begin`]), opened in the user's browser when it can be.
+pub async fn connect(app: &Arc<App>, server: &str) -> crate::engine::Outcome {
+    match oauth::begin(app, server).await {
+        Ok(url) => {
+            let opened = crate::connect::open_in_browser(app, &url);
+            crate::engine::Outcome {
+                body: json!({
+                    "status": "PENDING",
+                    "integration": oauth::store_key(server),
+                    "url": url,
+                    "openedInBrowser": opened,
+                    "message": format!(
+                        "Ask the user to open {url} on this computer{} and sign in to the MCP server '{server}'; then retry the call.",
+                        if opened { " (it was just opened in their browser)" } else { "" },
+                    ),
+                }),
+                is_error: false,
+            }
+        }
+        Err(e) => crate::engine::Outcome {
+            body: json!({ "error": format!("cannot start signing in to '{server}': {}", app.exposed.text(&e)) }),
+            is_error: true,
+        },
+    }
+}
+
 /// The agent-facing error of a failed upstream call.
 pub fn failure(e: ToolError, name: &str, tool: &UpstreamTool) -> Result<ToolFailure, ToolError> {
     match e {
@@ -816,6 +905,13 @@ pub fn failure(e: ToolError, name: &str, tool: &UpstreamTool) -> Result<ToolFail
             format!("{name} (tool '{}' of upstream server '{}') reported an error: {message}", tool.tool, tool.server),
         )
         .with("server", tool.server.clone())),
+        ToolError::Network(message) if message.contains(NEEDS_CONSENT) => {
+            let integration = oauth::store_key(&tool.server);
+            Ok(ToolFailure::new(ErrorCode::NotConnected, message)
+                .with("server", tool.server.clone())
+                .with("integration", integration.clone())
+                .with("next_step", json!({ "tool": "connect", "arguments": { "integration": integration } })))
+        }
         ToolError::Network(message) => Ok(ToolFailure::new(ErrorCode::NetworkError, message)
             .with("server", tool.server.clone())
             .with("hint", "the user can check it with `workbench servers list`")),

@@ -921,3 +921,182 @@ async fn config_changes_show_up_without_a_restart() {
     assert!(app.registry().get("everything_echo").is_some());
     assert!(app.upstream.is_server("everything"));
 }
+
+/// The TypeScript SDK's own example server (`simpleStreamableHttp.js --oauth --oauth-strict`: an
+/// MCP server and a demo authorization server with dynamic registration, PKCE and strict RFC 8707
+/// audience checks), on 127.0.0.1; killed on drop.
+async fn sdk_oauth_server(d: &Deps) -> (tokio::process::Child, u16) {
+    let script = d.modules.join("sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    let (mcp, auth) = (free_port(), free_port());
+    let child = tokio::process::Command::new(&d.node)
+        .args([script.display().to_string().as_str(), "--oauth", "--oauth-strict"])
+        .env("MCP_PORT", mcp.to_string())
+        .env("MCP_AUTH_PORT", auth.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    for port in [mcp, auth] {
+        let mut up = false;
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                up = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(up, "the SDK example did not listen on {port}");
+    }
+    (child, mcp)
+}
+
+/// The user's browser: opens the consent URL (the demo authorization server approves at once and
+/// redirects), then follows the redirect to workbench's loopback callback.
+async fn browse_consent(url: &str) -> (u16, String) {
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let r = http.get(url).send().await.unwrap();
+    assert!(r.status().is_redirection(), "{} {:?}", r.status(), r.text().await);
+    let back = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(back.starts_with("http://127.0.0.1:") && back.contains("/oauth/callback?"), "{back}");
+    let r = http.get(&back).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// OAuth for a Streamable HTTP server against the TypeScript SDK's example (nobody here wrote
+/// it): the first use fails with NOT_CONNECTED naming `connect` with `mcp:<server>`; `connect`
+/// discovers the metadata (RFC 9728, RFC 8414), registers a client (RFC 7591) and returns the
+/// consent URL (PKCE, `resource`); after the user's consent the tools list and run. The tokens live
+/// in the secret store only (not in SQLite, results or errors).
+#[tokio::test(flavor = "multi_thread")]
+async fn oauth_http_servers_connect_through_the_loopback_flow() {
+    let d = need_deps!();
+    let (_server, port) = sdk_oauth_server(&d).await;
+    let url = format!("http://localhost:{port}/mcp");
+    let env = env_with(json!({ "demo": { "url": url } }), &[]);
+    let app = &env.app;
+    let e = app.upstream.ensure_started(app, "demo").await.unwrap_err();
+    assert!(e.contains("call connect with integration 'mcp:demo'"), "{e}");
+    // The agent's view of the same failure (a tool of the server, from a hand-made cache entry).
+    app.storage
+        .put_upstream_listing(
+            "demo".into(),
+            json!([{ "name": "greet", "inputSchema": { "type": "object" } }]).to_string(),
+        )
+        .await
+        .unwrap();
+    let later = App::with_parts(settings_for(env.home.path(), &[]), Registry::standard(), app.secrets.clone());
+    let r = exec(&later, "demo_greet", json!({ "name": "Ada" })).await;
+    assert_eq!(r["error"]["code"], "NOT_CONNECTED", "{r}");
+    assert_eq!(r["error"]["next_step"]["arguments"]["integration"], "mcp:demo", "{r}");
+
+    let out = call(&later, "connect", json!({ "integration": "mcp:demo" })).await;
+    assert!(!out.is_error, "{}", out.body);
+    let consent = out.body["url"].as_str().unwrap().to_string();
+    let q: HashMap<String, String> = reqwest::Url::parse(&consent).unwrap().query_pairs().into_owned().collect();
+    assert_eq!(q["code_challenge_method"], "S256");
+    assert_eq!(q["resource"], url);
+    assert!(q["redirect_uri"].starts_with("http://127.0.0.1:") && !q["client_id"].is_empty(), "{q:?}");
+    let (status, page) = browse_consent(&consent).await;
+    assert_eq!(status, 200, "{page}");
+    // The state works once.
+    let again = reqwest::get(format!("{}&replay=1", q["redirect_uri"].clone() + "?state=" + &q["state"] + "&code=x"))
+        .await
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 400);
+
+    let r = exec(&later, "demo_greet", json!({ "name": "Ada" })).await;
+    assert!(r["result"].to_string().contains("Ada"), "{r}");
+    let stored = later.secrets.get("mcp:demo").unwrap().expect("tokens in the secret store");
+    let token: Value = serde_json::from_str(stored.expose()).unwrap();
+    let access = token["access"].as_str().unwrap().to_string();
+    assert!(access.len() > 8);
+    let db = std::fs::read(later.settings.database_path()).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains(&access), "no token in SQLite");
+    let r = exec(&later, "demo_greet", json!({ "name": access.clone() })).await;
+    assert!(!r.to_string().contains(&access), "an echo of the token is scrubbed: {r}");
+
+    // Tokens for one server are never sent to another: a second server (behind a recording relay
+    // to the same demo), and the same name moved to another origin, get no bearer.
+    let (relay, seen) = recording_relay(port).await;
+    let relayed = format!("http://127.0.0.1:{relay}/mcp");
+    workbench::upstream::config::edit_config(env.home.path(), |servers| {
+        servers.insert("other".into(), json!({ "url": relayed.clone() }));
+        Ok(())
+    })
+    .unwrap();
+    let e = later.upstream.ensure_started(&later, "other").await.unwrap_err();
+    assert!(e.contains("'mcp:other'"), "{e}");
+    workbench::upstream::config::edit_config(env.home.path(), |servers| {
+        servers.insert("demo".into(), json!({ "url": relayed.clone() }));
+        Ok(())
+    })
+    .unwrap();
+    let _ = later.registry();
+    let e = later.upstream.ensure_started(&later, "demo").await.unwrap_err();
+    assert!(e.contains("'mcp:demo'") && !e.contains(&access), "{e}");
+    let wire = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
+    assert!(wire.contains("POST /mcp") && !wire.contains(&access), "no bearer went to another origin: {wire}");
+}
+
+/// A fake MCP server on 127.0.0.1 that answers every MCP request with 401 and serves protected
+/// resource metadata naming `auth_server`, about its own URL unless `resource` is given.
+async fn metadata_liar(auth_server: String, resource: Option<&str>) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let resource = resource.map(str::to_string).unwrap_or_else(|| format!("http://127.0.0.1:{port}/mcp"));
+    let metadata = json!({ "resource": resource, "authorization_servers": [auth_server] }).to_string();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let metadata = metadata.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let n = s.read(&mut buf).await.unwrap_or(0);
+                let reply = if buf[..n].starts_with(b"GET /.well-known/oauth-protected-resource") {
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{metadata}",
+                        metadata.len()
+                    )
+                } else {
+                    "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_string()
+                };
+                let _ = s.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+/// Hostile server metadata: protected resource metadata that sends workbench's OAuth requests to
+/// its own listener, or to another loopback host than the configured server's, is refused by the
+/// address guard; metadata about another resource is not used; an unknown server has no consent.
+#[tokio::test(flavor = "multi_thread")]
+async fn oauth_metadata_cannot_point_at_the_listener_or_other_hosts() {
+    let listener = free_port();
+    let own = metadata_liar(format!("http://127.0.0.1:{listener}/"), None).await;
+    let other = metadata_liar("http://127.0.0.2:9/".into(), None).await;
+    let wrong = metadata_liar("https://bank.example/".into(), Some("https://bank.example/mcp")).await;
+    let env = env_with(
+        json!({
+            "own": { "url": format!("http://127.0.0.1:{own}/mcp") },
+            "elsewhere": { "url": format!("http://127.0.0.1:{other}/mcp") },
+            "wrong": { "url": format!("http://127.0.0.1:{wrong}/mcp") },
+        }),
+        &[("WORKBENCH_PORT", &listener.to_string())],
+    );
+    let app = &env.app;
+    // The 401 is the agent's cue to connect.
+    let e = app.upstream.ensure_started(app, "own").await.unwrap_err();
+    assert!(e.contains("'mcp:own'"), "{e}");
+    let error = |out: &workbench::engine::Outcome| out.body["error"].as_str().unwrap_or_default().to_string();
+    let out = call(app, "connect", json!({ "integration": "mcp:own" })).await;
+    assert!(out.is_error && error(&out).contains("refused") && error(&out).contains("listener"), "{}", out.body);
+    let out = call(app, "connect", json!({ "integration": "mcp:elsewhere" })).await;
+    assert!(out.is_error && error(&out).contains("refused"), "{}", out.body);
+    let out = call(app, "connect", json!({ "integration": "mcp:wrong" })).await;
+    assert!(out.is_error && error(&out).contains("another resource"), "{}", out.body);
+    let out = call(app, "connect", json!({ "integration": "mcp:nobody" })).await;
+    assert!(out.is_error && error(&out).contains("not a configured"), "{}", out.body);
+}
