@@ -1100,3 +1100,49 @@ async fn oauth_metadata_cannot_point_at_the_listener_or_other_hosts() {
     let out = call(app, "connect", json!({ "integration": "mcp:nobody" })).await;
     assert!(out.is_error && error(&out).contains("not a configured"), "{}", out.body);
 }
+
+/// `workbench portal` shows the configured servers (the apps page): transport, state, listed tool
+/// count and last error, from SQLite when this process never ran them; an HTTP server that wants
+/// OAuth reads "needs sign-in"; what an entry holds is escaped, and no env value is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_portal_shows_configured_servers() {
+    let d = need_deps!();
+    let liar = metadata_liar("https://auth.example/".into(), None).await;
+    let mut clock = d.time();
+    clock["env"] = json!({ "TZ_SECRET": "portal-env-value-123" });
+    let env = env_with(
+        json!({
+            "clock": clock,
+            "broken": { "command": "false", "args": ["<script>alert(1)</script>"] },
+            "pasted": { "command": "true" },
+            "web": { "url": format!("http://127.0.0.1:{liar}/mcp") },
+            "Bad Name": { "command": "x" },
+        }),
+        &[],
+    );
+    let app = &env.app;
+    app.upstream.ensure_started(app, "clock").await.unwrap();
+    app.upstream.shutdown().await;
+    assert!(app.upstream.ensure_started(app, "broken").await.is_err());
+    assert!(app.upstream.ensure_started(app, "web").await.is_err());
+    // A fresh process (as `workbench portal` is): nothing runs there, SQLite has the rest.
+    let portal = App::with_parts(settings_for(env.home.path(), &[]), Registry::standard(), app.secrets.clone());
+    let url = workbench::portal::start(&portal).await.unwrap();
+    let html = reqwest::get(format!("{url}apps")).await.unwrap().text().await.unwrap();
+    let row = |name: &str| {
+        let start =
+            html.find(&format!("<tr data-server=\"{name}\">")).unwrap_or_else(|| panic!("no row {name}: {html}"));
+        html[start..].split("</tr>").next().unwrap().to_string()
+    };
+    let clock = row("clock");
+    assert!(clock.contains("<td>stdio</td><td>idle</td>") && clock.contains("mcp_server_time"), "{clock}");
+    assert!(clock.contains("(env: TZ_SECRET)") && !html.contains("portal-env-value-123"), "{clock}");
+    let n = app.upstream.ensure_started(app, "clock").await.unwrap();
+    assert!(clock.contains(&format!("<td class=\"num\">{n}</td>")), "{clock}");
+    let broken = row("broken");
+    assert!(broken.contains("<td>failing</td>") && broken.contains("handshake"), "{broken}");
+    assert!(broken.contains("&lt;script&gt;") && !html.contains("<script>alert"), "{broken}");
+    assert!(row("pasted").contains("<td>not listed yet</td><td class=\"num\">-</td>"), "{}", row("pasted"));
+    assert!(row("web").contains("<td>http</td><td>needs sign-in</td>"), "{}", row("web"));
+    assert!(row("Bad Name").contains("<td>invalid</td>") && row("Bad Name").contains("does not follow the rule"));
+}
