@@ -1146,3 +1146,85 @@ async fn the_portal_shows_configured_servers() {
     assert!(row("web").contains("<td>http</td><td>needs sign-in</td>"), "{}", row("web"));
     assert!(row("Bad Name").contains("<td>invalid</td>") && row("Bad Name").contains("does not follow the rule"));
 }
+
+/// The README's first-five-minutes example, end to end through the real binary: Claude Desktop's
+/// config lists two real servers (mcp-server-time, server-filesystem); `workbench servers import
+/// --yes` adds them and lists their tools; an agent session (the binary over MCP stdio) then finds
+/// a server's tool with search_tools and runs it with execute_tools.
+#[tokio::test(flavor = "multi_thread")]
+async fn pasted_claude_desktop_servers_reach_the_agent_after_servers_import() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let d = need_deps!();
+    let home = tempfile::tempdir().unwrap();
+    let notes = home.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("todo.txt"), "buy milk").unwrap();
+    let notes = std::fs::canonicalize(&notes).unwrap();
+    let claude = home.path().join(".config/Claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let desktop = json!({ "mcpServers": { "time": d.time(), "filesystem": d.filesystem(&notes) } });
+    std::fs::write(claude.join("claude_desktop_config.json"), serde_json::to_string_pretty(&desktop).unwrap()).unwrap();
+    let data = home.path().join("data");
+    let workbench = |args: &[&str]| {
+        let mut c = tokio::process::Command::new(crate::support::binary());
+        c.args(args)
+            .env("HOME", home.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env("WORKBENCH_HOME", &data)
+            .env("WORKBENCH_SECRET_STORE", "memory")
+            .env("WORKBENCH_NO_BROWSER", "1")
+            .env("WORKBENCH_FILES_DIR", home.path().join("files"));
+        c
+    };
+    let out = workbench(&["servers", "import", "--yes"]).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("time (as time_mcp) from Claude Desktop"), "{text}");
+    assert!(text.contains("filesystem from Claude Desktop"), "{text}");
+    assert!(text.contains("Added 2 server(s)") && text.contains("tool(s) listed and cached"), "{text}");
+
+    let mut child = workbench(&[])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut rpc = async |id: u64, method: &str, params: Value| -> Value {
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        stdin.write_all(format!("{msg}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+        loop {
+            let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+                .await
+                .expect("an answer")
+                .unwrap()
+                .expect("a line");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    rpc(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    )
+    .await;
+    let tool = |name: &str, arguments: Value| json!({ "name": name, "arguments": arguments });
+    let found = rpc(2, "tools/call", tool("search_tools", json!({ "query": "current time in a timezone" }))).await;
+    assert!(found.to_string().contains("time_mcp_get_current_time"), "{found}");
+    let found = rpc(3, "tools/call", tool("search_tools", json!({ "query": "read a text file" }))).await;
+    assert!(found.to_string().contains("filesystem_read_text_file"), "{found}");
+    let batch = json!({ "executions": [
+        { "tool": "time_mcp_get_current_time", "args": { "timezone": "Asia/Tokyo" } },
+        { "tool": "filesystem_read_text_file", "args": { "path": notes.join("todo.txt") } }
+    ] });
+    let ran = rpc(4, "tools/call", tool("execute_tools", batch)).await;
+    let results = &ran["result"]["structuredContent"]["results"];
+    assert_eq!(results[0]["result"]["timezone"], "Asia/Tokyo", "{ran}");
+    assert!(results[1]["result"].to_string().contains("buy milk"), "{ran}");
+}
