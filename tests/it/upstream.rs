@@ -1228,3 +1228,40 @@ async fn pasted_claude_desktop_servers_reach_the_agent_after_servers_import() {
     assert_eq!(results[0]["result"]["timezone"], "Asia/Tokyo", "{ran}");
     assert!(results[1]["result"].to_string().contains("buy milk"), "{ran}");
 }
+
+/// Cancellation is forwarded: a batch cancelled while an upstream tool runs sends the server
+/// `notifications/cancelled` for that request (seen on the wire by a relay in front of
+/// server-everything over Streamable HTTP), and the call ends at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_sends_notifications_cancelled_upstream() {
+    let d = need_deps!();
+    let port = free_port();
+    let _server = everything_http(&d, port).await;
+    let (relay, seen) = recording_relay(port).await;
+    let env = env_with(json!({ "web": { "url": format!("http://127.0.0.1:{relay}/mcp") } }), &[]);
+    let app = env.app.clone();
+    app.upstream.ensure_started(&app, "web").await.unwrap();
+    let cancel = workbench::engine::CancelToken::new();
+    let hooks = workbench::engine::Hooks { cancel: Some(cancel.clone()), ..approving() };
+    let args = json!({ "executions": [{ "tool": "web_trigger-long-running-operation", "args": { "duration": 20, "steps": 2 } }] });
+    let running = {
+        let app = app.clone();
+        tokio::spawn(async move { workbench::meta::call_with(&app, "execute_tools", args, &hooks).await.unwrap() })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(!String::from_utf8_lossy(&seen.lock().unwrap()).contains("notifications/cancelled"));
+    let started = std::time::Instant::now();
+    cancel.cancel();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(10), running).await.expect("ended").unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(out.body["results"][0]["error"]["code"], "CANCELLED", "{}", out.body);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let wire = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
+        if wire.contains("notifications/cancelled") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no notifications/cancelled went upstream: {wire}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
