@@ -1265,3 +1265,54 @@ async fn a_cancelled_call_sends_notifications_cancelled_upstream() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// Stored OAuth tokens that are about to expire are refreshed at the token endpoint (the refresh
+/// token, `resource`) before use, and the new ones replace them in the secret store; tokens stored
+/// for one URL are not used (nor refreshed) for another.
+#[tokio::test(flavor = "multi_thread")]
+async fn expiring_oauth_tokens_are_refreshed_and_stay_with_their_url() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let token = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let token_port = token.local_addr().unwrap().port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = token.accept().await {
+            let mut buf = vec![0u8; 16384];
+            let n = s.read(&mut buf).await.unwrap_or(0);
+            record.lock().unwrap().push(String::from_utf8_lossy(&buf[..n]).to_string());
+            let body = r#"{"access_token":"fresh-access-777","token_type":"Bearer","expires_in":3600}"#;
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = s.write_all(reply.as_bytes()).await;
+        }
+    });
+    let url = "http://localhost:9/mcp";
+    let env = env_with(json!({ "demo": { "url": url } }), &[]);
+    let app = &env.app;
+    let stored = json!({
+        "resource": url, "access": "old-access-111", "refresh": "refresh-222",
+        "expires_at": chrono::Utc::now().timestamp() + 10,
+        "token_endpoint": format!("http://localhost:{token_port}/token"), "client_id": "wb-client", "client_secret": null,
+    });
+    app.secrets.set("mcp:demo", &Secret::new(stored.to_string())).unwrap();
+    // Another URL: nothing is sent anywhere, no token is used.
+    assert_eq!(workbench::upstream::oauth::bearer(app, "demo", "http://localhost:10/mcp").await, None);
+    assert!(seen.lock().unwrap().is_empty());
+    let fresh = workbench::upstream::oauth::bearer(app, "demo", url).await;
+    assert_eq!(fresh.as_deref(), Some("fresh-access-777"));
+    let request = seen.lock().unwrap().join("\n");
+    assert!(request.starts_with("POST /token"), "{request}");
+    assert!(request.contains("grant_type=refresh_token") && request.contains("refresh_token=refresh-222"), "{request}");
+    assert!(
+        request.contains("resource=http%3A%2F%2Flocalhost%3A9%2Fmcp") && !request.contains("old-access-111"),
+        "{request}"
+    );
+    let now: Value = serde_json::from_str(app.secrets.get("mcp:demo").unwrap().unwrap().expose()).unwrap();
+    assert_eq!((now["access"].as_str(), now["refresh"].as_str()), (Some("fresh-access-777"), Some("refresh-222")));
+    // Fresh now: used as is, no second refresh.
+    assert_eq!(workbench::upstream::oauth::bearer(app, "demo", url).await.as_deref(), Some("fresh-access-777"));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}
