@@ -168,6 +168,11 @@ async fn finish_connect(app: &Arc<App>, integration: &str, connection: Result<Co
             out!("{}", link.message);
             return exit::OK;
         }
+        // An upstream MCP server's sign-in: its own page; the next call uses the token.
+        Ok(Connection::Consent(consent)) => {
+            out!("{}", consent.message);
+            return exit::OK;
+        }
         Ok(Connection::Link(link)) => link,
     };
     out!("Open this page to connect {integration}:\n\n    {}\n", link.url);
@@ -735,7 +740,7 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
     let cached: std::collections::HashMap<String, crate::storage::UpstreamListing> =
         app.storage.upstream_listings().unwrap_or_default().into_iter().map(|l| (l.server.clone(), l)).collect();
     let mut failed = false;
-    for (name, config) in configs {
+    for (name, config) in configs.iter() {
         match config {
             Err(e) => {
                 failed = true;

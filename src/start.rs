@@ -48,6 +48,10 @@ impl App {
         ] {
             crate::listener::mount(&app, mount);
         }
+        // An upstream MCP server's OAuth consent comes back on the same /oauth/callback.
+        crate::connect::add_callback_hook(&app, |app, state, query| {
+            Box::pin(async move { crate::upstream::oauth::callback(&app, &state, &query).await })
+        });
         Arc::new(app)
     }
 }

@@ -86,17 +86,45 @@ pub struct Progress {
     pub tool: String,
     /// `None` on success, else the error code.
     pub error: Option<&'static str>,
+    /// Set when `tool` has not finished but reported its own progress (an upstream MCP server's
+    /// `notifications/progress`); then `done` and `total` are 0 (unknown to the tool).
+    pub running: Option<Running>,
 }
 
+/// How far a running upstream call is (its server's own progress report).
+pub use crate::upstream::Running;
+
 impl Progress {
-    /// A short line for a progress notification: `"time_get_current ok"` (token-shaped text in a
-    /// mistyped tool name is scrubbed like everything else that leaves the engine).
+    /// A short line for a progress notification: `"time_get_current ok"`, or for a running tool
+    /// `"everything_long_task: step 2 of 5"` (token-shaped text is scrubbed like everything else
+    /// that leaves the engine).
     pub fn message(&self) -> String {
-        let line = match self.error {
-            None => format!("{} ok", self.tool),
-            Some(code) => format!("{} failed ({code})", self.tool),
+        let line = match (&self.running, self.error) {
+            (Some(r), _) => match &r.message {
+                Some(m) => format!("{}: {m}", self.tool),
+                None => format!("{} running", self.tool),
+            },
+            (None, None) => format!("{} ok", self.tool),
+            (None, Some(code)) => format!("{} failed ({code})", self.tool),
         };
         scrub::redact_tokens(&line).unwrap_or(line)
+    }
+
+    /// The `progress` value of this report's notification after one with value `last`: a finished
+    /// execution counts 1 (the value is `done`); a running one's own progress moves inside the
+    /// current unit, never reaching the next, so values only increase (the protocol's rule) however
+    /// the batch's executions interleave. `None`: a running report with no room left below the
+    /// next unit, not worth a notification.
+    pub fn value_after(&self, last: f64) -> Option<f64> {
+        let Some(r) = &self.running else { return Some(self.done as f64) };
+        let base = last.floor();
+        let wanted = base + r.fraction.unwrap_or(0.0).clamp(0.0, 0.9);
+        if wanted > last {
+            Some(wanted)
+        } else {
+            let room = base + 1.0 - last;
+            (room > 1e-3).then(|| last + room / 2.0)
+        }
     }
 }
 
@@ -152,7 +180,7 @@ impl Hooks {
     fn report(&self, done: usize, total: usize, tool: &str, result: &Result<Value, ToolFailure>) {
         if let Some(progress) = &self.progress {
             let error = result.as_ref().err().map(|f| f.code.as_str());
-            progress(Progress { done, total, tool: tool.to_string(), error });
+            progress(Progress { done, total, tool: tool.to_string(), error, running: None });
         }
     }
 }
@@ -658,7 +686,15 @@ async fn run_entry(
         }
         Runner::Builtin(run) => tokio::spawn(tracing::Instrument::in_current_span(run(app.clone(), args))),
         Runner::Upstream(tool) => {
-            tokio::spawn(tracing::Instrument::in_current_span(crate::upstream::call(app.clone(), tool.clone(), args)))
+            // The server's own progress notifications go to the caller's progress hook.
+            let name = entry.name;
+            let running = hooks.progress.clone().map(|hook| -> crate::upstream::OnRunning {
+                Arc::new(move |running| {
+                    hook(Progress { done: 0, total: 0, tool: name.to_string(), error: None, running: Some(running) })
+                })
+            });
+            let call = crate::upstream::call(app.clone(), tool.clone(), args, running);
+            tokio::spawn(tracing::Instrument::in_current_span(call))
         }
         Runner::Custom(op) => {
             // The app's own credentials are vault refs, resolved for its host only.

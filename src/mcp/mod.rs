@@ -8,6 +8,8 @@
 //! per-request log level (`_meta["io.modelcontextprotocol/logLevel"]`) rides on the call's tracing
 //! span (see [`logging`]). A panic inside a call becomes an error result; the server keeps serving.
 
+pub mod client;
+
 pub mod logging;
 
 pub mod mrtr;
@@ -147,10 +149,14 @@ impl Server {
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
                 let peer = context.peer.clone();
                 let forwarder = tokio::spawn(async move {
+                    let mut last = 0.0;
                     while let Some(p) = rx.recv().await {
-                        let param = ProgressNotificationParam::new(token.clone(), p.done as f64)
-                            .with_total(p.total as f64)
-                            .with_message(p.message());
+                        let Some(value) = p.value_after(last) else { continue };
+                        last = value;
+                        let mut param = ProgressNotificationParam::new(token.clone(), last).with_message(p.message());
+                        if p.running.is_none() {
+                            param = param.with_total(p.total as f64);
+                        }
                         if peer.notify_progress(param).await.is_err() {
                             break;
                         }

@@ -39,6 +39,8 @@ pub enum Connection {
     Ready(Ready),
     /// A connect page for the user was minted (see [`Link::existing`] for a connected account).
     Link(Link),
+    /// An upstream MCP server's own sign-in (OAuth, `mcp:<server>`): the consent URL to open.
+    Consent(crate::upstream::Consent),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +97,7 @@ struct Wire<'a> {
 impl Serialize for Connection {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let wire = match self {
+            Connection::Consent(c) => return c.serialize(s),
             Connection::Ready(r) => Wire {
                 status: Some("CONNECTED"),
                 connection_id: None,
@@ -132,6 +135,10 @@ fn ready(integration: &str, message: String) -> Connection {
 
 pub async fn run(app: &Arc<App>, args: Args) -> Result<Connection, Failure> {
     let name = args.integration.trim();
+    // An upstream MCP server's OAuth (src/upstream/oauth.rs).
+    if let Some(server) = name.strip_prefix("mcp:") {
+        return crate::upstream::connect(app, server).await.map(Connection::Consent).map_err(Failure::plain);
+    }
     let registry = app.registry();
     let Some(integration) = registry.integration(name) else {
         if registry.is_custom_app(name) {

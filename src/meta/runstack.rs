@@ -354,6 +354,8 @@ pub async fn initiate_connection(app: &Arc<App>, args: InitiateArgs) -> Result<I
         super::connect::Connection::Ready(r) => {
             Initiated::Connected { provider: given.to_string(), authenticated: true, link: None, message: r.message }
         }
+        // Providers resolve to the registry's integrations, never to an `mcp:<server>` sign-in.
+        super::connect::Connection::Consent(c) => return Err(Failure::plain(c.message)),
     })
 }
 

@@ -517,7 +517,8 @@ async fn apps_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Respons
     if ctx.portal.keys_for(&token).is_none() {
         return not_found();
     }
-    let page = pages::Page { tab: pages::Tab::Apps, notice: None, body: pages::apps(&custom_apps_section(&ctx.app)) };
+    let body = pages::apps(&custom_apps_section(&ctx.app)) + &pages::servers(&crate::upstream::summaries(&ctx.app));
+    let page = pages::Page { tab: pages::Tab::Apps, notice: None, body };
     html(&ctx, StatusCode::OK, page)
 }
 

@@ -579,3 +579,38 @@ pub fn apps(apps: &[CustomAppRow]) -> String {
         apps.len()
     )
 }
+
+/// The MCP servers section of the apps page: each configured upstream server with its transport,
+/// state, listed tool count and last error (`crate::upstream::summaries`).
+pub fn servers(servers: &[crate::upstream::Summary]) -> String {
+    let body = if servers.is_empty() {
+        "<p class=\"empty\">No MCP servers behind workbench. Add one with <code>workbench servers add NAME -- COMMAND ARGS...</code> \
+         or bring over your clients' ones with <code>workbench servers import</code>.</p>"
+            .to_string()
+    } else {
+        let rows: String = servers
+            .iter()
+            .map(|s| {
+                format!(
+                    "<tr data-server=\"{n}\"><td><b>{n}</b><div class=\"sub\">{target}</div></td><td>{transport}</td><td>{state}</td>\
+                     <td class=\"num\">{tools}</td><td>{error}</td></tr>",
+                    n = escape(&s.name),
+                    target = escape(&shorten(&s.target, 120)),
+                    transport = escape(s.transport),
+                    state = escape(s.state),
+                    tools = s.tools.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+                    error = escape(s.last_error.as_deref().unwrap_or("")),
+                )
+            })
+            .collect();
+        format!(
+            "<table><thead><tr><th>Server</th><th>Transport</th><th>State</th><th class=\"num\">Tools</th><th>Last error</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    };
+    format!(
+        "<section class=\"card\" id=\"servers\"><h2>MCP servers <span class=\"count\">{}</span></h2>\
+         <p class=\"sub\">Your other MCP servers, behind the same nine tools (config.json's <code>mcp_servers</code>); \
+         a server starts on its first use.</p>{body}</section>",
+        servers.len()
+    )
+}

@@ -10,7 +10,7 @@
 //!   `notifications/tools/list_changed`) bumps [`Catalogue::generation`], which makes
 //!   `App::registry()` build a new snapshot.
 //! - **Lifecycle.** A stdio server starts on its first call (never at workbench's start), with the
-//!   handshake done by rmcp's client. Its stdin is a pipe workbench holds, it is killed when its
+//!   handshake done by the MCP client in `crate::mcp::client` (rmcp). Its stdin is a pipe workbench holds, it is killed when its
 //!   handle drops (`kill_on_drop`), and on Linux it gets `PR_SET_PDEATHSIG` = SIGKILL, so no server
 //!   outlives workbench, also after `kill -9`. A server that exits is started again on the next
 //!   call; repeated failures wait (1 s, 2 s, 4 s, ... up to a minute) and the agent is told why.
@@ -21,13 +21,14 @@
 //! - **Policy.** `readOnlyHint: true` is a read, `destructiveHint: true` is destructive (confirm
 //!   by default), anything else is a write; `WORKBENCH_POLICY_<SERVER>` sets a server's policy.
 //!
-//! - **Streamable HTTP.** A `{"url", "headers"}` entry connects on its first call through rmcp's
-//!   Streamable HTTP client, with workbench's guarded HTTP client (`App::client_for`: the URL is
+//! - **Streamable HTTP.** A `{"url", "headers"}` entry connects on its first call through the
+//!   Streamable HTTP client of `crate::mcp::client`, with workbench's guarded HTTP client (`App::client_for`: the URL is
 //!   the user's own origin, workbench's own listener never is; same-origin redirects only).
 //!   Headers may hold `{{vault:NAME}}` refs, resolved for `mcp:<server>` only. A dropped
 //!   session reconnects on the next call, with the same backoff as a stdio server.
 
 pub use crate::config::servers as config;
+pub mod oauth;
 pub mod schema;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -36,17 +37,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use plugins::api::{Effect, ToolError};
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
 pub use config::ServerConfig;
 
 use crate::app::App;
 use crate::error::{ErrorCode, ToolFailure};
+use crate::mcp::client::{self, CallError, Client, ConnectError, Transport};
 use crate::storage::Storage;
 
 /// Longest an upstream server may take to start and answer `initialize` + `tools/list`.
@@ -98,7 +95,7 @@ pub struct Status {
 }
 
 struct Conn {
-    service: RunningService<RoleClient, Handler>,
+    client: Client,
     pid: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// A Streamable HTTP session (no process: a transport failure means reconnect).
@@ -107,7 +104,7 @@ struct Conn {
 
 impl Conn {
     fn closed(&self) -> bool {
-        self.service.is_closed() || self.service.peer().is_transport_closed()
+        self.client.is_closed()
     }
     fn stderr_tail(&self) -> String {
         let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
@@ -121,51 +118,157 @@ struct Slot {
     status: Mutex<Status>,
 }
 
+/// The configured servers by name (an entry that did not parse is kept as its error).
+pub type Configs = BTreeMap<String, Result<ServerConfig, String>>;
+
+/// What identifies one version of config.json on disk: modification time, length and inode
+/// (`edit_config` renames a new file over the old one). `None`: the file is missing.
+type Stamp = Option<(std::time::SystemTime, u64, u64)>;
+
 /// The upstream servers' state: one field of `App`.
 pub struct Upstreams {
-    configs: BTreeMap<String, Result<ServerConfig, String>>,
+    configs: std::sync::RwLock<Arc<Configs>>,
+    /// The config.json whose `mcp_servers` are read again when it changes on disk.
+    watch: Option<std::path::PathBuf>,
+    /// The version of `watch` last read; `None` until the first check.
+    stamp: Mutex<Option<Stamp>>,
     /// `None` until the SQLite cache is first read.
     catalogue: Mutex<Option<Arc<Catalogue>>>,
     /// The raw `tools/list` tools of each server, as last seen.
     listings: Mutex<BTreeMap<String, Vec<Value>>>,
+    /// Servers this process already tried to list because they had no listing.
+    attempted: Mutex<std::collections::HashSet<String>>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     generation: AtomicU64,
     empty: Arc<Catalogue>,
+    /// OAuth consents in progress for Streamable HTTP servers ([`oauth`]).
+    pub oauth: oauth::Flights,
 }
 
 impl App {
     /// The upstream servers' state (upstream's state slot, built from the settings on first use).
     pub fn upstream(&self) -> Arc<Upstreams> {
-        self.state_with(|| Upstreams::new(self.settings.mcp_servers.clone()))
+        self.state_with(|| {
+            Upstreams::new(self.settings.mcp_servers.clone()).watching(self.settings.home.join("config.json"))
+        })
     }
 }
 
+/// What an agent-facing error says when a server needs the user's consent (see [`failure`]).
+const NEEDS_CONSENT: &str = "needs the user's authorization: call connect with integration";
+
+/// How long a meta-tool call waits for never-listed servers to list their tools (they go on
+/// starting in the background after that, and the next call sees them).
+const LIST_WAIT: Duration = Duration::from_secs(12);
+
 impl Upstreams {
     /// No I/O: the cache is read on first use.
-    pub fn new(configs: BTreeMap<String, Result<ServerConfig, String>>) -> Upstreams {
+    pub fn new(configs: Configs) -> Upstreams {
         Upstreams {
-            configs,
+            configs: std::sync::RwLock::new(Arc::new(configs)),
+            watch: None,
+            stamp: Mutex::new(None),
             catalogue: Mutex::new(None),
             listings: Mutex::new(BTreeMap::new()),
+            attempted: Mutex::new(Default::default()),
             slots: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             empty: Arc::default(),
+            oauth: Default::default(),
         }
     }
 
+    /// The user finished an OAuth consent for `server`: the next call connects with the new token
+    /// at once (no backoff wait).
+    pub fn authorized(&self, server: &str) {
+        let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).remove(server);
+        drop(slot);
+        let slot = self.slot(server);
+        let mut status = slot.status.lock().unwrap_or_else(|p| p.into_inner());
+        status.retry_at = None;
+        status.failures = 0;
+    }
+
+    /// Follows `config_json` (still no I/O here): when the file changes on disk while workbench
+    /// runs, its `mcp_servers` replace the configured servers at the next registry snapshot, so a
+    /// server added or removed by hand (or by `workbench servers add` in another process) shows up
+    /// without a restart.
+    pub fn watching(mut self, config_json: std::path::PathBuf) -> Upstreams {
+        self.watch = Some(config_json);
+        self
+    }
+
     /// The configured servers (including entries that did not parse, as their error).
-    pub fn configs(&self) -> &BTreeMap<String, Result<ServerConfig, String>> {
-        &self.configs
+    pub fn configs(&self) -> Arc<Configs> {
+        self.configs.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Whether `name` is a configured server.
     pub fn is_server(&self, name: &str) -> bool {
-        matches!(self.configs.get(name), Some(Ok(_)))
+        matches!(self.configs.read().unwrap_or_else(|p| p.into_inner()).get(name), Some(Ok(_)))
     }
 
-    /// The catalogue now; the first call reads the SQLite cache (one query).
+    /// Reads config.json's `mcp_servers` again if the file changed since the last look (one
+    /// `stat` per call otherwise). A file that does not parse keeps the servers as they were.
+    fn refresh_config(&self) {
+        let Some(path) = &self.watch else { return };
+        let now: Stamp = std::fs::metadata(path).ok().map(|m| {
+            #[cfg(unix)]
+            let ino = std::os::unix::fs::MetadataExt::ino(&m);
+            #[cfg(not(unix))]
+            let ino = 0;
+            (m.modified().unwrap_or(std::time::UNIX_EPOCH), m.len(), ino)
+        });
+        {
+            let mut stamp = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
+            if stamp.as_ref() == Some(&now) {
+                return;
+            }
+            *stamp = Some(now);
+        }
+        if now.is_none() {
+            return;
+        }
+        let fresh = match std::fs::read_to_string(path).map(|t| serde_json::from_str::<Value>(&t)) {
+            Ok(Ok(root)) => config::parse_all(root.get("mcp_servers")),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "config.json does not parse; the upstream servers stay as they were");
+                return;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "config.json could not be read");
+                return;
+            }
+        };
+        let old = self.configs();
+        if *old == fresh {
+            return;
+        }
+        let gone: Vec<String> =
+            old.iter().filter(|(name, c)| fresh.get(*name) != Some(*c)).map(|(name, _)| name.clone()).collect();
+        tracing::info!(servers = fresh.len(), "config.json changed: upstream servers reloaded");
+        *self.configs.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+        // A removed or changed server's process ends when its last call is done (its handle drops).
+        {
+            let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            let mut attempted = self.attempted.lock().unwrap_or_else(|p| p.into_inner());
+            for name in &gone {
+                slots.remove(name);
+                attempted.remove(name);
+            }
+        }
+        let loaded = self.catalogue.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        if loaded {
+            let rebuilt = Arc::new(self.build());
+            *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(rebuilt);
+        }
+    }
+
+    /// The catalogue now; the first call reads the SQLite cache (one query). Every call first
+    /// checks whether config.json changed ([`Upstreams::watching`]).
     pub fn catalogue(&self, storage: &Storage) -> Arc<Catalogue> {
-        if !self.configs.values().any(Result::is_ok) {
+        self.refresh_config();
+        if !self.configs().values().any(Result::is_ok) {
             return self.empty.clone();
         }
         let mut current = self.catalogue.lock().unwrap_or_else(|p| p.into_inner());
@@ -176,9 +279,8 @@ impl Upstreams {
             Ok(rows) => {
                 let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
                 for row in rows {
-                    if self.is_server(&row.server)
-                        && let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools)
-                    {
+                    // Every cached row, also of servers not configured now: one may come back.
+                    if let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools) {
                         listings.entry(row.server).or_insert(tools);
                     }
                 }
@@ -188,6 +290,42 @@ impl Upstreams {
         let fresh = Arc::new(self.build());
         *current = Some(fresh.clone());
         fresh
+    }
+
+    /// Lists the configured servers that have no tool listing yet (pasted into config.json by
+    /// hand, never listed; or failing last time), so the search or schema lookup that could need
+    /// them finds their tools: each is started in parallel, at most once per process, and this
+    /// waits at most [`LIST_WAIT`] for them (a slower one goes on in the background). Failures are
+    /// recorded for `workbench servers list`. Nothing happens when every server has a listing.
+    pub async fn list_unlisted(&self, app: &Arc<App>) {
+        let _ = self.catalogue(&app.storage);
+        let todo: Vec<String> = {
+            let configs = self.configs();
+            let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+            let mut attempted = self.attempted.lock().unwrap_or_else(|p| p.into_inner());
+            configs
+                .iter()
+                .filter(|(name, c)| c.is_ok() && listings.get(*name).is_none_or(Vec::is_empty))
+                .filter(|&(name, _)| attempted.insert(name.clone()))
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        if todo.is_empty() {
+            return;
+        }
+        tracing::info!(servers = ?todo, "listing upstream servers that have no cached tool list");
+        let tasks: Vec<_> = todo
+            .into_iter()
+            .map(|server| {
+                let app = app.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = app.upstream().ensure_started(&app, &server).await {
+                        tracing::warn!(server, error = %e, "could not list a never-listed upstream server");
+                    }
+                })
+            })
+            .collect();
+        let _ = tokio::time::timeout(LIST_WAIT, futures::future::join_all(tasks)).await;
     }
 
     fn build(&self) -> Catalogue {
@@ -206,8 +344,7 @@ impl Upstreams {
 
     /// Takes a server's fresh `tools/list`: cached in SQLite, and a new catalogue generation when
     /// it changed.
-    async fn store_listing(&self, app: &App, server: &str, tools: Vec<rmcp::model::Tool>) -> usize {
-        let raw: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
+    async fn store_listing(&self, app: &App, server: &str, raw: Vec<Value>) -> usize {
         let count = raw.len();
         let changed = {
             let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
@@ -236,6 +373,7 @@ impl Upstreams {
 
     /// Starts `server` if needed (and lists its tools); returns how many tools it has.
     pub async fn ensure_started(&self, app: &Arc<App>, server: &str) -> Result<usize, String> {
+        self.refresh_config();
         self.connection(app, server).await?;
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
         Ok(listings.get(server).map_or(0, Vec::len))
@@ -249,7 +387,7 @@ impl Upstreams {
             if let Some(conn) = conn
                 && let Ok(conn) = Arc::try_unwrap(conn)
             {
-                let _ = conn.service.cancel().await;
+                conn.client.close().await;
             }
         }
     }
@@ -330,18 +468,18 @@ impl Upstreams {
     /// Connects to the server (spawns it, or opens its Streamable HTTP session), does the MCP
     /// handshake and reads its tool list.
     async fn start(&self, app: &Arc<App>, server: &str) -> Result<Conn, String> {
-        let handler = Handler { server: server.to_string(), app: Arc::downgrade(app) };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let http = matches!(self.configs.get(server), Some(Ok(ServerConfig::Http { .. })));
-        let (pid, serving) = match self.configs.get(server) {
+        let configs = self.configs();
+        let http = matches!(configs.get(server), Some(Ok(ServerConfig::Http { .. })));
+        let (pid, transport) = match configs.get(server) {
             Some(Ok(ServerConfig::Stdio { command, args, env })) => {
-                let (transport, pid) = self.spawn(app, server, command, args, env, &tail).await?;
-                (pid, tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await)
+                let mut stdio = self.spawn(app, server, command, args, env).await?;
+                if let Some(stderr) = stdio.stderr.take() {
+                    tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
+                }
+                (stdio.pid, Transport::Stdio(stdio))
             }
-            Some(Ok(ServerConfig::Http { url, headers })) => {
-                let transport = http_transport(app, server, url, headers).await?;
-                (None, tokio::time::timeout(START_TIMEOUT, handler.serve(transport)).await)
-            }
+            Some(Ok(ServerConfig::Http { url, headers })) => (None, http_transport(app, server, url, headers).await?),
             Some(Err(e)) => return Err(format!("its entry in config.json is invalid: {e}")),
             None => return Err("it is not configured (workbench servers list shows the configured ones)".into()),
         };
@@ -350,10 +488,42 @@ impl Upstreams {
             let text = lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ");
             if text.is_empty() { String::new() } else { format!(" (stderr: {text})") }
         };
-        let service = match serving {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
-            Err(_) => {
+        let on_changed: client::ToolsChanged = {
+            let (server, app) = (server.to_string(), Arc::downgrade(app));
+            Arc::new(move |tools: Vec<Value>| {
+                let (server, app) = (server.clone(), app.clone());
+                tokio::spawn(async move {
+                    if let Some(app) = app.upgrade() {
+                        let n = app.upstream().store_listing(&app, &server, tools).await;
+                        tracing::info!(server, tools = n, "upstream tool list changed");
+                    }
+                });
+            })
+        };
+        let client = match Client::connect(transport, Some(on_changed.clone()), START_TIMEOUT).await {
+            Ok(c) => c,
+            Err(ConnectError::Failed(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
+            Err(ConnectError::AuthRequired { challenge }) => {
+                self.oauth.challenged(server, &challenge);
+                // A stored refresh token may still be good: renew and connect once more.
+                let retried = match configs.get(server) {
+                    Some(Ok(ServerConfig::Http { url, headers })) if oauth::refresh(app, server, url).await.is_ok() => {
+                        let transport = http_transport(app, server, url, headers).await?;
+                        Client::connect(transport, Some(on_changed), START_TIMEOUT).await.ok()
+                    }
+                    _ => None,
+                };
+                match retried {
+                    Some(c) => c,
+                    None => {
+                        return Err(format!(
+                            "it {NEEDS_CONSENT} '{}' and have the user finish in the browser, then retry",
+                            oauth::store_key(server)
+                        ));
+                    }
+                }
+            }
+            Err(ConnectError::Timeout) => {
                 return Err(format!(
                     "it did not answer initialize within {} s{}",
                     START_TIMEOUT.as_secs(),
@@ -361,17 +531,17 @@ impl Upstreams {
                 ));
             }
         };
-        let tools = match tokio::time::timeout(START_TIMEOUT, service.peer().list_all_tools()).await {
+        let tools = match tokio::time::timeout(START_TIMEOUT, client.list_tools()).await {
             Ok(Ok(t)) => t,
             Ok(Err(e)) => return Err(format!("tools/list failed: {e}{}", stderr_tail(&tail))),
             Err(_) => return Err(format!("tools/list took longer than {} s", START_TIMEOUT.as_secs())),
         };
         let count = self.store_listing(app, server, tools).await;
         tracing::info!(server, pid, tools = count, "upstream server started");
-        Ok(Conn { service, pid, stderr: tail, http })
+        Ok(Conn { client, pid, stderr: tail, http })
     }
 
-    /// Spawns a stdio server (its stderr feeds `tail`).
+    /// Spawns a stdio server.
     async fn spawn(
         &self,
         app: &Arc<App>,
@@ -379,8 +549,7 @@ impl Upstreams {
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
-        tail: &Arc<Mutex<VecDeque<String>>>,
-    ) -> Result<(rmcp::transport::TokioChildProcess, Option<u32>), String> {
+    ) -> Result<client::Stdio, String> {
         let env = resolve_map(app, server, env, "env").await?;
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args);
@@ -405,15 +574,7 @@ impl Upstreams {
                 Ok(())
             });
         }
-        let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run {command}: {e}"))?;
-        let pid = transport.id();
-        if let Some(stderr) = stderr {
-            tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
-        }
-        Ok((transport, pid))
+        client::spawn(cmd).map_err(|e| format!("cannot run {command}: {e}"))
     }
 
     /// Marks the running connection as dead after a transport failure.
@@ -437,8 +598,8 @@ async fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    use reqwest::header::{HeaderName, HeaderValue};
+) -> Result<Transport, String> {
+    use client::{HeaderName, HeaderValue};
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("its url '{url}' is not a valid URL: {e}"))?;
     let client = app.client_for(&parsed, true).map_err(|r| format!("its url is refused: {}", r.0))?.clone();
     let resolved = resolve_map(app, server, headers, "headers").await?;
@@ -454,10 +615,12 @@ async fn http_transport(
         value.set_sensitive(true);
         custom.insert(header, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
-        .custom_headers(custom)
-        .reinit_on_expired_session(true);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    // OAuth tokens (stored for this very URL) unless the entry brings its own Authorization.
+    let bearer = match custom.contains_key(&reqwest::header::AUTHORIZATION) {
+        true => None,
+        false => oauth::bearer(app, server, url).await,
+    };
+    Ok(Transport::Http { client, url: url.to_string(), headers: custom, bearer })
 }
 
 /// Resolves `{{vault:NAME}}` in an entry's env or header values, for the pseudo-host
@@ -517,31 +680,6 @@ async fn read_stderr(
             t.pop_front();
         }
         t.push_back(line);
-    }
-}
-
-/// rmcp's client side for one upstream server: who we are, and tool-list changes.
-#[derive(Clone)]
-struct Handler {
-    server: String,
-    app: Weak<App>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("workbench", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        let (server, app, peer) = (self.server.clone(), self.app.clone(), context.peer.clone());
-        tokio::spawn(async move {
-            let Ok(tools) = peer.list_all_tools().await else { return };
-            if let Some(app) = app.upgrade() {
-                let n = app.upstream().store_listing(&app, &server, tools).await;
-                tracing::info!(server, tools = n, "upstream tool list changed");
-            }
-        });
     }
 }
 
@@ -605,24 +743,51 @@ pub fn exposed_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> S
     name
 }
 
-/// Runs one upstream tool call (the engine's task for `Runner::Upstream`). Dropping the future
-/// (timeout, cancellation) drops rmcp's request, which sends `notifications/cancelled` upstream.
-pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result<Value, ToolError> {
+/// Runs one upstream tool call (the engine's task for `Runner::Upstream`).
+/// The server's `notifications/progress` for the call reach `progress` (scrubbed, capped). Dropping
+/// the future (timeout, cancellation) sends `notifications/cancelled` upstream.
+pub async fn call(
+    app: Arc<App>,
+    tool: Arc<UpstreamTool>,
+    args: Value,
+    progress: Option<OnRunning>,
+) -> Result<Value, ToolError> {
     let conn = app.upstream().connection(&app, &tool.server).await.map_err(ToolError::Network)?;
     let arguments = match args {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };
-    let params = CallToolRequestParams::new(tool.tool.clone()).with_arguments(arguments);
-    match conn.service.peer().call_tool(params).await {
+    let on_progress = progress.map(|hook| forward_progress(&app, hook));
+    match conn.client.call_tool(&tool.tool, arguments, on_progress).await {
         Ok(result) => {
             app.upstream().succeeded(&tool.server);
             shape(&result)
         }
+        Err(CallError::AuthRequired { challenge }) => {
+            // The token expired or was revoked mid-session: renew it for the next call, or ask
+            // for consent again.
+            app.upstream().oauth.challenged(&tool.server, &challenge);
+            app.upstream().crashed(&app, &tool.server, &conn, "the server asked for authorization again".into()).await;
+            let url = match app.upstream().configs().get(&tool.server) {
+                Some(Ok(ServerConfig::Http { url, .. })) => url.clone(),
+                _ => String::new(),
+            };
+            match oauth::refresh(&app, &tool.server, &url).await {
+                Ok(_) => Err(ToolError::Network(format!(
+                    "upstream server '{}' asked for authorization again; workbench renewed it, retry the call",
+                    tool.server
+                ))),
+                Err(_) => Err(ToolError::Network(format!(
+                    "upstream server '{}' {NEEDS_CONSENT} '{}' and have the user finish in the browser, then retry",
+                    tool.server,
+                    oauth::store_key(&tool.server)
+                ))),
+            }
+        }
         Err(e) => {
             // Give the reader a moment to see the exit before deciding it crashed.
             tokio::time::sleep(Duration::from_millis(50)).await;
-            if conn.http && (conn.closed() || !matches!(e, rmcp::ServiceError::McpError(_))) {
+            if conn.http && (conn.closed() || !matches!(e, CallError::Server(_))) {
                 let what = format!("the connection failed ({e})");
                 app.upstream().crashed(&app, &tool.server, &conn, what.clone()).await;
                 Err(ToolError::Network(format!(
@@ -647,10 +812,47 @@ pub async fn call(app: Arc<App>, tool: Arc<UpstreamTool>, args: Value) -> Result
     }
 }
 
-/// A `CallToolResult` as a tool result: `structuredContent` when given, else the text (parsed
-/// when it is JSON), else the content blocks. `isError` becomes an upstream error.
-fn shape(result: &rmcp::model::CallToolResult) -> Result<Value, ToolError> {
-    let v = serde_json::to_value(result).map_err(|e| ToolError::Internal(e.to_string()))?;
+/// Most progress notifications of one call passed on (a chatty server cannot flood the client).
+const MAX_PROGRESS: usize = 100;
+/// Most characters of an upstream progress message passed on.
+const MAX_PROGRESS_MESSAGE: usize = 200;
+
+/// How far a running upstream call is, as its server reported it (`notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Running {
+    /// How far the execution is (0..=1), when the tool said both its progress and total.
+    pub fraction: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where a call's [`Running`] reports go (the engine turns them into its progress reports).
+pub type OnRunning = Arc<dyn Fn(Running) + Send + Sync>;
+
+/// An upstream progress callback that hands each notification on as a [`Running`]: its message
+/// scrubbed of every secret this process knows, shortened, and at most [`MAX_PROGRESS`] per call.
+fn forward_progress(app: &Arc<App>, hook: OnRunning) -> client::OnProgress {
+    let app = Arc::downgrade(app);
+    let sent = std::sync::atomic::AtomicUsize::new(0);
+    Arc::new(move |update: client::ProgressUpdate| {
+        let Some(app) = app.upgrade() else { return };
+        if sent.fetch_add(1, Ordering::SeqCst) >= MAX_PROGRESS {
+            return;
+        }
+        let fraction = update
+            .total
+            .filter(|t| *t > 0.0 && t.is_finite() && update.progress.is_finite())
+            .map(|t| (update.progress / t).clamp(0.0, 1.0));
+        let message = update
+            .message
+            .map(|m| plugins::api::truncate_chars(&app.exposed.text(m.trim()), MAX_PROGRESS_MESSAGE).0)
+            .filter(|m| !m.is_empty());
+        hook(Running { fraction, message });
+    })
+}
+
+/// A `CallToolResult` (as JSON) as a tool result: `structuredContent` when given, else the text
+/// (parsed when it is JSON), else the content blocks. `isError` becomes an upstream error.
+fn shape(v: &Value) -> Result<Value, ToolError> {
     let content = v.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
     let texts: Vec<&str> = content
         .iter()
@@ -676,6 +878,97 @@ fn shape(result: &rmcp::model::CallToolResult) -> Result<Value, ToolError> {
     Ok(json!({ "content": content }))
 }
 
+/// One configured server as the portal shows it.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub name: String,
+    /// `stdio`, `http` or `invalid`.
+    pub transport: &'static str,
+    /// The command line or URL (never env or header values).
+    pub target: String,
+    /// `running`, `idle`, `failing`, `needs sign-in`, `not listed yet` or `invalid`.
+    pub state: &'static str,
+    /// Tools in its last listing, if it was ever listed.
+    pub tools: Option<usize>,
+    pub last_error: Option<String>,
+}
+
+/// Every configured server with its state, tool count and last error: this process's view where it
+/// has one (a running server), else what SQLite recorded (the last listing and error of any
+/// process). Starts nothing.
+pub fn summaries(app: &App) -> Vec<Summary> {
+    let configs = app.upstream().configs();
+    if configs.is_empty() {
+        return Vec::new();
+    }
+    let cached: HashMap<String, crate::storage::UpstreamListing> =
+        app.storage.upstream_listings().unwrap_or_default().into_iter().map(|l| (l.server.clone(), l)).collect();
+    configs
+        .iter()
+        .map(|(name, config)| {
+            let status = app.upstream().status(name);
+            let row = cached.get(name);
+            let tools = row
+                .filter(|r| r.last_error.is_none() || r.tools != "[]")
+                .and_then(|r| serde_json::from_str::<Value>(&r.tools).ok())
+                .and_then(|v| v.as_array().map(Vec::len));
+            let last_error = match config {
+                Err(e) => Some(e.clone()),
+                Ok(_) => status.last_error.clone().or_else(|| row.and_then(|r| r.last_error.clone())),
+            }
+            .map(|e| plugins::api::truncate_chars(&app.exposed.text(&e), 300).0);
+            let (transport, target) = match config {
+                Ok(c @ ServerConfig::Stdio { .. }) => ("stdio", c.describe()),
+                Ok(c @ ServerConfig::Http { .. }) => ("http", c.describe()),
+                Err(_) => ("invalid", String::new()),
+            };
+            let state = match config {
+                Err(_) => "invalid",
+                Ok(_) if status.running => "running",
+                Ok(_) if last_error.as_deref().is_some_and(|e| e.contains(NEEDS_CONSENT)) => "needs sign-in",
+                Ok(_) if last_error.is_some() => "failing",
+                Ok(_) if tools.is_none() => "not listed yet",
+                Ok(_) => "idle",
+            };
+            Summary { name: name.clone(), transport, target, state, tools, last_error }
+        })
+        .collect()
+}
+
+/// `connect` with integration `mcp:<server>`: the consent URL of a Streamable HTTP server that
+/// uses OAuth ([`oauth::begin`]), opened in the user's browser when it can be.
+/// What `connect` with `mcp:<server>` answers: the server's consent URL to open.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Consent {
+    /// Always `PENDING`: the user signs in on the server's page, then the agent retries.
+    pub status: &'static str,
+    pub integration: String,
+    pub url: String,
+    pub opened_in_browser: bool,
+    pub message: String,
+}
+
+pub async fn connect(app: &Arc<App>, server: &str) -> Result<Consent, String> {
+    match oauth::begin(app, server).await {
+        Ok(url) => {
+            let opened = crate::connect::open_in_browser(app, &url);
+            let message = format!(
+                "Ask the user to open {url} on this computer{} and sign in to the MCP server '{server}'; then retry the call.",
+                if opened { " (it was just opened in their browser)" } else { "" },
+            );
+            Ok(Consent {
+                status: "PENDING",
+                integration: oauth::store_key(server),
+                url,
+                opened_in_browser: opened,
+                message,
+            })
+        }
+        Err(e) => Err(format!("cannot start signing in to '{server}': {}", app.exposed.text(&e))),
+    }
+}
+
 /// The agent-facing error of a failed upstream call.
 pub fn failure(e: ToolError, name: &str, tool: &UpstreamTool) -> Result<ToolFailure, ToolError> {
     match e {
@@ -684,6 +977,13 @@ pub fn failure(e: ToolError, name: &str, tool: &UpstreamTool) -> Result<ToolFail
             format!("{name} (tool '{}' of upstream server '{}') reported an error: {message}", tool.tool, tool.server),
         )
         .with("server", tool.server.clone())),
+        ToolError::Network(message) if message.contains(NEEDS_CONSENT) => {
+            let integration = oauth::store_key(&tool.server);
+            Ok(ToolFailure::new(ErrorCode::NotConnected, message)
+                .with("server", tool.server.clone())
+                .with("integration", integration.clone())
+                .with("next_step", json!({ "tool": "connect", "arguments": { "integration": integration } })))
+        }
         ToolError::Network(message) => Ok(ToolFailure::new(ErrorCode::NetworkError, message)
             .with("server", tool.server.clone())
             .with("hint", "the user can check it with `workbench servers list`")),

@@ -156,10 +156,8 @@ async fn upstream_tools_are_searchable_portable_and_run() {
     // Nothing is listed (and nothing runs) before a first use.
     assert!(app.registry().get("clock_get_current_time").is_none());
     assert!(!app.upstream().status("clock").running);
-    let r = exec(app, "clock_get_current_time", json!({ "timezone": "Europe/Lisbon" })).await;
-    // The very first call cannot be to a tool not yet listed: it says so...
-    assert_eq!(r["error"]["code"], "TOOL_NOT_FOUND", "{r}");
-    // ...so `servers add` (and the first start) fetch the listing once.
+    // `servers add` (and the first lookup, see never_listed_servers_are_listed_by_the_first_lookup)
+    // fetch the listing once.
     for s in ["clock", "repo", "everything"] {
         let n = app.upstream().ensure_started(app, s).await.unwrap_or_else(|e| panic!("{s}: {e}"));
         assert!(n > 0, "{s} lists no tools");
@@ -712,4 +710,609 @@ async fn a_streamable_http_redirect_to_another_origin_is_not_followed() {
     assert!(e.contains("'liar' could not be started"), "{e}");
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert!(!hit.load(std::sync::atomic::Ordering::SeqCst), "the redirect was followed to another origin");
+}
+
+/// An upstream tool's own `notifications/progress` reach the MCP client through the real binary:
+/// server-everything's long-running operation reports each step while the call runs (workbench's
+/// client puts a progress token on every request), and the client sees them as progress of its
+/// `execute_tools` call, with values that only increase, before the per-execution "ok".
+#[tokio::test(flavor = "multi_thread")]
+async fn upstream_progress_reaches_the_mcp_client() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let d = need_deps!();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.json"),
+        json!({ "mcp_servers": { "everything": d.everything() } }).to_string(),
+    )
+    .unwrap();
+    let seed = App::with_parts(settings_for(home.path(), &[]), Registry::standard(), Arc::new(MemoryStore::default()));
+    seed.upstream().ensure_started(&seed, "everything").await.unwrap();
+    seed.upstream().shutdown().await;
+    let long = seed
+        .registry()
+        .tools()
+        .iter()
+        .find(|t| t.upstream().is_some_and(|u| u.tool.contains("long-running")))
+        .map(|t| t.name)
+        .expect("the long-running operation is listed");
+
+    let mut child = tokio::process::Command::new(crate::support::binary())
+        .env("WORKBENCH_HOME", home.path())
+        .env("WORKBENCH_SECRET_STORE", "memory")
+        .env("WORKBENCH_NO_BROWSER", "1")
+        .env("WORKBENCH_FILES_DIR", home.path().join("files"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = async |v: Value| {
+        stdin.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    };
+    send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+    .await;
+    lines.next_line().await.unwrap();
+    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
+    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "_meta": { "progressToken": "tok-7" },
+        "name": "execute_tools",
+        "arguments": { "executions": [{ "tool": long, "args": { "duration": 2, "steps": 4 } }] } } }))
+    .await;
+    let mut progress = Vec::new();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("a message");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["method"] == "notifications/progress" {
+                progress.push(v["params"].clone());
+            } else if v["id"] == 2 {
+                return v;
+            }
+        }
+    })
+    .await
+    .expect("execute_tools answered");
+    assert!(answer["result"]["structuredContent"]["results"][0].get("result").is_some(), "{answer}");
+    // Late notifications may follow the answer (the forwarder flushes them); give them a moment.
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(std::time::Duration::from_millis(500), lines.next_line()).await
+    {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["method"] == "notifications/progress" {
+            progress.push(v["params"].clone());
+        }
+    }
+    assert!(progress.iter().all(|p| p["progressToken"] == "tok-7"), "{progress:?}");
+    let running: Vec<&Value> = progress.iter().filter(|p| p["message"] == format!("{long} running")).collect();
+    // One per upstream step; the last step's may lose the race with the answer and is dropped.
+    assert!((3..=4).contains(&running.len()), "one per upstream step: {progress:?}");
+    assert!(running.iter().all(|p| p.get("total").is_none() && p["progress"].as_f64().unwrap() < 1.0), "{progress:?}");
+    let values: Vec<f64> = progress.iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[1] > w[0]), "progress only increases: {values:?}");
+    let last = progress.last().unwrap();
+    assert_eq!((last["progress"].as_f64(), last["total"].as_f64()), (Some(1.0), Some(1.0)), "{progress:?}");
+    assert_eq!(last["message"], format!("{long} ok"));
+}
+
+/// The engine's progress values for running executions stay strictly increasing and below the
+/// next finished count, whatever fractions parallel executions report in whatever order.
+#[test]
+fn running_progress_values_only_increase() {
+    use workbench::engine::{Progress, Running};
+    let running = |f: Option<f64>| Progress {
+        done: 0,
+        total: 0,
+        tool: "x".into(),
+        error: None,
+        running: Some(Running { fraction: f, message: None }),
+    };
+    let finished = |done: usize| Progress { done, total: 3, tool: "x".into(), error: None, running: None };
+    let reports = [
+        running(Some(0.5)),
+        running(Some(0.2)),
+        running(None),
+        running(Some(1.0)),
+        running(Some(1.0)),
+        finished(1),
+        running(Some(0.1)),
+        running(Some(0.0)),
+        finished(2),
+        finished(3),
+    ];
+    let mut last = 0.0;
+    let mut values = Vec::new();
+    for r in &reports {
+        let v = r.value_after(last).expect("room for a value");
+        assert!(v > last, "{v} after {last}");
+        if r.running.is_some() {
+            assert!(v < last.floor() + 1.0, "{v} stays below the next finished count");
+        }
+        last = v;
+        values.push(v);
+    }
+    assert_eq!(values[5], 1.0);
+    assert_eq!(values[9], 3.0);
+    // Ever more reports inside one unit end in silence, never in a value that is not greater.
+    let mut last = 0.95;
+    let mut sent = 0;
+    for _ in 0..100 {
+        match running(Some(0.1)).value_after(last) {
+            Some(v) => {
+                assert!(v > last && v < 1.0);
+                last = v;
+                sent += 1;
+            }
+            None => break,
+        }
+    }
+    assert!((3..30).contains(&sent), "{sent}");
+}
+
+/// A server pasted into config.json by hand has no cached listing: the first search lists it
+/// (servers in parallel, the wait bounded, so one that never answers cannot hold the agent), a
+/// server that fails is tried once per process and its error is recorded for `servers list`.
+#[tokio::test(flavor = "multi_thread")]
+async fn never_listed_servers_are_listed_by_the_first_lookup() {
+    let d = need_deps!();
+    let env = env_with(
+        json!({
+            "clock": d.time(),
+            "broken": { "command": "false" },
+            "hanging": { "command": "sleep", "args": ["120"] },
+        }),
+        &[],
+    );
+    let app = &env.app;
+    assert!(app.registry().get("clock_get_current_time").is_none(), "nothing listed before a lookup");
+    let started = std::time::Instant::now();
+    let out = call(app, "search_tools", json!({ "query": "current time in a timezone" })).await;
+    let waited = started.elapsed();
+    assert!(search_names(&out.body).iter().any(|n| n == "clock_get_current_time"), "{}", out.body);
+    assert!(waited < std::time::Duration::from_secs(25), "the wait is bounded: {waited:?}");
+    let broken = app.upstream().status("broken");
+    assert_eq!(broken.failures, 1, "{broken:?}");
+    assert!(broken.last_error.as_deref().is_some_and(|e| e.contains("handshake")), "{broken:?}");
+    let rows = app.storage.upstream_listings().unwrap();
+    assert!(rows.iter().any(|r| r.server == "broken" && r.last_error.is_some()), "recorded for servers list");
+    // The next lookups do not start it again.
+    let out = call(app, "get_tool_schema", json!({ "tool": "clock_get_current_time" })).await;
+    assert!(!out.is_error, "{}", out.body);
+    assert_eq!(app.upstream().status("broken").failures, 1);
+    assert_eq!(app.upstream().status("clock").starts, 1);
+}
+
+/// config.json edited while workbench runs (by hand or by `servers add`/`remove` in another
+/// process): an added server's tools show up and a removed one's disappear without a restart,
+/// and the removed server's process ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn config_changes_show_up_without_a_restart() {
+    let d = need_deps!();
+    let env = env_with(json!({ "clock": d.time() }), &[]);
+    let app = &env.app;
+    app.upstream().ensure_started(app, "clock").await.unwrap();
+    let pid = app.upstream().status("clock").pid.unwrap();
+    assert!(app.registry().get("clock_get_current_time").is_some());
+    let everything = d.everything();
+    workbench::upstream::config::edit_config(env.home.path(), |servers| {
+        servers.remove("clock");
+        servers.insert("everything".into(), everything);
+        Ok(())
+    })
+    .unwrap();
+    let out = call(app, "search_tools", json!({ "query": "echo a message back" })).await;
+    assert!(search_names(&out.body).iter().any(|n| n == "everything_echo"), "{}", out.body);
+    let registry = app.registry();
+    assert!(registry.get("clock_get_current_time").is_none(), "the removed server's tools are gone");
+    assert!(!app.upstream().is_server("clock") && app.upstream().is_server("everything"));
+    let r = exec(app, "clock_get_current_time", json!({ "timezone": "UTC" })).await;
+    assert_eq!(r["error"]["code"], "TOOL_NOT_FOUND", "{r}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!alive(pid), "the removed server's process ended");
+    // A config.json that does not parse (a half-saved edit) keeps the servers as they were.
+    std::fs::write(env.home.path().join("config.json"), "{ \"mcp_servers\": ").unwrap();
+    assert!(app.registry().get("everything_echo").is_some());
+    assert!(app.upstream().is_server("everything"));
+}
+
+/// The TypeScript SDK's own example server (`simpleStreamableHttp.js --oauth --oauth-strict`: an
+/// MCP server and a demo authorization server with dynamic registration, PKCE and strict RFC 8707
+/// audience checks), on 127.0.0.1; killed on drop.
+async fn sdk_oauth_server(d: &Deps) -> (tokio::process::Child, u16) {
+    let script = d.modules.join("sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    let (mcp, auth) = (free_port(), free_port());
+    let child = tokio::process::Command::new(&d.node)
+        .args([script.display().to_string().as_str(), "--oauth", "--oauth-strict"])
+        .env("MCP_PORT", mcp.to_string())
+        .env("MCP_AUTH_PORT", auth.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    for port in [mcp, auth] {
+        let mut up = false;
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                up = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(up, "the SDK example did not listen on {port}");
+    }
+    (child, mcp)
+}
+
+/// The user's browser: opens the consent URL (the demo authorization server approves at once and
+/// redirects), then follows the redirect to workbench's loopback callback.
+async fn browse_consent(url: &str) -> (u16, String) {
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let r = http.get(url).send().await.unwrap();
+    assert!(r.status().is_redirection(), "{} {:?}", r.status(), r.text().await);
+    let back = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(back.starts_with("http://127.0.0.1:") && back.contains("/oauth/callback?"), "{back}");
+    let r = http.get(&back).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// OAuth for a Streamable HTTP server against the TypeScript SDK's example (nobody here wrote
+/// it): the first use fails with NOT_CONNECTED naming `connect` with `mcp:<server>`; `connect`
+/// discovers the metadata (RFC 9728, RFC 8414), registers a client (RFC 7591) and returns the
+/// consent URL (PKCE, `resource`); after the user's consent the tools list and run. The tokens live
+/// in the secret store only (not in SQLite, results or errors).
+#[tokio::test(flavor = "multi_thread")]
+async fn oauth_http_servers_connect_through_the_loopback_flow() {
+    let d = need_deps!();
+    let (_server, port) = sdk_oauth_server(&d).await;
+    let url = format!("http://localhost:{port}/mcp");
+    let env = env_with(json!({ "demo": { "url": url } }), &[]);
+    let app = &env.app;
+    let e = app.upstream().ensure_started(app, "demo").await.unwrap_err();
+    assert!(e.contains("call connect with integration 'mcp:demo'"), "{e}");
+    // The agent's view of the same failure (a tool of the server, from a hand-made cache entry).
+    app.storage
+        .put_upstream_listing(
+            "demo".into(),
+            json!([{ "name": "greet", "inputSchema": { "type": "object" } }]).to_string(),
+        )
+        .await
+        .unwrap();
+    let later = App::with_parts(settings_for(env.home.path(), &[]), Registry::standard(), app.secrets.clone());
+    let r = exec(&later, "demo_greet", json!({ "name": "Ada" })).await;
+    assert_eq!(r["error"]["code"], "NOT_CONNECTED", "{r}");
+    assert_eq!(r["error"]["next_step"]["arguments"]["integration"], "mcp:demo", "{r}");
+
+    let out = call(&later, "connect", json!({ "integration": "mcp:demo" })).await;
+    assert!(!out.is_error, "{}", out.body);
+    let consent = out.body["url"].as_str().unwrap().to_string();
+    let q: HashMap<String, String> = reqwest::Url::parse(&consent).unwrap().query_pairs().into_owned().collect();
+    assert_eq!(q["code_challenge_method"], "S256");
+    assert_eq!(q["resource"], url);
+    assert!(q["redirect_uri"].starts_with("http://127.0.0.1:") && !q["client_id"].is_empty(), "{q:?}");
+    let (status, page) = browse_consent(&consent).await;
+    assert_eq!(status, 200, "{page}");
+    // The state works once.
+    let again = reqwest::get(format!("{}&replay=1", q["redirect_uri"].clone() + "?state=" + &q["state"] + "&code=x"))
+        .await
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 400);
+
+    let r = exec(&later, "demo_greet", json!({ "name": "Ada" })).await;
+    assert!(r["result"].to_string().contains("Ada"), "{r}");
+    let stored = later.secrets.get("mcp:demo").unwrap().expect("tokens in the secret store");
+    let token: Value = serde_json::from_str(stored.expose()).unwrap();
+    let access = token["access"].as_str().unwrap().to_string();
+    assert!(access.len() > 8);
+    let db = std::fs::read(later.settings.database_path()).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains(&access), "no token in SQLite");
+    let r = exec(&later, "demo_greet", json!({ "name": access.clone() })).await;
+    assert!(!r.to_string().contains(&access), "an echo of the token is scrubbed: {r}");
+
+    // Tokens for one server are never sent to another: a second server (behind a recording relay
+    // to the same demo), and the same name moved to another origin, get no bearer.
+    let (relay, seen) = recording_relay(port).await;
+    let relayed = format!("http://127.0.0.1:{relay}/mcp");
+    workbench::upstream::config::edit_config(env.home.path(), |servers| {
+        servers.insert("other".into(), json!({ "url": relayed.clone() }));
+        Ok(())
+    })
+    .unwrap();
+    let e = later.upstream().ensure_started(&later, "other").await.unwrap_err();
+    assert!(e.contains("'mcp:other'"), "{e}");
+    workbench::upstream::config::edit_config(env.home.path(), |servers| {
+        servers.insert("demo".into(), json!({ "url": relayed.clone() }));
+        Ok(())
+    })
+    .unwrap();
+    let _ = later.registry();
+    let e = later.upstream().ensure_started(&later, "demo").await.unwrap_err();
+    assert!(e.contains("'mcp:demo'") && !e.contains(&access), "{e}");
+    let wire = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
+    assert!(wire.contains("POST /mcp") && !wire.contains(&access), "no bearer went to another origin: {wire}");
+}
+
+/// A fake MCP server on 127.0.0.1 that answers every MCP request with 401 and serves protected
+/// resource metadata naming `auth_server`, about its own URL unless `resource` is given.
+async fn metadata_liar(auth_server: String, resource: Option<&str>) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let resource = resource.map(str::to_string).unwrap_or_else(|| format!("http://127.0.0.1:{port}/mcp"));
+    let metadata = json!({ "resource": resource, "authorization_servers": [auth_server] }).to_string();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let metadata = metadata.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let n = s.read(&mut buf).await.unwrap_or(0);
+                let reply = if buf[..n].starts_with(b"GET /.well-known/oauth-protected-resource") {
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{metadata}",
+                        metadata.len()
+                    )
+                } else {
+                    "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_string()
+                };
+                let _ = s.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+/// Hostile server metadata: protected resource metadata that sends workbench's OAuth requests to
+/// its own listener, or to another loopback host than the configured server's, is refused by the
+/// address guard; metadata about another resource is not used; an unknown server has no consent.
+#[tokio::test(flavor = "multi_thread")]
+async fn oauth_metadata_cannot_point_at_the_listener_or_other_hosts() {
+    let listener = free_port();
+    let own = metadata_liar(format!("http://127.0.0.1:{listener}/"), None).await;
+    let other = metadata_liar("http://127.0.0.2:9/".into(), None).await;
+    let wrong = metadata_liar("https://bank.example/".into(), Some("https://bank.example/mcp")).await;
+    let env = env_with(
+        json!({
+            "own": { "url": format!("http://127.0.0.1:{own}/mcp") },
+            "elsewhere": { "url": format!("http://127.0.0.1:{other}/mcp") },
+            "wrong": { "url": format!("http://127.0.0.1:{wrong}/mcp") },
+        }),
+        &[("WORKBENCH_PORT", &listener.to_string())],
+    );
+    let app = &env.app;
+    // The 401 is the agent's cue to connect.
+    let e = app.upstream().ensure_started(app, "own").await.unwrap_err();
+    assert!(e.contains("'mcp:own'"), "{e}");
+    let error = |out: &workbench::engine::Outcome| out.body["error"].as_str().unwrap_or_default().to_string();
+    let out = call(app, "connect", json!({ "integration": "mcp:own" })).await;
+    assert!(out.is_error && error(&out).contains("refused") && error(&out).contains("listener"), "{}", out.body);
+    let out = call(app, "connect", json!({ "integration": "mcp:elsewhere" })).await;
+    assert!(out.is_error && error(&out).contains("refused"), "{}", out.body);
+    let out = call(app, "connect", json!({ "integration": "mcp:wrong" })).await;
+    assert!(out.is_error && error(&out).contains("another resource"), "{}", out.body);
+    let out = call(app, "connect", json!({ "integration": "mcp:nobody" })).await;
+    assert!(out.is_error && error(&out).contains("not a configured"), "{}", out.body);
+}
+
+/// `workbench portal` shows the configured servers (the apps page): transport, state, listed tool
+/// count and last error, from SQLite when this process never ran them; an HTTP server that wants
+/// OAuth reads "needs sign-in"; what an entry holds is escaped, and no env value is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_portal_shows_configured_servers() {
+    let d = need_deps!();
+    let liar = metadata_liar("https://auth.example/".into(), None).await;
+    let mut clock = d.time();
+    clock["env"] = json!({ "TZ_SECRET": "portal-env-value-123" });
+    let env = env_with(
+        json!({
+            "clock": clock,
+            "broken": { "command": "false", "args": ["<script>alert(1)</script>"] },
+            "pasted": { "command": "true" },
+            "web": { "url": format!("http://127.0.0.1:{liar}/mcp") },
+            "Bad Name": { "command": "x" },
+        }),
+        &[],
+    );
+    let app = &env.app;
+    app.upstream().ensure_started(app, "clock").await.unwrap();
+    app.upstream().shutdown().await;
+    assert!(app.upstream().ensure_started(app, "broken").await.is_err());
+    assert!(app.upstream().ensure_started(app, "web").await.is_err());
+    // A fresh process (as `workbench portal` is): nothing runs there, SQLite has the rest.
+    let portal = App::with_parts(settings_for(env.home.path(), &[]), Registry::standard(), app.secrets.clone());
+    let url = workbench::portal::start(&portal).await.unwrap();
+    let html = reqwest::get(format!("{url}apps")).await.unwrap().text().await.unwrap();
+    let row = |name: &str| {
+        let start =
+            html.find(&format!("<tr data-server=\"{name}\">")).unwrap_or_else(|| panic!("no row {name}: {html}"));
+        html[start..].split("</tr>").next().unwrap().to_string()
+    };
+    let clock = row("clock");
+    assert!(clock.contains("<td>stdio</td><td>idle</td>") && clock.contains("mcp_server_time"), "{clock}");
+    assert!(clock.contains("(env: TZ_SECRET)") && !html.contains("portal-env-value-123"), "{clock}");
+    let n = app.upstream().ensure_started(app, "clock").await.unwrap();
+    assert!(clock.contains(&format!("<td class=\"num\">{n}</td>")), "{clock}");
+    let broken = row("broken");
+    assert!(broken.contains("<td>failing</td>") && broken.contains("handshake"), "{broken}");
+    assert!(broken.contains("&lt;script&gt;") && !html.contains("<script>alert"), "{broken}");
+    assert!(row("pasted").contains("<td>not listed yet</td><td class=\"num\">-</td>"), "{}", row("pasted"));
+    assert!(row("web").contains("<td>http</td><td>needs sign-in</td>"), "{}", row("web"));
+    assert!(row("Bad Name").contains("<td>invalid</td>") && row("Bad Name").contains("does not follow the rule"));
+}
+
+/// The README's first-five-minutes example, end to end through the real binary: Claude Desktop's
+/// config lists two real servers (mcp-server-time, server-filesystem); `workbench servers import
+/// --yes` adds them and lists their tools; an agent session (the binary over MCP stdio) then finds
+/// a server's tool with search_tools and runs it with execute_tools.
+#[tokio::test(flavor = "multi_thread")]
+async fn pasted_claude_desktop_servers_reach_the_agent_after_servers_import() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let d = need_deps!();
+    let home = tempfile::tempdir().unwrap();
+    let notes = home.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("todo.txt"), "buy milk").unwrap();
+    let notes = std::fs::canonicalize(&notes).unwrap();
+    let claude = home.path().join(".config/Claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let desktop = json!({ "mcpServers": { "time": d.time(), "filesystem": d.filesystem(&notes) } });
+    std::fs::write(claude.join("claude_desktop_config.json"), serde_json::to_string_pretty(&desktop).unwrap()).unwrap();
+    let data = home.path().join("data");
+    let workbench = |args: &[&str]| {
+        let mut c = tokio::process::Command::new(crate::support::binary());
+        c.args(args)
+            .env("HOME", home.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env("WORKBENCH_HOME", &data)
+            .env("WORKBENCH_SECRET_STORE", "memory")
+            .env("WORKBENCH_NO_BROWSER", "1")
+            .env("WORKBENCH_FILES_DIR", home.path().join("files"));
+        c
+    };
+    let out = workbench(&["servers", "import", "--yes"]).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("time (as time_mcp) from Claude Desktop"), "{text}");
+    assert!(text.contains("filesystem from Claude Desktop"), "{text}");
+    assert!(text.contains("Added 2 server(s)") && text.contains("tool(s) listed and cached"), "{text}");
+
+    let mut child = workbench(&[])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut rpc = async |id: u64, method: &str, params: Value| -> Value {
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        stdin.write_all(format!("{msg}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+        loop {
+            let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+                .await
+                .expect("an answer")
+                .unwrap()
+                .expect("a line");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    rpc(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    )
+    .await;
+    let tool = |name: &str, arguments: Value| json!({ "name": name, "arguments": arguments });
+    let found = rpc(2, "tools/call", tool("search_tools", json!({ "query": "current time in a timezone" }))).await;
+    assert!(found.to_string().contains("time_mcp_get_current_time"), "{found}");
+    let found = rpc(3, "tools/call", tool("search_tools", json!({ "query": "read a text file" }))).await;
+    assert!(found.to_string().contains("filesystem_read_text_file"), "{found}");
+    let batch = json!({ "executions": [
+        { "tool": "time_mcp_get_current_time", "args": { "timezone": "Asia/Tokyo" } },
+        { "tool": "filesystem_read_text_file", "args": { "path": notes.join("todo.txt") } }
+    ] });
+    let ran = rpc(4, "tools/call", tool("execute_tools", batch)).await;
+    let results = &ran["result"]["structuredContent"]["results"];
+    assert_eq!(results[0]["result"]["timezone"], "Asia/Tokyo", "{ran}");
+    assert!(results[1]["result"].to_string().contains("buy milk"), "{ran}");
+}
+
+/// Cancellation is forwarded: a batch cancelled while an upstream tool runs sends the server
+/// `notifications/cancelled` for that request (seen on the wire by a relay in front of
+/// server-everything over Streamable HTTP), and the call ends at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_sends_notifications_cancelled_upstream() {
+    let d = need_deps!();
+    let port = free_port();
+    let _server = everything_http(&d, port).await;
+    let (relay, seen) = recording_relay(port).await;
+    let env = env_with(json!({ "web": { "url": format!("http://127.0.0.1:{relay}/mcp") } }), &[]);
+    let app = env.app.clone();
+    app.upstream().ensure_started(&app, "web").await.unwrap();
+    let cancel = workbench::engine::CancelToken::new();
+    let hooks = workbench::engine::Hooks { cancel: Some(cancel.clone()), ..approving() };
+    let args = json!({ "executions": [{ "tool": "web_trigger-long-running-operation", "args": { "duration": 20, "steps": 2 } }] });
+    let running = {
+        let app = app.clone();
+        tokio::spawn(async move { workbench::meta::call_with(&app, "execute_tools", args, &hooks).await.unwrap() })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(!String::from_utf8_lossy(&seen.lock().unwrap()).contains("notifications/cancelled"));
+    let started = std::time::Instant::now();
+    cancel.cancel();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(10), running).await.expect("ended").unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(out.body["results"][0]["error"]["code"], "CANCELLED", "{}", out.body);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let wire = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
+        if wire.contains("notifications/cancelled") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no notifications/cancelled went upstream: {wire}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Stored OAuth tokens that are about to expire are refreshed at the token endpoint (the refresh
+/// token, `resource`) before use, and the new ones replace them in the secret store; tokens stored
+/// for one URL are not used (nor refreshed) for another.
+#[tokio::test(flavor = "multi_thread")]
+async fn expiring_oauth_tokens_are_refreshed_and_stay_with_their_url() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let token = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let token_port = token.local_addr().unwrap().port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = token.accept().await {
+            let mut buf = vec![0u8; 16384];
+            let n = s.read(&mut buf).await.unwrap_or(0);
+            record.lock().unwrap().push(String::from_utf8_lossy(&buf[..n]).to_string());
+            let body = r#"{"access_token":"fresh-access-777","token_type":"Bearer","expires_in":3600}"#;
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = s.write_all(reply.as_bytes()).await;
+        }
+    });
+    let url = "http://localhost:9/mcp";
+    let env = env_with(json!({ "demo": { "url": url } }), &[]);
+    let app = &env.app;
+    let stored = json!({
+        "resource": url, "access": "old-access-111", "refresh": "refresh-222",
+        "expires_at": chrono::Utc::now().timestamp() + 10,
+        "token_endpoint": format!("http://localhost:{token_port}/token"), "client_id": "wb-client", "client_secret": null,
+    });
+    app.secrets.set("mcp:demo", &Secret::new(stored.to_string())).unwrap();
+    // Another URL: nothing is sent anywhere, no token is used.
+    assert_eq!(workbench::upstream::oauth::bearer(app, "demo", "http://localhost:10/mcp").await, None);
+    assert!(seen.lock().unwrap().is_empty());
+    let fresh = workbench::upstream::oauth::bearer(app, "demo", url).await;
+    assert_eq!(fresh.as_deref(), Some("fresh-access-777"));
+    let request = seen.lock().unwrap().join("\n");
+    assert!(request.starts_with("POST /token"), "{request}");
+    assert!(request.contains("grant_type=refresh_token") && request.contains("refresh_token=refresh-222"), "{request}");
+    assert!(
+        request.contains("resource=http%3A%2F%2Flocalhost%3A9%2Fmcp") && !request.contains("old-access-111"),
+        "{request}"
+    );
+    let now: Value = serde_json::from_str(app.secrets.get("mcp:demo").unwrap().unwrap().expose()).unwrap();
+    assert_eq!((now["access"].as_str(), now["refresh"].as_str()), (Some("fresh-access-777"), Some("refresh-222")));
+    // Fresh now: used as is, no second refresh.
+    assert_eq!(workbench::upstream::oauth::bearer(app, "demo", url).await.as_deref(), Some("fresh-access-777"));
+    assert_eq!(seen.lock().unwrap().len(), 1);
 }

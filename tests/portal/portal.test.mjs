@@ -15,7 +15,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, mkdirSync, rmSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -151,6 +151,10 @@ test("the portal in headless chromium: connect, audit filters, vault, disconnect
   mkdirSync(shots, { recursive: true });
   const fake = await fakeTodoist();
   const env = workbenchEnv(home, fake.url);
+  // One upstream MCP server pasted into config.json by hand (its command cannot speak MCP), so
+  // the apps page has a server row to show.
+  mkdirSync(env.WORKBENCH_HOME, { recursive: true });
+  writeFileSync(join(env.WORKBENCH_HOME, "config.json"), JSON.stringify({ mcp_servers: { notes: { command: "true", args: ["--notes"] } } }));
   const portal = startPortal(env);
   const url = await portal.url;
   const origin = new URL(url).origin;
@@ -271,6 +275,11 @@ test("the portal in headless chromium: connect, audit filters, vault, disconnect
       await page.screenshot({ path: join(shots, "5-secrets.png"), fullPage: true });
       await page.getByRole("link", { name: "Custom apps" }).click();
       assert.match(await page.locator("#apps").innerText(), /No custom apps yet/);
+      // The configured MCP server: its command, transport and state (the agent's lookups tried to
+      // list it; `true` cannot answer the handshake, so its error shows).
+      const server = await page.locator('tr[data-server="notes"]').innerText();
+      assert.match(server, /notes\s+true --notes\s+stdio\s+(failing|not listed yet)/);
+      await page.screenshot({ path: join(shots, "5a-servers.png"), fullPage: true });
     });
 
     await t.test("a held call is approved on its page (client without elicitation) and runs once", async () => {
