@@ -242,55 +242,41 @@ struct DevQuery {
     split: String,
 }
 
-/// The catalogue plus the upstream servers' tools, joined as custom tools named
-/// `<server>_<tool>` (the way the upstream registry names them) with their real descriptions and
-/// parameters, and no keywords.
+/// The catalogue plus the upstream servers' tools, joined as a real upstream catalogue: each tool
+/// a `Runner::Upstream` entry named `<server>_<tool>` with its real description and its
+/// parameters normalised as a server's `inputSchema` is, and no keywords: what users get.
 fn registry_with_upstream(base: &Registry) -> Registry {
     use std::sync::Arc;
-    use workbench::custom::{AppDef, CheckedApp, Loaded, LoadedApp, Operation};
+    use workbench::upstream::{Catalogue, Listed, schema};
     let listing: Value = serde_json::from_str(UPSTREAM).expect("upstream_tools.json parses");
-    let mut apps = Vec::new();
-    for server in listing["servers"].as_array().expect("servers") {
-        let name = server["server"].as_str().expect("server name").to_string();
-        let def: AppDef = serde_json::from_value(json!({
-            "name": name, "base_url": "http://127.0.0.1:9/", "operations": []
-        }))
-        .expect("app definition");
-        let app = Arc::new(CheckedApp {
-            def: def.clone(),
-            base_url: "http://127.0.0.1:9".into(),
-            host: "127.0.0.1".into(),
-            origin: "http://127.0.0.1:9".into(),
-        });
-        let operations = server["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| {
-                Arc::new(Operation {
-                    app: app.clone(),
-                    tool_name: format!("{name}_{}", t["name"].as_str().expect("tool name")),
-                    method: reqwest::Method::POST,
-                    path: "/".into(),
-                    path_params: vec![],
-                    body: None,
-                    body_params: vec![],
-                    schema: json!({"type": "object", "properties": t["params"]}),
-                    effect: plugins::api::Effect::Read,
-                    description: t["description"].as_str().unwrap_or_default().to_string(),
+    let servers = listing["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .map(|server| {
+            let name = server["server"].as_str().expect("server name").to_string();
+            let mut tools: Vec<Listed> = server["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|t| {
+                    let normalised = schema::normalise(&json!({"type": "object", "properties": t["params"]}));
+                    Listed {
+                        tool: t["name"].as_str().expect("tool name").to_string(),
+                        description: t["description"].as_str().unwrap_or_default().to_string(),
+                        schema: normalised.schema,
+                        effect: plugins::api::Effect::Read,
+                        unchecked: normalised.unchecked,
+                    }
                 })
-            })
-            .collect();
-        apps.push(LoadedApp {
-            name,
-            def: Some(def),
-            operations,
-            problems: vec![],
-            created_at: String::new(),
-            updated_at: String::new(),
-        });
-    }
-    base.with_custom(Loaded { generation: 1, apps })
+                .collect();
+            tools.sort_by(|a, b| a.tool.cmp(&b.tool));
+            (name, tools)
+        })
+        .collect();
+    let registry = base.with_upstream(Arc::new(Catalogue { generation: 1, servers }));
+    assert!(registry.tools().iter().filter(|t| t.upstream().is_some()).count() >= 40, "upstream tools joined");
+    registry
 }
 
 #[derive(Default)]
@@ -415,6 +401,30 @@ fn dev_set_held_out_meets_the_targets() {
             }
         }
         println!("tune best: {best:?}");
+    }
+    if let Some(path) = std::env::var_os("SEARCH_DUMP") {
+        // For the model experiments (scripts/search-experiments.py): every tool's embedded text
+        // and each query's top 30 under the lexical tier alone and under the fusion.
+        let tools: Vec<Value> = registry
+            .tools()
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "integration": t.integration, "text": workbench::registry::search::embedded_text(t),
+                       "bare": t.keywords.is_empty() && t.plugin().is_none()})
+            })
+            .collect();
+        let top = |q: &DevQuery, f: Fusion| -> Vec<Value> {
+            let c = |i: &str| connected(i) || q.connected.iter().any(|x| x == i);
+            index.search_with(&q.q, 30, &c, f).into_iter().map(|h| json!([h.name, h.score])).collect()
+        };
+        let queries: Vec<Value> = qs
+            .iter()
+            .map(|q| {
+                json!({"q": q.q, "kind": q.kind, "split": q.split, "expect": q.expect,
+                       "lexical": top(q, Fusion::LEXICAL), "fused": top(q, fusion())})
+            })
+            .collect();
+        std::fs::write(path, json!({"tools": tools, "queries": queries}).to_string()).expect("dump written");
     }
     let dev_after = evaluate(index, &dev, &connected, fusion());
     print_report("dev, after", &dev_after);

@@ -36,6 +36,10 @@ mod text;
 
 use hash::{Map, Set};
 
+/// What the semantic tier embeds of a tool (for the evaluation's model experiments).
+#[doc(hidden)]
+pub use index::embedded_text;
+
 use text::canonicalize;
 #[cfg(test)]
 use text::index_tokens;
