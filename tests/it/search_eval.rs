@@ -44,13 +44,22 @@ fn queries() -> Vec<Query> {
     serde_json::from_str(QUERIES).expect("search_queries.json parses")
 }
 
-/// The fusion under test: the default, or `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1)` to
-/// try others without rebuilding.
+/// The fusion under test: the default, or
+/// `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1),unconnected,intent_on_semantic(0|1)` to try
+/// others without rebuilding.
 fn fusion() -> Fusion {
     let Ok(v) = std::env::var("SEARCH_FUSION") else { return Fusion::default() };
     let n: Vec<f32> = v.split(',').map(|x| x.trim().parse().expect("SEARCH_FUSION numbers")).collect();
-    assert_eq!(n.len(), 5, "SEARCH_FUSION=blend,bare_blend,lo,hi,centre");
-    Fusion { blend: n[0], bare_blend: n[1], lo: n[2], hi: n[3], centre: n[4] != 0.0 }
+    assert_eq!(n.len(), 7, "SEARCH_FUSION=blend,bare_blend,lo,hi,centre,unconnected,intent_on_semantic");
+    Fusion {
+        blend: n[0],
+        bare_blend: n[1],
+        lo: n[2],
+        hi: n[3],
+        centre: n[4] != 0.0,
+        unconnected: n[5],
+        intent_on_semantic: n[6] != 0.0,
+    }
 }
 
 #[derive(Default)]
@@ -373,18 +382,29 @@ fn dev_set_held_out_meets_the_targets() {
     let connected = |i: &str| t.app.is_connected(i);
     if std::env::var_os("SEARCH_TUNE").is_some() {
         let mut best: Option<(f64, Fusion)> = None;
-        let shapes = [
-            (0.3, 0.8, false),
-            (0.4, 0.8, false),
-            (0.05, 0.4, true),
-            (0.1, 0.5, true),
-            (0.15, 0.5, true),
-            (0.1, 0.6, true),
-        ];
-        for blend in [0.2, 0.35] {
-            for bare_blend in [0.65, 0.8] {
-                for (lo, hi, centre) in shapes {
-                    let f = Fusion { blend, bare_blend, lo, hi, centre };
+        let mut grid = Vec::new();
+        for blend in [0.35, 0.5, 0.65] {
+            for bare_blend in [0.8, 0.9] {
+                for (lo, hi) in [(0.1, 0.8), (0.2, 0.8), (0.2, 0.7)] {
+                    for unconnected in [0.85, 0.7, 0.55] {
+                        for intent_on_semantic in [true, false] {
+                            grid.push(Fusion {
+                                blend,
+                                bare_blend,
+                                lo,
+                                hi,
+                                centre: false,
+                                unconnected,
+                                intent_on_semantic,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        {
+            {
+                for f in grid {
                     let r = evaluate(index, &dev, &connected, f);
                     let neg = r.rejected as f64 / r.negatives.max(1) as f64;
                     let worst = r.by_kind.values().map(Tally::top1).fold(1.0, f64::min);

@@ -133,17 +133,40 @@ pub struct Fusion {
     /// Whether the cosine is taken relative to the query's mean cosine over all tools (what
     /// every tool shares with the query, "my", "please", says nothing about any one of them).
     pub centre: bool,
+    /// The factor of tools of integrations not connected, when the query names no product: the
+    /// semantic part says which kind of tool fits ("report a bug" -> an issue tracker), the
+    /// user's connections say whose.
+    pub unconnected: f32,
+    /// Whether the intent factor (the query's verb against the tool's) applies to the semantic
+    /// part too, or to the lexical part only (the embedding already carries the verb's meaning).
+    pub intent_on_semantic: bool,
 }
 
 impl Fusion {
     /// Lexical only, as before the semantic tier.
-    pub const LEXICAL: Fusion = Fusion { blend: 0.0, bare_blend: 0.0, lo: 1.0, hi: 2.0, centre: false };
+    pub const LEXICAL: Fusion = Fusion {
+        blend: 0.0,
+        bare_blend: 0.0,
+        lo: 1.0,
+        hi: 2.0,
+        centre: false,
+        unconnected: UNCONNECTED,
+        intent_on_semantic: true,
+    };
 }
 
 impl Default for Fusion {
     /// Tuned on the dev two thirds of tests/it/data/search_dev.json.
     fn default() -> Fusion {
-        Fusion { blend: 0.05, bare_blend: 0.65, lo: 0.4, hi: 0.8, centre: false }
+        Fusion {
+            blend: 0.5,
+            bare_blend: 0.8,
+            lo: 0.2,
+            hi: 0.8,
+            centre: false,
+            unconnected: 0.7,
+            intent_on_semantic: false,
+        }
     }
 }
 
@@ -368,8 +391,9 @@ impl SearchIndex {
                 }
             }
         }
+        let blend_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
         let base_of = |d: u32, lexical: f32| {
-            let blend = if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
+            let blend = blend_of(d);
             (1.0 - blend) * lexical + blend * semantic[d as usize]
         };
         // Only implied products (no product named outright): tools outside the lexicon are not
@@ -396,7 +420,12 @@ impl SearchIndex {
             let doc = &self.docs[d as usize];
             let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
             let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
-            let mut score = base_of(d, content * cover) * intent;
+            let mut score = if fusion.intent_on_semantic {
+                base_of(d, content * cover) * intent
+            } else {
+                let blend = blend_of(d);
+                (1.0 - blend) * content * cover * intent + blend * semantic[d as usize]
+            };
             if parsed.verbs_only {
                 score *= VERBS_ONLY;
             }
@@ -409,7 +438,7 @@ impl SearchIndex {
                     None => OTHER_PRODUCT,
                 };
             } else if !*connection.entry(doc.integration).or_insert_with(|| connected(doc.integration)) {
-                score *= UNCONNECTED;
+                score *= fusion.unconnected;
             }
             if phrase_hits.contains(&d) {
                 score += PHRASE_BONUS;
