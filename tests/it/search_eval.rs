@@ -45,12 +45,16 @@ fn queries() -> Vec<Query> {
 }
 
 /// The fusion under test: the default, or
-/// `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1),unconnected,intent_on_semantic(0|1)` to try
+/// `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1),unconnected,intent_on_semantic(0|1),confidence(0|1),lexical_floor` to try
 /// others without rebuilding.
 fn fusion() -> Fusion {
     let Ok(v) = std::env::var("SEARCH_FUSION") else { return Fusion::default() };
     let n: Vec<f32> = v.split(',').map(|x| x.trim().parse().expect("SEARCH_FUSION numbers")).collect();
-    assert_eq!(n.len(), 7, "SEARCH_FUSION=blend,bare_blend,lo,hi,centre,unconnected,intent_on_semantic");
+    assert_eq!(
+        n.len(),
+        9,
+        "SEARCH_FUSION=blend,bare_blend,lo,hi,centre,unconnected,intent_on_semantic,confidence,floor"
+    );
     Fusion {
         blend: n[0],
         bare_blend: n[1],
@@ -59,6 +63,8 @@ fn fusion() -> Fusion {
         centre: n[4] != 0.0,
         unconnected: n[5],
         intent_on_semantic: n[6] != 0.0,
+        confidence: n[7] != 0.0,
+        lexical_floor: n[8],
     }
 }
 
@@ -235,10 +241,11 @@ const HELD_TOP1: f64 = 0.93;
 const HELD_RECALL5: f64 = 0.99;
 const HELD_KIND_TOP1: f64 = 0.88;
 const HELD_NEGATIVES_REJECTED: f64 = 0.90;
-/// What is reached today (the test's floor, so that it does not fall back).
-const HELD_FLOOR_TOP1: f64 = 0.75;
-const HELD_FLOOR_RECALL5: f64 = 0.90;
-const HELD_FLOOR_NEGATIVES: f64 = 0.85;
+/// What is reached today (the test's floor, so that it does not fall back): held-out top-1 0.834,
+/// recall@5 0.917, negatives rejected 16/17.
+const HELD_FLOOR_TOP1: f64 = 0.83;
+const HELD_FLOOR_RECALL5: f64 = 0.91;
+const HELD_FLOOR_NEGATIVES: f64 = 0.94;
 
 #[derive(Deserialize)]
 struct DevQuery {
@@ -387,7 +394,7 @@ fn dev_set_held_out_meets_the_targets() {
             for bare_blend in [0.8, 0.9] {
                 for (lo, hi) in [(0.1, 0.8), (0.2, 0.8), (0.2, 0.7)] {
                     for unconnected in [0.85, 0.7, 0.55] {
-                        for intent_on_semantic in [true, false] {
+                        for lexical_floor in [0.0, 0.6, 0.75] {
                             grid.push(Fusion {
                                 blend,
                                 bare_blend,
@@ -395,7 +402,9 @@ fn dev_set_held_out_meets_the_targets() {
                                 hi,
                                 centre: false,
                                 unconnected,
-                                intent_on_semantic,
+                                intent_on_semantic: false,
+                                confidence: false,
+                                lexical_floor,
                             });
                         }
                     }

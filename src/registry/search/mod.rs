@@ -140,6 +140,12 @@ pub struct Fusion {
     /// Whether the intent factor (the query's verb against the tool's) applies to the semantic
     /// part too, or to the lexical part only (the embedding already carries the verb's meaning).
     pub intent_on_semantic: bool,
+    /// Whether the blend scales with how well the best tool matches the query semantically:
+    /// a query the model reads nothing into ("who is ada lovelace") keeps its lexical ranking.
+    pub confidence: bool,
+    /// The share of its lexical score a tool keeps however little the semantic tier sees in it:
+    /// a second opinion may lower a plain word match ("who is ada lovelace"), not erase it.
+    pub lexical_floor: f32,
 }
 
 impl Fusion {
@@ -152,6 +158,8 @@ impl Fusion {
         centre: false,
         unconnected: UNCONNECTED,
         intent_on_semantic: true,
+        confidence: false,
+        lexical_floor: 0.0,
     };
 }
 
@@ -166,6 +174,8 @@ impl Default for Fusion {
             centre: false,
             unconnected: 0.7,
             intent_on_semantic: false,
+            confidence: false,
+            lexical_floor: 0.6,
         }
     }
 }
@@ -391,7 +401,8 @@ impl SearchIndex {
                 }
             }
         }
-        let blend_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
+        let trust = if fusion.confidence { semantic.iter().copied().fold(0.0, f32::max) } else { 1.0 };
+        let blend_of = |d: u32| trust * if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
         let base_of = |d: u32, lexical: f32| {
             let blend = blend_of(d);
             (1.0 - blend) * lexical + blend * semantic[d as usize]
@@ -401,7 +412,13 @@ impl SearchIndex {
         let implied_only = parsed.mentioned.values().all(|c| *c < 1.0);
         // Score the candidates in order of what they could at best reach, and stop once that is
         // below the `limit`-th score found (thousands of tools share a common word).
-        let mut order: Vec<(f32, u32)> = candidates.into_iter().map(|d| (base_of(d, content_of(d)), d)).collect();
+        let mut order: Vec<(f32, u32)> = candidates
+            .into_iter()
+            .map(|d| {
+                let content = content_of(d);
+                (base_of(d, content).max(fusion.lexical_floor * content), d)
+            })
+            .collect();
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
         let ceiling = |content: f32| content * (1.0 + PRODUCT_BONUS) + PHRASE_BONUS;
         let mut connection: Map<&str, bool> = Map::default();
@@ -420,12 +437,14 @@ impl SearchIndex {
             let doc = &self.docs[d as usize];
             let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
             let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
+            let lexical = content * cover * intent;
             let mut score = if fusion.intent_on_semantic {
                 base_of(d, content * cover) * intent
             } else {
                 let blend = blend_of(d);
-                (1.0 - blend) * content * cover * intent + blend * semantic[d as usize]
-            };
+                (1.0 - blend) * lexical + blend * semantic[d as usize]
+            }
+            .max(fusion.lexical_floor * lexical);
             if parsed.verbs_only {
                 score *= VERBS_ONLY;
             }
