@@ -5,8 +5,8 @@ Start: the table scripts/distill-embeddings.py distilled from all-MiniLM-L6-v2
 (src/registry/search/model/). Training pairs, never the dev set's held-out third:
   * the dev two thirds of tests/it/data/search_dev.json (its `split: dev` queries),
   * tests/it/data/search_queries.json (the older evaluation set, written before the dev set),
-  * synthetic queries from each tool's own text: its name's words, and its description's first
-    sentence.
+  * synthetic queries from each tool's own text: its name's words, its description's first
+    sentence, and (compiled tools) each curated keyword, alone and after the product's name.
 A text's vector is the weighted sum of its tokens' vectors, L2-normalised (as src/registry/search/
 embed.rs computes it); the loss is a softmax over every tool of the catalogue (upstream servers'
 tools included) at temperature TAU, "any expected tool" as the target, plus an L2 pull towards the
@@ -38,15 +38,15 @@ spec = importlib.util.spec_from_file_location("exp", os.path.join(HERE, "search-
 exp = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(exp)
 
-TAU = 0.05
-LR = 3e-3
+TAU = float(os.environ.get("TAU", "0.05"))
+LR = float(os.environ.get("LR", "3e-3"))
 PULL = float(os.environ.get("PULL", "1e-3"))
 EPOCHS = int(os.environ.get("EPOCHS", "60"))
 SEED = 19
 
 
 def load_table():
-    raw = open(os.path.join(MODEL_DIR, "vectors.bin"), "rb").read()
+    raw = open(os.environ.get("START", os.path.join(MODEL_DIR, "vectors.bin")), "rb").read()
     count, dim = (int(x) for x in np.frombuffer(raw[8:16], "<u4"))
     scales = np.frombuffer(raw[16 : 16 + 4 * count], "<f4")
     data = np.frombuffer(raw[16 + 4 * count : 16 + 4 * count + count * dim], np.int8).reshape(count, dim)
@@ -72,6 +72,13 @@ def synthetic(tools):
         description = t["text"].split(". ", 1)[1] if ". " in t["text"] else t["text"]
         first = re.split(r"(?<=[.!?])\s", description, maxsplit=1)[0]
         out.append((first, [t["name"]]))
+        if os.environ.get("KEYWORDS", "1") == "1":
+            # A compiled tool's curated keywords are query-like ("close issue", "repos I can
+            # access"); with the product's name, as queries often carry it.
+            product = t["integration"].replace("_", " ")
+            for kw in t.get("keywords", []):
+                out.append((kw, [t["name"]]))
+                out.append((f"{product} {kw}", [t["name"]]))
     return out
 
 

@@ -45,16 +45,12 @@ fn queries() -> Vec<Query> {
 }
 
 /// The fusion under test: the default, or
-/// `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1),unconnected,intent_on_semantic(0|1),confidence(0|1),lexical_floor` to try
+/// `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1),unconnected,semantic_intent,lexical_floor` to try
 /// others without rebuilding.
 fn fusion() -> Fusion {
     let Ok(v) = std::env::var("SEARCH_FUSION") else { return Fusion::default() };
     let n: Vec<f32> = v.split(',').map(|x| x.trim().parse().expect("SEARCH_FUSION numbers")).collect();
-    assert_eq!(
-        n.len(),
-        9,
-        "SEARCH_FUSION=blend,bare_blend,lo,hi,centre,unconnected,intent_on_semantic,confidence,floor"
-    );
+    assert_eq!(n.len(), 8, "SEARCH_FUSION=blend,bare_blend,lo,hi,centre,unconnected,semantic_intent,lexical_floor");
     Fusion {
         blend: n[0],
         bare_blend: n[1],
@@ -62,9 +58,8 @@ fn fusion() -> Fusion {
         hi: n[3],
         centre: n[4] != 0.0,
         unconnected: n[5],
-        intent_on_semantic: n[6] != 0.0,
-        confidence: n[7] != 0.0,
-        lexical_floor: n[8],
+        semantic_intent: n[6],
+        lexical_floor: n[7],
     }
 }
 
@@ -402,8 +397,7 @@ fn dev_set_held_out_meets_the_targets() {
                                 hi,
                                 centre: false,
                                 unconnected,
-                                intent_on_semantic: false,
-                                confidence: false,
+                                semantic_intent: 0.0,
                                 lexical_floor,
                             });
                         }
@@ -439,7 +433,7 @@ fn dev_set_held_out_meets_the_targets() {
             .iter()
             .map(|t| {
                 json!({"name": t.name, "integration": t.integration, "text": workbench::registry::search::embedded_text(t),
-                       "bare": t.keywords.is_empty() && t.plugin().is_none()})
+                       "bare": t.keywords.is_empty() && t.plugin().is_none(), "keywords": t.keywords})
             })
             .collect();
         let top = |q: &DevQuery, f: Fusion| -> Vec<Value> {
@@ -457,6 +451,9 @@ fn dev_set_held_out_meets_the_targets() {
     }
     let dev_after = evaluate(index, &dev, &connected, fusion());
     print_report("dev, after", &dev_after);
+    if std::env::var_os("SEARCH_DEV_MISSES").is_some() {
+        println!("dev set dev misses:\n{}", dev_after.misses.join("\n"));
+    }
     let before = evaluate(index, &held, &connected, Fusion::LEXICAL);
     print_report("held-out, before (lexical)", &before);
     let after = evaluate(index, &held, &connected, fusion());

@@ -48,7 +48,7 @@ pub use text::{stem, tokenize};
 use super::Registry;
 
 /// Results below this score are not returned at all.
-pub const MIN_SCORE: f64 = 0.2;
+pub const MIN_SCORE: f64 = 0.1;
 /// Results from here up are relevant. Below it, between [`MIN_SCORE`] and this, a result is a weak
 /// guess (a long query that only partly matches, an unusual word): at most [`WEAK_RESULTS`] of
 /// them are returned, after the relevant ones.
@@ -137,12 +137,10 @@ pub struct Fusion {
     /// semantic part says which kind of tool fits ("report a bug" -> an issue tracker), the
     /// user's connections say whose.
     pub unconnected: f32,
-    /// Whether the intent factor (the query's verb against the tool's) applies to the semantic
-    /// part too, or to the lexical part only (the embedding already carries the verb's meaning).
-    pub intent_on_semantic: bool,
-    /// Whether the blend scales with how well the best tool matches the query semantically:
-    /// a query the model reads nothing into ("who is ada lovelace") keeps its lexical ranking.
-    pub confidence: bool,
+    /// How much of the intent factor (the query's verb against the tool's) the semantic part
+    /// takes: it is multiplied by `intent ^ semantic_intent` (0: not at all, the embedding
+    /// carries the verb's meaning itself; 1: as the lexical part is).
+    pub semantic_intent: f32,
     /// The share of its lexical score a tool keeps however little the semantic tier sees in it:
     /// a second opinion may lower a plain word match ("who is ada lovelace"), not erase it.
     pub lexical_floor: f32,
@@ -157,8 +155,7 @@ impl Fusion {
         hi: 2.0,
         centre: false,
         unconnected: UNCONNECTED,
-        intent_on_semantic: true,
-        confidence: false,
+        semantic_intent: 1.0,
         lexical_floor: 0.0,
     };
 }
@@ -173,8 +170,7 @@ impl Default for Fusion {
             hi: 0.8,
             centre: false,
             unconnected: 0.7,
-            intent_on_semantic: false,
-            confidence: false,
+            semantic_intent: 0.0,
             lexical_floor: 0.6,
         }
     }
@@ -401,8 +397,7 @@ impl SearchIndex {
                 }
             }
         }
-        let trust = if fusion.confidence { semantic.iter().copied().fold(0.0, f32::max) } else { 1.0 };
-        let blend_of = |d: u32| trust * if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
+        let blend_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
         let base_of = |d: u32, lexical: f32| {
             let blend = blend_of(d);
             (1.0 - blend) * lexical + blend * semantic[d as usize]
@@ -438,13 +433,9 @@ impl SearchIndex {
             let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
             let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
             let lexical = content * cover * intent;
-            let mut score = if fusion.intent_on_semantic {
-                base_of(d, content * cover) * intent
-            } else {
-                let blend = blend_of(d);
-                (1.0 - blend) * lexical + blend * semantic[d as usize]
-            }
-            .max(fusion.lexical_floor * lexical);
+            let blend = blend_of(d);
+            let semantic_part = semantic[d as usize] * intent.powf(fusion.semantic_intent);
+            let mut score = ((1.0 - blend) * lexical + blend * semantic_part).max(fusion.lexical_floor * lexical);
             if parsed.verbs_only {
                 score *= VERBS_ONLY;
             }
