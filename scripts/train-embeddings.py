@@ -6,7 +6,8 @@ Start: the table scripts/distill-embeddings.py distilled from all-MiniLM-L6-v2
   * the dev two thirds of tests/it/data/search_dev.json (its `split: dev` queries),
   * tests/it/data/search_queries.json (the older evaluation set, written before the dev set),
   * synthetic queries from each tool's own text: its name's words, its description's first
-    sentence, and (compiled tools) each curated keyword, alone and after the product's name.
+    sentence (KEYWORDS=1 adds each compiled tool's curated keywords, alone and after the product's
+    name: no gain measured, not used for the committed table).
 A text's vector is the weighted sum of its tokens' vectors, L2-normalised (as src/registry/search/
 embed.rs computes it); the loss is a softmax over every tool of the catalogue (upstream servers'
 tools included) at temperature TAU, "any expected tool" as the target, plus an L2 pull towards the
@@ -14,11 +15,19 @@ distilled table so that tokens the training texts rarely show stay where the tea
 Tokens that no training text contains keep their vectors exactly. The result is re-quantised to
 the same format (int8 rows, one f32 scale each), so nothing in Rust changes.
 
-    SEARCH_DUMP=/tmp/dump.json cargo test --locked --test it dev_set_held_out -- --nocapture
-    OMP_NUM_THREADS=1 nice -n 10 /tmp/distvenv/bin/python scripts/train-embeddings.py /tmp/dump.json [--write]
+Reproduce the committed table (the venv as scripts/distill-embeddings.py says):
 
-Without --write it only reports (dev two thirds split 80/20 to choose the epochs and the pull);
-with it, it trains on all training pairs with the chosen settings and writes vectors.bin.
+    OMP_NUM_THREADS=1 nice -n 10 /tmp/distvenv/bin/python scripts/distill-embeddings.py
+    SEARCH_DUMP=/tmp/dump.json cargo test --locked --test it dev_set_held_out -- --nocapture
+    EPOCHS=20 OMP_NUM_THREADS=1 /tmp/distvenv/bin/python scripts/train-embeddings.py /tmp/dump.json --write
+
+(the dump's tool texts and queries do not depend on the table; START=path starts from another
+table). The table the fusion was tuned with: the same with TRAIN=nodev EPOCHS=10, then
+`SEARCH_TUNE=1 cargo test --locked --test it dev_set_held_out -- --nocapture`.
+
+Without --write it only reports (dev two thirds split 80/20 to choose the epochs and the pull;
+NODEV=1 fits without the dev queries); with it, it trains on all training pairs and writes
+vectors.bin.
 """
 
 import importlib.util
@@ -72,7 +81,7 @@ def synthetic(tools):
         description = t["text"].split(". ", 1)[1] if ". " in t["text"] else t["text"]
         first = re.split(r"(?<=[.!?])\s", description, maxsplit=1)[0]
         out.append((first, [t["name"]]))
-        if os.environ.get("KEYWORDS", "1") == "1":
+        if os.environ.get("KEYWORDS") == "1":
             # A compiled tool's curated keywords are query-like ("close issue", "repos I can
             # access"); with the product's name, as queries often carry it.
             product = t["integration"].replace("_", " ")

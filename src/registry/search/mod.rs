@@ -1,4 +1,6 @@
-//! search_tools ranking, built for finding tools: in-process, no model, scored 0..1.
+//! search_tools ranking, built for finding tools: in-process, nothing downloaded, scored 0..1.
+//! Two tiers: the lexical one described here, and a semantic one ([`embed`]: a static token
+//! table compiled in) whose cosine joins each tool's score as [`Fusion`] says.
 //!
 //! A tool is a document with weighted fields — its name, its integration's name and display
 //! name, its integration's keywords, its own keywords, its description and its parameter names —
@@ -23,6 +25,9 @@
 //!   "ENG-123", ...), tools of other products are multiplied by [`OTHER_PRODUCT`];
 //! * connection: when it names none, tools of integrations the user has not connected are
 //!   multiplied by [`UNCONNECTED`], so connected ones win ties.
+//!
+//! With the semantic tier, `max((1 - b) * lexical + b * semantic, floor * lexical)` replaces the
+//! lexical score before the product and connection factors ([`Fusion`]).
 //!
 //! A query that is exactly a tool's name scores 1 and comes first. Results below [`MIN_SCORE`]
 //! are not returned.
