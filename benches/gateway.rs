@@ -1,7 +1,8 @@
 //! workbench's benchmark suite (a bench binary, not timed tests): cold start and memory of the
 //! release binary, tools/list size, search latency, and execute_tools overhead against a local fake.
 //!
-//! Run: `cargo bench --bench gateway` (add `-- quick` for fewer iterations). Figures go to stdout.
+//! Run: `cargo bench --bench gateway` (add `-- quick` for fewer iterations, `-- search` for the search
+//! figures only). Figures go to stdout.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -174,6 +175,34 @@ fn synthetic_integrations(size: usize) -> Vec<&'static Integration> {
         .collect()
 }
 
+/// A synthetic upstream catalogue of `size` tools: MCP servers of 20 tools each, made from the real
+/// tools' descriptions and schemas under new server and tool names, joined as `Runner::Upstream`
+/// entries (no keywords, no lexicon: the semantic tier embeds each when the index is built).
+fn synthetic_upstream(size: usize) -> Arc<workbench::upstream::Catalogue> {
+    let templates: Vec<(&'static Integration, &'static ToolSpec)> =
+        plugins::INTEGRATIONS.iter().flat_map(|i| i.tools.iter().map(move |t| (*i, t))).collect();
+    let per_server = 20;
+    let servers = (0..size.div_ceil(per_server))
+        .map(|s| {
+            let tools = (0..per_server.min(size - s * per_server))
+                .map(|k| {
+                    let (integration, t) = templates[(s * per_server + k) % templates.len()];
+                    let local = t.name[integration.name.len()..].trim_start_matches('_');
+                    workbench::upstream::Listed {
+                        tool: format!("{local}_{k}"),
+                        description: t.description.replace(integration.display_name, &format!("Server {s}")),
+                        schema: (t.schema)(),
+                        effect: t.effect,
+                        unchecked: vec![],
+                    }
+                })
+                .collect();
+            (format!("srv{s}"), tools)
+        })
+        .collect();
+    Arc::new(workbench::upstream::Catalogue { generation: 1, servers })
+}
+
 /// Index build time and search latency over one catalogue.
 fn search_bench(label: &str, make: &dyn Fn() -> Registry, builds: usize, iterations: usize) {
     let queries = eval_queries();
@@ -200,6 +229,9 @@ fn search_bench(label: &str, make: &dyn Fn() -> Registry, builds: usize, iterati
         std::hint::black_box(hits);
     }
     summary(&format!("search_tools ranking, {label}"), samples);
+    if let Some(kib) = rss_kib(std::process::id()) {
+        println!("{:<48} {:.1} MiB", "  RSS of the bench process after it", kib as f64 / 1024.0);
+    }
     println!(
         "{:<48} {} queries, {:.1} results per query on average",
         "  (query mix: the search evaluation set)",
@@ -224,6 +256,14 @@ fn search_latency(iterations: usize) {
     search_bench(
         "synthetic 10k",
         &|| Registry::new(&synthetic, workbench::builtins::BUILTINS),
+        3,
+        (iterations / 4).max(200),
+    );
+    // The first build embeds all 10,000 tool texts; later builds find them in the vector cache.
+    let upstream = synthetic_upstream(10_000);
+    search_bench(
+        "synthetic 10k upstream tools",
+        &|| Registry::standard().with_upstream(upstream.clone()),
         3,
         (iterations / 4).max(200),
     );
@@ -339,6 +379,11 @@ fn main() {
         if quick { "quick" } else { "full" },
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
     );
+    // `-- search` runs the search figures only.
+    if std::env::args().any(|a| a == "search") {
+        search_latency(searches);
+        return;
+    }
     cold_start(starts);
     search_latency(searches);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();

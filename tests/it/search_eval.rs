@@ -44,13 +44,23 @@ fn queries() -> Vec<Query> {
     serde_json::from_str(QUERIES).expect("search_queries.json parses")
 }
 
-/// The fusion under test: the default, or `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1)` to
-/// try others without rebuilding.
+/// The fusion under test: the default, or
+/// `SEARCH_FUSION=blend,bare_blend,lo,hi,centre(0|1),unconnected,semantic_intent,lexical_floor` to try
+/// others without rebuilding.
 fn fusion() -> Fusion {
     let Ok(v) = std::env::var("SEARCH_FUSION") else { return Fusion::default() };
     let n: Vec<f32> = v.split(',').map(|x| x.trim().parse().expect("SEARCH_FUSION numbers")).collect();
-    assert_eq!(n.len(), 5, "SEARCH_FUSION=blend,bare_blend,lo,hi,centre");
-    Fusion { blend: n[0], bare_blend: n[1], lo: n[2], hi: n[3], centre: n[4] != 0.0 }
+    assert_eq!(n.len(), 8, "SEARCH_FUSION=blend,bare_blend,lo,hi,centre,unconnected,semantic_intent,lexical_floor");
+    Fusion {
+        blend: n[0],
+        bare_blend: n[1],
+        lo: n[2],
+        hi: n[3],
+        centre: n[4] != 0.0,
+        unconnected: n[5],
+        semantic_intent: n[6],
+        lexical_floor: n[7],
+    }
 }
 
 #[derive(Default)]
@@ -226,10 +236,12 @@ const HELD_TOP1: f64 = 0.93;
 const HELD_RECALL5: f64 = 0.99;
 const HELD_KIND_TOP1: f64 = 0.88;
 const HELD_NEGATIVES_REJECTED: f64 = 0.90;
-/// What is reached today (the test's floor, so that it does not fall back).
-const HELD_FLOOR_TOP1: f64 = 0.75;
-const HELD_FLOOR_RECALL5: f64 = 0.90;
-const HELD_FLOOR_NEGATIVES: f64 = 0.85;
+/// What is reached today (the test's floor, so that it does not fall back): held-out top-1 0.815,
+/// recall@5 0.922, negatives rejected 15/17 (with the dev-tuned blend 0.5 for compiled tools: 0.849,
+/// 0.932, 16/17; see Fusion::default).
+const HELD_FLOOR_TOP1: f64 = 0.81;
+const HELD_FLOOR_RECALL5: f64 = 0.92;
+const HELD_FLOOR_NEGATIVES: f64 = 0.88;
 
 #[derive(Deserialize)]
 struct DevQuery {
@@ -242,55 +254,41 @@ struct DevQuery {
     split: String,
 }
 
-/// The catalogue plus the upstream servers' tools, joined as custom tools named
-/// `<server>_<tool>` (the way the upstream registry names them) with their real descriptions and
-/// parameters, and no keywords.
+/// The catalogue plus the upstream servers' tools, joined as a real upstream catalogue: each tool
+/// a `Runner::Upstream` entry named `<server>_<tool>` with its real description and its
+/// parameters normalised as a server's `inputSchema` is, and no keywords: what users get.
 fn registry_with_upstream(base: &Registry) -> Registry {
     use std::sync::Arc;
-    use workbench::custom::{AppDef, CheckedApp, Loaded, LoadedApp, Operation};
+    use workbench::upstream::{Catalogue, Listed, schema};
     let listing: Value = serde_json::from_str(UPSTREAM).expect("upstream_tools.json parses");
-    let mut apps = Vec::new();
-    for server in listing["servers"].as_array().expect("servers") {
-        let name = server["server"].as_str().expect("server name").to_string();
-        let def: AppDef = serde_json::from_value(json!({
-            "name": name, "base_url": "http://127.0.0.1:9/", "operations": []
-        }))
-        .expect("app definition");
-        let app = Arc::new(CheckedApp {
-            def: def.clone(),
-            base_url: "http://127.0.0.1:9".into(),
-            host: "127.0.0.1".into(),
-            origin: "http://127.0.0.1:9".into(),
-        });
-        let operations = server["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| {
-                Arc::new(Operation {
-                    app: app.clone(),
-                    tool_name: format!("{name}_{}", t["name"].as_str().expect("tool name")),
-                    method: reqwest::Method::POST,
-                    path: "/".into(),
-                    path_params: vec![],
-                    body: None,
-                    body_params: vec![],
-                    schema: json!({"type": "object", "properties": t["params"]}),
-                    effect: plugins::api::Effect::Read,
-                    description: t["description"].as_str().unwrap_or_default().to_string(),
+    let servers = listing["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .map(|server| {
+            let name = server["server"].as_str().expect("server name").to_string();
+            let mut tools: Vec<Listed> = server["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|t| {
+                    let normalised = schema::normalise(&json!({"type": "object", "properties": t["params"]}));
+                    Listed {
+                        tool: t["name"].as_str().expect("tool name").to_string(),
+                        description: t["description"].as_str().unwrap_or_default().to_string(),
+                        schema: normalised.schema,
+                        effect: plugins::api::Effect::Read,
+                        unchecked: normalised.unchecked,
+                    }
                 })
-            })
-            .collect();
-        apps.push(LoadedApp {
-            name,
-            def: Some(def),
-            operations,
-            problems: vec![],
-            created_at: String::new(),
-            updated_at: String::new(),
-        });
-    }
-    base.with_custom(Loaded { generation: 1, apps })
+                .collect();
+            tools.sort_by(|a, b| a.tool.cmp(&b.tool));
+            (name, tools)
+        })
+        .collect();
+    let registry = base.with_upstream(Arc::new(Catalogue { generation: 1, servers }));
+    assert!(registry.tools().iter().filter(|t| t.upstream().is_some()).count() >= 40, "upstream tools joined");
+    registry
 }
 
 #[derive(Default)]
@@ -387,18 +385,30 @@ fn dev_set_held_out_meets_the_targets() {
     let connected = |i: &str| t.app.is_connected(i);
     if std::env::var_os("SEARCH_TUNE").is_some() {
         let mut best: Option<(f64, Fusion)> = None;
-        let shapes = [
-            (0.3, 0.8, false),
-            (0.4, 0.8, false),
-            (0.05, 0.4, true),
-            (0.1, 0.5, true),
-            (0.15, 0.5, true),
-            (0.1, 0.6, true),
-        ];
-        for blend in [0.2, 0.35] {
-            for bare_blend in [0.65, 0.8] {
-                for (lo, hi, centre) in shapes {
-                    let f = Fusion { blend, bare_blend, lo, hi, centre };
+        let mut grid = Vec::new();
+        for blend in [0.35, 0.5, 0.65] {
+            for bare_blend in [0.8, 0.9] {
+                for (lo, hi) in [(0.1, 0.8), (0.2, 0.8), (0.2, 0.7)] {
+                    for unconnected in [0.85, 0.7, 0.55] {
+                        for lexical_floor in [0.0, 0.6, 0.75] {
+                            grid.push(Fusion {
+                                blend,
+                                bare_blend,
+                                lo,
+                                hi,
+                                centre: false,
+                                unconnected,
+                                semantic_intent: 0.0,
+                                lexical_floor,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        {
+            {
+                for f in grid {
                     let r = evaluate(index, &dev, &connected, f);
                     let neg = r.rejected as f64 / r.negatives.max(1) as f64;
                     let worst = r.by_kind.values().map(Tally::top1).fold(1.0, f64::min);
@@ -416,8 +426,35 @@ fn dev_set_held_out_meets_the_targets() {
         }
         println!("tune best: {best:?}");
     }
+    if let Some(path) = std::env::var_os("SEARCH_DUMP") {
+        // For the model experiments (scripts/search-experiments.py): every tool's embedded text
+        // and each query's top 30 under the lexical tier alone and under the fusion.
+        let tools: Vec<Value> = registry
+            .tools()
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "integration": t.integration, "text": workbench::registry::search::embedded_text(t),
+                       "bare": t.keywords.is_empty() && t.plugin().is_none(), "keywords": t.keywords})
+            })
+            .collect();
+        let top = |q: &DevQuery, f: Fusion| -> Vec<Value> {
+            let c = |i: &str| connected(i) || q.connected.iter().any(|x| x == i);
+            index.search_with(&q.q, 30, &c, f).into_iter().map(|h| json!([h.name, h.score])).collect()
+        };
+        let queries: Vec<Value> = qs
+            .iter()
+            .map(|q| {
+                json!({"q": q.q, "kind": q.kind, "split": q.split, "expect": q.expect,
+                       "lexical": top(q, Fusion::LEXICAL), "fused": top(q, fusion())})
+            })
+            .collect();
+        std::fs::write(path, json!({"tools": tools, "queries": queries}).to_string()).expect("dump written");
+    }
     let dev_after = evaluate(index, &dev, &connected, fusion());
     print_report("dev, after", &dev_after);
+    if std::env::var_os("SEARCH_DEV_MISSES").is_some() {
+        println!("dev set dev misses:\n{}", dev_after.misses.join("\n"));
+    }
     let before = evaluate(index, &held, &connected, Fusion::LEXICAL);
     print_report("held-out, before (lexical)", &before);
     let after = evaluate(index, &held, &connected, fusion());

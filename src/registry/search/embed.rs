@@ -1,8 +1,9 @@
 //! The semantic tier: static token embeddings (model2vec-style), distilled offline from the
-//! all-MiniLM-L6-v2 sentence encoder by scripts/distill-embeddings.py and committed under
-//! `model/` (the vocabulary and one int8 vector per WordPiece token, with a scale that carries
-//! the token's SIF weight). A text's vector is the weighted mean of its tokens' vectors, L2
-//! normalised; two texts are as related as their vectors' cosine.
+//! all-MiniLM-L6-v2 sentence encoder by scripts/distill-embeddings.py, fine-tuned contrastively
+//! on tool-finding queries by scripts/train-embeddings.py, and committed under `model/` (the
+//! vocabulary and one int8 vector per WordPiece token, with a scale that carries the token's
+//! weight). A text's vector is the sum of its tokens' vectors, L2 normalised; two texts are as
+//! related as their vectors' cosine.
 //!
 //! Nothing is read at start-up: the table is part of the binary and decoded on the first
 //! search ([`model`]). Tool vectors are cached process-wide by a hash of the embedded text

@@ -213,7 +213,7 @@ impl SearchIndex {
 
 /// What the semantic tier embeds of a tool: its name's words, its integration's display name,
 /// its description and its parameters' names.
-fn embedded_text(tool: &crate::registry::ToolEntry) -> String {
+pub fn embedded_text(tool: &crate::registry::ToolEntry) -> String {
     let mut text = tool.name.replace('_', " ");
     if let Some(integration) = tool.plugin() {
         text.push(' ');

@@ -794,6 +794,13 @@ pub const MODIFIERS: &[&str] = &[
     "asap",
 ];
 
+/// Verbs that make something before an indefinite object and read it before a definite one
+/// ("open a ticket" / "open the ticket"), the words that make an object definite, and what such a
+/// verb then asks for.
+pub const READ_WITH_DEFINITE: &[&str] = &["open"];
+pub const DEFINITE: &[&str] = &["the", "my", "our", "this", "that", "these", "those", "their", "his", "her", "your"];
+pub const OPEN_EXISTING: VerbMap = &[("get", 1.0), ("list", 0.85), ("download", 0.7), ("search", 0.7)];
+
 /// What a query without a verb asks for: to see something.
 pub const READ_DEFAULT: VerbMap = &[("list", 1.0), ("query", 1.0), ("get", 1.0), ("search", 1.0), ("download", 0.8)];
 /// The intent match of a tool verb no query verb (or the read default) names.

@@ -207,6 +207,15 @@ impl SearchIndex {
             }
             match verb {
                 Some((&key, map)) if verb_position[i] => {
+                    // "open a ticket" makes one, "open the ticket" / "open my notes" reads one.
+                    let next = tokens.get(i + 1).map(|(n, _)| n.as_str());
+                    let map = if lexicon::READ_WITH_DEFINITE.contains(&key)
+                        && next.is_some_and(|n| lexicon::DEFINITE.contains(&n))
+                    {
+                        &lexicon::OPEN_EXISTING
+                    } else {
+                        map
+                    };
                     let factor = if first_verb { 1.0 } else { LATER_VERB };
                     first_verb = false;
                     verbs.push((*map, factor, stem(key)));
