@@ -298,11 +298,14 @@ pub fn status(app: &Arc<App>) -> u8 {
 /// `tools search`: the agent's search_tools, as JSON.
 pub async fn tools_search(app: &Arc<App>, query: &str, limit: u32) -> u8 {
     let args = meta::search_tools::Args { query: query.to_string(), limit: limit as usize };
+    // As for the agent: servers pasted into config.json and never listed are listed first.
+    app.upstream().list_unlisted(app).await;
     print_answer(meta::search_tools::run(app, args))
 }
 
 /// `tools schema`: the agent's get_tool_schema, as JSON.
 pub async fn tools_schema(app: &Arc<App>, tool: &str) -> u8 {
+    app.upstream().list_unlisted(app).await;
     print_answer(meta::get_tool_schema::run(app, meta::get_tool_schema::Args { tool: tool.to_string() }))
 }
 
@@ -461,6 +464,7 @@ pub async fn tools_call(app: &Arc<App>, tool: &str, args: Value) -> u8 {
         eprintln!("workbench: the arguments must be a JSON object, e.g. '{{\"query\": \"rust\"}}'");
         return exit::USAGE;
     }
+    app.upstream().list_unlisted(app).await;
     let batch = Batch {
         executions: vec![Execution { tool: tool.to_string(), args, ref_id: None, account: None }],
         compose: false,

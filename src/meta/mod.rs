@@ -205,6 +205,10 @@ pub(crate) use dispatch;
 /// [`call`] with progress reports and cancellation for `execute_tools`.
 pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
     let tool = find(name)?;
+    // Servers pasted into config.json and never listed get listed before a lookup needs them.
+    if matches!(name, "search_tools" | "get_tool_schema" | "execute_tools") {
+        app.upstream().list_unlisted(app).await;
+    }
     Some(match name {
         "search_tools" => dispatch!(tool, args, |a| search_tools::run(app, a)),
         "get_tool_schema" => dispatch!(tool, args, |a| get_tool_schema::run(app, a)),

@@ -140,6 +140,10 @@ pub fn find(name: &str) -> Option<&'static MetaTool> {
 /// Runs one of the four tools; `None` when the profile has no tool by that name.
 pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
     let tool = find(name)?;
+    // As in the default profile: never-listed upstream servers are listed before a lookup.
+    if matches!(name, "search_tools" | "execute_tool") {
+        app.upstream().list_unlisted(app).await;
+    }
     Some(match name {
         "search_tools" => dispatch!(tool, args, |a| search(app, a)),
         "check_authentication" => dispatch!(tool, args, |a| check_authentication(app, a).await),

@@ -350,7 +350,6 @@ async fn a_killed_upstream_gives_a_clear_error_and_is_restarted() {
 /// up), leaves no child running.
 #[tokio::test(flavor = "multi_thread")]
 async fn no_child_outlives_workbench_after_kill_9() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let d = need_deps!();
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -364,39 +363,20 @@ async fn no_child_outlives_workbench_after_kill_9() {
     seed.upstream().ensure_started(&seed, "everything").await.unwrap();
     seed.upstream().shutdown().await;
 
-    let mut child = tokio::process::Command::new(crate::support::binary())
-        .env("WORKBENCH_HOME", home.path())
-        .env("WORKBENCH_SECRET_STORE", "memory")
-        .env("WORKBENCH_NO_BROWSER", "1")
-        .env("WORKBENCH_FILES_DIR", home.path().join("files"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let wb = child.id().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut send = async |v: Value| {
-        stdin.write_all(format!("{v}\n").as_bytes()).await.unwrap();
-        stdin.flush().await.unwrap();
-    };
-    send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
-    .await;
-    lines.next_line().await.unwrap();
-    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
-    send(
+    let mut session = RawSession::start(home.path()).await;
+    let wb = session.child.id().unwrap();
+    session
+        .send(
         json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "execute_tools", "arguments": {
         "executions": [
             { "tool": "clock_get_current_time", "args": { "timezone": "UTC" } },
             { "tool": "everything_echo", "args": { "message": "hi" } }
         ] } } }),
-    )
-    .await;
+        )
+        .await;
     let answer = tokio::time::timeout(std::time::Duration::from_secs(60), async {
         loop {
-            let line = lines.next_line().await.unwrap().expect("a response");
+            let line = session.lines.next_line().await.unwrap().expect("a response");
             let v: Value = serde_json::from_str(&line).unwrap();
             if v["id"] == 2 {
                 return v;
@@ -409,7 +389,7 @@ async fn no_child_outlives_workbench_after_kill_9() {
     let children = descendants(wb);
     assert!(children.len() >= 2, "both servers run under workbench: {children:?}");
     kill9(wb);
-    let _ = child.wait().await;
+    let _ = session.child.wait().await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while children.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -718,7 +698,6 @@ async fn a_streamable_http_redirect_to_another_origin_is_not_followed() {
 /// `execute_tools` call, with values that only increase, before the per-execution "ok".
 #[tokio::test(flavor = "multi_thread")]
 async fn upstream_progress_reaches_the_mcp_client() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let d = need_deps!();
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -737,32 +716,15 @@ async fn upstream_progress_reaches_the_mcp_client() {
         .map(|t| t.name)
         .expect("the long-running operation is listed");
 
-    let mut child = tokio::process::Command::new(crate::support::binary())
-        .env("WORKBENCH_HOME", home.path())
-        .env("WORKBENCH_SECRET_STORE", "memory")
-        .env("WORKBENCH_NO_BROWSER", "1")
-        .env("WORKBENCH_FILES_DIR", home.path().join("files"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut send = async |v: Value| {
-        stdin.write_all(format!("{v}\n").as_bytes()).await.unwrap();
-        stdin.flush().await.unwrap();
-    };
-    send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
-    .await;
-    lines.next_line().await.unwrap();
-    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
-    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    let mut session = RawSession::start(home.path()).await;
+    let lines = &mut session.lines;
+    RawSession::write(
+        &mut session.stdin,
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "_meta": { "progressToken": "tok-7" },
         "name": "execute_tools",
-        "arguments": { "executions": [{ "tool": long, "args": { "duration": 2, "steps": 4 } }] } } }))
+        "arguments": { "executions": [{ "tool": long, "args": { "duration": 2, "steps": 4 } }] } } }),
+    )
     .await;
     let mut progress = Vec::new();
     let answer = tokio::time::timeout(std::time::Duration::from_secs(60), async {
@@ -1315,4 +1277,49 @@ async fn expiring_oauth_tokens_are_refreshed_and_stay_with_their_url() {
     // Fresh now: used as is, no second refresh.
     assert_eq!(workbench::upstream::oauth::bearer(app, "demo", url).await.as_deref(), Some("fresh-access-777"));
     assert_eq!(seen.lock().unwrap().len(), 1);
+}
+
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+
+/// The real binary on piped stdio after the MCP handshake (2025-11-25), for tests that read raw
+/// notifications; killed on drop.
+struct RawSession {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawSession {
+    async fn start(home: &std::path::Path) -> RawSession {
+        let mut child = tokio::process::Command::new(crate::support::binary())
+            .env("WORKBENCH_HOME", home)
+            .env("WORKBENCH_SECRET_STORE", "memory")
+            .env("WORKBENCH_NO_BROWSER", "1")
+            .env("WORKBENCH_FILES_DIR", home.join("files"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut session = RawSession { child, stdin, lines };
+        session
+            .send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+            .await;
+        session.lines.next_line().await.unwrap();
+        session.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
+        session
+    }
+
+    async fn send(&mut self, v: Value) {
+        Self::write(&mut self.stdin, v).await;
+    }
+
+    async fn write(stdin: &mut tokio::process::ChildStdin, v: Value) {
+        stdin.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
 }
