@@ -119,7 +119,7 @@ struct Slot {
 }
 
 /// The configured servers by name (an entry that did not parse is kept as its error).
-pub type Configs = BTreeMap<String, Result<ServerConfig, String>>;
+pub type Configs = BTreeMap<String, Result<ServerConfig, config::EntryError>>;
 
 /// What identifies one version of config.json on disk: modification time, length and inode
 /// (`edit_config` renames a new file over the old one). `None`: the file is missing.
@@ -913,7 +913,7 @@ pub fn summaries(app: &App) -> Vec<Summary> {
                 .and_then(|r| serde_json::from_str::<Value>(&r.tools).ok())
                 .and_then(|v| v.as_array().map(Vec::len));
             let last_error = match config {
-                Err(e) => Some(e.clone()),
+                Err(e) => Some(e.to_string()),
                 Ok(_) => status.last_error.clone().or_else(|| row.and_then(|r| r.last_error.clone())),
             }
             .map(|e| plugins::api::truncate_chars(&app.exposed.text(&e), 300).0);
