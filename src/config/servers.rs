@@ -255,6 +255,23 @@ mod tests {
     }
 
     #[test]
+    fn entry_errors_keep_their_texts() {
+        assert_eq!(
+            ServerConfig::parse(&json!({})).unwrap_err().to_string(),
+            "needs a command (stdio: {\"command\", \"args\", \"env\"}) or a url (HTTP: {\"url\", \"headers\"})"
+        );
+        assert_eq!(
+            ServerConfig::parse(&json!({ "url": "https://x", "headers": { "A": 1 } })).unwrap_err().to_string(),
+            "headers.A must be a string"
+        );
+        let all = parse_all(Some(&json!({ "My Files": { "command": "x" } })));
+        assert_eq!(
+            all["My Files"].as_ref().unwrap_err().to_string(),
+            format!("the name 'My Files' does not follow the rule ({NAME_RULE}); rename it, e.g. 'my_files'")
+        );
+    }
+
+    #[test]
     fn names_are_cleaned_for_import() {
         assert_eq!(clean_name("My Files"), "my_files");
         assert_eq!(clean_name("github-mcp"), "github_mcp");
