@@ -684,8 +684,8 @@ pub enum ServerAddError {
     #[error(transparent)]
     Settings(#[from] crate::config::ConfigError),
     /// config.json could not be edited.
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] crate::upstream::config::EditError),
 }
 
 /// `servers add NAME -- CMD ARGS...` (or `-- URL` for a Streamable HTTP server): writes the entry
@@ -807,7 +807,7 @@ pub struct Offer {
     pub original: String,
     /// The name it gets in workbench.
     pub name: String,
-    pub config: Result<crate::upstream::ServerConfig, String>,
+    pub config: Result<crate::upstream::ServerConfig, crate::upstream::config::EntryError>,
 }
 
 /// The servers registered in the installed clients' configs that workbench does not have yet.

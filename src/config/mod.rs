@@ -61,7 +61,7 @@ pub struct Settings {
     pub private_hosts: Vec<crate::net::Origin>,
     /// The user's other MCP servers (`config.json`'s `mcp_servers`), by name; an entry that did
     /// not parse is kept as its error (see `upstream::config`). Nothing starts until first use.
-    pub mcp_servers: std::collections::BTreeMap<String, Result<servers::ServerConfig, String>>,
+    pub mcp_servers: std::collections::BTreeMap<String, Result<servers::ServerConfig, servers::EntryError>>,
 }
 
 /// The safety policy for writes the user set for an integration (see `engine::policy`).

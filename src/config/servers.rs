@@ -3,9 +3,52 @@
 //! and written back atomically with every other key kept.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+/// What is wrong with one `mcp_servers` entry, in words a user can act on (shown by `servers
+/// list`, `servers import` and to the agent).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error("an entry must be an object")]
+    NotAnObject,
+    #[error("{key}.{name} must be a string")]
+    NotAString { key: String, name: String },
+    #[error("{0} must be an object of strings")]
+    NotStrings(String),
+    #[error("type '{0}' is not supported (stdio or http)")]
+    UnsupportedType(String),
+    #[error("args must be a list of strings")]
+    Args,
+    #[error("give either command (stdio) or url (HTTP), not both")]
+    Both,
+    #[error("url must be an http:// or https:// URL")]
+    Url,
+    #[error("needs a command (stdio: {{\"command\", \"args\", \"env\"}}) or a url (HTTP: {{\"url\", \"headers\"}})")]
+    Neither,
+    #[error("the name '{name}' does not follow the rule ({rule}); rename it, e.g. '{clean}'", rule = NAME_RULE)]
+    Name { name: String, clean: String },
+}
+
+/// Why `config.json` could not be edited (nothing was changed).
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("{} is not a JSON object; fix it first", path.display())]
+    NotAnObject { path: PathBuf },
+    #[error("{} is not valid JSON ({source}); fix it first, nothing was changed", path.display())]
+    InvalidJson { path: PathBuf, source: serde_json::Error },
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("mcp_servers in {} is not an object; fix it first", path.display())]
+    ServersNotAnObject { path: PathBuf },
+    #[error(transparent)]
+    Serialize(#[from] serde_json::Error),
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
 
 /// One configured upstream MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,25 +90,25 @@ pub fn clean_name(name: &str) -> String {
 
 impl ServerConfig {
     /// Parses one entry; the error says what is wrong in words a user can act on.
-    pub fn parse(entry: &Value) -> Result<ServerConfig, String> {
-        let Value::Object(o) = entry else { return Err("an entry must be an object".into()) };
-        let strings = |key: &str| -> Result<BTreeMap<String, String>, String> {
+    pub fn parse(entry: &Value) -> Result<ServerConfig, EntryError> {
+        let Value::Object(o) = entry else { return Err(EntryError::NotAnObject) };
+        let strings = |key: &str| -> Result<BTreeMap<String, String>, EntryError> {
             match o.get(key) {
                 None | Some(Value::Null) => Ok(BTreeMap::new()),
                 Some(Value::Object(m)) => m
                     .iter()
                     .map(|(k, v)| match v {
                         Value::String(s) => Ok((k.clone(), s.clone())),
-                        _ => Err(format!("{key}.{k} must be a string")),
+                        _ => Err(EntryError::NotAString { key: key.to_string(), name: k.clone() }),
                     })
                     .collect(),
-                Some(_) => Err(format!("{key} must be an object of strings")),
+                Some(_) => Err(EntryError::NotStrings(key.to_string())),
             }
         };
         if let Some(kind) = o.get("type").and_then(Value::as_str)
             && !matches!(kind, "stdio" | "http" | "streamable-http" | "streamableHttp")
         {
-            return Err(format!("type '{kind}' is not supported (stdio or http)"));
+            return Err(EntryError::UnsupportedType(kind.to_string()));
         }
         match (o.get("command"), o.get("url")) {
             (Some(Value::String(command)), None) if !command.trim().is_empty() => {
@@ -73,21 +116,18 @@ impl ServerConfig {
                     None | Some(Value::Null) => Vec::new(),
                     Some(Value::Array(a)) => a
                         .iter()
-                        .map(|x| x.as_str().map(str::to_string).ok_or("args must be a list of strings".to_string()))
+                        .map(|x| x.as_str().map(str::to_string).ok_or(EntryError::Args))
                         .collect::<Result<_, _>>()?,
-                    Some(_) => return Err("args must be a list of strings".into()),
+                    Some(_) => return Err(EntryError::Args),
                 };
                 Ok(ServerConfig::Stdio { command: command.clone(), args, env: strings("env")? })
             }
             (None, Some(Value::String(url))) if url.starts_with("http://") || url.starts_with("https://") => {
                 Ok(ServerConfig::Http { url: url.clone(), headers: strings("headers")? })
             }
-            (Some(_), Some(_)) => Err("give either command (stdio) or url (HTTP), not both".into()),
-            (None, Some(_)) => Err("url must be an http:// or https:// URL".into()),
-            _ => {
-                Err("needs a command (stdio: {\"command\", \"args\", \"env\"}) or a url (HTTP: {\"url\", \"headers\"})"
-                    .into())
-            }
+            (Some(_), Some(_)) => Err(EntryError::Both),
+            (None, Some(_)) => Err(EntryError::Url),
+            _ => Err(EntryError::Neither),
         }
     }
 
@@ -132,17 +172,14 @@ impl ServerConfig {
 
 /// Every configured server, parsed; a bad entry is kept as its error (its tools are not offered
 /// and `servers list` says why) instead of failing the whole configuration.
-pub fn parse_all(section: Option<&Value>) -> BTreeMap<String, Result<ServerConfig, String>> {
+pub fn parse_all(section: Option<&Value>) -> BTreeMap<String, Result<ServerConfig, EntryError>> {
     let mut out = BTreeMap::new();
     let Some(Value::Object(entries)) = section else { return out };
     for (name, entry) in entries {
         let parsed = if valid_name(name) {
             ServerConfig::parse(entry)
         } else {
-            Err(format!(
-                "the name '{name}' does not follow the rule ({NAME_RULE}); rename it, e.g. '{}'",
-                clean_name(name)
-            ))
+            Err(EntryError::Name { name: name.clone(), clean: clean_name(name) })
         };
         out.insert(name.clone(), parsed);
     }
@@ -153,30 +190,28 @@ pub fn parse_all(section: Option<&Value>) -> BTreeMap<String, Result<ServerConfi
 /// (and their order); written to a temporary file and renamed over the old one.
 pub fn edit_config(
     home: &Path,
-    edit: impl FnOnce(&mut Map<String, Value>) -> Result<(), String>,
-) -> Result<(), String> {
+    edit: impl FnOnce(&mut Map<String, Value>) -> Result<(), EditError>,
+) -> Result<(), EditError> {
     let path = home.join("config.json");
     let mut root: Map<String, Value> = match std::fs::read_to_string(&path) {
         Ok(text) if text.trim().is_empty() => Map::new(),
         Ok(text) => match serde_json::from_str(&text) {
             Ok(Value::Object(m)) => m,
-            Ok(_) => return Err(format!("{} is not a JSON object; fix it first", path.display())),
-            Err(e) => {
-                return Err(format!("{} is not valid JSON ({e}); fix it first, nothing was changed", path.display()));
-            }
+            Ok(_) => return Err(EditError::NotAnObject { path }),
+            Err(source) => return Err(EditError::InvalidJson { path, source }),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(EditError::Read { path, source }),
     };
     let mut servers = match root.remove("mcp_servers") {
         Some(Value::Object(m)) => m,
         None | Some(Value::Null) => Map::new(),
-        Some(_) => return Err(format!("mcp_servers in {} is not an object; fix it first", path.display())),
+        Some(_) => return Err(EditError::ServersNotAnObject { path }),
     };
     edit(&mut servers)?;
     root.insert("mcp_servers".into(), Value::Object(servers));
-    let text = serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| e.to_string())? + "\n";
-    std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    let text = serde_json::to_string_pretty(&Value::Object(root))? + "\n";
+    std::fs::create_dir_all(home).map_err(|source| EditError::CreateDir { path: home.to_path_buf(), source })?;
     let tmp = home.join(format!(".config.json.{}.tmp", std::process::id()));
     let write = || -> std::io::Result<()> {
         use std::io::Write as _;
@@ -189,9 +224,9 @@ pub fn edit_config(
         f.sync_all()?;
         std::fs::rename(&tmp, &path)
     };
-    write().map_err(|e| {
+    write().map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", path.display())
+        EditError::Write { path: path.clone(), source }
     })
 }
 
@@ -210,8 +245,30 @@ mod tests {
             &json!({ "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer {{vault:t}}" } }),
         );
         assert!(matches!(h, Ok(ServerConfig::Http { .. })));
-        assert!(ServerConfig::parse(&json!({ "args": [] })).unwrap_err().contains("needs a command"));
-        assert!(ServerConfig::parse(&json!({ "command": "x", "env": { "A": 1 } })).unwrap_err().contains("env.A"));
+        assert!(ServerConfig::parse(&json!({ "args": [] })).unwrap_err().to_string().contains("needs a command"));
+        assert!(
+            ServerConfig::parse(&json!({ "command": "x", "env": { "A": 1 } }))
+                .unwrap_err()
+                .to_string()
+                .contains("env.A")
+        );
+    }
+
+    #[test]
+    fn entry_errors_keep_their_texts() {
+        assert_eq!(
+            ServerConfig::parse(&json!({})).unwrap_err().to_string(),
+            "needs a command (stdio: {\"command\", \"args\", \"env\"}) or a url (HTTP: {\"url\", \"headers\"})"
+        );
+        assert_eq!(
+            ServerConfig::parse(&json!({ "url": "https://x", "headers": { "A": 1 } })).unwrap_err().to_string(),
+            "headers.A must be a string"
+        );
+        let all = parse_all(Some(&json!({ "My Files": { "command": "x" } })));
+        assert_eq!(
+            all["My Files"].as_ref().unwrap_err().to_string(),
+            format!("the name 'My Files' does not follow the rule ({NAME_RULE}); rename it, e.g. 'my_files'")
+        );
     }
 
     #[test]
@@ -237,7 +294,7 @@ mod tests {
         assert_eq!(v["policy"]["fs"], "confirm");
         assert_eq!(v["mcp_servers"]["fs"]["command"], "x");
         std::fs::write(dir.path().join("config.json"), "{ not json").unwrap();
-        assert!(edit_config(dir.path(), |_| Ok(())).unwrap_err().contains("not valid JSON"));
+        assert!(edit_config(dir.path(), |_| Ok(())).unwrap_err().to_string().contains("not valid JSON"));
         assert_eq!(std::fs::read_to_string(dir.path().join("config.json")).unwrap(), "{ not json");
     }
 }

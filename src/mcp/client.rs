@@ -106,6 +106,8 @@ impl std::fmt::Display for CallError {
     }
 }
 
+impl std::error::Error for CallError {}
+
 fn call_error(e: rmcp::ServiceError) -> CallError {
     if let Some(challenge) = e.auth_challenge() {
         return CallError::AuthRequired { challenge: challenge.to_string() };

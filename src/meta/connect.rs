@@ -137,7 +137,10 @@ pub async fn run(app: &Arc<App>, args: Args) -> Result<Connection, Failure> {
     let name = args.integration.trim();
     // An upstream MCP server's OAuth (src/upstream/oauth.rs).
     if let Some(server) = name.strip_prefix("mcp:") {
-        return crate::upstream::connect(app, server).await.map(Connection::Consent).map_err(Failure::plain);
+        return crate::upstream::connect(app, server)
+            .await
+            .map(Connection::Consent)
+            .map_err(|e| Failure::plain(e.to_string()));
     }
     let registry = app.registry();
     let Some(integration) = registry.integration(name) else {

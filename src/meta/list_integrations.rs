@@ -122,7 +122,7 @@ fn upstream_rows(app: &Arc<App>) -> Vec<Listed> {
                 ),
             };
             let last_error = match config {
-                Err(e) => Some(e.clone()),
+                Err(e) => Some(e.to_string()),
                 Ok(_) => status.last_error.map(|e| plugins::api::truncate_chars(&e, 300).0),
             };
             Listed {

@@ -118,8 +118,65 @@ struct Slot {
     status: Mutex<Status>,
 }
 
+/// Why a server is not available for a call (what `servers add`, `servers list` and the agent
+/// are told).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(
+        "upstream server '{server}' failed {failures} time(s) in a row (last: {last}); workbench tries again in {wait_secs} s"
+    )]
+    Backoff { server: String, failures: u32, last: String, wait_secs: u64 },
+    /// `reason` is the [`ConnError`]'s text with every known secret scrubbed.
+    #[error("upstream server '{server}' could not be started: {reason}")]
+    NotStarted { server: String, reason: String },
+}
+
+/// Why connecting to a server (spawn or HTTP session, handshake, `tools/list`) failed.
+#[derive(Debug, thiserror::Error)]
+enum ConnError {
+    #[error("its entry in config.json is invalid: {0}")]
+    InvalidEntry(#[source] config::EntryError),
+    #[error("it is not configured (workbench servers list shows the configured ones)")]
+    NotConfigured,
+    #[error("cannot run {command}: {source}")]
+    Spawn { command: String, source: std::io::Error },
+    #[error("the MCP handshake failed: {message}{stderr}")]
+    Handshake { message: String, stderr: String },
+    #[error("it {needs} '{key}' and have the user finish in the browser, then retry", needs = NEEDS_CONSENT)]
+    NeedsConsent { key: String },
+    #[error("it did not answer initialize within {secs} s{stderr}")]
+    InitTimeout { secs: u64, stderr: String },
+    #[error("tools/list failed: {source}{stderr}")]
+    ListTools { source: CallError, stderr: String },
+    #[error("tools/list took longer than {secs} s")]
+    ListTimeout { secs: u64 },
+    #[error("its url '{url}' is not a valid URL: {source}")]
+    BadUrl { url: String, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("its url is refused: {0}")]
+    Refused(String),
+    #[error("headers.{0} is not a valid HTTP header name")]
+    HeaderName(String),
+    #[error("headers.{0} is set by workbench itself; remove it from the entry")]
+    ReservedHeader(String),
+    #[error("headers.{0} has a value that is not a valid HTTP header value")]
+    HeaderValue(String),
+    /// A `{{vault:NAME}}` ref that did not resolve (the tool failure's message).
+    #[error("{0}")]
+    Template(String),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// Why `connect` with `mcp:<server>` could not start the consent.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsentError {
+    /// `reason` is the [`oauth::OAuthError`]'s text with every known secret scrubbed.
+    #[error("cannot start signing in to '{server}': {reason}")]
+    Begin { server: String, reason: String },
+}
+
 /// The configured servers by name (an entry that did not parse is kept as its error).
-pub type Configs = BTreeMap<String, Result<ServerConfig, String>>;
+pub type Configs = BTreeMap<String, Result<ServerConfig, config::EntryError>>;
 
 /// What identifies one version of config.json on disk: modification time, length and inode
 /// (`edit_config` renames a new file over the old one). `None`: the file is missing.
@@ -372,7 +429,7 @@ impl Upstreams {
     }
 
     /// Starts `server` if needed (and lists its tools); returns how many tools it has.
-    pub async fn ensure_started(&self, app: &Arc<App>, server: &str) -> Result<usize, String> {
+    pub async fn ensure_started(&self, app: &Arc<App>, server: &str) -> Result<usize, StartError> {
         self.refresh_config();
         self.connection(app, server).await?;
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
@@ -393,7 +450,7 @@ impl Upstreams {
     }
 
     /// The running connection to `server`, started (or restarted) here if needed.
-    async fn connection(&self, app: &Arc<App>, server: &str) -> Result<Arc<Conn>, String> {
+    async fn connection(&self, app: &Arc<App>, server: &str) -> Result<Arc<Conn>, StartError> {
         let slot = self.slot(server);
         let mut guard = slot.conn.lock().await;
         if let Some(conn) = guard.as_ref() {
@@ -411,12 +468,12 @@ impl Upstreams {
             status.retry_at.and_then(|at| at.checked_duration_since(Instant::now())).map(|d| (d, status.clone()))
         };
         if let Some((wait, status)) = retry_in {
-            return Err(format!(
-                "upstream server '{server}' failed {} time(s) in a row (last: {}); workbench tries again in {} s",
-                status.failures,
-                status.last_error.unwrap_or_default(),
-                wait.as_secs().max(1)
-            ));
+            return Err(StartError::Backoff {
+                server: server.to_string(),
+                failures: status.failures,
+                last: status.last_error.unwrap_or_default(),
+                wait_secs: wait.as_secs().max(1),
+            });
         }
         match self.start(app, server).await {
             Ok(conn) => {
@@ -431,9 +488,9 @@ impl Upstreams {
                 Ok(conn)
             }
             Err(e) => {
-                let e = app.exposed.text(&e);
+                let e = app.exposed.text(&e.to_string());
                 self.failed(app, &slot, server, e.clone()).await;
-                Err(format!("upstream server '{server}' could not be started: {e}"))
+                Err(StartError::NotStarted { server: server.to_string(), reason: e })
             }
         }
     }
@@ -467,7 +524,7 @@ impl Upstreams {
 
     /// Connects to the server (spawns it, or opens its Streamable HTTP session), does the MCP
     /// handshake and reads its tool list.
-    async fn start(&self, app: &Arc<App>, server: &str) -> Result<Conn, String> {
+    async fn start(&self, app: &Arc<App>, server: &str) -> Result<Conn, ConnError> {
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let configs = self.configs();
         let http = matches!(configs.get(server), Some(Ok(ServerConfig::Http { .. })));
@@ -480,8 +537,8 @@ impl Upstreams {
                 (stdio.pid, Transport::Stdio(stdio))
             }
             Some(Ok(ServerConfig::Http { url, headers })) => (None, http_transport(app, server, url, headers).await?),
-            Some(Err(e)) => return Err(format!("its entry in config.json is invalid: {e}")),
-            None => return Err("it is not configured (workbench servers list shows the configured ones)".into()),
+            Some(Err(e)) => return Err(ConnError::InvalidEntry(e.clone())),
+            None => return Err(ConnError::NotConfigured),
         };
         let stderr_tail = |tail: &Arc<Mutex<VecDeque<String>>>| {
             let lines = tail.lock().unwrap_or_else(|p| p.into_inner());
@@ -502,7 +559,9 @@ impl Upstreams {
         };
         let client = match Client::connect(transport, Some(on_changed.clone()), START_TIMEOUT).await {
             Ok(c) => c,
-            Err(ConnectError::Failed(e)) => return Err(format!("the MCP handshake failed: {e}{}", stderr_tail(&tail))),
+            Err(ConnectError::Failed(message)) => {
+                return Err(ConnError::Handshake { message, stderr: stderr_tail(&tail) });
+            }
             Err(ConnectError::AuthRequired { challenge }) => {
                 self.oauth.challenged(server, &challenge);
                 // A stored refresh token may still be good: renew and connect once more.
@@ -516,25 +575,18 @@ impl Upstreams {
                 match retried {
                     Some(c) => c,
                     None => {
-                        return Err(format!(
-                            "it {NEEDS_CONSENT} '{}' and have the user finish in the browser, then retry",
-                            oauth::store_key(server)
-                        ));
+                        return Err(ConnError::NeedsConsent { key: oauth::store_key(server) });
                     }
                 }
             }
             Err(ConnectError::Timeout) => {
-                return Err(format!(
-                    "it did not answer initialize within {} s{}",
-                    START_TIMEOUT.as_secs(),
-                    stderr_tail(&tail)
-                ));
+                return Err(ConnError::InitTimeout { secs: START_TIMEOUT.as_secs(), stderr: stderr_tail(&tail) });
             }
         };
         let tools = match tokio::time::timeout(START_TIMEOUT, client.list_tools()).await {
             Ok(Ok(t)) => t,
-            Ok(Err(e)) => return Err(format!("tools/list failed: {e}{}", stderr_tail(&tail))),
-            Err(_) => return Err(format!("tools/list took longer than {} s", START_TIMEOUT.as_secs())),
+            Ok(Err(source)) => return Err(ConnError::ListTools { source, stderr: stderr_tail(&tail) }),
+            Err(_) => return Err(ConnError::ListTimeout { secs: START_TIMEOUT.as_secs() }),
         };
         let count = self.store_listing(app, server, tools).await;
         tracing::info!(server, pid, tools = count, "upstream server started");
@@ -549,7 +601,7 @@ impl Upstreams {
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
-    ) -> Result<client::Stdio, String> {
+    ) -> Result<client::Stdio, ConnError> {
         let env = resolve_map(app, server, env, "env").await?;
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args);
@@ -574,7 +626,7 @@ impl Upstreams {
                 Ok(())
             });
         }
-        client::spawn(cmd).map_err(|e| format!("cannot run {command}: {e}"))
+        client::spawn(cmd).map_err(|source| ConnError::Spawn { command: command.to_string(), source })
     }
 
     /// Marks the running connection as dead after a transport failure.
@@ -598,20 +650,19 @@ async fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<Transport, String> {
+) -> Result<Transport, ConnError> {
     use client::{HeaderName, HeaderValue};
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("its url '{url}' is not a valid URL: {e}"))?;
-    let client = app.client_for(&parsed, true).map_err(|r| format!("its url is refused: {}", r.0))?.clone();
+    let parsed =
+        reqwest::Url::parse(url).map_err(|source| ConnError::BadUrl { url: url.to_string(), source: source.into() })?;
+    let client = app.client_for(&parsed, true).map_err(|r| ConnError::Refused(r.0))?.clone();
     let resolved = resolve_map(app, server, headers, "headers").await?;
     let mut custom = HashMap::new();
     for (name, value) in resolved {
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("headers.{name} is not a valid HTTP header name"))?;
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConnError::HeaderName(name.clone()))?;
         if matches!(header.as_str(), "accept" | "mcp-session-id" | "last-event-id" | "host" | "content-type") {
-            return Err(format!("headers.{name} is set by workbench itself; remove it from the entry"));
+            return Err(ConnError::ReservedHeader(name));
         }
-        let mut value = HeaderValue::from_str(&value)
-            .map_err(|_| format!("headers.{name} has a value that is not a valid HTTP header value"))?;
+        let mut value = HeaderValue::from_str(&value).map_err(|_| ConnError::HeaderValue(name.clone()))?;
         value.set_sensitive(true);
         custom.insert(header, value);
     }
@@ -630,13 +681,13 @@ async fn resolve_map(
     server: &str,
     map: &BTreeMap<String, String>,
     what: &str,
-) -> Result<BTreeMap<String, String>, String> {
-    let template = serde_json::to_value(map).map_err(|e| e.to_string())?;
-    let names = crate::template::vault_names(&template).map_err(|f| f.message)?;
+) -> Result<BTreeMap<String, String>, ConnError> {
+    let template = serde_json::to_value(map)?;
+    let names = crate::template::vault_names(&template).map_err(|f| ConnError::Template(f.message))?;
     let hosts = vec![pseudo_host(server)];
     let mut values = HashMap::new();
     for name in names {
-        let secret = app.vault.resolve_for_hosts(&name, &hosts).await.map_err(|f| f.message)?;
+        let secret = app.vault.resolve_for_hosts(&name, &hosts).await.map_err(|f| ConnError::Template(f.message))?;
         app.exposed.remember(secret.expose());
         values.insert(name, secret.expose().clone());
     }
@@ -650,8 +701,8 @@ async fn resolve_map(
         if what == "env" { "a server's env cannot use step refs" } else { "a server's headers cannot use step refs" };
     let scope =
         crate::template::Scope { steps: None, vault: Some(&lookup), no_steps_reason: no_steps, no_vault_reason: "" };
-    let resolved = crate::template::resolve(&template, &scope).map_err(|f| f.message)?;
-    serde_json::from_value(resolved.value).map_err(|e| e.to_string())
+    let resolved = crate::template::resolve(&template, &scope).map_err(|f| ConnError::Template(f.message))?;
+    Ok(serde_json::from_value(resolved.value)?)
 }
 
 /// The vault pseudo-host of a server: a secret whose `allowed_hosts` lists it may be used in the
@@ -752,7 +803,7 @@ pub async fn call(
     args: Value,
     progress: Option<OnRunning>,
 ) -> Result<Value, ToolError> {
-    let conn = app.upstream().connection(&app, &tool.server).await.map_err(ToolError::Network)?;
+    let conn = app.upstream().connection(&app, &tool.server).await.map_err(|e| ToolError::Network(e.to_string()))?;
     let arguments = match args {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
@@ -913,7 +964,7 @@ pub fn summaries(app: &App) -> Vec<Summary> {
                 .and_then(|r| serde_json::from_str::<Value>(&r.tools).ok())
                 .and_then(|v| v.as_array().map(Vec::len));
             let last_error = match config {
-                Err(e) => Some(e.clone()),
+                Err(e) => Some(e.to_string()),
                 Ok(_) => status.last_error.clone().or_else(|| row.and_then(|r| r.last_error.clone())),
             }
             .map(|e| plugins::api::truncate_chars(&app.exposed.text(&e), 300).0);
@@ -949,7 +1000,7 @@ pub struct Consent {
     pub message: String,
 }
 
-pub async fn connect(app: &Arc<App>, server: &str) -> Result<Consent, String> {
+pub async fn connect(app: &Arc<App>, server: &str) -> Result<Consent, ConsentError> {
     match oauth::begin(app, server).await {
         Ok(url) => {
             let opened = crate::connect::open_in_browser(app, &url);
@@ -965,7 +1016,7 @@ pub async fn connect(app: &Arc<App>, server: &str) -> Result<Consent, String> {
                 message,
             })
         }
-        Err(e) => Err(format!("cannot start signing in to '{server}': {}", app.exposed.text(&e))),
+        Err(e) => Err(ConsentError::Begin { server: server.to_string(), reason: app.exposed.text(&e.to_string()) }),
     }
 }
 

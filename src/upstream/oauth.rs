@@ -66,6 +66,87 @@ struct Flight {
     expires: Instant,
 }
 
+/// Why a token could not be got, refreshed or stored, or a consent not started. The texts name
+/// no token: a refused token endpoint's own words are scrubbed ([`crate::app::App::exposed`]).
+#[derive(Debug, thiserror::Error)]
+pub enum OAuthError {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("the secret store refused: {0}")]
+    Store(#[source] crate::secrets::StoreError),
+    #[error("no tokens are stored")]
+    NoTokens,
+    #[error("the stored tokens are for another URL")]
+    OtherUrl,
+    #[error("the authorization server gave no refresh token")]
+    NoRefreshToken,
+    #[error("{url} is refused: {reason}")]
+    Refused { url: String, reason: String },
+    #[error("the answer is too large")]
+    TooLarge,
+    #[error(transparent)]
+    Body(reqwest::Error),
+    #[error("{url} is not a URL: {source}")]
+    NotAUrl { url: String, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("{url}: {source}")]
+    Request { url: String, source: reqwest::Error },
+    #[error("{url} answered HTTP {status} without a JSON object")]
+    NoJsonObject { url: String, status: u16 },
+    #[error("the token endpoint is not a URL: {0}")]
+    TokenEndpointUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("the token endpoint: {0}")]
+    TokenRequest(#[source] reqwest::Error),
+    /// The endpoint's `error_description` (or `error`, or the HTTP status), scrubbed.
+    #[error("the token endpoint refused: {0}")]
+    TokenRefused(String),
+    #[error("the token endpoint sent no access_token")]
+    NoAccessToken,
+    #[error("'{0}' is a stdio server; only HTTP servers use OAuth")]
+    Stdio(String),
+    #[error("the entry of '{server}' in config.json is invalid: {source}")]
+    InvalidEntry { server: String, source: super::config::EntryError },
+    #[error("'{0}' is not a configured upstream server")]
+    NotConfigured(String),
+    #[error("its url is not a URL: {0}")]
+    ServerUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("no protected resource metadata was found ({last})")]
+    NoResourceMetadata { last: String },
+    #[error("its protected resource metadata names another resource ('{0}'), so it is not used")]
+    OtherResource(String),
+    #[error("its protected resource metadata names no authorization server")]
+    NoAuthorizationServer,
+    #[error("authorization server '{issuer}': {source}")]
+    IssuerUrl { issuer: String, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("the authorization server {issuer} publishes no metadata ({last})")]
+    NoServerMetadata { issuer: String, last: String },
+    #[error("the authorization server metadata at {0} names another issuer")]
+    OtherIssuer(String),
+    #[error("the authorization server {0} does not offer PKCE (S256), which MCP requires")]
+    NoPkce(String),
+    #[error("the authorization server has no authorization_endpoint")]
+    NoAuthorizationEndpoint,
+    #[error("the authorization server has no token_endpoint")]
+    NoTokenEndpoint,
+    #[error("authorization_endpoint: {0}")]
+    AuthorizeUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("the authorization_endpoint is not an http(s) URL")]
+    AuthorizeNotWeb,
+    #[error("token_endpoint: {0}")]
+    TokenUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Listener(#[from] crate::listener::ListenError),
+    #[error(
+        "the authorization server {0} offers no dynamic client registration; give a token in the entry's headers instead"
+    )]
+    NoRegistration(String),
+    #[error("registration_endpoint: {0}")]
+    RegistrationUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("client registration: {0}")]
+    Registration(#[source] reqwest::Error),
+    #[error("client registration answered HTTP {0}")]
+    RegistrationStatus(u16),
+}
+
 /// The consents in progress and the last challenge of each server (one field of `Upstreams`).
 #[derive(Default)]
 pub struct Flights {
@@ -98,9 +179,9 @@ fn load(app: &App, server: &str) -> Option<Stored> {
     Some(stored)
 }
 
-fn save(app: &App, server: &str, stored: &Stored) -> Result<(), String> {
-    let blob = serde_json::to_string(stored).map_err(|e| e.to_string())?;
-    app.secrets.set(&store_key(server), &Secret::new(blob)).map_err(|e| format!("the secret store refused: {e}"))
+fn save(app: &App, server: &str, stored: &Stored) -> Result<(), OAuthError> {
+    let blob = serde_json::to_string(stored)?;
+    app.secrets.set(&store_key(server), &Secret::new(blob)).map_err(OAuthError::Store)
 }
 
 /// Whether `a` and `b` are the same resource URL (scheme, host, port, path; a trailing `/` aside).
@@ -128,12 +209,12 @@ pub async fn bearer(app: &App, server: &str, url: &str) -> Option<String> {
 }
 
 /// Refreshes `server`'s tokens (after a 401 or near expiry); returns the new access token.
-pub async fn refresh(app: &App, server: &str, url: &str) -> Result<String, String> {
-    let stored = load(app, server).ok_or("no tokens are stored")?;
+pub async fn refresh(app: &App, server: &str, url: &str) -> Result<String, OAuthError> {
+    let stored = load(app, server).ok_or(OAuthError::NoTokens)?;
     if !same_resource(&stored.resource, url) {
-        return Err("the stored tokens are for another URL".into());
+        return Err(OAuthError::OtherUrl);
     }
-    let refresh = stored.refresh.clone().ok_or("the authorization server gave no refresh token")?;
+    let refresh = stored.refresh.clone().ok_or(OAuthError::NoRefreshToken)?;
     let mut form = vec![
         ("grant_type", "refresh_token".to_string()),
         ("refresh_token", refresh.clone()),
@@ -162,26 +243,27 @@ struct Tokens {
 
 /// The guarded client for a URL the server's metadata named: workbench's listener never; a
 /// private or loopback address only on the configured server's own host.
-fn client_for<'a>(app: &'a App, url: &reqwest::Url, server_url: &str) -> Result<&'a reqwest::Client, String> {
+fn client_for<'a>(app: &'a App, url: &reqwest::Url, server_url: &str) -> Result<&'a reqwest::Client, OAuthError> {
     let server_host = reqwest::Url::parse(server_url).ok().and_then(|u| u.host_str().map(str::to_string));
     let user_origin = server_host.is_some() && url.host_str().map(str::to_string) == server_host;
-    app.client_for(url, user_origin).map_err(|r| format!("{url} is refused: {}", r.0))
+    app.client_for(url, user_origin).map_err(|r| OAuthError::Refused { url: url.to_string(), reason: r.0 })
 }
 
-async fn read_json(response: reqwest::Response) -> Result<(u16, Value), String> {
+async fn read_json(response: reqwest::Response) -> Result<(u16, Value), OAuthError> {
     let status = response.status().as_u16();
     if response.content_length().is_some_and(|n| n as usize > MAX_BODY) {
-        return Err("the answer is too large".into());
+        return Err(OAuthError::TooLarge);
     }
-    let bytes = response.bytes().await.map_err(|e| e.to_string())?;
+    let bytes = response.bytes().await.map_err(OAuthError::Body)?;
     if bytes.len() > MAX_BODY {
-        return Err("the answer is too large".into());
+        return Err(OAuthError::TooLarge);
     }
     Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
 }
 
-async fn get_json(app: &App, url: &str, server_url: &str) -> Result<Value, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+async fn get_json(app: &App, url: &str, server_url: &str) -> Result<Value, OAuthError> {
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| OAuthError::NotAUrl { url: url.to_string(), source: e.into() })?;
     let client = client_for(app, &parsed, server_url)?;
     let response = client
         .get(parsed)
@@ -189,15 +271,15 @@ async fn get_json(app: &App, url: &str, server_url: &str) -> Result<Value, Strin
         .timeout(REQUEST_TIMEOUT)
         .send()
         .await
-        .map_err(|e| format!("{url}: {e}"))?;
+        .map_err(|source| OAuthError::Request { url: url.to_string(), source })?;
     match read_json(response).await? {
         (200..=299, v) if v.is_object() => Ok(v),
-        (status, _) => Err(format!("{url} answered HTTP {status} without a JSON object")),
+        (status, _) => Err(OAuthError::NoJsonObject { url: url.to_string(), status }),
     }
 }
 
-async fn post_form(app: &App, url: &str, server_url: &str, form: Vec<(&str, String)>) -> Result<Tokens, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("the token endpoint is not a URL: {e}"))?;
+async fn post_form(app: &App, url: &str, server_url: &str, form: Vec<(&str, String)>) -> Result<Tokens, OAuthError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| OAuthError::TokenEndpointUrl(e.into()))?;
     let client = client_for(app, &parsed, server_url)?;
     let response = client
         .post(parsed)
@@ -206,14 +288,14 @@ async fn post_form(app: &App, url: &str, server_url: &str, form: Vec<(&str, Stri
         .timeout(REQUEST_TIMEOUT)
         .send()
         .await
-        .map_err(|e| format!("the token endpoint: {e}"))?;
+        .map_err(OAuthError::TokenRequest)?;
     let (status, body) = read_json(response).await?;
     let text = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_string);
     if !(200..300).contains(&status) || body.get("error").is_some() {
         let why = text("error_description").or_else(|| text("error")).unwrap_or_else(|| format!("HTTP {status}"));
-        return Err(format!("the token endpoint refused: {}", app.exposed.text(&why)));
+        return Err(OAuthError::TokenRefused(app.exposed.text(&why)));
     }
-    let access = text("access_token").ok_or("the token endpoint sent no access_token")?;
+    let access = text("access_token").ok_or(OAuthError::NoAccessToken)?;
     let tokens =
         Tokens { access, refresh: text("refresh_token"), expires_in: body.get("expires_in").and_then(Value::as_i64) };
     app.exposed.remember(&tokens.access);
@@ -250,15 +332,15 @@ fn well_known(url: &reqwest::Url, name: &str) -> Vec<String> {
 /// Starts the consent for `server` (a configured Streamable HTTP server): discovers its
 /// authorization server, registers workbench as a client when it can, and returns the URL for the
 /// user to open. Nothing is stored until the user finishes.
-pub async fn begin(app: &Arc<App>, server: &str) -> Result<String, String> {
+pub async fn begin(app: &Arc<App>, server: &str) -> Result<String, OAuthError> {
     let configs = app.upstream().configs();
     let url = match configs.get(server) {
         Some(Ok(super::ServerConfig::Http { url, .. })) => url.clone(),
-        Some(Ok(_)) => return Err(format!("'{server}' is a stdio server; only HTTP servers use OAuth")),
-        Some(Err(e)) => return Err(format!("the entry of '{server}' in config.json is invalid: {e}")),
-        None => return Err(format!("'{server}' is not a configured upstream server")),
+        Some(Ok(_)) => return Err(OAuthError::Stdio(server.to_string())),
+        Some(Err(e)) => return Err(OAuthError::InvalidEntry { server: server.to_string(), source: e.clone() }),
+        None => return Err(OAuthError::NotConfigured(server.to_string())),
     };
-    let parsed = reqwest::Url::parse(&url).map_err(|e| format!("its url is not a URL: {e}"))?;
+    let parsed = reqwest::Url::parse(&url).map_err(|e| OAuthError::ServerUrl(e.into()))?;
     client_for(app, &parsed, &url)?;
     let challenge = app.upstream().oauth.challenges.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned();
     let mut candidates: Vec<String> = challenge.as_deref().and_then(resource_metadata).into_iter().collect();
@@ -271,25 +353,24 @@ pub async fn begin(app: &Arc<App>, server: &str) -> Result<String, String> {
                 prm = Some(v);
                 break;
             }
-            Err(e) => last_error = e,
+            Err(e) => last_error = e.to_string(),
         }
     }
-    let prm = prm.ok_or_else(|| format!("no protected resource metadata was found ({last_error})"))?;
+    let prm = prm.ok_or_else(|| OAuthError::NoResourceMetadata { last: last_error.clone() })?;
     let resource = prm.get("resource").and_then(Value::as_str).unwrap_or_default().to_string();
     // RFC 9728 §3.3: the metadata must be about this very server, or it is not to be used.
     if !same_resource(&resource, &url) {
-        return Err(format!(
-            "its protected resource metadata names another resource ('{resource}'), so it is not used"
-        ));
+        return Err(OAuthError::OtherResource(resource));
     }
     let issuer = prm
         .get("authorization_servers")
         .and_then(Value::as_array)
         .and_then(|a| a.first())
         .and_then(Value::as_str)
-        .ok_or("its protected resource metadata names no authorization server")?
+        .ok_or(OAuthError::NoAuthorizationServer)?
         .to_string();
-    let issuer_url = reqwest::Url::parse(&issuer).map_err(|e| format!("authorization server '{issuer}': {e}"))?;
+    let issuer_url =
+        reqwest::Url::parse(&issuer).map_err(|e| OAuthError::IssuerUrl { issuer: issuer.clone(), source: e.into() })?;
     let mut asm = None;
     for candidate in
         [well_known(&issuer_url, "oauth-authorization-server"), well_known(&issuer_url, "openid-configuration")]
@@ -300,38 +381,36 @@ pub async fn begin(app: &Arc<App>, server: &str) -> Result<String, String> {
                 asm = Some(v);
                 break;
             }
-            Err(e) => last_error = e,
+            Err(e) => last_error = e.to_string(),
         }
     }
-    let asm = asm.ok_or_else(|| format!("the authorization server {issuer} publishes no metadata ({last_error})"))?;
+    let asm = asm.ok_or_else(|| OAuthError::NoServerMetadata { issuer: issuer.clone(), last: last_error.clone() })?;
     let field = |k: &str| asm.get(k).and_then(Value::as_str).map(str::to_string);
     if field("issuer").is_none_or(|i| i.trim_end_matches('/') != issuer.trim_end_matches('/')) {
-        return Err(format!("the authorization server metadata at {issuer} names another issuer"));
+        return Err(OAuthError::OtherIssuer(issuer));
     }
     let pkce = asm
         .get("code_challenge_methods_supported")
         .and_then(Value::as_array)
         .is_some_and(|m| m.iter().any(|x| x == "S256"));
     if !pkce {
-        return Err(format!("the authorization server {issuer} does not offer PKCE (S256), which MCP requires"));
+        return Err(OAuthError::NoPkce(issuer));
     }
-    let authorize = field("authorization_endpoint").ok_or("the authorization server has no authorization_endpoint")?;
-    let token_endpoint = field("token_endpoint").ok_or("the authorization server has no token_endpoint")?;
+    let authorize = field("authorization_endpoint").ok_or(OAuthError::NoAuthorizationEndpoint)?;
+    let token_endpoint = field("token_endpoint").ok_or(OAuthError::NoTokenEndpoint)?;
     // The consent page is the user's browser's business, but it must be a web URL.
-    let authorize_url = reqwest::Url::parse(&authorize).map_err(|e| format!("authorization_endpoint: {e}"))?;
+    let authorize_url = reqwest::Url::parse(&authorize).map_err(|e| OAuthError::AuthorizeUrl(e.into()))?;
     if !matches!(authorize_url.scheme(), "https" | "http") {
-        return Err("the authorization_endpoint is not an http(s) URL".into());
+        return Err(OAuthError::AuthorizeNotWeb);
     }
-    client_for(app, &reqwest::Url::parse(&token_endpoint).map_err(|e| format!("token_endpoint: {e}"))?, &url)?;
+    client_for(app, &reqwest::Url::parse(&token_endpoint).map_err(|e| OAuthError::TokenUrl(e.into()))?, &url)?;
 
-    let listener = crate::connect::ensure_listener(app).await.map_err(|e| e.to_string())?;
+    let listener = crate::connect::ensure_listener(app).await?;
     let redirect_uri = format!("http://127.0.0.1:{}/oauth/callback", listener.port);
     let (client_id, client_secret) = match field("registration_endpoint") {
         Some(endpoint) => register(app, &endpoint, &url, &redirect_uri).await?,
         None => {
-            return Err(format!(
-                "the authorization server {issuer} offers no dynamic client registration; give a token in the entry's headers instead"
-            ));
+            return Err(OAuthError::NoRegistration(issuer));
         }
     };
     let (verifier, challenge) = crate::connect::oauth::pkce_pair();
@@ -376,8 +455,8 @@ async fn register(
     endpoint: &str,
     server_url: &str,
     redirect_uri: &str,
-) -> Result<(String, Option<String>), String> {
-    let parsed = reqwest::Url::parse(endpoint).map_err(|e| format!("registration_endpoint: {e}"))?;
+) -> Result<(String, Option<String>), OAuthError> {
+    let parsed = reqwest::Url::parse(endpoint).map_err(|e| OAuthError::RegistrationUrl(e.into()))?;
     let client = client_for(app, &parsed, server_url)?;
     let body = serde_json::json!({
         "client_name": "workbench",
@@ -386,16 +465,11 @@ async fn register(
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
     });
-    let response = client
-        .post(parsed)
-        .json(&body)
-        .timeout(REQUEST_TIMEOUT)
-        .send()
-        .await
-        .map_err(|e| format!("client registration: {e}"))?;
+    let response =
+        client.post(parsed).json(&body).timeout(REQUEST_TIMEOUT).send().await.map_err(OAuthError::Registration)?;
     let (status, v) = read_json(response).await?;
     let id = v.get("client_id").and_then(Value::as_str).filter(|_| (200..300).contains(&status));
-    let id = id.ok_or_else(|| format!("client registration answered HTTP {status}"))?.to_string();
+    let id = id.ok_or(OAuthError::RegistrationStatus(status))?.to_string();
     let secret = v.get("client_secret").and_then(Value::as_str).map(str::to_string);
     if let Some(s) = &secret {
         app.exposed.remember(s);
@@ -434,7 +508,7 @@ pub async fn callback(app: &Arc<App>, state: &str, query: &HashMap<String, Strin
     }
     let tokens = match post_form(app, &flight.token_endpoint, &flight.resource, form).await {
         Ok(t) => t,
-        Err(e) => return Some((502, failure("Sign-in failed", &app.exposed.text(&e)))),
+        Err(e) => return Some((502, failure("Sign-in failed", &app.exposed.text(&e.to_string())))),
     };
     let stored = Stored {
         resource: flight.resource,
@@ -446,7 +520,7 @@ pub async fn callback(app: &Arc<App>, state: &str, query: &HashMap<String, Strin
         client_secret: flight.client_secret,
     };
     if let Err(e) = save(app, &flight.server, &stored) {
-        return Some((500, failure("Could not store the sign-in", &e)));
+        return Some((500, failure("Could not store the sign-in", &e.to_string())));
     }
     app.upstream().authorized(&flight.server);
     tracing::info!(server = %flight.server, "upstream server authorized");

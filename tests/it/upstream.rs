@@ -472,7 +472,7 @@ async fn an_upstream_result_with_a_vault_secret_is_scrubbed() {
         .set("web", Secret::new("web-secret-value-1".into()), None, vec!["api.example.com".into()])
         .await
         .unwrap();
-    let e = env2.app.upstream().ensure_started(&env2.app, "everything").await.unwrap_err();
+    let e = env2.app.upstream().ensure_started(&env2.app, "everything").await.unwrap_err().to_string();
     assert!(e.contains("may only be sent to api.example.com") && !e.contains("web-secret-value-1"), "{e}");
 }
 
@@ -648,11 +648,11 @@ async fn streamable_http_entries_cannot_reach_the_listener_or_other_servers_secr
     );
     let app = &env.app;
     for s in ["own", "own_name"] {
-        let e = app.upstream().ensure_started(app, s).await.unwrap_err();
+        let e = app.upstream().ensure_started(app, s).await.unwrap_err().to_string();
         assert!(e.contains("own listener"), "{s}: {e}");
     }
     app.vault.set("gh", Secret::new("ghp_not_for_thief_123456".into()), None, vec!["mcp:github".into()]).await.unwrap();
-    let e = app.upstream().ensure_started(app, "thief").await.unwrap_err();
+    let e = app.upstream().ensure_started(app, "thief").await.unwrap_err().to_string();
     assert!(e.contains("may only be sent to") && !e.contains("ghp_not_for_thief"), "{e}");
 }
 
@@ -686,7 +686,7 @@ async fn a_streamable_http_redirect_to_another_origin_is_not_followed() {
         }
     });
     let env = env_with(json!({ "liar": { "url": format!("http://127.0.0.1:{liar_port}/mcp") } }), &[]);
-    let e = env.app.upstream().ensure_started(&env.app, "liar").await.unwrap_err();
+    let e = env.app.upstream().ensure_started(&env.app, "liar").await.unwrap_err().to_string();
     assert!(e.contains("'liar' could not be started"), "{e}");
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert!(!hit.load(std::sync::atomic::Ordering::SeqCst), "the redirect was followed to another origin");
@@ -937,7 +937,7 @@ async fn oauth_http_servers_connect_through_the_loopback_flow() {
     let url = format!("http://localhost:{port}/mcp");
     let env = env_with(json!({ "demo": { "url": url } }), &[]);
     let app = &env.app;
-    let e = app.upstream().ensure_started(app, "demo").await.unwrap_err();
+    let e = app.upstream().ensure_started(app, "demo").await.unwrap_err().to_string();
     assert!(e.contains("call connect with integration 'mcp:demo'"), "{e}");
     // The agent's view of the same failure (a tool of the server, from a hand-made cache entry).
     app.storage
@@ -987,7 +987,7 @@ async fn oauth_http_servers_connect_through_the_loopback_flow() {
         Ok(())
     })
     .unwrap();
-    let e = later.upstream().ensure_started(&later, "other").await.unwrap_err();
+    let e = later.upstream().ensure_started(&later, "other").await.unwrap_err().to_string();
     assert!(e.contains("'mcp:other'"), "{e}");
     workbench::upstream::config::edit_config(env.home.path(), |servers| {
         servers.insert("demo".into(), json!({ "url": relayed.clone() }));
@@ -995,7 +995,7 @@ async fn oauth_http_servers_connect_through_the_loopback_flow() {
     })
     .unwrap();
     let _ = later.registry();
-    let e = later.upstream().ensure_started(&later, "demo").await.unwrap_err();
+    let e = later.upstream().ensure_started(&later, "demo").await.unwrap_err().to_string();
     assert!(e.contains("'mcp:demo'") && !e.contains(&access), "{e}");
     let wire = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
     assert!(wire.contains("POST /mcp") && !wire.contains(&access), "no bearer went to another origin: {wire}");
@@ -1050,7 +1050,7 @@ async fn oauth_metadata_cannot_point_at_the_listener_or_other_hosts() {
     );
     let app = &env.app;
     // The 401 is the agent's cue to connect.
-    let e = app.upstream().ensure_started(app, "own").await.unwrap_err();
+    let e = app.upstream().ensure_started(app, "own").await.unwrap_err().to_string();
     assert!(e.contains("'mcp:own'"), "{e}");
     let error = |out: &workbench::engine::Outcome| out.body["error"].as_str().unwrap_or_default().to_string();
     let out = call(app, "connect", json!({ "integration": "mcp:own" })).await;
