@@ -208,7 +208,7 @@ pub async fn run(app: &Arc<App>, args: Args) -> Result<Connection, Failure> {
             Err(e) => Failure::plain(format!("Cannot connect {}: {e}", integration.display_name)),
         });
     }
-    probe_store(app, integration).await.map_err(Failure::plain)?;
+    probe_store(app, integration).await.map_err(|e| Failure::plain(e.to_string()))?;
     let listener = crate::connect::ensure_listener(app)
         .await
         .map_err(|e| Failure::plain(format!("Cannot connect {}: {e}", integration.display_name)))?;
@@ -250,11 +250,21 @@ pub async fn run(app: &Arc<App>, args: Args) -> Result<Connection, Failure> {
 /// Probes the secret store now (off the async threads, with its own deadline), so the user is not
 /// sent to a page whose result could not be stored. The error says what to do, for an agent or a
 /// page alike.
-pub async fn probe_store(app: &Arc<App>, integration: &Integration) -> Result<(), String> {
+pub async fn probe_store(app: &Arc<App>, integration: &Integration) -> Result<(), StoreProbeError> {
     let store = app.secrets.clone();
+    let name = integration.display_name;
     match tokio::task::spawn_blocking(move || store.get("probe:connect")).await {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(format!("Cannot connect {}: {e}. {}", integration.display_name, crate::secrets::STORE_HELP)),
-        Err(e) => Err(format!("Cannot connect {}: the secret store check failed: {e}", integration.display_name)),
+        Ok(Err(source)) => Err(StoreProbeError::Store { name, source }),
+        Err(source) => Err(StoreProbeError::Check { name, source }),
     }
+}
+
+/// Why [`probe_store`] refused: the store answered with an error, or the check itself failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreProbeError {
+    #[error("Cannot connect {name}: {source}. {help}", help = crate::secrets::STORE_HELP)]
+    Store { name: &'static str, source: crate::secrets::StoreError },
+    #[error("Cannot connect {name}: the secret store check failed: {source}")]
+    Check { name: &'static str, source: tokio::task::JoinError },
 }

@@ -588,8 +588,8 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
     }
     // Probe the secret store first, as the connect meta-tool does, so the user is not sent to a
     // page whose result could not be stored.
-    if let Err(message) = crate::meta::connect::probe_store(app, integration).await {
-        return integrations_error(&ctx, keys, StatusCode::SERVICE_UNAVAILABLE, message);
+    if let Err(e) = crate::meta::connect::probe_store(app, integration).await {
+        return integrations_error(&ctx, keys, StatusCode::SERVICE_UNAVAILABLE, e.to_string());
     }
     let id = crate::connect::begin(app, integration.name, &account);
     Redirect::to(&format!("/connect/{id}")).into_response()
