@@ -2,7 +2,7 @@
 //! the answers. Server-rendered HTML in the connect pages' layout; every interpolated value escaped.
 
 use super::ApprovalRequest;
-use crate::connect::pages::{escape, layout_with_footer};
+use crate::listener::pages::{escape, layout_with_footer};
 
 /// The approval pages' footer: nothing is typed here, and only this click approves.
 pub const FOOTER: &str = "workbench runs on this computer. Only your click on this page approves the call; nothing your agent sends can approve it.";

@@ -1,5 +1,5 @@
 //! http_send_request: fetch an auth-free public URL. Every hop passes the SSRF guard
-//! ([`super::ssrf`]); redirects are followed here (at most [`MAX_REDIRECTS`]), each re-checked; the
+//! ([`crate::net`]); redirects are followed here (at most [`MAX_REDIRECTS`]), each re-checked; the
 //! body is capped ([`MAX_BYTES`]) and the whole exchange bounded by the call's time limit. JSON comes
 //! back parsed, HTML as its title and readable text, other text as text, binary only described.
 //! Nothing of ours is sent: no credential, no cookie (the client keeps none), no vault value (the
@@ -15,8 +15,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{builtin, ssrf};
+use super::builtin;
 use crate::app::App;
+use crate::net;
 use crate::registry::BuiltinSpec;
 
 /// Largest response body accepted (and the default of `max_bytes`).
@@ -146,10 +147,10 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
     let deadline = Instant::now() + limit;
     let max_bytes = args.max_bytes.unwrap_or(MAX_BYTES).clamp(1, MAX_BYTES);
     let ports = app.listener_ports();
-    let guard = ssrf::Guard::public(&app.settings.http_reachable_for_tests, &ports);
+    let guard = net::Guard::public(&app.settings.http_reachable_for_tests, &ports);
     let reachable = &guard;
 
-    let (mut url, _) = ssrf::check_url(&args.url, reachable).map_err(|r| invalid("/url", r.0))?;
+    let (mut url, _) = net::check_url(&args.url, reachable).map_err(|r| invalid("/url", r.0))?;
     url.set_fragment(None);
     if !args.query.is_empty() {
         let mut pairs = url.query_pairs_mut();
@@ -196,7 +197,7 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
         Some(v) => Some((v.to_string().into_bytes(), "application/json")),
     };
 
-    let client = ssrf::client();
+    let client = net::client();
     // Every URL requested so far, the first one first, and the status that led to the last one.
     let mut hops: Vec<Url> = vec![url.clone()];
     let mut redirect_status = 0u16;
@@ -216,7 +217,7 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
         let response = match tokio::time::timeout_at(deadline.into(), request.send()).await {
             Err(_) => return Err(timed_out()),
             Ok(Err(e)) => {
-                return Err(match ssrf::refusal_in(&e) {
+                return Err(match net::refusal_in(&e) {
                     // A host name whose addresses the resolver refused.
                     Some(r) if hops.len() == 1 => invalid("/url", r.0),
                     Some(r) => ToolError::Upstream {
@@ -265,17 +266,17 @@ async fn send_request(app: Arc<App>, args: SendRequest) -> Result<Value, ToolErr
 }
 
 /// The next hop of a redirect, checked like the first URL.
-fn next_hop(current: &Url, location: &str, reachable: &ssrf::Guard<'_>) -> Result<Url, ssrf::Refusal> {
+fn next_hop(current: &Url, location: &str, reachable: &net::Guard<'_>) -> Result<Url, net::Refusal> {
     let absolute = location.split_once(':').is_some_and(|(scheme, _)| {
         !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
     });
     let mut next = if absolute {
-        ssrf::check_url(location, reachable)?.0
+        net::check_url(location, reachable)?.0
     } else {
         let next = current
             .join(location)
-            .map_err(|e| ssrf::Refusal(format!("'{location}' is not a valid redirect target: {e}")))?;
-        ssrf::check_parsed(&next, None, reachable)?;
+            .map_err(|e| net::Refusal(format!("'{location}' is not a valid redirect target: {e}")))?;
+        net::check_parsed(&next, None, reachable)?;
         next
     };
     if next.fragment().is_some() {

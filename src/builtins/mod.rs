@@ -10,8 +10,6 @@ pub mod time;
 pub mod vault;
 
 /// The address guard's old path (it is the top-level [`crate::net`] now).
-pub use crate::net as ssrf;
-
 use crate::registry::BuiltinSpec;
 
 /// Defines a [`BuiltinSpec`] from an argument type and an

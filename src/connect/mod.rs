@@ -16,7 +16,7 @@ pub mod form;
 pub mod pages;
 
 /// OAuth's old path (it is part of [`crate::auth`] now: the refresh needs no page).
-pub use crate::auth::oauth;
+use crate::auth::oauth;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

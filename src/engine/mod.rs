@@ -5,11 +5,7 @@
 pub mod cap;
 pub mod policy;
 
-// Paths the layers above used before the send path, the scrubber and the templates moved below
-// the engine (issue 15); new code names the modules themselves.
-pub use crate::send as http;
-pub use crate::send::session;
-pub use crate::{scrub, template};
+use crate::{scrub, template};
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -548,7 +544,7 @@ async fn run_entry(
                 stored = Some(read_connection(integration).await);
             }
             let connection = stored.as_ref().and_then(|r| r.as_ref().ok()).and_then(Option::as_ref);
-            http::target_hosts(app, integration, connection)
+            crate::send::target_hosts(app, integration, connection)
         }
         (None, Some(op)) => vec![op.app.origin.clone()],
         // An upstream MCP server's tool: only secrets bound to its pseudo-host `mcp:<server>`.
@@ -676,7 +672,7 @@ async fn run_entry(
     let task = AbortOnDrop(match &entry.runner {
         Runner::Plugin { integration, run } => {
             let upstream =
-                Arc::new(http::EngineUpstream::new(app.clone(), integration, deadline, connection).with_files(
+                Arc::new(crate::send::EngineUpstream::new(app.clone(), integration, deadline, connection).with_files(
                     entry.name,
                     entry.files,
                     &args,

@@ -171,7 +171,7 @@ pub async fn run(app: &Arc<App>, args: Args, hooks: &crate::engine::Hooks) -> Re
     };
     let listener = crate::connect::ensure_listener(app).await.map_err(|e| Failure::plain(e.to_string()))?;
     let user = app.storage.user().await.ok().flatten().map(|(id, _)| id).unwrap_or_default();
-    let now = crate::connect::oauth::now_unix();
+    let now = crate::auth::oauth::now_unix();
     let claims = token::Claims {
         iss: "workbench".into(),
         aud: token::AUDIENCE.into(),

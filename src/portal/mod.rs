@@ -111,12 +111,12 @@ pub(crate) fn routes() -> axum::Router<Ctx> {
 fn not_found() -> Response {
     crate::connect::page(
         StatusCode::NOT_FOUND,
-        crate::connect::pages::failure("Not found", "There is nothing at this address."),
+        crate::listener::pages::failure("Not found", "There is nothing at this address."),
     )
 }
 
 fn refused(message: &str) -> Response {
-    crate::connect::page(StatusCode::FORBIDDEN, crate::connect::pages::failure("Refused", message))
+    crate::connect::page(StatusCode::FORBIDDEN, crate::listener::pages::failure("Refused", message))
 }
 
 /// A rendered portal page with its own CSP (nonce for the stylesheet and the script).
@@ -140,10 +140,10 @@ fn form_targets(app: &App) -> String {
     let mut out = vec!["'self'".to_string()];
     for i in app.registry().integrations() {
         let Some(spec) = i.auth.oauth.as_ref() else { continue };
-        if crate::connect::oauth::client_for(app, spec).is_none() {
+        if crate::auth::oauth::client_for(app, spec).is_none() {
             continue;
         }
-        let base = crate::connect::oauth::authorize_url_base(app, i, spec);
+        let base = crate::auth::oauth::authorize_url_base(app, i, spec);
         if let Ok(url) = reqwest::Url::parse(&base)
             && matches!(url.scheme(), "http" | "https")
         {

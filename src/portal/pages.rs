@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{AuditFilters, ConnState, CustomAppRow, IntegrationRow, PERIODS, StoreInfo};
 use crate::app::App;
-use crate::connect::pages::escape;
+use crate::listener::pages::escape;
 use crate::storage::VaultMeta;
 
 /// Which page is shown (the navigation marks it).

@@ -8,7 +8,7 @@
 //! each request, and renewed once when a request finds it expired.
 //!
 //! [`deliver`] is the one send path of the engine (plugin requests and custom apps): every
-//! request's client comes from `App::client_for`, the address guard (`builtins::ssrf`), so nothing
+//! request's client comes from `App::client_for`, the address guard (`net`), so nothing
 //! reaches loopback or a private address unless the user configured that origin, and nothing ever
 //! reaches workbench's own listener; then the governor's slot, 429 handling and the body cap.
 

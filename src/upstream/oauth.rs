@@ -413,7 +413,7 @@ pub async fn begin(app: &Arc<App>, server: &str) -> Result<String, OAuthError> {
             return Err(OAuthError::NoRegistration(issuer));
         }
     };
-    let (verifier, challenge) = crate::connect::oauth::pkce_pair();
+    let (verifier, challenge) = crate::auth::oauth::pkce_pair();
     let state = crate::ids::random_hex(32);
     let mut consent = authorize_url;
     {
@@ -480,7 +480,7 @@ async fn register(
 /// The listener's `/oauth/callback` for an MCP consent: `None` when `state` is not one of ours
 /// (then it is an integration's). Otherwise the status and page to show.
 pub async fn callback(app: &Arc<App>, state: &str, query: &HashMap<String, String>) -> Option<(u16, String)> {
-    use crate::connect::pages::{failure, success};
+    use crate::listener::pages::{failure, success};
     let flight = app.upstream().oauth.by_state.lock().unwrap_or_else(|p| p.into_inner()).remove(state)?;
     if Instant::now() >= flight.expires {
         return Some((

@@ -301,7 +301,7 @@ async fn auth_server() -> AuthServer {
                     let ok = form.get("code").map(String::as_str) == Some("code-abc")
                         && form.get("client_id").map(String::as_str) == Some("client-123")
                         && form.get("redirect_uri") == Some(&redirect)
-                        && workbench::connect::oauth::challenge(&verifier) == chal;
+                        && workbench::auth::oauth::challenge(&verifier) == chal;
                     if ok {
                         Reply::json(200, json!({"access_token": "at-1-xxxxxxxxxxxx", "refresh_token": "rt-1-yyyyyyyyyyyy", "expires_in": 3600, "scope": "profile email", "token_type": "Bearer"}))
                     } else {
@@ -457,7 +457,7 @@ async fn the_connect_page_guides_the_user_through_their_own_oauth_client() {
     assert_eq!(refused.status(), 403);
     let no_token = http.post(&url).header("origin", &origin).body(form("0".repeat(64).as_str())).send().await.unwrap();
     assert_eq!(no_token.status(), 403);
-    assert!(workbench::connect::oauth::client_for(&t.app, OIDC.auth.oauth.as_ref().unwrap()).is_none());
+    assert!(workbench::auth::oauth::client_for(&t.app, OIDC.auth.oauth.as_ref().unwrap()).is_none());
 
     let saved = http
         .post(&url)
