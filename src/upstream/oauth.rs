@@ -329,6 +329,19 @@ fn well_known(url: &reqwest::Url, name: &str) -> Vec<String> {
     out
 }
 
+/// The first of `candidates` (metadata URLs, in the order the RFCs give) that answers with JSON;
+/// else the last one's error.
+async fn first_json(app: &App, candidates: Vec<String>, server_url: &str) -> Result<Value, String> {
+    let mut last = String::new();
+    for candidate in candidates {
+        match get_json(app, &candidate, server_url).await {
+            Ok(v) => return Ok(v),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(last)
+}
+
 /// Starts the consent for `server` (a configured Streamable HTTP server): discovers its
 /// authorization server, registers workbench as a client when it can, and returns the URL for the
 /// user to open. Nothing is stored until the user finishes.
@@ -345,18 +358,7 @@ pub async fn begin(app: &Arc<App>, server: &str) -> Result<String, OAuthError> {
     let challenge = app.upstream().oauth.challenges.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned();
     let mut candidates: Vec<String> = challenge.as_deref().and_then(resource_metadata).into_iter().collect();
     candidates.extend(well_known(&parsed, "oauth-protected-resource"));
-    let mut last_error = String::new();
-    let mut prm = None;
-    for candidate in candidates {
-        match get_json(app, &candidate, &url).await {
-            Ok(v) => {
-                prm = Some(v);
-                break;
-            }
-            Err(e) => last_error = e.to_string(),
-        }
-    }
-    let prm = prm.ok_or_else(|| OAuthError::NoResourceMetadata { last: last_error.clone() })?;
+    let prm = first_json(app, candidates, &url).await.map_err(|last| OAuthError::NoResourceMetadata { last })?;
     let resource = prm.get("resource").and_then(Value::as_str).unwrap_or_default().to_string();
     // RFC 9728 §3.3: the metadata must be about this very server, or it is not to be used.
     if !same_resource(&resource, &url) {
@@ -371,20 +373,12 @@ pub async fn begin(app: &Arc<App>, server: &str) -> Result<String, OAuthError> {
         .to_string();
     let issuer_url =
         reqwest::Url::parse(&issuer).map_err(|e| OAuthError::IssuerUrl { issuer: issuer.clone(), source: e.into() })?;
-    let mut asm = None;
-    for candidate in
+    let metadata =
         [well_known(&issuer_url, "oauth-authorization-server"), well_known(&issuer_url, "openid-configuration")]
-            .concat()
-    {
-        match get_json(app, &candidate, &url).await {
-            Ok(v) => {
-                asm = Some(v);
-                break;
-            }
-            Err(e) => last_error = e.to_string(),
-        }
-    }
-    let asm = asm.ok_or_else(|| OAuthError::NoServerMetadata { issuer: issuer.clone(), last: last_error.clone() })?;
+            .concat();
+    let asm = first_json(app, metadata, &url)
+        .await
+        .map_err(|last| OAuthError::NoServerMetadata { issuer: issuer.clone(), last })?;
     let field = |k: &str| asm.get(k).and_then(Value::as_str).map(str::to_string);
     if field("issuer").is_none_or(|i| i.trim_end_matches('/') != issuer.trim_end_matches('/')) {
         return Err(OAuthError::OtherIssuer(issuer));

@@ -602,8 +602,9 @@ async fn vault_secrets_typed_on_the_local_page_are_usable_but_never_readable() {
     assert_no_secret_in(t.home.path(), "typed-secret-4242");
 }
 
-#[tokio::test]
-async fn the_curl_proxy_refreshes_an_oauth_token_like_the_tools_do() {
+/// The OIDC fake connected through the page, and a curl proxy session for it: (fake, app, browser
+/// client, proxy token, proxy base URL).
+async fn connected_with_a_proxy_session() -> (AuthServer, TestApp, reqwest::Client, String, String) {
     let server = auth_server().await;
     let t = test_app(&oauth_env(&server.fake));
     let http = client();
@@ -611,8 +612,14 @@ async fn the_curl_proxy_refreshes_an_oauth_token_like_the_tools_do() {
     assert_eq!(http.get(&callback).send().await.unwrap().status(), 200);
     let minted = t.call("curl_session", json!({"integrations": ["oidc"], "expiresInSeconds": 120})).await;
     assert!(!minted.is_error, "{}", minted.body);
-    let token = minted.body["token"].as_str().unwrap();
-    let base = minted.body["proxyBaseUrl"].as_str().unwrap();
+    let token = minted.body["token"].as_str().unwrap().to_string();
+    let base = minted.body["proxyBaseUrl"].as_str().unwrap().to_string();
+    (server, t, http, token, base)
+}
+
+#[tokio::test]
+async fn the_curl_proxy_refreshes_an_oauth_token_like_the_tools_do() {
+    let (server, t, http, token, base) = connected_with_a_proxy_session().await;
     // The provider rotated the access token: the proxy's first try gets 401, refreshes, retries.
     *server.valid.lock().unwrap() = "at-rotated-elsewhere".into();
     let r =
@@ -631,15 +638,7 @@ async fn the_curl_proxy_refreshes_an_oauth_token_like_the_tools_do() {
 /// both requests then succeed with the fresh token.
 #[tokio::test]
 async fn a_401_on_a_tool_and_on_the_proxy_at_once_refreshes_once() {
-    let server = auth_server().await;
-    let t = test_app(&oauth_env(&server.fake));
-    let http = client();
-    let (_, callback) = connect_oauth(&t, &http).await;
-    assert_eq!(http.get(&callback).send().await.unwrap().status(), 200);
-    let minted = t.call("curl_session", json!({"integrations": ["oidc"], "expiresInSeconds": 120})).await;
-    assert!(!minted.is_error, "{}", minted.body);
-    let token = minted.body["token"].as_str().unwrap().to_string();
-    let base = minted.body["proxyBaseUrl"].as_str().unwrap().to_string();
+    let (server, t, http, token, base) = connected_with_a_proxy_session().await;
     *server.valid.lock().unwrap() = "at-rotated-elsewhere".into();
     let proxied = http.get(format!("{base}/oidc/me")).header("authorization", format!("Bearer {token}")).send();
     let (proxied, tool) = tokio::join!(proxied, t.ok("oidc_get_profile", json!({})));
