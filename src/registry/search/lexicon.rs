@@ -303,6 +303,15 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("wiki", &["confluence", "page"]),
     ("folder", &["directory"]),
     ("directory", &["folder"]),
+    // Shell commands, as developers name what they want done to files.
+    ("ls", &["directory", "files", "folder"]),
+    ("dir", &["directory", "folder"]),
+    ("mkdir", &["directory", "folder"]),
+    ("cat", &["read", "contents", "text"]),
+    ("mv", &["move", "rename"]),
+    ("rm", &["delete", "remove"]),
+    ("stat", &["info", "metadata", "size"]),
+    ("du", &["size", "sizes"]),
     ("spreadsheet", &["sheet", "sheets"]),
     ("spreadsheets", &["sheets"]),
     ("sheet", &["spreadsheet", "tab", "worksheet"]),
@@ -454,14 +463,20 @@ pub type VerbMap = &'static [(&'static str, f32)];
 
 pub const VERBS: &[(&[&str], VerbMap)] = &[
     (
-        &["get", "fetch", "retrieve", "read", "view", "see", "display", "inspect", "describe", "details", "take"],
+        &[
+            "get", "fetch", "retrieve", "read", "view", "see", "display", "inspect", "describe", "details", "take",
+            "cat", "stat",
+        ],
         &[("get", 1.0), ("list", 0.85), ("query", 0.85), ("search", 0.75), ("download", 0.7)],
     ),
     (
         &["show", "what", "whats", "which", "how", "check", "tell"],
         &[("get", 0.95), ("list", 0.95), ("query", 0.95), ("search", 0.95), ("download", 0.6)],
     ),
-    (&["list", "browse", "enumerate", "count"], &[("list", 1.0), ("query", 0.95), ("search", 0.85), ("get", 0.7)]),
+    (
+        &["list", "browse", "enumerate", "count", "ls", "du"],
+        &[("list", 1.0), ("query", 0.95), ("search", 0.85), ("get", 0.7)],
+    ),
     (
         &["find", "search", "look", "lookup", "grep", "discover", "locate", "filter", "seek", "hunt"],
         &[("search", 1.0), ("list", 0.9), ("query", 0.9), ("get", 0.8)],
@@ -470,7 +485,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
     (
         &[
             "create", "make", "new", "raise", "file", "open", "setup", "submit", "log", "book", "schedule", "cut",
-            "propose", "leave", "refund", "bill", "invoice", "remind",
+            "propose", "leave", "refund", "bill", "invoice", "remind", "mkdir", "touch",
         ],
         &[("create", 1.0), ("add", 0.85), ("send", 0.6), ("set", 0.6), ("upload", 0.6), ("get", 0.35)],
     ),
@@ -533,7 +548,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
         &[("update", 1.0), ("transition", 0.85), ("complete", 0.7), ("set", 0.7), ("add", 0.5)],
     ),
     (&["set"], &[("set", 1.0), ("update", 0.9), ("create", 0.5)]),
-    (&["move"], &[("transition", 1.0), ("update", 0.95)]),
+    (&["move", "mv"], &[("transition", 1.0), ("update", 0.95)]),
     (&["mark"], &[("update", 1.0), ("complete", 0.95), ("transition", 0.9)]),
     (&["accept"], &[("update", 0.95), ("merge", 0.9)]),
     (
@@ -560,6 +575,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
             "unlink",
             "bin",
             "empty",
+            "rm",
         ],
         &[("delete", 1.0), ("update", 0.6)],
     ),
@@ -570,6 +586,26 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
     (&["store", "remember", "keep"], &[("set", 1.0), ("create", 0.7)]),
     (&["convert", "transform", "turn", "render", "format", "parse"], &[("convert", 1.0), ("query", 0.5)]),
 ];
+
+/// The tool verb a tool's name's first word stands for: itself when a query verb asks for it
+/// (`create`, `list`, ...); else, when it is a query verb of its own (upstream servers' `read`,
+/// `write`, `edit`, `show`), the tool verb that verb asks for first (`get`, `create`, `update`);
+/// else itself (`commit`, `echo`: matched only as written).
+pub fn tool_verb(word: &str) -> &str {
+    let asked = |w: &str| VERBS.iter().any(|(_, map)| map.iter().any(|(v, _)| *v == w));
+    if asked(word) {
+        return word;
+    }
+    VERBS
+        .iter()
+        .find(|(words, _)| words.contains(&word))
+        .and_then(|(_, map)| {
+            map.iter()
+                .fold(None::<&(&str, f32)>, |best, x| if best.is_some_and(|b| b.1 >= x.1) { best } else { Some(x) })
+        })
+        .map(|(v, _)| *v)
+        .unwrap_or(word)
+}
 
 /// Whether a word is one of [`VERBS`].
 pub fn is_verb(word: &str) -> bool {
@@ -590,6 +626,12 @@ pub const CLAUSE_MARKERS: &[&str] = &["to", "so", "then", "please", "and", "or",
 pub const NAMING: &[&str] = &["called", "named", "titled", "entitled"];
 
 /// Words that end an argument phrase: "on my calendar" is a thing, "on main" a name.
+/// Words and phrases that place a request on the user's own machine rather than a service: they
+/// say where, not what, and are not matched as words.
+pub const LOCAL_WORDS: &[&str] = &["local", "locally", "disk", "laptop", "harddrive"];
+pub const LOCAL_PHRASES: &[&str] =
+    &["my machine", "this machine", "my computer", "this computer", "my mac", "this mac", "hard drive", "file system"];
+
 pub const POSSESSIVES: &[&str] = &["my", "our", "your", "their", "his", "her", "its"];
 
 /// Verbs that say nothing about a tool beyond its verb. Other verbs ("accept", "approve",
@@ -821,8 +863,18 @@ pub const DUAL: &[&str] = &[
 /// count as a word of the query too.
 pub const OBJECT_VERBS: &[&str] = &[
     "comment", "reply", "note", "message", "email", "dm", "mail", "review", "merge", "draft", "label", "tag", "star",
-    "archive", "refund", "bill", "invoice", "remind",
+    "archive", "refund", "bill", "invoice", "remind", "ls", "mkdir", "cat", "mv", "rm", "stat", "du",
 ];
+
+/// Time zone abbreviations: a query naming one asks about times across zones.
+pub const TIME_ZONES: &[&str] = &[
+    "utc", "gmt", "cet", "cest", "eet", "eest", "wet", "west", "bst", "ist", "jst", "kst", "hkt", "sgt", "aest",
+    "aedt", "acst", "awst", "nzst", "nzdt", "pst", "pdt", "mst", "mdt", "cst", "cdt", "est", "edt", "akst", "hst",
+    "msk",
+];
+/// The first part of an IANA zone name ("Europe/Berlin").
+pub const ZONE_AREAS: &[&str] =
+    &["africa", "america", "antarctica", "asia", "atlantic", "australia", "europe", "indian", "pacific", "etc"];
 
 /// Words that imply a product although the product's own keywords cannot carry them (the word is
 /// too common elsewhere in the catalogue) — section 4 of the catalogue spec.

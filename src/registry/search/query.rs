@@ -106,6 +106,19 @@ impl SearchIndex {
                 }
                 continue;
             }
+            let lower = raw.to_lowercase();
+            if lexicon::TIME_ZONES.contains(&lower.as_str())
+                || lower
+                    .split_once('/')
+                    .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
+            {
+                // "CET", "America/Chicago": an argument that says the query is about time zones.
+                tokens.push((lower, Token { arg: true, opaque: true, brk }));
+                if !implied.iter().any(|(w, _)| *w == "timezone") {
+                    implied.push(("timezone", HINT_WEIGHT));
+                }
+                continue;
+            }
             let capitalised = i > 0 && raw.chars().next().is_some_and(char::is_uppercase);
             if parts.len() > 1 && (raw.contains('/') || joined_by_dash_or_slash(raw)) {
                 let joined = parts.concat();
@@ -137,6 +150,17 @@ impl SearchIndex {
                 ngrams.insert(w.join(" "));
             }
         }
+        // A number or key naming one item ("issue 4521", "PAY-123", "commit abc123f").
+        let identifier = issue_key
+            || tokens.iter().any(|(w, t)| {
+                !t.opaque
+                    && w.len() >= 2
+                    && w.chars().all(|c| c.is_ascii_hexdigit())
+                    && w.chars().any(|c| c.is_ascii_digit())
+                    && (w.chars().all(|c| c.is_ascii_digit()) || w.len() >= 6)
+            });
+        let local = plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w))
+            || lexicon::LOCAL_PHRASES.iter().any(|p| ngrams.contains(*p));
         // Where a verb may stand: a clause's first word after subjects and modals ("I need to",
         // "could you", "please") or after "to", "so", "and", "then". Not after "my", "the":
         // "my open issues", "our deploy pipeline" are things.
@@ -195,6 +219,9 @@ impl SearchIndex {
         let mut first_verb = true;
         for (i, (w, t)) in tokens.iter().enumerate() {
             if !t.opaque && (self.stopwords.contains(w.as_str()) || w.chars().count() < 2) {
+                continue;
+            }
+            if !t.opaque && lexicon::LOCAL_WORDS.contains(&w.as_str()) {
                 continue;
             }
             let mut t = t.clone();
@@ -289,7 +316,7 @@ impl SearchIndex {
                 expanded.push(issue);
             }
         }
-        Parsed { words: expanded, verbs, mentioned, ngrams, verbs_only, meaningful }
+        Parsed { words: expanded, verbs, mentioned, ngrams, verbs_only, meaningful, local, identifier }
     }
 
     /// "mergerequests" -> merge, requests: an unknown word made of two known ones.
