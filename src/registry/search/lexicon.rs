@@ -629,6 +629,9 @@ pub const NAMING: &[&str] = &["called", "named", "titled", "entitled"];
 /// Words and phrases that place a request on the user's own machine rather than a service: they
 /// say where, not what, and are not matched as words.
 pub const LOCAL_WORDS: &[&str] = &["local", "locally", "disk", "laptop", "harddrive"];
+/// Shell commands: whoever types them means files on their own machine. Words too (see
+/// [`SYNONYMS`]).
+pub const SHELL_COMMANDS: &[&str] = &["ls", "mkdir", "mv", "rm", "cat", "stat", "du", "cd", "pwd", "touch", "chmod"];
 pub const LOCAL_PHRASES: &[&str] =
     &["my machine", "this machine", "my computer", "this computer", "my mac", "this mac", "hard drive", "file system"];
 

@@ -325,12 +325,6 @@ impl Parsed {
 impl SearchIndex {
     /// How well a tool's verb answers the query's verbs, 0..1.
     fn intent(&self, parsed: &Parsed, doc: &Doc) -> f32 {
-        let many = matches!(doc.verb.as_str(), "list" | "search" | "query");
-        let one_item = if parsed.identifier && many { ONE_ITEM } else { 1.0 };
-        one_item * self.verb_match(parsed, doc)
-    }
-
-    fn verb_match(&self, parsed: &Parsed, doc: &Doc) -> f32 {
         let lookup = |map: &[(&str, f32)], other: f32| {
             map.iter().find(|(v, _)| *v == doc.verb || *v == "*").map(|(_, s)| *s).unwrap_or(other)
         };
@@ -505,7 +499,9 @@ impl SearchIndex {
             }
             let content = content_of(d);
             let doc = &self.docs[d as usize];
-            let intent = INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc);
+            let many = matches!(doc.verb.as_str(), "list" | "search" | "query");
+            let one_item = if parsed.identifier && many { ONE_ITEM } else { 1.0 };
+            let intent = one_item * (INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc));
             let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
             let lexical = content * cover * intent;
             let blend = blend_of(d);

@@ -57,7 +57,17 @@ impl SearchIndex {
         // Words an argument implies, with the most they may weigh.
         let mut implied: Vec<(&str, f32)> = Vec::new();
         let mut brk = false;
+        // A path on the user's machine ("/tmp/data", "~/notes.md", "./src"): the request is local.
+        let mut local_path = false;
         for (i, raw) in query.split_whitespace().enumerate() {
+            if is_local_path(raw) {
+                local_path = true;
+                // A path without an extension is most likely a folder.
+                let last = raw.trim_end_matches(|c: char| !c.is_alphanumeric()).rsplit('/').next().unwrap_or_default();
+                if !last.contains('.') && !implied.iter().any(|(w, _)| *w == "directory") {
+                    implied.push(("directory", HINT_WEIGHT));
+                }
+            }
             let breaks = raw.ends_with([',', ';', ':', '.', '!', '?', ')']);
             let raw = raw.trim_matches(|c: char| !(c.is_alphanumeric() || "#@$".contains(c)));
             let brk = std::mem::replace(&mut brk, breaks) && !raw.is_empty();
@@ -159,7 +169,8 @@ impl SearchIndex {
                     && w.chars().any(|c| c.is_ascii_digit())
                     && (w.chars().all(|c| c.is_ascii_digit()) || w.len() >= 6)
             });
-        let local = plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w))
+        let local = local_path
+            || plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w) || lexicon::SHELL_COMMANDS.contains(w))
             || lexicon::LOCAL_PHRASES.iter().any(|p| ngrams.contains(*p));
         // Where a verb may stand: a clause's first word after subjects and modals ("I need to",
         // "could you", "please") or after "to", "so", "and", "then". Not after "my", "the":
@@ -450,5 +461,28 @@ impl SearchIndex {
         }
         let anchor = !lexicon::TIME_WORDS.contains(&word) && !lexicon::MODIFIERS.contains(&word);
         Word { alts, weight, anchor, direct }
+    }
+}
+
+/// Whether a raw query word is a path on the user's machine: absolute ("/tmp/data"), from the
+/// home folder ("~/notes.md") or relative ("./src", "../out"), with a name after the slash.
+fn is_local_path(raw: &str) -> bool {
+    let raw = raw.trim_matches(|c: char| "\"'`(),;".contains(c));
+    let rest = ["~/", "./", "../", "/"].iter().find_map(|p| raw.strip_prefix(p));
+    rest.is_some_and(|r| r.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '.' || c == '_'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_local_path;
+
+    #[test]
+    fn local_paths_are_told_from_other_slashes() {
+        for p in ["/tmp/data", "~/notes.md", "./src", "../out.txt", "\"/home/me/todo.txt\"", "/etc"] {
+            assert!(is_local_path(p), "{p}");
+        }
+        for p in ["CI/CD", "acme/api", "vercel/next.js", "/", "//", "~", "https://example.com/a", "and/or"] {
+            assert!(!is_local_path(p), "{p}");
+        }
     }
 }
