@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ and runs each for a fixed time (CI: 15 s each).
 #
-#   bash scripts/fuzz.sh [--time SECS] [--build-only] [target ...]   (targets: jsonrpc line_guard template validate form)
+#   bash scripts/fuzz.sh [--time SECS] [--build-only] [target ...]   (targets: jsonrpc line_guard template validate form search)
 #
 # The build needs no cargo-fuzz and no nightly: fuzz/rustc-wrapper.sh (as RUSTC_WRAPPER) adds the
 # instrumentation `cargo fuzz build -s none` uses (sancov, --cfg fuzzing) to our crates, rmcp and the
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     *) TARGETS+=("$1"); shift ;;
   esac
 done
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(jsonrpc line_guard template validate form)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(jsonrpc line_guard template validate form search)
 
 export CARGO_TARGET_DIR="$ROOT/target"
 export RUSTC_WRAPPER="$ROOT/fuzz/rustc-wrapper.sh"
