@@ -521,6 +521,9 @@ fn upstream_and_local_requests_find_their_tools() {
         ("download notes.txt from google drive to my local folder", &["google_drive_download_file"]),
         ("show linear issue ENG-42", &["linear_get_issue"]),
         ("github pr 1234", &["github_get_pr"]),
+        // Words that only look like the signals: an animal, a compass point.
+        ("wikipedia article about the cat", &["wikipedia_get_article", "wikipedia_search_articles"]),
+        ("weather forecast for the west coast", &["open_meteo_get_forecast"]),
     ] {
         let hits = index.search(query, 5, &connected);
         let first = hits.first().map(|h| h.name);

@@ -625,16 +625,16 @@ pub const CLAUSE_MARKERS: &[&str] = &["to", "so", "then", "please", "and", "or",
 /// Words after which the next words are a name ("a page called roadmap").
 pub const NAMING: &[&str] = &["called", "named", "titled", "entitled"];
 
-/// Words that end an argument phrase: "on my calendar" is a thing, "on main" a name.
 /// Words and phrases that place a request on the user's own machine rather than a service: they
 /// say where, not what, and are not matched as words.
 pub const LOCAL_WORDS: &[&str] = &["local", "locally", "disk", "laptop", "harddrive"];
-/// Shell commands: whoever types them means files on their own machine. Words too (see
-/// [`SYNONYMS`]).
+/// Shell commands: whoever starts a request with one means files on their own machine. Words too
+/// (see [`SYNONYMS`]).
 pub const SHELL_COMMANDS: &[&str] = &["ls", "mkdir", "mv", "rm", "cat", "stat", "du", "cd", "pwd", "touch", "chmod"];
 pub const LOCAL_PHRASES: &[&str] =
     &["my machine", "this machine", "my computer", "this computer", "my mac", "this mac", "hard drive", "file system"];
 
+/// Words that end an argument phrase: "on my calendar" is a thing, "on main" a name.
 pub const POSSESSIVES: &[&str] = &["my", "our", "your", "their", "his", "her", "its"];
 
 /// Verbs that say nothing about a tool beyond its verb. Other verbs ("accept", "approve",
@@ -869,11 +869,11 @@ pub const OBJECT_VERBS: &[&str] = &[
     "archive", "refund", "bill", "invoice", "remind", "ls", "mkdir", "cat", "mv", "rm", "stat", "du",
 ];
 
-/// Time zone abbreviations: a query naming one asks about times across zones.
+/// Time zone abbreviations: a query naming one asks about times across zones (not those that are
+/// English words too: WET, WEST).
 pub const TIME_ZONES: &[&str] = &[
-    "utc", "gmt", "cet", "cest", "eet", "eest", "wet", "west", "bst", "ist", "jst", "kst", "hkt", "sgt", "aest",
-    "aedt", "acst", "awst", "nzst", "nzdt", "pst", "pdt", "mst", "mdt", "cst", "cdt", "est", "edt", "akst", "hst",
-    "msk",
+    "utc", "gmt", "cet", "cest", "eet", "eest", "bst", "ist", "jst", "kst", "hkt", "sgt", "aest", "aedt", "acst",
+    "awst", "nzst", "nzdt", "pst", "pdt", "mst", "mdt", "cst", "cdt", "est", "edt", "akst", "hst", "msk",
 ];
 /// The first part of an IANA zone name ("Europe/Berlin").
 pub const ZONE_AREAS: &[&str] =

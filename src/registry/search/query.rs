@@ -169,8 +169,11 @@ impl SearchIndex {
                     && w.chars().any(|c| c.is_ascii_digit())
                     && (w.chars().all(|c| c.is_ascii_digit()) || w.len() >= 6)
             });
+        // A shell command counts as one where a command stands, first ("cat the config", not
+        // "cat pictures").
         let local = local_path
-            || plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w) || lexicon::SHELL_COMMANDS.contains(w))
+            || plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w))
+            || plain.first().is_some_and(|w| lexicon::SHELL_COMMANDS.contains(w))
             || lexicon::LOCAL_PHRASES.iter().any(|p| ngrams.contains(*p));
         // Where a verb may stand: a clause's first word after subjects and modals ("I need to",
         // "could you", "please") or after "to", "so", "and", "then". Not after "my", "the":
