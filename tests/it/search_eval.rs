@@ -237,11 +237,11 @@ const HELD_RECALL5: f64 = 0.99;
 const HELD_KIND_TOP1: f64 = 0.88;
 const HELD_NEGATIVES_REJECTED: f64 = 0.90;
 /// What is reached today (the test's floor, so that it does not fall back): held-out top-1 0.829,
-/// recall@5 0.946, negatives rejected 15/17, one plausible query without a result (the session
-/// before: 0.815, 0.922, 15/17, one). Below the targets; README "Search" says why.
+/// recall@5 0.946, negatives rejected 16/17, one plausible query without a result (the session
+/// before: 0.815, 0.922, 15/17, one). Below the targets but for negatives; README "Search" says why.
 const HELD_FLOOR_TOP1: f64 = 0.82;
 const HELD_FLOOR_RECALL5: f64 = 0.94;
-const HELD_FLOOR_NEGATIVES: f64 = 0.88;
+const HELD_FLOOR_NEGATIVES: f64 = 0.94;
 
 #[derive(Deserialize)]
 struct DevQuery {
