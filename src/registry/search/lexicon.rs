@@ -599,10 +599,8 @@ pub fn tool_verb(word: &str) -> &str {
     VERBS
         .iter()
         .find(|(words, _)| words.contains(&word))
-        .and_then(|(_, map)| {
-            map.iter()
-                .fold(None::<&(&str, f32)>, |best, x| if best.is_some_and(|b| b.1 >= x.1) { best } else { Some(x) })
-        })
+        // The first of the best answers (`min_by` keeps the first of equals).
+        .and_then(|(_, map)| map.iter().min_by(|a, b| b.1.total_cmp(&a.1)))
         .map(|(v, _)| *v)
         .unwrap_or(word)
 }
