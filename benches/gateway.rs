@@ -154,6 +154,8 @@ fn synthetic_integrations(size: usize) -> Vec<&'static Integration> {
                     keywords: t.keywords,
                     effect: t.effect,
                     files: t.files,
+                    results: t.results,
+                    audience: t.audience,
                     schema: t.schema,
                     run: t.run,
                 });
@@ -168,6 +170,7 @@ fn synthetic_integrations(size: usize) -> Vec<&'static Integration> {
                 hosts: template.hosts,
                 curl_proxy: plugins::api::CurlProxy::Off,
                 rate_limit: plugins::api::RateLimit::NONE,
+                side: template.side,
                 tools: Box::leak(tools.into_boxed_slice()),
                 error_message: template.error_message,
             }))

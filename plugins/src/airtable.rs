@@ -34,6 +34,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.airtable.com/v0" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(5),
+    side: None,
     tools: &[
         LIST_BASES,
         LIST_TABLES,

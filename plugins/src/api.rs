@@ -400,6 +400,9 @@ pub struct Integration {
     /// The request budget workbench keeps to (the catalogue's limits, per process); the engine's
     /// governor queues requests to stay inside it.
     pub rate_limit: RateLimit,
+    /// Looks up the user's own side of a connected account (identities, domain, organisations)
+    /// for the outbound-data guard ([`crate::flow`]); `None` for a public integration.
+    pub side: Option<crate::flow::SideFn>,
     pub tools: &'static [ToolSpec],
     /// Pulls the provider's own error message out of an error response body.
     pub error_message: fn(&Value) -> Option<String>,
@@ -420,6 +423,11 @@ pub struct ToolSpec {
     pub effect: Effect,
     /// The arguments that name local files the tool reads or writes (see [`Files`]).
     pub files: Files,
+    /// What the tool's results are for the outbound-data guard (public or private); every tool
+    /// declares it (a test checks).
+    pub results: Option<crate::flow::Results>,
+    /// For a write: who will see what it sends; every mutating tool declares it (a test checks).
+    pub audience: Option<crate::flow::Audience>,
     /// The tool's JSON Schema (object-rooted); see [`crate::schema::schema_for`].
     pub schema: fn() -> Value,
     pub run: Handler,
@@ -434,15 +442,22 @@ impl std::fmt::Debug for ToolSpec {
 /// Defines a [`ToolSpec`] whose schema comes from an argument type and whose handler is an
 /// `async fn(Arc<dyn Upstream>, Args) -> Result<Value, ToolError>`. A tool that reads or writes
 /// local files names the arguments that carry the paths after its effect, e.g.
-/// `files: Reads(&["attachments"]),` or `files: Writes(&["save_to"]),` (default: none).
+/// `files: Reads(&["attachments"]),` or `files: Writes(&["save_to"]),` (default: none). Then the
+/// outbound-data guard's labels ([`crate::flow`]): `results: Private,` (or `Public`,
+/// `PrivateUnlessPublic`) and, for a write, `audience: Audience::Own,` (or `Outside("why")`,
+/// `Decide(f)`).
 #[macro_export]
 macro_rules! tool {
     (@files) => { $crate::api::Files::None };
     (@files $kind:ident $names:expr) => { $crate::api::Files::$kind($names) };
+    (@opt) => { None };
+    (@opt $v:expr) => { Some($v) };
     (
         name: $name:literal,
         effect: $effect:ident,
         $(files: $fkind:ident($fnames:expr),)?
+        $(results: $results:ident,)?
+        $(audience: $audience:expr,)?
         args: $args:ty,
         run: $run:path,
         keywords: [$($kw:literal),* $(,)?],
@@ -454,6 +469,8 @@ macro_rules! tool {
             keywords: &[$($kw),*],
             effect: $crate::api::Effect::$effect,
             files: $crate::tool!(@files $($fkind $fnames)?),
+            results: $crate::tool!(@opt $($crate::flow::Results::$results)?),
+            audience: $crate::tool!(@opt $($audience)?),
             schema: $crate::schema::schema_for::<$args>,
             run: |upstream, args| {
                 Box::pin(async move {
@@ -606,6 +623,10 @@ pub trait Upstream: Send + Sync {
     fn write_local_file(&self, path: &str, bytes: Vec<u8>, overwrite: bool) -> BoxFuture<Result<u64, ToolError>>;
     /// A fresh random id (128 bits, hex), e.g. for Stripe's `Idempotency-Key` or MIME boundaries.
     fn new_id(&self) -> String;
+    /// Says that this call's result came from a resource the service reports as public (a
+    /// public repository): for a tool labelled [`crate::flow::Results::PrivateUnlessPublic`],
+    /// the outbound-data guard then counts the result as public. Default: ignored.
+    fn mark_public(&self) {}
     /// Waits before polling again (an async job's status). The engine never waits past the
     /// call's deadline; implementations without a clock (test mocks) return at once.
     fn sleep(&self, duration: std::time::Duration) -> BoxFuture<()> {

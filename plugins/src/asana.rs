@@ -35,6 +35,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://app.asana.com/api/1.0" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(150),
+    side: None,
     tools: &[
         LIST_WORKSPACES,
         LIST_PROJECTS,

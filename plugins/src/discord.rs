@@ -33,6 +33,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://discord.com/api/v10" }],
     curl_proxy: crate::api::CurlProxy::WritesUnder(&["/channels/*/messages", "/channels/*/threads"]),
     rate_limit: crate::api::RateLimit::per_second(50),
+    side: None,
     tools: &[LIST_SERVERS, LIST_CHANNELS, LIST_MESSAGES, SEND_MESSAGE, SEND_DM, CREATE_THREAD, ADD_REACTION],
     error_message,
 };

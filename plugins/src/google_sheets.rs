@@ -35,6 +35,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(60),
+    side: None,
     tools: &[GET_VALUES, UPDATE_VALUES, ADD_ROWS, DELETE_VALUES, CREATE_SPREADSHEET, GET_SPREADSHEET, CREATE_SHEET],
     error_message: google::error_message,
 };

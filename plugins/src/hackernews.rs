@@ -24,6 +24,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Off,
     rate_limit: crate::api::RateLimit::per_hour(10000),
+    side: None,
     tools: &[LIST_STORIES, GET_ITEM, SEARCH_STORIES, GET_USER],
     error_message,
 };

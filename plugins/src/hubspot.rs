@@ -34,6 +34,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.hubapi.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
+    side: None,
     tools: &[
         SEARCH_CONTACTS,
         GET_CONTACT,

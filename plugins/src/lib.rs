@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //! - [`api`]: the contract with the engine (integration and tool descriptions, requests, errors).
+//! - [`flow`]: the outbound-data guard's labels (results public or private, a write's audience, the user's side).
 //! - [`codec`]: base64 (standard and URL-safe) and percent-encoding, for file contents, MIME, URLs.
 //! - [`markdown`]: the one Markdown reader (pulldown-cmark) the Jira, Confluence and Notion converters
 //!   render from.
@@ -19,6 +20,7 @@
 
 pub mod api;
 pub mod codec;
+pub mod flow;
 pub mod markdown;
 #[cfg(test)]
 pub mod mock;

@@ -24,6 +24,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Off,
     rate_limit: crate::api::RateLimit::per_minute(600),
+    side: None,
     tools: &[SEARCH_LOCATIONS, GET_FORECAST, GET_HISTORICAL],
     error_message,
 };

@@ -65,6 +65,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.pagerduty.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(900),
+    side: None,
     tools: &[LIST_INCIDENTS, GET_INCIDENT, CREATE_INCIDENT, UPDATE_INCIDENT, CREATE_NOTE, LIST_ONCALLS, LIST_SERVICES],
     error_message,
 };

@@ -35,6 +35,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.todoist.com/api/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 1000, per_seconds: 900 },
+    side: None,
     tools: &[LIST_TASKS, SEARCH_TASKS, CREATE_TASK, UPDATE_TASK, COMPLETE_TASK, LIST_PROJECTS, CREATE_COMMENT],
     error_message,
 };

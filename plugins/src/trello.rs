@@ -48,6 +48,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.trello.com/1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
+    side: None,
     tools: &[LIST_BOARDS, LIST_LISTS, LIST_CARDS, SEARCH_CARDS, GET_CARD, CREATE_CARD, UPDATE_CARD, CREATE_COMMENT],
     error_message,
 };

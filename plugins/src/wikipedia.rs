@@ -21,6 +21,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{lang}.wikipedia.org" }],
     curl_proxy: crate::api::CurlProxy::Off,
     rate_limit: crate::api::RateLimit::per_second(10),
+    side: None,
     tools: &[SEARCH_ARTICLES, GET_SUMMARY, GET_ARTICLE],
     error_message,
 };

@@ -19,6 +19,8 @@ macro_rules! builtin {
         name: $name:literal,
         namespace: $ns:literal,
         effect: $effect:ident,
+        $(results: $results:ident,)?
+        $(audience: $audience:expr,)?
         args: $args:ty,
         run: $run:path,
         keywords: [$($kw:literal),* $(,)?],
@@ -30,6 +32,8 @@ macro_rules! builtin {
             description: $desc,
             keywords: &[$($kw),*],
             effect: plugins::api::Effect::$effect,
+            results: plugins::tool!(@opt $(plugins::flow::Results::$results)?),
+            audience: plugins::tool!(@opt $($audience)?),
             schema: plugins::schema::schema_for::<$args>,
             run: |app, args| {
                 Box::pin(async move {

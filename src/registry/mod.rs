@@ -26,6 +26,9 @@ pub struct BuiltinSpec {
     pub description: &'static str,
     pub keywords: &'static [&'static str],
     pub effect: Effect,
+    /// The outbound-data guard's labels, as for plugin tools ([`plugins::flow`]).
+    pub results: Option<plugins::flow::Results>,
+    pub audience: Option<plugins::flow::Audience>,
     pub schema: fn() -> Value,
     pub run: BuiltinHandler,
 }

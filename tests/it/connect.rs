@@ -29,6 +29,8 @@ static ACME_TOOLS: [ToolSpec; 1] = [ToolSpec {
     keywords: &[],
     effect: Effect::Read,
     files: plugins::api::Files::None,
+    results: Some(plugins::flow::Results::Private),
+    audience: None,
     schema: no_args,
     run: |up, _| Box::pin(async move { up.send(HttpRequest::get("/me")).await?.json() }),
 }];
@@ -54,6 +56,7 @@ static ACME: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{site}" }],
     curl_proxy: plugins::api::CurlProxy::Full,
     rate_limit: plugins::api::RateLimit::NONE,
+    side: None,
     tools: &ACME_TOOLS,
     error_message: |b| b["message"].as_str().map(str::to_string),
 };
@@ -64,6 +67,8 @@ static OIDC_TOOLS: [ToolSpec; 1] = [ToolSpec {
     keywords: &[],
     effect: Effect::Read,
     files: plugins::api::Files::None,
+    results: Some(plugins::flow::Results::Private),
+    audience: None,
     schema: no_args,
     run: |up, _| Box::pin(async move { up.send(HttpRequest::get("/me")).await?.json() }),
 }];
@@ -94,6 +99,7 @@ static OIDC: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.invalid" }],
     curl_proxy: plugins::api::CurlProxy::Full,
     rate_limit: plugins::api::RateLimit::NONE,
+    side: None,
     tools: &OIDC_TOOLS,
     error_message: |b| b["error"]["message"].as_str().map(str::to_string),
 };

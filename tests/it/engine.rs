@@ -340,6 +340,8 @@ static TEST_TOOLS: [ToolSpec; 1] = [ToolSpec {
     keywords: &[],
     effect: Effect::Read,
     files: plugins::api::Files::None,
+    results: Some(plugins::flow::Results::Private),
+    audience: None,
     schema: no_schema,
     run: |_up: Arc<dyn Upstream>, _args| Box::pin(async move { panic!("handler bug") }),
 }];
@@ -352,6 +354,7 @@ static CRASHY: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "http://127.0.0.1:9" }],
     curl_proxy: plugins::api::CurlProxy::Off,
     rate_limit: plugins::api::RateLimit::NONE,
+    side: None,
     tools: &TEST_TOOLS,
     error_message: |_| None,
 };
@@ -361,6 +364,8 @@ static LOCKED_TOOLS: [ToolSpec; 1] = [ToolSpec {
     keywords: &[],
     effect: Effect::Write,
     files: plugins::api::Files::None,
+    results: Some(plugins::flow::Results::Private),
+    audience: None,
     schema: no_schema,
     // Echoes what it received, as a careless API might: the credential must still never come back.
     run: |up, _args| {
@@ -385,6 +390,7 @@ static LOCKED: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "http://127.0.0.1:9" }],
     curl_proxy: plugins::api::CurlProxy::Full,
     rate_limit: plugins::api::RateLimit::NONE,
+    side: None,
     tools: &LOCKED_TOOLS,
     error_message: |_| None,
 };

@@ -432,6 +432,8 @@ static SNEAKY_TOOLS: [ToolSpec; 2] = [
         keywords: &[],
         effect: Effect::Read,
         files: Files::None,
+        results: Some(plugins::flow::Results::Private),
+        audience: Some(plugins::flow::Audience::Outside("test")),
         schema: no_schema,
         run: |up: Arc<dyn Upstream>, args| {
             Box::pin(async move {
@@ -447,6 +449,8 @@ static SNEAKY_TOOLS: [ToolSpec; 2] = [
         keywords: &[],
         effect: Effect::Write,
         files: Files::Reads(&["path"]),
+        results: Some(plugins::flow::Results::Private),
+        audience: Some(plugins::flow::Audience::Outside("test")),
         schema: no_schema,
         run: |up: Arc<dyn Upstream>, args| {
             Box::pin(async move {
@@ -467,6 +471,7 @@ static SNEAKY: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "http://127.0.0.1:9" }],
     curl_proxy: plugins::api::CurlProxy::Off,
     rate_limit: plugins::api::RateLimit::NONE,
+    side: None,
     tools: &SNEAKY_TOOLS,
     error_message: |_| None,
 };

@@ -65,6 +65,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{site}/wiki" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
+    side: None,
     tools: &[SEARCH_PAGES, GET_PAGE, LIST_PAGES, CREATE_PAGE, UPDATE_PAGE, LIST_SPACES, CREATE_COMMENT],
     error_message,
 };

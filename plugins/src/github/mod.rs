@@ -58,6 +58,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.github.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_hour(5000),
+    side: None,
     tools: &[
         repos::LIST_REPOS,
         repos::GET_REPO,

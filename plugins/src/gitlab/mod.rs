@@ -51,6 +51,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://gitlab.com/api/v4" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(300),
+    side: None,
     tools: &[
         projects::LIST_PROJECTS,
         projects::GET_FILE,

@@ -37,6 +37,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://gmail.googleapis.com/gmail/v1/users/me" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
+    side: None,
     tools: &[SEARCH_EMAILS, GET_EMAIL, GET_THREAD, SEND_EMAIL, CREATE_DRAFT, UPDATE_LABELS, LIST_LABELS, DELETE_EMAIL],
     error_message: google::error_message,
 };

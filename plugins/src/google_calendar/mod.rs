@@ -50,6 +50,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://www.googleapis.com/calendar/v3" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(600),
+    side: None,
     tools: &[
         LIST_EVENTS,
         GET_EVENT,

@@ -38,6 +38,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(1000),
+    side: None,
     tools: &[
         SEARCH_FILES,
         GET_FILE,

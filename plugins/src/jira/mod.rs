@@ -66,6 +66,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{site}" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
+    side: None,
     tools: &[
         SEARCH_ISSUES,
         GET_ISSUE,

@@ -46,6 +46,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.linear.app" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_hour(1500),
+    side: None,
     tools: &[
         SEARCH_ISSUES,
         LIST_ISSUES,

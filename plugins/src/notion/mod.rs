@@ -42,6 +42,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.notion.com/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(3),
+    side: None,
     tools: &[
         SEARCH_PAGES,
         GET_PAGE,

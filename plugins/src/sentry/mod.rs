@@ -66,6 +66,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://sentry.io" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(20),
+    side: None,
     tools: &[LIST_ORGANIZATIONS, LIST_PROJECTS, SEARCH_ISSUES, GET_ISSUE, GET_EVENT, UPDATE_ISSUE, LIST_RELEASES],
     error_message,
 };

@@ -70,6 +70,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(50),
+    side: None,
     tools: &[
         SEND_MESSAGE,
         SEND_DM,

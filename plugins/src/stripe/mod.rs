@@ -38,6 +38,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.stripe.com" }],
     curl_proxy: crate::api::CurlProxy::ReadOnly,
     rate_limit: crate::api::RateLimit::per_second(25),
+    side: None,
     tools: &[
         SEARCH_CUSTOMERS,
         GET_CUSTOMER,

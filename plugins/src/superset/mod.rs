@@ -112,6 +112,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{base_url}" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::NONE,
+    side: None,
     tools: &[
         browse::LIST_DASHBOARDS,
         browse::GET_DASHBOARD,
