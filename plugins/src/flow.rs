@@ -107,9 +107,11 @@ impl Side {
 
     /// Whether an email address is on the user's side: one of the user's own addresses, or an
     /// address at one of the user's domains (whole labels: `eu.acme.example` is inside,
-    /// `acme.example.evil.example` and `evil-acme.example` are not).
+    /// `acme.example.evil.example` and `evil-acme.example` are not). Anything that is not exactly
+    /// one plain address (a comma-separated list, two `@`, a quoted local part, a display name
+    /// without angle brackets) is not on the user's side.
     pub fn has_email(&self, address: &str) -> bool {
-        let address = bare_address(address);
+        let Some(address) = mail_address(address) else { return false };
         if self.emails.iter().any(|e| *e == address) {
             return true;
         }
@@ -194,12 +196,13 @@ impl Verdict {
         Verdict::Outside { parties: vec![party], grants: true }
     }
 
-    /// The verdict for a list of mail addresses: inside when every one is on the user's side.
+    /// The verdict for a list of mail addresses: inside when every one is on the user's side
+    /// (an entry that is not exactly one address counts as outside, named as it was given).
     pub fn for_emails<'a>(side: &Side, addresses: impl IntoIterator<Item = &'a str>) -> Verdict {
         let outside: Vec<Party> = addresses
             .into_iter()
             .filter(|a| !a.trim().is_empty() && !side.has_email(a))
-            .map(|a| Party::Email(bare_address(a)))
+            .map(|a| Party::Email(mail_address(a).unwrap_or_else(|| a.trim().to_string())))
             .collect();
         if outside.is_empty() { Verdict::Inside } else { Verdict::Outside { parties: outside, grants: false } }
     }
@@ -220,6 +223,35 @@ impl Verdict {
     }
 }
 
+/// An audience function's answer that needed no lookup.
+pub fn ready(verdict: Result<Verdict, ToolError>) -> BoxFuture<Result<Verdict, ToolError>> {
+    Box::pin(std::future::ready(verdict))
+}
+
+/// The strings an argument holds: one string, or each string of a list (anything else in a list
+/// as its JSON text); nothing when the argument is absent or null.
+pub fn arg_strings(args: &Value, name: &str) -> Vec<String> {
+    match args.get(name) {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => {
+            items.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect()
+        }
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![other.to_string()],
+    }
+}
+
+/// A string argument, trimmed; `None` when absent, null, blank or not a string.
+pub fn arg_str<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
+    args.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// The error of a lookup whose answer did not say what the guard needs (the engine counts the
+/// write as outside).
+pub fn undecided(what: impl std::fmt::Display) -> ToolError {
+    ToolError::Internal(format!("could not tell who will see this write: {what}"))
+}
+
 /// The address part of `Ann <ann@acme.example>`, lower-cased and trimmed.
 pub fn bare_address(address: &str) -> String {
     let a = address.trim();
@@ -228,6 +260,27 @@ pub fn bare_address(address: &str) -> String {
         _ => a,
     };
     a.trim().trim_matches(|c| c == '"' || c == '\'').to_ascii_lowercase()
+}
+
+/// The one address a recipient string names, lower-cased, or `None` when it is not exactly one
+/// plain address: `ann@acme.example`, `Ann <ann@acme.example>` and `"ceo@acme.example"
+/// <m@evil.example>` (that one is `m@evil.example`, the address mail goes to) parse;
+/// `a@acme.example, m@evil.example`, `m@evil.example@acme.example`, `"a@acme.example"@evil.example`
+/// and anything with spaces, quotes, brackets or control characters in the address do not. The
+/// shapes accepted are those Gmail's MIME builder accepts (a name, then `<address>` at the end).
+pub fn mail_address(recipient: &str) -> Option<String> {
+    let r = recipient.trim();
+    let email = match (r.rfind('<'), r.ends_with('>')) {
+        (Some(lt), true) => &r[lt + 1..r.len() - 1],
+        (None, false) => r,
+        _ => return None,
+    };
+    let email = email.trim().to_ascii_lowercase();
+    let (local, domain) = email.split_once('@')?;
+    let plain = |c: char| !c.is_control() && !c.is_whitespace() && !"@\"(),:;<>[]\\".contains(c);
+    let domain_ok = domain.contains('.')
+        && domain.split('.').all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'));
+    (!local.is_empty() && local.chars().all(plain) && domain_ok).then_some(email)
 }
 
 /// The domain of an address (after the last `@`), if any.

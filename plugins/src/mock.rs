@@ -14,6 +14,7 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use crate::api::{BoxFuture, HttpRequest, HttpResponse, ToolError, ToolSpec, Upstream};
+use crate::flow::{Audience, Party, Side, SideFn, Verdict};
 
 /// Records requests and answers them in order with canned replies.
 #[derive(Default)]
@@ -24,6 +25,7 @@ pub struct MockUpstream {
     files: Vec<(String, Vec<u8>)>,
     written: Mutex<Vec<(String, Vec<u8>)>>,
     ids: Mutex<u64>,
+    public: std::sync::atomic::AtomicBool,
 }
 
 impl MockUpstream {
@@ -83,10 +85,56 @@ impl MockUpstream {
         (result, requests)
     }
 
+    /// Like [`MockUpstream::ok`], and whether the handler called [`Upstream::mark_public`].
+    pub fn ok_marked(self, tool: &ToolSpec, args: Value) -> (Value, bool) {
+        let me = Arc::new(self);
+        let result = (tool.run)(me.clone(), args).now_or_never().expect("the handler finished without waiting");
+        let value = result.unwrap_or_else(|e| panic!("{} failed: {e}", tool.name));
+        let left = me.replies.lock().unwrap().len();
+        assert_eq!(left, 0, "{}: {left} canned replies were never asked for", tool.name);
+        (value, me.public.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
     /// Like [`MockUpstream::call`], for a call expected to succeed.
     pub fn ok(self, tool: &ToolSpec, args: Value) -> (Value, Vec<HttpRequest>) {
         let (result, requests) = self.call(tool, args);
         (result.unwrap_or_else(|e| panic!("{} failed: {e}", tool.name)), requests)
+    }
+
+    /// Runs a tool's audience label for `args` against `side`, the way the engine asks it: `Own`
+    /// is [`Verdict::Inside`], `Outside(why)` names `why`, `Decide(f)` runs `f` on this mock.
+    /// Returns the verdict with every lookup request it sent. Panics for a tool without an
+    /// audience.
+    pub fn audience(self, tool: &ToolSpec, args: Value, side: &Side) -> (Result<Verdict, ToolError>, Vec<HttpRequest>) {
+        let me = Arc::new(self);
+        let verdict = match tool.audience {
+            Some(Audience::Own) => Ok(Verdict::Inside),
+            Some(Audience::Outside(why)) => Ok(Verdict::outside(Party::Named(why.to_string()))),
+            Some(Audience::Decide(f)) => {
+                f(me.clone(), args, Arc::new(side.clone())).now_or_never().expect("the audience finished without waiting")
+            }
+            None => panic!("{} has no audience label", tool.name),
+        };
+        let left = me.replies.lock().unwrap().len();
+        assert_eq!(left, 0, "{}: {left} canned replies were never asked for", tool.name);
+        let requests = me.requests.lock().unwrap().clone();
+        (verdict, requests)
+    }
+
+    /// Like [`MockUpstream::audience`], for a decision expected to succeed.
+    pub fn verdict(self, tool: &ToolSpec, args: Value, side: &Side) -> Verdict {
+        let (v, _) = self.audience(tool, args, side);
+        v.unwrap_or_else(|e| panic!("{}: the audience failed: {e}", tool.name))
+    }
+
+    /// Runs an integration's side lookup on this mock.
+    pub fn side(self, f: SideFn) -> (Result<Side, ToolError>, Vec<HttpRequest>) {
+        let me = Arc::new(self);
+        let side = f(me.clone()).now_or_never().expect("the side lookup finished without waiting");
+        let left = me.replies.lock().unwrap().len();
+        assert_eq!(left, 0, "side: {left} canned replies were never asked for");
+        let requests = me.requests.lock().unwrap().clone();
+        (side, requests)
     }
 }
 
@@ -113,6 +161,10 @@ impl Upstream for MockUpstream {
         let n = bytes.len() as u64;
         self.written.lock().unwrap().push((path.into(), bytes));
         Box::pin(std::future::ready(Ok(n)))
+    }
+
+    fn mark_public(&self) {
+        self.public.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn new_id(&self) -> String {

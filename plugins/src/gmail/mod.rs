@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::api::*;
 use crate::codec::{base64_decode, base64url_encode};
+use crate::flow::{Audience, Side, Verdict};
 use crate::google::{self, file_name, format_datetime, invalid, mime_for, safe_file_name};
 use crate::text::decode_entities;
 use crate::tool;
@@ -37,7 +38,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://gmail.googleapis.com/gmail/v1/users/me" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
-    side: None,
+    side: Some(side),
     tools: &[SEARCH_EMAILS, GET_EMAIL, GET_THREAD, SEND_EMAIL, CREATE_DRAFT, UPDATE_LABELS, LIST_LABELS, DELETE_EMAIL],
     error_message: google::error_message,
 };
@@ -141,6 +142,7 @@ const SUMMARY_HEADERS: &[&str] = &["From", "To", "Cc", "Subject", "Date"];
 pub(crate) const SEARCH_EMAILS: ToolSpec = tool! {
     name: "gmail_search_emails",
     effect: Read,
+    results: Private,
     args: SearchEmails,
     run: search_emails,
     keywords: ["find email", "list emails", "inbox", "unread", "mail from", "messages", "check email", "recent mail", "search mail", "emails from"],
@@ -253,6 +255,7 @@ pub(crate) const GET_EMAIL: ToolSpec = tool! {
     name: "gmail_get_email",
     effect: Read,
     files: Writes(&["save_attachments_to"]),
+    results: Private,
     args: GetEmail,
     run: get_email,
     keywords: ["read email", "open message", "email body", "attachments", "download attachment", "mail content", "show email", "full email"],
@@ -374,6 +377,7 @@ fn default_thread_chars() -> usize {
 pub(crate) const GET_THREAD: ToolSpec = tool! {
     name: "gmail_get_thread",
     effect: Read,
+    results: Private,
     args: GetThread,
     run: get_thread,
     keywords: ["conversation", "email thread", "email chain", "replies", "read thread"],
@@ -505,6 +509,8 @@ pub(crate) const SEND_EMAIL: ToolSpec = tool! {
     name: "gmail_send_email",
     effect: Write,
     files: Reads(&["attachments"]),
+    results: Private,
+    audience: Audience::Decide(recipients),
     args: Compose,
     run: send_email,
     keywords: ["send mail", "email someone", "write email", "reply", "compose", "forward file", "attach"],
@@ -530,6 +536,8 @@ pub(crate) const CREATE_DRAFT: ToolSpec = tool! {
     name: "gmail_create_draft",
     effect: Write,
     files: Reads(&["attachments"]),
+    results: Private,
+    audience: Audience::Decide(recipients),
     args: Compose,
     run: create_draft,
     keywords: ["draft", "save email", "compose later", "prepare email", "write reply"],
@@ -548,6 +556,26 @@ async fn create_draft(up: Arc<dyn Upstream>, args: Compose) -> Result<Value, Too
         "message_id": draft["message"]["id"],
         "thread_id": draft["message"]["threadId"],
     })))
+}
+
+/// The user's side of a Gmail account: the profile's `emailAddress` (and its domain unless it
+/// is a public mail provider's).
+fn side(up: Arc<dyn Upstream>) -> BoxFuture<Result<Side, ToolError>> {
+    Box::pin(async move {
+        let profile = up.send(HttpRequest::get("/profile")).await?.json()?;
+        match profile["emailAddress"].as_str().filter(|e| e.contains('@')) {
+            Some(email) => Ok(Side::from_email(email)),
+            None => Err(crate::flow::undecided("Gmail's profile named no emailAddress")),
+        }
+    })
+}
+
+/// A mail's audience: every `to`, `cc` and `bcc` recipient (the attachments go to all of them).
+/// A draft counts like a send: one click in Gmail sends it to the same recipients. A reply goes
+/// only to the recipients given (Gmail adds none), so no lookup is needed.
+fn recipients(_up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+    let all: Vec<String> = ["to", "cc", "bcc"].iter().flat_map(|f| crate::flow::arg_strings(&args, f)).collect();
+    crate::flow::ready(Ok(Verdict::for_emails(&side, all.iter().map(String::as_str))))
 }
 
 // ------------------------------------------------------------------------------------ labels
@@ -617,6 +645,8 @@ async fn resolve_labels(up: &dyn Upstream, lists: [(&str, &[String]); 2]) -> Res
 pub(crate) const UPDATE_LABELS: ToolSpec = tool! {
     name: "gmail_update_email_labels",
     effect: Write,
+    results: Private,
+    audience: Audience::Own,
     args: UpdateLabels,
     run: update_labels,
     keywords: ["mark as read", "mark unread", "archive", "star", "label", "move to folder", "important", "tag email", "mark read", "archive email", "star email"],
@@ -662,6 +692,7 @@ struct ListLabels {
 pub(crate) const LIST_LABELS: ToolSpec = tool! {
     name: "gmail_list_labels",
     effect: Read,
+    results: Private,
     args: ListLabels,
     run: list_labels,
     keywords: ["folders", "labels", "tags", "categories", "label ids"],
@@ -698,6 +729,8 @@ struct DeleteEmail {
 pub(crate) const DELETE_EMAIL: ToolSpec = tool! {
     name: "gmail_delete_email",
     effect: Destructive,
+    results: Private,
+    audience: Audience::Own,
     args: DeleteEmail,
     run: delete_email,
     keywords: ["trash", "remove email", "delete message", "bin"],
@@ -739,5 +772,100 @@ mod tests {
             json!({"id": "18f", "thread_id": "18e", "date": "2026-03-02T08:00:00Z", "from": "Jürgen <j@example.de>",
                    "subject": "Hi", "snippet": "It's done", "unread": true, "labels": ["UNREAD", "INBOX"]})
         );
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::{Party, Results};
+    use crate::mock::MockUpstream;
+
+    fn side() -> Side {
+        Side::from_email("ann@acme.example")
+    }
+
+    fn outside(v: Verdict) -> Vec<String> {
+        match v {
+            Verdict::Outside { parties, grants } => {
+                assert!(!grants, "a mail grants nothing");
+                parties.iter().map(Party::to_string).collect()
+            }
+            Verdict::Inside => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_tool_is_labelled() {
+        for t in INTEGRATION.tools {
+            assert_eq!(t.results, Some(Results::Private), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn side_is_the_profile_address() {
+        let (s, reqs) = MockUpstream::new().json(json!({"emailAddress": "Ann@Acme.Example"})).side(side_fn());
+        let s = s.unwrap();
+        assert_eq!(s.emails, ["ann@acme.example"]);
+        assert_eq!(s.domains, ["acme.example"]);
+        assert_eq!(reqs[0].path, "/profile");
+        let (s, _) = MockUpstream::new().json(json!({"emailAddress": "ann@gmail.com"})).side(side_fn());
+        assert!(s.unwrap().domains.is_empty(), "a public provider gives no domain");
+        let (s, _) = MockUpstream::new().json(json!({})).side(side_fn());
+        assert!(s.is_err(), "no address, no side");
+        let (s, _) = MockUpstream::new().error(ToolError::Network("down".into())).side(side_fn());
+        assert!(s.is_err());
+    }
+
+    fn side_fn() -> crate::flow::SideFn {
+        INTEGRATION.side.expect("gmail has a side")
+    }
+
+    #[test]
+    fn colleagues_are_inside() {
+        for tool in [&SEND_EMAIL, &CREATE_DRAFT] {
+            let args = json!({"to": ["Bob <BOB@Acme.Example>"], "cc": ["carol@eu.acme.example"], "bcc": ["ann@acme.example"], "subject": "s", "body": "b"});
+            assert_eq!(MockUpstream::new().verdict(tool, args, &side()), Verdict::Inside, "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn outside_recipients_anywhere_are_outside() {
+        let cases = [
+            (json!({"to": ["bob@acme.example.evil.example"]}), "bob@acme.example.evil.example"),
+            (json!({"to": ["bob@evil-acme.example"]}), "bob@evil-acme.example"),
+            (json!({"to": ["bob@acme-example.com"]}), "bob@acme-example.com"),
+            (json!({"to": ["\"ceo@acme.example\" <m@evil.example>"]}), "m@evil.example"),
+            (json!({"to": ["bob@acme.example"], "bcc": ["M@Evil.Example"]}), "m@evil.example"),
+            (json!({"to": ["bob@acme.example"], "cc": ["m@evil.example"]}), "m@evil.example"),
+            (json!({"to": ["m@evil.example, bob@acme.example"]}), "m@evil.example, bob@acme.example"),
+            (json!({"to": ["m@evil.example@acme.example"]}), "m@evil.example@acme.example"),
+            (json!({"to": ["\"bob@acme.example\"@evil.example"]}), "\"bob@acme.example\"@evil.example"),
+            (json!({"to": ["bob@acme.example <m@evil.example>"]}), "m@evil.example"),
+            (json!({"to": ["bob@acme.example\n<m@evil.example>"]}), "m@evil.example"),
+        ];
+        for (args, party) in cases {
+            let v = MockUpstream::new().verdict(&SEND_EMAIL, args.clone(), &side());
+            assert_eq!(outside(v), [party], "{args}");
+        }
+        // A draft is labelled the same way.
+        let v = MockUpstream::new().verdict(&CREATE_DRAFT, json!({"to": ["m@evil.example"]}), &side());
+        assert_eq!(outside(v), ["m@evil.example"]);
+    }
+
+    #[test]
+    fn public_providers_give_only_the_exact_address() {
+        let me = Side::from_email("ann@gmail.com");
+        assert_eq!(MockUpstream::new().verdict(&SEND_EMAIL, json!({"to": ["ANN@gmail.com"]}), &me), Verdict::Inside);
+        let v = MockUpstream::new().verdict(&SEND_EMAIL, json!({"to": ["mallory@gmail.com"]}), &me);
+        assert_eq!(outside(v), ["mallory@gmail.com"]);
+    }
+
+    #[test]
+    fn labels_and_trash_stay_inside() {
+        for tool in [&UPDATE_LABELS, &DELETE_EMAIL] {
+            assert_eq!(MockUpstream::new().verdict(tool, json!({"message_id": "1"}), &side()), Verdict::Inside);
+        }
     }
 }
