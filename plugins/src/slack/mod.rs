@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
+use crate::flow::Audience;
 use crate::tool;
 
+mod flow;
 mod shape;
 mod web;
 
@@ -70,7 +72,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(50),
-    side: None,
+    side: Some(flow::side),
     tools: &[
         SEND_MESSAGE,
         SEND_DM,
@@ -116,6 +118,8 @@ struct SendMessage {
 pub(crate) const SEND_MESSAGE: ToolSpec = tool! {
     name: "slack_send_message",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::channel_audience),
     args: SendMessage,
     run: send_message,
     keywords: ["post", "message", "#channel", "reply", "thread reply", "announce", "notify", "chat", "say", "post in channel", "announcement"],
@@ -161,6 +165,8 @@ struct SendDm {
 pub(crate) const SEND_DM: ToolSpec = tool! {
     name: "slack_send_dm",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::dm_audience),
     args: SendDm,
     run: send_dm,
     keywords: ["direct message", "DM", "private message", "message someone", "ping", "tell", "PM", "group DM"],
@@ -213,6 +219,8 @@ struct UpdateMessage {
 pub(crate) const UPDATE_MESSAGE: ToolSpec = tool! {
     name: "slack_update_message",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::channel_audience),
     args: UpdateMessage,
     run: update_message,
     keywords: ["edit", "change", "correct", "fix typo", "modify message", "rewrite"],
@@ -291,6 +299,7 @@ struct ListChannels {
 pub(crate) const LIST_CHANNELS: ToolSpec = tool! {
     name: "slack_list_channels",
     effect: Read,
+    results: Private,
     args: ListChannels,
     run: list_channels,
     keywords: ["channels", "#channel", "conversations", "rooms", "private channels", "DMs", "workspace", "find channel id", "list channels", "public channels"],
@@ -337,6 +346,7 @@ struct ListMessages {
 pub(crate) const LIST_MESSAGES: ToolSpec = tool! {
     name: "slack_list_messages",
     effect: Read,
+    results: Private,
     args: ListMessages,
     run: list_messages,
     keywords: ["history", "read channel", "recent messages", "new messages", "latest", "unread", "what was said", "catch up", "conversation history", "#channel", "DM history", "channel messages", "what people said"],
@@ -385,6 +395,7 @@ struct GetThread {
 pub(crate) const GET_THREAD: ToolSpec = tool! {
     name: "slack_get_thread",
     effect: Read,
+    results: Private,
     args: GetThread,
     run: get_thread,
     keywords: ["thread", "replies", "conversation", "discussion", "reply chain", "read thread"],
@@ -441,6 +452,7 @@ struct SearchMessages {
 pub(crate) const SEARCH_MESSAGES: ToolSpec = tool! {
     name: "slack_search_messages",
     effect: Read,
+    results: Private,
     args: SearchMessages,
     run: search_messages,
     keywords: ["find", "search", "look up", "mentions", "in:#channel", "from:@user", "after:", "keyword", "who said", "find conversation", "find discussion", "search slack"],
@@ -522,6 +534,7 @@ struct ListUsers {
 pub(crate) const LIST_USERS: ToolSpec = tool! {
     name: "slack_list_users",
     effect: Read,
+    results: Private,
     args: ListUsers,
     run: list_users,
     keywords: ["members", "people", "team", "directory", "colleagues", "who is", "workspace members", "user ids"],
@@ -561,6 +574,7 @@ struct GetUser {
 pub(crate) const GET_USER: ToolSpec = tool! {
     name: "slack_get_user",
     effect: Read,
+    results: Private,
     args: GetUser,
     run: get_user,
     keywords: ["profile", "person", "member", "email", "timezone", "status", "title", "who is", "lookup by email", "user info", "job title"],
@@ -598,6 +612,8 @@ struct AddReaction {
 pub(crate) const ADD_REACTION: ToolSpec = tool! {
     name: "slack_add_reaction",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::channel_audience),
     args: AddReaction,
     run: add_reaction,
     keywords: ["react", "emoji", "reaction", "thumbs up", "+1", "acknowledge", "eyes", "white_check_mark"],
@@ -652,6 +668,8 @@ pub(crate) const UPLOAD_FILE: ToolSpec = tool! {
     name: "slack_upload_file",
     effect: Write,
     files: Reads(&["path"]),
+    results: Private,
+    audience: Audience::Decide(flow::channel_audience),
     args: UploadFile,
     run: upload_file,
     keywords: ["upload", "attach", "post a file", "send file", "snippet", "attachment", "image", "document"],
