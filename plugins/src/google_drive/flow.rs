@@ -61,10 +61,19 @@ fn permission_verdict(p: &Value, side: &Side) -> Result<Verdict, ToolError> {
 
 /// The audience of a file or folder: its owners and its permissions.
 pub(super) async fn file_verdict(up: &dyn Upstream, id: &str, side: &Side) -> Result<Verdict, ToolError> {
-    let f = up
-        .send(HttpRequest::get(file_path(id)).query("fields", AUDIENCE_FIELDS).query("supportsAllDrives", "true"))
-        .await?
-        .json()?;
+    file_verdict_on(up, "base_url", id, side).await
+}
+
+/// [`file_verdict`] through the Drive API at the integration's host `host` (Sheets reaches
+/// Drive's file metadata through its own `drive_base_url`).
+pub(crate) async fn file_verdict_on(
+    up: &dyn Upstream,
+    host: &'static str,
+    id: &str,
+    side: &Side,
+) -> Result<Verdict, ToolError> {
+    let req = HttpRequest::get(file_path(id)).on(host);
+    let f = up.send(req.query("fields", AUDIENCE_FIELDS).query("supportsAllDrives", "true")).await?.json()?;
     let owners = f["owners"].as_array();
     let permissions = f["permissions"].as_array();
     if owners.is_none_or(|o| o.is_empty()) && permissions.is_none_or(|p| p.is_empty()) {

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-mod flow;
+pub(crate) mod flow;
 mod transfer;
 
 use crate::api::*;
