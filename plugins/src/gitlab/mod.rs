@@ -7,6 +7,7 @@
 
 mod issues;
 mod mrs;
+mod flow;
 mod projects;
 
 use std::borrow::Cow;
@@ -51,7 +52,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://gitlab.com/api/v4" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(300),
-    side: None,
+    side: Some(flow::side),
     tools: &[
         projects::LIST_PROJECTS,
         projects::GET_FILE,
