@@ -121,7 +121,8 @@ fn channel_audience(
     side: Arc<crate::flow::Side>,
 ) -> BoxFuture<Result<crate::flow::Verdict, ToolError>> {
     Box::pin(async move {
-        let channel = crate::flow::arg_str(&args, "channel_id").ok_or_else(|| crate::flow::undecided("no channel_id"))?;
+        let channel =
+            crate::flow::arg_str(&args, "channel_id").ok_or_else(|| crate::flow::undecided("no channel_id"))?;
         channel_verdict(&*up, channel, &side).await
     })
 }
@@ -938,10 +939,14 @@ mod flow_tests {
         let v = MockUpstream::new().verdict(&SEND_DM, json!({"user_id": STRANGER, "content": "x"}), &me());
         assert!(matches!(v, Verdict::Outside { .. }));
         let dm = json!({"id": CHANNEL, "type": 1, "recipients": [{"id": STRANGER, "username": "mallory"}]});
-        let v = MockUpstream::new().json(dm).verdict(&SEND_MESSAGE, json!({"channel_id": CHANNEL, "content": "x"}), &me());
+        let v =
+            MockUpstream::new().json(dm).verdict(&SEND_MESSAGE, json!({"channel_id": CHANNEL, "content": "x"}), &me());
         assert!(matches!(v, Verdict::Outside { .. }));
         let dm = json!({"id": CHANNEL, "type": 1, "recipients": [{"id": OWNER}]});
-        assert_eq!(MockUpstream::new().json(dm).verdict(&SEND_MESSAGE, json!({"channel_id": CHANNEL, "content": "x"}), &me()), Verdict::Inside);
+        assert_eq!(
+            MockUpstream::new().json(dm).verdict(&SEND_MESSAGE, json!({"channel_id": CHANNEL, "content": "x"}), &me()),
+            Verdict::Inside
+        );
     }
 
     #[test]
@@ -949,9 +954,23 @@ mod flow_tests {
         let args = json!({"channel_id": CHANNEL, "content": "x"});
         let err = ToolError::Upstream { status: 403, message: "Missing Access".into(), retry_after: None };
         assert!(MockUpstream::new().error(err).audience(&SEND_MESSAGE, args.clone(), &me()).0.is_err());
-        assert!(MockUpstream::new().json(json!({"id": CHANNEL})).audience(&SEND_MESSAGE, args.clone(), &me()).0.is_err());
+        assert!(
+            MockUpstream::new().json(json!({"id": CHANNEL})).audience(&SEND_MESSAGE, args.clone(), &me()).0.is_err()
+        );
         let no_owner = json!({"id": GUILD});
-        assert!(MockUpstream::new().json(json!({"guild_id": GUILD})).json(no_owner).audience(&SEND_MESSAGE, args, &me()).0.is_err());
-        assert!(MockUpstream::new().audience(&SEND_MESSAGE, json!({"channel_id": "general", "content": "x"}), &me()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .json(json!({"guild_id": GUILD}))
+                .json(no_owner)
+                .audience(&SEND_MESSAGE, args, &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .audience(&SEND_MESSAGE, json!({"channel_id": "general", "content": "x"}), &me())
+                .0
+                .is_err()
+        );
     }
 }

@@ -60,7 +60,11 @@ async fn space_verdict(up: &dyn Upstream, space: &str) -> Result<Verdict, ToolEr
 
 /// `confluence_create_page` (its `space_id`), `confluence_update_page` and
 /// `confluence_create_comment` (the space of `page_id`).
-pub(super) fn space_audience(up: Arc<dyn Upstream>, args: Value, _side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn space_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    _side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         if let Some(space) = arg_str(&args, "space_id") {
             return space_verdict(&*up, space).await;
@@ -103,7 +107,9 @@ mod tests {
     #[test]
     fn side_is_the_current_user() {
         let side = INTEGRATION.side.unwrap();
-        let (s, reqs) = MockUpstream::new().json(json!({"type": "known", "accountId": "5b10a", "email": "ann@acme.example"})).side(side);
+        let (s, reqs) = MockUpstream::new()
+            .json(json!({"type": "known", "accountId": "5b10a", "email": "ann@acme.example"}))
+            .side(side);
         assert!(s.unwrap().has_id("5b10a"));
         assert_eq!(reqs[0].path, "/rest/api/user/current");
         assert!(MockUpstream::new().json(json!({"type": "anonymous"})).side(side).0.is_err());
@@ -111,10 +117,18 @@ mod tests {
 
     #[test]
     fn pages_in_private_spaces_are_inside_public_spaces_outside() {
-        let (v, reqs) = MockUpstream::new().json(space(false)).audience(&CREATE_PAGE, json!({"space_id": "ENG", "title": "t", "body": "b"}), &Side::default());
+        let (v, reqs) = MockUpstream::new().json(space(false)).audience(
+            &CREATE_PAGE,
+            json!({"space_id": "ENG", "title": "t", "body": "b"}),
+            &Side::default(),
+        );
         assert_eq!(v.unwrap(), Verdict::Inside);
         assert_eq!((reqs[0].path.as_str(), reqs[0].query[0].1.as_str()), ("/rest/api/space/ENG", "permissions"));
-        let v = MockUpstream::new().json(space(true)).verdict(&CREATE_PAGE, json!({"space_id": "ENG", "title": "t", "body": "b"}), &Side::default());
+        let v = MockUpstream::new().json(space(true)).verdict(
+            &CREATE_PAGE,
+            json!({"space_id": "ENG", "title": "t", "body": "b"}),
+            &Side::default(),
+        );
         assert!(matches!(v, Verdict::Outside { .. }));
         for tool in [&UPDATE_PAGE, &CREATE_COMMENT] {
             let (v, reqs) = MockUpstream::new()
@@ -123,16 +137,30 @@ mod tests {
                 .json(space(true))
                 .audience(tool, json!({"page_id": "42", "body": "b"}), &Side::default());
             assert!(matches!(v.unwrap(), Verdict::Outside { .. }), "{}", tool.name);
-            assert_eq!(reqs.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(), ["/api/v2/pages/42", "/api/v2/spaces/98306", "/rest/api/space/PUB"]);
+            assert_eq!(
+                reqs.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+                ["/api/v2/pages/42", "/api/v2/spaces/98306", "/rest/api/space/PUB"]
+            );
         }
     }
 
     #[test]
     fn unseen_permissions_and_failed_lookups_are_errors() {
         let args = json!({"space_id": "ENG", "title": "t", "body": "b"});
-        assert!(MockUpstream::new().json(json!({"key": "ENG"})).audience(&CREATE_PAGE, args.clone(), &Side::default()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .json(json!({"key": "ENG"}))
+                .audience(&CREATE_PAGE, args.clone(), &Side::default())
+                .0
+                .is_err()
+        );
         let err = ToolError::Upstream { status: 404, message: "not found".into(), retry_after: None };
         assert!(MockUpstream::new().error(err).audience(&CREATE_PAGE, args, &Side::default()).0.is_err());
-        assert!(MockUpstream::new().audience(&UPDATE_PAGE, json!({"page_id": "../x", "body": "b"}), &Side::default()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .audience(&UPDATE_PAGE, json!({"page_id": "../x", "body": "b"}), &Side::default())
+                .0
+                .is_err()
+        );
     }
 }

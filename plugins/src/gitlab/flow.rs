@@ -26,10 +26,8 @@ pub(super) fn side(up: Arc<dyn Upstream>) -> BoxFuture<Result<Side, ToolError>> 
             return Err(undecided("GitLab's /user named no username"));
         }
         let mut side = crate::flow::side_from(&me, &["/email"], &["/username", "/id"])?;
-        let groups = up
-            .send(HttpRequest::get("/groups").query("min_access_level", 10).query("per_page", 100))
-            .await?
-            .json()?;
+        let groups =
+            up.send(HttpRequest::get("/groups").query("min_access_level", 10).query("per_page", 100)).await?.json()?;
         let Some(groups) = groups.as_array() else {
             return Err(undecided("GitLab's /groups was not a list"));
         };
@@ -69,7 +67,11 @@ pub(super) async fn project_is_public(up: &dyn Upstream, project: &ProjectId) ->
 }
 
 /// Every write into the project named by `project`.
-pub(super) fn project_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn project_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         let project: ProjectId =
             serde_json::from_value(args["project"].clone()).map_err(|_| undecided("no project given"))?;
@@ -133,7 +135,9 @@ mod tests {
 
     #[test]
     fn side_is_the_user_and_groups() {
-        let up = MockUpstream::new().json(json!({"id": 1, "username": "ann", "email": "ann@acme.example"})).json(json!([{"full_path": "acme"}]));
+        let up = MockUpstream::new()
+            .json(json!({"id": 1, "username": "ann", "email": "ann@acme.example"}))
+            .json(json!([{"full_path": "acme"}]));
         let (s, reqs) = up.side(INTEGRATION.side.unwrap());
         let s = s.unwrap();
         assert!(s.has_id("ann") && s.has_id("acme") && s.has_email("ann@acme.example"));
@@ -151,26 +155,52 @@ mod tests {
             }
         }
         // internal on a self-managed instance is the instance's own users.
-        let up = MockUpstream::new().json(project("acme", "internal")).with_field("base_url", "https://git.acme.example/api/v4");
+        let up = MockUpstream::new()
+            .json(project("acme", "internal"))
+            .with_field("base_url", "https://git.acme.example/api/v4");
         assert_eq!(up.verdict(&issues::CREATE_ISSUE, args(), &me()), Verdict::Inside);
     }
 
     #[test]
     fn public_internal_on_gitlab_com_and_foreign_projects_are_outside() {
-        for (ns, vis) in [("ann", "public"), ("acme", "internal"), ("acme-evil", "private"), ("evil/acme", "private"), ("acmex", "private")] {
+        for (ns, vis) in [
+            ("ann", "public"),
+            ("acme", "internal"),
+            ("acme-evil", "private"),
+            ("evil/acme", "private"),
+            ("acmex", "private"),
+        ] {
             let v = MockUpstream::new().json(project(ns, vis)).verdict(&issues::CREATE_COMMENT, args(), &me());
             assert!(matches!(v, Verdict::Outside { .. }), "{ns} {vis}");
         }
-        let up = MockUpstream::new().json(project("acme", "internal")).with_field("base_url", "https://gitlab.com.evil.example/api/v4");
-        assert_eq!(up.verdict(&issues::CREATE_ISSUE, args(), &me()), Verdict::Inside, "a self-managed host is not gitlab.com");
+        let up = MockUpstream::new()
+            .json(project("acme", "internal"))
+            .with_field("base_url", "https://gitlab.com.evil.example/api/v4");
+        assert_eq!(
+            up.verdict(&issues::CREATE_ISSUE, args(), &me()),
+            Verdict::Inside,
+            "a self-managed host is not gitlab.com"
+        );
     }
 
     #[test]
     fn failed_lookups_are_errors() {
         let err = ToolError::Upstream { status: 404, message: "404 Project Not Found".into(), retry_after: None };
         assert!(MockUpstream::new().error(err).audience(&issues::CREATE_ISSUE, args(), &me()).0.is_err());
-        assert!(MockUpstream::new().json(json!({"visibility": "private"})).audience(&issues::CREATE_ISSUE, args(), &me()).0.is_err());
-        assert!(MockUpstream::new().json(json!({"namespace": {"full_path": "acme"}})).audience(&issues::CREATE_ISSUE, args(), &me()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .json(json!({"visibility": "private"}))
+                .audience(&issues::CREATE_ISSUE, args(), &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .json(json!({"namespace": {"full_path": "acme"}}))
+                .audience(&issues::CREATE_ISSUE, args(), &me())
+                .0
+                .is_err()
+        );
     }
 
     #[test]
@@ -185,7 +215,9 @@ mod tests {
             .answer(200, b"hello".to_vec())
             .ok_marked(&projects::GET_FILE, json!({"project": "acme/app", "file_path": "README"}));
         assert!(!marked);
-        let (_, marked) = MockUpstream::new().json(json!([project("gnome", "public")])).ok_marked(&projects::LIST_PROJECTS, json!({}));
+        let (_, marked) = MockUpstream::new()
+            .json(json!([project("gnome", "public")]))
+            .ok_marked(&projects::LIST_PROJECTS, json!({}));
         assert!(marked);
     }
 }

@@ -5,9 +5,9 @@
 //! (`group/subgroup/project`, sent URL-encoded as one segment). Lists page with GitLab's
 //! `X-Next-Page` header, turned into an opaque `cursor`.
 
+mod flow;
 mod issues;
 mod mrs;
-mod flow;
 mod projects;
 
 use std::borrow::Cow;

@@ -1016,7 +1016,8 @@ mod flow_tests {
             assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
         }
         let side = INTEGRATION.side.expect("a side lookup");
-        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"id": "acct_1", "email": "billing@acme.example"})).side(side);
+        let (s, reqs) =
+            MockUpstream::new().json(serde_json::json!({"id": "acct_1", "email": "billing@acme.example"})).side(side);
         let s = s.unwrap();
         assert!(s.has_id("acct_1") && s.has_email("ann@acme.example"));
         assert_eq!(reqs[0].path, "/v1/account");
