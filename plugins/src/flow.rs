@@ -112,7 +112,7 @@ impl Side {
     /// without angle brackets) is not on the user's side.
     pub fn has_email(&self, address: &str) -> bool {
         let Some(address) = mail_address(address) else { return false };
-        if self.emails.iter().any(|e| *e == address) {
+        if self.emails.contains(&address) {
             return true;
         }
         email_domain(&address).is_some_and(|d| self.has_domain(d))
