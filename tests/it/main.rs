@@ -50,6 +50,7 @@ mod sentry;
 mod slack;
 mod stripe;
 mod superset;
+mod system_deps;
 mod tidy;
 mod todoist;
 mod transport;
