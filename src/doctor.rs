@@ -254,7 +254,10 @@ fn secret_store(settings: &Settings, described: &str, answer: &Result<(), String
             Level::Warn,
             NAME,
             "memory: connections and vault secrets last only as long as one workbench process",
-            Some("for lasting connections unset WORKBENCH_SECRET_STORE (the OS keychain) or run `workbench setup`".into()),
+            Some(
+                "for lasting connections unset WORKBENCH_SECRET_STORE (the OS keychain) or run `workbench setup`"
+                    .into(),
+            ),
         );
     }
     match answer {
@@ -332,11 +335,15 @@ pub fn client_server(
     };
     let missing: Vec<&str> =
         STORE_VARS.iter().copied().filter(|v| shell_vars.contains_key(*v) && !env.contains_key(*v)).collect();
-    let env_note = if env.is_empty() { "no env in its entry".to_string() } else { format!("env {}", {
-        let mut keys: Vec<&String> = env.keys().collect();
-        keys.sort();
-        keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
-    }) };
+    let env_note = if env.is_empty() {
+        "no env in its entry".to_string()
+    } else {
+        format!("env {}", {
+            let mut keys: Vec<&String> = env.keys().collect();
+            keys.sort();
+            keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+        })
+    };
     let store = crate::app::secret_store(&settings);
     let described = store.describe();
     let same = settings.home == shell.home
@@ -353,7 +360,10 @@ pub fn client_server(
     let missing_note = if missing.is_empty() {
         String::new()
     } else {
-        format!("; this shell sets {} but the entry's env does not, so that server does not see them", missing.join(", "))
+        format!(
+            "; this shell sets {} but the entry's env does not, so that server does not see them",
+            missing.join(", ")
+        )
     };
     let example = format!(
         "run `workbench setup` (it records the store in config.json, so no env is needed), or add the variables to the entry in {}: \"workbench\": {{\"command\": \"...\", \"env\": {{\"WORKBENCH_SECRET_STORE\": \"file\", \"WORKBENCH_VAULT_PASSPHRASE_COMMAND\": \"pass show workbench\"}}}}",
@@ -369,7 +379,9 @@ pub fn client_server(
         Ok(()) if settings.secret_store == StoreKind::Memory => check(
             Level::Warn,
             &name,
-            format!("a server with {env_note} keeps secrets in memory only: connections are lost when the client restarts it"),
+            format!(
+                "a server with {env_note} keeps secrets in memory only: connections are lost when the client restarts it"
+            ),
             Some(example),
         ),
         Ok(()) if settings.home != shell.home => check(
@@ -380,7 +392,10 @@ pub fn client_server(
                 settings.home.display(),
                 shell.home.display()
             ),
-            Some(format!("set WORKBENCH_HOME in the entry's env to {} (or unset it in your shell)", shell.home.display())),
+            Some(format!(
+                "set WORKBENCH_HOME in the entry's env to {} (or unset it in your shell)",
+                shell.home.display()
+            )),
         ),
         Ok(()) if !missing.is_empty() => check(
             Level::Warn,

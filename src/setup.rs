@@ -120,7 +120,8 @@ pub fn setup(settings: &Settings, choice: Option<Choice>, keychain: Arc<dyn Secr
     match choice {
         Choice::Keychain => {
             let mut config = config;
-            let changed = config.shift_remove("secret_store").is_some() | config.shift_remove("vault_key_file").is_some();
+            let changed =
+                config.shift_remove("secret_store").is_some() | config.shift_remove("vault_key_file").is_some();
             if changed && let Err(e) = write_config(&config_path, &config) {
                 say!("workbench setup: {e}");
                 return exit::FAILED;
@@ -131,7 +132,9 @@ pub fn setup(settings: &Settings, choice: Option<Choice>, keychain: Arc<dyn Secr
                     exit::OK
                 }
                 Err(reason) => {
-                    say!("secret store: the OS keychain was chosen, but {reason}. Run `workbench setup --secret-store file` to use the encrypted file store instead.");
+                    say!(
+                        "secret store: the OS keychain was chosen, but {reason}. Run `workbench setup --secret-store file` to use the encrypted file store instead."
+                    );
                     exit::FAILED
                 }
             }

@@ -505,7 +505,9 @@ pub fn secrets(store: &StoreInfo, secrets: &[VaultMeta], csrf: &str) -> String {
              <button type=\"submit\" class=\"primary\">Unlock…</button></form>",
             escape(csrf)
         ),
-        (Some(Ok(())), false) => "<span class=\"badge b-on\">Answers</span> <span class=\"muted\">asked just now</span>".into(),
+        (Some(Ok(())), false) => {
+            "<span class=\"badge b-on\">Answers</span> <span class=\"muted\">asked just now</span>".into()
+        }
         (Some(Err(reason)), false) => format!(
             "<span class=\"badge b-err\">Does not answer</span> <span class=\"muted\">{}: connections cannot be stored or used until it does; <code>workbench doctor</code> says how to fix it (<code>workbench setup</code> where no keychain can run)</span>",
             escape(reason)
