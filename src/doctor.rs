@@ -231,11 +231,11 @@ fn database(path: &Path) -> Check {
 
 /// What protects secrets in the encrypted file store opened by a key file, and what does not:
 /// the words doctor, setup and the docs use.
-pub const KEY_FILE_PROTECTS: &str = "secrets.enc is encrypted (XChaCha20-Poly1305, key derived with Argon2id), so a copy of it alone (a backup, a synced folder) reveals nothing; \
-the key file is mode 0600, so other users of this machine cannot read it; workbench's own tools never read the data directory";
+pub const KEY_FILE_PROTECTS: &str = "other users of this machine (the key file is mode 0600) and a copy of secrets.enc alone, \
+such as a backup or a synced folder (it is sealed with XChaCha20-Poly1305)";
 /// The other half of [`KEY_FILE_PROTECTS`].
-pub const KEY_FILE_DOES_NOT_PROTECT: &str = "anything running as you (or root) can read the key file and decrypt: another MCP server, an agent with a shell, malware; \
-a backup holding both files is as good as the secrets";
+pub const KEY_FILE_DOES_NOT_PROTECT: &str = "anything running as you or as root (another MCP server, an agent with a shell), \
+which can read the key file, nor a backup holding both files";
 
 /// The fixes when the OS keychain does not answer.
 const FIX_KEYCHAIN: &str = "run `workbench setup` to use the encrypted file store with a key file (recorded in config.json, so the servers your clients launch need no environment); \
@@ -284,7 +284,7 @@ fn store_ok(settings: &Settings, described: &str) -> Check {
             Level::Warn,
             NAME,
             format!(
-                "{described} answers. Protected: {KEY_FILE_PROTECTS}. Not protected: {KEY_FILE_DOES_NOT_PROTECT}"
+                "{described}, answers. It protects against {KEY_FILE_PROTECTS}; not against {KEY_FILE_DOES_NOT_PROTECT}"
             ),
             Some("nothing to do if that is acceptable here; to keep the key off the disk, use an OS keychain, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (e.g. `pass show workbench`) in each client's \"env\"".into()),
         );

@@ -93,8 +93,8 @@ pub fn setup(settings: &Settings, choice: Option<Choice>, keychain: Arc<dyn Secr
                         home.join("secrets.key").display(),
                         config_path.display()
                     );
-                    say!("  Protected: {KEY_FILE_PROTECTS}.");
-                    say!("  Not protected: {KEY_FILE_DOES_NOT_PROTECT}.");
+                    say!("  It protects against {KEY_FILE_PROTECTS};");
+                    say!("  not against {KEY_FILE_DOES_NOT_PROTECT}.");
                     if !io.interactive {
                         say!(
                             "No choice made (no terminal to ask on). To use it: workbench setup --secret-store file (or ./install.sh --secret-store file)."
@@ -333,7 +333,7 @@ mod tests {
         // No terminal and no flag: nothing chosen, and it says how.
         let (code, text) = run_setup(&home, None, false, "");
         assert_eq!(code, exit::FAILED);
-        assert!(text.contains("--secret-store file") && text.contains("Not protected"), "{text}");
+        assert!(text.contains("--secret-store file") && text.contains("not against anything running as you"), "{text}");
         assert!(!home.join("secrets.key").exists());
         // Declined on the terminal: nothing changed.
         let (code, _) = run_setup(&home, None, true, "n\n");

@@ -110,7 +110,7 @@ async fn without_d_bus_install_then_connect_github_on_the_page_with_no_hand_edit
     let report = text(&doctor);
     assert_eq!(doctor.status.code(), Some(0), "{report}");
     let warn = line(&report, "WARN  secret store");
-    assert!(warn.contains("secrets.key") && warn.contains("Not protected: anything running as you"), "{warn}");
+    assert!(warn.contains("secrets.key") && warn.contains("not against anything running as you"), "{warn}");
     assert!(line(&report, "OK    Cursor launches").contains("which answers"), "{report}");
 
     // The network this box lives on: GitHub is at 127.0.0.1 (a setting, not a secret).
