@@ -14,7 +14,7 @@ use crate::config::{ConfigError, Settings, StoreKind};
 use crate::secrets::SecretStore;
 
 /// How long the secret store may take to answer the probe.
-pub const STORE_DEADLINE: Duration = Duration::from_secs(3);
+pub const STORE_DEADLINE: Duration = crate::secrets::PROBE_DEADLINE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// Tunables with their defaults; see the README's configuration table.
+/// Tunables with their defaults; see docs/configuration.md.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub home: PathBuf,
@@ -142,7 +142,7 @@ impl StoreKind {
     }
 }
 
-/// A bring-your-own OAuth client (see the README for how to create one).
+/// A bring-your-own OAuth client (see docs/accounts.md for how to create one).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct OAuthClient {
     pub client_id: String,

@@ -251,7 +251,7 @@ fn form_page(
     let answer = if app.secrets.locked() || app.secrets.name() == "memory" {
         Ok(())
     } else {
-        crate::secrets::probe(app.secrets.clone(), crate::doctor::STORE_DEADLINE)
+        crate::secrets::probe(app.secrets.clone(), crate::secrets::PROBE_DEADLINE)
     };
     let store = pages::StoreState { described: app.secrets.describe(), answer };
     page(

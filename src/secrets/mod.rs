@@ -95,6 +95,9 @@ impl SecretStore for MemoryStore {
     }
 }
 
+/// How long a store may take to answer [`probe`] (doctor, status, the portal and connect pages).
+pub const PROBE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Asks `store` for a key that does not exist, on its own thread with a deadline: `Ok` when the
 /// store answers (a locked keychain, a missing D-Bus session or a file store without its key fail
 /// here instead of at the first connection). The error is the store's reason, never a secret.
