@@ -258,7 +258,6 @@ fn form_page(
         status,
         pages::credential_form(
             integration,
-            integration.auth.fields,
             &format!("/connect/{id}"),
             &token,
             error,

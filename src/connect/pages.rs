@@ -20,7 +20,6 @@ fn field_input(f: &Field) -> String {
 /// The credential form of an integration.
 pub fn credential_form(
     integration: &Integration,
-    fields: &[Field],
     action: &str,
     form_token: &str,
     error: Option<&str>,
@@ -28,7 +27,7 @@ pub fn credential_form(
     replacing: Option<&str>,
     store: &StoreState,
 ) -> String {
-    let mut inputs: String = fields.iter().map(field_input).collect();
+    let mut inputs: String = integration.auth.fields.iter().map(field_input).collect();
     let mut note = note.map(str::to_string);
     if let Some(account) = replacing {
         let warning = format!(
