@@ -391,6 +391,12 @@ mod tests {
         assert_eq!(code, exit::FAILED);
         assert!(text.contains("sealed with a passphrase"), "{text}");
         assert!(!key.exists());
+        // A relative key file path in config.json is refused when settings are read, not guessed.
+        std::fs::write(home.join("config.json"), "{\"secret_store\": \"file\", \"vault_key_file\": \"secrets.key\"}")
+            .unwrap();
+        let vars = [("WORKBENCH_HOME".to_string(), home.display().to_string())].into_iter().collect();
+        let err = Settings::load(&vars).unwrap_err().to_string();
+        assert!(err.contains("vault_key_file") && err.contains("absolute"), "{err}");
         // A config.json that is not a JSON object is never rewritten.
         std::fs::write(home.join("config.json"), "[1]").unwrap();
         assert!(read_config(&home.join("config.json")).unwrap_err().contains("not a JSON object"));
