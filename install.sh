@@ -9,7 +9,7 @@ usage() {
 install.sh - build, install and register workbench (Linux and macOS)
 
 USAGE:
-    ./install.sh [--dry-run] [--no-register] [--bin-dir DIR]
+    ./install.sh [--dry-run] [--no-register] [--bin-dir DIR] [--secret-store STORE] [--keep-going]
     ./install.sh --uninstall [--dry-run] [--bin-dir DIR]
 
 OPTIONS:
@@ -18,6 +18,10 @@ OPTIONS:
     --uninstall     remove workbench's entry from each client config, then the binary
                     (other servers and settings, and workbench's data directory, are kept)
     --bin-dir DIR   where to install the binary (default: $WORKBENCH_BIN_DIR, else ~/.local/bin)
+    --secret-store STORE
+                    keychain or file: where secrets live, given to `workbench setup` (default:
+                    the OS keychain when it answers, else you are asked on the terminal)
+    --keep-going    exit 0 even when `workbench doctor` reports a FAIL
     -h, --help      show this help
 
 ENVIRONMENT:
@@ -27,7 +31,9 @@ ENVIRONMENT:
 Steps: check the Rust toolchain; `cargo build --release --locked`; copy the binary into the bin
 directory; `workbench clients register` (adds a "workbench" entry to the mcpServers of Claude
 Desktop, Cursor and Claude Code where installed, after a backup, keeping everything else byte for
-byte, and refusing files that are not plain JSON); `workbench doctor`.
+byte, and refusing files that are not plain JSON); `workbench setup` (where no OS keychain answers,
+offers the encrypted file store with a key file, recorded in workbench's config.json so the servers
+the clients launch need no env); `workbench doctor`.
 
 EXIT STATUS:
     0  done
@@ -35,6 +41,8 @@ EXIT STATUS:
     2  bad options
     3  installed (or uninstalled), but at least one client config was refused or could not be
        written; the other clients were done
+    4  installed, but `workbench doctor` reported a FAIL (each FAIL line says how to fix it);
+       --keep-going makes this 0 (3 wins when a client config was also refused)
 EOF
 }
 
@@ -42,6 +50,8 @@ DRY_RUN=0
 REGISTER=1
 UNINSTALL=0
 BIN_DIR="${WORKBENCH_BIN_DIR:-}"
+SECRET_STORE=""
+KEEP_GOING=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) DRY_RUN=1 ;;
@@ -53,6 +63,21 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     --bin-dir=*) BIN_DIR="${1#--bin-dir=}" ;;
+    --keep-going) KEEP_GOING=1 ;;
+    --secret-store | --secret-store=*)
+      if [ "$1" = --secret-store ]; then
+        [ $# -ge 2 ] || { echo "install.sh: --secret-store needs keychain or file" >&2; exit 2; }
+        SECRET_STORE="$2"
+        shift
+      else
+        SECRET_STORE="${1#--secret-store=}"
+      fi
+      case "$SECRET_STORE" in keychain | file) ;; *)
+        echo "install.sh: --secret-store must be keychain or file, not '$SECRET_STORE'" >&2
+        exit 2
+        ;;
+      esac
+      ;;
     -h | --help)
       usage
       exit 0
@@ -210,18 +235,39 @@ else
   fi
 fi
 
-# --------------------------------------------------------------------------------------- doctor
+# ---------------------------------------------------------------------------------- secret store
 say ""
+SETUP_ARGS=()
+[ -n "$SECRET_STORE" ] && SETUP_ARGS=(--secret-store "$SECRET_STORE")
 if [ "$DRY_RUN" -eq 1 ]; then
+  dry "would run: $DEST setup ${SETUP_ARGS[*]+"${SETUP_ARGS[*]}"}"
   dry "would run: $DEST doctor"
   say ""
   say "(dry run: nothing was built, copied or changed)"
   exit "$STATUS"
 fi
+say "==> Choosing the secret store (workbench setup)"
+# It asks (on the terminal) only when the OS keychain does not answer and no --secret-store was
+# given; with stdin piped (curl | bash) but a person at the terminal, the question goes to /dev/tty.
+if [ ! -t 0 ] && [ -t 1 ] && (: </dev/tty) 2>/dev/null; then
+  "$DEST" setup ${SETUP_ARGS[@]+"${SETUP_ARGS[@]}"} </dev/tty || true
+else
+  "$DEST" setup ${SETUP_ARGS[@]+"${SETUP_ARGS[@]}"} || true
+fi
+
+# --------------------------------------------------------------------------------------- doctor
+say ""
 say "==> workbench doctor"
 if ! "$DEST" doctor; then
   say ""
-  say "workbench is installed, but doctor found a problem above: each FAIL line says how to fix it."
+  say "workbench is installed, but doctor reported a FAIL above: each FAIL line ends with its fix."
+  say "Fix those, then run 'workbench doctor' again. Where no OS keychain answers (SSH, containers, WSL):"
+  say "    ./install.sh --secret-store file     (or: workbench setup --secret-store file)"
+  if [ "$KEEP_GOING" -eq 0 ]; then
+    [ "$STATUS" -ne 0 ] || STATUS=4
+    say "(install.sh exits with status $STATUS; --keep-going goes on)"
+    exit "$STATUS"
+  fi
 fi
 say ""
 if [ "$STATUS" -ne 0 ]; then

@@ -32,7 +32,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "setup-test-deps: creating $VENV"
   mkdir -p "$ROOT/.deps"
   if ! "$PYTHON" -m venv "$VENV"; then
-    echo "setup-test-deps: '$PYTHON -m venv' failed; on Debian/Ubuntu install python3-venv" >&2
+    echo "setup-test-deps: '$PYTHON -m venv' failed; on Debian/Ubuntu install python3-venv (bash scripts/setup-system-deps.sh does, through sudo)" >&2
     rm -rf "$VENV"
     exit 1
   fi

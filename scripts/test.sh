@@ -2,16 +2,26 @@
 # The test command: test dependencies, debug build, the Rust test suite, the official Python MCP SDK
 # driving the real binary in both negotiation modes (legacy handshake and auto/discover), then the
 # third-party client checks (conformance suite, Inspector CLI, stdout hygiene; scripts/client-checks.sh),
-# the portal in Debian's chromium, install.sh end to end and the OS keychain test. It installs what
-# it needs itself: system packages (scripts/setup-system-deps.sh: chromium, dbus, gnome-keyring, with
-# apt when run as root, else it names them), the Python SDK and the npm clients (pinned).
+# the portal in a headless Chromium (skipped where none but a snap launcher exists, as on Ubuntu),
+# install.sh end to end and the OS keychain test. It installs what it needs itself: system packages
+# (scripts/setup-system-deps.sh: python3-venv, dbus, gnome-keyring, and Debian's chromium, with
+# apt-get, through sudo when run as a normal user), the Python SDK and the npm clients (pinned).
+# Run it as yourself: when it is run as root in a checkout owned by someone else (sudo), what it
+# writes (target/, .deps/, node_modules/, caches: the whole checkout) is given back to the checkout's owner at the end.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 section() { printf '\n=== %s\n' "$*"; }
 
-section "system packages (chromium, dbus, gnome-keyring)"
+OWNER="$(stat -c %u:%g "$ROOT" 2>/dev/null || stat -f %u:%g "$ROOT")"
+if [ "$(id -u)" = 0 ] && [ "${OWNER%%:*}" != 0 ]; then
+  echo "test.sh: running as root in a checkout owned by uid ${OWNER%%:*}; what it writes is handed back to $OWNER at the end (running as yourself is enough: apt-get goes through sudo)"
+  give_back() { chown -R "$OWNER" "$ROOT" || true; }
+  trap give_back EXIT
+fi
+
+section "system packages (python3-venv, dbus, gnome-keyring, a browser)"
 bash scripts/setup-system-deps.sh
 
 section "test dependencies (.deps/venv)"

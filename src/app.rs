@@ -55,7 +55,10 @@ pub fn secret_store(settings: &Settings) -> Arc<dyn SecretStore> {
             ) {
                 (Some(p), _) => Passphrase::Value(Secret::new(p.clone())),
                 (None, Some(c)) => Passphrase::Command(c.clone()),
-                (None, None) => Passphrase::Missing,
+                (None, None) => match &settings.vault_key_file {
+                    Some(path) => Passphrase::KeyFile(path.clone()),
+                    None => Passphrase::Missing,
+                },
             };
             Arc::new(FileStore::new(settings.home.join("secrets.enc"), pass))
         }

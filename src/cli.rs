@@ -259,7 +259,18 @@ pub async fn disconnect_account(app: &Arc<App>, integration: &str, account: Opti
 /// Prints integrations with their connection state and the stores in use.
 pub fn status(app: &Arc<App>) -> u8 {
     out!("data directory: {}", app.settings.home.display());
-    out!("secret store:   {}", app.secrets.name());
+    out!("secret store:   {} ({})", app.secrets.name(), app.secrets.describe());
+    let answer = if app.secrets.locked() {
+        "locked: type its passphrase on the unlock page a connect link opens, or run `workbench setup`".to_string()
+    } else if app.secrets.name() == "memory" {
+        "in memory: nothing is kept after this process".to_string()
+    } else {
+        match crate::secrets::probe(app.secrets.clone(), crate::doctor::STORE_DEADLINE) {
+            Ok(()) => "answers".to_string(),
+            Err(reason) => format!("DOES NOT ANSWER: {reason} (see `workbench doctor`)"),
+        }
+    };
+    out!("store state:    {answer}");
     out!();
     out!("{:<18} {:<10} {:<12} account", "integration", "auth", "connected");
     let mut several = false;
@@ -611,7 +622,8 @@ pub fn doctor() -> u8 {
     let store = settings.as_ref().ok().map(|s| App::new(s.clone()).secrets.clone());
     let loc = Locations::from_env();
     out!("workbench {} doctor", env!("CARGO_PKG_VERSION"));
-    let checks = crate::doctor::run(&settings, store, loc.as_ref());
+    let vars: std::collections::HashMap<String, String> = std::env::vars().collect();
+    let checks = crate::doctor::run(&settings, store, loc.as_ref(), &vars);
     crate::doctor::print(&checks, &mut std::io::stdout())
 }
 

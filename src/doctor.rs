@@ -14,7 +14,7 @@ use crate::config::{ConfigError, Settings, StoreKind};
 use crate::secrets::SecretStore;
 
 /// How long the secret store may take to answer the probe.
-pub const STORE_DEADLINE: Duration = Duration::from_secs(3);
+pub const STORE_DEADLINE: Duration = crate::secrets::PROBE_DEADLINE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -50,13 +50,20 @@ fn check(level: Level, name: &str, detail: impl Into<String>, fix: Option<String
 
 /// Runs every check. `settings` is what `Settings::from_env` gave (an error is itself reported);
 /// `store` is the secret store to probe (the one the app would use); `locations` where client
-/// configs live (None when there is no home directory).
+/// configs live (None when there is no home directory); `shell_vars` the environment doctor runs
+/// in (to tell what a client-launched server, which has only its entry's env, does not see).
 pub fn run(
     settings: &Result<Settings, ConfigError>,
     store: Option<Arc<dyn SecretStore>>,
     locations: Option<&Locations>,
+    shell_vars: &std::collections::HashMap<String, String>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
+    // The shell's own store, asked once; reused for clients whose servers would see the same.
+    let shell_probe = match (&store, settings) {
+        (Some(st), Ok(s)) if s.secret_store != StoreKind::Memory => crate::secrets::probe(st.clone(), STORE_DEADLINE),
+        _ => Ok(()),
+    };
     match settings {
         Err(e) => checks.push(check(
             Level::Fail,
@@ -67,15 +74,24 @@ pub fn run(
         Ok(s) => {
             checks.push(data_dir(&s.home));
             checks.push(database(&s.database_path()));
-            if let Some(store) = store {
-                checks.push(secret_store(s.secret_store, store, &s.home));
+            if let Some(store) = &store {
+                checks.push(secret_store(s, &store.describe(), &shell_probe));
             }
             checks.push(port(s.listener_port));
             checks.push(policies(s));
         }
     }
     match locations {
-        Some(loc) => checks.extend(Client::ALL.iter().map(|c| client(loc, *c))),
+        Some(loc) => {
+            for c in Client::ALL {
+                checks.push(client(loc, c));
+                if let (Ok(s), Some(_)) = (settings, &store)
+                    && let Some(launched) = client_server(loc, c, s, shell_vars, &shell_probe)
+                {
+                    checks.push(launched);
+                }
+            }
+        }
         None => checks.push(check(
             Level::Warn,
             "clients",
@@ -213,51 +229,182 @@ fn database(path: &Path) -> Check {
     }
 }
 
-/// Reads a key that does not exist, with a deadline: a locked or missing keychain, or a file store
-/// without its passphrase, fails here instead of at the first connection.
-fn secret_store(kind: StoreKind, store: Arc<dyn SecretStore>, home: &Path) -> Check {
+/// What protects secrets in the encrypted file store opened by a key file, and what does not:
+/// the words doctor, setup and the docs use.
+pub const KEY_FILE_PROTECTS: &str = "other users of this machine (the key file is mode 0600) and a copy of secrets.enc alone, \
+such as a backup or a synced folder (it is sealed with XChaCha20-Poly1305)";
+/// The other half of [`KEY_FILE_PROTECTS`].
+pub const KEY_FILE_DOES_NOT_PROTECT: &str = "anything running as you or as root (another MCP server, an agent with a shell), \
+which can read the key file, nor a backup holding both files";
+
+/// The fixes when the OS keychain does not answer.
+const FIX_KEYCHAIN: &str = "run `workbench setup` to use the encrypted file store with a key file (recorded in config.json, so the servers your clients launch need no environment); \
+or start and unlock a keychain (on Linux the Secret Service: gnome-keyring or KeePassXC in a desktop session); \
+or give credentials as WORKBENCH_<INTEGRATION>_<FIELD> environment variables";
+const FIX_FILE: &str = "run `workbench setup` (a key file in config.json), or set WORKBENCH_VAULT_PASSPHRASE, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (a command that prints it) \
+in the environment workbench starts with (for a client: the \"env\" of its \"workbench\" entry); if the passphrase or key is lost, move secrets.enc aside and connect again";
+
+/// The secret-store line: which store, where, what opens it, and whether it answers a probe
+/// (a read of a key that does not exist, with a deadline).
+fn secret_store(settings: &Settings, described: &str, answer: &Result<(), String>) -> Check {
     const NAME: &str = "secret store";
+    let kind = settings.secret_store;
     if kind == StoreKind::Memory {
         return check(
             Level::Warn,
             NAME,
             "memory: connections and vault secrets last only as long as one workbench process",
-            Some("for lasting connections unset WORKBENCH_SECRET_STORE (the OS keychain) or use WORKBENCH_SECRET_STORE=file with WORKBENCH_VAULT_PASSPHRASE".into()),
+            Some(
+                "for lasting connections unset WORKBENCH_SECRET_STORE (the OS keychain) or run `workbench setup`"
+                    .into(),
+            ),
         );
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(store.get("workbench-doctor-probe").map(|_| ()));
-    });
-    let fix_keychain = "unlock or start your OS keychain (on Linux the Secret Service: gnome-keyring or KeePassXC), \
-or use the encrypted file store: WORKBENCH_SECRET_STORE=file with WORKBENCH_VAULT_PASSPHRASE (or WORKBENCH_VAULT_PASSPHRASE_COMMAND), \
-or give credentials as WORKBENCH_<INTEGRATION>_<FIELD> environment variables";
-    let fix_file = "set WORKBENCH_VAULT_PASSPHRASE, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (a command that prints it); \
-if the passphrase is lost, move secrets.enc aside and connect again";
-    let fix = match kind {
-        StoreKind::File => fix_file,
-        _ => fix_keychain,
-    };
-    match rx.recv_timeout(STORE_DEADLINE) {
-        Ok(Ok(())) => {
-            let detail = match kind {
-                StoreKind::File => format!("encrypted file {} opens", home.join("secrets.enc").display()),
-                _ => "OS keychain answers".to_string(),
-            };
-            check(Level::Ok, NAME, detail, None)
-        }
-        Ok(Err(e)) => check(Level::Fail, NAME, e.to_string(), Some(fix.into())),
-        Err(_) => check(
+    match answer {
+        Ok(()) => store_ok(settings, described),
+        Err(reason) => check(
             Level::Fail,
             NAME,
-            format!(
-                "{} did not answer within {}s (locked, or waiting for a prompt?)",
-                kind.as_str(),
-                STORE_DEADLINE.as_secs()
-            ),
-            Some(fix.into()),
+            format!("{described}: {reason}"),
+            Some(if kind == StoreKind::File { FIX_FILE } else { FIX_KEYCHAIN }.into()),
         ),
     }
+}
+
+/// A store that answered: OK, except a key file on disk, which is a WARN saying exactly what it
+/// protects and what it does not.
+fn store_ok(settings: &Settings, described: &str) -> Check {
+    const NAME: &str = "secret store";
+    let key_file = settings.secret_store == StoreKind::File
+        && !settings.credential_env.contains_key("WORKBENCH_VAULT_PASSPHRASE")
+        && !settings.credential_env.contains_key("WORKBENCH_VAULT_PASSPHRASE_COMMAND")
+        && settings.vault_key_file.is_some();
+    if key_file {
+        return check(
+            Level::Warn,
+            NAME,
+            format!(
+                "{described}, answers. It protects against {KEY_FILE_PROTECTS}; not against {KEY_FILE_DOES_NOT_PROTECT}"
+            ),
+            Some("nothing to do if that is acceptable here; to keep the key off the disk, use an OS keychain, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (e.g. `pass show workbench`) in each client's \"env\"".into()),
+        );
+    }
+    check(Level::Ok, NAME, format!("{described} answers"), None)
+}
+
+/// The variables that choose the data directory and the secret store: when the shell has one the
+/// client's entry lacks, the server the client launches does not see it.
+const STORE_VARS: [&str; 4] =
+    ["WORKBENCH_HOME", "WORKBENCH_SECRET_STORE", "WORKBENCH_VAULT_PASSPHRASE", "WORKBENCH_VAULT_PASSPHRASE_COMMAND"];
+
+/// What the server a client launches will see: the settings built from the client entry's `env`
+/// (plus HOME, which every client passes), its secret store, and whether that store answers.
+/// `shell` is this process's settings and `shell_probe` its store's answer (reused when the
+/// client's store is the same, so a hanging keychain is not asked twice). None when the client
+/// has no workbench entry (the registration line says so).
+pub fn client_server(
+    loc: &Locations,
+    c: Client,
+    shell: &Settings,
+    shell_vars: &std::collections::HashMap<String, String>,
+    shell_probe: &Result<(), String>,
+) -> Option<Check> {
+    let text = std::fs::read_to_string(loc.config_path(c)).ok()?;
+    let entry = clients::inspect(&text).ok()??;
+    entry.get("command").and_then(|v| v.as_str())?;
+    let name = format!("{} launches", c.display());
+    let env: std::collections::HashMap<String, String> = entry
+        .get("env")
+        .and_then(|e| e.as_object())
+        .map(|o| o.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string()))).collect())
+        .unwrap_or_default();
+    let mut vars = env.clone();
+    if let Some(home) = shell_vars.get("HOME") {
+        vars.entry("HOME".into()).or_insert_with(|| home.clone());
+    }
+    let settings = match Settings::load(&vars) {
+        Ok(s) => s,
+        Err(e) => {
+            return Some(check(
+                Level::Fail,
+                &name,
+                format!("a server started with this entry's env cannot read its settings: {e}"),
+                Some("correct the value named".into()),
+            ));
+        }
+    };
+    let missing: Vec<&str> =
+        STORE_VARS.iter().copied().filter(|v| shell_vars.contains_key(*v) && !env.contains_key(*v)).collect();
+    let env_note = if env.is_empty() {
+        "no env in its entry".to_string()
+    } else {
+        format!("env {}", {
+            let mut keys: Vec<&String> = env.keys().collect();
+            keys.sort();
+            keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+        })
+    };
+    let store = crate::app::secret_store(&settings);
+    let described = store.describe();
+    let same = settings.home == shell.home
+        && settings.secret_store == shell.secret_store
+        && settings.vault_key_file == shell.vault_key_file
+        && missing.is_empty();
+    let probe = if settings.secret_store == StoreKind::Memory {
+        Ok(())
+    } else if same {
+        shell_probe.clone()
+    } else {
+        crate::secrets::probe(store, STORE_DEADLINE)
+    };
+    let missing_note = if missing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; this shell sets {} but the entry's env does not, so that server does not see them",
+            missing.join(", ")
+        )
+    };
+    let example = format!(
+        "run `workbench setup` (it records the store in config.json, so no env is needed), or add the variables to the entry in {}: \"workbench\": {{\"command\": \"...\", \"env\": {{\"WORKBENCH_SECRET_STORE\": \"file\", \"WORKBENCH_VAULT_PASSPHRASE_COMMAND\": \"pass show workbench\"}}}}",
+        loc.config_path(c).display()
+    );
+    Some(match probe {
+        Err(reason) => check(
+            Level::Fail,
+            &name,
+            format!("a server with {env_note} uses {described}, which fails: {reason}{missing_note}"),
+            Some(example),
+        ),
+        Ok(()) if settings.secret_store == StoreKind::Memory => check(
+            Level::Warn,
+            &name,
+            format!(
+                "a server with {env_note} keeps secrets in memory only: connections are lost when the client restarts it"
+            ),
+            Some(example),
+        ),
+        Ok(()) if settings.home != shell.home => check(
+            Level::Warn,
+            &name,
+            format!(
+                "a server with {env_note} uses the data directory {}, not this shell's {} (its connections and settings are not the ones checked above){missing_note}",
+                settings.home.display(),
+                shell.home.display()
+            ),
+            Some(format!(
+                "set WORKBENCH_HOME in the entry's env to {} (or unset it in your shell)",
+                shell.home.display()
+            )),
+        ),
+        Ok(()) if !missing.is_empty() => check(
+            Level::Warn,
+            &name,
+            format!("a server with {env_note} uses {described}, which answers{missing_note}"),
+            Some(example),
+        ),
+        Ok(()) => check(Level::Ok, &name, format!("a server with {env_note} uses {described}, which answers"), None),
+    })
 }
 
 /// The connect pages need a loopback port: the configured one free, or any free one.

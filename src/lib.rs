@@ -21,6 +21,7 @@
 //! - [`approval`]: approving held calls on a local page (clients without elicitation).
 //! - [`portal`]: `workbench portal`, the local web page over that listener.
 //! - [`config`]: data directory and settings.
+//! - [`setup`]: `workbench setup`, the one-time choice of secret store where no keychain answers.
 //! - `plugins` (workspace crate): the integrations themselves.
 
 pub mod app;
@@ -46,6 +47,7 @@ pub mod registry;
 pub mod scrub;
 pub mod secrets;
 pub mod send;
+pub mod setup;
 pub mod start;
 pub mod storage;
 pub mod template;

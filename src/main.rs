@@ -16,6 +16,7 @@ const AFTER_HELP: &str = "\
 Examples:
   workbench                                   serve MCP on stdio (what MCP clients launch)
   workbench doctor                            check this machine; each failure says how to fix it
+  workbench setup                             choose where secrets live when no OS keychain answers
   workbench connect github                    connect an account on a local page, then wait
   workbench tools search list open pull requests
   workbench tools schema github_list_prs
@@ -39,8 +40,12 @@ Exit status:
 Environment:
   WORKBENCH_HOME          data directory (default: the platform data dir)
   WORKBENCH_LOG           log level on stderr: error, warn, info, debug, trace (default: warn)
-  WORKBENCH_SECRET_STORE  keychain (default), file or memory
+  WORKBENCH_SECRET_STORE  keychain (default), file or memory (config.json's secret_store, which
+                          `workbench setup` writes, is what the servers clients launch see)
   WORKBENCH_<INTEGRATION>_<FIELD>  a credential from the environment, e.g. WORKBENCH_GITHUB_TOKEN";
+
+/// The one line (on stderr; stdout is the protocol) for `workbench` started from a terminal.
+const TERMINAL_NOTE: &str = "workbench: this is an MCP server for clients such as Cursor, Claude Code and Claude Desktop; it now waits for JSON-RPC on stdin (Ctrl-D to quit). For the terminal commands see `workbench --help`.";
 
 /// workbench — a local MCP tool gateway: nine meta-tools in front of a catalogue of service tools.
 #[derive(Parser)]
@@ -56,6 +61,12 @@ enum Command {
     Serve(ServeArgs),
     /// Check the data directory, database, secret store, loopback port and client registrations
     Doctor,
+    /// Choose where secrets live when no OS keychain answers (once; install.sh runs it)
+    Setup {
+        /// keychain, or file: the encrypted file store opened by a key file, recorded in config.json
+        #[arg(long, value_enum, value_name = "STORE")]
+        secret_store: Option<StoreChoice>,
+    },
     /// List integrations with their connection state, and the secret store in use
     Status,
     /// Connect an account: opens the local connect page and waits until it is completed
@@ -122,6 +133,15 @@ enum ServersCommand {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+/// The `--secret-store` value of `setup`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StoreChoice {
+    /// The OS keychain
+    Keychain,
+    /// The encrypted file store opened by a key file
+    File,
 }
 
 #[derive(Args, Default)]
@@ -222,6 +242,10 @@ fn run(command: Command) -> u8 {
     match command {
         Command::Serve(args) => serve_stdio(args.profile),
         Command::Doctor => workbench::cli::doctor(),
+        Command::Setup { secret_store } => workbench::setup::run(secret_store.map(|c| match c {
+            StoreChoice::Keychain => workbench::setup::Choice::Keychain,
+            StoreChoice::File => workbench::setup::Choice::File,
+        })),
         Command::Clients(ClientsCommand::List) => {
             let Some(loc) = workbench::clients::Locations::from_env() else {
                 eprintln!("workbench: HOME is not set, so client configs cannot be found");
@@ -348,6 +372,10 @@ fn init_logging() {
 
 /// `workbench` / `workbench serve [--profile NAME]`: MCP on stdin/stdout until stdin closes.
 fn serve_stdio(profile: ProfileChoice) -> u8 {
+    // A person who typed `workbench` would otherwise wait on a silent JSON-RPC server.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{TERMINAL_NOTE}");
+    }
     let profile = match profile {
         ProfileChoice::Default => workbench::mcp::Profile::Default,
         ProfileChoice::Runstack => workbench::mcp::Profile::Runstack,

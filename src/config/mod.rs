@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// Tunables with their defaults; see the README's configuration table.
+/// Tunables with their defaults; see docs/configuration.md.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub home: PathBuf,
@@ -33,6 +33,10 @@ pub struct Settings {
     pub base_urls: HashMap<(String, String), String>,
     /// Where secrets live.
     pub secret_store: StoreKind,
+    /// The file whose contents open the encrypted file store when no passphrase is given in the
+    /// environment: config.json's `vault_key_file` (written by `workbench setup`), so a server a
+    /// client launches finds it with no environment of its own.
+    pub vault_key_file: Option<PathBuf>,
     /// Loopback listener port for connect pages and OAuth callbacks (0 = any free port).
     pub listener_port: u16,
     /// Open connect links in the user's browser (off with `WORKBENCH_NO_BROWSER=1`).
@@ -138,7 +142,7 @@ impl StoreKind {
     }
 }
 
-/// A bring-your-own OAuth client (see the README for how to create one).
+/// A bring-your-own OAuth client (see docs/accounts.md for how to create one).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct OAuthClient {
     pub client_id: String,
@@ -150,6 +154,7 @@ pub struct OAuthClient {
 #[serde(default)]
 struct ConfigFile {
     secret_store: Option<StoreKind>,
+    vault_key_file: Option<String>,
     listener_port: Option<u16>,
     oauth_clients: HashMap<String, OAuthClient>,
     email: Option<String>,
@@ -277,7 +282,18 @@ impl Settings {
         let (policies, rate_limits) = parse_policies_and_limits(vars, &file.policy);
         let files_dir = files_dir(vars, file.files_dir, &file_path)?;
         let mcp_servers = servers::parse_all(file.mcp_servers.as_ref());
+        let vault_key_file = match file.vault_key_file.filter(|p| !p.trim().is_empty()) {
+            Some(p) if PathBuf::from(&p).is_absolute() => Some(PathBuf::from(p)),
+            Some(p) => {
+                return Err(ConfigError::BadFile {
+                    path: file_path.display().to_string(),
+                    message: format!("vault_key_file {p:?} must be an absolute path"),
+                });
+            }
+            None => None,
+        };
         Ok(Settings {
+            vault_key_file,
             mcp_servers,
             files_dir,
             policies,

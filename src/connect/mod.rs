@@ -246,16 +246,24 @@ fn form_page(
         (n, a) => n.or(a).map(str::to_string),
     };
     let note = note.as_deref();
+    // A locked file store has its own unlock page first; any other store is asked now, so the
+    // page says where the credential goes and whether that store answers before it is typed.
+    let answer = if app.secrets.locked() || app.secrets.name() == "memory" {
+        Ok(())
+    } else {
+        crate::secrets::probe(app.secrets.clone(), crate::secrets::PROBE_DEADLINE)
+    };
+    let store = pages::StoreState { described: app.secrets.describe(), answer };
     page(
         status,
         pages::credential_form(
             integration,
-            integration.auth.fields,
             &format!("/connect/{id}"),
             &token,
             error,
             note,
             replacing.as_deref(),
+            &store,
         ),
     )
 }

@@ -20,14 +20,14 @@ fn field_input(f: &Field) -> String {
 /// The credential form of an integration.
 pub fn credential_form(
     integration: &Integration,
-    fields: &[Field],
     action: &str,
     form_token: &str,
     error: Option<&str>,
     note: Option<&str>,
     replacing: Option<&str>,
+    store: &StoreState,
 ) -> String {
-    let mut inputs: String = fields.iter().map(field_input).collect();
+    let mut inputs: String = integration.auth.fields.iter().map(field_input).collect();
     let mut note = note.map(str::to_string);
     if let Some(account) = replacing {
         let warning = format!(
@@ -42,18 +42,32 @@ pub fn credential_form(
         inputs.push_str(&replace_box(account));
     }
     let note = note.as_deref();
-    let error = error.map(|e| format!("<div class=\"err\">{}</div>", escape(e))).unwrap_or_default();
+    let mut error = error.map(|e| format!("<div class=\"err\">{}</div>", escape(e))).unwrap_or_default();
+    if let Err(reason) = &store.answer {
+        error.push_str(&format!(
+            "<div class=\"err\" id=\"store-error\">The secret store does not answer: {}. Connecting fails until it does: run <code>workbench doctor</code> to see why (where no keychain can run, <code>workbench setup</code> chooses the encrypted file store).</div>",
+            escape(reason)
+        ));
+    }
     let note = note.map(|n| format!("<p>{n}</p>")).unwrap_or_default();
     layout(
         &format!("Connect {}", integration.display_name),
         &format!(
-            "<h1>Connect {name}</h1><p class=\"sub\">Your agent asked to use {name}. The credential is checked with {name} and stored in your OS keychain.</p>{note}{error}\
+            "<h1>Connect {name}</h1><p class=\"sub\">Your agent asked to use {name}. The credential is checked with {name} and stored in <span id=\"store\">{store}</span>.</p>{note}{error}\
              <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"form_token\" value=\"{token}\">{inputs}<button type=\"submit\">Connect</button></form>",
             name = escape(integration.display_name),
             action = escape(action),
             token = escape(form_token),
+            store = escape(&store.described),
         ),
     )
+}
+
+/// Which secret store a credential typed on a page goes to, and whether it answered just now.
+pub struct StoreState {
+    /// `SecretStore::describe`.
+    pub described: String,
+    pub answer: Result<(), String>,
 }
 
 /// The required "Replace" checkbox of a form that replaces a stored connection.

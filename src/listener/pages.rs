@@ -31,8 +31,7 @@ pub fn layout(title: &str, body: &str) -> String {
 }
 
 /// The footer of the pages where the user types a credential.
-pub const CREDENTIAL_FOOTER: &str =
-    "workbench runs on this computer; what you enter here goes to your OS keychain, never to the chat.";
+pub const CREDENTIAL_FOOTER: &str = "workbench runs on this computer; what you enter here goes to its secret store on this computer, never to the chat.";
 
 /// The page layout with a footer of the caller's (plain text, escaped here).
 pub fn layout_with_footer(title: &str, body: &str, footer: &str) -> String {

@@ -442,12 +442,25 @@ pub struct StoreInfo {
     pub name: &'static str,
     pub locked: bool,
     pub location: Option<String>,
+    /// Where the values are and what opens them (`SecretStore::describe`).
+    pub described: String,
+    /// Whether the store answered a probe just now (None when locked or memory: not asked).
+    pub answer: Option<Result<(), String>>,
 }
 
-pub fn store_info(app: &App) -> StoreInfo {
+/// The store in use, asked whether it answers (on a blocking thread, with doctor's deadline).
+pub async fn store_info(app: &App) -> StoreInfo {
     let name = app.secrets.name();
     let location = (name == "file").then(|| app.settings.home.join("secrets.enc").display().to_string());
-    StoreInfo { name, locked: app.secrets.locked(), location }
+    let locked = app.secrets.locked();
+    let answer = if locked || name == "memory" {
+        None
+    } else {
+        let store = app.secrets.clone();
+        let deadline = crate::doctor::STORE_DEADLINE;
+        tokio::task::spawn_blocking(move || crate::secrets::probe(store, deadline)).await.ok()
+    };
+    StoreInfo { name, locked, location, described: app.secrets.describe(), answer }
 }
 
 async fn secrets_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Response {
@@ -463,7 +476,7 @@ async fn secrets_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Resp
     let page = pages::Page {
         tab: pages::Tab::Secrets,
         notice,
-        body: pages::secrets(&store_info(&ctx.app), &secrets, &keys.csrf),
+        body: pages::secrets(&store_info(&ctx.app).await, &secrets, &keys.csrf),
     };
     html(&ctx, status, page)
 }

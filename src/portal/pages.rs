@@ -494,21 +494,25 @@ pub fn secrets(store: &StoreInfo, secrets: &[VaultMeta], csrf: &str) -> String {
         ),
         "file" => (
             "Encrypted file",
-            "Credentials and vault values are kept in one file sealed with XChaCha20-Poly1305 under a key derived from your passphrase (Argon2id).",
+            "Credentials and vault values are kept in one file sealed with XChaCha20-Poly1305 under a key derived (Argon2id) from your passphrase or key file.",
         ),
         "memory" => ("Process memory", "Nothing is kept after this workbench process exits."),
         other => (other, ""),
     };
-    let state = match (store.name, store.locked) {
+    let state = match (&store.answer, store.locked) {
         (_, true) => format!(
             "<span class=\"badge b-err\">Locked</span><form method=\"post\" action=\"unlock\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
              <button type=\"submit\" class=\"primary\">Unlock…</button></form>",
             escape(csrf)
         ),
-        ("keychain", false) => {
-            "<span class=\"badge b-off\">Not checked here</span> <span class=\"muted\">the keychain is asked only when a connection is made or used</span>".into()
+        (Some(Ok(())), false) => {
+            "<span class=\"badge b-on\">Answers</span> <span class=\"muted\">asked just now</span>".into()
         }
-        (_, false) => "<span class=\"badge b-on\">Unlocked</span>".into(),
+        (Some(Err(reason)), false) => format!(
+            "<span class=\"badge b-err\">Does not answer</span> <span class=\"muted\">{}: connections cannot be stored or used until it does; <code>workbench doctor</code> says how to fix it (<code>workbench setup</code> where no keychain can run)</span>",
+            escape(reason)
+        ),
+        (None, false) => "<span class=\"badge b-on\">In memory</span>".into(),
     };
     let location = store
         .location
@@ -542,11 +546,12 @@ pub fn secrets(store: &StoreInfo, secrets: &[VaultMeta], csrf: &str) -> String {
     format!(
         "<h1>Secrets</h1><p class=\"sub\">Where workbench keeps credentials, and the named secrets your agent may use as <code>{{{{vault:NAME}}}}</code>. \
          Values never leave the store: not to this page, not to the agent.</p>\
-         <section class=\"card\" id=\"store\"><h2>Secret store</h2><dl class=\"kv\"><dt>In use</dt><dd><b>{what}</b> <span class=\"muted\">({name})</span></dd>{location}\
+         <section class=\"card\" id=\"store\"><h2>Secret store</h2><dl class=\"kv\"><dt>In use</dt><dd><b>{what}</b> <span class=\"muted\">({name})</span></dd>{location}<dt>Opened by</dt><dd class=\"muted\">{described}</dd>\
          <dt>State</dt><dd>{state}</dd><dt>About</dt><dd class=\"muted\">{about}</dd></dl></section>\
          <section class=\"card\" id=\"vault\"><h2>Vault secrets <span class=\"count\">{count}</span></h2>{vault}</section>",
         what = escape(what),
         name = escape(store.name),
+        described = escape(&store.described),
         about = escape(about),
         count = secrets.len(),
     )

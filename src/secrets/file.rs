@@ -7,8 +7,10 @@
 //! exclusive lock on `<home>/secrets.enc.lock` (and an in-process mutex) and re-reads the file under
 //! it, nothing is cached but the derived key, and each write goes through its own temp file
 //! (`create_new`, random name, fsync'd before the rename, the directory fsync'd after). The passphrase comes from
-//! `WORKBENCH_VAULT_PASSPHRASE` or the output of `WORKBENCH_VAULT_PASSPHRASE_COMMAND`; without one
-//! the store says exactly that instead of falling back to anything weaker.
+//! `WORKBENCH_VAULT_PASSPHRASE`, the output of `WORKBENCH_VAULT_PASSPHRASE_COMMAND`, or the key
+//! file config.json's `vault_key_file` names (`workbench setup` writes both where no keychain
+//! answers, so a server launched by a client needs no environment); without one the store says
+//! exactly that instead of falling back to anything weaker.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -39,7 +41,45 @@ struct Sealed {
 pub enum Passphrase {
     Value(Secret<String>),
     Command(String),
+    /// A key file of the user's (`vault_key_file` in config.json, written by `workbench setup`):
+    /// its contents are the passphrase. Refused when other users could read it.
+    KeyFile(PathBuf),
     Missing,
+}
+
+/// The shortest key file contents accepted (setup writes 43 characters: 32 random bytes).
+const MIN_KEY_CHARS: usize = 32;
+
+/// Reads a key file's passphrase: private to its owner (on Unix), not empty, not short.
+pub fn read_key_file(path: &Path) -> Result<Secret<String>, StoreError> {
+    let shown = path.display();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+                return Err(fail(format!(
+                    "the key file {shown} has mode {:04o}: other users could read it, so it is not used (chmod 600 '{shown}')",
+                    m.permissions().mode() & 0o7777
+                )));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(fail(format!(
+                    "the key file {shown} (vault_key_file in config.json) does not exist: run `workbench setup`, or restore it from your backup"
+                )));
+            }
+            Err(e) => return Err(fail(format!("cannot read the key file {shown}: {e}"))),
+        }
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read the key file {shown}: {e}")))?;
+    let key = text.trim();
+    if key.chars().count() < MIN_KEY_CHARS {
+        return Err(fail(format!(
+            "the key file {shown} holds fewer than {MIN_KEY_CHARS} characters, too short to be a key"
+        )));
+    }
+    Ok(Secret::new(key.to_string()))
 }
 
 pub struct FileStore {
@@ -60,6 +100,16 @@ fn fail(reason: impl Into<String>) -> StoreError {
 }
 
 impl FileStore {
+    /// Where the key comes from, in words (for status, doctor and the portal; never the key).
+    pub fn key_source(&self) -> String {
+        match &*self.passphrase.lock().unwrap_or_else(|p| p.into_inner()) {
+            Passphrase::Value(_) => "the passphrase in WORKBENCH_VAULT_PASSPHRASE".into(),
+            Passphrase::Command(_) => "the passphrase WORKBENCH_VAULT_PASSPHRASE_COMMAND prints".into(),
+            Passphrase::KeyFile(p) => format!("the key file {}", p.display()),
+            Passphrase::Missing => "a passphrase typed on the local unlock page".into(),
+        }
+    }
+
     pub fn new(path: PathBuf, passphrase: Passphrase) -> Self {
         FileStore { path, passphrase: Mutex::new(passphrase), key: Mutex::new(None), io: Mutex::new(()) }
     }
@@ -102,6 +152,7 @@ impl FileStore {
                 }
                 Ok(Secret::new(text))
             }
+            Passphrase::KeyFile(path) => read_key_file(path),
             Passphrase::Missing => Err(fail(
                 "the encrypted file store is locked: type its passphrase on the local unlock page, or set WORKBENCH_VAULT_PASSPHRASE, or WORKBENCH_VAULT_PASSPHRASE_COMMAND (a command that prints it, e.g. `pass show workbench`)",
             )),
@@ -228,6 +279,10 @@ fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 impl SecretStore for FileStore {
     fn name(&self) -> &'static str {
         "file"
+    }
+
+    fn describe(&self) -> String {
+        format!("the encrypted file {}, opened with {}", self.path.display(), self.key_source())
     }
 
     fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError> {

@@ -51,12 +51,51 @@ impl KeychainStore {
 }
 
 fn unavailable(e: keyring::Error) -> StoreError {
-    StoreError::Unavailable { store: "keychain", reason: e.to_string() }
+    let reason = match e {
+        keyring::Error::NoDefaultStore => no_keychain_reason(),
+        e => e.to_string(),
+    };
+    StoreError::Unavailable { store: "keychain", reason }
+}
+
+/// Why the keyring crate has no store ("No default store has been set"), in the user's terms:
+/// on Linux the Secret Service is reached over the D-Bus session bus, which SSH logins,
+/// containers, WSL and services usually do not have, or where no keyring daemon runs.
+pub fn no_keychain_reason() -> String {
+    let init = match keyring::Entry::store_status() {
+        Err(e) => e.to_string(),
+        Ok(()) => keyring::Error::NoDefaultStore.to_string(),
+    };
+    let why = if cfg!(any(target_os = "macos", target_os = "windows")) {
+        "the OS keychain could not be opened".to_string()
+    } else {
+        linux_why(std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|v| !v.is_empty()))
+    };
+    format!("no OS keychain answers here: {why} (the keyring library says: {init})")
+}
+
+fn linux_why(has_session_bus: bool) -> String {
+    if has_session_bus {
+        "the session D-Bus has no Secret Service (org.freedesktop.secrets): no gnome-keyring, KeePassXC or other keyring daemon is running and unlocked".into()
+    } else {
+        "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set, as over SSH, in containers, on WSL and in services), so no Secret Service can be reached".into()
+    }
 }
 
 impl SecretStore for KeychainStore {
     fn name(&self) -> &'static str {
         "keychain"
+    }
+
+    fn describe(&self) -> String {
+        let which = if cfg!(target_os = "macos") {
+            "macOS Keychain"
+        } else if cfg!(target_os = "windows") {
+            "Windows Credential Manager"
+        } else {
+            "the Secret Service on the D-Bus session bus"
+        };
+        format!("the OS keychain ({which}), service name '{}'", self.service)
     }
 
     fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError> {
@@ -78,5 +117,21 @@ impl SecretStore for KeychainStore {
             Err(keyring::Error::NoEntry) => Ok(false),
             Err(e) => Err(e),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 29: "No default store has been set" is explained by its cause.
+    #[test]
+    fn a_missing_store_is_explained() {
+        assert!(linux_why(false).contains("no D-Bus session bus"));
+        assert!(linux_why(true).contains("no gnome-keyring"));
+        if !cfg!(any(target_os = "macos", target_os = "windows")) {
+            let r = no_keychain_reason();
+            assert!(r.starts_with("no OS keychain answers here"), "{r}");
+        }
     }
 }

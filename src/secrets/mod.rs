@@ -49,6 +49,11 @@ pub enum StoreError {
 pub trait SecretStore: Send + Sync {
     /// A short name for status output, e.g. "memory", "keychain".
     fn name(&self) -> &'static str;
+    /// Where the values are and what opens them, in words for status, doctor and the pages
+    /// (never a secret).
+    fn describe(&self) -> String {
+        self.name().to_string()
+    }
     fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError>;
     fn set(&self, key: &str, value: &Secret<String>) -> Result<(), StoreError>;
     fn delete(&self, key: &str) -> Result<bool, StoreError>;
@@ -75,6 +80,9 @@ impl SecretStore for MemoryStore {
     fn name(&self) -> &'static str {
         "memory"
     }
+    fn describe(&self) -> String {
+        "process memory only (gone when this workbench process exits)".into()
+    }
     fn get(&self, key: &str) -> Result<Option<Secret<String>>, StoreError> {
         Ok(self.values.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned())
     }
@@ -84,6 +92,28 @@ impl SecretStore for MemoryStore {
     }
     fn delete(&self, key: &str) -> Result<bool, StoreError> {
         Ok(self.values.lock().unwrap_or_else(|p| p.into_inner()).remove(key).is_some())
+    }
+}
+
+/// How long a store may take to answer [`probe`] (doctor, status, the portal and connect pages).
+pub const PROBE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Asks `store` for a key that does not exist, on its own thread with a deadline: `Ok` when the
+/// store answers (a locked keychain, a missing D-Bus session or a file store without its key fail
+/// here instead of at the first connection). The error is the store's reason, never a secret.
+pub fn probe(store: Arc<dyn SecretStore>, deadline: std::time::Duration) -> Result<(), String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = store.name();
+    std::thread::spawn(move || {
+        let _ = tx.send(store.get("workbench-doctor-probe").map(|_| ()));
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(StoreError::Unavailable { reason, .. })) => Err(reason),
+        Err(_) => Err(format!(
+            "the {name} store did not answer within {}s (locked, or waiting for a prompt?)",
+            deadline.as_secs()
+        )),
     }
 }
 

@@ -4,6 +4,9 @@
 # installed and runs; our entry is added; every other byte is kept; backups are written; a second
 # run changes nothing; --dry-run touches nothing; an unparsable config is refused and left intact
 # while the other clients are still done; --no-register registers nothing; --uninstall restores.
+# The machine has no D-Bus session (no keychain), as over SSH or in a container: the install is
+# `./install.sh --secret-store file`, and README.md's transcript of it is checked against what it
+# printed (paths and times aside). A doctor FAIL makes install.sh exit 4 unless --keep-going.
 #
 # The release build is reused from CARGO_TARGET_DIR (default: ./target), so only the first run on a
 # machine pays for it. Needs bash, python3 (for the JSON checks) and the Rust toolchain.
@@ -20,10 +23,14 @@ T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
 export HOME="$T/home"
 mkdir -p "$HOME"
-unset XDG_CONFIG_HOME WORKBENCH_BIN_DIR
-export WORKBENCH_HOME="$T/data"
-export WORKBENCH_SECRET_STORE=file
-export WORKBENCH_VAULT_PASSPHRASE="install test passphrase"
+unset XDG_CONFIG_HOME WORKBENCH_BIN_DIR WORKBENCH_HOME WORKBENCH_SECRET_STORE WORKBENCH_VAULT_PASSPHRASE
+unset WORKBENCH_VAULT_PASSPHRASE_COMMAND DBUS_SESSION_BUS_ADDRESS
+# No bus in the runtime directory: the OS keychain cannot answer, whatever the host has. The data
+# directory lives outside HOME so the "nothing under HOME changed" checks see only client configs.
+export XDG_RUNTIME_DIR="$T/run"
+export XDG_DATA_HOME="$T/xdg-data"
+mkdir -p "$XDG_RUNTIME_DIR"
+DATA="$XDG_DATA_HOME/workbench"
 export WORKBENCH_NO_BROWSER=1
 PATH="$HOME/.local/bin:$PATH"
 
@@ -121,10 +128,10 @@ check "dry run says what it would do" grep -q '\[dry-run\] would copy' "$T/out"
 check "dry run installs nothing" [ ! -e "$BIN" ]
 check "dry run changes no file under HOME" [ "$before" = "$(snapshot)" ]
 
-echo "=== install.sh"
+echo "=== install.sh --secret-store file (no keychain here)"
 START=$(date +%s)
 set +e
-./install.sh >"$T/out" 2>&1
+./install.sh --secret-store file >"$T/out" 2>&1
 rc=$?
 set -e
 echo "(install.sh took $(($(date +%s) - START))s, release build included)"
@@ -144,7 +151,13 @@ for f in "$DESKTOP" "$CURSOR" "$CODE"; do
   check "backup of $(basename "$f") holds the original" same "$b" "$ORIG/$o"
 done
 check "install ran workbench doctor" grep -q '^==> workbench doctor' "$T/out"
-check "doctor sees the registrations" sh -c "grep -q '^OK    Claude Desktop' '$T/out' && grep -q '^OK    Cursor' '$T/out' && grep -q '^OK    Claude Code' '$T/out'"
+check "doctor sees the registrations" sh -c "grep -q '^OK    Claude Desktop' '$T/out' && grep -q '^OK    Cursor ' '$T/out' && grep -q '^OK    Claude Code' '$T/out'"
+check "the servers the clients launch open the file store" sh -c "[ \"\$(grep -c '^OK    .* launches  *a server with no env in its entry uses the encrypted file' '$T/out')\" -eq 3 ]"
+check "setup recorded the store in config.json" grep -q '"secret_store": "file"' "$DATA/config.json"
+check "the key file is private" sh -c "[ \"\$(stat -c %a '$DATA/secrets.key' 2>/dev/null || stat -f %Lp '$DATA/secrets.key')\" = 600 ]"
+check "doctor WARNs what the key file protects and what not" grep -q '^WARN  secret store .*not against anything running as you' "$T/out"
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/out"
+
 cp "$DESKTOP" "$T/desktop.registered"
 cp "$CURSOR" "$T/cursor.registered"
 cp "$CODE" "$T/code.registered"
@@ -183,7 +196,7 @@ check "uninstall removes the binary" [ ! -e "$BIN" ]
 check "uninstall restores Claude Desktop byte for byte" same "$DESKTOP" "$ORIG/desktop"
 check "uninstall restores Cursor byte for byte" same "$CURSOR" "$ORIG/cursor"
 check "uninstall restores Claude Code byte for byte" same "$CODE" "$ORIG/code"
-check "uninstall keeps the data directory" [ -f "$WORKBENCH_HOME/workbench.db" ]
+check "uninstall keeps the data directory" [ -f "$DATA/workbench.db" ]
 
 echo "=== install.sh --no-register"
 set +e
@@ -193,6 +206,25 @@ set -e
 check "--no-register exits 0 (got $rc)" [ "$rc" -eq 0 ]
 check "--no-register installs the binary" [ -x "$BIN" ]
 check "--no-register leaves every config alone" sh -c "cmp -s '$DESKTOP' '$ORIG/desktop' && cmp -s '$CURSOR' '$ORIG/cursor' && cmp -s '$CODE' '$ORIG/code'"
+
+echo "=== a doctor FAIL: exit 4 and what to do, unless --keep-going"
+set +e
+WORKBENCH_CONCURRENCY=0 ./install.sh --no-register >"$T/out" 2>&1
+rc=$?
+set -e
+check "install exits 4 when doctor FAILs (got $rc)" [ "$rc" -eq 4 ]
+check "it says what to do" grep -q 'each FAIL line ends with its fix' "$T/out"
+check "and never says Done" sh -c "! grep -q '^Done' '$T/out'"
+set +e
+WORKBENCH_CONCURRENCY=0 ./install.sh --no-register --keep-going >"$T/out" 2>&1
+rc=$?
+set -e
+check "--keep-going exits 0 after a doctor FAIL (got $rc)" [ "$rc" -eq 0 ]
+set +e
+./install.sh --secret-store vault >"$T/out" 2>&1
+rc=$?
+set -e
+check "a bad --secret-store is a usage error (got $rc)" [ "$rc" -eq 2 ]
 
 echo "=== an unparsable Cursor config"
 printf '{\n  // my servers\n  "mcpServers": {\n    "git": {"command": "uvx",},\n  },\n}\n' >"$CURSOR"
@@ -218,6 +250,33 @@ check "uninstall exits 3 with the refused config (got $rc)" [ "$rc" -eq 3 ]
 check "uninstall restores the others" sh -c "cmp -s '$DESKTOP' '$ORIG/desktop' && cmp -s '$CODE' '$ORIG/code'"
 check "uninstall leaves the refused file intact" same "$CURSOR" "$ORIG/cursor-broken"
 check "uninstall removes the binary anyway" [ ! -e "$BIN" ]
+
+echo "=== README.md's first-five-minutes transcript (Linux: Cursor and Claude Code, no keychain)"
+if [ "$(uname -s)" = Linux ]; then
+  # A fresh user: Cursor and Claude Code installed, nothing else; the same machine otherwise.
+  export HOME="$T/readme-home"
+  export XDG_DATA_HOME="$T/readme-data"
+  mkdir -p "$HOME/.cursor" "$HOME/.local/bin"
+  printf '{"numStartups": 1}\n' >"$HOME/.claude.json"
+  set +e
+  ./install.sh --secret-store file >"$T/out" 2>&1
+  rc=$?
+  set -e
+  check "the README's install exits 0 (got $rc)" [ "$rc" -eq 0 ]
+  # README.md's install transcript (from "==> Registering" on) is what install.sh printed, with this
+  # machine's paths as a user's (/home/you) and backup times as <time>.
+  normalize() {
+    sed -e "s|$XDG_DATA_HOME|/home/you/.local/share|g" -e "s|$HOME|/home/you|g" \
+      -e 's/workbench-backup-[0-9]\{8\}T[0-9]\{6\}Z/workbench-backup-<time>/g' -e 's/[[:space:]]*$//'
+  }
+  awk '/^<!-- install transcript/{on=1; next} on && /^```text/{grab=1; next} grab && /^```/{exit} grab' README.md |
+    sed -n '/^==> Registering/,$p' | normalize >"$T/readme-transcript"
+  sed -n '/^==> Registering/,$p' "$T/out" | normalize >"$T/actual-transcript"
+  check "README.md's install transcript is present" [ -s "$T/readme-transcript" ]
+  check "README.md's install transcript matches install.sh's output" cmp -s "$T/readme-transcript" "$T/actual-transcript"
+  [ -z "${KEEP_TRANSCRIPT:-}" ] || cp "$T/actual-transcript" "$KEEP_TRANSCRIPT"
+  cmp -s "$T/readme-transcript" "$T/actual-transcript" || diff -u "$T/readme-transcript" "$T/actual-transcript" | sed 's/^/    | /'
+fi
 
 echo
 echo "install: $PASS passed, $FAIL failed"

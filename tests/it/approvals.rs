@@ -110,7 +110,7 @@ async fn approve_in_the_browser_runs_the_same_call_once() {
     assert!(html.contains("&quot;name&quot;: &quot;K&quot;"), "the page shows the arguments: {html}");
     // Its own footer: nothing is typed here (the connect pages' footer speaks of credentials).
     assert!(html.contains("Only your click on this page approves the call"), "{html}");
-    assert!(!html.contains("what you enter here goes to your OS keychain"), "{html}");
+    assert!(!html.contains("what you enter here goes to its secret store"), "{html}");
     let answer = decide(&url, &token, "approve").await;
     assert_eq!(answer.status(), 200);
     assert!(answer.text().await.unwrap().contains("Approved"));

@@ -321,7 +321,7 @@ async fn a_misspelled_policy_fails_closed() {
         assert!(asked.lock().unwrap().is_empty(), "a broken policy is not a question");
         let r = run(&t, &yes, "todoist_list_projects", json!({})).await;
         assert!(r.get("result").is_some(), "{r}");
-        let checks = workbench::doctor::run(&Ok(t.app.settings.clone()), None, None);
+        let checks = workbench::doctor::run(&Ok(t.app.settings.clone()), None, None, &Default::default());
         let policy = checks.iter().find(|c| c.name == "policies").unwrap();
         assert_eq!(policy.level, workbench::doctor::Level::Fail, "{}", policy.detail);
         assert!(policy.detail.contains(var), "{}", policy.detail);
@@ -343,6 +343,6 @@ async fn a_misspelled_rate_limit_fails_closed() {
     assert_eq!(e["code"], "POLICY_DENIED", "{e}");
     assert!(e["message"].as_str().unwrap().contains("WORKBENCH_TODOIST_RATE_LIMIT"), "{e}");
     assert!(todoist.requests().is_empty());
-    let checks = workbench::doctor::run(&Ok(t.app.settings.clone()), None, None);
+    let checks = workbench::doctor::run(&Ok(t.app.settings.clone()), None, None, &Default::default());
     assert!(checks.iter().any(|c| c.name == "policies" && c.level == workbench::doctor::Level::Fail));
 }

@@ -1,8 +1,9 @@
 //! Tidy checks that guard invariants by reading the source: the top-level modules of `src/` form
 //! no cycle, only `src/mcp/` (the server side and, in `src/mcp/client.rs`, the client side to
 //! upstream MCP servers) imports rmcp, every
-//! Rust file opens with a `//!` doc, plugins import no I/O crate, and no comment points outside
-//! the repository (a rule a comment relies on is written down in the repository itself).
+//! Rust file opens with a `//!` doc, plugins import no I/O crate, no comment points outside
+//! the repository (a rule a comment relies on is written down in the repository itself), and
+//! every relative link in README.md, ARCHITECTURE.md and docs/*.md resolves (file and heading).
 
 use std::path::{Path, PathBuf};
 
@@ -268,4 +269,111 @@ fn the_cycle_finder_finds_a_planted_cycle() {
     assert!(cycles(&graph).is_empty());
     graph.get_mut("c").unwrap().insert("a".to_string(), vec!["c.rs:9".to_string()]);
     assert_eq!(cycles(&graph), vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]);
+}
+
+/// The Markdown files whose links are checked: README.md, ARCHITECTURE.md and docs/*.md.
+fn markdown_files() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md"), root().join("ARCHITECTURE.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+/// Every `[text](target)` of a Markdown text outside code blocks and code spans.
+fn markdown_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Drop code spans, so `[a](b)` written as code is not a link.
+        let mut plain = String::new();
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                plain.push_str(part);
+            }
+        }
+        let mut rest = plain.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            links.push(after[..end].trim().to_string());
+            rest = &after[end..];
+        }
+    }
+    links
+}
+
+/// GitHub's anchor for a heading: lowercase, punctuation but `-` and `_` dropped, spaces to `-`.
+fn heading_anchors(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let title = line.trim_start_matches('#').trim().to_lowercase();
+        let slug: String = title
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_' || *c == ' ')
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        out.push(slug);
+    }
+    out
+}
+
+/// Issue 29: the README was split into docs/; no link between the pages may dangle.
+#[test]
+fn every_relative_markdown_link_resolves() {
+    let mut broken = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let shown = file.strip_prefix(root()).unwrap().display().to_string();
+        for link in markdown_links(&text) {
+            if link.contains("://") || link.starts_with("mailto:") {
+                continue;
+            }
+            let (path, anchor) = match link.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (link.as_str(), None),
+            };
+            let target = if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
+            if !target.exists() {
+                broken.push(format!("{shown}: {link} (no {})", target.display()));
+                continue;
+            }
+            if let Some(anchor) = anchor
+                && target.extension().is_some_and(|x| x == "md")
+                && !heading_anchors(&std::fs::read_to_string(&target).unwrap()).iter().any(|a| a == anchor)
+            {
+                broken.push(format!("{shown}: {link} (no heading #{anchor})"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links that do not resolve:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_link_checker_finds_a_planted_broken_link() {
+    let links = markdown_links("see [a](docs/nowhere.md) and `[b](c)`\n```\n[d](e)\n```\n[f](g.md#h)");
+    assert_eq!(links, ["docs/nowhere.md", "g.md#h"]);
+    assert_eq!(
+        heading_anchors("# Vault `allowed_hosts`\n## Fetching public URLs: `http_send_request`"),
+        ["vault-allowed_hosts", "fetching-public-urls-http_send_request"]
+    );
 }

@@ -270,7 +270,7 @@ test("the portal in headless chromium: connect, audit filters, vault, disconnect
       assert.match(await secret.innerText(), /deploy_key\s+CI deploy key\s+api\.example\.com/);
       const store = await page.locator("#store").innerText();
       assert.match(store, /Encrypted file/);
-      assert.match(store, /Unlocked/);
+      assert.match(store, /Answers/);
       assert.equal((await page.content()).includes(VAULT_VALUE), false);
       await page.screenshot({ path: join(shots, "5-secrets.png"), fullPage: true });
       await page.getByRole("link", { name: "Custom apps" }).click();
