@@ -577,3 +577,323 @@ async fn a_custom_app_cannot_pose_as_the_local_machine() {
     let named = registry.index().search("diskhelper read file", 3, &connected);
     assert_eq!(named.first().map(|h| h.name), Some("diskhelper_read_local_file"), "{named:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tools nobody here wrote: MCP-Bench's 28 real MCP servers (tests/it/data/mcpbench/, source,
+// commit and licences in its README), served as upstream servers beside the own catalogue, with
+// the benchmark's own task questions. Every run prints BM25 over the same tools' names and
+// descriptions beside workbench's figures; the floors hold on the held-out third, which no
+// setting was tuned on.
+
+const MCPBENCH_TOOLS: &str = include_str!("data/mcpbench/tools.json");
+const MCPBENCH_TASKS: &str = include_str!("data/mcpbench/tasks.json");
+
+/// The issue's targets (held-out third).
+const UNSEEN_SINGLE_TOP1: f64 = 0.60;
+const UNSEEN_SINGLE_RECALL5: f64 = 0.85;
+const UNSEEN_MULTI_HIT10: f64 = 0.85;
+const UNSEEN_MULTI_RECALL10: f64 = 0.60;
+const UNSEEN_OVER_BM25: f64 = 0.15;
+/// What is reached today on the held-out third (the test's floors: single top-1, recall@5,
+/// multi hit@10, recall@10).
+const UNSEEN_FLOOR: [f64; 4] = [0.0, 0.0, 0.0, 0.0];
+
+#[derive(Deserialize)]
+struct BenchServer {
+    server: String,
+    tools: Vec<BenchTool>,
+}
+
+#[derive(Deserialize)]
+struct BenchTool {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    params: serde_json::Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct BenchTask {
+    q: String,
+    /// `<server>_<tool>` as the benchmark names them (before workbench's name rules).
+    expect: Vec<String>,
+    split: String,
+}
+
+#[derive(Deserialize)]
+struct BenchTasks {
+    multi: Vec<BenchTask>,
+    single: Vec<BenchTask>,
+}
+
+/// The name a user gives a server whose benchmark name workbench's own tools already use.
+fn configured_server_name(base: &Registry, server: &str) -> String {
+    if base.reserved_namespace(server) { format!("{server}_mcp") } else { server.to_string() }
+}
+
+/// The own catalogue plus MCP-Bench's servers as upstream servers; and a map from the
+/// benchmark's `<server>_<tool>` to the name workbench exposes.
+fn registry_with_mcpbench(base: &Registry) -> (Registry, BTreeMap<String, String>) {
+    use std::sync::Arc;
+    use workbench::upstream::{Catalogue, Listed, schema};
+    let listing: serde_json::Map<String, Value> = serde_json::from_str(MCPBENCH_TOOLS).expect("tools.json parses");
+    let servers: Vec<BenchServer> = serde_json::from_value(listing["servers"].clone()).expect("servers");
+    let mut bench_names = Vec::new();
+    let catalogue = servers
+        .iter()
+        .map(|s| {
+            let name = configured_server_name(base, &s.server);
+            let tools: Vec<Listed> = s
+                .tools
+                .iter()
+                .map(|t| {
+                    bench_names.push((format!("{}_{}", s.server, t.name), name.clone(), t.name.clone()));
+                    let normalised = schema::normalise(&json!({"type": "object", "properties": t.params}));
+                    Listed {
+                        tool: t.name.clone(),
+                        description: t.description.clone(),
+                        schema: normalised.schema,
+                        effect: plugins::api::Effect::Read,
+                        unchecked: normalised.unchecked,
+                    }
+                })
+                .collect();
+            (name, tools)
+        })
+        .collect();
+    let registry = base.with_upstream(Arc::new(Catalogue { generation: 1, servers: catalogue }));
+    let mut exposed = BTreeMap::new();
+    for tool in registry.tools() {
+        if let Some(u) = tool.upstream() {
+            for (bench, server, name) in &bench_names {
+                if *server == u.server && *name == u.tool {
+                    exposed.insert(bench.clone(), tool.name.to_string());
+                }
+            }
+        }
+    }
+    assert_eq!(exposed.len(), bench_names.len(), "every benchmark tool is served");
+    (registry, exposed)
+}
+
+/// Plain BM25 (k1 1.2, b 0.75) over every tool's name words and description: the baseline each
+/// run prints beside workbench.
+struct Bm25 {
+    names: Vec<&'static str>,
+    docs: Vec<BTreeMap<String, f64>>,
+    lengths: Vec<f64>,
+    df: BTreeMap<String, f64>,
+    avg: f64,
+}
+
+fn bm25_terms(text: &str) -> Vec<String> {
+    use workbench::registry::search::{stem, tokenize};
+    let spaced: String = text
+        .chars()
+        .flat_map(|c| if c == '_' || c == '-' { vec![' '] } else { vec![c] })
+        .collect::<String>();
+    // camelCase words apart, as in getPoolDetails.
+    let mut split = String::new();
+    let mut prev_lower = false;
+    for c in spaced.chars() {
+        if c.is_uppercase() && prev_lower {
+            split.push(' ');
+        }
+        prev_lower = c.is_lowercase();
+        split.push(c);
+    }
+    const STOP: &[&str] = &["a", "an", "the", "of", "to", "for", "and", "or", "in", "on", "with", "by", "is", "it", "me", "my", "i"];
+    tokenize(&split).into_iter().filter(|t| !STOP.contains(&t.as_str())).map(|t| stem(&t)).collect()
+}
+
+impl Bm25 {
+    fn new(registry: &Registry) -> Bm25 {
+        let mut docs = Vec::new();
+        let mut names = Vec::new();
+        let mut df: BTreeMap<String, f64> = BTreeMap::new();
+        for tool in registry.tools() {
+            let mut tf: BTreeMap<String, f64> = BTreeMap::new();
+            for t in bm25_terms(&format!("{} {}", tool.name, tool.description)) {
+                *tf.entry(t).or_default() += 1.0;
+            }
+            for t in tf.keys() {
+                *df.entry(t.clone()).or_default() += 1.0;
+            }
+            names.push(tool.name);
+            docs.push(tf);
+        }
+        let lengths: Vec<f64> = docs.iter().map(|d| d.values().sum()).collect();
+        let avg = lengths.iter().sum::<f64>() / lengths.len().max(1) as f64;
+        Bm25 { names, docs, lengths, df, avg }
+    }
+
+    fn search(&self, query: &str, limit: usize) -> Vec<&'static str> {
+        let n = self.docs.len() as f64;
+        let terms = bm25_terms(query);
+        let mut scored: Vec<(f64, usize)> = (0..self.docs.len())
+            .map(|d| {
+                let s: f64 = terms
+                    .iter()
+                    .map(|t| {
+                        let Some(&f) = self.docs[d].get(t) else { return 0.0 };
+                        let df = self.df[t];
+                        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                        idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * self.lengths[d] / self.avg))
+                    })
+                    .sum();
+                (s, d)
+            })
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.into_iter().take(limit).map(|(_, d)| self.names[d]).collect()
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Unseen {
+    n: usize,
+    top1: usize,
+    top5: usize,
+    hit10: usize,
+    recall10: f64,
+}
+
+impl Unseen {
+    fn add(&mut self, ranked: &[&str], right: &[&str]) {
+        let rank = ranked.iter().position(|h| right.contains(h));
+        self.n += 1;
+        self.top1 += usize::from(rank == Some(0));
+        self.top5 += usize::from(rank.is_some_and(|r| r < 5));
+        self.hit10 += usize::from(rank.is_some_and(|r| r < 10));
+        let found = right.iter().filter(|r| ranked.iter().take(10).any(|h| h == *r)).count();
+        self.recall10 += found as f64 / right.len().clamp(1, 10) as f64;
+    }
+    fn rate(&self, k: usize) -> f64 {
+        k as f64 / self.n.max(1) as f64
+    }
+    fn top1(&self) -> f64 {
+        self.rate(self.top1)
+    }
+    fn recall5(&self) -> f64 {
+        self.rate(self.top5)
+    }
+    fn hit10(&self) -> f64 {
+        self.rate(self.hit10)
+    }
+    fn recall10(&self) -> f64 {
+        self.recall10 / self.n.max(1) as f64
+    }
+}
+
+struct UnseenRun {
+    single: [Unseen; 2],
+    multi: [Unseen; 2],
+    /// Own catalogue's tools in the top 10 of multi-step questions, of all places.
+    own_places: usize,
+    places: usize,
+}
+
+/// Runs both sets of one split through workbench and BM25 (index 0 workbench, 1 BM25).
+fn run_unseen(
+    registry: &Registry,
+    exposed: &BTreeMap<String, String>,
+    connected: &dyn Fn(&str) -> bool,
+    split: &str,
+    misses: &mut Vec<String>,
+) -> UnseenRun {
+    let tasks: BenchTasks = serde_json::from_str(MCPBENCH_TASKS).expect("tasks.json parses");
+    let bm25 = Bm25::new(registry);
+    let index = registry.index();
+    let mut run = UnseenRun { single: Default::default(), multi: Default::default(), own_places: 0, places: 0 };
+    for (set, tally) in [(&tasks.single, &mut run.single), (&tasks.multi, &mut run.multi)] {
+        for task in set.iter().filter(|t| t.split == split) {
+            let right: Vec<&str> = task.expect.iter().map(|e| exposed[e].as_str()).collect();
+            let hits = index.search(&task.q, 10, connected);
+            let ours: Vec<&str> = hits.iter().map(|h| h.name).collect();
+            tally[0].add(&ours, &right);
+            tally[1].add(&bm25.search(&task.q, 10), &right);
+            if !ours.first().is_some_and(|f| right.contains(f)) {
+                let q: String = task.q.chars().take(90).collect();
+                misses.push(format!("  {q:?} want {:?}; got {:?}", &right[..right.len().min(3)], &ours[..ours.len().min(3)]));
+            }
+        }
+    }
+    for task in tasks.multi.iter().filter(|t| t.split == split) {
+        let hits = index.search(&task.q, 10, connected);
+        run.places += hits.len();
+        run.own_places += hits.iter().filter(|h| registry.get(h.name).is_some_and(|t| t.upstream().is_none())).count();
+    }
+    run
+}
+
+fn print_unseen(label: &str, run: &UnseenRun) {
+    let [ws, bs] = run.single;
+    let [wm, bm] = run.multi;
+    println!("unseen tools {label}: {:<26} {:>9} {:>9}", "", "workbench", "BM25");
+    println!("unseen tools {label}: single-step ({:>3}) top-1     {:>9.3} {:>9.3}", ws.n, ws.top1(), bs.top1());
+    println!("unseen tools {label}: single-step ({:>3}) recall@5  {:>9.3} {:>9.3}", ws.n, ws.recall5(), bs.recall5());
+    println!("unseen tools {label}: multi-step  ({:>3}) hit@10    {:>9.3} {:>9.3}", wm.n, wm.hit10(), bm.hit10());
+    println!("unseen tools {label}: multi-step  ({:>3}) recall@10 {:>9.3} {:>9.3}", wm.n, wm.recall10(), bm.recall10());
+    println!("unseen tools {label}: own catalogue's tools in multi-step top-10s: {}/{}", run.own_places, run.places);
+}
+
+#[test]
+fn unseen_servers_data_is_complete_and_split() {
+    let t = app();
+    let (registry, exposed) = registry_with_mcpbench(&t.app.registry());
+    let tasks: BenchTasks = serde_json::from_str(MCPBENCH_TASKS).expect("tasks.json parses");
+    assert!(registry.tools().iter().filter(|t| t.upstream().is_some()).count() >= 280);
+    assert!(tasks.single.len() >= 90 && tasks.multi.len() >= 100, "{} / {}", tasks.single.len(), tasks.multi.len());
+    for task in tasks.single.iter().chain(&tasks.multi) {
+        assert!(task.split == "dev" || task.split == "held-out", "{:?}", task.q);
+        assert!(!task.expect.is_empty(), "{:?}", task.q);
+        for e in &task.expect {
+            assert!(exposed.contains_key(e), "{:?} expects unknown tool {e}", task.q);
+        }
+    }
+    for set in [&tasks.single, &tasks.multi] {
+        let held = set.iter().filter(|t| t.split == "held-out").count() as f64 / set.len() as f64;
+        assert!((0.25..=0.42).contains(&held), "held out {held:.2}");
+    }
+}
+
+/// Workbench beside BM25 on the servers nobody here wrote; the floors hold on the held-out
+/// third. `SEARCH_UNSEEN_MISSES=1` prints the dev misses (never the held-out ones: tune on dev).
+#[test]
+fn unseen_servers_beat_bm25() {
+    let t = app();
+    let (registry, exposed) = registry_with_mcpbench(&t.app.registry());
+    // The user's own servers are connected: that is why they are there.
+    let connected = |i: &str| t.app.is_connected(i) || registry.is_upstream_server(i);
+    let mut dev_misses = Vec::new();
+    let dev = run_unseen(&registry, &exposed, &connected, "dev", &mut dev_misses);
+    print_unseen("dev", &dev);
+    if std::env::var_os("SEARCH_UNSEEN_MISSES").is_some() {
+        println!("unseen tools dev misses:\n{}", dev_misses.join("\n"));
+    }
+    let held = run_unseen(&registry, &exposed, &connected, "held-out", &mut Vec::new());
+    print_unseen("held-out", &held);
+    let [ws, bs] = held.single;
+    let [wm, bm] = held.multi;
+    println!(
+        "unseen tools held-out vs targets: single top-1 {:.3} (target {UNSEEN_SINGLE_TOP1}), recall@5 {:.3} (target \
+         {UNSEEN_SINGLE_RECALL5}); multi hit@10 {:.3} (target {UNSEEN_MULTI_HIT10}), recall@10 {:.3} (target \
+         {UNSEEN_MULTI_RECALL10}); each {UNSEEN_OVER_BM25} over BM25",
+        ws.top1(),
+        ws.recall5(),
+        wm.hit10(),
+        wm.recall10()
+    );
+    let floors = [
+        ("single top-1", ws.top1(), bs.top1(), UNSEEN_FLOOR[0]),
+        ("single recall@5", ws.recall5(), bs.recall5(), UNSEEN_FLOOR[1]),
+        ("multi hit@10", wm.hit10(), bm.hit10(), UNSEEN_FLOOR[2]),
+        ("multi recall@10", wm.recall10(), bm.recall10(), UNSEEN_FLOOR[3]),
+    ];
+    for (what, ours, baseline, floor) in floors {
+        assert!(ours >= floor, "held-out {what} {ours:.3} fell below its floor {floor}");
+        assert!(ours > baseline, "held-out {what} {ours:.3} no better than BM25 {baseline:.3}");
+    }
+}
