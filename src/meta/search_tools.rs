@@ -42,6 +42,9 @@ pub struct Hit {
     pub integration: &'static str,
     /// Relevance, 0 to 1.
     pub score: f64,
+    /// A guess: nothing scored as relevant in its place (below 0.4). Left out when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub weak: bool,
     pub connected: bool,
 }
 
@@ -60,6 +63,7 @@ pub fn run(app: &Arc<App>, args: Args) -> Result<Found, Failure> {
             description: h.description,
             integration: h.integration,
             score: h.score,
+            weak: h.weak,
             connected: app.is_connected(h.integration),
         })
         .collect();

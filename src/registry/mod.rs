@@ -319,6 +319,7 @@ impl Registry {
     }
 
     /// Names close to a mistyped tool name, best first.
+    /// (Search results scored below this are not offered as the name meant.)
     pub fn similar_names(&self, wrong: &str, max: usize) -> Vec<&'static str> {
         let mut scored: Vec<(usize, &'static str)> = self
             .tools
@@ -329,11 +330,22 @@ impl Registry {
         scored.sort();
         let mut out: Vec<&'static str> = scored.into_iter().map(|(_, n)| n).take(max).collect();
         if out.is_empty() {
-            out = self.index().search(&wrong.replace('_', " "), max, &|_| false).into_iter().map(|h| h.name).collect();
+            // Not the weak guesses that fill a search's list: only names that match fairly.
+            out = self
+                .index()
+                .search(&wrong.replace('_', " "), max, &|_| false)
+                .into_iter()
+                .filter(|h| h.score >= SUGGESTION_SCORE)
+                .map(|h| h.name)
+                .collect();
         }
         out
     }
 }
+
+/// The least search score a tool needs to be suggested for a mistyped name (the floor search
+/// results had before weak guesses filled its lists).
+const SUGGESTION_SCORE: f64 = 0.1;
 
 /// How often a snapshot asks SQLite whether another process changed the custom apps. A change
 /// made in this process is seen at once (`Storage::custom_writes_here`); one made by another

@@ -29,8 +29,9 @@ async fn search_finds_tools_by_intent_and_refuses_bad_input() {
         let out = t.call("search_tools", json!({"query": query, "limit": 3})).await;
         assert_eq!(out.body["tools"][0]["name"], want, "query {query:?}: {}", out.body);
     }
+    // Nothing serves it: the answer is empty or weak guesses only, each marked weak.
     let none = t.call("search_tools", json!({"query": "order a pizza"})).await;
-    assert_eq!(none.body["tools"].as_array().unwrap().len(), 0, "{}", none.body);
+    assert!(none.body["tools"].as_array().unwrap().iter().all(|t| t["weak"] == true), "{}", none.body);
     let limited = t.call("search_tools", json!({"query": "weather", "limit": 1})).await;
     assert_eq!(limited.body["tools"].as_array().unwrap().len(), 1);
     let bad = t.call("search_tools", json!({"query": "x", "limit": 51})).await;

@@ -111,7 +111,8 @@ impl SearchIndex {
         sorted.sort();
         let mut typo_keys: Map<u64, Vec<u32>> = Map::default();
         for (t, id) in &sorted {
-            if t.chars().count() >= 3 && t.chars().all(char::is_alphabetic) {
+            let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+            if t.chars().count() >= 3 && t.chars().all(char::is_alphanumeric) && letters >= 3 {
                 for key in deletion_hashes(t) {
                     typo_keys.entry(key).or_default().push(*id);
                 }
@@ -122,6 +123,15 @@ impl SearchIndex {
             Some(model) => tools.iter().map(|t| embed::embed_cached(model, &embedded_text(t))).collect(),
             None => Vec::new(),
         };
+        // BM25 reads the integration's name, the tool's name words and its description's prose.
+        let plain: Vec<String> = texts
+            .iter()
+            .zip(tools)
+            .map(|((_, prose), t)| {
+                format!("{} {} {prose}", t.integration.replace('_', " "), name_words(t.name, t.integration).join(" "))
+            })
+            .collect();
+        let bm25 = bm25::Bm25::build(plain.iter().map(String::as_str));
         let mut index = SearchIndex {
             docs,
             by_name: Map::default(),
@@ -140,6 +150,7 @@ impl SearchIndex {
             dual: lexicon::DUAL.iter().copied().collect(),
             stopwords: lexicon::STOPWORDS.iter().copied().collect(),
             vectors,
+            bm25,
         };
         index.by_name = index.docs.iter().enumerate().map(|(i, d)| (d.name, i as u32)).collect();
         for (words, map) in lexicon::VERBS {

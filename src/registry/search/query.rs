@@ -403,7 +403,13 @@ impl SearchIndex {
             }
         }
         let len = word.chars().count();
-        if alts.is_empty() && !token.arg && len >= 4 && word.chars().all(char::is_alphabetic) {
+        // A word with digits ("contex7", "k8s") is a typo candidate only of a product's own name
+        // with digits in it: the others are arguments (ids, versions, sizes).
+        let alphabetic = word.chars().all(char::is_alphabetic);
+        let named_digits = !alphabetic
+            && word.chars().all(char::is_alphanumeric)
+            && word.chars().filter(|c| c.is_alphabetic()).count() >= 3;
+        if alts.is_empty() && (alphabetic && !token.arg || named_digits) && len >= 4 {
             let mut found: Vec<u32> = Vec::new();
             for key in deletion_hashes(word) {
                 for &id in self.typo_keys.get(&key).into_iter().flatten() {
@@ -415,7 +421,10 @@ impl SearchIndex {
             let discount = if len >= 5 { TYPO } else { TYPO * 0.9 };
             for id in found {
                 let term = &self.term_text[id as usize];
-                if text::plausible_typo(word, term) {
+                let product_name =
+                    || self.products.get(term.as_str()).into_iter().flatten().any(|p| p.replace('_', "") == *term);
+                let fits = if alphabetic { term.chars().all(char::is_alphabetic) } else { product_name() };
+                if fits && text::plausible_typo(word, term) {
                     push(&mut alts, term, discount);
                     for syn in self.synonyms.get(term.as_str()).copied().unwrap_or_default() {
                         push(&mut alts, syn, discount * SYNONYM);
@@ -424,7 +433,11 @@ impl SearchIndex {
                     // misspelt (two letters swapped), not when it is another word ("print").
                     for p in self.products.get(term.as_str()).into_iter().flatten() {
                         let name = p.replace('_', "") == *term || tokenize(p).iter().any(|t| t == term);
-                        if name || text::is_transposition(word, term) {
+                        // A product's own name misspelt names it as surely as spelt right
+                        // ("gmial", "contex7"): the user means it, whoever else answers.
+                        if name {
+                            Self::mention(mentioned, &[p], 1.0);
+                        } else if text::is_transposition(word, term) {
                             Self::mention(mentioned, &[p], IMPLIED);
                         }
                     }

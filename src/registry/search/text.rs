@@ -8,10 +8,35 @@ use super::lexicon;
 /// Lower-cased alphanumeric runs: "Post to #general, please!" -> post, to, general, please.
 /// Apostrophes go ("what's" -> whats, "customer's" -> customers).
 pub fn tokenize(text: &str) -> Vec<String> {
+    // Chinese and Japanese are written without spaces: a run of their script is a word of its
+    // own beside the Latin names in it ("jira看板上的冲刺" -> "jira", "看板上的冲刺").
     let split = |text: &str| -> Vec<String> {
-        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut cjk = false;
+        for c in text.chars() {
+            if !c.is_alphanumeric() || (!word.is_empty() && is_cjk(c) != cjk) {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word).to_lowercase());
+                }
+                if !c.is_alphanumeric() {
+                    continue;
+                }
+            }
+            cjk = is_cjk(c);
+            word.push(c);
+        }
+        if !word.is_empty() {
+            words.push(word.to_lowercase());
+        }
+        words
     };
     if text.contains(['\'', '\u{2019}']) { split(&text.replace(['\'', '\u{2019}'], "")) } else { split(text) }
+}
+
+/// Han ideographs, kana and Hangul: scripts written without spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0xFF66..=0xFF9F)
 }
 
 /// A light English stemmer, applied alike to the catalogue and the query, so that "issues",

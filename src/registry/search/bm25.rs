@@ -1,0 +1,125 @@
+//! A third, plain signal: Okapi BM25 over each tool's name words and description. It knows no
+//! synonyms and no intents, but it reads a long request's many words as evidence where the
+//! lexical tier reads them as context, and it needs nothing curated: what an upstream server's
+//! tool says about itself is all it uses.
+
+use super::hash::Map;
+use super::text::{stem, tokenize};
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// Words that say nothing about which tool (articles, pronouns, "please").
+const STOP: &[&str] = &[
+    "a", "an", "the", "of", "to", "for", "and", "or", "in", "on", "with", "by", "is", "it", "me", "my", "i", "you",
+    "your", "we", "our", "be", "are", "this", "that", "from", "at", "as", "can", "could", "would", "please", "all",
+    "any", "some", "want", "need", "like", "so", "do", "if", "then", "them", "they", "their", "there", "what", "which",
+];
+
+#[derive(Default)]
+pub struct Bm25 {
+    terms: Map<String, u32>,
+    /// term -> (doc, term frequency).
+    postings: Vec<Vec<(u32, f32)>>,
+    /// Each doc's length normalisation, `k1 * (1 - b + b * len / avg)`.
+    norm: Vec<f32>,
+    idf: Vec<f32>,
+}
+
+/// A text's terms: words split at '_', '-' and camelCase, lower-cased, stemmed, stopwords out.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut spaced = String::with_capacity(text.len() + 8);
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if c.is_uppercase() && prev_lower {
+            spaced.push(' ');
+        }
+        prev_lower = c.is_lowercase();
+        spaced.push(if c == '_' || c == '-' { ' ' } else { c });
+    }
+    tokenize(&spaced).into_iter().filter(|t| !STOP.contains(&t.as_str())).map(|t| stem(&t)).collect()
+}
+
+impl Bm25 {
+    /// `texts`: each tool's name and description, in the index's order.
+    pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Bm25 {
+        let mut index = Bm25::default();
+        let mut lengths = Vec::new();
+        for (d, text) in texts.enumerate() {
+            let mut tf: Map<u32, f32> = Map::default();
+            let words = terms(text);
+            lengths.push(words.len() as f32);
+            for w in words {
+                let next = index.terms.len() as u32;
+                let id = *index.terms.entry(w).or_insert(next);
+                if id as usize == index.postings.len() {
+                    index.postings.push(Vec::new());
+                }
+                *tf.entry(id).or_default() += 1.0;
+            }
+            for (id, f) in tf {
+                index.postings[id as usize].push((d as u32, f));
+            }
+        }
+        let n = lengths.len().max(1) as f32;
+        let avg = (lengths.iter().sum::<f32>() / n).max(1.0);
+        index.norm = lengths.iter().map(|l| K1 * (1.0 - B + B * l / avg)).collect();
+        index.idf = index
+            .postings
+            .iter()
+            .map(|p| {
+                let df = p.len() as f32;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+        index
+    }
+
+    /// Each matching doc's score over the best one's (0..1], into `out` (indexed by doc);
+    /// returns the docs that match.
+    pub fn score(&self, query: &str, out: &mut [f32]) -> Vec<u32> {
+        let mut touched = Vec::new();
+        let mut seen: Vec<u32> = Vec::new();
+        for t in terms(query) {
+            let Some(&id) = self.terms.get(&t) else { continue };
+            if seen.contains(&id) {
+                continue;
+            }
+            seen.push(id);
+            let idf = self.idf[id as usize];
+            for &(d, f) in &self.postings[id as usize] {
+                let slot = &mut out[d as usize];
+                if *slot == 0.0 {
+                    touched.push(d);
+                }
+                *slot += idf * f * (K1 + 1.0) / (f + self.norm[d as usize]);
+            }
+        }
+        let best = touched.iter().map(|&d| out[d as usize]).fold(0.0, f32::max);
+        if best > 0.0 {
+            for &d in &touched {
+                out[d as usize] /= best;
+            }
+        }
+        touched
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_by_rare_words_and_splits_names() {
+        let bm = Bm25::build(
+            ["getPoolDetails Get details of a liquidity pool", "list_networks List the networks", "echo Echo back"]
+                .into_iter(),
+        );
+        let mut out = vec![0.0; 3];
+        let touched = bm.score("details of the pool", &mut out);
+        assert_eq!(touched, vec![0]);
+        assert!((out[0] - 1.0).abs() < 1e-6);
+        let mut out = vec![0.0; 3];
+        assert!(bm.score("the of and", &mut out).is_empty());
+    }
+}
