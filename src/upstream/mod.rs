@@ -699,8 +699,15 @@ async fn resolve_map(
     };
     let no_steps =
         if what == "env" { "a server's env cannot use step refs" } else { "a server's headers cannot use step refs" };
-    let scope =
-        crate::template::Scope { steps: None, vault: Some(&lookup), no_steps_reason: no_steps, no_vault_reason: "" };
+    let resolving = format!("the {what} of server '{server}'");
+    let scope = crate::template::Scope {
+        steps: None,
+        vault: Some(&lookup),
+        no_steps_reason: no_steps,
+        no_vault_reason: "",
+        resolving: &resolving,
+        max_bytes: crate::template::MAX_RESOLVED_BYTES,
+    };
     let resolved = crate::template::resolve(&template, &scope).map_err(|f| ConnError::Template(f.message))?;
     Ok(serde_json::from_value(resolved.value)?)
 }
