@@ -280,7 +280,12 @@ mod beneath {
     }
 
     #[cfg(unix)]
-    fn open_at(dir: libc::c_int, name: &OsStr, flags: libc::c_int, mode: libc::c_uint) -> io::Result<std::os::fd::OwnedFd> {
+    fn open_at(
+        dir: libc::c_int,
+        name: &OsStr,
+        flags: libc::c_int,
+        mode: libc::c_uint,
+    ) -> io::Result<std::os::fd::OwnedFd> {
         use std::os::fd::FromRawFd;
         let c = c_name(name)?;
         // SAFETY: `c` is a valid NUL-terminated string that outlives the call; the returned
