@@ -22,6 +22,7 @@ mod faults;
 mod file_store;
 mod files_guard;
 mod github;
+mod hardening;
 mod gitlab;
 mod gmail;
 mod google_calendar;
