@@ -319,13 +319,18 @@ fn no_call_takes_the_server_past_its_memory_ceiling() {
     let ten = "[@,@,@,@,@,@,@,@,@,@]";
     let jmespath = json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": vec![ten; 6].join(" | "), "data": "z".repeat(1000) } }] });
     let wide_text = json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": format!("[{}]", vec!["0"; 3_000_000].join(",")) } }] });
+    // The same wide array inline in the arguments (refused by the transport before it is parsed).
+    let wide_args = json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": vec![0; 1_000_000] } }] });
+    // Just under that limit: as many values as a message may hold, as objects.
+    let near_limit = json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": vec![json!({"k": 0}); 11_000] } }] });
     let deep = json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "@", "data": format!("{}1{}", "[".repeat(120), "]".repeat(120)) } }] });
 
-    let mut requests = vec![fan_out.clone(), text_refs, upstream, jmespath, wide_text, deep];
+    let mut requests = vec![fan_out.clone(), text_refs, upstream, jmespath, wide_text, deep, wide_args, near_limit];
+    requests.push(json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": vec![0; 95_000] } }] }));
     // Many executions, several at a time.
     requests.extend(std::iter::repeat_n(fan_out, 12));
     let (peak, answers) = peak_rss(dir, &requests);
-    for (i, a) in answers.iter().enumerate().take(6) {
+    for (i, a) in answers.iter().enumerate().take(8) {
         eprintln!("answer {i}: {}", a.chars().take(200).collect::<String>());
     }
     assert!(answers[0].contains("RESULT_TOO_LARGE") && answers[0].contains("step 's3'"), "{}", answers[0]);
@@ -334,6 +339,7 @@ fn no_call_takes_the_server_past_its_memory_ceiling() {
     assert!(answers[2].contains("RESULT_TOO_LARGE") || answers[2].contains("too large"), "{}", answers[2]);
     assert!(answers[3].contains("16 MiB"), "{}", answers[3]);
     assert!(answers[4].contains("16 MiB"), "{}", answers[4]);
+    assert!(answers[6].contains("JSON values"), "{}", answers[6]);
     eprintln!("peak resident memory over {} calls: {peak} MiB (ceiling {CEILING_MIB} MiB)", requests.len());
     assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }
