@@ -728,12 +728,11 @@ pub async fn servers_fetch(app: &Arc<App>, name: &str) -> u8 {
     let result = app.upstream().ensure_started(app, name).await;
     app.upstream().shutdown().await;
     // The definitions listed now are the ones the user accepted by adding the server.
-    let result = result.and_then(|n| {
-        if let Err(e) = app.upstream().accept(&app.storage, name) {
-            out!("{name}: its tool definitions could not be pinned: {e}");
-        }
-        Ok(n)
-    });
+    if result.is_ok()
+        && let Err(e) = app.upstream().accept(&app.storage, name)
+    {
+        out!("{name}: its tool definitions could not be pinned: {e}");
+    }
     match result {
         Ok(n) => {
             out!("{name}: started, {n} tool(s) listed and cached; they are searchable now as {name}_*");

@@ -519,7 +519,13 @@ impl Upstreams {
                 let accepted: Vec<&Value> = tools
                     .iter()
                     .filter(|t| match read.as_ref() {
-                        Some(r) => r.pins.check(server, t).map_err(|c| changes.push(c)).is_ok(),
+                        Some(r) => match r.pins.check(server, t) {
+                            None => true,
+                            Some(change) => {
+                                changes.push(change);
+                                false
+                            }
+                        },
                         None => false,
                     })
                     .collect();

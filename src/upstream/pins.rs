@@ -78,15 +78,15 @@ impl Pins {
         Ok(Pins { servers: servers.into_iter().collect(), tools })
     }
 
-    /// Whether `tool` (raw, of `server`) is the definition the user accepted; else the change.
-    pub fn check(&self, server: &str, tool: &Value) -> Result<(), Change> {
+    /// `None` when `tool` (raw, of `server`) is the definition the user accepted; else the change.
+    pub fn check(&self, server: &str, tool: &Value) -> Option<Change> {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         let now = definition(tool);
         let h = hash(&now);
         match self.tools.get(server).and_then(|t| t.get(&name)) {
-            Some((pinned, _)) if *pinned == h => Ok(()),
-            Some((_, was)) => Err(Change { tool: name, was: serde_json::from_str(was).ok(), now }),
-            None => Err(Change { tool: name, was: None, now }),
+            Some((pinned, _)) if *pinned == h => None,
+            Some((_, was)) => Some(Change { tool: name, was: serde_json::from_str(was).ok(), now }),
+            None => Some(Change { tool: name, was: None, now }),
         }
     }
 
