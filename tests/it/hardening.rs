@@ -226,6 +226,41 @@ async fn changed_tool_definitions_wait_for_the_users_review() {
     assert_eq!(r["result"]["server"], "notes", "{r}");
     assert!(meta(&app, "search_tools", json!({ "query": "read a note" })).await.get("changes_waiting").is_none());
     app.upstream().shutdown().await;
+    drop(app);
+
+    // Another change, reviewed and accepted in the portal (a CSRF-checked POST).
+    let v3 =
+        json!([tool("read_note", "Reads a note. <script>alert(1)</script>", Some(json!({ "readOnlyHint": true })))]);
+    std::fs::write(dir.join("notes.tools.json"), v3.to_string()).unwrap();
+    let app = app_in(dir, &[]);
+    app.upstream().ensure_started(&app, "notes").await.unwrap();
+    app.upstream().shutdown().await;
+    assert!(app.registry().get("notes_read_note").is_none());
+    let url = workbench::portal::start(&app).await.unwrap();
+    let rest = url.trim_start_matches("http://");
+    let origin = format!("http://{}", &rest[..rest.find('/').unwrap()]);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let html = http.get(format!("{url}apps")).send().await.unwrap().text().await.unwrap();
+    let section = &html[html.find("id=\"review\"").expect("a review section")..];
+    assert!(section.contains("read_note") && section.contains("changed: description"), "{section}");
+    assert!(section.contains("&lt;script&gt;") && !html.contains("<script>alert"), "escaped");
+    let at = section.find("name=\"csrf\" value=\"").unwrap() + 19;
+    let csrf = &section[at..at + section[at..].find('"').unwrap()];
+    let post = |body: String| {
+        http.post(format!("{url}review"))
+            .header("origin", &origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let forged = post("csrf=forged&server=notes".into()).await.unwrap();
+    assert!(!forged.status().is_redirection(), "{}", forged.status());
+    assert!(app.registry().get("notes_read_note").is_none(), "a forged form accepts nothing");
+    let accepted = post(format!("csrf={csrf}&server=notes")).await.unwrap();
+    assert!(accepted.status().is_redirection(), "{}", accepted.status());
+    assert!(app.registry().get("notes_read_note").is_some(), "accepted in the portal");
+    assert!(app.upstream().pending(&app.storage).is_empty());
 }
 
 /// Servers added before pinning existed keep their tools: the cached listing is accepted on the
