@@ -204,8 +204,50 @@ fn check_expression(expression: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// How many times an expression can repeat its input at most: the product of the widths of its
+/// multi-selects (`[a, b]`, `{x: a, y: b}`), wherever they are (a projection applies one per
+/// element, a pipe or nesting multiplies). Inside the engine repeated parts are shared, but
+/// flattening them, `join` and `to_string` copy them, so memory grows by up to this factor.
+fn fan_out(ast: &jmespath::ast::Ast) -> usize {
+    use jmespath::ast::Ast;
+    let mut product = 1usize;
+    let mut stack = vec![ast];
+    while let Some(a) = stack.pop() {
+        match a {
+            Ast::MultiList { elements, .. } => {
+                product = product.saturating_mul(elements.len().max(1));
+                stack.extend(elements.iter());
+            }
+            Ast::MultiHash { elements, .. } => {
+                product = product.saturating_mul(elements.len().max(1));
+                stack.extend(elements.iter().map(|kv| &kv.value));
+            }
+            Ast::Comparison { lhs, rhs, .. }
+            | Ast::Projection { lhs, rhs, .. }
+            | Ast::And { lhs, rhs, .. }
+            | Ast::Or { lhs, rhs, .. }
+            | Ast::Subexpr { lhs, rhs, .. } => {
+                stack.push(lhs);
+                stack.push(rhs);
+            }
+            Ast::Condition { predicate, then, .. } => {
+                stack.push(predicate);
+                stack.push(then);
+            }
+            Ast::Expref { ast, .. } => stack.push(ast),
+            Ast::Flatten { node, .. } | Ast::Not { node, .. } | Ast::ObjectValues { node, .. } => stack.push(node),
+            Ast::Function { args, .. } => stack.extend(args.iter()),
+            Ast::Identity { .. } | Ast::Field { .. } | Ast::Index { .. } | Ast::Literal { .. } | Ast::Slice { .. } => {}
+        }
+    }
+    product
+}
+
 fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
     check_expression(expression)?;
+    // What the data and the expression's literals weigh, times the most the expression can repeat
+    // them, stays within a few times the query budget.
+    let input = crate::template::weight(data, usize::MAX).unwrap_or(usize::MAX).saturating_add(expression.len());
     let max = crate::validate::MAX_VALUE_DEPTH;
     // The crate recurses per level of the expression and of the data (converting, comparing,
     // dropping); both are bounded above, and it runs on a thread whose stack holds far more.
@@ -214,6 +256,13 @@ fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
             message: format!("not a valid JMESPath expression: {e}"),
             problems: vec![ArgProblem { path: "/expression".into(), problem: e.to_string() }],
         })?;
+        let repeats = fan_out(compiled.as_ast());
+        if input.saturating_mul(repeats) > 4 * MAX_QUERY_BYTES {
+            return Err(expression_problem(format!(
+                "the expression can repeat its data {repeats} times (its multi-selects multiplied), more than this much data allows within {} MiB",
+                4 * MAX_QUERY_BYTES / 1024 / 1024
+            )));
+        }
         let found = compiled
             .search(data)
             .map_err(|e| ToolError::invalid(format!("the expression could not be evaluated on this data: {e}")))?;
@@ -633,7 +682,15 @@ mod tests {
         let ten = "[@,@,@,@,@,@,@,@,@,@]";
         let q = |expression: String, data: Value| query(QueryJson { expression, data, engine: None });
         let e = q(format!("{ten} | {ten} | {ten}"), json!("x".repeat(100_000))).unwrap_err();
-        assert!(e.to_string().contains("16 MiB"), "{e}");
+        assert!(e.to_string().contains("1000 times"), "{e}");
+        // Flattened, the copies are made inside the engine (tenfold per stage): refused before it runs.
+        let e = q(vec![format!("{ten} | []"); 12].join(" | "), json!(["x"])).unwrap_err();
+        assert!(e.to_string().contains("multi-selects"), "{e}");
+        let e = q("to_string([@,@,@,@]) | [@,@,@,@] | join('', @)".into(), json!("y".repeat(5_000_000))).unwrap_err();
+        assert!(e.to_string().contains("16 times"), "{e}");
+        // Everyday projections are untouched.
+        let items = json!({"items": [{"id": 1, "title": "a", "user": {"login": "x"}}]});
+        assert!(q("items[*].{id: id, title: title, who: user.login}".into(), items).is_ok());
         assert!(q(ten.to_string(), json!("x".repeat(1000))).is_ok(), "ten copies of 1 KB are fine");
         let wide = format!("[{}]", vec!["0"; 1_000_000].join(","));
         let e = q("length(@)".into(), json!(wide)).unwrap_err();
