@@ -619,11 +619,13 @@ pub fn registration_command(given: Option<&Path>, dry_run: bool) -> Result<Strin
 /// `doctor`: every check, printed; the exit status says whether any FAILed.
 pub fn doctor() -> u8 {
     let settings = crate::config::Settings::from_env();
-    let store = settings.as_ref().ok().map(|s| App::new(s.clone()).secrets.clone());
+    let app = settings.as_ref().ok().map(|s| App::new(s.clone()));
+    let store = app.as_ref().map(|a| a.secrets.clone());
     let loc = Locations::from_env();
     out!("workbench {} doctor", env!("CARGO_PKG_VERSION"));
     let vars: std::collections::HashMap<String, String> = std::env::vars().collect();
-    let checks = crate::doctor::run(&settings, store, loc.as_ref(), &vars);
+    let mut checks = crate::doctor::run(&settings, store, loc.as_ref(), &vars);
+    checks.extend(app.as_ref().and_then(|a| crate::doctor::upstream_servers(a)));
     crate::doctor::print(&checks, &mut std::io::stdout())
 }
 
@@ -711,9 +713,18 @@ pub fn servers_add_config(name: &str, command: &[String]) -> Result<PathBuf, Ser
     };
     let settings = crate::config::Settings::from_env()?;
     let entry = if args.is_empty() && (program.starts_with("http://") || program.starts_with("https://")) {
-        crate::upstream::ServerConfig::Http { url: program.clone(), headers: Default::default() }
+        crate::upstream::ServerConfig::Http {
+            url: program.clone(),
+            headers: Default::default(),
+            effects: Default::default(),
+        }
     } else {
-        crate::upstream::ServerConfig::Stdio { command: program.clone(), args: args.to_vec(), env: Default::default() }
+        crate::upstream::ServerConfig::Stdio {
+            command: program.clone(),
+            args: args.to_vec(),
+            env: Default::default(),
+            effects: Default::default(),
+        }
     };
     crate::upstream::config::edit_config(&settings.home, |servers| {
         servers.insert(name.to_string(), entry.to_value());
@@ -728,6 +739,12 @@ pub async fn servers_fetch(app: &Arc<App>, name: &str) -> u8 {
     out!("{name}: added to {}", app.settings.home.join("config.json").display());
     let result = app.upstream().ensure_started(app, name).await;
     app.upstream().shutdown().await;
+    // The definitions listed now are the ones the user accepted by adding the server.
+    if result.is_ok()
+        && let Err(e) = app.upstream().accept(&app.storage, name)
+    {
+        out!("{name}: its tool definitions could not be pinned: {e}");
+    }
     match result {
         Ok(n) => {
             out!("{name}: started, {n} tool(s) listed and cached; they are searchable now as {name}_*");
@@ -755,6 +772,14 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
     }
     let cached: std::collections::HashMap<String, crate::storage::UpstreamListing> =
         app.storage.upstream_listings().unwrap_or_default().into_iter().map(|l| (l.server.clone(), l)).collect();
+    let pending = upstreams.pending(&app.storage);
+    let registry = app.registry();
+    let collisions = registry.upstream_collisions();
+    let exposed: std::collections::HashMap<(&str, &str), &str> = registry
+        .tools()
+        .iter()
+        .filter_map(|t| t.upstream().map(|u| ((u.server.as_str(), u.tool.as_str()), t.name)))
+        .collect();
     let mut failed = false;
     for (name, config) in configs.iter() {
         match config {
@@ -781,6 +806,38 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
                 if let Some(problem) = server_name_problem(name) {
                     out!("    NOT OFFERED: {problem}");
                 }
+                // Each tool: the name it is offered as and the effect it is treated with.
+                let waiting = pending.get(name.as_str());
+                let listed = cached
+                    .get(name)
+                    .and_then(|l| serde_json::from_str::<Value>(&l.tools).ok())
+                    .and_then(|v| v.as_array().cloned())
+                    .unwrap_or_default();
+                for t in &listed {
+                    let Some(tool) = t.get("name").and_then(Value::as_str) else { continue };
+                    let (effect, why) = crate::upstream::effect_of(Some(c), t);
+                    let offered = match waiting.and_then(|w| w.iter().find(|ch| ch.tool == tool)) {
+                        Some(ch) => format!("WAITING FOR REVIEW ({})", ch.describe()),
+                        None => exposed.get(&(name.as_str(), tool)).map_or_else(
+                            || "NOT OFFERED (see the name clash below)".to_string(),
+                            |n| format!("offered as {n}"),
+                        ),
+                    };
+                    out!(
+                        "    tool {tool}: {offered}; effect {} ({})",
+                        crate::upstream::effect_word(effect),
+                        why.describe()
+                    );
+                }
+                if let Some(w) = waiting {
+                    out!(
+                        "    {} change(s) waiting: run `workbench servers review {name}` to see them and accept them",
+                        w.len()
+                    );
+                }
+                for clash in collisions.iter().filter(|cl| cl.tools.iter().any(|(s, _)| s == name)) {
+                    out!("    NAME CLASH: {}", clash.describe());
+                }
                 if let Some(e) = status.last_error.or_else(|| cached.get(name).and_then(|l| l.last_error.clone())) {
                     out!("    last error: {e}");
                 }
@@ -788,6 +845,71 @@ pub fn servers_list(app: &Arc<App>) -> u8 {
         }
     }
     if failed { exit::FAILED } else { exit::OK }
+}
+
+/// `servers review [NAME] [--accept]`: the tools whose definitions a server changed since the user
+/// accepted them (or added), with what changed; `--accept` accepts NAME's current definitions.
+pub fn servers_review(app: &Arc<App>, name: Option<&str>, accept: bool) -> u8 {
+    let pending = app.upstream().pending(&app.storage);
+    let configs = app.upstream().configs();
+    if let Some(n) = name
+        && !matches!(configs.get(n), Some(Ok(_)))
+    {
+        out!("{n}: not configured (`workbench servers list` shows the configured ones)");
+        return exit::FAILED;
+    }
+    let chosen: Vec<(&String, &Vec<crate::upstream::pins::Change>)> =
+        pending.iter().filter(|(s, _)| name.is_none_or(|n| n == s.as_str())).collect();
+    if chosen.is_empty() {
+        match name {
+            Some(n) => out!("{n}: no changes waiting; its tools are the definitions you accepted"),
+            None => out!("No changes waiting: every upstream tool is the definition you accepted."),
+        }
+        return exit::OK;
+    }
+    let text = |v: &Value, key: &str| -> String {
+        let t = v.get(key).map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string)).unwrap_or_default();
+        plugins::api::truncate_chars(&app.exposed.text(&t), 400).0
+    };
+    for (server, changes) in &chosen {
+        let config = configs.get(*server).and_then(|c| c.as_ref().ok());
+        out!("{server}: {} tool(s) waiting for your review (not searchable or callable until accepted)", changes.len());
+        for ch in changes.iter() {
+            let (effect, why) = crate::upstream::effect_of(config, &ch.now);
+            out!(
+                "  tool {}: {}; effect {} ({})",
+                ch.tool,
+                ch.describe(),
+                crate::upstream::effect_word(effect),
+                why.describe()
+            );
+            if let Some(was) = &ch.was {
+                for key in ["description", "inputSchema", "annotations"] {
+                    if was.get(key) != ch.now.get(key) {
+                        out!("    {key} was: {}", text(was, key));
+                        out!("    {key} now: {}", text(&ch.now, key));
+                    }
+                }
+            } else {
+                out!("    description: {}", text(&ch.now, "description"));
+            }
+        }
+    }
+    if !accept {
+        out!("To accept a server's current tools: workbench servers review NAME --accept");
+        return exit::OK;
+    }
+    let Some(server) = name else { return exit::USAGE };
+    match app.upstream().accept(&app.storage, server) {
+        Ok(n) => {
+            out!("{server}: accepted {n} change(s); its tools are offered as listed now");
+            exit::OK
+        }
+        Err(e) => {
+            out!("{server}: could not record the acceptance: {e}");
+            exit::FAILED
+        }
+    }
 }
 
 /// `servers remove NAME`: takes it out of config.json and forgets its cached tools.
@@ -802,6 +924,7 @@ pub async fn servers_remove(app: &Arc<App>, name: &str) -> u8 {
         return exit::FAILED;
     }
     let _ = app.storage.delete_upstream_listing(name.to_string()).await;
+    let _ = app.storage.delete_upstream_pins(name);
     if found {
         out!("{name}: removed from {}", app.settings.home.join("config.json").display());
         exit::OK
@@ -859,7 +982,12 @@ pub async fn servers_fetch_all(app: &Arc<App>, names: &[String]) -> u8 {
     let mut status = exit::OK;
     for name in names {
         match app.upstream().ensure_started(app, name).await {
-            Ok(n) => out!("{name}: {n} tool(s) listed and cached"),
+            Ok(n) => {
+                out!("{name}: {n} tool(s) listed and cached");
+                if let Err(e) = app.upstream().accept(&app.storage, name) {
+                    out!("{name}: its tool definitions could not be pinned: {e}");
+                }
+            }
             Err(e) => {
                 status = exit::FAILED;
                 out!("{name}: FAILED to start: {e} (it stays configured; `workbench servers list` shows it)");

@@ -102,6 +102,34 @@ pub fn run(
     checks
 }
 
+/// The upstream MCP servers: tool names that clash (nobody gets them) and tools waiting for the
+/// user's review. `None` when no server is configured. Starts nothing.
+pub fn upstream_servers(app: &crate::app::App) -> Option<Check> {
+    if app.upstream().configs().is_empty() {
+        return None;
+    }
+    let registry = app.registry();
+    let mut problems: Vec<String> = registry.upstream_collisions().iter().map(|c| c.describe()).collect();
+    let pending = app.upstream().pending(&app.storage);
+    for (server, changes) in pending.iter() {
+        let tools: Vec<String> = changes.iter().map(|c| format!("{} ({})", c.tool, c.describe())).collect();
+        problems.push(format!("server '{server}' has tools waiting for review: {}", tools.join(", ")));
+    }
+    Some(if problems.is_empty() {
+        check(Level::Ok, "mcp servers", "no tool name clashes, no changed tools waiting", None)
+    } else {
+        check(
+            Level::Warn,
+            "mcp servers",
+            problems.join("; "),
+            Some(
+                "`workbench servers review` shows the changes and accepts them; rename a server to end a name clash"
+                    .into(),
+            ),
+        )
+    })
+}
+
 /// Prints the report; returns the exit status (1 when anything FAILed).
 pub fn print(checks: &[Check], out: &mut dyn std::io::Write) -> u8 {
     let width = checks.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);

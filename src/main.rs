@@ -28,6 +28,7 @@ Examples:
   workbench servers import                    put the MCP servers your clients run behind workbench
   workbench servers add clock -- uvx mcp-server-time
   workbench servers list                      the servers behind workbench: state, tool count, last error
+  workbench servers review                    tools a server changed since you accepted them
 
 Client config (Claude Desktop, Cursor; `workbench clients register` writes it):
   { \"mcpServers\": { \"workbench\": { \"command\": \"/home/you/.local/bin/workbench\" } } }
@@ -118,6 +119,14 @@ enum ServersCommand {
     List,
     /// Remove a server from config.json and forget its cached tools
     Remove { name: String },
+    /// Show tools whose definitions changed since you accepted them (or are new); accept them
+    Review {
+        /// Only this server (needed with --accept)
+        name: Option<String>,
+        /// Accept the server's current tool definitions: they become searchable and callable
+        #[arg(long, requires = "name")]
+        accept: bool,
+    },
     /// Offer the servers Claude Desktop, Cursor and Claude Code run; add them to workbench
     Import {
         /// Only this client (repeatable): claude-desktop, cursor, claude-code
@@ -275,6 +284,9 @@ fn run(command: Command) -> u8 {
         Command::Servers(ServersCommand::List) => with_app(|app| async move { workbench::cli::servers_list(&app) }),
         Command::Servers(ServersCommand::Remove { name }) => {
             with_app(|app| async move { workbench::cli::servers_remove(&app, &name).await })
+        }
+        Command::Servers(ServersCommand::Review { name, accept }) => {
+            with_app(|app| async move { workbench::cli::servers_review(&app, name.as_deref(), accept) })
         }
         Command::Servers(ServersCommand::Import { clients, yes, replace, dry_run }) => {
             let (status, added) = workbench::cli::servers_import(&clients, yes, replace, dry_run);

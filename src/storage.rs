@@ -115,6 +115,23 @@ const MIGRATIONS: &[&str] = &[
      DROP TABLE connection;
      ALTER TABLE connection_account RENAME TO connection;
      ALTER TABLE audit ADD COLUMN account TEXT;",
+    // 7 (upstream pins): the tool definitions of each upstream MCP server that the user accepted
+    // (`src/upstream`, "Pinning"): a hash of each tool's name, description, schema and
+    // annotations, and the definition itself (to show what changed). A server listed in
+    // `upstream_pinned_server` has been accepted once; a tool of it without a matching pin waits
+    // for `workbench servers review`. Public tool descriptions only, never a secret.
+    "CREATE TABLE upstream_pinned_server (
+        server TEXT PRIMARY KEY,
+        pinned_at TEXT NOT NULL
+     );
+     CREATE TABLE upstream_pin (
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        definition TEXT NOT NULL,
+        accepted_at TEXT NOT NULL,
+        PRIMARY KEY (server, tool)
+     );",
 ];
 
 tokio::task_local! {
@@ -716,6 +733,17 @@ pub struct UpstreamListing {
     pub last_error: Option<String>,
 }
 
+/// One upstream tool definition the user accepted (see `src/upstream`, "Pinning").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamPin {
+    pub server: String,
+    pub tool: String,
+    /// Hex SHA-256 of the definition's name, title, description, input schema and annotations.
+    pub hash: String,
+    /// Those fields as JSON text.
+    pub definition: String,
+}
+
 impl Storage {
     /// Every cached upstream listing, by server name.
     pub fn upstream_listings(&self) -> Result<Vec<UpstreamListing>, StorageError> {
@@ -754,6 +782,56 @@ impl Storage {
             .map(|_| ())
         })
         .await
+    }
+
+    /// Every pinned (accepted) upstream tool definition, and the servers accepted at least once.
+    pub fn upstream_pins(&self) -> Result<(Vec<UpstreamPin>, Vec<String>), StorageError> {
+        self.call_blocking(|c| {
+            let mut stmt =
+                c.prepare("SELECT server, tool, hash, definition FROM upstream_pin ORDER BY server, tool")?;
+            let pins = stmt
+                .query_map([], |r| {
+                    Ok(UpstreamPin { server: r.get(0)?, tool: r.get(1)?, hash: r.get(2)?, definition: r.get(3)? })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut stmt = c.prepare("SELECT server FROM upstream_pinned_server ORDER BY server")?;
+            let servers = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok((pins, servers))
+        })
+    }
+
+    /// Accepts `pins` for `server` (marking it accepted); with `replace`, its other pins go.
+    pub fn pin_upstream(&self, server: &str, pins: Vec<UpstreamPin>, replace: bool) -> Result<(), StorageError> {
+        let server = server.to_string();
+        self.call_blocking(move |c| {
+            let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
+            let now = now_rfc3339();
+            tx.execute(
+                "INSERT INTO upstream_pinned_server (server, pinned_at) VALUES (?1, ?2) ON CONFLICT (server) DO NOTHING",
+                params![server, now],
+            )?;
+            if replace {
+                tx.execute("DELETE FROM upstream_pin WHERE server = ?1", [&server])?;
+            }
+            for p in &pins {
+                tx.execute(
+                    "INSERT INTO upstream_pin (server, tool, hash, definition, accepted_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition,
+                     accepted_at = excluded.accepted_at",
+                    params![server, p.tool, p.hash, p.definition, now],
+                )?;
+            }
+            tx.commit()
+        })
+    }
+
+    /// Forgets what the user accepted of a server (it is removed).
+    pub fn delete_upstream_pins(&self, server: &str) -> Result<(), StorageError> {
+        let server = server.to_string();
+        self.call_blocking(move |c| {
+            c.execute("DELETE FROM upstream_pin WHERE server = ?1", [&server])?;
+            c.execute("DELETE FROM upstream_pinned_server WHERE server = ?1", [&server]).map(|_| ())
+        })
     }
 
     /// Forgets a server's listing; true when there was one.

@@ -39,6 +39,8 @@ fuzz_target!(|data: &[u8]| {
         vault: if mode & 4 == 0 { Some(&vault) } else { None },
         no_steps_reason: "fuzz: no steps",
         no_vault_reason: "fuzz: no vault",
+        resolving: "fuzz",
+        max_bytes: template::MAX_RESOLVED_BYTES,
     };
     let _ = template::mentions_step(&tpl);
     let refs = template::step_refs(&tpl);

@@ -59,8 +59,54 @@ async fn query_json(_app: Arc<App>, args: QueryJson) -> Result<Value, ToolError>
     query(args)
 }
 
+/// Most bytes (`template::weight`) of data one query reads or returns: JSON parsed from text
+/// takes many times its size in memory (and again inside the JMESPath engine).
+const MAX_QUERY_BYTES: usize = 16 * 1024 * 1024;
+
+fn too_large_data(what: &str) -> ToolError {
+    ToolError::invalid(format!(
+        "{what} would take more than {} MiB in memory, the most one data_query_json call handles; query a smaller part of it (a page, a filtered result) or split it",
+        MAX_QUERY_BYTES / 1024 / 1024
+    ))
+}
+
+/// An upper bound of what JSON text takes once parsed ([`crate::template::weight`]'s measure):
+/// its bytes, plus a value's cost for every byte that can start one.
+fn parsed_weight_bound(text: &str) -> usize {
+    text.len() + 32 * (1 + text.bytes().filter(|b| matches!(b, b',' | b'[' | b'{' | b':')).count())
+}
+
+/// The memory a JMESPath result takes once converted (shared parts counted every time they
+/// occur, as the conversion copies them); `None` past `limit`.
+fn variable_weight(v: &jmespath::Variable, limit: usize) -> Option<usize> {
+    use jmespath::Variable;
+    let mut total = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total += 32;
+        match v {
+            Variable::String(s) => total += s.len(),
+            Variable::Array(items) => stack.extend(items.iter().map(|r| &**r)),
+            Variable::Object(map) => {
+                for (k, item) in map {
+                    total += 32 + k.len();
+                    stack.push(item);
+                }
+            }
+            _ => {}
+        }
+        if total > limit {
+            return None;
+        }
+    }
+    Some(total)
+}
+
 fn query(args: QueryJson) -> Result<Value, ToolError> {
     let QueryJson { expression, data, engine } = args;
+    if crate::template::weight(&data, MAX_QUERY_BYTES).is_none() {
+        return Err(too_large_data("data"));
+    }
     let max = crate::validate::MAX_VALUE_DEPTH;
     if crate::validate::nests_deeper_than(&data, max) {
         crate::validate::dismantle(data);
@@ -71,6 +117,9 @@ fn query(args: QueryJson) -> Result<Value, ToolError> {
     }
     let data = match data {
         Value::String(s) if matches!(s.trim_start().chars().next(), Some('{' | '[')) => {
+            if parsed_weight_bound(&s) > MAX_QUERY_BYTES {
+                return Err(too_large_data("data, parsed as JSON,"));
+            }
             match serde_json::from_str(&s) {
                 Ok(parsed) => parsed,
                 // serde_json stops at 128 levels; saying so beats querying the text as a plain string.
@@ -157,8 +206,50 @@ fn check_expression(expression: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// How many times an expression can repeat its input at most: the product of the widths of its
+/// multi-selects (`[a, b]`, `{x: a, y: b}`), wherever they are (a projection applies one per
+/// element, a pipe or nesting multiplies). Inside the engine repeated parts are shared, but
+/// flattening them, `join` and `to_string` copy them, so memory grows by up to this factor.
+fn fan_out(ast: &jmespath::ast::Ast) -> usize {
+    use jmespath::ast::Ast;
+    let mut product = 1usize;
+    let mut stack = vec![ast];
+    while let Some(a) = stack.pop() {
+        match a {
+            Ast::MultiList { elements, .. } => {
+                product = product.saturating_mul(elements.len().max(1));
+                stack.extend(elements.iter());
+            }
+            Ast::MultiHash { elements, .. } => {
+                product = product.saturating_mul(elements.len().max(1));
+                stack.extend(elements.iter().map(|kv| &kv.value));
+            }
+            Ast::Comparison { lhs, rhs, .. }
+            | Ast::Projection { lhs, rhs, .. }
+            | Ast::And { lhs, rhs, .. }
+            | Ast::Or { lhs, rhs, .. }
+            | Ast::Subexpr { lhs, rhs, .. } => {
+                stack.push(lhs);
+                stack.push(rhs);
+            }
+            Ast::Condition { predicate, then, .. } => {
+                stack.push(predicate);
+                stack.push(then);
+            }
+            Ast::Expref { ast, .. } => stack.push(ast),
+            Ast::Flatten { node, .. } | Ast::Not { node, .. } | Ast::ObjectValues { node, .. } => stack.push(node),
+            Ast::Function { args, .. } => stack.extend(args.iter()),
+            Ast::Identity { .. } | Ast::Field { .. } | Ast::Index { .. } | Ast::Literal { .. } | Ast::Slice { .. } => {}
+        }
+    }
+    product
+}
+
 fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
     check_expression(expression)?;
+    // What the data and the expression's literals weigh, times the most the expression can repeat
+    // them, stays within a few times the query budget.
+    let input = crate::template::weight(data, usize::MAX).unwrap_or(usize::MAX).saturating_add(expression.len());
     let max = crate::validate::MAX_VALUE_DEPTH;
     // The crate recurses per level of the expression and of the data (converting, comparing,
     // dropping); both are bounded above, and it runs on a thread whose stack holds far more.
@@ -167,9 +258,21 @@ fn run_jmespath(expression: &str, data: &Value) -> Result<Value, ToolError> {
             message: format!("not a valid JMESPath expression: {e}"),
             problems: vec![ArgProblem { path: "/expression".into(), problem: e.to_string() }],
         })?;
+        let repeats = fan_out(compiled.as_ast());
+        if input.saturating_mul(repeats) > 4 * MAX_QUERY_BYTES {
+            return Err(expression_problem(format!(
+                "the expression can repeat its data {repeats} times (its multi-selects multiplied), more than this much data allows within {} MiB",
+                4 * MAX_QUERY_BYTES / 1024 / 1024
+            )));
+        }
         let found = compiled
             .search(data)
             .map_err(|e| ToolError::invalid(format!("the expression could not be evaluated on this data: {e}")))?;
+        // Parts of the data the expression repeats are shared inside the engine and copied by the
+        // conversion: weighed first.
+        if variable_weight(&found, MAX_QUERY_BYTES).is_none() {
+            return Err(too_large_data("the result"));
+        }
         let value = serde_json::to_value(&*found).map_err(|e| ToolError::Internal(e.to_string()))?;
         if crate::validate::nests_deeper_than(&value, max) {
             crate::validate::dismantle(value);
@@ -571,6 +674,32 @@ mod tests {
         assert_eq!(run_jmespath("items[?state=='open'].id", &d).unwrap(), json!([1]));
         assert_eq!(run_jmespath("length(items)", &d).unwrap(), json!(2));
         assert!(matches!(run_jmespath("items[?", &d), Err(ToolError::InvalidArguments { .. })));
+    }
+
+    /// Attack (issue 26): a repeated multi-select is shared inside the engine and copied by the
+    /// conversion (a 100 KB string three times tenfold is 100 MB); wide JSON text parses to many
+    /// times its size. Both are refused by weight, before they are built.
+    #[test]
+    fn amplifying_queries_and_wide_data_are_refused_by_weight() {
+        let ten = "[@,@,@,@,@,@,@,@,@,@]";
+        let q = |expression: String, data: Value| query(QueryJson { expression, data, engine: None });
+        let e = q(format!("{ten} | {ten} | {ten}"), json!("x".repeat(100_000))).unwrap_err();
+        assert!(e.to_string().contains("1000 times"), "{e}");
+        // Flattened, the copies are made inside the engine (tenfold per stage): refused before it runs.
+        let e = q(vec![format!("{ten} | []"); 12].join(" | "), json!(["x"])).unwrap_err();
+        assert!(e.to_string().contains("multi-selects"), "{e}");
+        let e = q("to_string([@,@,@,@]) | [@,@,@,@] | join('', @)".into(), json!("y".repeat(5_000_000))).unwrap_err();
+        assert!(e.to_string().contains("16 times"), "{e}");
+        // Everyday projections are untouched.
+        let items = json!({"items": [{"id": 1, "title": "a", "user": {"login": "x"}}]});
+        assert!(q("items[*].{id: id, title: title, who: user.login}".into(), items).is_ok());
+        assert!(q(ten.to_string(), json!("x".repeat(1000))).is_ok(), "ten copies of 1 KB are fine");
+        let wide = format!("[{}]", vec!["0"; 1_000_000].join(","));
+        let e = q("length(@)".into(), json!(wide)).unwrap_err();
+        assert!(e.to_string().contains("parsed as JSON"), "{e}");
+        let e = q("length(@)".into(), Value::Array(vec![json!(0); 1_000_000])).unwrap_err();
+        assert!(e.to_string().contains("16 MiB"), "{e}");
+        assert_eq!(q("length(@)".into(), Value::Array(vec![json!(0); 1000])).unwrap(), json!({"result": 1000}));
     }
 
     /// Attack: an 8 KB expression of 4,000 nested parentheses overflowed the stack inside the

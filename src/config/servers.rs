@@ -29,6 +29,64 @@ pub enum EntryError {
     Neither,
     #[error("the name '{name}' does not follow the rule ({rule}); rename it, e.g. '{clean}'", rule = NAME_RULE)]
     Name { name: String, clean: String },
+    #[error("{key} is '{value}', but an effect is read, write or destructive")]
+    Effect { key: String, value: String },
+    #[error("tool_effects must be an object of tool names to read, write or destructive")]
+    ToolEffects,
+}
+
+/// The effects the user set for a server's tools in its entry (`"effect"` for every tool,
+/// `"tool_effects": {"<tool>": ...}` for one), which win over anything the server's annotations
+/// say (`crate::upstream`, "Policy").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Effects {
+    pub server: Option<plugins::api::Effect>,
+    /// By the tool's name on its server.
+    pub tools: BTreeMap<String, plugins::api::Effect>,
+}
+
+impl Effects {
+    /// The effect the user set for `tool`, if any (the tool's own, else the server's).
+    pub fn of(&self, tool: &str) -> Option<plugins::api::Effect> {
+        self.tools.get(tool).copied().or(self.server)
+    }
+
+    fn parse(o: &Map<String, Value>) -> Result<Effects, EntryError> {
+        let one = |key: String, v: &Value| match v.as_str() {
+            Some("read") => Ok(plugins::api::Effect::Read),
+            Some("write") => Ok(plugins::api::Effect::Write),
+            Some("destructive") => Ok(plugins::api::Effect::Destructive),
+            _ => Err(EntryError::Effect { key, value: v.as_str().map_or_else(|| v.to_string(), str::to_string) }),
+        };
+        let server = match o.get("effect") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(one("effect".into(), v)?),
+        };
+        let tools = match o.get("tool_effects") {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), one(format!("tool_effects.{k}"), v)?)))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(EntryError::ToolEffects),
+        };
+        Ok(Effects { server, tools })
+    }
+
+    fn write(&self, o: &mut Map<String, Value>) {
+        let word = |e: plugins::api::Effect| match e {
+            plugins::api::Effect::Read => "read",
+            plugins::api::Effect::Write => "write",
+            plugins::api::Effect::Destructive => "destructive",
+        };
+        if let Some(e) = self.server {
+            o.insert("effect".into(), Value::from(word(e)));
+        }
+        if !self.tools.is_empty() {
+            let m: Map<String, Value> = self.tools.iter().map(|(k, e)| (k.clone(), Value::from(word(*e)))).collect();
+            o.insert("tool_effects".into(), Value::Object(m));
+        }
+    }
 }
 
 /// Why `config.json` could not be edited (nothing was changed).
@@ -53,8 +111,8 @@ pub enum EditError {
 /// One configured upstream MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerConfig {
-    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String> },
-    Http { url: String, headers: BTreeMap<String, String> },
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, effects: Effects },
+    Http { url: String, headers: BTreeMap<String, String>, effects: Effects },
 }
 
 /// The rule for a server's name: it becomes the tools' namespace (`<server>_<tool>`), the policy
@@ -120,10 +178,15 @@ impl ServerConfig {
                         .collect::<Result<_, _>>()?,
                     Some(_) => return Err(EntryError::Args),
                 };
-                Ok(ServerConfig::Stdio { command: command.clone(), args, env: strings("env")? })
+                Ok(ServerConfig::Stdio {
+                    command: command.clone(),
+                    args,
+                    env: strings("env")?,
+                    effects: Effects::parse(o)?,
+                })
             }
             (None, Some(Value::String(url))) if url.starts_with("http://") || url.starts_with("https://") => {
-                Ok(ServerConfig::Http { url: url.clone(), headers: strings("headers")? })
+                Ok(ServerConfig::Http { url: url.clone(), headers: strings("headers")?, effects: Effects::parse(o)? })
             }
             (Some(_), Some(_)) => Err(EntryError::Both),
             (None, Some(_)) => Err(EntryError::Url),
@@ -135,27 +198,35 @@ impl ServerConfig {
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
         match self {
-            ServerConfig::Stdio { command, args, env } => {
+            ServerConfig::Stdio { command, args, env, .. } => {
                 o.insert("command".into(), Value::from(command.clone()));
                 o.insert("args".into(), Value::from(args.clone()));
                 if !env.is_empty() {
                     o.insert("env".into(), serde_json::to_value(env).unwrap_or_default());
                 }
             }
-            ServerConfig::Http { url, headers } => {
+            ServerConfig::Http { url, headers, .. } => {
                 o.insert("url".into(), Value::from(url.clone()));
                 if !headers.is_empty() {
                     o.insert("headers".into(), serde_json::to_value(headers).unwrap_or_default());
                 }
             }
         }
+        self.effects().write(&mut o);
         Value::Object(o)
+    }
+
+    /// The effects the user set in the entry.
+    pub fn effects(&self) -> &Effects {
+        match self {
+            ServerConfig::Stdio { effects, .. } | ServerConfig::Http { effects, .. } => effects,
+        }
     }
 
     /// A one-line description for `servers list` (values of env and headers are never shown).
     pub fn describe(&self) -> String {
         match self {
-            ServerConfig::Stdio { command, args, env } => {
+            ServerConfig::Stdio { command, args, env, .. } => {
                 let mut s = std::iter::once(command.as_str())
                     .chain(args.iter().map(String::as_str))
                     .collect::<Vec<_>>()
@@ -268,6 +339,28 @@ mod tests {
         assert_eq!(
             all["My Files"].as_ref().unwrap_err().to_string(),
             format!("the name 'My Files' does not follow the rule ({NAME_RULE}); rename it, e.g. 'my_files'")
+        );
+    }
+
+    /// The user's word on a server's or one tool's effect is kept, written back and checked;
+    /// a misspelt effect fails the entry (closed), never silently.
+    #[test]
+    fn effects_in_entries_parse_round_trip_and_fail_closed() {
+        use plugins::api::Effect;
+        let c = ServerConfig::parse(
+            &json!({ "command": "x", "effect": "destructive", "tool_effects": { "get_time": "read" } }),
+        )
+        .unwrap();
+        assert_eq!(c.effects().of("get_time"), Some(Effect::Read));
+        assert_eq!(c.effects().of("other"), Some(Effect::Destructive));
+        assert_eq!(ServerConfig::parse(&c.to_value()).unwrap(), c);
+        let e = ServerConfig::parse(&json!({ "url": "https://x", "effect": "readonly" })).unwrap_err();
+        assert_eq!(e.to_string(), "effect is 'readonly', but an effect is read, write or destructive");
+        let e = ServerConfig::parse(&json!({ "command": "x", "tool_effects": { "a": true } })).unwrap_err();
+        assert!(e.to_string().contains("tool_effects.a"), "{e}");
+        assert_eq!(
+            ServerConfig::parse(&json!({ "command": "x", "tool_effects": [] })).unwrap_err(),
+            EntryError::ToolEffects
         );
     }
 

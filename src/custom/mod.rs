@@ -685,7 +685,14 @@ pub async fn prepare(app: &Arc<App>, op: &Operation) -> Result<Prepared, ToolFai
             .cloned()
             .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
     };
-    let scope = template::Scope { steps: None, vault: Some(&lookup), no_steps_reason: "", no_vault_reason: "" };
+    let scope = template::Scope {
+        steps: None,
+        vault: Some(&lookup),
+        no_steps_reason: "",
+        no_vault_reason: "",
+        resolving: "the custom app's request",
+        max_bytes: template::MAX_RESOLVED_BYTES,
+    };
     let fill = |s: &str| -> Result<String, ToolFailure> {
         match template::resolve(&Value::String(s.to_string()), &scope)?.value {
             Value::String(v) => Ok(v),

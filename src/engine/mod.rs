@@ -367,20 +367,20 @@ async fn run_parallel(app: &Arc<App>, batch: &Batch, hooks: &Hooks) -> Outcome {
 
 async fn run_compose(app: &Arc<App>, batch: &Batch, hooks: &Hooks) -> Outcome {
     let mut steps: HashMap<String, StepOutcome> = HashMap::new();
-    let mut last = Value::Null;
+    // Kept step results are weighed against a budget (per compose and process-wide).
+    let mut kept = template::Kept::default();
     let mut completed = Vec::new();
     let total = batch.executions.len();
     for (i, exec) in batch.executions.iter().enumerate() {
         let ref_id = exec.ref_id.clone().unwrap_or_default();
-        let result = run_one(app, exec, Some(&steps), hooks).await;
+        let result = run_one(app, exec, Some(&steps), hooks).await.and_then(|v| kept.keep(&ref_id, &v).map(|()| v));
         if !is_not_started(&result) {
             hooks.report(i + 1, total, &app.exposed.text(&exec.tool), &result);
         }
         match result {
             Ok(v) => {
-                steps.insert(ref_id.clone(), StepOutcome::Ok(v.clone()));
+                steps.insert(ref_id.clone(), StepOutcome::Ok(v));
                 completed.push(Value::String(ref_id));
-                last = v;
             }
             Err(f) => {
                 let mut body = f.body();
@@ -396,7 +396,14 @@ async fn run_compose(app: &Arc<App>, batch: &Batch, hooks: &Hooks) -> Outcome {
         }
     }
     match &batch.ret {
-        None => Outcome::ok(json!({ "result": last })),
+        None => {
+            let last = batch.executions.last().and_then(|e| e.ref_id.as_ref()).and_then(|id| steps.remove(id));
+            let last = match last {
+                Some(StepOutcome::Ok(v)) => v,
+                _ => Value::Null,
+            };
+            Outcome::ok(json!({ "result": last }))
+        }
         Some(ret) => match project(ret, &steps) {
             Ok(v) => Outcome::ok(json!({ "result": v })),
             Err(f) => Outcome { body: json!({ "error": f.body(), "completed": completed }), is_error: true },
@@ -411,6 +418,8 @@ fn project(ret: &Value, steps: &HashMap<String, StepOutcome>) -> Result<Value, T
         vault: None,
         no_steps_reason: "",
         no_vault_reason: "return never resolves vault refs",
+        resolving: "return",
+        max_bytes: template::MAX_RESOLVED_BYTES,
     };
     template::resolve(ret, &scope).map(|r| r.value)
 }
@@ -560,8 +569,18 @@ async fn run_entry(
             .cloned()
             .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
     };
-    let scope =
-        Scope { steps, vault: Some(&lookup), no_steps_reason: "step refs need compose: true", no_vault_reason: "" };
+    let resolving = match &exec.ref_id {
+        Some(id) => format!("the arguments of step '{id}'"),
+        None => format!("the arguments of {}", entry.name),
+    };
+    let scope = Scope {
+        steps,
+        vault: Some(&lookup),
+        no_steps_reason: "step refs need compose: true",
+        no_vault_reason: "",
+        resolving: &resolving,
+        max_bytes: template::MAX_RESOLVED_BYTES,
+    };
     // The vault tools take names literally: `{{vault:x}}` in their own arguments is data, never a
     // ref. A value given to vault_set_secret is itself a secret for the audit row and any echo.
     let resolved = if literal_args {

@@ -206,6 +206,14 @@ fn untyped_request_error(method: &str, params: Option<&Value>) -> McpError {
     let params = params.cloned().unwrap_or(Value::Null);
     if method == transport::TOO_LARGE_METHOD {
         let (bytes, limit) = (&params["bytes"], &params["limit"]);
+        if let Some(max) = params.get("max_values") {
+            return McpError::invalid_request(
+                format!(
+                    "Message too large: more than {max} JSON values on one line (an object counts as 8; workbench's limit per message); it was not read. Send smaller arguments."
+                ),
+                Some(json!({ "bytes": bytes, "max_values": max })),
+            );
+        }
         return McpError::invalid_request(
             format!(
                 "Message too large: {bytes} bytes on one line, over workbench's limit of {limit} bytes per message; it was not read. Send smaller arguments."

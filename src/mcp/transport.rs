@@ -44,6 +44,12 @@ use crate::app::App;
 /// 60,000 characters.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 
+/// Most JSON values one incoming line may hold, counted from the `,` (1), `[` (2) and `{` (8: a
+/// parsed object takes several times an array's memory) outside strings: parsed, every value takes
+/// 32 bytes or more, and the request is held several times over before any tool runs, so 8 MiB of
+/// `[0,0,...]` would take gigabytes. A line over it is refused like an over-long one.
+pub const MAX_LINE_VALUES: usize = 100_000;
+
 /// How long calls still running when the input closes may take to answer before they are stopped.
 pub const EOF_GRACE: Duration = Duration::from_millis(1000);
 
@@ -136,6 +142,8 @@ pub struct LineGuard<R> {
     line_len: usize,
     /// The current line passed the limit: swallow it up to its newline.
     swallowing: bool,
+    /// It passed [`MAX_LINE_VALUES`] (not the byte limit).
+    too_many_values: bool,
     scan: IdScan,
 }
 
@@ -152,6 +160,7 @@ impl<R> LineGuard<R> {
             out_pos: 0,
             line_len: 0,
             swallowing: false,
+            too_many_values: false,
             scan: IdScan::default(),
         }
     }
@@ -178,7 +187,9 @@ impl<R> LineGuard<R> {
                 self.scan = IdScan::default();
                 continue;
             }
-            if self.line_len > self.max {
+            let too_many_values = self.scan.values > MAX_LINE_VALUES;
+            if self.line_len > self.max || too_many_values {
+                self.too_many_values = too_many_values && self.line_len <= self.max;
                 // rmcp gets what passed so far, ended by a NUL so that it never parses (not even
                 // when a whole message was followed by megabytes of spaces), then the newline.
                 self.out.extend_from_slice(&self.chunk[start..i]);
@@ -205,7 +216,11 @@ impl<R> LineGuard<R> {
                     limit = self.max,
                     "an incoming request exceeded the line limit; answering it with an error"
                 );
-                let line = json!({"jsonrpc": "2.0", "id": id, "method": TOO_LARGE_METHOD, "params": {"bytes": bytes, "limit": self.max}});
+                let mut params = json!({"bytes": bytes, "limit": self.max});
+                if self.too_many_values {
+                    params["max_values"] = json!(MAX_LINE_VALUES);
+                }
+                let line = json!({"jsonrpc": "2.0", "id": id, "method": TOO_LARGE_METHOD, "params": params});
                 self.out.extend_from_slice(line.to_string().as_bytes());
                 self.out.push(b'\n');
             }
@@ -216,6 +231,7 @@ impl<R> LineGuard<R> {
             ),
         }
         self.swallowing = false;
+        self.too_many_values = false;
         self.line_len = 0;
     }
 }
@@ -270,6 +286,8 @@ pub struct IdScan {
     value: Vec<u8>,
     value_bad: bool,
     found: Option<Value>,
+    /// The values started so far, weighed ([`MAX_LINE_VALUES`]): `,` 1, `[` 2, `{` 8.
+    pub values: usize,
 }
 
 const MAX_ID_BYTES: usize = 128;
@@ -312,6 +330,12 @@ impl IdScan {
             }
             return;
         }
+        self.values += match b {
+            b',' => 1,
+            b'[' => 2,
+            b'{' => 8,
+            _ => 0,
+        };
         match b {
             b'"' => {
                 self.in_string = true;
@@ -440,5 +464,21 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert!(lines[0].ends_with('\0') && lines[0].len() == 101);
         assert_eq!(lines[1], r#"{"id":3}"#);
+    }
+
+    /// Attack (issue 26): 7.5 MB of `[0,0,...]` is within the byte limit but parses to millions
+    /// of values (755 MiB resident before any tool ran). Refused like an over-long line; commas
+    /// inside strings do not count.
+    #[test]
+    fn a_line_of_too_many_values_is_refused_like_an_over_long_one() {
+        let wide = format!("{{\"id\":7,\"p\":[{}]}}\n", vec!["0"; MAX_LINE_VALUES + 10].join(","));
+        let out = String::from_utf8(guard_output(wide.as_bytes(), MAX_LINE_BYTES)).unwrap();
+        let lines: Vec<&str> = out.split('\n').collect();
+        let substitute: Value = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(substitute["method"], TOO_LARGE_METHOD);
+        assert_eq!(substitute["id"], 7);
+        assert_eq!(substitute["params"]["max_values"], MAX_LINE_VALUES);
+        let text = format!("{{\"id\":8,\"p\":\"{}\"}}\n", ",".repeat(MAX_LINE_VALUES * 2));
+        assert_eq!(guard_output(text.as_bytes(), MAX_LINE_BYTES), text.as_bytes(), "commas in a string are text");
     }
 }

@@ -54,6 +54,9 @@ pub struct UpstreamRow {
     pub state: &'static str,
     pub tools: Option<usize>,
     pub last_error: Option<String>,
+    /// New or changed tools waiting for the user's review (not offered until accepted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes_waiting: Option<String>,
 }
 
 pub async fn run(app: &Arc<App>) -> Result<Integrations, Failure> {
@@ -102,6 +105,7 @@ fn upstream_rows(app: &Arc<App>) -> Vec<Listed> {
         return Vec::new();
     }
     let catalogue = upstreams.catalogue(&app.storage);
+    let pending = upstreams.pending(&app.storage);
     let registry = app.registry();
     configs
         .iter()
@@ -131,7 +135,13 @@ fn upstream_rows(app: &Arc<App>) -> Vec<Listed> {
                 connected: config.is_ok() && registry.is_upstream_server(name),
                 accounts: Vec::new(),
                 custom: None,
-                upstream: Some(UpstreamRow { transport, state, tools, last_error }),
+                upstream: Some(UpstreamRow {
+                    transport,
+                    state,
+                    tools,
+                    last_error,
+                    changes_waiting: pending.get(name).map(|c| crate::upstream::waiting_note(name, c.len())),
+                }),
             }
         })
         .collect()

@@ -33,6 +33,9 @@ fn default_limit() -> usize {
 #[derive(Debug, Clone, Serialize)]
 pub struct Found {
     pub tools: Vec<Hit>,
+    /// Upstream servers whose new or changed tools wait for the user's review (not offered).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes_waiting: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -67,5 +70,5 @@ pub fn run(app: &Arc<App>, args: Args) -> Result<Found, Failure> {
             connected: app.is_connected(h.integration),
         })
         .collect();
-    Ok(Found { tools })
+    Ok(Found { tools, changes_waiting: crate::upstream::waiting_notes(app) })
 }

@@ -106,6 +106,7 @@ pub(crate) fn routes() -> axum::Router<Ctx> {
         .route("/portal/{token}/disconnect", post(disconnect_action))
         .route("/portal/{token}/default", post(default_action))
         .route("/portal/{token}/unlock", post(unlock_action))
+        .route("/portal/{token}/review", post(review_action))
 }
 
 fn not_found() -> Response {
@@ -527,12 +528,33 @@ pub fn custom_apps_section(app: &App) -> Vec<CustomAppRow> {
 }
 
 async fn apps_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Response {
-    if ctx.portal.keys_for(&token).is_none() {
+    let Some(keys) = ctx.portal.keys_for(&token) else {
         return not_found();
-    }
-    let body = pages::apps(&custom_apps_section(&ctx.app)) + &pages::servers(&crate::upstream::summaries(&ctx.app));
+    };
+    let pending = ctx.app.upstream().pending(&ctx.app.storage);
+    let body = pages::apps(&custom_apps_section(&ctx.app))
+        + &pages::servers(&crate::upstream::summaries(&ctx.app))
+        + &pages::review(&pending, &keys.csrf);
     let page = pages::Page { tab: pages::Tab::Apps, notice: None, body };
     html(&ctx, StatusCode::OK, page)
+}
+
+/// Accepts an upstream server's current tool definitions (the review section of the apps page).
+async fn review_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: Bytes) -> Response {
+    let (keys, fields) = match action_form(&ctx, &token, &body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let server = fields.get("server").cloned().unwrap_or_default();
+    if !ctx.app.upstream().is_server(&server) {
+        return refused("That MCP server is not configured. Reload the portal and try again.");
+    }
+    let app = ctx.app.clone();
+    let accepted = tokio::task::spawn_blocking(move || app.upstream().accept(&app.storage, &server)).await;
+    match accepted {
+        Ok(Ok(_)) => Redirect::to(&format!("/portal/{}/apps#review", keys.token)).into_response(),
+        _ => refused("The change could not be recorded. Try again, or use `workbench servers review`."),
+    }
 }
 
 /// Checks the URL token and the form's CSRF token of a portal POST; returns the form's fields.

@@ -585,6 +585,47 @@ pub fn apps(apps: &[CustomAppRow]) -> String {
     )
 }
 
+/// The review section of the apps page: each upstream server's new and changed tools (not offered
+/// until accepted), with what changed and an Accept button.
+pub fn review(pending: &std::collections::BTreeMap<String, Vec<crate::upstream::pins::Change>>, csrf: &str) -> String {
+    if pending.is_empty() {
+        return String::new();
+    }
+    let servers: String = pending
+        .iter()
+        .map(|(server, changes)| {
+            let rows: String = changes
+                .iter()
+                .map(|c| {
+                    let text = |v: &serde_json::Value| {
+                        v.get("description").and_then(serde_json::Value::as_str).unwrap_or_default().to_string()
+                    };
+                    let was = c.was.as_ref().map(text).filter(|w| *w != text(&c.now));
+                    format!(
+                        "<tr data-tool=\"{t}\"><td><b>{t}</b></td><td>{what}</td><td>{now}{was}</td></tr>",
+                        t = escape(&c.tool),
+                        what = escape(&c.describe()),
+                        now = escape(&shorten(&text(&c.now), 400)),
+                        was = was
+                            .map(|w| format!("<div class=\"sub\">was: {}</div>", escape(&shorten(&w, 400))))
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect();
+            format!(
+                "<h3>{n}</h3><table data-review=\"{n}\"><thead><tr><th>Tool</th><th>Change</th><th>Description</th></tr></thead>                 <tbody>{rows}</tbody></table><form method=\"post\" action=\"review\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">                 <input type=\"hidden\" name=\"server\" value=\"{n}\"><button type=\"submit\">Accept {count} change(s) of {n}</button></form>",
+                n = escape(server),
+                csrf = escape(csrf),
+                count = changes.len(),
+            )
+        })
+        .collect();
+    format!(
+        "<section class=\"card\" id=\"review\"><h2>Changes waiting for your review <span class=\"count\">{}</span></h2>         <p class=\"sub\">These MCP servers changed or added tools since you accepted them. Until you accept, the agent can          neither find nor call them (also: <code>workbench servers review</code>).</p>{servers}</section>",
+        pending.len()
+    )
+}
+
 /// The MCP servers section of the apps page: each configured upstream server with its transport,
 /// state, listed tool count and last error (`crate::upstream::summaries`).
 pub fn servers(servers: &[crate::upstream::Summary]) -> String {

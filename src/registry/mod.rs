@@ -156,6 +156,22 @@ impl Registry {
         &self.upstream
     }
 
+    /// The names upstream tools clash on in this snapshot (none of the claimants is offered).
+    pub fn upstream_collisions(&self) -> Vec<crate::upstream::Collision> {
+        let taken: std::collections::HashSet<&str> = self
+            .tools
+            .iter()
+            .filter(|t| !matches!(t.runner, Runner::Upstream(_) | Runner::Custom(_)))
+            .map(|t| t.name)
+            .collect();
+        let offered = self.upstream.servers.iter().filter(|(s, _)| self.is_upstream_server(s));
+        let reserved = self.reserved;
+        crate::upstream::assign_names(offered.map(|(s, l)| (s.as_str(), l.as_slice())), &|n: &str| {
+            taken.contains(n) || reserved(n)
+        })
+        .collisions
+    }
+
     /// Whether `name` is an upstream server whose tools this snapshot offers.
     pub fn is_upstream_server(&self, name: &str) -> bool {
         self.upstream_servers.contains(&name)
@@ -198,28 +214,36 @@ impl Registry {
             });
         }
         // Upstream servers: a server named like an integration, a built-in namespace or a
-        // meta-tool is skipped (its tools would pass for workbench's own); tool names that
-        // collide with any tool before them get `_2`, `_3`, ...
+        // meta-tool is skipped (its tools would pass for workbench's own); a name that more than
+        // one tool claims (or one of workbench's) is nobody's (`upstream::assign_names`).
         let mut upstream_servers = Vec::new();
         {
-            let mut taken: std::collections::HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
-            for (server, listed) in &upstream.servers {
-                let workbench_own =
-                    integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
-                        || builtins.iter().any(|b| b.namespace == server)
-                        || reserved(server)
-                        || matches!(server.as_str(), "vault" | "custom" | "connection" | "curl" | "workbench");
-                if workbench_own {
-                    tracing::warn!(server, "upstream server skipped: its name is taken by workbench's own tools");
-                    continue;
-                }
+            let taken: std::collections::HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
+            let offered: Vec<&(String, Vec<crate::upstream::Listed>)> = upstream
+                .servers
+                .iter()
+                .filter(|(server, _)| {
+                    let workbench_own =
+                        integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
+                            || builtins.iter().any(|b| b.namespace == server)
+                            || reserved(server)
+                            || matches!(server.as_str(), "vault" | "custom" | "connection" | "curl" | "workbench");
+                    if workbench_own {
+                        tracing::warn!(server, "upstream server skipped: its name is taken by workbench's own tools");
+                    }
+                    !workbench_own
+                })
+                .collect();
+            let names =
+                crate::upstream::assign_names(offered.iter().map(|(s, l)| (s.as_str(), l.as_slice())), &|n: &str| {
+                    taken.contains(n) || reserved(n)
+                });
+            for (server, listed) in offered {
                 upstream_servers.push(crate::ids::intern(server));
                 for l in listed {
-                    let name =
-                        crate::upstream::exposed_name(server, &l.tool, &|n: &str| taken.contains(n) || reserved(n));
-                    taken.insert(name.clone());
+                    let Some(name) = names.names.get(&(server.clone(), l.tool.clone())) else { continue };
                     tools.push(ToolEntry {
-                        name: crate::ids::intern(&name),
+                        name: crate::ids::intern(name),
                         integration: crate::ids::intern(server),
                         description: crate::ids::intern(&l.description),
                         keywords: &[],

@@ -16,6 +16,14 @@
 //! rename (replace, only with `overwrite` and only over a regular file) or by hard link (no
 //! replace: fails if the name appeared meanwhile). The parent is resolved once and everything
 //! after works on that resolved path. Sizes are capped.
+//!
+//! On unix the resolved path is then walked again from an open handle of the folder, one
+//! component at a time with `openat(O_NOFOLLOW)` ([`beneath`]), and every later step (the file's
+//! open, the temp file, the link or rename into place, the fsync) works on the parent folder's
+//! handle: a folder on the way swapped for a link by another local process between the check and
+//! the open makes the open fail (`ELOOP`/`ENOTDIR`), it never leads out. A file with more than one
+//! hard link is refused for reads and writes (its other name may be outside the folder, and
+//! nothing in the folder tells where), with the same error as a link out of the folder.
 
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -67,6 +75,14 @@ impl FilesDir {
     fn outside(&self, path: &str) -> ToolError {
         ToolError::invalid(format!(
             "'{path}' is outside the files folder {}; put the file there, or the user can choose another folder with WORKBENCH_FILES_DIR or files_dir in config.json",
+            self.folder.display()
+        ))
+    }
+
+    /// A file with more than one hard link: its other names may be anywhere on the disk.
+    fn hard_linked(&self, path: &str, links: u64) -> ToolError {
+        ToolError::invalid(format!(
+            "'{path}' is outside the files folder {}: it is a hard link (the same file has {links} names, and the others may be outside the folder), and workbench never reads or writes a hard-linked file; copy the file into the folder instead, or the user can choose another folder with WORKBENCH_FILES_DIR or files_dir in config.json",
             self.folder.display()
         ))
     }
@@ -211,6 +227,209 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
+/// How many names (hard links) a file has.
+#[cfg(unix)]
+fn links(m: &std::fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::nlink(m)
+}
+
+#[cfg(not(unix))]
+fn links(_: &std::fs::Metadata) -> u64 {
+    1
+}
+
+/// An open that failed on the way down from the folder's handle: a link where a folder was
+/// (`ELOOP`, `ENOTDIR`) means something changed the path since it was checked.
+fn swapped_or(dir: &FilesDir, path: &str, e: std::io::Error, doing: &str) -> ToolError {
+    #[cfg(unix)]
+    if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) {
+        return dir.refuse(path, "changed while it was being opened (a folder on the way became a link); try again");
+    }
+    dir.refuse(path, &format!("cannot be {doing} ({e})"))
+}
+
+/// Paths resolved from an open folder handle, never following a link (unix: `openat` with
+/// `O_NOFOLLOW` per component and the `*at` calls after it); elsewhere, by path.
+mod beneath {
+    use std::ffi::OsStr;
+    use std::fs::File;
+    use std::io;
+    use std::path::{Component, Path, PathBuf};
+
+    /// What `stat` says about a name in the folder (without following it).
+    pub struct Stat {
+        pub symlink: bool,
+        pub file: bool,
+        pub links: u64,
+    }
+
+    pub struct Dir {
+        #[cfg(unix)]
+        fd: std::os::fd::OwnedFd,
+        #[cfg_attr(unix, allow(dead_code))]
+        path: PathBuf,
+    }
+
+    #[cfg(unix)]
+    fn c_name(name: &OsStr) -> io::Result<std::ffi::CString> {
+        use std::os::unix::ffi::OsStrExt;
+        if name.as_bytes().contains(&b'/') {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        std::ffi::CString::new(name.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+    }
+
+    #[cfg(unix)]
+    fn open_at(
+        dir: libc::c_int,
+        name: &OsStr,
+        flags: libc::c_int,
+        mode: libc::c_uint,
+    ) -> io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::FromRawFd;
+        let c = c_name(name)?;
+        // SAFETY: `c` is a valid NUL-terminated string that outlives the call; the returned
+        // descriptor is new and owned by nobody else.
+        let fd = unsafe { libc::openat(dir, c.as_ptr(), flags | libc::O_CLOEXEC | libc::O_NOFOLLOW, mode) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by openat and is open.
+        Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    }
+
+    #[cfg(unix)]
+    fn check(r: libc::c_int) -> io::Result<()> {
+        if r < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    }
+
+    impl Dir {
+        /// The folder `root` (canonical), then each component of `below` without following links.
+        #[cfg(unix)]
+        pub fn open(root: &Path, below: &Path) -> io::Result<Dir> {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::fs::OpenOptionsExt;
+            let root_file =
+                std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC).open(root)?;
+            let mut fd: std::os::fd::OwnedFd = root_file.into();
+            for c in below.components() {
+                let Component::Normal(name) = c else { return Err(io::Error::from_raw_os_error(libc::EINVAL)) };
+                fd = open_at(fd.as_raw_fd(), name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+            }
+            Ok(Dir { fd, path: root.join(below) })
+        }
+
+        #[cfg(not(unix))]
+        pub fn open(root: &Path, below: &Path) -> io::Result<Dir> {
+            Ok(Dir { path: root.join(below) })
+        }
+
+        /// Opens `name` for reading (not a link; a FIFO does not block the open).
+        #[cfg(unix)]
+        pub fn open_read(&self, name: &OsStr) -> io::Result<File> {
+            use std::os::fd::AsRawFd;
+            Ok(File::from(open_at(self.fd.as_raw_fd(), name, libc::O_RDONLY | libc::O_NONBLOCK, 0)?))
+        }
+
+        #[cfg(not(unix))]
+        pub fn open_read(&self, name: &OsStr) -> io::Result<File> {
+            File::open(self.path.join(name))
+        }
+
+        /// Creates `name` new (fails if anything has that name, a dangling link included).
+        #[cfg(unix)]
+        pub fn create_new(&self, name: &OsStr) -> io::Result<File> {
+            use std::os::fd::AsRawFd;
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+            Ok(File::from(open_at(self.fd.as_raw_fd(), name, flags, 0o666)?))
+        }
+
+        #[cfg(not(unix))]
+        pub fn create_new(&self, name: &OsStr) -> io::Result<File> {
+            std::fs::OpenOptions::new().write(true).create_new(true).open(self.path.join(name))
+        }
+
+        /// What `name` is, without following it; `None` when nothing has that name.
+        #[cfg(unix)]
+        pub fn stat(&self, name: &OsStr) -> io::Result<Option<Stat>> {
+            use std::os::fd::AsRawFd;
+            let c = c_name(name)?;
+            // SAFETY: an all-zero `stat` is a valid value for fstatat to overwrite.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: valid descriptor, NUL-terminated name and a writable stat buffer.
+            let r = unsafe { libc::fstatat(self.fd.as_raw_fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                return if e.kind() == io::ErrorKind::NotFound { Ok(None) } else { Err(e) };
+            }
+            let kind = st.st_mode & libc::S_IFMT;
+            Ok(Some(Stat { symlink: kind == libc::S_IFLNK, file: kind == libc::S_IFREG, links: st.st_nlink as u64 }))
+        }
+
+        #[cfg(not(unix))]
+        pub fn stat(&self, name: &OsStr) -> io::Result<Option<Stat>> {
+            match std::fs::symlink_metadata(self.path.join(name)) {
+                Ok(m) => Ok(Some(Stat { symlink: m.file_type().is_symlink(), file: m.is_file(), links: 1 })),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+
+        /// Gives the file `from` the name `to` too (fails if `to` exists).
+        #[cfg(unix)]
+        pub fn link(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+            use std::os::fd::AsRawFd;
+            let (a, b) = (c_name(from)?, c_name(to)?);
+            let fd = self.fd.as_raw_fd();
+            // SAFETY: valid descriptor and NUL-terminated names; no flag: links are not followed.
+            check(unsafe { libc::linkat(fd, a.as_ptr(), fd, b.as_ptr(), 0) })
+        }
+
+        #[cfg(not(unix))]
+        pub fn link(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+            std::fs::hard_link(self.path.join(from), self.path.join(to))
+        }
+
+        /// Moves `from` over `to` (the directory entry is replaced, never followed).
+        #[cfg(unix)]
+        pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+            use std::os::fd::AsRawFd;
+            let (a, b) = (c_name(from)?, c_name(to)?);
+            let fd = self.fd.as_raw_fd();
+            // SAFETY: valid descriptor and NUL-terminated names.
+            check(unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) })
+        }
+
+        #[cfg(not(unix))]
+        pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+            std::fs::rename(self.path.join(from), self.path.join(to))
+        }
+
+        #[cfg(unix)]
+        pub fn remove(&self, name: &OsStr) -> io::Result<()> {
+            use std::os::fd::AsRawFd;
+            let c = c_name(name)?;
+            // SAFETY: valid descriptor and NUL-terminated name.
+            check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) })
+        }
+
+        #[cfg(not(unix))]
+        pub fn remove(&self, name: &OsStr) -> io::Result<()> {
+            std::fs::remove_file(self.path.join(name))
+        }
+
+        /// Flushes the folder's entries (a new name survives a crash).
+        pub fn sync(&self) {
+            #[cfg(unix)]
+            {
+                use std::os::fd::AsRawFd;
+                // SAFETY: a valid, open descriptor.
+                unsafe { libc::fsync(self.fd.as_raw_fd()) };
+            }
+        }
+    }
+}
+
 fn too_large() -> String {
     format!("is larger than {} MiB", MAX_FILE_BYTES / 1024 / 1024)
 }
@@ -248,11 +467,23 @@ fn read_blocking(dir: &FilesDir, path: &str) -> Result<Vec<u8>, ToolError> {
     if before.len() > MAX_FILE_BYTES {
         return Err(dir.refuse(path, &too_large()));
     }
-    let mut file = std::fs::File::open(&real).map_err(|e| dir.refuse(path, &format!("cannot be read ({e})")))?;
+    if links(&before) > 1 {
+        return Err(dir.hard_linked(path, links(&before)));
+    }
+    let below = real.strip_prefix(&root).map_err(|_| dir.outside(path))?;
+    let (Some(parent), Some(name)) = (below.parent(), below.file_name()) else {
+        return Err(dir.refuse(path, "does not name a file"));
+    };
+    let mut file = beneath::Dir::open(&root, parent)
+        .and_then(|d| d.open_read(name))
+        .map_err(|e| swapped_or(dir, path, e, "read"))?;
     let opened = file.metadata().map_err(|e| dir.refuse(path, &format!("cannot be read ({e})")))?;
     // Something swapped the file (for a link, say) between the checks and the open.
     if !opened.is_file() || !same_file(&before, &opened) {
         return Err(dir.refuse(path, "changed while it was being opened; try again"));
+    }
+    if links(&opened) > 1 {
+        return Err(dir.hard_linked(path, links(&opened)));
     }
     let mut bytes = Vec::with_capacity(opened.len() as usize);
     (&mut file)
@@ -310,13 +541,17 @@ fn write_blocking(dir: &FilesDir, path: &str, bytes: &[u8], overwrite: bool) -> 
     if is_hidden(name) {
         return Err(dir.hidden(path, name));
     }
-    let exists = match std::fs::symlink_metadata(&target) {
-        Ok(m) if m.file_type().is_symlink() => {
+    let below = real_parent.strip_prefix(&root).map_err(|_| dir.outside(path))?;
+    // Everything from here works on the folder's handle, reached without following a link.
+    let folder = beneath::Dir::open(&root, below).map_err(|e| swapped_or(dir, path, e, "written"))?;
+    let exists = match folder.stat(name) {
+        Ok(Some(m)) if m.symlink => {
             return Err(dir.refuse(path, "is a symbolic link, and workbench never writes through a link"));
         }
-        Ok(m) if !m.is_file() => return Err(dir.refuse(path, "exists and is not a regular file")),
-        Ok(_) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Ok(Some(m)) if !m.file => return Err(dir.refuse(path, "exists and is not a regular file")),
+        Ok(Some(m)) if m.links > 1 => return Err(dir.hard_linked(path, m.links)),
+        Ok(Some(_)) => true,
+        Ok(None) => false,
         Err(e) => return Err(dir.refuse(path, &format!("cannot be written ({e})"))),
     };
     if exists && !overwrite {
@@ -324,39 +559,36 @@ fn write_blocking(dir: &FilesDir, path: &str, bytes: &[u8], overwrite: bool) -> 
     }
     let fail = |e: std::io::Error| dir.refuse(path, &format!("cannot be written ({e})"));
     // A fresh, unique temp file beside the target: create-new never follows or reuses anything.
-    let tmp = real_parent.join(format!(".{}.{}.part", name.to_string_lossy(), crate::ids::random_hex(8)));
+    let tmp = std::ffi::OsString::from(format!(".{}.{}.part", name.to_string_lossy(), crate::ids::random_hex(8)));
     let written = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = folder.create_new(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()
     })();
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = folder.remove(&tmp);
         return Err(fail(e));
     }
     let placed = if exists {
         // Replaces the directory entry itself (a link swapped in meanwhile is replaced, not followed).
-        std::fs::rename(&tmp, &target).map_err(fail)
+        folder.rename(&tmp, name).map_err(fail)
     } else {
         // A hard link fails when the name appeared meanwhile: no silent replace.
-        match std::fs::hard_link(&tmp, &target) {
+        match folder.link(&tmp, name) {
             Ok(()) => {
-                let _ = std::fs::remove_file(&tmp);
+                let _ = folder.remove(&tmp);
                 Ok(())
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(already_exists(path)),
             // File systems without hard links: the name was free a moment ago.
-            Err(_) => std::fs::rename(&tmp, &target).map_err(fail),
+            Err(_) => folder.rename(&tmp, name).map_err(fail),
         }
     };
     if placed.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = folder.remove(&tmp);
     }
     placed?;
-    #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(&real_parent) {
-        let _ = d.sync_all();
-    }
+    folder.sync();
     Ok(bytes.len() as u64)
 }
 
@@ -530,5 +762,68 @@ mod tests {
         assert!(!f.dir.data_dir.join("evil.db").exists());
         write(&around, "fine.txt", b"ok".to_vec(), false).await.unwrap();
         assert_eq!(std::fs::read(parent.join("fine.txt")).unwrap(), b"ok");
+    }
+
+    /// Attack (issue 26): a hard link in the folder to `~/.ssh/id_rsa` is the key itself, with no
+    /// link to resolve; it is refused for reads and writes like a link out of the folder.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn hard_links_are_refused_like_links_out_of_the_folder() {
+        let f = fixture();
+        write(&f.dir, "seed.txt", b"x".to_vec(), false).await.unwrap();
+        std::fs::hard_link(f.home.join(".ssh/id_rsa"), f.dir.folder.join("key.txt")).unwrap();
+        std::fs::hard_link(f.home.join(".bashrc"), f.dir.folder.join("notes.txt")).unwrap();
+        let e = message(read(&f.dir, "key.txt").await.unwrap_err());
+        assert!(e.contains("outside the files folder") && e.contains("hard link"), "{e}");
+        assert!(e.contains("WORKBENCH_FILES_DIR"), "{e}");
+        for overwrite in [false, true] {
+            let e = message(write(&f.dir, "notes.txt", b"pwned".to_vec(), overwrite).await.unwrap_err());
+            assert!(e.contains("outside the files folder") || e.contains("already exists"), "{e}");
+        }
+        let e = message(write(&f.dir, "notes.txt", b"pwned".to_vec(), true).await.unwrap_err());
+        assert!(e.contains("hard link"), "{e}");
+        assert_eq!(std::fs::read(f.home.join(".bashrc")).unwrap(), b"echo hi");
+        // A file with one name reads as before.
+        assert_eq!(read(&f.dir, "seed.txt").await.unwrap(), b"x");
+    }
+
+    /// Attack (issue 26): another local process swaps a folder inside the files folder for a
+    /// link out of it between workbench's check and its open. The walk from the folder's handle
+    /// never follows a link, so the swapped path fails instead of leading out.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_folder_swapped_for_a_link_after_the_check_never_leads_out() {
+        let f = fixture();
+        write(&f.dir, "seed.txt", b"x".to_vec(), false).await.unwrap();
+        let root = std::fs::canonicalize(&f.dir.folder).unwrap();
+        std::os::unix::fs::symlink(f.home.join(".ssh"), root.join("sub")).unwrap();
+        // What a swap leaves behind once the path was checked: the open refuses the link.
+        let e = beneath::Dir::open(&root, Path::new("sub")).err().unwrap();
+        assert!(matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)), "{e}");
+        let d = beneath::Dir::open(&root, Path::new("")).unwrap();
+        assert!(d.open_read(std::ffi::OsStr::new("sub")).is_err(), "the final component is not followed either");
+        // And a live race: a real folder and a link out take turns under the same name.
+        std::fs::remove_file(root.join("sub")).unwrap();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::fs::write(root.join("real/id_rsa"), "public").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (root, ssh, stop) = (root.clone(), f.home.join(".ssh"), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let _ = std::os::unix::fs::symlink(root.join("real"), root.join("tmp-in"));
+                    let _ = std::fs::rename(root.join("tmp-in"), root.join("sub"));
+                    let _ = std::os::unix::fs::symlink(&ssh, root.join("tmp-out"));
+                    let _ = std::fs::rename(root.join("tmp-out"), root.join("sub"));
+                }
+            })
+        };
+        for _ in 0..2000 {
+            if let Ok(bytes) = read(&f.dir, "sub/id_rsa").await {
+                assert_ne!(bytes, b"PRIVATE KEY", "read the key through a swapped folder");
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        swapper.join().unwrap();
     }
 }

@@ -18,8 +18,13 @@
 //!   the pseudo-host `mcp:<server>`: a secret must list it in `allowed_hosts`. Resolved values join
 //!   the process-wide scrubber, so they never come back in a result. `WORKBENCH_*` variables
 //!   (workbench's own credentials) are removed from a server's environment.
-//! - **Policy.** `readOnlyHint: true` is a read, `destructiveHint: true` is destructive (confirm
-//!   by default), anything else is a write; `WORKBENCH_POLICY_<SERVER>` sets a server's policy.
+//! - **Policy.** A server's annotations are its own claims, so they only ever make a tool
+//!   stricter: `readOnlyHint: true` (and no `destructiveHint: true`) is a read,
+//!   `destructiveHint: false` (and not read-only) is a write, and everything else (no annotations,
+//!   both hints true, hints that are not booleans) is destructive, as the MCP specification's
+//!   defaults say (confirm by default). The user's `"effect"` / `"tool_effects"` in the server's
+//!   entry win over all of it ([`config::Effects`]); `servers list` shows the effect each tool is
+//!   treated with and why. `WORKBENCH_POLICY_<SERVER>` sets a server's policy.
 //!
 //! - **Streamable HTTP.** A `{"url", "headers"}` entry connects on its first call through the
 //!   Streamable HTTP client of `crate::mcp::client`, with workbench's guarded HTTP client (`App::client_for`: the URL is
@@ -29,6 +34,7 @@
 
 pub use crate::config::servers as config;
 pub mod oauth;
+pub mod pins;
 pub mod schema;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -72,6 +78,39 @@ pub struct Listed {
     pub effect: Effect,
     /// Rules of the upstream schema workbench does not check (the server does).
     pub unchecked: Vec<String>,
+}
+
+/// Where an upstream tool's effect comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EffectSource {
+    /// The server's annotations, consistent with each other.
+    Annotations,
+    /// No annotations (or not booleans): the stricter effect.
+    Missing,
+    /// `readOnlyHint` and `destructiveHint` both true: the stricter effect.
+    Contradictory,
+    /// The user's `effect` / `tool_effects` in config.json.
+    Config,
+}
+
+impl EffectSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            EffectSource::Annotations => "from the server's annotations",
+            EffectSource::Missing => "the stricter effect: the server's annotations do not say",
+            EffectSource::Contradictory => "the stricter effect: the server's annotations contradict each other",
+            EffectSource::Config => "set in config.json",
+        }
+    }
+}
+
+/// The word for an effect in `servers list`, the portal and config.json.
+pub fn effect_word(e: Effect) -> &'static str {
+    match e {
+        Effect::Read => "read",
+        Effect::Write => "write",
+        Effect::Destructive => "destructive",
+    }
 }
 
 /// Every configured server's last listing; a new generation replaces it when one changes.
@@ -200,6 +239,11 @@ pub struct Upstreams {
     empty: Arc<Catalogue>,
     /// OAuth consents in progress for Streamable HTTP servers ([`oauth`]).
     pub oauth: oauth::Flights,
+    /// The accepted tool definitions ([`pins`]); `None` until first read (or when SQLite failed:
+    /// then no tool is offered).
+    pins: Mutex<Option<pins::Read>>,
+    /// Tools of each server waiting for the user's review, from the last [`Upstreams::build`].
+    pending: Mutex<Arc<BTreeMap<String, Vec<pins::Change>>>>,
 }
 
 impl App {
@@ -232,7 +276,77 @@ impl Upstreams {
             generation: AtomicU64::new(0),
             empty: Arc::default(),
             oauth: Default::default(),
+            pins: Mutex::new(None),
+            pending: Mutex::new(Arc::default()),
         }
+    }
+
+    /// Reads the pins when they were never read or were read more than [`pins::REREAD`] ago;
+    /// true when they changed (another process accepted a change).
+    fn reread_pins(&self, storage: &Storage) -> bool {
+        let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+        if current.as_ref().is_some_and(|r| r.at.elapsed() < pins::REREAD) {
+            return false;
+        }
+        match pins::Pins::load(storage) {
+            Ok(fresh) => {
+                let changed = current.as_ref().is_none_or(|r| r.pins != fresh);
+                *current = Some(pins::Read { pins: fresh, at: Instant::now() });
+                changed
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the accepted upstream tool definitions could not be read; no upstream tool is offered");
+                let changed = current.is_some();
+                *current = None;
+                changed
+            }
+        }
+    }
+
+    /// Trust on first use: a configured server with a listing and no pins (listed for the first
+    /// time, or added before pinning existed) has that listing accepted.
+    /// `listed` is a server that just answered `tools/list`: pinned even when it listed nothing
+    /// (a cached empty listing may be a failure record, never a listing).
+    fn pin_first_listings(&self, storage: &Storage, listed: Option<&str>) {
+        let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(read) = current.as_mut() else { return };
+        for (server, tools) in listings.iter() {
+            if read.pins.servers.contains(server)
+                || !self.is_server(server)
+                || (tools.is_empty() && listed != Some(server.as_str()))
+            {
+                continue;
+            }
+            match read.pins.accept(storage, server, tools) {
+                Ok(()) => {
+                    tracing::info!(server, tools = tools.len(), "upstream tool definitions pinned (first listing)")
+                }
+                Err(e) => tracing::warn!(server, error = %e, "could not pin the upstream tool definitions"),
+            }
+        }
+    }
+
+    /// Accepts the current listing of `server` (its new and changed tools become searchable and
+    /// callable); returns how many changes were accepted.
+    pub fn accept(&self, storage: &Storage, server: &str) -> Result<usize, crate::storage::StorageError> {
+        let _ = self.catalogue(storage);
+        let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).get(server).map_or(0, Vec::len);
+        let tools = self.listings.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned().unwrap_or_default();
+        {
+            let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+            let read = current.get_or_insert_with(|| pins::Read { pins: Default::default(), at: Instant::now() });
+            read.pins.accept(storage, server, &tools)?;
+        }
+        let fresh = Arc::new(self.build());
+        *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
+        Ok(waiting)
+    }
+
+    /// The tools of each server waiting for the user's review (new or changed definitions).
+    pub fn pending(&self, storage: &Storage) -> Arc<BTreeMap<String, Vec<pins::Change>>> {
+        let _ = self.catalogue(storage);
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The user finished an OAuth consent for `server`: the next call connects with the new token
@@ -330,7 +444,12 @@ impl Upstreams {
         }
         let mut current = self.catalogue.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = current.as_ref() {
-            return c.clone();
+            if !self.reread_pins(storage) {
+                return c.clone();
+            }
+            let fresh = Arc::new(self.build());
+            *current = Some(fresh.clone());
+            return fresh;
         }
         match storage.upstream_listings() {
             Ok(rows) => {
@@ -344,6 +463,8 @@ impl Upstreams {
             }
             Err(e) => tracing::warn!(error = %e, "the upstream tool cache could not be read"),
         }
+        self.reread_pins(storage);
+        self.pin_first_listings(storage, None);
         let fresh = Arc::new(self.build());
         *current = Some(fresh.clone());
         fresh
@@ -387,15 +508,44 @@ impl Upstreams {
 
     fn build(&self) -> Catalogue {
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        let read = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pending = BTreeMap::new();
         let servers = listings
             .iter()
             .filter(|(server, _)| self.is_server(server))
             .map(|(server, tools)| {
-                let mut listed: Vec<Listed> = tools.iter().filter_map(listed_from).collect();
+                // Only the definitions the user accepted are offered ([`pins`]).
+                let mut changes = Vec::new();
+                let accepted: Vec<&Value> = tools
+                    .iter()
+                    .filter(|t| match read.as_ref() {
+                        Some(r) => match r.pins.check(server, t) {
+                            None => true,
+                            Some(change) => {
+                                changes.push(change);
+                                false
+                            }
+                        },
+                        None => false,
+                    })
+                    .collect();
+                if !changes.is_empty() {
+                    pending.insert(server.clone(), changes);
+                }
+                let mut listed: Vec<Listed> = accepted.into_iter().filter_map(listed_from).collect();
                 listed.sort_by(|a, b| a.tool.cmp(&b.tool));
+                // The user's word on effects wins over the server's annotations.
+                if let Some(Ok(config)) = self.configs().get(server) {
+                    for l in &mut listed {
+                        if let Some(e) = config.effects().of(&l.tool) {
+                            l.effect = e;
+                        }
+                    }
+                }
                 (server.clone(), listed)
             })
             .collect();
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Arc::new(pending);
         Catalogue { generation: self.generation.fetch_add(1, Ordering::SeqCst) + 1, servers }
     }
 
@@ -407,7 +557,19 @@ impl Upstreams {
             let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
             listings.insert(server.to_string(), raw.clone()) != Some(raw.clone())
         };
-        if changed {
+        // The pins are read (and a first listing pinned) off the async workers.
+        let pinned = {
+            let (app, storage, server) = (app.upstream(), app.storage.clone(), server.to_string());
+            tokio::task::spawn_blocking(move || {
+                let first = app.pins.lock().unwrap_or_else(|p| p.into_inner()).is_none();
+                let changed = app.reread_pins(&storage) && !first;
+                app.pin_first_listings(&storage, Some(&server));
+                changed
+            })
+            .await
+            .unwrap_or(false)
+        };
+        if changed || pinned {
             let fresh = Arc::new(self.build());
             *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
         }
@@ -529,14 +691,16 @@ impl Upstreams {
         let configs = self.configs();
         let http = matches!(configs.get(server), Some(Ok(ServerConfig::Http { .. })));
         let (pid, transport) = match configs.get(server) {
-            Some(Ok(ServerConfig::Stdio { command, args, env })) => {
+            Some(Ok(ServerConfig::Stdio { command, args, env, .. })) => {
                 let mut stdio = self.spawn(app, server, command, args, env).await?;
                 if let Some(stderr) = stdio.stderr.take() {
                     tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
                 }
                 (stdio.pid, Transport::Stdio(stdio))
             }
-            Some(Ok(ServerConfig::Http { url, headers })) => (None, http_transport(app, server, url, headers).await?),
+            Some(Ok(ServerConfig::Http { url, headers, .. })) => {
+                (None, http_transport(app, server, url, headers).await?)
+            }
             Some(Err(e)) => return Err(ConnError::InvalidEntry(e.clone())),
             None => return Err(ConnError::NotConfigured),
         };
@@ -566,7 +730,9 @@ impl Upstreams {
                 self.oauth.challenged(server, &challenge);
                 // A stored refresh token may still be good: renew and connect once more.
                 let retried = match configs.get(server) {
-                    Some(Ok(ServerConfig::Http { url, headers })) if oauth::refresh(app, server, url).await.is_ok() => {
+                    Some(Ok(ServerConfig::Http { url, headers, .. }))
+                        if oauth::refresh(app, server, url).await.is_ok() =>
+                    {
                         let transport = http_transport(app, server, url, headers).await?;
                         Client::connect(transport, Some(on_changed), START_TIMEOUT).await.ok()
                     }
@@ -699,8 +865,15 @@ async fn resolve_map(
     };
     let no_steps =
         if what == "env" { "a server's env cannot use step refs" } else { "a server's headers cannot use step refs" };
-    let scope =
-        crate::template::Scope { steps: None, vault: Some(&lookup), no_steps_reason: no_steps, no_vault_reason: "" };
+    let resolving = format!("the {what} of server '{server}'");
+    let scope = crate::template::Scope {
+        steps: None,
+        vault: Some(&lookup),
+        no_steps_reason: no_steps,
+        no_vault_reason: "",
+        resolving: &resolving,
+        max_bytes: crate::template::MAX_RESOLVED_BYTES,
+    };
     let resolved = crate::template::resolve(&template, &scope).map_err(|f| ConnError::Template(f.message))?;
     Ok(serde_json::from_value(resolved.value)?)
 }
@@ -734,18 +907,34 @@ async fn read_stderr(
     }
 }
 
+/// What a tool's annotations make of its effect: the server's claims only make a tool stricter,
+/// so unclear or contradictory claims are destructive.
+fn annotated_effect(annotations: Option<&Value>) -> (Effect, EffectSource) {
+    let hint = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool);
+    match (hint("readOnlyHint"), hint("destructiveHint")) {
+        (Some(true), Some(true)) => (Effect::Destructive, EffectSource::Contradictory),
+        (Some(true), _) => (Effect::Read, EffectSource::Annotations),
+        (_, Some(false)) => (Effect::Write, EffectSource::Annotations),
+        (_, Some(true)) => (Effect::Destructive, EffectSource::Annotations),
+        (_, None) => (Effect::Destructive, EffectSource::Missing),
+    }
+}
+
+/// The effect a raw `tools/list` tool of `server` is treated with, and why: the user's word in
+/// config.json first, else its annotations.
+pub fn effect_of(config: Option<&ServerConfig>, tool: &Value) -> (Effect, EffectSource) {
+    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+    match config.and_then(|c| c.effects().of(name)) {
+        Some(e) => (e, EffectSource::Config),
+        None => annotated_effect(tool.get("annotations")),
+    }
+}
+
 /// One tool of a `tools/list` answer, normalised; `None` for an entry without a name.
 fn listed_from(tool: &Value) -> Option<Listed> {
     let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())?;
     let annotations = tool.get("annotations");
-    let hint = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool);
-    let effect = if hint("readOnlyHint") == Some(true) {
-        Effect::Read
-    } else if hint("destructiveHint") == Some(true) {
-        Effect::Destructive
-    } else {
-        Effect::Write
-    };
+    let (effect, _) = annotated_effect(annotations);
     let normalised = schema::normalise(tool.get("inputSchema").unwrap_or(&Value::Null));
     let mut description = tool
         .get("description")
@@ -770,10 +959,9 @@ fn listed_from(tool: &Value) -> Option<Listed> {
     })
 }
 
-/// `<server>_<tool>` under the portable name rule (`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`), made unique
-/// against `taken` with `_2`, `_3`, ... (deterministic: servers and tools are visited in name
-/// order).
-pub fn exposed_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> String {
+/// `<server>_<tool>` under the portable name rule (`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`): what a
+/// tool is offered as, if no other tool claims the same name ([`assign_names`]).
+pub fn base_name(server: &str, tool: &str) -> String {
     let mut base: String = format!("{server}_{tool}")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
@@ -782,16 +970,68 @@ pub fn exposed_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> S
         base.insert(0, '_');
     }
     base.truncate(64);
-    let mut name = base.clone();
-    let mut n = 2;
-    while taken(&name) {
-        let suffix = format!("_{n}");
-        let mut stem = base.clone();
-        stem.truncate(64 - suffix.len());
-        name = stem + &suffix;
-        n += 1;
+    base
+}
+
+/// A name that more than one tool claims: none of them is offered under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collision {
+    pub name: String,
+    /// The upstream tools that claim it, as (server, tool on that server).
+    pub tools: Vec<(String, String)>,
+    /// One of workbench's own tools (or a meta-tool) has the name.
+    pub workbench: bool,
+}
+
+impl Collision {
+    /// One line for `servers list`, doctor and the portal.
+    pub fn describe(&self) -> String {
+        let who: Vec<String> = self.tools.iter().map(|(s, t)| format!("tool '{t}' of server '{s}'")).collect();
+        format!(
+            "{} {} the name {}{}, so none of them is offered under it; rename a server (workbench servers remove, then add it under another name)",
+            who.join(" and "),
+            if who.len() == 1 { "claims" } else { "all claim" },
+            self.name,
+            if self.workbench { ", which is workbench's own" } else { "" },
+        )
     }
-    name
+}
+
+/// The exposed name of every offered upstream tool, and the names nobody gets.
+#[derive(Debug, Default)]
+pub struct Names {
+    /// By (server, tool on that server).
+    pub names: HashMap<(String, String), String>,
+    pub collisions: Vec<Collision>,
+}
+
+/// Names the tools of `servers` (each `(server, its tools)`): a tool is offered as
+/// [`base_name`] only when no other tool (of any server, its own included) has the same base
+/// name and `taken` (workbench's own tools and the meta-tools) does not have it. Otherwise every
+/// claimant is left out and the clash is a [`Collision`]. So names are unique by construction,
+/// and no server, listed before or after, can take a name from another: at worst a clash makes a
+/// name unusable, never someone else's.
+pub fn assign_names<'a>(
+    servers: impl IntoIterator<Item = (&'a str, &'a [Listed])>,
+    taken: &dyn Fn(&str) -> bool,
+) -> Names {
+    let mut claims: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for (server, listed) in servers {
+        for l in listed {
+            claims.entry(base_name(server, &l.tool)).or_default().push((server.to_string(), l.tool.clone()));
+        }
+    }
+    let mut out = Names::default();
+    for (name, tools) in claims {
+        let workbench = taken(&name);
+        if tools.len() == 1 && !workbench {
+            let (server, tool) = tools.into_iter().next().unwrap_or_default();
+            out.names.insert((server, tool), name);
+        } else {
+            out.collisions.push(Collision { name, tools, workbench });
+        }
+    }
+    out
 }
 
 /// Runs one upstream tool call (the engine's task for `Runner::Upstream`).
@@ -986,6 +1226,21 @@ pub fn summaries(app: &App) -> Vec<Summary> {
         .collect()
 }
 
+/// What the agent is told about a server with `n` tools waiting for the user's review.
+pub fn waiting_note(server: &str, n: usize) -> String {
+    format!(
+        "upstream server '{server}' has {n} new or changed tool(s) waiting for the user's review; they are not offered until the user accepts them (workbench servers review {server}, or the portal)"
+    )
+}
+
+/// [`waiting_note`] for every server with changes waiting (starts nothing).
+pub fn waiting_notes(app: &App) -> Vec<String> {
+    if app.upstream().configs().is_empty() {
+        return Vec::new();
+    }
+    app.upstream().pending(&app.storage).iter().map(|(s, c)| waiting_note(s, c.len())).collect()
+}
+
 /// `connect` with integration `mcp:<server>`: the consent URL of a Streamable HTTP server that
 /// uses OAuth ([`oauth::begin`]), opened in the user's browser when it can be.
 /// What `connect` with `mcp:<server>` answers: the server's consent URL to open.
@@ -1046,18 +1301,47 @@ pub fn failure(e: ToolError, name: &str, tool: &UpstreamTool) -> Result<ToolFail
 mod tests {
     use super::*;
 
+    fn listed(tool: &str) -> Listed {
+        Listed {
+            tool: tool.into(),
+            description: String::new(),
+            schema: json!({}),
+            effect: Effect::Destructive,
+            unchecked: vec![],
+        }
+    }
+
     #[test]
-    fn names_follow_the_portable_rule_and_never_collide() {
+    fn names_follow_the_portable_rule() {
+        assert_eq!(base_name("fs", "read_file"), "fs_read_file");
+        assert_eq!(base_name("fs", "read.file/v2"), "fs_read_file_v2");
+        assert_eq!(base_name("fs", &"x".repeat(80)).len(), 64);
+    }
+
+    /// Attack (issue 26): a server `notes` with a tool `files_read` and the user's `notes_files`
+    /// with `read` both want `notes_files_read`. Neither gets it, whichever sorts or lists first;
+    /// a name workbench has is nobody's; names of different length cut to 64 clash the same way.
+    #[test]
+    fn no_server_takes_another_servers_name() {
         let none = |_: &str| false;
-        assert_eq!(exposed_name("fs", "read_file", &none), "fs_read_file");
-        assert_eq!(exposed_name("fs", "read.file/v2", &none), "fs_read_file_v2");
-        let long = "x".repeat(80);
-        let n = exposed_name("fs", &long, &none);
-        assert_eq!(n.len(), 64);
-        let taken = |s: &str| s == "search_tools" || s == "search_tools_2";
-        assert_eq!(exposed_name("search", "tools", &taken), "search_tools_3");
-        let n = exposed_name("fs", &long, &|s: &str| s.len() == 64 && !s.ends_with("_2"));
-        assert!(n.ends_with("_2") && n.len() == 64, "{n}");
+        for order in [["notes", "notes_files"], ["notes_files", "notes"]] {
+            let tools =
+                |s: &str| if s == "notes" { vec![listed("files_read"), listed("list")] } else { vec![listed("read")] };
+            let lists: Vec<(String, Vec<Listed>)> = order.iter().map(|s| (s.to_string(), tools(s))).collect();
+            let names = assign_names(lists.iter().map(|(s, l)| (s.as_str(), l.as_slice())), &none);
+            assert!(names.names.values().all(|n| n != "notes_files_read"), "{:?}", names.names);
+            assert_eq!(names.names[&("notes".to_string(), "list".to_string())], "notes_list");
+            assert_eq!(names.collisions.len(), 1);
+            let c = &names.collisions[0];
+            assert_eq!(c.name, "notes_files_read");
+            assert_eq!(c.tools.len(), 2);
+            assert!(c.describe().contains("server 'notes'") && c.describe().contains("server 'notes_files'"));
+        }
+        let lists = [("search".to_string(), vec![listed("tools"), listed("read.file"), listed("read_file")])];
+        let names = assign_names(lists.iter().map(|(s, l)| (s.as_str(), l.as_slice())), &|n: &str| n == "search_tools");
+        assert!(names.names.is_empty(), "{:?}", names.names);
+        assert!(names.collisions.iter().any(|c| c.workbench && c.name == "search_tools"));
+        assert!(names.collisions.iter().any(|c| !c.workbench && c.name == "search_read_file"));
     }
 
     #[test]
@@ -1066,8 +1350,14 @@ mod tests {
             listed_from(&json!({ "name": "t", "inputSchema": { "type": "object" }, "annotations": a })).unwrap().effect
         };
         assert_eq!(t(json!({ "readOnlyHint": true })), Effect::Read);
+        assert_eq!(t(json!({ "readOnlyHint": true, "destructiveHint": false })), Effect::Read);
         assert_eq!(t(json!({ "destructiveHint": true })), Effect::Destructive);
-        assert_eq!(t(json!({})), Effect::Write);
         assert_eq!(t(json!({ "readOnlyHint": false, "destructiveHint": false })), Effect::Write);
+        assert_eq!(t(json!({ "destructiveHint": false })), Effect::Write);
+        // Attack (issue 26): contradictory or missing claims count as the stricter effect.
+        assert_eq!(t(json!({ "readOnlyHint": true, "destructiveHint": true })), Effect::Destructive);
+        assert_eq!(t(json!({})), Effect::Destructive);
+        assert_eq!(t(json!({ "readOnlyHint": "true" })), Effect::Destructive);
+        assert_eq!(t(Value::Null), Effect::Destructive);
     }
 }

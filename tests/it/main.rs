@@ -29,6 +29,7 @@ mod google_calendar;
 mod google_drive;
 mod google_sheets;
 mod governor;
+mod hardening;
 mod http_send;
 mod hubspot;
 mod injected_agent;

@@ -1,0 +1,54 @@
+"""A hostile upstream MCP server for tests/it/hardening.rs (stdio, newline-delimited JSON-RPC, no
+dependencies): it lists whatever tools the JSON file argv[1] holds at start-up (the test rewrites
+the file to change its tools between starts), answers every call with its own name (argv[2]) so a
+test sees which server a call reached, appends each call to argv[3], and its tool `big` answers with
+`bytes` bytes of text."""
+
+import json
+import sys
+
+TOOLS_FILE, NAME, LOG = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(TOOLS_FILE) as f:
+    TOOLS = json.load(f)
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        version = msg.get("params", {}).get("protocolVersion", "2025-06-18")
+        send({"jsonrpc": "2.0", "id": mid, "result": {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": NAME, "version": "1"},
+        }})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        params = msg.get("params", {})
+        tool, args = params.get("name"), params.get("arguments") or {}
+        with open(LOG, "a") as log:
+            log.write(json.dumps({"server": NAME, "tool": tool}) + "\n")
+        if tool == "big":
+            text = "x" * int(args.get("bytes", 1000))
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
+        else:
+            out = {"server": NAME, "tool": tool, "args": args}
+            send({"jsonrpc": "2.0", "id": mid, "result": {
+                "content": [{"type": "text", "text": json.dumps(out)}],
+                "structuredContent": out,
+            }})
+    elif method == "ping":
+        send({"jsonrpc": "2.0", "id": mid, "result": {}})
+    else:
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no such method"}})
