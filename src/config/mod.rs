@@ -4,6 +4,7 @@
 //! data directory from `directories`. Settings come from `<home>/config.json` when present, then
 //! environment variables, which win. Reading them costs microseconds, so it happens at start.
 
+pub mod flow;
 pub mod servers;
 
 use std::collections::HashMap;
@@ -62,6 +63,8 @@ pub struct Settings {
     /// The user's other MCP servers (`config.json`'s `mcp_servers`), by name; an entry that did
     /// not parse is kept as its error (see `upstream::config`). Nothing starts until first use.
     pub mcp_servers: std::collections::BTreeMap<String, Result<servers::ServerConfig, servers::EntryError>>,
+    /// The outbound-data guard: `WORKBENCH_FLOW` and config.json's `flow` (see [`flow`]).
+    pub flow: flow::FlowSettings,
 }
 
 /// The safety policy for writes the user set for an integration (see `engine::policy`).
@@ -163,6 +166,8 @@ struct ConfigFile {
     private_hosts: Option<Vec<String>>,
     /// Upstream MCP servers in Claude Desktop / Cursor shape (parsed entry by entry).
     mcp_servers: Option<serde_json::Value>,
+    /// The outbound-data guard's mode, trusted list and servers.
+    flow: flow::FlowFile,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -277,7 +282,10 @@ impl Settings {
         let (policies, rate_limits) = parse_policies_and_limits(vars, &file.policy);
         let files_dir = files_dir(vars, file.files_dir, &file_path)?;
         let mcp_servers = servers::parse_all(file.mcp_servers.as_ref());
+        let flow = flow::parse(var("WORKBENCH_FLOW").as_deref(), file.flow)
+            .map_err(|message| ConfigError::BadFile { path: file_path.display().to_string(), message })?;
         Ok(Settings {
+            flow,
             mcp_servers,
             files_dir,
             policies,
@@ -320,6 +328,7 @@ impl Settings {
             .values()
             .filter_map(|p| p.as_ref().err())
             .chain(self.rate_limits.values().filter_map(|r| r.as_ref().err()))
+            .chain(self.flow.mode.as_ref().err())
             .collect();
         bad.sort_by(|a, b| a.source.cmp(&b.source));
         bad
