@@ -34,7 +34,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.airtable.com/v0" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(5),
-    side: None,
+    side: Some(flow_side),
     tools: &[
         LIST_BASES,
         LIST_TABLES,
@@ -47,6 +47,14 @@ pub static INTEGRATION: Integration = Integration {
     ],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): `meta/whoami` (`id`, `email` when the token may read it). Records written stay in the user's bases (inside).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/meta/whoami")).await?.json()?;
+        crate::flow::side_from(&me, &["/email"], &["/id"])
+    })
+}
 
 fn identity_label(body: &Value) -> Option<String> {
     body["email"].as_str().or(body["id"].as_str()).map(str::to_string)
@@ -92,6 +100,7 @@ struct ListBases {
 pub(crate) const LIST_BASES: ToolSpec = tool! {
     name: "airtable_list_bases",
     effect: Read,
+    results: Private,
     args: ListBases,
     run: list_bases,
     keywords: ["bases", "workspaces", "databases", "apps", "which bases", "base id"],
@@ -123,6 +132,7 @@ struct ListTables {
 pub(crate) const LIST_TABLES: ToolSpec = tool! {
     name: "airtable_list_tables",
     effect: Read,
+    results: Private,
     args: ListTables,
     run: list_tables,
     keywords: ["tables", "schema", "fields", "columns", "field types", "views", "structure"],
@@ -301,6 +311,7 @@ fn list_request(base_id: &str, table: &str, q: &ListQuery<'_>) -> HttpRequest {
 pub(crate) const LIST_RECORDS: ToolSpec = tool! {
     name: "airtable_list_records",
     effect: Read,
+    results: Private,
     args: ListRecords,
     run: list_records,
     keywords: ["rows", "records", "read table", "view", "filter", "formula", "sort", "export rows"],
@@ -438,6 +449,7 @@ fn search_formula(text: &str, fields: &[String]) -> String {
 pub(crate) const SEARCH_RECORDS: ToolSpec = tool! {
     name: "airtable_search_records",
     effect: Read,
+    results: Private,
     args: SearchRecords,
     run: search_records,
     keywords: ["find rows", "find records", "lookup", "contains", "text search", "where field"],
@@ -523,6 +535,7 @@ fn get_field_chars() -> usize {
 pub(crate) const GET_RECORD: ToolSpec = tool! {
     name: "airtable_get_record",
     effect: Read,
+    results: Private,
     args: GetRecord,
     run: get_record,
     keywords: ["row", "record", "read row", "record id", "details"],
@@ -568,6 +581,8 @@ struct CreateRecords {
 pub(crate) const CREATE_RECORDS: ToolSpec = tool! {
     name: "airtable_create_records",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateRecords,
     run: create_records,
     keywords: ["add rows", "insert", "new record", "append", "create row", "add to table"],
@@ -629,6 +644,8 @@ struct UpdateRecords {
 pub(crate) const UPDATE_RECORDS: ToolSpec = tool! {
     name: "airtable_update_records",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateRecords,
     run: update_records,
     keywords: ["edit rows", "change record", "modify", "set field", "upsert", "update row"],
@@ -717,6 +734,8 @@ struct DeleteRecords {
 pub(crate) const DELETE_RECORDS: ToolSpec = tool! {
     name: "airtable_delete_records",
     effect: Destructive,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: DeleteRecords,
     run: delete_records,
     keywords: ["remove rows", "delete row", "erase record", "drop records"],
@@ -798,5 +817,34 @@ mod tests {
         let who = json!({"id": "usr1", "email": "a@b.c", "name": "Ann"});
         assert_eq!(shape_value(&who, 100).0, json!({"name": "Ann", "email": "a@b.c"}));
         assert_eq!(shape_value(&json!("abcdef"), 3), (json!("abc"), true));
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"id": "usrL2PNC5o3H4lBEi", "email": "ann@acme.example"})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_email("ann@acme.example") && s.has_id("usrL2PNC5o3H4lBEi"));
+        assert_eq!(reqs[0].path, "/meta/whoami");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

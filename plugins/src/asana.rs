@@ -35,7 +35,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://app.asana.com/api/1.0" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(150),
-    side: None,
+    side: Some(flow_side),
     tools: &[
         LIST_WORKSPACES,
         LIST_PROJECTS,
@@ -48,6 +48,20 @@ pub static INTEGRATION: Integration = Integration {
     ],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): `users/me` (`gid`, `email`, and each workspace's `gid`). Every task and comment stays in the user's workspaces (inside).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/users/me")).await?.json()?;
+        let mut side = crate::flow::side_from(&me, &["/data/email"], &["/data/gid"])?;
+        for w in me["data"]["workspaces"].as_array().into_iter().flatten() {
+            if let Some(g) = w["gid"].as_str() {
+                side.add_id(g);
+            }
+        }
+        Ok(side)
+    })
+}
 
 /// `{"errors": [{"message": "...", "help": "..."}]}`.
 fn error_message(body: &Value) -> Option<String> {
@@ -137,6 +151,7 @@ struct ListWorkspaces {
 pub(crate) const LIST_WORKSPACES: ToolSpec = tool! {
     name: "asana_list_workspaces",
     effect: Read,
+    results: Private,
     args: ListWorkspaces,
     run: list_workspaces,
     keywords: ["workspaces", "organizations", "org", "workspace gid", "companies"],
@@ -183,6 +198,7 @@ struct ListProjects {
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
     name: "asana_list_projects",
     effect: Read,
+    results: Private,
     args: ListProjects,
     run: list_projects,
     keywords: ["projects", "boards", "portfolio", "project gid", "team projects"],
@@ -252,6 +268,7 @@ struct ListTasks {
 pub(crate) const LIST_TASKS: ToolSpec = tool! {
     name: "asana_list_tasks",
     effect: Read,
+    results: Private,
     args: ListTasks,
     run: list_tasks,
     keywords: ["tasks", "to-dos", "todo list", "my tasks", "assigned to me", "open tasks", "section", "project tasks", "task list", "what's on my plate"],
@@ -343,6 +360,7 @@ struct SearchTasks {
 pub(crate) const SEARCH_TASKS: ToolSpec = tool! {
     name: "asana_search_tasks",
     effect: Read,
+    results: Private,
     args: SearchTasks,
     run: search_tasks,
     keywords: ["find tasks", "search", "overdue", "due soon", "text search", "filter tasks", "advanced search"],
@@ -411,6 +429,7 @@ struct GetTask {
 pub(crate) const GET_TASK: ToolSpec = tool! {
     name: "asana_get_task",
     effect: Read,
+    results: Private,
     args: GetTask,
     run: get_task,
     keywords: ["task details", "description", "notes", "subtasks", "assignee", "due date", "custom fields", "show task"],
@@ -505,6 +524,8 @@ struct CreateTask {
 pub(crate) const CREATE_TASK: ToolSpec = tool! {
     name: "asana_create_task",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateTask,
     run: create_task,
     keywords: ["add task", "new task", "to-do", "todo", "subtask", "assign", "create"],
@@ -574,6 +595,8 @@ struct UpdateTask {
 pub(crate) const UPDATE_TASK: ToolSpec = tool! {
     name: "asana_update_task",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateTask,
     run: update_task,
     keywords: ["complete", "mark done", "finish", "close", "reopen", "rename", "reassign", "reschedule", "due date", "mark complete", "change due date"],
@@ -631,6 +654,8 @@ struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "asana_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "note", "story", "mention", "update"],
@@ -688,5 +713,35 @@ mod tests {
         );
         assert!(gid("/x", "12a").is_err());
         assert_eq!(gid("/x", " 120 ").unwrap(), "120");
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"data": {"gid": "1", "email": "ann@acme.example", "workspaces": [{"gid": "w1"}]}})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_email("ann@acme.example"));
+        assert!(s.has_id("1") && s.has_id("w1"));
+        assert_eq!(reqs[0].path, "/users/me");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

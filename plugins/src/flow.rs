@@ -252,6 +252,29 @@ pub fn undecided(what: impl std::fmt::Display) -> ToolError {
     ToolError::Internal(format!("could not tell who will see this write: {what}"))
 }
 
+/// The user's side from one identity answer: the addresses at the JSON Pointers `emails` and the
+/// ids at `ids` (strings or numbers). An answer that names none of them is an error: a side is
+/// never guessed.
+pub fn side_from(body: &Value, emails: &[&str], ids: &[&str]) -> Result<Side, ToolError> {
+    let mut side = Side::default();
+    for p in emails {
+        if let Some(e) = body.pointer(p).and_then(Value::as_str).filter(|e| e.contains('@')) {
+            side.add_email(e);
+        }
+    }
+    for p in ids {
+        match body.pointer(p) {
+            Some(Value::String(s)) => side.add_id(s),
+            Some(Value::Number(n)) => side.add_id(&n.to_string()),
+            _ => {}
+        }
+    }
+    if side.emails.is_empty() && side.ids.is_empty() {
+        return Err(undecided("the account's identity answer named no user"));
+    }
+    Ok(side)
+}
+
 /// The address part of `Ann <ann@acme.example>`, lower-cased and trimmed.
 pub fn bare_address(address: &str) -> String {
     let a = address.trim();

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::api::*;
 use crate::google::{self, invalid};
+use crate::flow::{Audience, Side, Verdict};
 use crate::tool;
 
 pub static INTEGRATION: Integration = Integration {
@@ -26,19 +27,48 @@ pub static INTEGRATION: Integration = Integration {
             request: || HttpRequest::get("/userinfo").on("userinfo_base_url"),
             label: |b| b["email"].as_str().or(b["name"].as_str()).map(str::to_string),
         }),
-        oauth: Some(google::oauth(&["https://www.googleapis.com/auth/spreadsheets", "openid", "email"])),
+        // drive.metadata.readonly: who owns a spreadsheet and who it is shared with, for the
+        // outbound-data guard (the Sheets API does not say).
+        oauth: Some(google::oauth(&[
+            "https://www.googleapis.com/auth/spreadsheets",
+            "https://www.googleapis.com/auth/drive.metadata.readonly",
+            "openid",
+            "email",
+        ])),
     },
     keywords: &["spreadsheet", "sheet", "google sheets", "gsheet", "worksheet", "rows", "columns", "excel"],
     hosts: &[
         Host { key: "base_url", default_url: "https://sheets.googleapis.com/v4" },
         Host { key: "userinfo_base_url", default_url: "https://openidconnect.googleapis.com/v1" },
+        Host { key: "drive_base_url", default_url: "https://www.googleapis.com/drive/v3" },
     ],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(60),
-    side: None,
+    side: Some(flow_side),
     tools: &[GET_VALUES, UPDATE_VALUES, ADD_ROWS, DELETE_VALUES, CREATE_SPREADSHEET, GET_SPREADSHEET, CREATE_SHEET],
     error_message: google::error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): the OpenID
+/// userinfo `email` (the Sheets API has no "who am I").
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/userinfo").on("userinfo_base_url")).await?.json()?;
+        crate::flow::side_from(&me, &["/email"], &[])
+    })
+}
+
+/// Writing into a spreadsheet (values, rows, a new tab): its owners and everyone it is shared
+/// with read what is written (flows.md section 3, "files written into someone else's
+/// document"). Looked up through the Drive API (`GET /files/{id}` with owners and permissions,
+/// on `drive_base_url`); a new spreadsheet, and clearing values, are the user's own.
+fn spreadsheet_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+    Box::pin(async move {
+        let id = crate::flow::arg_str(&args, "spreadsheet_id")
+            .ok_or_else(|| crate::flow::undecided("no spreadsheet_id given"))?;
+        crate::google_drive::flow::file_verdict_on(&*up, "drive_base_url", id, &side).await
+    })
+}
 
 /// Cell values as rows. A flat list of plain values is taken as one row.
 #[derive(Debug, Clone, PartialEq)]
@@ -194,6 +224,7 @@ fn shape_value_range(vr: &Value, max_rows: usize) -> Value {
 pub(crate) const GET_VALUES: ToolSpec = tool! {
     name: "google_sheets_get_values",
     effect: Read,
+    results: Private,
     args: GetValues,
     run: get_values,
     keywords: ["read cells", "cell", "read spreadsheet", "get rows", "cell values", "lookup", "table data", "A1 range", "read a range", "cell range"],
@@ -259,6 +290,8 @@ fn shape_update(u: &Value) -> Value {
 pub(crate) const UPDATE_VALUES: ToolSpec = tool! {
     name: "google_sheets_update_values",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(spreadsheet_audience),
     args: UpdateValues,
     run: update_values,
     keywords: ["write cells", "edit spreadsheet", "set cell", "overwrite range", "fill in", "formula"],
@@ -305,6 +338,8 @@ struct AddRows {
 pub(crate) const ADD_ROWS: ToolSpec = tool! {
     name: "google_sheets_add_rows",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(spreadsheet_audience),
     args: AddRows,
     run: add_rows,
     keywords: ["append rows", "add row", "insert rows", "log to sheet", "add record", "new line", "append a row", "add to the bottom"],
@@ -344,6 +379,8 @@ struct DeleteValues {
 pub(crate) const DELETE_VALUES: ToolSpec = tool! {
     name: "google_sheets_delete_values",
     effect: Destructive,
+    results: Private,
+    audience: Audience::Own,
     args: DeleteValues,
     run: delete_values,
     keywords: ["clear cells", "erase range", "empty cells", "remove values", "cell"],
@@ -398,6 +435,8 @@ struct CreateSpreadsheet {
 pub(crate) const CREATE_SPREADSHEET: ToolSpec = tool! {
     name: "google_sheets_create_spreadsheet",
     effect: Write,
+    results: Private,
+    audience: Audience::Own,
     args: CreateSpreadsheet,
     run: create_spreadsheet,
     keywords: ["new spreadsheet", "new sheet", "create workbook", "start a spreadsheet"],
@@ -464,6 +503,7 @@ const SPREADSHEET_FIELDS: &str = "spreadsheetId,spreadsheetUrl,properties(title,
 pub(crate) const GET_SPREADSHEET: ToolSpec = tool! {
     name: "google_sheets_get_spreadsheet",
     effect: Read,
+    results: Private,
     args: GetSpreadsheet,
     run: get_spreadsheet,
     keywords: ["list tabs", "sheet names", "worksheets", "spreadsheet info", "sheet size"],
@@ -509,6 +549,8 @@ struct CreateSheet {
 pub(crate) const CREATE_SHEET: ToolSpec = tool! {
     name: "google_sheets_create_sheet",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(spreadsheet_audience),
     args: CreateSheet,
     run: create_sheet,
     keywords: ["add tab", "new tab", "add worksheet", "new sheet tab", "spreadsheet tab"],
@@ -555,5 +597,55 @@ mod tests {
     fn ranges_and_tab_names_encode() {
         assert_eq!(values_path("1Abc", "'Q3 Sales'!A1:F"), "/spreadsheets/1Abc/values/%27Q3%20Sales%27%21A1%3AF");
         assert_eq!(a1_sheet("Bob's tab"), "'Bob''s tab'");
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Results;
+    use crate::mock::MockUpstream;
+
+    fn me() -> Side {
+        Side::from_email("ann@acme.example")
+    }
+
+    #[test]
+    fn every_tool_is_labelled() {
+        for t in INTEGRATION.tools {
+            assert_eq!(t.results, Some(Results::Private), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn side_is_the_userinfo_email() {
+        let side = INTEGRATION.side.unwrap();
+        let (s, reqs) = MockUpstream::new().json(json!({"email": "ann@acme.example"})).side(side);
+        assert_eq!(s.unwrap(), me());
+        assert_eq!((reqs[0].host, reqs[0].path.as_str()), ("userinfo_base_url", "/userinfo"));
+        assert!(MockUpstream::new().json(json!({"name": "Ann"})).side(side).0.is_err());
+    }
+
+    #[test]
+    fn writes_follow_the_spreadsheets_owner_and_sharing() {
+        let args = json!({"spreadsheet_id": "s1", "range": "A1", "values": [["x"]], "title": "t"});
+        let own = json!({"owners": [{"emailAddress": "ann@acme.example"}], "permissions": [{"type": "user", "emailAddress": "bob@acme.example"}]});
+        for tool in [&UPDATE_VALUES, &ADD_ROWS, &CREATE_SHEET] {
+            let (v, reqs) = MockUpstream::new().json(own.clone()).audience(tool, args.clone(), &me());
+            assert_eq!(v.unwrap(), Verdict::Inside, "{}", tool.name);
+            assert_eq!((reqs[0].host, reqs[0].path.as_str()), ("drive_base_url", "/files/s1"));
+        }
+        for theirs in [
+            json!({"owners": [{"emailAddress": "m@evil.example"}], "permissions": [{"type": "user", "emailAddress": "ann@acme.example"}]}),
+            json!({"owners": [{"emailAddress": "ann@acme.example"}], "permissions": [{"type": "anyone"}]}),
+            json!({"owners": [{"emailAddress": "ann@acme.example"}], "permissions": [{"type": "domain", "domain": "acme.example.evil.example"}]}),
+        ] {
+            let v = MockUpstream::new().json(theirs.clone()).verdict(&ADD_ROWS, args.clone(), &me());
+            assert!(matches!(v, Verdict::Outside { grants: false, .. }), "{theirs}");
+        }
+        let err = ToolError::Upstream { status: 403, message: "insufficient scope".into(), retry_after: None };
+        assert!(MockUpstream::new().error(err).audience(&UPDATE_VALUES, args.clone(), &me()).0.is_err());
+        assert_eq!(MockUpstream::new().verdict(&CREATE_SPREADSHEET, json!({"title": "t"}), &me()), Verdict::Inside);
     }
 }

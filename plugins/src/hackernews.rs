@@ -82,6 +82,7 @@ fn default_limit() -> usize {
 pub(crate) const LIST_STORIES: ToolSpec = tool! {
     name: "hackernews_list_stories",
     effect: Read,
+    results: Public,
     args: ListStories,
     run: list_stories,
     keywords: ["top stories", "front page", "newest", "best", "ask hn", "show hn", "jobs", "trending", "headlines"],
@@ -178,6 +179,7 @@ const COMMENT_CHARS: usize = 2_000;
 pub(crate) const GET_ITEM: ToolSpec = tool! {
     name: "hackernews_get_item",
     effect: Read,
+    results: Public,
     args: GetItem,
     run: get_item,
     keywords: ["story", "comment", "poll", "discussion", "thread", "comments"],
@@ -290,6 +292,7 @@ fn default_hits() -> u32 {
 pub(crate) const SEARCH_STORIES: ToolSpec = tool! {
     name: "hackernews_search_stories",
     effect: Read,
+    results: Public,
     args: SearchStories,
     run: search_stories,
     keywords: ["find", "algolia", "posts", "articles", "discussions", "mentions"],
@@ -355,6 +358,7 @@ struct GetUser {
 pub(crate) const GET_USER: ToolSpec = tool! {
     name: "hackernews_get_user",
     effect: Read,
+    results: Public,
     args: GetUser,
     run: get_user,
     keywords: ["profile", "karma", "account", "member"],

@@ -34,7 +34,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.hubapi.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
-    side: None,
+    side: Some(flow_side),
     tools: &[
         SEARCH_CONTACTS,
         GET_CONTACT,
@@ -48,6 +48,14 @@ pub static INTEGRATION: Integration = Integration {
     ],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): the portal (`account-info/v3/details`: `portalId`). Contacts, deals and notes stay in the user's portal (inside; flows.md section 3).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/account-info/v3/details")).await?.json()?;
+        crate::flow::side_from(&me, &[], &["/portalId"])
+    })
+}
 
 fn identity_label(body: &Value) -> Option<String> {
     let portal = body["portalId"].as_u64()?;
@@ -284,6 +292,7 @@ fn default_limit() -> u32 {
 pub(crate) const SEARCH_CONTACTS: ToolSpec = tool! {
     name: "hubspot_search_contacts",
     effect: Read,
+    results: Private,
     args: Search,
     run: search_contacts,
     keywords: ["find contact", "lookup person", "leads", "people", "customer", "email address", "crm search"],
@@ -297,6 +306,7 @@ async fn search_contacts(up: Arc<dyn Upstream>, args: Search) -> Result<Value, T
 pub(crate) const SEARCH_COMPANIES: ToolSpec = tool! {
     name: "hubspot_search_companies",
     effect: Read,
+    results: Private,
     args: Search,
     run: search_companies,
     keywords: ["find company", "accounts", "organizations", "businesses", "domain", "crm search"],
@@ -310,6 +320,7 @@ async fn search_companies(up: Arc<dyn Upstream>, args: Search) -> Result<Value, 
 pub(crate) const SEARCH_DEALS: ToolSpec = tool! {
     name: "hubspot_search_deals",
     effect: Read,
+    results: Private,
     args: Search,
     run: search_deals,
     keywords: ["find deal", "opportunities", "pipeline", "pipeline stage", "forecast", "closing this month", "won deals"],
@@ -449,6 +460,7 @@ fn with_properties(defaults: &[&str], extra: Option<&Vec<String>>) -> String {
 pub(crate) const GET_CONTACT: ToolSpec = tool! {
     name: "hubspot_get_contact",
     effect: Read,
+    results: Private,
     args: GetContact,
     run: get_contact,
     keywords: ["contact details", "person", "lead", "lookup by email", "associated companies", "associated deals"],
@@ -517,6 +529,8 @@ struct CreateContact {
 pub(crate) const CREATE_CONTACT: ToolSpec = tool! {
     name: "hubspot_create_contact",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateContact,
     run: create_contact,
     keywords: ["add contact", "new lead", "new person", "add to crm", "create lead"],
@@ -567,6 +581,8 @@ struct UpdateContact {
 pub(crate) const UPDATE_CONTACT: ToolSpec = tool! {
     name: "hubspot_update_contact",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateContact,
     run: update_contact,
     keywords: ["edit contact", "change lifecycle stage", "update lead", "set property", "modify person"],
@@ -652,6 +668,8 @@ fn close_date(value: &str) -> Result<String, ToolError> {
 pub(crate) const CREATE_DEAL: ToolSpec = tool! {
     name: "hubspot_create_deal",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateDeal,
     run: create_deal,
     keywords: ["new deal", "add opportunity", "create opportunity", "pipeline", "sales deal"],
@@ -710,6 +728,8 @@ struct UpdateDeal {
 pub(crate) const UPDATE_DEAL: ToolSpec = tool! {
     name: "hubspot_update_deal",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateDeal,
     run: update_deal,
     keywords: ["move deal", "change stage", "pipeline stage", "close won", "closed lost", "update amount", "close date"],
@@ -777,6 +797,8 @@ fn now_rfc3339() -> String {
 pub(crate) const CREATE_NOTE: ToolSpec = tool! {
     name: "hubspot_create_note",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateNote,
     run: create_note,
     keywords: ["log note", "add note", "activity", "comment", "call notes", "meeting notes", "timeline"],
@@ -843,5 +865,34 @@ mod tests {
         let now = now_rfc3339();
         assert_eq!(now.len(), 24, "{now}");
         assert!(now.starts_with("20") && now.ends_with('Z'));
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"portalId": 62515, "uiDomain": "app.hubspot.com"})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_id("62515"));
+        assert_eq!(reqs[0].path, "/account-info/v3/details");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

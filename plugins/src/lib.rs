@@ -83,3 +83,50 @@ pub static INTEGRATIONS: &[&Integration] = &[
     &wikipedia::INTEGRATION,
     &open_meteo::INTEGRATION,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::api::AuthKind;
+    use crate::flow::{Audience, Results};
+
+    /// Every tool carries the outbound-data guard's labels (issue 24 item 1): what its results
+    /// are, and for a write who sees what it sends; every credentialed integration says how to
+    /// find the user's own side; a public integration's results are public and it has no side.
+    #[test]
+    fn every_tool_carries_its_flow_labels() {
+        let mut problems = Vec::new();
+        for i in super::INTEGRATIONS {
+            let public = i.auth.kind == AuthKind::None;
+            if public && i.side.is_some() {
+                problems.push(format!("{}: a public integration has no side of its own", i.name));
+            }
+            if !public && i.side.is_none() {
+                problems.push(format!("{}: a credentialed integration needs its side lookup", i.name));
+            }
+            for t in i.tools {
+                match t.results {
+                    None => problems.push(format!("{}: no results label", t.name)),
+                    Some(r) if public && r != Results::Public => {
+                        problems.push(format!("{}: a public integration's results are public", t.name))
+                    }
+                    Some(Results::Public) if !public => {
+                        problems.push(format!("{}: read with the user's credential, so not always public", t.name))
+                    }
+                    _ => {}
+                }
+                if t.effect.mutating() && t.audience.is_none() {
+                    problems.push(format!("{}: a write without an audience label", t.name));
+                }
+                if !t.effect.mutating() && t.audience.is_some() {
+                    problems.push(format!("{}: a read with an audience label (reads send nothing)", t.name));
+                }
+                if let Some(Audience::Outside(why)) = t.audience
+                    && why.trim().len() < 10
+                {
+                    problems.push(format!("{}: say why it is always outside", t.name));
+                }
+            }
+        }
+        assert!(problems.is_empty(), "flow labels missing:\n{}", problems.join("\n"));
+    }
+}

@@ -56,6 +56,7 @@ fn default_count() -> u32 {
 pub(crate) const SEARCH_LOCATIONS: ToolSpec = tool! {
     name: "open_meteo_search_locations",
     effect: Read,
+    results: Public,
     args: SearchLocations,
     run: search_locations,
     keywords: ["geocode", "coordinates", "latitude", "longitude", "city", "place", "where is", "timezone"],
@@ -223,6 +224,7 @@ fn unit_param<T: std::fmt::Debug>(value: Option<T>) -> Option<String> {
 pub(crate) const GET_FORECAST: ToolSpec = tool! {
     name: "open_meteo_get_forecast",
     effect: Read,
+    results: Public,
     args: GetForecast,
     run: get_forecast,
     keywords: ["weather", "forecast", "temperature", "rain", "snow", "wind", "tomorrow", "this week", "umbrella", "sunny", "weather tomorrow", "next days", "will it rain"],
@@ -273,6 +275,7 @@ struct GetHistorical {
 pub(crate) const GET_HISTORICAL: ToolSpec = tool! {
     name: "open_meteo_get_historical_weather",
     effect: Read,
+    results: Public,
     args: GetHistorical,
     run: get_historical,
     keywords: ["past weather", "history", "last year", "archive", "climate", "temperature record", "was it raining"],

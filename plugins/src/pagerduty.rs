@@ -65,10 +65,18 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.pagerduty.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(900),
-    side: None,
+    side: Some(flow_side),
     tools: &[LIST_INCIDENTS, GET_INCIDENT, CREATE_INCIDENT, UPDATE_INCIDENT, CREATE_NOTE, LIST_ONCALLS, LIST_SERVICES],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): `users/me` (`user.id`, `user.email`). Incidents and notes stay in the user's PagerDuty account (its responders are the user's organisation: inside).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(pd(HttpRequest::get("/users/me"))).await?.json()?;
+        crate::flow::side_from(&me, &["/user/email"], &["/user/id"])
+    })
+}
 
 /// `{"error": {"message": "Invalid Input Provided", "code": 2001, "errors": ["..."]}}`.
 fn error_message(body: &Value) -> Option<String> {
@@ -239,6 +247,7 @@ struct ListIncidents {
 pub(crate) const LIST_INCIDENTS: ToolSpec = tool! {
     name: "pagerduty_list_incidents",
     effect: Read,
+    results: Private,
     args: ListIncidents,
     run: list_incidents,
     keywords: ["open incidents", "outages", "alerts", "triggered", "acknowledged", "resolved", "pages", "what is on fire", "current incidents", "what paged"],
@@ -300,6 +309,7 @@ struct GetIncident {
 pub(crate) const GET_INCIDENT: ToolSpec = tool! {
     name: "pagerduty_get_incident",
     effect: Read,
+    results: Private,
     args: GetIncident,
     run: get_incident,
     keywords: ["incident details", "timeline", "log entries", "who acknowledged", "assignees", "outage"],
@@ -368,6 +378,8 @@ struct CreateIncident {
 pub(crate) const CREATE_INCIDENT: ToolSpec = tool! {
     name: "pagerduty_create_incident",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateIncident,
     run: create_incident,
     keywords: ["page someone", "page on-call", "trigger", "open incident", "raise incident", "alert", "escalate", "wake up", "is down", "site down", "outage"],
@@ -439,6 +451,8 @@ struct UpdateIncident {
 pub(crate) const UPDATE_INCIDENT: ToolSpec = tool! {
     name: "pagerduty_update_incident",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateIncident,
     run: update_incident,
     keywords: ["acknowledge", "ack", "resolve", "close", "reassign", "escalate", "urgency", "snooze"],
@@ -495,6 +509,8 @@ struct CreateNote {
 pub(crate) const CREATE_NOTE: ToolSpec = tool! {
     name: "pagerduty_create_note",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateNote,
     run: create_note,
     keywords: ["note", "comment", "update", "timeline", "status update", "incident note"],
@@ -544,6 +560,7 @@ struct ListOncalls {
 pub(crate) const LIST_ONCALLS: ToolSpec = tool! {
     name: "pagerduty_list_oncalls",
     effect: Read,
+    results: Private,
     args: ListOncalls,
     run: list_oncalls,
     keywords: ["who is on call", "on-call", "oncall", "rotation", "schedule", "shift", "escalation level", "primary"],
@@ -608,6 +625,7 @@ struct ListServices {
 pub(crate) const LIST_SERVICES: ToolSpec = tool! {
     name: "pagerduty_list_services",
     effect: Read,
+    results: Private,
     args: ListServices,
     run: list_services,
     keywords: ["services", "service id", "systems", "components", "applications"],
@@ -668,5 +686,34 @@ mod tests {
         assert_eq!(next_cursor(&json!({"more": true}), 25, 25), Some("50".into()));
         assert_eq!(next_cursor(&json!({"more": false}), 25, 10), None);
         assert!(parse_offset(&Some("x".into())).is_err());
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"user": {"id": "PXPGF42", "email": "ann@acme.example"}})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_email("ann@acme.example") && s.has_id("PXPGF42"));
+        assert_eq!(reqs[0].path, "/users/me");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

@@ -35,10 +35,18 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.todoist.com/api/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 1000, per_seconds: 900 },
-    side: None,
+    side: Some(flow_side),
     tools: &[LIST_TASKS, SEARCH_TASKS, CREATE_TASK, UPDATE_TASK, COMPLETE_TASK, LIST_PROJECTS, CREATE_COMMENT],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): `user` (`id`, `email`). Every task and comment stays in the user's Todoist (inside).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/user")).await?.json()?;
+        crate::flow::side_from(&me, &["/email"], &["/id"])
+    })
+}
 
 /// API v1 errors: `{"error": "...", "error_code": 478, "error_tag": "NOT_FOUND", "http_code": 404, ...}`;
 /// plain-text ones are passed through by the engine.
@@ -163,6 +171,7 @@ struct ListTasks {
 pub(crate) const LIST_TASKS: ToolSpec = tool! {
     name: "todoist_list_tasks",
     effect: Read,
+    results: Private,
     args: ListTasks,
     run: list_tasks,
     keywords: ["to-dos", "todo list", "open tasks", "project tasks", "label", "section", "inbox", "today", "whats on my list", "my tasks", "list tasks"],
@@ -204,6 +213,7 @@ struct SearchTasks {
 pub(crate) const SEARCH_TASKS: ToolSpec = tool! {
     name: "todoist_search_tasks",
     effect: Read,
+    results: Private,
     args: SearchTasks,
     run: search_tasks,
     keywords: ["today", "overdue", "today's tasks", "due this week", "filter", "p1", "find task", "search", "due today", "what's due"],
@@ -251,6 +261,8 @@ struct CreateTask {
 pub(crate) const CREATE_TASK: ToolSpec = tool! {
     name: "todoist_create_task",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateTask,
     run: create_task,
     keywords: ["add task", "new to-do", "remind me", "todo", "quick add", "natural language", "due tomorrow", "buy", "groceries", "shopping list"],
@@ -351,6 +363,8 @@ struct UpdateTask {
 pub(crate) const UPDATE_TASK: ToolSpec = tool! {
     name: "todoist_update_task",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateTask,
     run: update_task,
     keywords: ["edit task", "reschedule", "postpone", "change due date", "rename", "priority", "labels"],
@@ -402,6 +416,8 @@ struct CompleteTask {
 pub(crate) const COMPLETE_TASK: ToolSpec = tool! {
     name: "todoist_complete_task",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CompleteTask,
     run: complete_task,
     keywords: ["complete", "done", "check off", "finish", "close", "tick", "mark done", "mark complete"],
@@ -433,6 +449,7 @@ struct ListProjects {
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
     name: "todoist_list_projects",
     effect: Read,
+    results: Private,
     args: ListProjects,
     run: list_projects,
     keywords: ["projects", "lists", "inbox", "project id", "folders"],
@@ -486,6 +503,8 @@ struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "todoist_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "note", "add note", "reply"],
@@ -589,5 +608,34 @@ mod tests {
             Some("Invalid argument value (argument: due_date)".into())
         );
         assert_eq!(error_message(&json!({"error": "Task not found", "http_code": 404})), Some("Task not found".into()));
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"id": "2671355", "email": "ann@acme.example"})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_email("ann@acme.example") && s.has_id("2671355"));
+        assert_eq!(reqs[0].path, "/user");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

@@ -48,10 +48,18 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.trello.com/1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit { requests: 100, per_seconds: 10 },
-    side: None,
+    side: Some(flow_side),
     tools: &[LIST_BOARDS, LIST_LISTS, LIST_CARDS, SEARCH_CARDS, GET_CARD, CREATE_CARD, UPDATE_CARD, CREATE_COMMENT],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): `members/me` (`id`, `username`). Every card and comment stays on the user's boards (inside; flows.md section 3).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/members/me").query("fields", "id,username,fullName")).await?.json()?;
+        crate::flow::side_from(&me, &["/email"], &["/id", "/username"])
+    })
+}
 
 /// JSON errors (`{"message": "...", "error": "API_TOKEN_LIMIT_EXCEEDED"}`); plain-text ones are
 /// passed through by the engine as they are.
@@ -189,6 +197,7 @@ struct ListBoards {
 pub(crate) const LIST_BOARDS: ToolSpec = tool! {
     name: "trello_list_boards",
     effect: Read,
+    results: Private,
     args: ListBoards,
     run: list_boards,
     keywords: ["boards", "my boards", "kanban", "workspace", "starred boards", "list boards", "kanban boards"],
@@ -255,6 +264,7 @@ struct ListLists {
 pub(crate) const LIST_LISTS: ToolSpec = tool! {
     name: "trello_list_lists",
     effect: Read,
+    results: Private,
     args: ListLists,
     run: list_lists,
     keywords: ["lists", "columns", "stages", "to do", "doing", "done", "board columns"],
@@ -334,6 +344,7 @@ struct ListCards {
 pub(crate) const LIST_CARDS: ToolSpec = tool! {
     name: "trello_list_cards",
     effect: Read,
+    results: Private,
     args: ListCards,
     run: list_cards,
     keywords: ["cards", "tasks", "items", "column", "board cards", "whats on the board", "backlog", "cards in a list", "cards in a column", "what's in the column"],
@@ -452,6 +463,7 @@ struct SearchCards {
 pub(crate) const SEARCH_CARDS: ToolSpec = tool! {
     name: "trello_search_cards",
     effect: Read,
+    results: Private,
     args: SearchCards,
     run: search_cards,
     keywords: ["find card", "search", "lookup", "text search"],
@@ -533,6 +545,7 @@ struct GetCard {
 pub(crate) const GET_CARD: ToolSpec = tool! {
     name: "trello_get_card",
     effect: Read,
+    results: Private,
     args: GetCard,
     run: get_card,
     keywords: ["card details", "description", "checklist", "checklists", "comments", "due date", "labels", "members", "show card"],
@@ -645,6 +658,8 @@ fn ids(path: &str, values: &[String]) -> Result<Vec<String>, ToolError> {
 pub(crate) const CREATE_CARD: ToolSpec = tool! {
     name: "trello_create_card",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateCard,
     run: create_card,
     keywords: ["add card", "new card", "task", "to-do", "create"],
@@ -702,6 +717,8 @@ struct UpdateCard {
 pub(crate) const UPDATE_CARD: ToolSpec = tool! {
     name: "trello_update_card",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateCard,
     run: update_card,
     keywords: ["move card", "move to done", "rename", "archive", "close", "due date", "mark complete", "assign", "reorder"],
@@ -771,6 +788,8 @@ struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "trello_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "note", "mention", "update"],
@@ -815,5 +834,34 @@ mod tests {
         assert!(check_pos(&Some("top".into())).is_ok());
         assert!(check_pos(&Some("65535.5".into())).is_ok());
         assert!(check_pos(&Some("middle".into())).is_err());
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"id": "m1", "username": "ann"})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_id("m1") && s.has_id("ANN"));
+        assert_eq!(reqs[0].path, "/members/me");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

@@ -85,6 +85,7 @@ fn default_limit() -> u32 {
 pub(crate) const SEARCH_ARTICLES: ToolSpec = tool! {
     name: "wikipedia_search_articles",
     effect: Read,
+    results: Public,
     args: SearchArticles,
     run: search_articles,
     keywords: ["find", "encyclopedia", "topic", "research", "look up"],
@@ -129,6 +130,7 @@ struct GetSummary {
 pub(crate) const GET_SUMMARY: ToolSpec = tool! {
     name: "wikipedia_get_summary",
     effect: Read,
+    results: Public,
     args: GetSummary,
     run: get_summary,
     keywords: ["who is", "what is", "define", "overview", "intro", "lead", "encyclopedia"],
@@ -176,6 +178,7 @@ fn default_max_chars() -> usize {
 pub(crate) const GET_ARTICLE: ToolSpec = tool! {
     name: "wikipedia_get_article",
     effect: Read,
+    results: Public,
     args: GetArticle,
     run: get_article,
     keywords: ["full text", "read", "section", "content", "encyclopedia", "page"],

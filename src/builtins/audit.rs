@@ -16,6 +16,7 @@ pub const SEARCH_LOG: BuiltinSpec = builtin! {
     name: "audit_search_log",
     namespace: "audit",
     effect: Read,
+    results: Private,
     args: SearchLog,
     run: search_log,
     keywords: ["audit log", "history", "what did you do", "activity", "recent actions", "tool calls", "changes made", "executed", "which tools ran", "what ran", "tool history", "failed tools"],

@@ -17,6 +17,8 @@ pub const DELETE_CREDENTIALS: BuiltinSpec = builtin! {
     name: "connection_delete_credentials",
     namespace: "connection",
     effect: Destructive,
+    results: Public,
+    audience: plugins::flow::Audience::Own,
     args: DeleteCredentials,
     run: delete_credentials,
     keywords: ["disconnect", "log out", "sign out", "revoke access", "remove account", "forget token", "unlink"],

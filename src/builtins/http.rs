@@ -31,6 +31,8 @@ pub const SEND_REQUEST: BuiltinSpec = builtin! {
     name: "http_send_request",
     namespace: "http",
     effect: Write,
+    results: Public,
+    audience: plugins::flow::Audience::Outside("an HTTP request to any URL: its path, query, headers and body reach that server"),
     args: SendRequest,
     run: send_request,
     keywords: ["fetch url", "fetch a url", "grab", "contents of a url", "page contents", "readable text", "web page", "webpage", "website", "download page", "read page", "open link", "link", "http request", "http get", "get request", "post request", "rest api", "public api", "endpoint", "url", "html", "curl", "scrape", "http", "https"],

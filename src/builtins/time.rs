@@ -19,6 +19,7 @@ pub const GET_CURRENT: BuiltinSpec = builtin! {
     name: "time_get_current",
     namespace: "time",
     effect: Read,
+    results: Public,
     args: GetCurrent,
     run: get_current,
     keywords: ["date", "today", "now", "clock", "timezone", "time zone", "convert time", "tomorrow", "next week", "what day", "utc"],

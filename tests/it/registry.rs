@@ -262,3 +262,30 @@ fn tools_list_is_the_nine_meta_tools_and_is_snapshotted() {
     assert!(bytes < 9_000, "tools/list grew to {bytes} bytes; every conversation pays for it");
     assert_snapshot("tools_list.json", &tools);
 }
+
+/// Every built-in carries the outbound-data guard's labels (issue 24 item 1), and the ones the
+/// rules fix are as flows.md says: `http_send_request` is always a send of public results.
+#[test]
+fn every_builtin_carries_its_flow_labels() {
+    use plugins::flow::{Audience, Results};
+    let mut problems = Vec::new();
+    for b in workbench::builtins::BUILTINS {
+        if b.results.is_none() {
+            problems.push(format!("{}: no results label", b.name));
+        }
+        if b.effect.mutating() != b.audience.is_some() {
+            problems.push(format!("{}: an audience label exactly when it writes", b.name));
+        }
+    }
+    assert!(problems.is_empty(), "flow labels missing:\n{}", problems.join("\n"));
+    let label = |name: &str| {
+        let b = workbench::builtins::BUILTINS.iter().find(|b| b.name == name).unwrap();
+        (b.results, b.audience)
+    };
+    assert!(matches!(label("http_send_request"), (Some(Results::Public), Some(Audience::Outside(_)))));
+    assert!(matches!(label("custom_create_app"), (Some(Results::Public), Some(Audience::Outside(_)))));
+    assert!(matches!(label("audit_search_log"), (Some(Results::Private), None)));
+    for name in ["data_query_json", "data_convert_csv", "time_get_current"] {
+        assert!(matches!(label(name), (Some(Results::Public), None)), "{name}");
+    }
+}

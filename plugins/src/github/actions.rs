@@ -65,6 +65,7 @@ fn default_runs() -> u32 {
 pub(crate) const LIST_WORKFLOW_RUNS: ToolSpec = tool! {
     name: "github_list_workflow_runs",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: ListWorkflowRuns,
     run: list_workflow_runs,
     keywords: ["Actions", "CI", "build status", "checks", "pipeline", "failed builds", "workflow run", "tests", "CI status", "did the build pass", "GitHub Actions runs"],
@@ -85,6 +86,7 @@ pub(crate) async fn list_workflow_runs(up: Arc<dyn Upstream>, args: ListWorkflow
         .query_opt("actor", args.actor.as_deref());
     let resp = send(&*up, with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
+    super::flow::mark_if_all_public(&*up, body["workflow_runs"].as_array().into_iter().flatten().map(|r| &r["repository"]));
     let runs: Vec<Value> = body["workflow_runs"]
         .as_array()
         .into_iter()
@@ -134,6 +136,8 @@ pub(crate) struct RunWorkflow {
 pub(crate) const RUN_WORKFLOW: ToolSpec = tool! {
     name: "github_run_workflow",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: RunWorkflow,
     run: run_workflow,
     keywords: ["trigger workflow", "workflow_dispatch", "Actions", "start CI", "deploy", "run pipeline", "run workflow", "kick off workflow", "rerun"],

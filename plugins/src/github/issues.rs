@@ -91,6 +91,7 @@ pub(super) fn shape_issue(i: &Value) -> Value {
 pub(crate) const LIST_ISSUES: ToolSpec = tool! {
     name: "github_list_issues",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: ListIssues,
     run: list_issues,
     keywords: ["issues", "bugs", "tickets", "open issues", "backlog", "tasks", "labels", "open bugs", "closed issues"],
@@ -107,8 +108,12 @@ pub(crate) async fn list_issues(up: Arc<dyn Upstream>, args: ListIssues) -> Resu
         .query_opt("creator", args.creator.as_deref())
         .query_opt("since", since)
         .query_opt("sort", args.sort.as_ref().map(wire));
+    let public = super::flow::repo_is_public(&*up, &args.owner, &args.repo).await;
     let resp = send(&*up, with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
+    if public {
+        up.mark_public();
+    }
     // The issues endpoint also returns pull requests; they carry a `pull_request` key.
     let issues: Vec<&Value> =
         body.as_array().into_iter().flatten().filter(|i| i.get("pull_request").is_none()).collect();
@@ -151,6 +156,7 @@ pub(crate) struct SearchIssues {
 pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
     name: "github_search_issues",
     effect: Read,
+    results: Private,
     args: SearchIssues,
     run: search_issues,
     keywords: ["find issues", "pull requests", "PRs", "review requested", "assigned to me", "my PRs", "mentions", "tickets", "search pull requests", "review requests", "across repositories", "involving me"],
@@ -218,6 +224,7 @@ pub(crate) struct GetIssue {
 pub(crate) const GET_ISSUE: ToolSpec = tool! {
     name: "github_get_issue",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: GetIssue,
     run: get_issue,
     keywords: ["issue details", "bug", "ticket", "comments", "discussion", "thread", "show issue", "issue comments"],
@@ -226,7 +233,11 @@ pub(crate) const GET_ISSUE: ToolSpec = tool! {
 
 pub(crate) async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolError> {
     let path = format!("{}/issues/{}", repo_path(&args.owner, &args.repo), args.issue_number);
+    let public = super::flow::repo_is_public(&*up, &args.owner, &args.repo).await;
     let issue = send(&*up, HttpRequest::get(&path)).await?.json()?;
+    if public {
+        up.mark_public();
+    }
     let (body, truncated) = cut(issue["body"].as_str(), args.max_chars);
     let mut out = merge(
         shape_issue(&issue),
@@ -289,6 +300,8 @@ pub(crate) struct CreateIssue {
 pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
     name: "github_create_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: CreateIssue,
     run: create_issue,
     keywords: ["new issue", "file a bug", "report bug", "open ticket", "feature request", "task"],
@@ -359,6 +372,8 @@ pub(crate) struct UpdateIssue {
 pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
     name: "github_update_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: UpdateIssue,
     run: update_issue,
     keywords: ["close issue", "reopen", "edit issue", "label", "assign", "not planned", "resolve", "close", "change labels", "assign issue", "reassign"],
@@ -420,6 +435,8 @@ pub(crate) struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "github_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "respond", "discussion", "PR comment", "note"],

@@ -6,6 +6,7 @@
 //! `Link` header (`page`/`per_page`), which this module turns into an opaque `cursor`.
 
 mod actions;
+mod flow;
 mod issues;
 mod pulls;
 mod repos;
@@ -58,7 +59,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.github.com" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_hour(5000),
-    side: None,
+    side: Some(flow::side),
     tools: &[
         repos::LIST_REPOS,
         repos::GET_REPO,

@@ -92,6 +92,7 @@ fn pulls_path(owner: &str, repo: &str) -> String {
 pub(crate) const LIST_PRS: ToolSpec = tool! {
     name: "github_list_prs",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: ListPrs,
     run: list_prs,
     keywords: ["pull requests", "PRs", "open PRs", "code review", "merge requests", "branches", "pending PRs", "PRs to review"],
@@ -111,6 +112,7 @@ pub(crate) async fn list_prs(up: Arc<dyn Upstream>, args: ListPrs) -> Result<Val
         .query_opt("direction", args.direction.as_ref().map(wire));
     let resp = send(&*up, with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
+    super::flow::mark_if_all_public(&*up, body.as_array().into_iter().flatten().map(|p| &p["base"]["repo"]));
     let prs: Vec<Value> = body.as_array().into_iter().flatten().map(shape_pr).collect();
     Ok(with_raw(compact(json!({"pull_requests": prs, "next_cursor": next_cursor(&resp)})), args.include_raw, &body))
 }
@@ -145,6 +147,7 @@ pub(crate) struct GetPr {
 pub(crate) const GET_PR: ToolSpec = tool! {
     name: "github_get_pr",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: GetPr,
     run: get_pr,
     keywords: ["pull request", "PR details", "diff", "changes", "changed files", "patch", "mergeable", "review", "show PR", "what changed", "files changed"],
@@ -154,6 +157,7 @@ pub(crate) const GET_PR: ToolSpec = tool! {
 pub(crate) async fn get_pr(up: Arc<dyn Upstream>, args: GetPr) -> Result<Value, ToolError> {
     let path = format!("{}/{}", pulls_path(&args.owner, &args.repo), args.pull_number);
     let pr = send(&*up, HttpRequest::get(&path)).await?.json()?;
+    super::flow::mark_if_all_public(&*up, [&pr["base"]["repo"]]);
     let (body, body_cut) = cut(pr["body"].as_str(), args.max_chars);
     let mut out = merge(
         shape_pr(&pr),
@@ -237,6 +241,8 @@ pub(crate) struct CreatePr {
 pub(crate) const CREATE_PR: ToolSpec = tool! {
     name: "github_create_pr",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: CreatePr,
     run: create_pr,
     keywords: ["open PR", "new pull request", "propose changes", "submit for review", "draft PR", "raise PR", "create pull request"],
@@ -288,6 +294,8 @@ pub(crate) struct MergePr {
 pub(crate) const MERGE_PR: ToolSpec = tool! {
     name: "github_merge_pr",
     effect: Destructive,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: MergePr,
     run: merge_pr,
     keywords: ["merge PR", "squash", "rebase", "land", "ship"],
@@ -393,6 +401,8 @@ pub(crate) struct CreatePrReview {
 pub(crate) const CREATE_PR_REVIEW: ToolSpec = tool! {
     name: "github_create_pr_review",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: CreatePrReview,
     run: create_pr_review,
     keywords: ["review", "approve", "LGTM", "request changes", "code review", "inline comments", "line comment", "approve PR", "review a pull request"],

@@ -62,6 +62,7 @@ pub(crate) struct ListRepos {
 pub(crate) const LIST_REPOS: ToolSpec = tool! {
     name: "github_list_repos",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: ListRepos,
     run: list_repos,
     keywords: ["my repos", "repositories", "projects", "git", "organization", "owned", "collaborator", "list repositories", "repos I can access"],
@@ -78,6 +79,7 @@ pub(crate) async fn list_repos(up: Arc<dyn Upstream>, args: ListRepos) -> Result
         .query("sort", wire(&args.sort));
     let resp = send(&*up, with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
+    super::flow::mark_if_all_public(&*up, body.as_array().into_iter().flatten());
     let repos: Vec<Value> = body.as_array().into_iter().flatten().map(shape_repo).collect();
     Ok(with_raw(compact(json!({"repos": repos, "next_cursor": next_cursor(&resp)})), args.include_raw, &body))
 }
@@ -120,6 +122,7 @@ pub(crate) struct GetRepo {
 pub(crate) const GET_REPO: ToolSpec = tool! {
     name: "github_get_repo",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: GetRepo,
     run: get_repo,
     keywords: ["repository", "metadata", "default branch", "topics", "stars", "details", "clone url", "repo info", "license", "forks", "default branch of a repo"],
@@ -128,6 +131,9 @@ pub(crate) const GET_REPO: ToolSpec = tool! {
 
 pub(crate) async fn get_repo(up: Arc<dyn Upstream>, args: GetRepo) -> Result<Value, ToolError> {
     let body = send(&*up, HttpRequest::get(repo_path(&args.owner, &args.repo))).await?.json()?;
+    if super::flow::is_public(&body) {
+        up.mark_public();
+    }
     let permissions: Option<Vec<String>> = body["permissions"]
         .as_object()
         .map(|p| p.iter().filter(|(_, v)| v.as_bool() == Some(true)).map(|(k, _)| k.clone()).collect());
@@ -193,6 +199,7 @@ pub(super) fn default_search_limit() -> u32 {
 pub(crate) const SEARCH_REPOS: ToolSpec = tool! {
     name: "github_search_repos",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: SearchRepos,
     run: search_repos,
     keywords: ["find repository", "discover", "open source", "projects", "stars", "topic", "language", "popular repositories", "find projects", "search github"],
@@ -207,6 +214,7 @@ pub(crate) async fn search_repos(up: Arc<dyn Upstream>, args: SearchRepos) -> Re
         .query_opt("order", args.order.as_ref().map(wire));
     let resp = send(&*up, with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
+    super::flow::mark_if_all_public(&*up, body["items"].as_array().into_iter().flatten());
     let repos: Vec<Value> = body["items"].as_array().into_iter().flatten().map(shape_repo).collect();
     let out = compact(json!({
         "total_count": body["total_count"],
@@ -237,6 +245,7 @@ pub(crate) struct SearchCode {
 pub(crate) const SEARCH_CODE: ToolSpec = tool! {
     name: "github_search_code",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: SearchCode,
     run: search_code,
     keywords: ["grep", "find code", "source", "function", "symbol", "usage", "file", "code search", "where is it defined", "definition", "references", "find usages", "search code"],
@@ -248,6 +257,7 @@ pub(crate) async fn search_code(up: Arc<dyn Upstream>, args: SearchCode) -> Resu
     let req = HttpRequest::get("/search/code").query("q", &args.q);
     let resp = send(&*up, with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
+    super::flow::mark_if_all_public(&*up, body["items"].as_array().into_iter().flatten().map(|i| &i["repository"]));
     let files: Vec<Value> = body["items"]
         .as_array()
         .into_iter()
@@ -298,6 +308,7 @@ fn contents_path(owner: &str, repo: &str, path: &str) -> Result<String, ToolErro
 pub(crate) const GET_FILE: ToolSpec = tool! {
     name: "github_get_file",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: GetFile,
     run: get_file,
     keywords: ["read file", "contents", "source", "cat", "directory", "ls", "download", "README", "show file", "file contents", "view source"],
@@ -307,7 +318,12 @@ pub(crate) const GET_FILE: ToolSpec = tool! {
 pub(crate) async fn get_file(up: Arc<dyn Upstream>, args: GetFile) -> Result<Value, ToolError> {
     let path = contents_path(&args.owner, &args.repo, &args.path)?;
     let req = HttpRequest::get(&path).query_opt("ref", args.git_ref.as_deref());
+    // The contents answer does not say whether the repository is public: one more call does.
+    let public = super::flow::repo_is_public(&*up, &args.owner, &args.repo).await;
     let body = send(&*up, req.clone()).await?.json()?;
+    if public {
+        up.mark_public();
+    }
     if let Some(entries) = body.as_array() {
         let entries: Vec<Value> = entries
             .iter()
@@ -397,6 +413,8 @@ pub(crate) struct UpdateFile {
 pub(crate) const UPDATE_FILE: ToolSpec = tool! {
     name: "github_update_file",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: UpdateFile,
     run: update_file,
     keywords: ["commit", "edit file", "write file", "create file", "push", "change", "save", "commit a change", "edit a file in the repo", "overwrite"],
@@ -482,6 +500,8 @@ fn branch_name(s: &str) -> &str {
 pub(crate) const CREATE_BRANCH: ToolSpec = tool! {
     name: "github_create_branch",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::repo_audience),
     args: CreateBranch,
     run: create_branch,
     keywords: ["new branch", "git branch", "fork off", "checkout -b", "ref", "cut a branch", "branch off"],

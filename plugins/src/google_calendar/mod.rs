@@ -11,9 +11,11 @@ use serde_json::{Value, json};
 
 use crate::api::*;
 mod times;
+mod flow;
 
 use crate::google::{self, format_datetime, invalid, now_secs, parse_datetime, require_datetime};
 use crate::text::html_to_text;
+use crate::flow::Audience;
 use crate::tool;
 
 use times::{event_span, event_time, free_slots};
@@ -50,7 +52,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://www.googleapis.com/calendar/v3" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(600),
-    side: None,
+    side: Some(flow::side),
     tools: &[
         LIST_EVENTS,
         GET_EVENT,
@@ -238,6 +240,7 @@ const LIST_DESCRIPTION_CHARS: usize = 300;
 pub(crate) const LIST_EVENTS: ToolSpec = tool! {
     name: "google_calendar_list_events",
     effect: Read,
+    results: Private,
     args: ListEvents,
     run: list_events,
     keywords: ["agenda", "what's on my calendar", "meetings today", "upcoming events", "schedule", "this week", "appointments", "my calendar", "upcoming meetings", "what meetings"],
@@ -316,6 +319,7 @@ fn default_max_chars() -> usize {
 pub(crate) const GET_EVENT: ToolSpec = tool! {
     name: "google_calendar_get_event",
     effect: Read,
+    results: Private,
     args: GetEvent,
     run: get_event,
     keywords: ["meeting details", "who is attending", "attendees", "meet link", "event description", "invite details", "who accepted", "attendee responses"],
@@ -391,6 +395,8 @@ fn meet_request(up: &dyn Upstream) -> Value {
 pub(crate) const CREATE_EVENT: ToolSpec = tool! {
     name: "google_calendar_create_event",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::create_audience),
     args: CreateEvent,
     run: create_event,
     keywords: ["schedule meeting", "book", "add to calendar", "invite", "set up a call", "new event", "google meet", "block time"],
@@ -475,6 +481,8 @@ struct UpdateEvent {
 pub(crate) const UPDATE_EVENT: ToolSpec = tool! {
     name: "google_calendar_update_event",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::update_audience),
     args: UpdateEvent,
     run: update_event,
     keywords: ["reschedule", "move meeting", "rename event", "add guest", "remove attendee", "change time", "edit event"],
@@ -566,6 +574,8 @@ struct DeleteEvent {
 pub(crate) const DELETE_EVENT: ToolSpec = tool! {
     name: "google_calendar_delete_event",
     effect: Destructive,
+    results: Private,
+    audience: Audience::Own,
     args: DeleteEvent,
     run: delete_event,
     keywords: ["cancel meeting", "remove event", "delete appointment", "call off"],
@@ -610,6 +620,8 @@ struct UpdateRsvp {
 pub(crate) const UPDATE_RSVP: ToolSpec = tool! {
     name: "google_calendar_update_rsvp",
     effect: Write,
+    results: Private,
+    audience: Audience::Own,
     args: UpdateRsvp,
     run: update_rsvp,
     keywords: ["accept invitation", "decline meeting", "maybe", "tentative", "respond to invite", "rsvp", "accept invite", "decline invite", "accept meeting"],
@@ -676,6 +688,7 @@ struct GetFreeBusy {
 pub(crate) const GET_FREE_BUSY: ToolSpec = tool! {
     name: "google_calendar_get_free_busy",
     effect: Read,
+    results: Private,
     args: GetFreeBusy,
     run: get_free_busy,
     keywords: ["availability", "when is everyone free", "find a slot", "free time", "busy times", "find meeting time", "when are we free", "free slot", "common free time"],
@@ -777,6 +790,7 @@ fn default_calendars() -> u32 {
 pub(crate) const LIST_CALENDARS: ToolSpec = tool! {
     name: "google_calendar_list_calendars",
     effect: Read,
+    results: Private,
     args: ListCalendars,
     run: list_calendars,
     keywords: ["my calendars", "shared calendars", "calendar ids", "team calendar"],

@@ -9,10 +9,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+pub(crate) mod flow;
 mod transfer;
 
 use crate::api::*;
 use crate::google::{self, file_name, int64, invalid, mime_for};
+use crate::flow::Audience;
 use crate::tool;
 
 use transfer::send_content;
@@ -38,7 +40,7 @@ pub static INTEGRATION: Integration = Integration {
     ],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(1000),
-    side: None,
+    side: Some(flow::side),
     tools: &[
         SEARCH_FILES,
         GET_FILE,
@@ -167,6 +169,7 @@ fn type_clause(mime: &str) -> String {
 pub(crate) const SEARCH_FILES: ToolSpec = tool! {
     name: "google_drive_search_files",
     effect: Read,
+    results: Private,
     args: SearchFiles,
     run: search_files,
     keywords: ["find file", "list files", "find document", "folder contents", "recent files", "find spreadsheet", "docs", "search drive", "find a doc"],
@@ -247,6 +250,7 @@ fn export_formats(mime: &str) -> Option<&'static [&'static str]> {
 pub(crate) const GET_FILE: ToolSpec = tool! {
     name: "google_drive_get_file",
     effect: Read,
+    results: Private,
     args: GetFile,
     run: get_file,
     keywords: ["file info", "metadata", "who has access", "sharing", "owner", "file size", "link"],
@@ -308,6 +312,8 @@ struct CreateFolder {
 pub(crate) const CREATE_FOLDER: ToolSpec = tool! {
     name: "google_drive_create_folder",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::folder_audience),
     args: CreateFolder,
     run: create_folder,
     keywords: ["new folder", "make directory", "mkdir", "organize"],
@@ -386,6 +392,8 @@ fn grantee_str(g: Grantee) -> &'static str {
 pub(crate) const CREATE_PERMISSION: ToolSpec = tool! {
     name: "google_drive_create_permission",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::permission_audience),
     args: CreatePermission,
     run: create_permission,
     keywords: ["share", "share a file", "give access", "invite", "anyone with the link", "collaborator", "permission", "grant access", "edit access", "comment access", "view access", "share with"],
@@ -479,6 +487,8 @@ pub(crate) const UPDATE_FILE: ToolSpec = tool! {
     name: "google_drive_update_file",
     effect: Write,
     files: Reads(&["path"]),
+    results: Private,
+    audience: Audience::Decide(flow::update_audience),
     args: UpdateFile,
     run: update_file,
     keywords: ["rename", "move", "move to folder", "star", "replace content", "new version", "edit description", "move file", "rename file"],
@@ -554,6 +564,8 @@ struct DeleteFile {
 pub(crate) const DELETE_FILE: ToolSpec = tool! {
     name: "google_drive_delete_file",
     effect: Destructive,
+    results: Private,
+    audience: Audience::Own,
     args: DeleteFile,
     run: delete_file,
     keywords: ["trash", "remove file", "delete folder", "bin"],

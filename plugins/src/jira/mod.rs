@@ -66,7 +66,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{site}" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
-    side: None,
+    side: Some(side),
     tools: &[
         SEARCH_ISSUES,
         GET_ISSUE,
@@ -82,6 +82,15 @@ pub static INTEGRATION: Integration = Integration {
     ],
     error_message,
 };
+
+/// The user's side: `myself` (`emailAddress`, hidden by some privacy settings, and `accountId`).
+/// Everything written on the connected site is inside (flows.md section 3).
+fn side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/rest/api/3/myself")).await?.json()?;
+        crate::flow::side_from(&me, &["/emailAddress"], &["/accountId"])
+    })
+}
 
 fn myself_label(body: &Value) -> Option<String> {
     body["emailAddress"].as_str().or(body["displayName"].as_str()).filter(|s| !s.is_empty()).map(str::to_string)
@@ -245,6 +254,7 @@ fn default_search_limit() -> u32 {
 pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
     name: "jira_search_issues",
     effect: Read,
+    results: Private,
     args: SearchIssues,
     run: search_issues,
     keywords: ["jql", "find tickets", "query", "filter", "my issues", "open bugs", "backlog", "assigned to me", "stories", "list tickets", "open tickets", "search jira"],
@@ -313,6 +323,7 @@ fn default_body_chars() -> usize {
 pub(crate) const GET_ISSUE: ToolSpec = tool! {
     name: "jira_get_issue",
     effect: Read,
+    results: Private,
     args: GetIssue,
     run: get_issue,
     keywords: ["ticket", "bug", "story", "details", "description", "read issue", "PROJ-123", "show ticket", "issue details"],
@@ -450,6 +461,8 @@ struct CreateIssue {
 pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
     name: "jira_create_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateIssue,
     run: create_issue,
     keywords: ["new ticket", "file a bug", "open issue", "create story", "task", "sub-task", "epic", "report"],
@@ -524,6 +537,8 @@ struct UpdateIssue {
 pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
     name: "jira_update_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateIssue,
     run: update_issue,
     keywords: ["edit ticket", "assign", "unassign", "reassign", "change priority", "labels", "due date", "rename"],
@@ -626,6 +641,7 @@ async fn fetch_transitions(up: &dyn Upstream, key: &str) -> Result<Vec<Value>, T
 pub(crate) const LIST_TRANSITIONS: ToolSpec = tool! {
     name: "jira_list_transitions",
     effect: Read,
+    results: Private,
     args: ListTransitions,
     run: list_transitions,
     keywords: ["workflow", "status", "next status", "move", "available transitions", "possible statuses", "what status next", "allowed moves"],
@@ -660,6 +676,8 @@ struct TransitionIssue {
 pub(crate) const TRANSITION_ISSUE: ToolSpec = tool! {
     name: "jira_transition_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: TransitionIssue,
     run: transition_issue,
     keywords: ["change status", "move to done", "close ticket", "resolve", "reopen", "in progress", "workflow", "mark done", "move ticket"],
@@ -767,6 +785,7 @@ fn shape_comment(c: &Value, root: &Option<String>, key: &Value) -> Value {
 pub(crate) const LIST_COMMENTS: ToolSpec = tool! {
     name: "jira_list_comments",
     effect: Read,
+    results: Private,
     args: ListComments,
     run: list_comments,
     keywords: ["comments", "discussion", "replies", "conversation", "ticket comments", "read comments", "show comments"],
@@ -816,6 +835,8 @@ struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "jira_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "note", "add comment", "ticket update"],
@@ -870,6 +891,7 @@ fn default_project_limit() -> u32 {
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
     name: "jira_list_projects",
     effect: Read,
+    results: Private,
     args: ListProjects,
     run: list_projects,
     keywords: ["projects", "project key", "spaces", "boards"],
@@ -930,6 +952,7 @@ fn default_user_limit() -> u32 {
 pub(crate) const SEARCH_USERS: ToolSpec = tool! {
     name: "jira_search_users",
     effect: Read,
+    results: Private,
     args: SearchUsers,
     run: search_users,
     keywords: ["people", "user", "account id", "assignee", "mention", "find person", "colleague"],
@@ -993,6 +1016,7 @@ fn default_sprint_limit() -> u32 {
 pub(crate) const LIST_SPRINTS: ToolSpec = tool! {
     name: "jira_list_sprints",
     effect: Read,
+    results: Private,
     args: ListSprints,
     run: list_sprints,
     keywords: ["sprint", "scrum", "board", "iteration", "active sprint", "agile", "current sprint", "sprints", "upcoming sprint", "sprint board"],
@@ -1095,5 +1119,37 @@ mod tests {
         assert_eq!(simple_field(&json!(5.0)), json!(5.0));
         let doc = json!({"type": "doc", "version": 1, "content": [{"type": "paragraph", "content": [{"type": "text", "text": "hi"}]}]});
         assert_eq!(simple_field(&doc), json!("hi"));
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::{Results, Verdict};
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn every_tool_is_labelled_and_writes_stay_on_the_site() {
+        for t in INTEGRATION.tools {
+            assert_eq!(t.results, Some(Results::Private), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+            if t.effect.mutating() {
+                let v = MockUpstream::new().verdict(t, json!({}), &crate::flow::Side::default());
+                assert_eq!(v, Verdict::Inside, "{}", t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn side_is_myself() {
+        let side = INTEGRATION.side.unwrap();
+        let (s, reqs) = MockUpstream::new().json(json!({"accountId": "5b10a", "emailAddress": "ann@acme.example"})).side(side);
+        let s = s.unwrap();
+        assert_eq!((s.emails.as_slice(), s.ids.as_slice()), (&["ann@acme.example".to_string()][..], &["5b10a".to_string()][..]));
+        assert_eq!(reqs[0].path, "/rest/api/3/myself");
+        // An address hidden by the profile's privacy settings: the account id alone.
+        assert_eq!(MockUpstream::new().json(json!({"accountId": "5b10a"})).side(side).0.unwrap().ids, ["5b10a"]);
+        assert!(MockUpstream::new().json(json!({"displayName": "Ann"})).side(side).0.is_err());
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

@@ -46,7 +46,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.linear.app" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_hour(1500),
-    side: None,
+    side: Some(flow_side),
     tools: &[
         SEARCH_ISSUES,
         LIST_ISSUES,
@@ -60,6 +60,14 @@ pub static INTEGRATION: Integration = Integration {
     ],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): the `viewer` (`id`, `email`) and its organisation's `id`. Every Linear issue and comment stays in the user's workspace (inside).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::post("/graphql").json(json!({ "query": "query Viewer { viewer { id name email organization { id } } }" }))).await?.json()?;
+        crate::flow::side_from(&me, &["/data/viewer/email"], &["/data/viewer/id", "/data/viewer/organization/id"])
+    })
+}
 
 fn viewer_label(body: &Value) -> Option<String> {
     let v = &body["data"]["viewer"];
@@ -128,6 +136,7 @@ fn default_limit() -> u32 {
 pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
     name: "linear_search_issues",
     effect: Read,
+    results: Private,
     args: SearchIssues,
     run: search_issues,
     keywords: ["find issue", "full-text", "search tickets", "bug", "keyword"],
@@ -265,6 +274,7 @@ fn issue_filter(args: &ListIssues) -> Result<Map<String, Value>, ToolError> {
 pub(crate) const LIST_ISSUES: ToolSpec = tool! {
     name: "linear_list_issues",
     effect: Read,
+    results: Private,
     args: ListIssues,
     run: list_issues,
     keywords: ["my issues", "assigned to me", "backlog", "in progress", "current cycle", "triage", "open tickets", "filter", "open issues", "list tickets", "my tickets"],
@@ -320,6 +330,7 @@ fn default_body_chars() -> usize {
 pub(crate) const GET_ISSUE: ToolSpec = tool! {
     name: "linear_get_issue",
     effect: Read,
+    results: Private,
     args: GetIssue,
     run: get_issue,
     keywords: ["ENG-123", "issue details", "ticket", "description", "comments", "read issue", "show ticket", "ticket details"],
@@ -420,6 +431,8 @@ struct CreateIssue {
 pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
     name: "linear_create_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateIssue,
     run: create_issue,
     keywords: ["new issue", "file a bug", "create ticket", "report", "task", "sub-issue"],
@@ -529,6 +542,8 @@ struct UpdateIssue {
 pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
     name: "linear_update_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateIssue,
     run: update_issue,
     keywords: ["change status", "move to done", "assign", "unassign", "priority", "relabel", "edit ticket", "close issue", "mark done", "reassign", "in progress", "mark in progress"],
@@ -619,6 +634,8 @@ struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "linear_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "note", "discussion", "add comment"],
@@ -675,6 +692,7 @@ fn default_team_limit() -> u32 {
 pub(crate) const LIST_TEAMS: ToolSpec = tool! {
     name: "linear_list_teams",
     effect: Read,
+    results: Private,
     args: ListTeams,
     run: list_teams,
     keywords: ["teams", "team key", "team id", "workspace"],
@@ -738,6 +756,7 @@ struct ListProjects {
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
     name: "linear_list_projects",
     effect: Read,
+    results: Private,
     args: ListProjects,
     run: list_projects,
     keywords: ["projects", "roadmap", "initiative", "milestone", "progress", "project progress", "project status"],
@@ -813,6 +832,7 @@ fn default_state_limit() -> u32 {
 pub(crate) const LIST_WORKFLOW_STATES: ToolSpec = tool! {
     name: "linear_list_workflow_states",
     effect: Read,
+    results: Private,
     args: ListWorkflowStates,
     run: list_workflow_states,
     keywords: ["statuses", "workflow", "columns", "backlog", "todo", "in progress", "done", "state id"],
@@ -841,4 +861,34 @@ async fn list_workflow_states(up: Arc<dyn Upstream>, args: ListWorkflowStates) -
         .map(|s| compact(json!({"id": s["id"], "name": s["name"], "type": s["type"], "team": s["team"]["key"]})))
         .collect();
     Ok(compact(json!({ "states": states, "next_cursor": next_cursor(conn) })))
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"data": {"viewer": {"id": "u1", "email": "ann@acme.example", "organization": {"id": "o1"}}}})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_email("bob@acme.example"));
+        assert!(s.has_id("u1") && s.has_id("o1"));
+        assert_eq!(reqs[0].path, "/graphql");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
+    }
 }

@@ -4,6 +4,7 @@
 //! list of tag names) converted with the data source's schema. Databases are containers of data
 //! sources since 2025-09-03: tools take a database id and resolve its data source.
 
+mod flow;
 pub mod markdown;
 mod properties;
 
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
+use crate::flow::Audience;
 use crate::tool;
 use markdown::{blocks_to_md, md_to_blocks, md_to_rich_text, plain_text};
 use properties::{build_properties, simple_properties, title_property_name};
@@ -42,7 +44,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.notion.com/v1" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(3),
-    side: None,
+    side: Some(flow::side),
     tools: &[
         SEARCH_PAGES,
         GET_PAGE,
@@ -279,6 +281,7 @@ struct SearchPages {
 pub(crate) const SEARCH_PAGES: ToolSpec = tool! {
     name: "notion_search_pages",
     effect: Read,
+    results: Private,
     args: SearchPages,
     run: search_pages,
     keywords: ["find page", "search", "look up", "docs", "notes", "wiki", "find database", "recent pages", "find a page by title", "search notion"],
@@ -357,6 +360,7 @@ struct GetPage {
 pub(crate) const GET_PAGE: ToolSpec = tool! {
     name: "notion_get_page",
     effect: Read,
+    results: Private,
     args: GetPage,
     run: get_page,
     keywords: ["page properties", "metadata", "row", "status", "fields", "page info"],
@@ -449,6 +453,7 @@ fn at_path<'a>(root: &'a mut [Value], path: &[usize]) -> &'a mut Value {
 pub(crate) const GET_PAGE_CONTENT: ToolSpec = tool! {
     name: "notion_get_page_content",
     effect: Read,
+    results: Private,
     args: GetPageContent,
     run: get_page_content,
     keywords: ["read page", "page text", "document", "body", "content", "markdown", "notes", "wiki page", "doc", "page content", "what the page says"],
@@ -583,6 +588,8 @@ async fn append_blocks(
 pub(crate) const CREATE_PAGE: ToolSpec = tool! {
     name: "notion_create_page",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::create_audience),
     args: CreatePage,
     run: create_page,
     keywords: ["new page", "write", "create doc", "add note", "add row", "new entry", "database item", "document"],
@@ -657,6 +664,8 @@ struct UpdatePage {
 pub(crate) const UPDATE_PAGE: ToolSpec = tool! {
     name: "notion_update_page",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::page_audience),
     args: UpdatePage,
     run: update_page,
     keywords: ["edit properties", "set status", "rename", "change", "archive", "trash", "delete page", "restore", "update row", "update page", "set property"],
@@ -718,6 +727,8 @@ struct AddBlocks {
 pub(crate) const ADD_BLOCKS: ToolSpec = tool! {
     name: "notion_add_blocks",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::page_audience),
     args: AddBlocks,
     run: add_blocks,
     keywords: ["append", "add content", "write to page", "insert", "add paragraph", "add to-do", "add text", "edit page"],
@@ -763,6 +774,7 @@ struct GetDatabase {
 pub(crate) const GET_DATABASE: ToolSpec = tool! {
     name: "notion_get_database",
     effect: Read,
+    results: Private,
     args: GetDatabase,
     run: get_database,
     keywords: ["schema", "columns", "fields", "properties", "select options", "table structure", "data source"],
@@ -839,6 +851,7 @@ struct QueryDatabase {
 pub(crate) const QUERY_DATABASE: ToolSpec = tool! {
     name: "notion_query_database",
     effect: Read,
+    results: Private,
     args: QueryDatabase,
     run: query_database,
     keywords: ["rows", "records", "entries", "filter", "table", "list items", "tasks", "query", "sort"],
@@ -908,6 +921,8 @@ struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "notion_create_comment",
     effect: Write,
+    results: Private,
+    audience: Audience::Decide(flow::page_audience),
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "feedback", "note on page", "discussion", "mention"],
