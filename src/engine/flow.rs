@@ -191,6 +191,9 @@ pub struct Call<'a> {
     /// Private data that flows into this call's arguments through compose step refs or local
     /// files it sends.
     pub inputs: &'a Sources,
+    /// The safety policy already asks the user about this call: the guard only words its reason
+    /// (no lookups).
+    pub policy_asks: bool,
 }
 
 /// Whether the guard holds this call (`None`: it may run as far as the guard is concerned).
@@ -200,10 +203,22 @@ pub async fn judge(call: Call<'_>) -> Option<Hold> {
         return None;
     }
     let session = call.app.flow().sources();
-    let verdict = trusted_filter(call.app, audience(&call).await);
-    let Verdict::Outside { parties, grants } = verdict else { return None };
     let carried = !call.inputs.is_empty();
-    if !(grants || carried || !session.is_empty() || mode == FlowMode::Strict) {
+    let tainted = carried || !session.is_empty() || mode == FlowMode::Strict;
+    // With no private data in play only a grant is held: the audience is first decided without
+    // any lookup (the side is the trusted list alone), and only a grant found that way is looked
+    // at again with the account's side, so ordinary writes cost no extra request.
+    let verdict = if tainted {
+        audience(&call, !call.policy_asks).await
+    } else {
+        match audience(&call, false).await {
+            Verdict::Outside { grants: true, .. } if !call.policy_asks => audience(&call, true).await,
+            v @ Verdict::Outside { grants: true, .. } => v,
+            _ => return None,
+        }
+    };
+    let Verdict::Outside { parties, grants } = trusted_filter(call.app, verdict) else { return None };
+    if !(grants || tainted) {
         return None;
     }
     call.app.flow().holds.fetch_add(1, Ordering::Relaxed);
@@ -264,8 +279,9 @@ fn what_leaves(entry: &ToolEntry) -> String {
     }
 }
 
-/// The write's audience. A lookup that fails counts as outside, naming why.
-async fn audience(call: &Call<'_>) -> Verdict {
+/// The write's audience. A lookup that fails counts as outside, naming why. `online: false`
+/// decides without asking the service (a lookup fails, and the verdict is then no grant).
+async fn audience(call: &Call<'_>, online: bool) -> Verdict {
     let entry = call.entry;
     match (&entry.runner, entry.audience) {
         (Runner::Custom(op), _) => Verdict::outside(Party::Url(op.app.origin.clone())),
@@ -273,6 +289,10 @@ async fn audience(call: &Call<'_>) -> Verdict {
         (_, Some(Audience::Own)) => Verdict::Inside,
         (_, Some(Audience::Outside(why))) => Verdict::outside(url_party(call.args).unwrap_or(Party::Named(why.into()))),
         (_, None) => Verdict::outside(Party::Named(format!("{} (no audience label)", entry.name))),
+        (Runner::Plugin { .. } | Runner::Builtin(_), Some(Audience::Decide(decide))) if !online => {
+            let upstream: Arc<dyn Upstream> = Arc::new(Offline);
+            decide(upstream, call.args.clone(), Arc::new(trusted_side(call.app))).await.unwrap_or(Verdict::Inside)
+        }
         (Runner::Plugin { integration, .. }, Some(Audience::Decide(decide))) => {
             let side = match side_of(call, integration).await {
                 Ok(side) => side,

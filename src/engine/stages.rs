@@ -402,6 +402,7 @@ async fn decide(d: Decide<'_>, scrubber: &Scrubber, hooks: &Hooks) -> Result<Opt
             connection: d.connection,
             deadline: d.deadline,
             inputs: d.inputs,
+            policy_asks: policy == policy::Policy::Confirm,
         })
         .await
     };

@@ -520,7 +520,7 @@ async fn gmail_get_thread_returns_every_message_as_text() {
 
 #[tokio::test]
 async fn gmail_send_email_builds_rfc2822_with_encoded_headers() {
-    let (t, fake) = setup().await;
+    let (t, fake) = setup_with(&[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t
         .ok(
             "gmail_send_email",
@@ -556,7 +556,7 @@ async fn gmail_send_email_builds_rfc2822_with_encoded_headers() {
 #[tokio::test]
 async fn gmail_send_email_replies_in_thread_with_html_and_attachment() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
+    let (t, fake) = setup_with(&[files_dir(dir.path()), ("WORKBENCH_FLOW", "off".into())]).await;
     let file = dir.path().join("forecast Q4.csv");
     std::fs::write(&file, "month,forecast\nOct,1.1\n").unwrap();
     let r = t

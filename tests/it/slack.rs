@@ -767,7 +767,7 @@ async fn slack_add_reaction_strips_colons_and_tolerates_repeats() {
 #[tokio::test]
 async fn slack_upload_file_runs_the_three_step_external_upload() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, api, files) = slack_app_with(TOKEN, &[files_dir(dir.path())]).await;
+    let (t, api, files) = slack_app_with(TOKEN, &[files_dir(dir.path()), ("WORKBENCH_FLOW", "off".into())]).await;
     let path = dir.path().join("notes.txt");
     std::fs::write(&path, b"line one\nline two\n").unwrap();
     let r = t
