@@ -9,7 +9,7 @@ use workbench::secrets::Secret;
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
 use crate::support::{TestApp, app_with};
 
-const TOKEN: &str = "ghp_testtoken000000000000000000000000";
+pub(crate) const TOKEN: &str = "ghp_testtoken000000000000000000000000";
 const MAIN_SHA: &str = "aa218f56b14c9653891f9e74264a383fa43fefbd";
 const RELEASE_SHA: &str = "bb7d1c3a2f3f5e6a7b8c9d0e1f2a3b4c5d6e7f80";
 const HEAD_SHA: &str = "6dcb09b5b57875f334f61aebed695e2e4193db5e";
@@ -250,7 +250,7 @@ fn json_body(r: &Recorded) -> Result<Value, Reply> {
     serde_json::from_slice(&r.body).map_err(|_| gh_error(400, "Problems parsing JSON"))
 }
 
-fn github(r: &Recorded) -> Reply {
+pub(crate) fn github(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return gh_error(
             403,

@@ -12,7 +12,7 @@ use workbench::secrets::Secret;
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
 use crate::support::{TestApp, app_with};
 
-const TOKEN: &str = "ya29.a0AfB_calendar-test-access-token";
+pub(crate) const TOKEN: &str = "ya29.a0AfB_calendar-test-access-token";
 const TEAM: &str = "c_8f1e2d3c4b5a@group.calendar.google.com";
 const PAGE_2: &str = "CigKGjdjYmg4cnBjMTBscmMwY2tpaDl0YWZzczk5GAEggICA6q2F2YgYGg0IABIAGPjT9O2y2YgY";
 const CAL_PAGE_2: &str = "EjgKMGMuOGYxZTJkM2M0YjVhQGdyb3VwLmNhbGVuZGFyLmdvb2dsZS5jb20YASCAgICA";
@@ -165,7 +165,7 @@ fn check_time(t: &Value, which: &str) -> Result<(), Reply> {
     }
 }
 
-fn calendar(r: &Recorded) -> Reply {
+pub(crate) fn calendar(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return cal_error(400, "Bad Request", "badRequest");
     }

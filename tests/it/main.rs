@@ -21,6 +21,7 @@ mod engine;
 mod faults;
 mod file_store;
 mod files_guard;
+mod flow_guard;
 mod github;
 mod gitlab;
 mod gmail;

@@ -139,7 +139,7 @@ fn is_known_channel(id: &str) -> bool {
 }
 
 /// The Web API on `/api/<method>`.
-fn slack(r: &Recorded) -> Reply {
+pub(crate) fn slack(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return Reply::json(400, json!({"ok": false, "error": "invalid_request"}));
     }
@@ -371,7 +371,7 @@ fn slack(r: &Recorded) -> Reply {
 }
 
 /// files.slack.com: takes the raw bytes POSTed to the upload URL and answers in plain text.
-fn files_host(r: &Recorded) -> Reply {
+pub(crate) fn files_host(r: &Recorded) -> Reply {
     if r.method != "POST" || r.path != "/upload/v1/CwABAAAAXAoAAZuAAAAL" || r.q("sig") != Some("abc/def") {
         return Reply { status: 404, headers: vec![], body: "Not Found".into() };
     }
