@@ -72,6 +72,7 @@ pub fn run(
             }
             checks.push(port(s.listener_port));
             checks.push(policies(s));
+            checks.push(flow_guard(s));
         }
     }
     match locations {
@@ -123,6 +124,30 @@ fn policies(settings: &Settings) -> Check {
         format!("{list}; until fixed, the integrations they name refuse writes (policies) or every request (budgets)"),
         Some("correct the value in the environment workbench starts with (or config.json's policy)".into()),
     )
+}
+
+/// The outbound-data guard's setting and the user's trusted list (a bad mode holds every outside
+/// write as `strict`: a FAIL until fixed).
+fn flow_guard(settings: &Settings) -> Check {
+    let flow = &settings.flow;
+    let trusted = if flow.trusted.is_empty() {
+        "no trusted addresses, domains or origins".to_string()
+    } else {
+        format!("trusted: {}", flow.trusted.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
+    };
+    let servers = match (flow.own_servers.is_empty(), flow.public_servers.is_empty()) {
+        (true, true) => String::new(),
+        _ => format!("; own servers: [{}]; public servers: [{}]", flow.own_servers.join(", "), flow.public_servers.join(", ")),
+    };
+    match &flow.mode {
+        Ok(mode) => check(Level::Ok, "flow guard", format!("{}; {trusted}{servers}", mode.as_str()), None),
+        Err(bad) => check(
+            Level::Fail,
+            "flow guard",
+            format!("{bad}; every write to a party outside your side is held (strict) until fixed; {trusted}"),
+            Some("set WORKBENCH_FLOW (or config.json flow.mode) to guard, strict or off".into()),
+        ),
+    }
 }
 
 /// The data directory exists (created if missing), is a writable directory, and only its owner

@@ -463,7 +463,8 @@ async fn secrets_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Resp
     let page = pages::Page {
         tab: pages::Tab::Secrets,
         notice,
-        body: pages::secrets(&store_info(&ctx.app), &secrets, &keys.csrf),
+        body: pages::secrets(&store_info(&ctx.app), &secrets, &keys.csrf)
+            + &pages::flow_guard(&ctx.app.settings.flow, &ctx.app.storage.flow_decisions(20).await.unwrap_or_default()),
     };
     html(&ctx, status, page)
 }

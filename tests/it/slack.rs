@@ -455,7 +455,8 @@ async fn slack_send_message_posts_json_and_replies_in_threads() {
 
 #[tokio::test]
 async fn slack_send_dm_resolves_handles_emails_and_ids() {
-    let (t, api, _) = slack_app().await;
+    // Counts Slack's requests: without the outbound-data guard's lookups (`flow_guard.rs`).
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     // @handle: users.list is paged until the member is found, then conversations.open, then post.
     let r = t.ok("slack_send_dm", json!({"user": "@ada", "text": "lunch?"})).await;
     let reqs = api.requests();
@@ -470,7 +471,7 @@ async fn slack_send_dm_resolves_handles_emails_and_ids() {
         json!({"channel": "D0DMADA001", "ts": "1700000500.000600", "time": "2023-11-14T22:21:40Z", "users": ["U0ADA00001"]})
     );
 
-    let (t, api, _) = slack_app().await;
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t.ok("slack_send_dm", json!({"user": "grace@example.com", "text": "hi Grace"})).await;
     let reqs = api.requests();
     assert_eq!(reqs[0].path, "/api/users.lookupByEmail");
@@ -483,7 +484,7 @@ async fn slack_send_dm_resolves_handles_emails_and_ids() {
     assert_eq!(r["channel"], "D0DMGRACE1");
     assert_eq!(r["users"], json!(["U0GRACE001"]));
 
-    let (t, api, _) = slack_app().await;
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t.ok("slack_send_dm", json!({"user": "U0GRACE001, <@U0ADA00001>", "text": "standup?"})).await;
     let reqs = api.requests();
     assert_eq!(reqs.len(), 2, "ids need no lookup");
@@ -499,7 +500,7 @@ async fn slack_send_dm_resolves_handles_emails_and_ids() {
 
 #[tokio::test]
 async fn slack_update_message_and_its_errors() {
-    let (t, api, _) = slack_app().await;
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t
         .ok(
             "slack_update_message",
@@ -803,7 +804,7 @@ async fn slack_upload_file_runs_the_three_step_external_upload() {
         })
     );
 
-    let (t, api, files) = slack_app().await;
+    let (t, api, files) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     t.ok("slack_upload_file", json!({"channel": "#general", "content": "a,b\n1,2\n", "filename": "data.csv"})).await;
     assert_eq!(files.last().body, b"a,b\n1,2\n");
     let reqs = api.requests();
