@@ -137,7 +137,11 @@ fn flow_guard(settings: &Settings) -> Check {
     };
     let servers = match (flow.own_servers.is_empty(), flow.public_servers.is_empty()) {
         (true, true) => String::new(),
-        _ => format!("; own servers: [{}]; public servers: [{}]", flow.own_servers.join(", "), flow.public_servers.join(", ")),
+        _ => format!(
+            "; own servers: [{}]; public servers: [{}]",
+            flow.own_servers.join(", "),
+            flow.public_servers.join(", ")
+        ),
     };
     match &flow.mode {
         Ok(mode) => check(Level::Ok, "flow guard", format!("{}; {trusted}{servers}", mode.as_str()), None),

@@ -344,7 +344,8 @@ impl Storage {
         let this = self.clone();
         self.call(move |c| {
             let _ = this.flush_audit(c);
-            let mut stmt = c.prepare("SELECT ts, tool, flow FROM audit WHERE flow IS NOT NULL ORDER BY id DESC LIMIT ?1")?;
+            let mut stmt =
+                c.prepare("SELECT ts, tool, flow FROM audit WHERE flow IS NOT NULL ORDER BY id DESC LIMIT ?1")?;
             let rows = stmt.query_map(params![limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
         })

@@ -725,7 +725,10 @@ mod flow_tests {
     #[test]
     fn writes_inside_stay_inside() {
         for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
-            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+            assert_eq!(
+                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
+                Verdict::Inside
+            );
         }
     }
 
@@ -736,7 +739,9 @@ mod flow_tests {
             assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
         }
         let side = INTEGRATION.side.expect("a side lookup");
-        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"data": {"gid": "1", "email": "ann@acme.example", "workspaces": [{"gid": "w1"}]}})).side(side);
+        let (s, reqs) = MockUpstream::new()
+            .json(serde_json::json!({"data": {"gid": "1", "email": "ann@acme.example", "workspaces": [{"gid": "w1"}]}}))
+            .side(side);
         let s = s.unwrap();
         assert!(s.has_email("ann@acme.example"));
         assert!(s.has_id("1") && s.has_id("w1"));

@@ -10,8 +10,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use crate::api::*;
-use crate::google::{self, invalid};
 use crate::flow::{Audience, Side, Verdict};
+use crate::google::{self, invalid};
 use crate::tool;
 
 pub static INTEGRATION: Integration = Integration {

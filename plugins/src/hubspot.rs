@@ -877,7 +877,10 @@ mod flow_tests {
     #[test]
     fn writes_inside_stay_inside() {
         for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
-            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+            assert_eq!(
+                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
+                Verdict::Inside
+            );
         }
     }
 
@@ -888,7 +891,8 @@ mod flow_tests {
             assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
         }
         let side = INTEGRATION.side.expect("a side lookup");
-        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"portalId": 62515, "uiDomain": "app.hubspot.com"})).side(side);
+        let (s, reqs) =
+            MockUpstream::new().json(serde_json::json!({"portalId": 62515, "uiDomain": "app.hubspot.com"})).side(side);
         let s = s.unwrap();
         assert!(s.has_id("62515"));
         assert_eq!(reqs[0].path, "/account-info/v3/details");

@@ -110,9 +110,9 @@ impl MockUpstream {
         let verdict = match tool.audience {
             Some(Audience::Own) => Ok(Verdict::Inside),
             Some(Audience::Outside(why)) => Ok(Verdict::outside(Party::Named(why.to_string()))),
-            Some(Audience::Decide(f)) => {
-                f(me.clone(), args, Arc::new(side.clone())).now_or_never().expect("the audience finished without waiting")
-            }
+            Some(Audience::Decide(f)) => f(me.clone(), args, Arc::new(side.clone()))
+                .now_or_never()
+                .expect("the audience finished without waiting"),
             None => panic!("{} has no audience label", tool.name),
         };
         let left = me.replies.lock().unwrap().len();

@@ -698,7 +698,10 @@ mod flow_tests {
     #[test]
     fn writes_inside_stay_inside() {
         for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
-            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+            assert_eq!(
+                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
+                Verdict::Inside
+            );
         }
     }
 
@@ -709,7 +712,9 @@ mod flow_tests {
             assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
         }
         let side = INTEGRATION.side.expect("a side lookup");
-        let (s, reqs) = MockUpstream::new().json(serde_json::json!({"user": {"id": "PXPGF42", "email": "ann@acme.example"}})).side(side);
+        let (s, reqs) = MockUpstream::new()
+            .json(serde_json::json!({"user": {"id": "PXPGF42", "email": "ann@acme.example"}}))
+            .side(side);
         let s = s.unwrap();
         assert!(s.has_email("ann@acme.example") && s.has_id("PXPGF42"));
         assert_eq!(reqs[0].path, "/users/me");

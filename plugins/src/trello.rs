@@ -846,7 +846,10 @@ mod flow_tests {
     #[test]
     fn writes_inside_stay_inside() {
         for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
-            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+            assert_eq!(
+                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
+                Verdict::Inside
+            );
         }
     }
 

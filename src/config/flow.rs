@@ -104,7 +104,12 @@ pub struct FlowSettings {
 
 impl Default for FlowSettings {
     fn default() -> Self {
-        FlowSettings { mode: Ok(FlowMode::Guard), trusted: Vec::new(), own_servers: Vec::new(), public_servers: Vec::new() }
+        FlowSettings {
+            mode: Ok(FlowMode::Guard),
+            trusted: Vec::new(),
+            own_servers: Vec::new(),
+            public_servers: Vec::new(),
+        }
     }
 }
 
@@ -141,8 +146,12 @@ pub(super) fn parse(env: Option<&str>, file: FlowFile) -> Result<FlowSettings, S
         }),
         (None, None) => Ok(FlowMode::Guard),
     };
-    let trusted =
-        file.trusted.iter().map(|t| Trusted::parse(t)).collect::<Result<Vec<_>, _>>().map_err(|e| format!("flow.trusted: {e}"))?;
+    let trusted = file
+        .trusted
+        .iter()
+        .map(|t| Trusted::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("flow.trusted: {e}"))?;
     Ok(FlowSettings { mode, trusted, own_servers: file.own_servers, public_servers: file.public_servers })
 }
 

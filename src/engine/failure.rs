@@ -43,9 +43,7 @@ fn is_rate_limit_text(message: &str) -> bool {
 /// account says to reconnect that account, not the default.
 pub(crate) fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value, account: Option<&str>) -> ToolFailure {
     let (mut f, reconnect) = failure_of(e, entry, args);
-    if reconnect
-        && let Some(a) = account.filter(|a| *a != crate::auth::DEFAULT_ACCOUNT)
-    {
+    if reconnect && let Some(a) = account.filter(|a| *a != crate::auth::DEFAULT_ACCOUNT) {
         let old = format!("call connect with integration '{}'", entry.integration);
         f.message = f.message.replace(&old, &format!("{old} and account '{a}'"));
         f.details.insert("account".into(), json!(a));

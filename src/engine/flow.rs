@@ -143,9 +143,27 @@ pub fn result_is_private(app: &App, entry: &ToolEntry, marked_public: bool) -> b
 /// (`github_get_file acme/secret-repo/README.md (private)`), from the call's own arguments.
 pub fn source_of(entry: &ToolEntry, args: &Value) -> String {
     const KEYS: &[&str] = &[
-        "owner", "repo", "repository", "channel", "channel_id", "file_id", "document_id", "spreadsheet_id",
-        "page_id", "database_id", "issue_key", "issue_number", "number", "message_id", "thread_id", "event_id",
-        "calendar_id", "project", "path", "id", "query",
+        "owner",
+        "repo",
+        "repository",
+        "channel",
+        "channel_id",
+        "file_id",
+        "document_id",
+        "spreadsheet_id",
+        "page_id",
+        "database_id",
+        "issue_key",
+        "issue_number",
+        "number",
+        "message_id",
+        "thread_id",
+        "event_id",
+        "calendar_id",
+        "project",
+        "path",
+        "id",
+        "query",
     ];
     let mut parts = Vec::new();
     for k in KEYS {

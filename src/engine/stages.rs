@@ -65,7 +65,10 @@ enum Stop {
     Failed(ToolFailure),
     /// The outbound-data guard held the call and the user did not approve it (yet): the failure,
     /// and the guard's record for the audit row.
-    Held { failure: ToolFailure, record: String },
+    Held {
+        failure: ToolFailure,
+        record: String,
+    },
     /// A probe (`Hooks::probe`) reached the decision: nothing runs.
     Probed,
 }
@@ -182,8 +185,10 @@ async fn pipeline(
 fn look_up<'r>(registry: &'r Registry, tool: &str) -> Result<&'r ToolEntry, ToolFailure> {
     registry.get(tool).ok_or_else(|| {
         let similar = registry.similar_names(tool, 3);
-        let mut f =
-            ToolFailure::new(ErrorCode::ToolNotFound, format!("no tool named '{tool}'; use search_tools to find the right name"));
+        let mut f = ToolFailure::new(
+            ErrorCode::ToolNotFound,
+            format!("no tool named '{tool}'; use search_tools to find the right name"),
+        );
         if !similar.is_empty() {
             f = f.with("did_you_mean", similar);
         }
@@ -388,8 +393,11 @@ struct Decide<'a> {
 async fn decide(d: Decide<'_>, scrubber: &Scrubber, hooks: &Hooks) -> Result<Option<String>, Stop> {
     let Decide { app, entry, args, account, .. } = d;
     let effect = policy::effect_of_call(app, entry, args).await;
-    let policy =
-        if effect.mutating() { policy::for_tool_as(app, entry.integration, account, effect)? } else { policy::Policy::Allow };
+    let policy = if effect.mutating() {
+        policy::for_tool_as(app, entry.integration, account, effect)?
+    } else {
+        policy::Policy::Allow
+    };
     let hold = if policy == policy::Policy::ReadOnly {
         None
     } else {

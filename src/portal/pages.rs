@@ -557,7 +557,10 @@ pub fn secrets(store: &StoreInfo, secrets: &[VaultMeta], csrf: &str) -> String {
 pub fn flow_guard(flow: &crate::config::flow::FlowSettings, decisions: &[(String, String, String)]) -> String {
     let mode = match &flow.mode {
         Ok(m) => format!("<b>{}</b>", escape(m.as_str())),
-        Err(bad) => format!("<b>strict</b> <span class=\"muted\">({}: held as strict until fixed)</span>", escape(&bad.to_string())),
+        Err(bad) => format!(
+            "<b>strict</b> <span class=\"muted\">({}: held as strict until fixed)</span>",
+            escape(&bad.to_string())
+        ),
     };
     let list = |items: Vec<String>| {
         if items.is_empty() {
@@ -580,7 +583,9 @@ pub fn flow_guard(flow: &crate::config::flow::FlowSettings, decisions: &[(String
     let recent = if decisions.is_empty() {
         "<p class=\"empty\">No write held yet.</p>".to_string()
     } else {
-        format!("<table><thead><tr><th>When</th><th>Tool</th><th>Decision</th></tr></thead><tbody>{rows}</tbody></table>")
+        format!(
+            "<table><thead><tr><th>When</th><th>Tool</th><th>Decision</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
     };
     format!(
         "<section class=\"card\" id=\"flow\"><h2>Outbound data guard</h2><dl class=\"kv\"><dt>Mode</dt><dd>{mode} \

@@ -86,7 +86,10 @@ pub(crate) async fn list_workflow_runs(up: Arc<dyn Upstream>, args: ListWorkflow
         .query_opt("actor", args.actor.as_deref());
     let resp = send(&*up, with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
-    super::flow::mark_if_all_public(&*up, body["workflow_runs"].as_array().into_iter().flatten().map(|r| &r["repository"]));
+    super::flow::mark_if_all_public(
+        &*up,
+        body["workflow_runs"].as_array().into_iter().flatten().map(|r| &r["repository"]),
+    );
     let runs: Vec<Value> = body["workflow_runs"]
         .as_array()
         .into_iter()

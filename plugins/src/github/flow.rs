@@ -82,10 +82,17 @@ pub(super) fn mark_if_all_public<'a>(up: &dyn Upstream, repos: impl IntoIterator
 }
 
 /// The audience of a write into `owner/repo`.
-pub(super) async fn repo_verdict(up: &dyn Upstream, owner: &str, repo: &str, side: &Side) -> Result<Verdict, ToolError> {
+pub(super) async fn repo_verdict(
+    up: &dyn Upstream,
+    owner: &str,
+    repo: &str,
+    side: &Side,
+) -> Result<Verdict, ToolError> {
     let name = format!("{owner}/{repo}");
     if !side.has_id(owner) {
-        return Ok(Verdict::outside(Party::Named(format!("{name} (a repository the user and their organisations do not own)"))));
+        return Ok(Verdict::outside(Party::Named(format!(
+            "{name} (a repository the user and their organisations do not own)"
+        ))));
     }
     let r = send(up, HttpRequest::get(repo_path(owner, repo))).await?.json()?;
     let Some(real_owner) = r["owner"]["login"].as_str() else {
@@ -93,7 +100,9 @@ pub(super) async fn repo_verdict(up: &dyn Upstream, owner: &str, repo: &str, sid
     };
     let name = r["full_name"].as_str().unwrap_or(&name).to_string();
     if !side.has_id(real_owner) {
-        return Ok(Verdict::outside(Party::Named(format!("{name} (a repository the user and their organisations do not own)"))));
+        return Ok(Verdict::outside(Party::Named(format!(
+            "{name} (a repository the user and their organisations do not own)"
+        ))));
     }
     if is_public(&r) {
         return Ok(Verdict::outside(Party::Anyone(format!("anyone: {name} is a public repository"))));
@@ -105,7 +114,11 @@ pub(super) async fn repo_verdict(up: &dyn Upstream, owner: &str, repo: &str, sid
 }
 
 /// Every write into a repository named by `owner` and `repo`.
-pub(super) fn repo_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn repo_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         let (Some(owner), Some(repo)) = (arg_str(&args, "owner"), arg_str(&args, "repo")) else {
             return Err(undecided("no owner and repo given"));
@@ -147,17 +160,25 @@ mod tests {
                 assert!(matches!(t.audience, Some(Audience::Decide(_))), "{}", t.name);
             }
         }
-        assert_eq!(INTEGRATION.tools.iter().find(|t| t.name == "github_search_issues").unwrap().results, Some(Results::Private));
+        assert_eq!(
+            INTEGRATION.tools.iter().find(|t| t.name == "github_search_issues").unwrap().results,
+            Some(Results::Private)
+        );
     }
 
     #[test]
     fn side_is_the_login_and_orgs() {
-        let up = MockUpstream::new().json(json!({"login": "Ann"})).json(json!([{"login": "acme"}, {"login": "acme-labs"}]));
+        let up =
+            MockUpstream::new().json(json!({"login": "Ann"})).json(json!([{"login": "acme"}, {"login": "acme-labs"}]));
         let (side, reqs) = up.side(INTEGRATION.side.unwrap());
         assert_eq!(side.unwrap().ids, ["Ann", "acme", "acme-labs"]);
         assert_eq!(reqs[0].path, "/user");
         assert_eq!(reqs[1].path, "/user/orgs");
-        let up = MockUpstream::new().json(json!({"login": "ann"})).error(ToolError::Upstream { status: 403, message: "no".into(), retry_after: None });
+        let up = MockUpstream::new().json(json!({"login": "ann"})).error(ToolError::Upstream {
+            status: 403,
+            message: "no".into(),
+            retry_after: None,
+        });
         assert!(up.side(INTEGRATION.side.unwrap()).0.is_err(), "no orgs, no side");
         assert!(MockUpstream::new().json(json!({})).side(INTEGRATION.side.unwrap()).0.is_err());
     }
@@ -183,7 +204,12 @@ mod tests {
             let mut a = args();
             a["owner"] = json!("ann");
             let v = up.verdict(tool, a, &me());
-            assert_eq!(v, Verdict::outside(Party::Anyone("anyone: ann/dotfiles is a public repository".into())), "{}", tool.name);
+            assert_eq!(
+                v,
+                Verdict::outside(Party::Anyone("anyone: ann/dotfiles is a public repository".into())),
+                "{}",
+                tool.name
+            );
         }
     }
 
@@ -197,13 +223,18 @@ mod tests {
             assert!(reqs.is_empty());
         }
         // A repository transferred out of the user's organisation is judged by its real owner.
-        let up = MockUpstream::new().json(json!({"full_name": "mallory/secret", "owner": {"login": "mallory"}, "private": true}));
+        let up = MockUpstream::new()
+            .json(json!({"full_name": "mallory/secret", "owner": {"login": "mallory"}, "private": true}));
         assert!(matches!(up.verdict(&issues::CREATE_COMMENT, args(), &me()), Verdict::Outside { .. }));
     }
 
     #[test]
     fn failed_or_unclear_lookups_are_errors() {
-        let up = MockUpstream::new().error(ToolError::Upstream { status: 404, message: "Not Found".into(), retry_after: None });
+        let up = MockUpstream::new().error(ToolError::Upstream {
+            status: 404,
+            message: "Not Found".into(),
+            retry_after: None,
+        });
         assert!(up.audience(&repos::UPDATE_FILE, args(), &me()).0.is_err());
         let up = MockUpstream::new().json(json!({"full_name": "acme/secret", "owner": {"login": "acme"}}));
         assert!(up.audience(&repos::UPDATE_FILE, args(), &me()).0.is_err(), "no visibility, no verdict");
@@ -216,22 +247,28 @@ mod tests {
     fn public_repo_reads_are_marked_public() {
         let file = json!({"type": "file", "path": "README.md", "encoding": "base64", "content": "aGk=", "size": 2, "sha": "x"});
         let public = json!({"full_name": "rust-lang/rust", "owner": {"login": "rust-lang"}, "private": false, "visibility": "public"});
-        let private = json!({"full_name": "acme/secret", "owner": {"login": "acme"}, "private": true, "visibility": "private"});
+        let private =
+            json!({"full_name": "acme/secret", "owner": {"login": "acme"}, "private": true, "visibility": "private"});
         let a = json!({"owner": "rust-lang", "repo": "rust", "path": "README.md"});
-        let (_, marked) = MockUpstream::new().json(public.clone()).json(file.clone()).ok_marked(&repos::GET_FILE, a.clone());
+        let (_, marked) =
+            MockUpstream::new().json(public.clone()).json(file.clone()).ok_marked(&repos::GET_FILE, a.clone());
         assert!(marked);
-        let (_, marked) = MockUpstream::new().json(private.clone()).json(file.clone()).ok_marked(&repos::GET_FILE, a.clone());
+        let (_, marked) =
+            MockUpstream::new().json(private.clone()).json(file.clone()).ok_marked(&repos::GET_FILE, a.clone());
         assert!(!marked);
         let (_, marked) = MockUpstream::new()
             .error(ToolError::Upstream { status: 500, message: "x".into(), retry_after: None })
             .json(file)
             .ok_marked(&repos::GET_FILE, a.clone());
         assert!(!marked, "a failed lookup leaves the result private");
-        let (_, marked) = MockUpstream::new().json(public.clone()).ok_marked(&repos::GET_REPO, json!({"owner": "o", "repo": "r"}));
+        let (_, marked) =
+            MockUpstream::new().json(public.clone()).ok_marked(&repos::GET_REPO, json!({"owner": "o", "repo": "r"}));
         assert!(marked);
-        let (_, marked) = MockUpstream::new().json(private.clone()).ok_marked(&repos::GET_REPO, json!({"owner": "o", "repo": "r"}));
+        let (_, marked) =
+            MockUpstream::new().json(private.clone()).ok_marked(&repos::GET_REPO, json!({"owner": "o", "repo": "r"}));
         assert!(!marked);
-        let (_, marked) = MockUpstream::new().json(json!([public.clone(), private])).ok_marked(&repos::LIST_REPOS, json!({}));
+        let (_, marked) =
+            MockUpstream::new().json(json!([public.clone(), private])).ok_marked(&repos::LIST_REPOS, json!({}));
         assert!(!marked, "one private repository in the list keeps it private");
         let (_, marked) = MockUpstream::new().json(json!([])).ok_marked(&repos::LIST_REPOS, json!({}));
         assert!(!marked);

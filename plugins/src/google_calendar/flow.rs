@@ -80,7 +80,11 @@ fn calendar_arg(args: &Value) -> String {
 }
 
 /// `google_calendar_create_event`: the guests and the calendar.
-pub(super) fn create_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn create_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         let guests = arg_strings(&args, "attendees");
         let verdict = Verdict::for_emails(&side, guests.iter().map(String::as_str));
@@ -90,7 +94,11 @@ pub(super) fn create_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side
 
 /// `google_calendar_update_event`: the event's current guests and organizer, the guests added
 /// (outside ones are grants), and the calendar.
-pub(super) fn update_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn update_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         let calendar = calendar_arg(&args);
         let event_id = arg_str(&args, "event_id").ok_or_else(|| undecided("no event_id given"))?;
@@ -98,7 +106,8 @@ pub(super) fn update_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side
         if !event.is_object() || event.get("id").is_none() {
             return Err(undecided(format!("Calendar returned no event {event_id}")));
         }
-        let current: Vec<&Value> = event["attendees"].as_array().into_iter().flatten().filter(|a| !is_room(a)).collect();
+        let current: Vec<&Value> =
+            event["attendees"].as_array().into_iter().flatten().filter(|a| !is_room(a)).collect();
         let mut existing: Vec<String> =
             current.iter().filter_map(|a| a["email"].as_str()).map(str::to_ascii_lowercase).collect();
         if event["organizer"]["self"].as_bool() != Some(true)
@@ -139,7 +148,9 @@ mod tests {
 
     #[test]
     fn side_is_the_primary_calendar() {
-        let (s, reqs) = MockUpstream::new().json(json!({"id": "ann@acme.example", "summary": "Ann"})).side(INTEGRATION.side.unwrap());
+        let (s, reqs) = MockUpstream::new()
+            .json(json!({"id": "ann@acme.example", "summary": "Ann"}))
+            .side(INTEGRATION.side.unwrap());
         assert_eq!(s.unwrap(), me());
         assert_eq!(reqs[0].path, "/users/me/calendarList/primary");
         assert!(MockUpstream::new().json(json!({"summary": "x"})).side(INTEGRATION.side.unwrap()).0.is_err());
@@ -153,10 +164,15 @@ mod tests {
 
     #[test]
     fn create_checks_each_guest() {
-        let v = MockUpstream::new().verdict(&CREATE_EVENT, ev(json!({"attendees": ["Bob@Acme.Example", "c@eu.acme.example"]})), &me());
+        let v = MockUpstream::new().verdict(
+            &CREATE_EVENT,
+            ev(json!({"attendees": ["Bob@Acme.Example", "c@eu.acme.example"]})),
+            &me(),
+        );
         assert_eq!(v, Verdict::Inside);
         for bad in ["m@acme.example.evil.example", "m@evil-acme.example", "M@EVIL.EXAMPLE"] {
-            let v = MockUpstream::new().verdict(&CREATE_EVENT, ev(json!({"attendees": ["bob@acme.example", bad]})), &me());
+            let v =
+                MockUpstream::new().verdict(&CREATE_EVENT, ev(json!({"attendees": ["bob@acme.example", bad]})), &me());
             assert!(matches!(v, Verdict::Outside { grants: false, .. }), "{bad}");
         }
     }
@@ -165,16 +181,25 @@ mod tests {
     fn other_calendars_are_judged_by_their_access_list() {
         let own = json!({"items": [{"role": "owner", "scope": {"type": "user", "value": "ann@acme.example"}},
                                    {"role": "reader", "scope": {"type": "domain", "value": "acme.example"}}]});
-        let (v, reqs) = MockUpstream::new().json(own).audience(&CREATE_EVENT, ev(json!({"calendar_id": "team@group.calendar.google.com"})), &me());
+        let (v, reqs) = MockUpstream::new().json(own).audience(
+            &CREATE_EVENT,
+            ev(json!({"calendar_id": "team@group.calendar.google.com"})),
+            &me(),
+        );
         assert_eq!(v.unwrap(), Verdict::Inside);
         assert_eq!(reqs[0].path, "/calendars/team%40group.calendar.google.com/acl");
         let public = json!({"items": [{"role": "reader", "scope": {"type": "default"}}]});
         let v = MockUpstream::new().json(public).verdict(&CREATE_EVENT, ev(json!({"calendar_id": "c1"})), &me());
         assert!(matches!(v, Verdict::Outside { .. }));
         let err = ToolError::Upstream { status: 403, message: "forbidden".into(), retry_after: None };
-        assert!(MockUpstream::new().error(err).audience(&CREATE_EVENT, ev(json!({"calendar_id": "c1"})), &me()).0.is_err());
+        assert!(
+            MockUpstream::new().error(err).audience(&CREATE_EVENT, ev(json!({"calendar_id": "c1"})), &me()).0.is_err()
+        );
         // The user's own address is the primary calendar: no lookup.
-        assert_eq!(MockUpstream::new().verdict(&CREATE_EVENT, ev(json!({"calendar_id": "ANN@acme.example"})), &me()), Verdict::Inside);
+        assert_eq!(
+            MockUpstream::new().verdict(&CREATE_EVENT, ev(json!({"calendar_id": "ANN@acme.example"})), &me()),
+            Verdict::Inside
+        );
     }
 
     fn event(attendees: Value) -> Value {
@@ -184,15 +209,25 @@ mod tests {
     #[test]
     fn adding_an_outside_guest_grants_the_whole_event() {
         let up = MockUpstream::new().json(event(json!([{"email": "bob@acme.example"}])));
-        let (v, reqs) = up.audience(&UPDATE_EVENT, json!({"event_id": "e1", "add_attendees": ["m@evil.example"]}), &me());
+        let (v, reqs) =
+            up.audience(&UPDATE_EVENT, json!({"event_id": "e1", "add_attendees": ["m@evil.example"]}), &me());
         assert_eq!(v.unwrap(), Verdict::grant(Party::Email("m@evil.example".into())));
         assert_eq!(reqs[0].path, "/calendars/primary/events/e1");
         let up = MockUpstream::new().json(event(json!([])));
-        let v = up.verdict(&UPDATE_EVENT, json!({"event_id": "e1", "attendees": ["bob@acme.example", "\"bob@acme.example\" <m@evil.example>"]}), &me());
+        let v = up.verdict(
+            &UPDATE_EVENT,
+            json!({"event_id": "e1", "attendees": ["bob@acme.example", "\"bob@acme.example\" <m@evil.example>"]}),
+            &me(),
+        );
         assert!(matches!(v, Verdict::Outside { grants: true, .. }));
         // An inside guest added to an own event: inside.
-        let up = MockUpstream::new().json(event(json!([{"email": "bob@acme.example"}, {"email": "c_1@resource.calendar.google.com", "resource": true}])));
-        assert_eq!(up.verdict(&UPDATE_EVENT, json!({"event_id": "e1", "add_attendees": ["carol@acme.example"]}), &me()), Verdict::Inside);
+        let up = MockUpstream::new().json(event(
+            json!([{"email": "bob@acme.example"}, {"email": "c_1@resource.calendar.google.com", "resource": true}]),
+        ));
+        assert_eq!(
+            up.verdict(&UPDATE_EVENT, json!({"event_id": "e1", "add_attendees": ["carol@acme.example"]}), &me()),
+            Verdict::Inside
+        );
     }
 
     #[test]
@@ -204,13 +239,28 @@ mod tests {
         let v = up.verdict(&UPDATE_EVENT, json!({"event_id": "e1", "summary": "x"}), &me());
         assert_eq!(v, Verdict::outside(Party::Email("boss@evil.example".into())));
         let err = ToolError::Upstream { status: 404, message: "Not Found".into(), retry_after: None };
-        assert!(MockUpstream::new().error(err).audience(&UPDATE_EVENT, json!({"event_id": "e1", "summary": "x"}), &me()).0.is_err());
-        assert!(MockUpstream::new().json(json!({})).audience(&UPDATE_EVENT, json!({"event_id": "e1", "summary": "x"}), &me()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .error(err)
+                .audience(&UPDATE_EVENT, json!({"event_id": "e1", "summary": "x"}), &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .json(json!({}))
+                .audience(&UPDATE_EVENT, json!({"event_id": "e1", "summary": "x"}), &me())
+                .0
+                .is_err()
+        );
     }
 
     #[test]
     fn rsvp_and_delete_are_inside() {
-        assert_eq!(MockUpstream::new().verdict(&UPDATE_RSVP, json!({"event_id": "e1", "response": "accepted"}), &me()), Verdict::Inside);
+        assert_eq!(
+            MockUpstream::new().verdict(&UPDATE_RSVP, json!({"event_id": "e1", "response": "accepted"}), &me()),
+            Verdict::Inside
+        );
         assert_eq!(MockUpstream::new().verdict(&DELETE_EVENT, json!({"event_id": "e1"}), &me()), Verdict::Inside);
     }
 }

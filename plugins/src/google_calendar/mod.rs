@@ -10,12 +10,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::*;
-mod times;
 mod flow;
+mod times;
 
+use crate::flow::Audience;
 use crate::google::{self, format_datetime, invalid, now_secs, parse_datetime, require_datetime};
 use crate::text::html_to_text;
-use crate::flow::Audience;
 use crate::tool;
 
 use times::{event_span, event_time, free_slots};

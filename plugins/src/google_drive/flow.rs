@@ -116,7 +116,11 @@ pub(super) fn permission_audience(
 }
 
 /// `google_drive_update_file`: the file, and every folder it is moved into (a grant).
-pub(super) fn update_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn update_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         let id = arg_str(&args, "file_id").ok_or_else(|| undecided("no file_id given"))?;
         let mut verdict = file_verdict(&*up, id, &side).await?;
@@ -129,7 +133,11 @@ pub(super) fn update_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side
 
 /// `google_drive_upload_file` (`folder_id`) and `google_drive_create_folder` (`parent_id`): the
 /// folder it goes into; the top of My Drive is the user's own.
-pub(super) fn folder_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn folder_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         match arg_str(&args, "folder_id").or(arg_str(&args, "parent_id")) {
             None | Some("root") => Ok(Verdict::Inside),
@@ -171,7 +179,9 @@ mod tests {
 
     #[test]
     fn side_is_about_user() {
-        let (s, reqs) = MockUpstream::new().json(json!({"user": {"emailAddress": "ann@acme.example"}})).side(INTEGRATION.side.unwrap());
+        let (s, reqs) = MockUpstream::new()
+            .json(json!({"user": {"emailAddress": "ann@acme.example"}}))
+            .side(INTEGRATION.side.unwrap());
         assert_eq!(s.unwrap(), me());
         assert_eq!((reqs[0].path.as_str(), reqs[0].query[0].1.as_str()), ("/about", "user"));
         assert!(MockUpstream::new().json(json!({"user": {}})).side(INTEGRATION.side.unwrap()).0.is_err());
@@ -182,10 +192,19 @@ mod tests {
         let cases = [
             (json!({"type": "anyone"}), Party::Anyone("anyone with the link".into())),
             (json!({"type": "domain", "domain": "Evil-Acme.example"}), Party::Domain("evil-acme.example".into())),
-            (json!({"type": "domain", "domain": "acme.example.evil.example"}), Party::Domain("acme.example.evil.example".into())),
+            (
+                json!({"type": "domain", "domain": "acme.example.evil.example"}),
+                Party::Domain("acme.example.evil.example".into()),
+            ),
             (json!({"type": "user", "email_address": "m@evil.example"}), Party::Email("m@evil.example".into())),
-            (json!({"type": "group", "email_address": "all@acme-example.com"}), Party::Email("all@acme-example.com".into())),
-            (json!({"type": "user", "email_address": "\"ann@acme.example\" <m@evil.example>"}), Party::Email("m@evil.example".into())),
+            (
+                json!({"type": "group", "email_address": "all@acme-example.com"}),
+                Party::Email("all@acme-example.com".into()),
+            ),
+            (
+                json!({"type": "user", "email_address": "\"ann@acme.example\" <m@evil.example>"}),
+                Party::Email("m@evil.example".into()),
+            ),
         ];
         for (extra, party) in cases {
             let mut args = json!({"file_id": "f1", "role": "reader"});
@@ -194,23 +213,36 @@ mod tests {
             assert_eq!(v.unwrap(), Verdict::grant(party), "{args}");
             assert!(reqs.is_empty());
         }
-        for extra in [json!({"type": "user", "email_address": "bob@acme.example"}), json!({"type": "domain", "domain": "eu.acme.example"})] {
+        for extra in [
+            json!({"type": "user", "email_address": "bob@acme.example"}),
+            json!({"type": "domain", "domain": "eu.acme.example"}),
+        ] {
             let mut args = json!({"file_id": "f1", "role": "writer"});
             args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             assert_eq!(MockUpstream::new().verdict(&CREATE_PERMISSION, args, &me()), Verdict::Inside);
         }
-        assert!(MockUpstream::new().audience(&CREATE_PERMISSION, json!({"file_id": "f", "type": "user"}), &me()).0.is_err());
+        assert!(
+            MockUpstream::new().audience(&CREATE_PERMISSION, json!({"file_id": "f", "type": "user"}), &me()).0.is_err()
+        );
     }
 
     #[test]
     fn writes_into_own_files_are_inside() {
-        let (v, reqs) = MockUpstream::new().json(own_file()).audience(&UPDATE_FILE, json!({"file_id": "f1", "path": "/x"}), &me());
+        let (v, reqs) =
+            MockUpstream::new().json(own_file()).audience(&UPDATE_FILE, json!({"file_id": "f1", "path": "/x"}), &me());
         assert_eq!(v.unwrap(), Verdict::Inside);
         assert_eq!(reqs[0].path, "/files/f1");
         assert!(reqs[0].query.iter().any(|(k, v)| k == "fields" && v.contains("permissions")));
         assert_eq!(MockUpstream::new().verdict(&transfer::UPLOAD_FILE, json!({"path": "/x"}), &me()), Verdict::Inside);
         assert_eq!(MockUpstream::new().verdict(&CREATE_FOLDER, json!({"name": "x"}), &me()), Verdict::Inside);
-        assert_eq!(MockUpstream::new().json(own_file()).verdict(&CREATE_FOLDER, json!({"name": "x", "parent_id": "f1"}), &me()), Verdict::Inside);
+        assert_eq!(
+            MockUpstream::new().json(own_file()).verdict(
+                &CREATE_FOLDER,
+                json!({"name": "x", "parent_id": "f1"}),
+                &me()
+            ),
+            Verdict::Inside
+        );
         assert_eq!(MockUpstream::new().verdict(&DELETE_FILE, json!({"file_id": "f1"}), &me()), Verdict::Inside);
     }
 
@@ -220,28 +252,64 @@ mod tests {
         let owned_outside = json!({"owners": [{"emailAddress": "m@evil.example"}], "permissions": [{"type": "user", "emailAddress": "ann@acme.example"}]});
         let other_domain = json!({"owners": [{"emailAddress": "ann@acme.example"}], "permissions": [{"type": "domain", "domain": "evil.example"}]});
         for f in [shared_anyone, owned_outside, other_domain] {
-            let v = MockUpstream::new().json(f.clone()).verdict(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me());
+            let v =
+                MockUpstream::new().json(f.clone()).verdict(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me());
             assert!(matches!(v, Verdict::Outside { grants: false, .. }), "{f}");
-            let v = MockUpstream::new().json(f.clone()).verdict(&transfer::UPLOAD_FILE, json!({"path": "/x", "folder_id": "d1"}), &me());
+            let v = MockUpstream::new().json(f.clone()).verdict(
+                &transfer::UPLOAD_FILE,
+                json!({"path": "/x", "folder_id": "d1"}),
+                &me(),
+            );
             assert!(matches!(v, Verdict::Outside { .. }), "{f}");
         }
         // Moving an own file into an outside-shared folder grants that folder's audience the file.
         let folder = json!({"owners": [{"emailAddress": "m@evil.example"}], "permissions": []});
-        let v = MockUpstream::new().json(own_file()).json(folder).verdict(&UPDATE_FILE, json!({"file_id": "f1", "add_parents": ["d9"]}), &me());
+        let v = MockUpstream::new().json(own_file()).json(folder).verdict(
+            &UPDATE_FILE,
+            json!({"file_id": "f1", "add_parents": ["d9"]}),
+            &me(),
+        );
         assert!(grant(&v));
     }
 
     #[test]
     fn failed_or_unclear_lookups_are_errors() {
         let err = ToolError::Upstream { status: 404, message: "File not found".into(), retry_after: None };
-        assert!(MockUpstream::new().error(err).audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .error(err)
+                .audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me())
+                .0
+                .is_err()
+        );
         let no_perms = json!({"owners": [{"emailAddress": "ann@acme.example"}]});
-        assert!(MockUpstream::new().json(no_perms).audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me()).0.is_err());
-        assert!(MockUpstream::new().json(json!({})).audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .json(no_perms)
+                .audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .json(json!({}))
+                .audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me())
+                .0
+                .is_err()
+        );
         let odd = json!({"owners": [{"emailAddress": "ann@acme.example"}], "permissions": [{"type": "audience"}]});
-        assert!(MockUpstream::new().json(odd).audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .json(odd)
+                .audience(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me())
+                .0
+                .is_err()
+        );
         // A shared drive's file: no owner, the members decide.
         let drive = json!({"driveId": "0A", "permissions": [{"type": "user", "emailAddress": "bob@acme.example"}]});
-        assert_eq!(MockUpstream::new().json(drive).verdict(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me()), Verdict::Inside);
+        assert_eq!(
+            MockUpstream::new().json(drive).verdict(&UPDATE_FILE, json!({"file_id": "f1", "name": "n"}), &me()),
+            Verdict::Inside
+        );
     }
 }

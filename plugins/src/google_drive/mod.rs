@@ -13,8 +13,8 @@ pub(crate) mod flow;
 mod transfer;
 
 use crate::api::*;
-use crate::google::{self, file_name, int64, invalid, mime_for};
 use crate::flow::Audience;
+use crate::google::{self, file_name, int64, invalid, mime_for};
 use crate::tool;
 
 use transfer::send_content;

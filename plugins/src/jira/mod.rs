@@ -1143,9 +1143,13 @@ mod flow_tests {
     #[test]
     fn side_is_myself() {
         let side = INTEGRATION.side.unwrap();
-        let (s, reqs) = MockUpstream::new().json(json!({"accountId": "5b10a", "emailAddress": "ann@acme.example"})).side(side);
+        let (s, reqs) =
+            MockUpstream::new().json(json!({"accountId": "5b10a", "emailAddress": "ann@acme.example"})).side(side);
         let s = s.unwrap();
-        assert_eq!((s.emails.as_slice(), s.ids.as_slice()), (&["ann@acme.example".to_string()][..], &["5b10a".to_string()][..]));
+        assert_eq!(
+            (s.emails.as_slice(), s.ids.as_slice()),
+            (&["ann@acme.example".to_string()][..], &["5b10a".to_string()][..])
+        );
         assert_eq!(reqs[0].path, "/rest/api/3/myself");
         // An address hidden by the profile's privacy settings: the account id alone.
         assert_eq!(MockUpstream::new().json(json!({"accountId": "5b10a"})).side(side).0.unwrap().ids, ["5b10a"]);

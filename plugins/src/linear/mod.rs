@@ -64,7 +64,13 @@ pub static INTEGRATION: Integration = Integration {
 /// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): the `viewer` (`id`, `email`) and its organisation's `id`. Every Linear issue and comment stays in the user's workspace (inside).
 fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
     Box::pin(async move {
-        let me = up.send(HttpRequest::post("/graphql").json(json!({ "query": "query Viewer { viewer { id name email organization { id } } }" }))).await?.json()?;
+        let me = up
+            .send(
+                HttpRequest::post("/graphql")
+                    .json(json!({ "query": "query Viewer { viewer { id name email organization { id } } }" })),
+            )
+            .await?
+            .json()?;
         crate::flow::side_from(&me, &["/data/viewer/email"], &["/data/viewer/id", "/data/viewer/organization/id"])
     })
 }
@@ -872,7 +878,10 @@ mod flow_tests {
     #[test]
     fn writes_inside_stay_inside() {
         for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
-            assert_eq!(MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()), Verdict::Inside);
+            assert_eq!(
+                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
+                Verdict::Inside
+            );
         }
     }
 

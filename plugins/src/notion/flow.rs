@@ -66,7 +66,11 @@ async fn database_verdict(up: &dyn Upstream, id: &str) -> Result<Verdict, ToolEr
 }
 
 /// `notion_update_page`, `notion_add_blocks`, `notion_create_comment`: the page written to.
-pub(super) fn page_audience(up: Arc<dyn Upstream>, args: Value, _side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn page_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    _side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         match arg_str(&args, "page_id") {
             Some(p) => page_verdict(&*up, &notion_id("/page_id", p)?).await,
@@ -79,7 +83,11 @@ pub(super) fn page_audience(up: Arc<dyn Upstream>, args: Value, _side: Arc<Side>
 }
 
 /// `notion_create_page`: the parent page, database or data source (its database).
-pub(super) fn create_audience(up: Arc<dyn Upstream>, args: Value, _side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn create_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    _side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         let parent = notion_id("/parent_id", arg_str(&args, "parent_id").unwrap_or_default())?;
         match arg_str(&args, "parent_type").unwrap_or("page") {
@@ -124,7 +132,10 @@ mod tests {
         let me = json!({"object": "user", "type": "bot", "bot": {"owner": {"type": "user", "user": {"id": "u1", "person": {"email": "Ann@Acme.Example"}}}, "workspace_id": "w1", "workspace_name": "Acme"}});
         let (s, reqs) = MockUpstream::new().json(me).side(INTEGRATION.side.unwrap());
         let s = s.unwrap();
-        assert_eq!((s.emails.as_slice(), s.ids.as_slice()), (&["ann@acme.example".to_string()][..], &["u1".to_string(), "w1".to_string()][..]));
+        assert_eq!(
+            (s.emails.as_slice(), s.ids.as_slice()),
+            (&["ann@acme.example".to_string()][..], &["u1".to_string(), "w1".to_string()][..])
+        );
         assert_eq!(reqs[0].path, "/users/me");
         let ws = json!({"bot": {"owner": {"type": "workspace", "workspace": true}, "workspace_id": "w1"}});
         assert_eq!(MockUpstream::new().json(ws).side(INTEGRATION.side.unwrap()).0.unwrap().ids, ["w1"]);
@@ -135,22 +146,33 @@ mod tests {
     fn workspace_pages_are_inside_published_ones_outside() {
         for tool in [&UPDATE_PAGE, &ADD_BLOCKS, &CREATE_COMMENT] {
             let args = json!({"page_id": PAGE, "content": "x", "text": "x", "title": "t"});
-            let (v, reqs) = MockUpstream::new().json(json!({"id": PAGE, "public_url": null})).audience(tool, args.clone(), &me());
+            let (v, reqs) =
+                MockUpstream::new().json(json!({"id": PAGE, "public_url": null})).audience(tool, args.clone(), &me());
             assert_eq!(v.unwrap(), Verdict::Inside, "{}", tool.name);
             assert_eq!(reqs[0].path, format!("/pages/{PAGE}"));
-            let v = MockUpstream::new().json(json!({"id": PAGE, "public_url": "https://acme.notion.site/x"})).verdict(tool, args, &me());
+            let v = MockUpstream::new().json(json!({"id": PAGE, "public_url": "https://acme.notion.site/x"})).verdict(
+                tool,
+                args,
+                &me(),
+            );
             assert!(matches!(v, Verdict::Outside { .. }), "{}", tool.name);
         }
     }
 
     #[test]
     fn new_pages_are_judged_by_their_parent() {
-        let (v, reqs) = MockUpstream::new().json(json!({"id": PAGE})).audience(&CREATE_PAGE, json!({"parent_id": PAGE, "title": "t"}), &me());
+        let (v, reqs) = MockUpstream::new().json(json!({"id": PAGE})).audience(
+            &CREATE_PAGE,
+            json!({"parent_id": PAGE, "title": "t"}),
+            &me(),
+        );
         assert_eq!(v.unwrap(), Verdict::Inside);
         assert_eq!(reqs[0].path, format!("/pages/{PAGE}"));
-        let v = MockUpstream::new()
-            .json(json!({"id": PAGE, "public_url": "https://acme.notion.site/db"}))
-            .verdict(&CREATE_PAGE, json!({"parent_id": PAGE, "parent_type": "database", "title": "t"}), &me());
+        let v = MockUpstream::new().json(json!({"id": PAGE, "public_url": "https://acme.notion.site/db"})).verdict(
+            &CREATE_PAGE,
+            json!({"parent_id": PAGE, "parent_type": "database", "title": "t"}),
+            &me(),
+        );
         assert!(matches!(v, Verdict::Outside { .. }));
         let (v, reqs) = MockUpstream::new()
             .json(json!({"id": "ds", "parent": {"type": "database_id", "database_id": "db1"}}))
@@ -163,9 +185,31 @@ mod tests {
     #[test]
     fn unknown_pages_and_discussions_are_errors() {
         let err = ToolError::Upstream { status: 404, message: "object_not_found".into(), retry_after: None };
-        assert!(MockUpstream::new().error(err).audience(&ADD_BLOCKS, json!({"page_id": PAGE, "content": "x"}), &me()).0.is_err());
-        assert!(MockUpstream::new().audience(&CREATE_COMMENT, json!({"discussion_id": "d1", "text": "x"}), &me()).0.is_err());
-        assert!(MockUpstream::new().audience(&CREATE_COMMENT, json!({"page_id": "not-an-id", "text": "x"}), &me()).0.is_err());
-        assert!(MockUpstream::new().json(json!({})).audience(&UPDATE_PAGE, json!({"page_id": PAGE, "title": "t"}), &me()).0.is_err());
+        assert!(
+            MockUpstream::new()
+                .error(err)
+                .audience(&ADD_BLOCKS, json!({"page_id": PAGE, "content": "x"}), &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .audience(&CREATE_COMMENT, json!({"discussion_id": "d1", "text": "x"}), &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .audience(&CREATE_COMMENT, json!({"page_id": "not-an-id", "text": "x"}), &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .json(json!({}))
+                .audience(&UPDATE_PAGE, json!({"page_id": PAGE, "title": "t"}), &me())
+                .0
+                .is_err()
+        );
     }
 }

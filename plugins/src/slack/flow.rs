@@ -134,7 +134,11 @@ pub(super) fn channel_audience(
 }
 
 /// `slack_send_dm`: every person named (id, @handle or email, comma-separated).
-pub(super) fn dm_audience(up: Arc<dyn Upstream>, args: Value, side: Arc<Side>) -> BoxFuture<Result<Verdict, ToolError>> {
+pub(super) fn dm_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<Side>,
+) -> BoxFuture<Result<Verdict, ToolError>> {
     Box::pin(async move {
         let users = crate::flow::arg_str(&args, "user").ok_or_else(|| undecided("no user given"))?;
         let mut verdict = Verdict::Inside;
@@ -180,11 +184,13 @@ mod tests {
 
     #[test]
     fn side_is_auth_test() {
-        let up = MockUpstream::new().json(json!({"ok": true, "user_id": "U0ANN0001", "team_id": "T0ACME001", "user": "ann"}));
+        let up = MockUpstream::new()
+            .json(json!({"ok": true, "user_id": "U0ANN0001", "team_id": "T0ACME001", "user": "ann"}));
         let (side, reqs) = up.side(INTEGRATION.side.unwrap());
         assert_eq!(side.unwrap().ids, ["U0ANN0001", "T0ACME001"]);
         assert_eq!(reqs[0].path, "/auth.test");
-        let (side, _) = MockUpstream::new().json(json!({"ok": false, "error": "invalid_auth"})).side(INTEGRATION.side.unwrap());
+        let (side, _) =
+            MockUpstream::new().json(json!({"ok": false, "error": "invalid_auth"})).side(INTEGRATION.side.unwrap());
         assert!(side.is_err());
         let (side, _) = MockUpstream::new().json(json!({"ok": true, "user": "ann"})).side(INTEGRATION.side.unwrap());
         assert!(side.is_err(), "no team id, no side");
@@ -242,11 +248,19 @@ mod tests {
         // A DM with a Slack Connect user.
         let up = MockUpstream::new()
             .json(ok(json!({"channel": {"id": "D0MAL00001", "is_im": true, "user": "U0MAL0001"}})))
-            .json(ok(json!({"user": {"id": "U0MAL0001", "team_id": "T0EVIL0001", "profile": {"email": "m@evil.example"}}})));
+            .json(ok(
+                json!({"user": {"id": "U0MAL0001", "team_id": "T0EVIL0001", "profile": {"email": "m@evil.example"}}}),
+            ));
         let v = up.verdict(&SEND_MESSAGE, json!({"channel": "D0MAL00001", "text": "x"}), &me());
-        assert_eq!(v, Verdict::outside(Party::Named("m@evil.example (U0MAL0001), a member of another organisation's Slack".into())));
+        assert_eq!(
+            v,
+            Verdict::outside(Party::Named(
+                "m@evil.example (U0MAL0001), a member of another organisation's Slack".into()
+            ))
+        );
         // A user id as the channel posts into the DM with that user.
-        let up = MockUpstream::new().json(ok(json!({"user": {"id": "U0MAL0001", "team_id": "T0ACME001", "is_stranger": true}})));
+        let up = MockUpstream::new()
+            .json(ok(json!({"user": {"id": "U0MAL0001", "team_id": "T0ACME001", "is_stranger": true}})));
         let (v, reqs) = up.audience(&SEND_MESSAGE, json!({"channel": "U0MAL0001", "text": "x"}), &me());
         assert!(is_outside(&v.unwrap()));
         assert_eq!(reqs[0].path, "/users.info");
