@@ -375,9 +375,9 @@ async fn execute_overhead(calls: usize) {
 }
 
 /// The outbound-data guard's added latency per execution: one Gmail send (to a colleague at the
-/// user's domain) with the guard off, on with no private data in the session (no lookup: only a
-/// grant would be held), and on after a private read (the audience is decided: the user's side
-/// is looked up once per session, then cached).
+/// user's domain) with the guard off and on. A sent mail's result is private, so from the second
+/// send on the session holds private data and every send's audience is decided (the user's side
+/// looked up once per session, then cached); the tainted app starts that way.
 async fn flow_guard_overhead(calls: usize) {
     let app = axum::Router::new().fallback(|| async {
         axum::Json(json!({"emailAddress": "bob@example.com", "id": "m1", "threadId": "t1", "labelIds": ["SENT"]}))
@@ -392,6 +392,8 @@ async fn flow_guard_overhead(calls: usize) {
         vars.insert("WORKBENCH_GMAIL_BASE_URL".to_string(), format!("{fake}/gmail/v1/users/me"));
         vars.insert("WORKBENCH_GMAIL_TOKEN".to_string(), "ya29.bench-token".to_string());
         vars.insert("WORKBENCH_FLOW".to_string(), flow.to_string());
+        // Gmail's own budget (10/s) would dominate the figure.
+        vars.insert("WORKBENCH_GMAIL_RATE_LIMIT".to_string(), "100000/s".to_string());
         App::with_parts(Settings::load(&vars).unwrap(), Registry::standard(), Arc::new(MemoryStore::default()))
     };
     let send = json!({"executions": [{"tool": "gmail_send_email",
@@ -421,24 +423,26 @@ async fn flow_guard_overhead(calls: usize) {
         v.sort();
         v[v.len() / 2]
     };
-    let (a, b, c) = (run(off.clone(), calls).await, run(clean.clone(), calls).await, run(tainted.clone(), calls).await);
+    // Interleaved, so a busy machine slows the three alike.
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..calls {
+        a.extend(run(off.clone(), 1).await);
+        b.extend(run(clean.clone(), 1).await);
+        c.extend(run(tainted.clone(), 1).await);
+    }
     let (ma, mb, mc) = (med(&a), med(&b), med(&c));
     summary("gmail_send_email, WORKBENCH_FLOW=off", a);
-    summary("gmail_send_email, guard, nothing private read", b);
-    summary("gmail_send_email, guard, after a private read", c);
+    summary("gmail_send_email, guard (fresh session)", b);
+    summary("gmail_send_email, guard, private data read", c);
+    println!("{:<48} {:.3?} per execution (median difference)", "guard added (fresh session)", mb.saturating_sub(ma));
     println!(
         "{:<48} {:.3?} per execution (median difference)",
-        "guard added, nothing private read",
-        mb.saturating_sub(ma)
-    );
-    println!(
-        "{:<48} {:.3?} per execution (median difference)",
-        "guard added, after a private read",
+        "guard added, private data read",
         mc.saturating_sub(ma)
     );
     let (fb, fc) = (clean.flow().figures(), tainted.flow().figures());
     println!(
-        "{:<48} {} with nothing private read, {} after a private read ({} sends each, 20 warm-up)",
+        "{:<48} {} (fresh session), {} (private data read) for {} sends each after 20 warm-up",
         "guard lookups (extra service calls)", fb.lookups, fc.lookups, calls
     );
 }

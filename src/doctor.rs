@@ -72,7 +72,6 @@ pub fn run(
             }
             checks.push(port(s.listener_port));
             checks.push(policies(s));
-            checks.push(flow_guard(s));
         }
     }
     match locations {
@@ -115,20 +114,28 @@ fn policies(settings: &Settings) -> Check {
     let bad = settings.bad_settings();
     if bad.is_empty() {
         let n = settings.policies.len() + settings.rate_limits.len();
-        return check(Level::Ok, "policies", format!("{n} policy and rate-limit setting(s) valid"), None);
+        return check(
+            Level::Ok,
+            "policies",
+            format!("{n} policy and rate-limit setting(s) valid; {}", flow_guard(settings)),
+            None,
+        );
     }
     let list = bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join("; ");
     check(
         Level::Fail,
         "policies",
-        format!("{list}; until fixed, the integrations they name refuse writes (policies) or every request (budgets)"),
+        format!(
+            "{list}; until fixed, the integrations they name refuse writes (policies) or every request (budgets), and a bad WORKBENCH_FLOW holds every outside write; {}",
+            flow_guard(settings)
+        ),
         Some("correct the value in the environment workbench starts with (or config.json's policy)".into()),
     )
 }
 
-/// The outbound-data guard's setting and the user's trusted list (a bad mode holds every outside
-/// write as `strict`: a FAIL until fixed).
-fn flow_guard(settings: &Settings) -> Check {
+/// The outbound-data guard's setting and the user's trusted list, for the policies line (a bad
+/// mode is one of the bad settings: every outside write is held as `strict` until it is fixed).
+fn flow_guard(settings: &Settings) -> String {
     let flow = &settings.flow;
     let trusted = if flow.trusted.is_empty() {
         "no trusted addresses, domains or origins".to_string()
@@ -143,15 +150,7 @@ fn flow_guard(settings: &Settings) -> Check {
             flow.public_servers.join(", ")
         ),
     };
-    match &flow.mode {
-        Ok(mode) => check(Level::Ok, "flow guard", format!("{}; {trusted}{servers}", mode.as_str()), None),
-        Err(bad) => check(
-            Level::Fail,
-            "flow guard",
-            format!("{bad}; every write to a party outside your side is held (strict) until fixed; {trusted}"),
-            Some("set WORKBENCH_FLOW (or config.json flow.mode) to guard, strict or off".into()),
-        ),
-    }
+    format!("flow guard: {} ({trusted}{servers})", flow.mode().as_str())
 }
 
 /// The data directory exists (created if missing), is a writable directory, and only its owner

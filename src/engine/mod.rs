@@ -234,6 +234,46 @@ pub async fn execute_with(app: &Arc<App>, batch: Batch, hooks: &Hooks) -> Outcom
     outcome
 }
 
+/// One execution outside any batch (the portal, the terminal, the runstack profile): its typed
+/// result, passed through every secret known now and the size cap like an `execute_tools` answer.
+/// A failure of the batch rules (a `{{step:...}}` ref, a bad account name) is its failure.
+pub async fn execute_one(app: &Arc<App>, exec: Execution, hooks: &Hooks) -> Result<Value, ToolFailure> {
+    let batch = Batch { executions: vec![exec], compose: false, ret: None };
+    let result = match preflight(&batch) {
+        Err(f) => Err(f),
+        Ok(()) => {
+            let exec = &batch.executions[0];
+            let executed = run_one(app, exec, None, hooks).await;
+            if executed.started() {
+                hooks.report(1, 1, &app.exposed.text(&exec.tool), executed.result());
+            }
+            let (result, private) = executed.into_parts();
+            if !hooks.probe {
+                app.flow().absorb(&private);
+            }
+            result
+        }
+    };
+    match result {
+        Ok(mut v) => {
+            app.exposed.scrub(&mut v);
+            if cap::cap_response(&mut v, cap::MAX_RESPONSE_CHARS) {
+                tracing::info!("a tool result shrunk to the size cap");
+            }
+            Ok(v)
+        }
+        Err(mut f) => {
+            f.message = app.exposed.text(&f.message);
+            let mut details = Value::Object(std::mem::take(&mut f.details));
+            app.exposed.scrub(&mut details);
+            if let Value::Object(d) = details {
+                f.details = d;
+            }
+            Err(f)
+        }
+    }
+}
+
 /// The batch rules, checked before anything runs.
 fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
     let mut problems = Vec::new();
