@@ -33,7 +33,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://discord.com/api/v10" }],
     curl_proxy: crate::api::CurlProxy::WritesUnder(&["/channels/*/messages", "/channels/*/threads"]),
     rate_limit: crate::api::RateLimit::per_second(50),
-    side: None,
+    side: Some(flow_side),
     tools: &[LIST_SERVERS, LIST_CHANNELS, LIST_MESSAGES, SEND_MESSAGE, SEND_DM, CREATE_THREAD, ADD_REACTION],
     error_message,
 };
@@ -45,6 +45,101 @@ const USER_AGENT: &str =
 
 fn discord(req: HttpRequest) -> HttpRequest {
     req.header("user-agent", USER_AGENT)
+}
+
+// ---------------------------------------------------------------- outbound-data guard
+
+/// The user's side (`shared/design/flows.md` section 2): the bot's own id (`GET /users/@me`) and
+/// the people behind the application (`GET /oauth2/applications/@me`: its `owner`, or every
+/// member of its `team`).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(discord(HttpRequest::get("/users/@me"))).await?.json()?;
+        let mut side = crate::flow::side_from(&me, &[], &["/id"])?;
+        let app = up.send(discord(HttpRequest::get("/oauth2/applications/@me"))).await?.json()?;
+        let mut owners = 0;
+        for id in std::iter::once(&app["owner"]["id"])
+            .chain(app["team"]["members"].as_array().into_iter().flatten().map(|m| &m["user"]["id"]))
+            .filter_map(Value::as_str)
+        {
+            side.add_id(id);
+            owners += 1;
+        }
+        if owners == 0 {
+            return Err(crate::flow::undecided("Discord named no owner of the application"));
+        }
+        Ok(side)
+    })
+}
+
+/// Who reads a Discord channel. Discord servers are open communities whose members workbench
+/// cannot vet, so a server channel counts as the user's own workspace only when the server is
+/// the user's (its `owner_id` is the application's owner or a member of its team); every
+/// other server is outside, whoever is in it. A DM or group DM is inside only when every
+/// recipient is on the user's side. Lookups: `GET /channels/{id}`, then for a server channel
+/// `GET /guilds/{guild_id}`.
+async fn channel_verdict(
+    up: &dyn Upstream,
+    channel: &str,
+    side: &crate::flow::Side,
+) -> Result<crate::flow::Verdict, ToolError> {
+    use crate::flow::{Party, Verdict, undecided};
+    let id = snowflake("/channel_id", channel)?;
+    let ch = up.send(discord(HttpRequest::get(format!("/channels/{id}")))).await?.json()?;
+    if let Some(recipients) = ch["recipients"].as_array().filter(|_| ch["guild_id"].is_null()) {
+        if recipients.is_empty() {
+            return Err(undecided(format!("Discord named no recipients of the DM {id}")));
+        }
+        let mut verdict = Verdict::Inside;
+        for r in recipients {
+            let rid = r["id"].as_str().unwrap_or("?");
+            if !side.has_id(rid) {
+                let name = r["username"].as_str().unwrap_or(rid);
+                verdict = verdict.and(Verdict::outside(Party::Named(format!("Discord user {name} ({rid})"))));
+            }
+        }
+        return Ok(verdict);
+    }
+    let Some(guild) = ch["guild_id"].as_str() else {
+        return Err(undecided(format!("Discord named no server or recipients of channel {id}")));
+    };
+    let g = up.send(discord(HttpRequest::get(format!("/guilds/{}", snowflake("/guild_id", guild)?)))).await?.json()?;
+    let Some(owner) = g["owner_id"].as_str() else {
+        return Err(undecided(format!("Discord named no owner of server {guild}")));
+    };
+    if side.has_id(owner) {
+        return Ok(Verdict::Inside);
+    }
+    let name = g["name"].as_str().unwrap_or(guild);
+    Ok(Verdict::outside(Party::Named(format!("the members of the Discord server {name}, which the user does not own"))))
+}
+
+/// `discord_send_message`, `discord_create_thread`, `discord_add_reaction`: the channel's readers.
+fn channel_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<crate::flow::Side>,
+) -> BoxFuture<Result<crate::flow::Verdict, ToolError>> {
+    Box::pin(async move {
+        let channel =
+            crate::flow::arg_str(&args, "channel_id").ok_or_else(|| crate::flow::undecided("no channel_id"))?;
+        channel_verdict(&*up, channel, &side).await
+    })
+}
+
+/// `discord_send_dm`: the recipient, inside only when it is the user (the application's owner).
+fn dm_audience(
+    _up: Arc<dyn Upstream>,
+    args: Value,
+    side: Arc<crate::flow::Side>,
+) -> BoxFuture<Result<crate::flow::Verdict, ToolError>> {
+    use crate::flow::{Party, Verdict};
+    let user = crate::flow::arg_str(&args, "user_id").unwrap_or("?");
+    crate::flow::ready(Ok(if side.has_id(user) {
+        Verdict::Inside
+    } else {
+        Verdict::outside(Party::Named(format!("Discord user {user}")))
+    }))
 }
 
 fn identity_label(body: &Value) -> Option<String> {
@@ -144,6 +239,7 @@ struct ListServers {
 pub(crate) const LIST_SERVERS: ToolSpec = tool! {
     name: "discord_list_servers",
     effect: Read,
+    results: Private,
     args: ListServers,
     run: list_servers,
     keywords: ["servers", "guilds", "communities", "which servers", "discord servers", "guild id"],
@@ -218,6 +314,7 @@ struct ListChannels {
 pub(crate) const LIST_CHANNELS: ToolSpec = tool! {
     name: "discord_list_channels",
     effect: Read,
+    results: Private,
     args: ListChannels,
     run: list_channels,
     keywords: ["channels", "text channels", "voice channels", "categories", "forum", "channel id", "server channels", "guild"],
@@ -368,6 +465,7 @@ const INTENT_NOTE: &str = "Some messages came back without their content: turn o
 pub(crate) const LIST_MESSAGES: ToolSpec = tool! {
     name: "discord_list_messages",
     effect: Read,
+    results: Private,
     args: ListMessages,
     run: list_messages,
     keywords: ["read", "history", "recent messages", "new messages", "latest", "chat log", "what was said", "catch up", "channel history", "channel messages"],
@@ -472,6 +570,8 @@ fn shape_sent(m: &Value) -> Value {
 pub(crate) const SEND_MESSAGE: ToolSpec = tool! {
     name: "discord_send_message",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(channel_audience),
     args: SendMessage,
     run: send_message,
     keywords: ["post", "message", "reply", "say", "announce", "notify", "chat", "send to channel", "announcement", "post in channel"],
@@ -509,6 +609,8 @@ struct SendDm {
 pub(crate) const SEND_DM: ToolSpec = tool! {
     name: "discord_send_dm",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(dm_audience),
     args: SendDm,
     run: send_dm,
     keywords: ["direct message", "DM", "private message", "message a user", "PM", "whisper"],
@@ -567,6 +669,8 @@ struct CreateThread {
 pub(crate) const CREATE_THREAD: ToolSpec = tool! {
     name: "discord_create_thread",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(channel_audience),
     args: CreateThread,
     run: create_thread,
     keywords: ["thread", "start thread", "discussion", "forum post", "sub-conversation", "topic"],
@@ -717,6 +821,8 @@ fn reaction_emoji(input: &str) -> Result<String, ToolError> {
 pub(crate) const ADD_REACTION: ToolSpec = tool! {
     name: "discord_add_reaction",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(channel_audience),
     args: AddReaction,
     run: add_reaction,
     keywords: ["react", "emoji", "reaction", "thumbs up", "acknowledge", "upvote"],
@@ -765,5 +871,106 @@ mod tests {
         assert!(snowflake("/c", "1234567890123456789").is_ok());
         assert!(snowflake("/c", "general").is_err());
         assert!(snowflake("/c", "12").is_err());
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::{Results, Side, Verdict};
+    use crate::mock::MockUpstream;
+
+    const OWNER: &str = "111111111111111111";
+    const CHANNEL: &str = "222222222222222222";
+    const GUILD: &str = "333333333333333333";
+    const STRANGER: &str = "444444444444444444";
+
+    fn me() -> Side {
+        let mut s = Side::default();
+        s.add_id("999999999999999999");
+        s.add_id(OWNER);
+        s
+    }
+
+    #[test]
+    fn every_tool_is_labelled() {
+        for t in INTEGRATION.tools {
+            assert_eq!(t.results, Some(Results::Private), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn side_is_the_bot_and_its_owners() {
+        let side = INTEGRATION.side.unwrap();
+        let (s, reqs) = MockUpstream::new()
+            .json(json!({"id": "999999999999999999", "username": "wb", "bot": true}))
+            .json(json!({"owner": {"id": OWNER}, "team": {"members": [{"user": {"id": "555555555555555555"}}]}}))
+            .side(side);
+        let s = s.unwrap();
+        assert!(s.has_id(OWNER) && s.has_id("555555555555555555") && s.has_id("999999999999999999"));
+        assert_eq!(reqs[1].path, "/oauth2/applications/@me");
+        let (s, _) = MockUpstream::new().json(json!({"id": "999999999999999999"})).json(json!({})).side(side);
+        assert!(s.is_err(), "no owner, no side");
+    }
+
+    #[test]
+    fn own_servers_are_inside_others_outside() {
+        let args = json!({"channel_id": CHANNEL, "content": "x", "name": "t", "message_id": CHANNEL, "emoji": "👍"});
+        for tool in [&SEND_MESSAGE, &CREATE_THREAD, &ADD_REACTION] {
+            let (v, reqs) = MockUpstream::new()
+                .json(json!({"id": CHANNEL, "guild_id": GUILD, "type": 0}))
+                .json(json!({"id": GUILD, "owner_id": OWNER, "name": "Acme"}))
+                .audience(tool, args.clone(), &me());
+            assert_eq!(v.unwrap(), Verdict::Inside, "{}", tool.name);
+            assert_eq!(reqs[1].path, format!("/guilds/{GUILD}"));
+            let v = MockUpstream::new()
+                .json(json!({"id": CHANNEL, "guild_id": GUILD, "type": 0}))
+                .json(json!({"id": GUILD, "owner_id": STRANGER, "name": "Loot"}))
+                .verdict(tool, args.clone(), &me());
+            assert!(matches!(v, Verdict::Outside { .. }), "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn dms_are_inside_only_with_the_user() {
+        let v = MockUpstream::new().verdict(&SEND_DM, json!({"user_id": OWNER, "content": "x"}), &me());
+        assert_eq!(v, Verdict::Inside);
+        let v = MockUpstream::new().verdict(&SEND_DM, json!({"user_id": STRANGER, "content": "x"}), &me());
+        assert!(matches!(v, Verdict::Outside { .. }));
+        let dm = json!({"id": CHANNEL, "type": 1, "recipients": [{"id": STRANGER, "username": "mallory"}]});
+        let v =
+            MockUpstream::new().json(dm).verdict(&SEND_MESSAGE, json!({"channel_id": CHANNEL, "content": "x"}), &me());
+        assert!(matches!(v, Verdict::Outside { .. }));
+        let dm = json!({"id": CHANNEL, "type": 1, "recipients": [{"id": OWNER}]});
+        assert_eq!(
+            MockUpstream::new().json(dm).verdict(&SEND_MESSAGE, json!({"channel_id": CHANNEL, "content": "x"}), &me()),
+            Verdict::Inside
+        );
+    }
+
+    #[test]
+    fn failed_lookups_are_errors() {
+        let args = json!({"channel_id": CHANNEL, "content": "x"});
+        let err = ToolError::Upstream { status: 403, message: "Missing Access".into(), retry_after: None };
+        assert!(MockUpstream::new().error(err).audience(&SEND_MESSAGE, args.clone(), &me()).0.is_err());
+        assert!(
+            MockUpstream::new().json(json!({"id": CHANNEL})).audience(&SEND_MESSAGE, args.clone(), &me()).0.is_err()
+        );
+        let no_owner = json!({"id": GUILD});
+        assert!(
+            MockUpstream::new()
+                .json(json!({"guild_id": GUILD}))
+                .json(no_owner)
+                .audience(&SEND_MESSAGE, args, &me())
+                .0
+                .is_err()
+        );
+        assert!(
+            MockUpstream::new()
+                .audience(&SEND_MESSAGE, json!({"channel_id": "general", "content": "x"}), &me())
+                .0
+                .is_err()
+        );
     }
 }

@@ -112,7 +112,7 @@ impl Side {
     /// without angle brackets) is not on the user's side.
     pub fn has_email(&self, address: &str) -> bool {
         let Some(address) = mail_address(address) else { return false };
-        if self.emails.iter().any(|e| *e == address) {
+        if self.emails.contains(&address) {
             return true;
         }
         email_domain(&address).is_some_and(|d| self.has_domain(d))
@@ -391,5 +391,61 @@ mod tests {
         let Verdict::Outside { parties, grants } = v else { panic!("outside expected") };
         assert!(grants);
         assert_eq!(parties.len(), 2);
+    }
+
+    #[test]
+    fn recipients_parse_only_as_one_plain_address() {
+        assert_eq!(mail_address(" Ann <ANN@Acme.Example> ").as_deref(), Some("ann@acme.example"));
+        assert_eq!(mail_address("\"ceo@acme.example\" <m@evil.example>").as_deref(), Some("m@evil.example"));
+        assert_eq!(mail_address("o'brien@acme.example").as_deref(), Some("o'brien@acme.example"));
+        for bad in [
+            "a@acme.example, m@evil.example",
+            "m@evil.example@acme.example",
+            "\"a@acme.example\"@evil.example",
+            "a b@acme.example",
+            "a@acme.example>",
+            "<a@acme.example",
+            "a@acme..example",
+            "a@localhost",
+            "@acme.example",
+            "a@acme.example;m@evil.example",
+            "a@acme.example\nbcc: m@evil.example",
+            "",
+        ] {
+            assert_eq!(mail_address(bad), None, "{bad:?}");
+            assert!(!Side::from_email("ann@acme.example").has_email(bad), "{bad:?}");
+        }
+        // A list given as one string is outside, named as given.
+        let side = Side::from_email("ann@acme.example");
+        assert_eq!(
+            Verdict::for_emails(&side, ["m@evil.example, bob@acme.example"]),
+            Verdict::outside(Party::Email("m@evil.example, bob@acme.example".into()))
+        );
+    }
+
+    #[test]
+    fn sides_come_only_from_what_the_service_names() {
+        let body = serde_json::json!({"user": {"email": "Ann@Acme.Example", "id": 42}, "org": "acme"});
+        let side = side_from(&body, &["/user/email"], &["/user/id", "/org", "/missing"]).unwrap();
+        assert_eq!(
+            (side.emails, side.domains, side.ids),
+            (
+                vec!["ann@acme.example".to_string()],
+                vec!["acme.example".to_string()],
+                vec!["42".to_string(), "acme".to_string()]
+            )
+        );
+        assert!(side_from(&serde_json::json!({"user": {"email": "not an address"}}), &["/user/email"], &[]).is_err());
+        assert!(side_from(&serde_json::Value::Null, &["/email"], &["/id"]).is_err());
+    }
+
+    #[test]
+    fn arguments_read_as_strings() {
+        let args = serde_json::json!({"one": "a", "many": ["b", 3], "none": null, "n": 5});
+        assert_eq!(arg_strings(&args, "one"), ["a"]);
+        assert_eq!(arg_strings(&args, "many"), ["b", "3"]);
+        assert!(arg_strings(&args, "none").is_empty() && arg_strings(&args, "absent").is_empty());
+        assert_eq!(arg_strings(&args, "n"), ["5"]);
+        assert_eq!(arg_str(&serde_json::json!({"a": "  "}), "a"), None);
     }
 }

@@ -61,6 +61,59 @@ fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolE
     })
 }
 
+/// Who reads a board: its members and workspace, unless the board is public
+/// (`prefs.permissionLevel: "public"`: anyone on the web reads its cards and comments).
+async fn board_verdict(up: &dyn Upstream, path: String) -> Result<crate::flow::Verdict, ToolError> {
+    use crate::flow::{Party, Verdict, undecided};
+    let board = up.send(HttpRequest::get(path).query("fields", "name,prefs")).await?.json()?;
+    match board["prefs"]["permissionLevel"].as_str() {
+        Some("public") => {
+            let name = board["name"].as_str().unwrap_or("a board");
+            Ok(Verdict::outside(Party::Anyone(format!("anyone: the Trello board {name} is public"))))
+        }
+        Some(_) => Ok(Verdict::Inside),
+        None => Err(undecided("Trello did not say who can see the board")),
+    }
+}
+
+/// `trello_create_card` (the board of `list_id`), `trello_update_card` and
+/// `trello_create_comment` (the board of `card_id`, and for a move the target board or list's
+/// board: moving a card onto a public board publishes it, a grant). Lookups:
+/// `GET /lists/{id}/board`, `GET /cards/{id}/board`, `GET /boards/{id}` (fields `name,prefs`).
+fn board_audience(
+    up: Arc<dyn Upstream>,
+    args: Value,
+    _side: Arc<crate::flow::Side>,
+) -> BoxFuture<Result<crate::flow::Verdict, ToolError>> {
+    use crate::flow::{Verdict, arg_str};
+    Box::pin(async move {
+        let seg = |id: &str| encode_segment(id);
+        let mut verdict = Verdict::Inside;
+        if let Some(card) = arg_str(&args, "card_id") {
+            verdict = board_verdict(&*up, format!("/cards/{}/board", seg(card))).await?;
+        }
+        let target = match (arg_str(&args, "board_id"), arg_str(&args, "list_id")) {
+            (Some(b), _) => Some(format!("/boards/{}", seg(b))),
+            (None, Some(l)) => Some(format!("/lists/{}/board", seg(l))),
+            (None, None) => None,
+        };
+        if let Some(path) = target {
+            let v = board_verdict(&*up, path).await?;
+            // Moving an existing card somewhere public hands over all of it.
+            verdict = verdict.and(match v {
+                Verdict::Outside { parties, .. } if arg_str(&args, "card_id").is_some() => {
+                    Verdict::Outside { parties, grants: true }
+                }
+                v => v,
+            });
+        }
+        if arg_str(&args, "card_id").is_none() && arg_str(&args, "list_id").is_none() {
+            return Err(crate::flow::undecided("no card_id or list_id given"));
+        }
+        Ok(verdict)
+    })
+}
+
 /// JSON errors (`{"message": "...", "error": "API_TOKEN_LIMIT_EXCEEDED"}`); plain-text ones are
 /// passed through by the engine as they are.
 fn error_message(body: &Value) -> Option<String> {
@@ -659,7 +712,7 @@ pub(crate) const CREATE_CARD: ToolSpec = tool! {
     name: "trello_create_card",
     effect: Write,
     results: Private,
-    audience: crate::flow::Audience::Own,
+    audience: crate::flow::Audience::Decide(board_audience),
     args: CreateCard,
     run: create_card,
     keywords: ["add card", "new card", "task", "to-do", "create"],
@@ -718,7 +771,7 @@ pub(crate) const UPDATE_CARD: ToolSpec = tool! {
     name: "trello_update_card",
     effect: Write,
     results: Private,
-    audience: crate::flow::Audience::Own,
+    audience: crate::flow::Audience::Decide(board_audience),
     args: UpdateCard,
     run: update_card,
     keywords: ["move card", "move to done", "rename", "archive", "close", "due date", "mark complete", "assign", "reorder"],
@@ -789,7 +842,7 @@ pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "trello_create_comment",
     effect: Write,
     results: Private,
-    audience: crate::flow::Audience::Own,
+    audience: crate::flow::Audience::Decide(board_audience),
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "note", "mention", "update"],

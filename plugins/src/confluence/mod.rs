@@ -5,6 +5,7 @@
 //! in v1 (`/rest/api/search`). Page bodies are storage XHTML on the wire and Markdown at the tool
 //! boundary ([`storage`]). Auth is the same Basic `email:token` as Jira.
 
+mod flow;
 pub mod storage;
 
 use std::sync::Arc;
@@ -65,7 +66,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{site}/wiki" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(10),
-    side: None,
+    side: Some(flow::side),
     tools: &[SEARCH_PAGES, GET_PAGE, LIST_PAGES, CREATE_PAGE, UPDATE_PAGE, LIST_SPACES, CREATE_COMMENT],
     error_message,
 };
@@ -267,6 +268,7 @@ fn clean_excerpt(excerpt: &str) -> String {
 pub(crate) const SEARCH_PAGES: ToolSpec = tool! {
     name: "confluence_search_pages",
     effect: Read,
+    results: Private,
     args: SearchPages,
     run: search_pages,
     keywords: ["find page", "wiki search", "cql", "docs", "documentation", "knowledge base", "blog post", "search confluence", "find doc", "find runbook", "runbook", "how-to"],
@@ -338,6 +340,7 @@ async fn fetch_page(up: &dyn Upstream, page_id: &str) -> Result<Value, ToolError
 pub(crate) const GET_PAGE: ToolSpec = tool! {
     name: "confluence_get_page",
     effect: Read,
+    results: Private,
     args: GetPage,
     run: get_page,
     keywords: ["read page", "wiki page", "doc", "content", "runbook", "open page", "show page", "page content"],
@@ -414,6 +417,7 @@ fn default_page_limit() -> u32 {
 pub(crate) const LIST_PAGES: ToolSpec = tool! {
     name: "confluence_list_pages",
     effect: Read,
+    results: Private,
     args: ListPages,
     run: list_pages,
     keywords: ["pages in space", "child pages", "subpages", "page tree", "browse wiki"],
@@ -528,6 +532,8 @@ struct CreatePage {
 pub(crate) const CREATE_PAGE: ToolSpec = tool! {
     name: "confluence_create_page",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(flow::space_audience),
     args: CreatePage,
     run: create_page,
     keywords: ["new page", "write doc", "publish", "wiki page", "draft", "document"],
@@ -584,6 +590,8 @@ struct UpdatePage {
 pub(crate) const UPDATE_PAGE: ToolSpec = tool! {
     name: "confluence_update_page",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(flow::space_audience),
     args: UpdatePage,
     run: update_page,
     keywords: ["edit page", "rewrite", "append", "rename page", "update doc", "wiki", "add a section", "update page"],
@@ -678,6 +686,7 @@ fn default_space_limit() -> u32 {
 pub(crate) const LIST_SPACES: ToolSpec = tool! {
     name: "confluence_list_spaces",
     effect: Read,
+    results: Private,
     args: ListSpaces,
     run: list_spaces,
     keywords: ["spaces", "space key", "space id", "wiki spaces", "team spaces"],
@@ -734,6 +743,8 @@ struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "confluence_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(flow::space_audience),
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "reply", "feedback", "footer comment", "page comment"],

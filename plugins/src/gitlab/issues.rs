@@ -75,6 +75,7 @@ fn shape_issue(i: &Value) -> Value {
 pub(crate) const LIST_ISSUES: ToolSpec = tool! {
     name: "gitlab_list_issues",
     effect: Read,
+    results: Private,
     args: ListIssues,
     run: list_issues,
     keywords: ["issues", "bugs", "tickets", "backlog", "assigned to me", "labels", "tasks", "open issues", "open bugs"],
@@ -129,6 +130,8 @@ pub(crate) struct CreateIssue {
 pub(crate) const CREATE_ISSUE: ToolSpec = tool! {
     name: "gitlab_create_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::project_audience),
     args: CreateIssue,
     run: create_issue,
     keywords: ["new issue", "file a bug", "open ticket", "report", "feature request", "task"],
@@ -200,6 +203,8 @@ pub(crate) struct UpdateIssue {
 pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
     name: "gitlab_update_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::project_audience),
     args: UpdateIssue,
     run: update_issue,
     keywords: ["close issue", "reopen", "edit issue", "relabel", "assign", "due date", "close", "change labels", "reassign"],
@@ -273,6 +278,8 @@ pub(crate) struct CreateComment {
 pub(crate) const CREATE_COMMENT: ToolSpec = tool! {
     name: "gitlab_create_comment",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::project_audience),
     args: CreateComment,
     run: create_comment,
     keywords: ["comment", "note", "reply", "discussion", "MR comment", "issue comment"],

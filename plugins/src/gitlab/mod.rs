@@ -5,6 +5,7 @@
 //! (`group/subgroup/project`, sent URL-encoded as one segment). Lists page with GitLab's
 //! `X-Next-Page` header, turned into an opaque `cursor`.
 
+mod flow;
 mod issues;
 mod mrs;
 mod projects;
@@ -51,7 +52,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://gitlab.com/api/v4" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_minute(300),
-    side: None,
+    side: Some(flow::side),
     tools: &[
         projects::LIST_PROJECTS,
         projects::GET_FILE,

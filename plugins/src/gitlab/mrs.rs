@@ -96,6 +96,7 @@ fn shape_mr(m: &Value) -> Value {
 pub(crate) const LIST_MRS: ToolSpec = tool! {
     name: "gitlab_list_mrs",
     effect: Read,
+    results: Private,
     args: ListMrs,
     run: list_mrs,
     keywords: ["merge requests", "MRs", "code review", "pull requests", "open MRs", "review requested", "assigned to me", "MRs to review", "pending merge requests"],
@@ -193,6 +194,7 @@ fn file_status(d: &Value) -> &'static str {
 pub(crate) const GET_MR: ToolSpec = tool! {
     name: "gitlab_get_mr",
     effect: Read,
+    results: Private,
     args: GetMr,
     run: get_mr,
     keywords: ["merge request", "MR details", "diff", "changes", "changed files", "pipeline status", "conflicts", "show MR", "what changed", "merge conflicts"],
@@ -285,6 +287,8 @@ pub(crate) struct CreateMr {
 pub(crate) const CREATE_MR: ToolSpec = tool! {
     name: "gitlab_create_mr",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::project_audience),
     args: CreateMr,
     run: create_mr,
     keywords: ["open MR", "new merge request", "propose changes", "pull request", "submit for review", "draft"],
@@ -350,6 +354,8 @@ pub(crate) struct MergeMr {
 pub(crate) const MERGE_MR: ToolSpec = tool! {
     name: "gitlab_merge_mr",
     effect: Destructive,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::project_audience),
     args: MergeMr,
     run: merge_mr,
     keywords: ["merge", "accept merge request", "squash", "land", "ship", "auto-merge", "merge when pipeline succeeds"],

@@ -69,6 +69,7 @@ fn yes() -> bool {
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
     name: "gitlab_list_projects",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: ListProjects,
     run: list_projects,
     keywords: ["repos", "repositories", "my projects", "find project", "groups", "namespace", "list repositories", "gitlab repos"],
@@ -95,6 +96,9 @@ pub(crate) async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> 
     }
     let resp = up.send(with_paging(req, page, per_page)).await?;
     let body = resp.json()?;
+    if body.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(super::flow::is_public)) {
+        up.mark_public();
+    }
     let projects: Vec<Value> = body
         .as_array()
         .into_iter()
@@ -140,6 +144,7 @@ pub(crate) struct GetFile {
 pub(crate) const GET_FILE: ToolSpec = tool! {
     name: "gitlab_get_file",
     effect: Read,
+    results: PrivateUnlessPublic,
     args: GetFile,
     run: get_file,
     keywords: ["read file", "raw file", "source", "contents", "cat", "README", "repository file"],
@@ -157,7 +162,12 @@ pub(crate) async fn get_file(up: Arc<dyn Upstream>, args: GetFile) -> Result<Val
     }
     // The whole file path is one URL-encoded segment (src%2Fapp.py), as GitLab requires.
     let path = format!("{}/repository/files/{}/raw", args.project.path(), encode_segment(file_path));
+    // The raw file answer does not say whether the project is public: one more call does.
+    let public = super::flow::project_is_public(&*up, &args.project).await;
     let resp = up.send(HttpRequest::get(path).query_opt("ref", args.git_ref.as_deref())).await?;
+    if public {
+        up.mark_public();
+    }
     let header = |name: &str| resp.header(name).map(str::to_string);
     let mut out = compact(json!({
         "project": args.project.0,
@@ -239,6 +249,7 @@ fn shape_pipeline(p: &Value) -> Value {
 pub(crate) const LIST_PIPELINES: ToolSpec = tool! {
     name: "gitlab_list_pipelines",
     effect: Read,
+    results: Private,
     args: ListPipelines,
     run: list_pipelines,
     keywords: ["CI", "CI/CD", "builds", "pipeline status", "failed pipelines", "jobs", "tests", "CI status", "build status", "pipeline failed"],
@@ -296,6 +307,8 @@ pub(crate) struct RunPipeline {
 pub(crate) const RUN_PIPELINE: ToolSpec = tool! {
     name: "gitlab_run_pipeline",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Decide(super::flow::project_audience),
     args: RunPipeline,
     run: run_pipeline,
     keywords: ["trigger pipeline", "start CI", "run CI/CD", "deploy", "build", "rerun", "run pipeline", "kick off CI"],

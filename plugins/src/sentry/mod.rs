@@ -66,10 +66,29 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://sentry.io" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::per_second(20),
-    side: None,
+    side: Some(flow_side),
     tools: &[LIST_ORGANIZATIONS, LIST_PROJECTS, SEARCH_ISSUES, GET_ISSUE, GET_EVENT, UPDATE_ISSUE, LIST_RELEASES],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): the organisations the token sees (`GET /api/0/organizations/`: each `slug` and `id`). Issue updates stay in the user's organisation (inside).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/api/0/organizations/")).await?.json()?;
+        let mut side = crate::flow::Side::default();
+        for o in me.as_array().into_iter().flatten() {
+            for k in ["slug", "id"] {
+                if let Some(v) = o[k].as_str() {
+                    side.add_id(v);
+                }
+            }
+        }
+        if side.ids.is_empty() {
+            return Err(crate::flow::undecided("Sentry listed no organisation"));
+        }
+        Ok(side)
+    })
+}
 
 /// Sentry answers errors as `{"detail": "..."}` (sometimes `{"detail": {"message": ...}}`), and
 /// validation errors as `{"field": ["problem", ...]}`.
@@ -179,6 +198,7 @@ struct ListOrganizations {
 pub(crate) const LIST_ORGANIZATIONS: ToolSpec = tool! {
     name: "sentry_list_organizations",
     effect: Read,
+    results: Private,
     args: ListOrganizations,
     run: list_organizations,
     keywords: ["orgs", "organization slug", "accounts", "which sentry"],
@@ -223,6 +243,7 @@ struct ListProjects {
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
     name: "sentry_list_projects",
     effect: Read,
+    results: Private,
     args: ListProjects,
     run: list_projects,
     keywords: ["apps", "services", "project slug", "platforms"],
@@ -336,6 +357,7 @@ fn shape_issue(i: &Value) -> Value {
 pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
     name: "sentry_search_issues",
     effect: Read,
+    results: Private,
     args: SearchIssues,
     run: search_issues,
     keywords: ["errors", "exceptions", "crashes", "unresolved", "error groups", "bugs", "show errors", "list issues", "production errors", "what is breaking", "top errors", "most frequent errors", "what is crashing", "error list"],
@@ -422,6 +444,7 @@ struct GetIssue {
 pub(crate) const GET_ISSUE: ToolSpec = tool! {
     name: "sentry_get_issue",
     effect: Read,
+    results: Private,
     args: GetIssue,
     run: get_issue,
     keywords: ["error details", "exception", "crash", "first seen", "last seen", "users affected", "short id"],
@@ -515,6 +538,7 @@ fn check_event_id(id: &str) -> Result<(), ToolError> {
 pub(crate) const GET_EVENT: ToolSpec = tool! {
     name: "sentry_get_event",
     effect: Read,
+    results: Private,
     args: GetEvent,
     run: get_event,
     keywords: ["stack trace", "stacktrace", "traceback", "exception", "breadcrumbs", "latest event", "crash report", "tags", "full traceback", "exception details"],
@@ -582,6 +606,8 @@ struct UpdateIssue {
 pub(crate) const UPDATE_ISSUE: ToolSpec = tool! {
     name: "sentry_update_issue",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: UpdateIssue,
     run: update_issue,
     keywords: ["resolve", "ignore", "archive", "reopen", "unresolve", "assign", "mute", "triage", "priority"],
@@ -678,6 +704,7 @@ struct ListReleases {
 pub(crate) const LIST_RELEASES: ToolSpec = tool! {
     name: "sentry_list_releases",
     effect: Read,
+    results: Private,
     args: ListReleases,
     run: list_releases,
     keywords: ["versions", "deploys", "deployments", "release health", "new issues"],
@@ -751,5 +778,37 @@ mod tests {
             error_message(&json!({"status": ["\"bogus\" is not a valid choice."]})).as_deref(),
             Some("status: \"bogus\" is not a valid choice.")
         );
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(
+                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
+                Verdict::Inside
+            );
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new().json(serde_json::json!([{"id": "1", "slug": "acme"}])).side(side);
+        let s = s.unwrap();
+        assert!(s.has_id("acme") && s.has_id("1"));
+        assert_eq!(reqs[0].path, "/api/0/organizations/");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

@@ -38,7 +38,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://api.stripe.com" }],
     curl_proxy: crate::api::CurlProxy::ReadOnly,
     rate_limit: crate::api::RateLimit::per_second(25),
-    side: None,
+    side: Some(flow_side),
     tools: &[
         SEARCH_CUSTOMERS,
         GET_CUSTOMER,
@@ -53,6 +53,32 @@ pub static INTEGRATION: Integration = Integration {
     ],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): the account (`GET /v1/account`: `id`, `email`).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(versioned(HttpRequest::get("/v1/account"))).await?.json()?;
+        crate::flow::side_from(&me, &["/email"], &["/id"])
+    })
+}
+
+/// `stripe_create_invoice`: a draft stays in the account (inside); a finalized invoice has a
+/// hosted page the customer (anyone with its URL) opens, and `auto_send` emails it to the
+/// customer: outside (flows.md section 3, "invoices sent to a customer").
+fn invoice_audience(
+    _up: Arc<dyn Upstream>,
+    args: Value,
+    _side: Arc<crate::flow::Side>,
+) -> BoxFuture<Result<crate::flow::Verdict, ToolError>> {
+    use crate::flow::{Party, Verdict};
+    let on = |k: &str| args[k].as_bool() == Some(true);
+    let customer = crate::flow::arg_str(&args, "customer_id").unwrap_or("?").to_string();
+    crate::flow::ready(Ok(if on("auto_send") || on("finalize") {
+        Verdict::outside(Party::Named(format!("customer {customer} (the invoice's page and email)")))
+    } else {
+        Verdict::Inside
+    }))
+}
 
 /// The API version every request pins, so response shapes do not follow the account's default.
 const STRIPE_VERSION: &str = "2025-03-31.basil";
@@ -190,6 +216,7 @@ fn quoted(s: &str) -> String {
 pub(crate) const SEARCH_CUSTOMERS: ToolSpec = tool! {
     name: "stripe_search_customers",
     effect: Read,
+    results: Private,
     args: SearchCustomers,
     run: search_customers,
     keywords: ["find customer", "lookup by email", "client", "payer", "buyer", "search customers"],
@@ -238,6 +265,7 @@ struct GetCustomer {
 pub(crate) const GET_CUSTOMER: ToolSpec = tool! {
     name: "stripe_get_customer",
     effect: Read,
+    results: Private,
     args: GetCustomer,
     run: get_customer,
     keywords: ["customer details", "default payment method", "card on file", "credit balance", "customer address"],
@@ -324,6 +352,7 @@ fn shape_payment(p: &Value) -> Value {
 pub(crate) const LIST_PAYMENTS: ToolSpec = tool! {
     name: "stripe_list_payments",
     effect: Read,
+    results: Private,
     args: ListPayments,
     run: list_payments,
     keywords: ["payments", "charges", "transactions", "payment intents", "sales", "revenue", "who paid", "recent charges", "list payments"],
@@ -386,6 +415,8 @@ fn metadata_pairs(path: &str, m: &Option<Map<String, Value>>) -> Result<Vec<(Str
 pub(crate) const CREATE_REFUND: ToolSpec = tool! {
     name: "stripe_create_refund",
     effect: Destructive,
+    results: Private,
+    audience: crate::flow::Audience::Outside("a refund moves money to the customer"),
     args: CreateRefund,
     run: create_refund,
     keywords: ["refund", "money back", "reimburse", "return payment", "partial refund", "chargeback"],
@@ -505,6 +536,7 @@ fn shape_invoice(i: &Value) -> Value {
 pub(crate) const LIST_INVOICES: ToolSpec = tool! {
     name: "stripe_list_invoices",
     effect: Read,
+    results: Private,
     args: ListInvoices,
     run: list_invoices,
     keywords: ["invoices", "bills", "unpaid", "overdue", "open invoices", "receivables", "billing history"],
@@ -574,6 +606,8 @@ fn send_invoice() -> CollectionMethod {
 pub(crate) const CREATE_INVOICE: ToolSpec = tool! {
     name: "stripe_create_invoice",
     effect: Destructive,
+    results: Private,
+    audience: crate::flow::Audience::Decide(invoice_audience),
     args: CreateInvoice,
     run: create_invoice,
     keywords: ["bill a customer", "billing", "new invoice", "send invoice", "invoice line items", "charge customer"],
@@ -765,6 +799,7 @@ fn shape_subscription(s: &Value) -> Value {
 pub(crate) const LIST_SUBSCRIPTIONS: ToolSpec = tool! {
     name: "stripe_list_subscriptions",
     effect: Read,
+    results: Private,
     args: ListSubscriptions,
     run: list_subscriptions,
     keywords: ["subscriptions", "recurring", "plans", "mrr", "renewals", "trials", "active subscribers"],
@@ -800,6 +835,8 @@ struct DeleteSubscription {
 pub(crate) const DELETE_SUBSCRIPTION: ToolSpec = tool! {
     name: "stripe_delete_subscription",
     effect: Destructive,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: DeleteSubscription,
     run: delete_subscription,
     keywords: ["cancel subscription", "unsubscribe", "stop billing", "end plan", "churn"],
@@ -854,6 +891,7 @@ fn funds(list: &Value) -> Vec<Value> {
 pub(crate) const GET_BALANCE: ToolSpec = tool! {
     name: "stripe_get_balance",
     effect: Read,
+    results: Private,
     args: GetBalance,
     run: get_balance,
     keywords: ["balance", "available funds", "pending", "payout", "how much money", "account balance"],
@@ -907,6 +945,8 @@ fn one() -> u32 {
 pub(crate) const CREATE_PAYMENT_LINK: ToolSpec = tool! {
     name: "stripe_create_payment_link",
     effect: Destructive,
+    results: Private,
+    audience: crate::flow::Audience::Outside("a payment link is a public page anyone with its URL opens"),
     args: CreatePaymentLink,
     run: create_payment_link,
     keywords: ["payment link", "checkout link", "pay link", "buy button", "collect payment", "share link"],
@@ -961,5 +1001,35 @@ mod tests {
     #[test]
     fn search_literals_are_escaped() {
         assert_eq!(quoted("o'neil@example.com"), r"'o\'neil@example.com'");
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) =
+            MockUpstream::new().json(serde_json::json!({"id": "acct_1", "email": "billing@acme.example"})).side(side);
+        let s = s.unwrap();
+        assert!(s.has_id("acct_1") && s.has_email("ann@acme.example"));
+        assert_eq!(reqs[0].path, "/v1/account");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        let draft = serde_json::json!({"customer_id": "cus_1", "currency": "eur"});
+        let v = |args: Value| MockUpstream::new().verdict(&CREATE_INVOICE, args, &s);
+        assert_eq!(v(draft.clone()), crate::flow::Verdict::Inside);
+        for k in ["finalize", "auto_send"] {
+            let mut a = draft.clone();
+            a[k] = serde_json::json!(true);
+            assert!(matches!(v(a), crate::flow::Verdict::Outside { .. }), "{k}");
+        }
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

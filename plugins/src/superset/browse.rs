@@ -30,6 +30,7 @@ pub(crate) struct ListDashboards {
 pub(crate) const LIST_DASHBOARDS: ToolSpec = tool! {
     name: "superset_list_dashboards",
     effect: Read,
+    results: Private,
     args: ListDashboards,
     run: list_dashboards,
     keywords: ["dashboards", "reports", "BI", "analytics", "find dashboard", "KPI"],
@@ -98,6 +99,7 @@ pub(crate) struct GetDashboard {
 pub(crate) const GET_DASHBOARD: ToolSpec = tool! {
     name: "superset_get_dashboard",
     effect: Read,
+    results: Private,
     args: GetDashboard,
     run: get_dashboard,
     keywords: ["dashboard details", "charts on dashboard", "filters", "report", "BI"],
@@ -179,6 +181,7 @@ pub(crate) struct ListCharts {
 pub(crate) const LIST_CHARTS: ToolSpec = tool! {
     name: "superset_list_charts",
     effect: Read,
+    results: Private,
     args: ListCharts,
     run: list_charts,
     keywords: ["charts", "visualizations", "slices", "graphs", "plots", "find chart"],
@@ -261,6 +264,7 @@ pub(crate) struct GetChartData {
 pub(crate) const GET_CHART_DATA: ToolSpec = tool! {
     name: "superset_get_chart_data",
     effect: Read,
+    results: Private,
     args: GetChartData,
     run: get_chart_data,
     keywords: ["chart data", "numbers behind", "rows", "metrics", "values", "results", "underlying data"],
@@ -495,6 +499,7 @@ pub(crate) struct ListDatasets {
 pub(crate) const LIST_DATASETS: ToolSpec = tool! {
     name: "superset_list_datasets",
     effect: Read,
+    results: Private,
     args: ListDatasets,
     run: list_datasets,
     keywords: ["datasets", "tables", "data sources", "virtual dataset", "schema", "physical table"],
@@ -577,6 +582,7 @@ pub(crate) struct ListDatabases {
 pub(crate) const LIST_DATABASES: ToolSpec = tool! {
     name: "superset_list_databases",
     effect: Read,
+    results: Private,
     args: ListDatabases,
     run: list_databases,
     keywords: ["databases", "connections", "data warehouse", "database id", "backend", "SQL Lab"],

@@ -12,6 +12,8 @@ mod browse;
 mod rison;
 mod sqllab;
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -112,7 +114,7 @@ pub static INTEGRATION: Integration = Integration {
     hosts: &[Host { key: "base_url", default_url: "https://{base_url}" }],
     curl_proxy: crate::api::CurlProxy::Full,
     rate_limit: crate::api::RateLimit::NONE,
-    side: None,
+    side: Some(flow_side),
     tools: &[
         browse::LIST_DASHBOARDS,
         browse::GET_DASHBOARD,
@@ -125,6 +127,14 @@ pub static INTEGRATION: Integration = Integration {
     ],
     error_message,
 };
+
+/// The user's side for the outbound-data guard (`shared/design/flows.md` section 2): the logged-in user (`GET /api/v1/me/`: `result.username`, `result.email`). SQL Lab runs stay in the user's Superset (inside: its readers are the user's organisation).
+fn flow_side(up: Arc<dyn Upstream>) -> BoxFuture<Result<crate::flow::Side, ToolError>> {
+    Box::pin(async move {
+        let me = up.send(HttpRequest::get("/api/v1/me/")).await?.json()?;
+        crate::flow::side_from(&me, &["/result/email"], &["/result/username", "/result/id"])
+    })
+}
 
 /// Most rows a list page holds (FAB's `page_size` cap).
 const MAX_PAGE: u32 = 100;
@@ -322,5 +332,39 @@ mod tests {
         );
         assert_eq!(link(None, &json!("/x")), json!("/x"));
         assert_eq!(link(Some("https://b"), &Value::Null), Value::Null);
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+    use crate::flow::Verdict;
+    use crate::mock::MockUpstream;
+
+    #[test]
+    fn writes_inside_stay_inside() {
+        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
+            assert_eq!(
+                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
+                Verdict::Inside
+            );
+        }
+    }
+
+    #[test]
+    fn labels_and_side() {
+        for t in INTEGRATION.tools {
+            assert!(t.results.is_some(), "{}", t.name);
+            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
+        }
+        let side = INTEGRATION.side.expect("a side lookup");
+        let (s, reqs) = MockUpstream::new()
+            .json(serde_json::json!({"result": {"username": "ann", "email": "ann@acme.example", "id": 3}}))
+            .side(side);
+        let s = s.unwrap();
+        assert!(s.has_email("ann@acme.example") && s.has_id("ann") && s.has_id("3"));
+        assert_eq!(reqs[0].path, "/api/v1/me/");
+        assert!(MockUpstream::new().json(serde_json::json!({})).side(side).0.is_err(), "no identity, no side");
+        assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }

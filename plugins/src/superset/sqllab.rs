@@ -54,6 +54,8 @@ pub(crate) struct RunSql {
 pub(crate) const RUN_SQL: ToolSpec = tool! {
     name: "superset_run_sql",
     effect: Write,
+    results: Private,
+    audience: crate::flow::Audience::Own,
     args: RunSql,
     run: run_sql,
     keywords: ["SQL", "query", "SQL Lab", "SELECT", "run query", "execute", "ad hoc query", "warehouse"],
@@ -212,6 +214,7 @@ pub(crate) const EXPORT_CSV: ToolSpec = tool! {
     name: "superset_export_csv",
     effect: Read,
     files: Writes(&["save_to"]),
+    results: Private,
     args: ExportCsv,
     run: export_csv,
     keywords: ["CSV", "export", "download", "spreadsheet", "save data", "SQL Lab results"],
