@@ -153,8 +153,11 @@ pub struct Storage {
     path: PathBuf,
     conn: Mutex<Option<Connection>>,
     /// Audit rows (with their time) not yet written because the database was busy.
-    pending_audit: Mutex<Vec<(String, Option<String>, AuditEntry, Option<String>)>>,
+    pending_audit: Mutex<Vec<PendingAudit>>,
 }
+
+/// An audit row waiting to be written: its time, trace context, the row, the guard's record.
+type PendingAudit = (String, Option<String>, AuditEntry, Option<String>);
 
 /// Most audit rows kept in memory while the database stays busy; the oldest go first.
 const MAX_PENDING_AUDIT: usize = 10_000;
