@@ -374,6 +374,79 @@ async fn execute_overhead(calls: usize) {
     println!("{:<48} {:.3?} (ideal with 8 wide: 13 x 50 ms = 650 ms)", "batch of 100 x 50 ms upstream", took);
 }
 
+/// The outbound-data guard's added latency per execution: one Gmail send (to a colleague at the
+/// user's domain) with the guard off and on. A sent mail's result is private, so from the second
+/// send on the session holds private data and every send's audience is decided (the user's side
+/// looked up once per session, then cached); the tainted app starts that way.
+async fn flow_guard_overhead(calls: usize) {
+    let app = axum::Router::new().fallback(|| async {
+        axum::Json(json!({"emailAddress": "bob@example.com", "id": "m1", "threadId": "t1", "labelIds": ["SENT"]}))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fake = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let gmail_app = |flow: &str| {
+        let home = tempfile::tempdir().unwrap().keep();
+        let mut vars = std::collections::HashMap::new();
+        vars.insert("WORKBENCH_HOME".to_string(), home.display().to_string());
+        vars.insert("WORKBENCH_GMAIL_BASE_URL".to_string(), format!("{fake}/gmail/v1/users/me"));
+        vars.insert("WORKBENCH_GMAIL_TOKEN".to_string(), "ya29.bench-token".to_string());
+        vars.insert("WORKBENCH_FLOW".to_string(), flow.to_string());
+        // Gmail's own budget (10/s) would dominate the figure.
+        vars.insert("WORKBENCH_GMAIL_RATE_LIMIT".to_string(), "100000/s".to_string());
+        App::with_parts(Settings::load(&vars).unwrap(), Registry::standard(), Arc::new(MemoryStore::default()))
+    };
+    let send = json!({"executions": [{"tool": "gmail_send_email",
+        "args": {"to": ["alice@example.com"], "subject": "s", "body": "b"}}]});
+    let run = |app: Arc<App>, n: usize| {
+        let send = send.clone();
+        async move {
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let t = Instant::now();
+                let out = workbench::meta::call(&app, "execute_tools", send.clone()).await.unwrap();
+                v.push(t.elapsed());
+                assert!(out.body["results"][0].get("result").is_some(), "{}", out.body);
+            }
+            v
+        }
+    };
+    let off = gmail_app("off");
+    let clean = gmail_app("guard");
+    let tainted = gmail_app("guard");
+    tainted.flow().absorb(&workbench::engine::flow::Sources::one("gmail_get_email m1 (private)".into()));
+    for app in [&off, &clean, &tainted] {
+        run(app.clone(), 20).await;
+    }
+    let med = |v: &[Duration]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v[v.len() / 2]
+    };
+    // Interleaved, so a busy machine slows the three alike.
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..calls {
+        a.extend(run(off.clone(), 1).await);
+        b.extend(run(clean.clone(), 1).await);
+        c.extend(run(tainted.clone(), 1).await);
+    }
+    let (ma, mb, mc) = (med(&a), med(&b), med(&c));
+    summary("gmail_send_email, WORKBENCH_FLOW=off", a);
+    summary("gmail_send_email, guard (fresh session)", b);
+    summary("gmail_send_email, guard, private data read", c);
+    println!("{:<48} {:.3?} per execution (median difference)", "guard added (fresh session)", mb.saturating_sub(ma));
+    println!(
+        "{:<48} {:.3?} per execution (median difference)",
+        "guard added, private data read",
+        mc.saturating_sub(ma)
+    );
+    let (fb, fc) = (clean.flow().figures(), tainted.flow().figures());
+    println!(
+        "{:<48} {} (fresh session), {} (private data read) for {} sends each after 20 warm-up",
+        "guard lookups (extra service calls)", fb.lookups, fc.lookups, calls
+    );
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let (starts, searches, calls) = if quick { (10, 2_000, 200) } else { (40, 20_000, 2_000) };
@@ -382,6 +455,12 @@ fn main() {
         if quick { "quick" } else { "full" },
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
     );
+    // `-- flow` runs the outbound-data guard's figures only.
+    if std::env::args().any(|a| a == "flow") {
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        rt.block_on(flow_guard_overhead(calls));
+        return;
+    }
     // `-- search` runs the search figures only.
     if std::env::args().any(|a| a == "search") {
         search_latency(searches);
@@ -391,4 +470,5 @@ fn main() {
     search_latency(searches);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(execute_overhead(calls));
+    rt.block_on(flow_guard_overhead(calls));
 }

@@ -217,28 +217,24 @@ pub async fn disconnect_account(app: &Arc<App>, integration: &str, account: Opti
         eprintln!("workbench: unknown integration '{integration}'; `workbench status` lists them");
         return exit::FAILED;
     }
-    let batch = Batch {
-        executions: vec![Execution {
-            tool: "connection_delete_credentials".into(),
-            args: match account {
-                Some(a) => json!({ "integration": integration, "revoke_remote": revoke, "account": a }),
-                None => json!({ "integration": integration, "revoke_remote": revoke }),
-            },
-            ref_id: None,
-            account: None,
-        }],
-        compose: false,
-        ret: None,
+    let exec = Execution {
+        tool: "connection_delete_credentials".into(),
+        args: match account {
+            Some(a) => json!({ "integration": integration, "revoke_remote": revoke, "account": a }),
+            None => json!({ "integration": integration, "revoke_remote": revoke }),
+        },
+        ref_id: None,
+        account: None,
     };
     // The user typed this command: that is the approval the safety policy asks for.
-    let out = engine::execute_with(app, batch, &approved_by_the_user()).await;
-    let entry = &out.body["results"][0];
-    if out.is_error || entry.get("error").is_some() {
-        let err = if out.is_error { &out.body["error"] } else { &entry["error"] };
-        eprintln!("workbench: {}", err["message"].as_str().unwrap_or("disconnect failed"));
-        return exit::FAILED;
-    }
-    let result = &entry["result"];
+    let result = match engine::execute_one(app, exec, &approved_by_the_user()).await {
+        Ok(result) => result,
+        Err(failure) => {
+            eprintln!("workbench: {}", failure.message);
+            return exit::FAILED;
+        }
+    };
+    let result = &result;
     if result["deleted"] == true {
         let revoked = match result["revoked_remote"] {
             Value::Bool(true) => " and revoked its token at the provider",

@@ -158,15 +158,43 @@ fn policies(settings: &Settings) -> Check {
     let bad = settings.bad_settings();
     if bad.is_empty() {
         let n = settings.policies.len() + settings.rate_limits.len();
-        return check(Level::Ok, "policies", format!("{n} policy and rate-limit setting(s) valid"), None);
+        return check(
+            Level::Ok,
+            "policies",
+            format!("{n} policy and rate-limit setting(s) valid; {}", flow_guard(settings)),
+            None,
+        );
     }
     let list = bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join("; ");
     check(
         Level::Fail,
         "policies",
-        format!("{list}; until fixed, the integrations they name refuse writes (policies) or every request (budgets)"),
+        format!(
+            "{list}; until fixed, the integrations they name refuse writes (policies) or every request (budgets), and a bad WORKBENCH_FLOW holds every outside write; {}",
+            flow_guard(settings)
+        ),
         Some("correct the value in the environment workbench starts with (or config.json's policy)".into()),
     )
+}
+
+/// The outbound-data guard's setting and the user's trusted list, for the policies line (a bad
+/// mode is one of the bad settings: every outside write is held as `strict` until it is fixed).
+fn flow_guard(settings: &Settings) -> String {
+    let flow = &settings.flow;
+    let trusted = if flow.trusted.is_empty() {
+        "no trusted addresses, domains or origins".to_string()
+    } else {
+        format!("trusted: {}", flow.trusted.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
+    };
+    let servers = match (flow.own_servers.is_empty(), flow.public_servers.is_empty()) {
+        (true, true) => String::new(),
+        _ => format!(
+            "; own servers: [{}]; public servers: [{}]",
+            flow.own_servers.join(", "),
+            flow.public_servers.join(", ")
+        ),
+    };
+    format!("flow guard: {} ({trusted}{servers})", flow.mode().as_str())
 }
 
 /// The data directory exists (created if missing), is a writable directory, and only its owner

@@ -132,6 +132,10 @@ const MIGRATIONS: &[&str] = &[
         accepted_at TEXT NOT NULL,
         PRIMARY KEY (server, tool)
      );",
+    // 8: the outbound-data guard's decision on a call (held, approved, refused; its sources and
+    // audience). Not in the rows the agent's audit tools read (`search_audit`): the user's views
+    // (the portal) read it with `flow_decisions`.
+    "ALTER TABLE audit ADD COLUMN flow TEXT;",
 ];
 
 tokio::task_local! {
@@ -166,8 +170,11 @@ pub struct Storage {
     path: PathBuf,
     conn: Mutex<Option<Connection>>,
     /// Audit rows (with their time) not yet written because the database was busy.
-    pending_audit: Mutex<Vec<(String, Option<String>, AuditEntry)>>,
+    pending_audit: Mutex<Vec<PendingAudit>>,
 }
+
+/// An audit row waiting to be written: its time, trace context, the row, the guard's record.
+type PendingAudit = (String, Option<String>, AuditEntry, Option<String>);
 
 /// Most audit rows kept in memory while the database stays busy; the oldest go first.
 const MAX_PENDING_AUDIT: usize = 10_000;
@@ -280,8 +287,19 @@ impl Storage {
     /// holds the write lock) the row is kept and written with the next audit write or read, and
     /// this still succeeds: the call it records must not fail for it.
     pub async fn record_audit(self: &Arc<Self>, entry: AuditEntry) -> Result<(), StorageError> {
+        self.record_audit_with_flow(entry, None).await
+    }
+
+    /// [`Storage::record_audit`] with the outbound-data guard's decision on the call (held,
+    /// approved, refused; its sources and audience), kept in a column the agent's audit tools do
+    /// not read.
+    pub async fn record_audit_with_flow(
+        self: &Arc<Self>,
+        entry: AuditEntry,
+        flow: Option<String>,
+    ) -> Result<(), StorageError> {
         let trace = TRACE.try_with(Clone::clone).ok().flatten();
-        self.pending_audit.lock().unwrap_or_else(|p| p.into_inner()).push((now_rfc3339(), trace, entry));
+        self.pending_audit.lock().unwrap_or_else(|p| p.into_inner()).push((now_rfc3339(), trace, entry, flow));
         let this = self.clone();
         match self.call(move |c| this.flush_audit(c)).await {
             Err(StorageError::Sqlite { source, .. }) if is_busy(&source) => {
@@ -301,10 +319,10 @@ impl Storage {
         }
         let written = (|| {
             let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
-            for (ts, trace, entry) in &rows {
+            for (ts, trace, entry, flow) in &rows {
                 tx.execute(
-                    "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent, account)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    "INSERT INTO audit (ts, tool, integration, args, mutating, status, error_code, error, duration_ms, traceparent, account, flow)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                     params![
                         ts,
                         entry.tool,
@@ -316,7 +334,8 @@ impl Storage {
                         entry.error,
                         entry.duration_ms as i64,
                         trace,
-                        entry.account
+                        entry.account,
+                        flow
                     ],
                 )?;
             }
@@ -337,6 +356,20 @@ impl Storage {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// The outbound-data guard's latest decisions, newest first: (time, tool, decision). For the
+    /// user's own views (the portal); the agent's audit tools never read this column.
+    pub async fn flow_decisions(self: &Arc<Self>, limit: usize) -> Result<Vec<(String, String, String)>, StorageError> {
+        let this = self.clone();
+        self.call(move |c| {
+            let _ = this.flush_audit(c);
+            let mut stmt =
+                c.prepare("SELECT ts, tool, flow FROM audit WHERE flow IS NOT NULL ORDER BY id DESC LIMIT ?1")?;
+            let rows = stmt.query_map(params![limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .await
     }
 
     pub async fn search_audit(self: &Arc<Self>, q: AuditQuery) -> Result<Vec<Value>, StorageError> {

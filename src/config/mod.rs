@@ -4,6 +4,7 @@
 //! data directory from `directories`. Settings come from `<home>/config.json` when present, then
 //! environment variables, which win. Reading them costs microseconds, so it happens at start.
 
+pub mod flow;
 pub mod servers;
 
 use std::collections::HashMap;
@@ -66,6 +67,8 @@ pub struct Settings {
     /// The user's other MCP servers (`config.json`'s `mcp_servers`), by name; an entry that did
     /// not parse is kept as its error (see `upstream::config`). Nothing starts until first use.
     pub mcp_servers: std::collections::BTreeMap<String, Result<servers::ServerConfig, servers::EntryError>>,
+    /// The outbound-data guard: `WORKBENCH_FLOW` and config.json's `flow` (see [`flow`]).
+    pub flow: flow::FlowSettings,
 }
 
 /// The safety policy for writes the user set for an integration (see `engine::policy`).
@@ -168,6 +171,8 @@ struct ConfigFile {
     private_hosts: Option<Vec<String>>,
     /// Upstream MCP servers in Claude Desktop / Cursor shape (parsed entry by entry).
     mcp_servers: Option<serde_json::Value>,
+    /// The outbound-data guard's mode, trusted list and servers.
+    flow: flow::FlowFile,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -292,8 +297,11 @@ impl Settings {
             }
             None => None,
         };
+        let flow = flow::parse(var("WORKBENCH_FLOW").as_deref(), file.flow)
+            .map_err(|message| ConfigError::BadFile { path: file_path.display().to_string(), message })?;
         Ok(Settings {
             vault_key_file,
+            flow,
             mcp_servers,
             files_dir,
             policies,
@@ -336,6 +344,7 @@ impl Settings {
             .values()
             .filter_map(|p| p.as_ref().err())
             .chain(self.rate_limits.values().filter_map(|r| r.as_ref().err()))
+            .chain(self.flow.mode.as_ref().err())
             .collect();
         bad.sort_by(|a, b| a.source.cmp(&b.source));
         bad

@@ -17,7 +17,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Failure, MetaTool, dispatch, schema_of};
 use crate::app::App;
-use crate::engine::{self, Batch, Execution, Hooks, Outcome};
+use crate::engine::{self, Execution, Hooks, Outcome};
+use crate::error::ErrorCode;
 use crate::registry::ToolEntry;
 
 /// Most tools one search returns (each carries its whole parameter schema).
@@ -381,24 +382,18 @@ pub async fn execute_tool(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> R
     let Some(entry) = registry.get(&name) else {
         return Err(tool_not_found(app, &name));
     };
-    let batch = Batch {
-        executions: vec![Execution { tool: name.clone(), args: tool_args.clone(), ref_id: None, account }],
-        compose: false,
-        ret: None,
+    let exec = Execution { tool: name.clone(), args: tool_args.clone(), ref_id: None, account };
+    let failure = match engine::execute_one(app, exec, hooks).await {
+        Ok(result) => return Ok(ToolRun { tool_name: name, success: true, result }),
+        Err(f) => f,
     };
-    let outcome = engine::execute_with(app, batch, hooks).await;
-    let item = match outcome.body.get("results").and_then(|r| r.get(0)) {
-        Some(item) if !outcome.is_error => item.clone(),
-        // The batch as a whole was refused (e.g. a {{step:...}} ref): report its error.
-        _ => outcome.body.clone(),
+    let code = failure.code;
+    let error = match failure.body() {
+        Value::Object(map) => map,
+        _ => Map::new(),
     };
-    if let Some(result) = item.get("result") {
-        return Ok(ToolRun { tool_name: name, success: true, result: result.clone() });
-    }
-    let error = item.get("error").and_then(Value::as_object).cloned().unwrap_or_default();
-    let code = error.get("code").and_then(Value::as_str).unwrap_or("INTERNAL_ERROR");
     let body: Value = match code {
-        "INVALID_ARGUMENTS" => {
+        ErrorCode::InvalidArguments => {
             let provided: Vec<&String> = tool_args.as_object().map(|o| o.keys().collect()).unwrap_or_default();
             json!({
                 "error": "Invalid arguments for tool",
@@ -409,7 +404,7 @@ pub async fn execute_tool(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> R
             })
         }
         // An account the call named that the provider does not have: say which ones it has.
-        "NOT_CONNECTED" if error.contains_key("accounts") => json!({
+        ErrorCode::NotConnected if error.contains_key("accounts") => json!({
             "error": "Tool requires connection",
             "toolName": name,
             "requiredAuth": required_auth(entry),
@@ -417,7 +412,7 @@ pub async fn execute_tool(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> R
             "accounts": error.get("accounts").cloned().unwrap_or_default(),
             "message": error.get("message").cloned().unwrap_or_default(),
         }),
-        "NOT_CONNECTED" => json!({
+        ErrorCode::NotConnected => json!({
             "error": "Tool requires connection",
             "toolName": name,
             "requiredAuth": required_auth(entry),

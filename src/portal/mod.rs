@@ -477,7 +477,8 @@ async fn secrets_page(State(ctx): State<Ctx>, Path(token): Path<String>) -> Resp
     let page = pages::Page {
         tab: pages::Tab::Secrets,
         notice,
-        body: pages::secrets(&store_info(&ctx.app).await, &secrets, &keys.csrf),
+        body: pages::secrets(&store_info(&ctx.app).await, &secrets, &keys.csrf)
+            + &pages::flow_guard(&ctx.app.settings.flow, &ctx.app.storage.flow_decisions(20).await.unwrap_or_default()),
     };
     html(&ctx, status, page)
 }
@@ -644,42 +645,30 @@ async fn disconnect_action(State(ctx): State<Ctx>, Path(token): Path<String>, bo
     if let Some(a) = fields.get("account").filter(|a| crate::auth::account_problem(a).is_none()) {
         args.insert("account".into(), json!(a));
     }
-    let call = crate::meta::execute_tools::Args::one("connection_delete_credentials", args);
+    let exec = crate::engine::Execution {
+        tool: "connection_delete_credentials".into(),
+        args: Value::Object(args),
+        ref_id: None,
+        account: None,
+    };
     // The user clicked Disconnect on their own portal page (and confirmed it there): that click is
     // the approval the safety policy asks for; no model is involved.
     let hooks = crate::engine::Hooks {
         approve: Some(Arc::new(|_| Box::pin(async { crate::engine::policy::Approval::Approved }))),
         ..Default::default()
     };
-    let body = match crate::meta::execute_tools::run(app, call, &hooks).await {
-        Ok(executed) => executed.0,
+    let result = match crate::engine::execute_one(app, exec, &hooks).await {
+        Ok(result) => result,
         Err(failure) => {
             return integrations_error(
                 &ctx,
                 keys,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("Could not disconnect {}: {}", integration.display_name, failure.to_value()),
+                StatusCode::BAD_REQUEST,
+                format!("Could not disconnect {}: {}", integration.display_name, failure.message),
             );
         }
     };
-    let entry = &body["results"][0];
-    if let Some(message) = entry["error"]["message"].as_str() {
-        return integrations_error(
-            &ctx,
-            keys,
-            StatusCode::BAD_REQUEST,
-            format!("Could not disconnect {}: {message}", integration.display_name),
-        );
-    }
-    if entry.get("result").is_none() {
-        return integrations_error(
-            &ctx,
-            keys,
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("Could not disconnect {}: {body}", integration.display_name),
-        );
-    }
-    let done = if entry["result"]["deleted"] == true { "disconnected" } else { "not-connected" };
+    let done = if result["deleted"] == true { "disconnected" } else { "not-connected" };
     back_to(keys, done, integration.name)
 }
 

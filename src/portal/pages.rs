@@ -557,6 +557,51 @@ pub fn secrets(store: &StoreInfo, secrets: &[VaultMeta], csrf: &str) -> String {
     )
 }
 
+/// The outbound-data guard's section (on the secrets page): the mode, the user's trusted list
+/// and servers from config.json, and the latest decisions.
+pub fn flow_guard(flow: &crate::config::flow::FlowSettings, decisions: &[(String, String, String)]) -> String {
+    let mode = match &flow.mode {
+        Ok(m) => format!("<b>{}</b>", escape(m.as_str())),
+        Err(bad) => format!(
+            "<b>strict</b> <span class=\"muted\">({}: held as strict until fixed)</span>",
+            escape(&bad.to_string())
+        ),
+    };
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "<span class=\"muted\">none</span>".to_string()
+        } else {
+            items.iter().map(|t| format!("<code>{}</code>", escape(t))).collect::<Vec<_>>().join(" ")
+        }
+    };
+    let rows: String = decisions
+        .iter()
+        .map(|(ts, tool, d)| {
+            format!(
+                "<tr><td class=\"time\">{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                escape(&local_time(ts)),
+                escape(tool),
+                escape(d)
+            )
+        })
+        .collect();
+    let recent = if decisions.is_empty() {
+        "<p class=\"empty\">No write held yet.</p>".to_string()
+    } else {
+        format!(
+            "<table><thead><tr><th>When</th><th>Tool</th><th>Decision</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    };
+    format!(
+        "<section class=\"card\" id=\"flow\"><h2>Outbound data guard</h2><dl class=\"kv\"><dt>Mode</dt><dd>{mode} \
+         <span class=\"muted\">(WORKBENCH_FLOW or config.json flow.mode: guard, strict, off)</span></dd>\
+         <dt>Trusted</dt><dd>{trusted}</dd><dt>Own MCP servers</dt><dd>{own}</dd><dt>Public MCP servers</dt><dd>{public}</dd></dl>{recent}</section>",
+        trusted = list(flow.trusted.iter().map(|t| t.to_string()).collect()),
+        own = list(flow.own_servers.clone()),
+        public = list(flow.public_servers.clone()),
+    )
+}
+
 /// The custom apps page.
 pub fn apps(apps: &[CustomAppRow]) -> String {
     let body = if apps.is_empty() {

@@ -56,6 +56,10 @@ pub struct ToolEntry {
     pub effect: Effect,
     /// The arguments naming local files the tool reads or writes (plugin tools only).
     pub files: Files,
+    /// The outbound-data guard's labels ([`plugins::flow`]); `None` where the tool has none
+    /// (custom apps, upstream servers' tools: the guard decides those from config.json).
+    pub results: Option<plugins::flow::Results>,
+    pub audience: Option<plugins::flow::Audience>,
     pub runner: Runner,
     schema_fn: fn() -> Value,
     schema: OnceLock<Value>,
@@ -194,6 +198,8 @@ impl Registry {
                     keywords: spec.keywords,
                     effect: spec.effect,
                     files: spec.files,
+                    results: spec.results,
+                    audience: spec.audience,
                     runner: Runner::Plugin { integration, run: spec.run },
                     schema_fn: spec.schema,
                     schema: OnceLock::new(),
@@ -208,6 +214,8 @@ impl Registry {
                 keywords: spec.keywords,
                 effect: spec.effect,
                 files: Files::None,
+                results: spec.results,
+                audience: spec.audience,
                 runner: Runner::Builtin(spec.run),
                 schema_fn: spec.schema,
                 schema: OnceLock::new(),
@@ -249,6 +257,8 @@ impl Registry {
                         keywords: &[],
                         effect: l.effect,
                         files: Files::None,
+                        results: None,
+                        audience: None,
                         runner: Runner::Upstream(Arc::new(crate::upstream::UpstreamTool {
                             server: server.clone(),
                             tool: l.tool.clone(),
@@ -268,6 +278,8 @@ impl Registry {
                     keywords: &[],
                     effect: op.effect,
                     files: Files::None,
+                    results: None,
+                    audience: None,
                     runner: Runner::Custom(op.clone()),
                     schema_fn: no_schema,
                     schema: OnceLock::from(op.schema.clone()),

@@ -44,6 +44,9 @@ pub struct EngineUpstream {
     revealed: AttachedSecrets,
     /// The local files this call may touch: what its tool declared, as this call gave them.
     files: CallFiles,
+    /// Set when the tool's shaping code says the resource it read is public
+    /// ([`Upstream::mark_public`]); the engine reads it for the outbound-data guard.
+    public: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The local paths one call named in its tool's declared file arguments (`plugins::api::Files`).
@@ -86,6 +89,7 @@ impl EngineUpstream {
             connection: Arc::new(Mutex::new(connection)),
             revealed: AttachedSecrets::default(),
             files: CallFiles::default(),
+            public: Arc::default(),
         }
     }
 
@@ -99,6 +103,11 @@ impl EngineUpstream {
     /// The session values this upstream attaches, as the call goes (for the call's scrubber).
     pub fn attached_secrets(&self) -> AttachedSecrets {
         self.revealed.clone()
+    }
+
+    /// Whether the tool said its result came from a public resource, as the call goes.
+    pub fn marked_public(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.public.clone()
     }
 
     fn current(&self) -> Option<Arc<Connection>> {
@@ -274,6 +283,10 @@ impl Upstream for EngineUpstream {
 
     fn new_id(&self) -> String {
         crate::ids::random_hex(16)
+    }
+
+    fn mark_public(&self) {
+        self.public.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn sleep(&self, duration: Duration) -> BoxFuture<()> {

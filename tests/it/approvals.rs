@@ -284,6 +284,8 @@ async fn github_merge_pr_and_curl_session_are_approved_in_the_browser() {
     let t = app_with(&[
         ("WORKBENCH_GITHUB_BASE_URL", fake.url.clone()),
         ("WORKBENCH_GITHUB_TOKEN", "ghp_approvaltoken00000000000000000000000".into()),
+        // Counts GitHub's requests: without the outbound-data guard's lookups (`flow_guard.rs`).
+        ("WORKBENCH_FLOW", "off".into()),
     ]);
     t.app.approvals().enable_browser();
     let args = json!({"owner": "acme", "repo": "demo", "pull_number": 7});

@@ -530,7 +530,13 @@ async fn discord_send_dm_opens_the_channel_then_posts() {
 
 #[tokio::test]
 async fn discord_create_thread_from_a_message_standalone_and_in_a_forum() {
-    let (t, fake) = discord_app().await;
+    // Counts the requests writes send: without the outbound-data guard's lookups (`flow_guard.rs`).
+    let fake = Fake::start(discord).await;
+    let t = app_with(&[
+        ("WORKBENCH_DISCORD_BASE_URL", format!("{}/api/v10", fake.url)),
+        ("WORKBENCH_DISCORD_TOKEN", TOKEN.into()),
+        ("WORKBENCH_FLOW", "off".into()),
+    ]);
     let r = t
         .ok("discord_create_thread", json!({"channel_id": GENERAL, "name": "Release notes", "message_id": "1100000000000000001", "auto_archive_duration": 60}))
         .await;
@@ -542,7 +548,12 @@ async fn discord_create_thread_from_a_message_standalone_and_in_a_forum() {
         json!({"id": "1100000000000000001", "name": "Release notes", "type": "public_thread", "parent_id": GENERAL, "auto_archive_duration": 60, "started_from_message_id": "1100000000000000001"})
     );
 
-    let (t, fake) = discord_app().await;
+    let fake = Fake::start(discord).await;
+    let t = app_with(&[
+        ("WORKBENCH_DISCORD_BASE_URL", format!("{}/api/v10", fake.url)),
+        ("WORKBENCH_DISCORD_TOKEN", TOKEN.into()),
+        ("WORKBENCH_FLOW", "off".into()),
+    ]);
     let r = t
         .ok(
             "discord_create_thread",
@@ -564,7 +575,12 @@ async fn discord_create_thread_from_a_message_standalone_and_in_a_forum() {
     assert_eq!(r["type"], "private_thread");
     assert_eq!(r["first_message_id"], "1100000000000000042");
 
-    let (t, fake) = discord_app().await;
+    let fake = Fake::start(discord).await;
+    let t = app_with(&[
+        ("WORKBENCH_DISCORD_BASE_URL", format!("{}/api/v10", fake.url)),
+        ("WORKBENCH_DISCORD_TOKEN", TOKEN.into()),
+        ("WORKBENCH_FLOW", "off".into()),
+    ]);
     let r = t
         .ok(
             "discord_create_thread",

@@ -133,7 +133,8 @@ async fn gmail_send_email_cannot_attach_ssh_keys_or_the_database() {
 /// any path. Now only files in the folder go up (absolute or relative paths).
 #[tokio::test]
 async fn slack_and_drive_uploads_read_only_the_files_folder() {
-    let (api, files, env) = crate::slack::fakes_and_env(crate::slack::SLACK_TOKEN).await;
+    let (api, files, mut env) = crate::slack::fakes_and_env(crate::slack::SLACK_TOKEN).await;
+    env.push(("WORKBENCH_FLOW", "off".into()));
     let g = guarded(&env);
     let e = g.t.err("slack_upload_file", json!({"channel": "C0GENERAL1", "path": g.key()})).await;
     assert_names_the_folder(&e, &g.folder);
@@ -144,7 +145,8 @@ async fn slack_and_drive_uploads_read_only_the_files_folder() {
     g.t.ok("slack_upload_file", json!({"channel": "C0GENERAL1", "path": notes.display().to_string()})).await;
     assert_eq!(files.last().body, b"line one\n");
 
-    let (drive, env) = crate::google_drive::fake_and_env().await;
+    let (drive, mut env) = crate::google_drive::fake_and_env().await;
+    env.push(("WORKBENCH_FLOW", "off".into()));
     let g = guarded(&env);
     let e = g.t.err("google_drive_upload_file", json!({"path": g.key()})).await;
     assert_names_the_folder(&e, &g.folder);
@@ -199,7 +201,9 @@ async fn symlinks_in_the_folder_do_not_lead_out() {
 /// Dotfiles and dot-folders inside the folder (`.env`, `.git/config`) are neither read nor written.
 #[tokio::test]
 async fn hidden_files_inside_the_folder_are_refused() {
-    let (fake, env) = crate::gmail::fake_and_env().await;
+    let (fake, mut env) = crate::gmail::fake_and_env().await;
+    // Nothing may reach Gmail, the outbound-data guard's own lookups included (`flow_guard.rs`).
+    env.push(("WORKBENCH_FLOW", "off".into()));
     let g = guarded(&env);
     g.put(".env", "AWS_SECRET_ACCESS_KEY=fake");
     std::fs::create_dir_all(g.folder.join(".git")).unwrap();
@@ -400,6 +404,7 @@ async fn confirm_asks_before_local_files_are_touched_and_names_them() {
 
     let (gmail, mut env) = crate::gmail::fake_and_env().await;
     env.push(("WORKBENCH_POLICY_GMAIL", "confirm".into()));
+    env.push(("WORKBENCH_FLOW", "off".into()));
     let m = guarded(&env);
     let file = m.put("forecast.csv", "a,b\n");
     let (hooks, asked) = recording(Approval::Declined("no".into()));

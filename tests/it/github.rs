@@ -9,7 +9,7 @@ use workbench::secrets::Secret;
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
 use crate::support::{TestApp, app_with};
 
-const TOKEN: &str = "ghp_testtoken000000000000000000000000";
+pub(crate) const TOKEN: &str = "ghp_testtoken000000000000000000000000";
 const MAIN_SHA: &str = "aa218f56b14c9653891f9e74264a383fa43fefbd";
 const RELEASE_SHA: &str = "bb7d1c3a2f3f5e6a7b8c9d0e1f2a3b4c5d6e7f80";
 const HEAD_SHA: &str = "6dcb09b5b57875f334f61aebed695e2e4193db5e";
@@ -250,7 +250,7 @@ fn json_body(r: &Recorded) -> Result<Value, Reply> {
     serde_json::from_slice(&r.body).map_err(|_| gh_error(400, "Problems parsing JSON"))
 }
 
-fn github(r: &Recorded) -> Reply {
+pub(crate) fn github(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return gh_error(
             403,
@@ -633,6 +633,18 @@ fn github(r: &Recorded) -> Reply {
     }
 }
 
+/// A GitHub app without the outbound-data guard, for tests that count the requests a write
+/// sends (the guard's own lookups would be among them; `flow_guard.rs` tests those).
+async fn gh_unguarded() -> (TestApp, Fake) {
+    let fake = Fake::start(github).await;
+    let t = app_with(&[
+        ("WORKBENCH_GITHUB_BASE_URL", fake.url.clone()),
+        ("WORKBENCH_GITHUB_TOKEN", TOKEN.into()),
+        ("WORKBENCH_FLOW", "off".into()),
+    ]);
+    (t, fake)
+}
+
 async fn gh() -> (TestApp, Fake) {
     let fake = Fake::start(github).await;
     let t = app_with(&[("WORKBENCH_GITHUB_BASE_URL", fake.url.clone()), ("WORKBENCH_GITHUB_TOKEN", TOKEN.into())]);
@@ -805,7 +817,7 @@ async fn github_get_file_decodes_lists_and_handles_big_and_binary_files() {
 
 #[tokio::test]
 async fn github_update_file_looks_up_the_sha_creates_and_reports_conflicts() {
-    let (t, fake) = gh().await;
+    let (t, fake) = gh_unguarded().await;
     let new_text = "# Demo\n\nUpdated.\n";
     let r = t
         .ok(
@@ -871,7 +883,7 @@ async fn github_update_file_looks_up_the_sha_creates_and_reports_conflicts() {
 
 #[tokio::test]
 async fn github_create_branch_resolves_the_default_branch_a_named_ref_or_a_sha() {
-    let (t, fake) = gh().await;
+    let (t, fake) = gh_unguarded().await;
     let r = t.ok("github_create_branch", json!({"owner": "acme", "repo": "demo", "branch": "fix/login"})).await;
     let reqs = tail(&fake, 3);
     assert_eq!((reqs[0].method.as_str(), reqs[0].path.as_str()), ("GET", "/repos/acme/demo"));
@@ -1188,7 +1200,7 @@ async fn github_merge_pr_and_clear_merge_failures() {
 
 #[tokio::test]
 async fn github_create_pr_review_with_line_comments() {
-    let (t, fake) = gh().await;
+    let (t, fake) = gh_unguarded().await;
     let r = t
         .ok(
             "github_create_pr_review",

@@ -777,7 +777,13 @@ async fn gitlab_list_issues_in_a_project_and_mine() {
 
 #[tokio::test]
 async fn gitlab_create_and_update_issues() {
-    let (t, fake) = gl().await;
+    // Counts the requests writes send: without the outbound-data guard's lookups (`flow_guard.rs`).
+    let fake = Fake::start(gitlab).await;
+    let t = app_with(&[
+        ("WORKBENCH_GITLAB_BASE_URL", format!("{}/api/v4", fake.url)),
+        ("WORKBENCH_GITLAB_TOKEN", TOKEN.into()),
+        ("WORKBENCH_FLOW", "off".into()),
+    ]);
     let r = t
         .ok(
             "gitlab_create_issue",

@@ -11,8 +11,8 @@ use workbench::secrets::Secret;
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
 use crate::support::{TestApp, app_with, files_dir};
 
-const TOKEN: &str = "ya29.a0AfB_gmail-test-access-token";
-const BASE: &str = "/gmail/v1/users/me";
+pub(crate) const TOKEN: &str = "ya29.a0AfB_gmail-test-access-token";
+pub(crate) const BASE: &str = "/gmail/v1/users/me";
 pub(crate) const MSG_A: &str = "18f3c2a9b1d4e5f6";
 const MSG_B: &str = "18f3c2a9b1d4e5f7";
 const MSG_C: &str = "18f3c2a9b1d4e5f8";
@@ -209,7 +209,7 @@ fn check_raw(raw: &Value) -> Result<String, Reply> {
     Ok(text)
 }
 
-fn gmail(r: &Recorded) -> Reply {
+pub(crate) fn gmail(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return google_error(400, "INVALID_ARGUMENT", "bad request", "badRequest");
     }
@@ -520,7 +520,7 @@ async fn gmail_get_thread_returns_every_message_as_text() {
 
 #[tokio::test]
 async fn gmail_send_email_builds_rfc2822_with_encoded_headers() {
-    let (t, fake) = setup().await;
+    let (t, fake) = setup_with(&[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t
         .ok(
             "gmail_send_email",
@@ -556,7 +556,7 @@ async fn gmail_send_email_builds_rfc2822_with_encoded_headers() {
 #[tokio::test]
 async fn gmail_send_email_replies_in_thread_with_html_and_attachment() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, fake) = setup_with(&[files_dir(dir.path())]).await;
+    let (t, fake) = setup_with(&[files_dir(dir.path()), ("WORKBENCH_FLOW", "off".into())]).await;
     let file = dir.path().join("forecast Q4.csv");
     std::fs::write(&file, "month,forecast\nOct,1.1\n").unwrap();
     let r = t

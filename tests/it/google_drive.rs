@@ -12,7 +12,7 @@ use workbench::secrets::Secret;
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
 use crate::support::{TestApp, app_with, files_dir};
 
-const TOKEN: &str = "ya29.a0AfB_drive-test-access-token";
+pub(crate) const TOKEN: &str = "ya29.a0AfB_drive-test-access-token";
 pub(crate) const DOC: &str = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789docQ3";
 const SHEET: &str = "1ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210sheet";
 pub(crate) const PDF_ID: &str = "1PdfFileIdAbCdEfGhIjKlMnOpQrSt";
@@ -166,7 +166,7 @@ fn uploaded(id: &str, metadata: &Value, media_type: &str, len: usize) -> Value {
     f
 }
 
-fn drive(r: &Recorded) -> Reply {
+pub(crate) fn drive(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return drive_error(400, "Bad Request", "badRequest", None);
     }

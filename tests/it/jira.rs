@@ -10,8 +10,8 @@ use workbench::secrets::Secret;
 use crate::support::fake::{Fake, Recorded, Reply, has_user_agent};
 use crate::support::{TestApp, app_with};
 
-const EMAIL: &str = "ada@acme.test";
-const TOKEN: &str = "ATATT3xFfGF0-test-token-0123456789";
+pub(crate) const EMAIL: &str = "ada@acme.test";
+pub(crate) const TOKEN: &str = "ATATT3xFfGF0-test-token-0123456789";
 
 fn basic(email: &str, token: &str) -> String {
     format!("Basic {}", plugins::codec::base64_encode(format!("{email}:{token}").as_bytes()))
@@ -184,7 +184,7 @@ fn search_page(jql: &str, max: usize, token: Option<&str>, fields: &[String], h:
     Reply::json(200, body)
 }
 
-fn jira_api(r: &Recorded) -> Reply {
+pub(crate) fn jira_api(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return errors(400, &["bad request"], json!({}));
     }

@@ -22,6 +22,7 @@ mod faults;
 mod file_store;
 mod files_guard;
 mod first_run;
+mod flow_guard;
 mod github;
 mod gitlab;
 mod gmail;

@@ -503,6 +503,18 @@ async fn notion_app_with(secret: &str) -> (TestApp, Fake) {
     (t, fake)
 }
 
+/// Notion without the outbound-data guard, for tests that count the requests a write sends.
+async fn notion_app_unguarded() -> (TestApp, Fake) {
+    let seq = Arc::new(AtomicUsize::new(0));
+    let fake = Fake::start(move |r| notion(r, &seq)).await;
+    let t = app_with(&[
+        ("WORKBENCH_NOTION_BASE_URL", format!("{}/v1", fake.url)),
+        ("WORKBENCH_NOTION_TOKEN", SECRET.into()),
+        ("WORKBENCH_FLOW", "off".into()),
+    ]);
+    (t, fake)
+}
+
 async fn notion_app() -> (TestApp, Fake) {
     notion_app_with(SECRET).await
 }
@@ -682,7 +694,7 @@ async fn notion_create_page_under_a_page_with_markdown() {
 
 #[tokio::test]
 async fn notion_create_page_in_a_database_resolves_the_data_source() {
-    let (t, fake) = notion_app().await;
+    let (t, fake) = notion_app_unguarded().await;
     let r = t
         .ok(
             "notion_create_page",
@@ -737,7 +749,7 @@ async fn notion_create_page_in_a_database_resolves_the_data_source() {
 
 #[tokio::test]
 async fn notion_update_page_sets_properties_title_and_trash() {
-    let (t, fake) = notion_app().await;
+    let (t, fake) = notion_app_unguarded().await;
     let r = t
         .ok(
             "notion_update_page",
@@ -757,7 +769,7 @@ async fn notion_update_page_sets_properties_title_and_trash() {
     assert_eq!(r["properties"]["Status"], "Done");
     assert_eq!(r["properties"]["Points"], 5);
 
-    let (t, fake) = notion_app().await;
+    let (t, fake) = notion_app_unguarded().await;
     let trashed = t.ok("notion_update_page", json!({"page_id": PAGE, "in_trash": true, "icon": "none"})).await;
     assert_eq!(calls(&fake), [call("PATCH", &format!("/pages/{PAGE}"))], "no properties, no lookup");
     assert_eq!(sent(&fake.last()), json!({"in_trash": true, "icon": null}));

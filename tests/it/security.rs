@@ -67,6 +67,9 @@ async fn no_secret_appears_in_any_output_log_or_file_of_a_full_session() {
         // The custom app below talks to the same fake: the user lists its origin.
         .env("WORKBENCH_PRIVATE_HOSTS", &gh.url)
         .env("WORKBENCH_POLICY_DEFAULT", "allow")
+        // The session defines a custom app after private reads, which the outbound-data guard
+        // holds (`flow_guard.rs`); this test is about secrets, so the guard is off.
+        .env("WORKBENCH_FLOW", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -139,7 +139,7 @@ fn is_known_channel(id: &str) -> bool {
 }
 
 /// The Web API on `/api/<method>`.
-fn slack(r: &Recorded) -> Reply {
+pub(crate) fn slack(r: &Recorded) -> Reply {
     if !has_user_agent(r) {
         return Reply::json(400, json!({"ok": false, "error": "invalid_request"}));
     }
@@ -371,7 +371,7 @@ fn slack(r: &Recorded) -> Reply {
 }
 
 /// files.slack.com: takes the raw bytes POSTed to the upload URL and answers in plain text.
-fn files_host(r: &Recorded) -> Reply {
+pub(crate) fn files_host(r: &Recorded) -> Reply {
     if r.method != "POST" || r.path != "/upload/v1/CwABAAAAXAoAAZuAAAAL" || r.q("sig") != Some("abc/def") {
         return Reply { status: 404, headers: vec![], body: "Not Found".into() };
     }
@@ -455,7 +455,8 @@ async fn slack_send_message_posts_json_and_replies_in_threads() {
 
 #[tokio::test]
 async fn slack_send_dm_resolves_handles_emails_and_ids() {
-    let (t, api, _) = slack_app().await;
+    // Counts Slack's requests: without the outbound-data guard's lookups (`flow_guard.rs`).
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     // @handle: users.list is paged until the member is found, then conversations.open, then post.
     let r = t.ok("slack_send_dm", json!({"user": "@ada", "text": "lunch?"})).await;
     let reqs = api.requests();
@@ -470,7 +471,7 @@ async fn slack_send_dm_resolves_handles_emails_and_ids() {
         json!({"channel": "D0DMADA001", "ts": "1700000500.000600", "time": "2023-11-14T22:21:40Z", "users": ["U0ADA00001"]})
     );
 
-    let (t, api, _) = slack_app().await;
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t.ok("slack_send_dm", json!({"user": "grace@example.com", "text": "hi Grace"})).await;
     let reqs = api.requests();
     assert_eq!(reqs[0].path, "/api/users.lookupByEmail");
@@ -483,7 +484,7 @@ async fn slack_send_dm_resolves_handles_emails_and_ids() {
     assert_eq!(r["channel"], "D0DMGRACE1");
     assert_eq!(r["users"], json!(["U0GRACE001"]));
 
-    let (t, api, _) = slack_app().await;
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t.ok("slack_send_dm", json!({"user": "U0GRACE001, <@U0ADA00001>", "text": "standup?"})).await;
     let reqs = api.requests();
     assert_eq!(reqs.len(), 2, "ids need no lookup");
@@ -499,7 +500,7 @@ async fn slack_send_dm_resolves_handles_emails_and_ids() {
 
 #[tokio::test]
 async fn slack_update_message_and_its_errors() {
-    let (t, api, _) = slack_app().await;
+    let (t, api, _) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     let r = t
         .ok(
             "slack_update_message",
@@ -767,7 +768,7 @@ async fn slack_add_reaction_strips_colons_and_tolerates_repeats() {
 #[tokio::test]
 async fn slack_upload_file_runs_the_three_step_external_upload() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, api, files) = slack_app_with(TOKEN, &[files_dir(dir.path())]).await;
+    let (t, api, files) = slack_app_with(TOKEN, &[files_dir(dir.path()), ("WORKBENCH_FLOW", "off".into())]).await;
     let path = dir.path().join("notes.txt");
     std::fs::write(&path, b"line one\nline two\n").unwrap();
     let r = t
@@ -803,7 +804,7 @@ async fn slack_upload_file_runs_the_three_step_external_upload() {
         })
     );
 
-    let (t, api, files) = slack_app().await;
+    let (t, api, files) = slack_app_with(TOKEN, &[("WORKBENCH_FLOW", "off".into())]).await;
     t.ok("slack_upload_file", json!({"channel": "#general", "content": "a,b\n1,2\n", "filename": "data.csv"})).await;
     assert_eq!(files.last().body, b"a,b\n1,2\n");
     let reqs = api.requests();

@@ -465,7 +465,14 @@ async fn trello_create_card_sends_the_declared_query_parameters() {
 
 #[tokio::test]
 async fn trello_update_card_moves_archives_and_clears_due() {
-    let (t, f) = trello_app().await;
+    // Counts the requests writes send: without the outbound-data guard's lookups (`flow_guard.rs`).
+    let f = Fake::start(trello_api).await;
+    let t = app_with(&[
+        ("WORKBENCH_TRELLO_BASE_URL", format!("{}/1", f.url)),
+        ("WORKBENCH_TRELLO_API_KEY", KEY.to_string()),
+        ("WORKBENCH_TRELLO_TOKEN", TOKEN.to_string()),
+        ("WORKBENCH_FLOW", "off".into()),
+    ]);
     let moved = t.ok("trello_update_card", json!({"card_id": CARD, "list_id": DONE, "due_complete": true})).await;
     let req = f.last();
     assert_eq!((req.method.as_str(), req.path.as_str()), ("PUT", format!("/1/cards/{CARD}").as_str()));
