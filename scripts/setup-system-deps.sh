@@ -10,6 +10,10 @@ missing=()
 command -v dbus-run-session >/dev/null 2>&1 || missing+=(dbus)
 command -v gnome-keyring-daemon >/dev/null 2>&1 || missing+=(gnome-keyring)
 command -v secret-tool >/dev/null 2>&1 || missing+=(libsecret-tools)
+# ---- dist (issue 28): the Windows cross build and its Wine smoke test (scripts/test-windows.sh)
+command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(gcc-mingw-w64-x86-64)
+command -v wine >/dev/null 2>&1 || missing+=(wine)
+# ---- end dist
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup-system-deps: chromium, dbus and gnome-keyring are present"

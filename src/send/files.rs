@@ -206,9 +206,22 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.dev() == b.dev() && a.ino() == b.ino()
 }
 
+/// Windows has no stable file id in the standard library: size and modification time, and
+/// [`open_read`] never follows a link swapped in after the checks.
 #[cfg(not(unix))]
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.len() == b.len() && a.modified().ok() == b.modified().ok()
+}
+
+/// Opens a checked file for reading. On Windows a symbolic link or junction put in its place
+/// after the checks opens as itself (`FILE_FLAG_OPEN_REPARSE_POINT`), which is then not a regular
+/// file and refused; on Unix the device and inode comparison of [`same_file`] catches the swap.
+fn open_read(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(windows)]
+    std::os::windows::fs::OpenOptionsExt::custom_flags(&mut options, 0x0020_0000);
+    options.open(path)
 }
 
 fn too_large() -> String {
@@ -248,7 +261,7 @@ fn read_blocking(dir: &FilesDir, path: &str) -> Result<Vec<u8>, ToolError> {
     if before.len() > MAX_FILE_BYTES {
         return Err(dir.refuse(path, &too_large()));
     }
-    let mut file = std::fs::File::open(&real).map_err(|e| dir.refuse(path, &format!("cannot be read ({e})")))?;
+    let mut file = open_read(&real).map_err(|e| dir.refuse(path, &format!("cannot be read ({e})")))?;
     let opened = file.metadata().map_err(|e| dir.refuse(path, &format!("cannot be read ({e})")))?;
     // Something swapped the file (for a link, say) between the checks and the open.
     if !opened.is_file() || !same_file(&before, &opened) {
