@@ -20,8 +20,9 @@ custom app. Checks:
    files folder %USERPROFILE%\\workbench-files;
 4. `workbench clients register` writes %APPDATA%\\Claude\\claude_desktop_config.json for a test
    APPDATA (C:\\wbtest\\AppData\\Roaming), keeping the other servers and keys;
-5. an upstream MCP server (workbench.exe itself, started by a call) ends with workbench when
-   workbench is killed (the job object of src/upstream/job.rs).
+5. upstream MCP servers end with workbench when workbench is killed (the job object of
+   src/upstream/job.rs): workbench.exe itself, and Wine's ping.exe, which ignores its stdin
+   closing and would otherwise run on for two minutes.
 
 Prints one line per check; exits 0 only if all passed.
 """
@@ -186,7 +187,7 @@ def main() -> int:
             "description": "The smoke test's fake service",
             "base_url": fake.origin + "/app/",
             "auth": {"type": "bearer", "token": "{{vault:SMOKE_TOKEN}}"},
-            "operations": [{"tool_name": "smokeapp_ping", "method": "GET", "path": "/ping",
+            "operations": [{"tool_name": "smokeapp_get_ping", "method": "GET", "path": "/ping",
                             "description": "Ping the fake service", "params": {"type": "object", "properties": {}}}],
         }
         ok, body = run1(s, "custom_create_app", app)
@@ -204,7 +205,7 @@ def main() -> int:
                  "WORKBENCH_GOOGLE_DRIVE_BASE_URL": fake.origin + "/drive/v3"}, "session2.log")
     try:
         s.initialize()
-        ok, body = run1(s, "smokeapp_ping", {})
+        ok, body = run1(s, "smokeapp_get_ping", {})
         pinged = [r for r in fake.seen if r["path"] == "/app/ping"]
         c.check("a second process uses the stored secret (the fake got the bearer token)",
                 ok and bool(pinged) and pinged[-1]["auth"] == f"Bearer {TOKEN}", (body, pinged))
@@ -230,7 +231,7 @@ def main() -> int:
     try:
         s.initialize()
         before = len([r for r in fake.seen if r["path"] == "/app/ping"])
-        ok, body = run1(s, "smokeapp_ping", {})
+        ok, body = run1(s, "smokeapp_get_ping", {})
         after = len([r for r in fake.seen if r["path"] == "/app/ping"])
         text = json.dumps(body)
         c.check("a wrong passphrase is refused and nothing is sent", not ok and after == before and TOKEN not in text
@@ -247,9 +248,11 @@ def main() -> int:
     with open(config, "w", encoding="utf-8") as f:
         f.write('{\r\n  "mcpServers": {\r\n    "other": {"command": "npx", "args": ["-y", "x"]}\r\n  },\r\n  "theme": "dark"\r\n}\r\n')
     e = dict(env)
-    e.update({"APPDATA": r"C:\wbtest\AppData\Roaming", "WORKBENCH_SECRET_STORE": "memory"})
-    r = subprocess.run([wine, exe_win, "clients", "register", "--client", "claude-desktop"], env=e,
-                       capture_output=True, text=True, timeout=180)
+    e.update({"WORKBENCH_SECRET_STORE": "memory"})
+    # Wine sets APPDATA from the prefix's profile for every process it starts, so the test
+    # APPDATA is set the Windows way: in cmd.exe, for the one command.
+    r = subprocess.run([wine, "cmd", "/c", r"set APPDATA=C:\wbtest\AppData\Roaming&& " + exe_win
+                        + " clients register --client claude-desktop"], env=e, capture_output=True, text=True, timeout=180)
     try:
         doc = json.load(open(config, encoding="utf-8"))
     except ValueError as ex:
@@ -265,7 +268,12 @@ def main() -> int:
     # ------------------------------------------------------------- 5: upstream servers end with it
     home_cfg = os.path.join(data_dir, "config.json")
     cfg = json.load(open(home_cfg, encoding="utf-8")) if os.path.exists(home_cfg) else {}
-    cfg["mcp_servers"] = {"inner": {"command": exe_win, "args": []}}
+    # "inner" is workbench.exe itself; "sleeper" is Wine's ping.exe, which never answers MCP and,
+    # unlike workbench, does not exit when its stdin closes: only the job object ends it.
+    cfg["mcp_servers"] = {
+        "inner": {"command": exe_win, "args": []},
+        "sleeper": {"command": r"C:\windows\system32\ping.exe", "args": ["-n", SLEEPER_COUNT, "127.0.0.1"]},
+    }
     with open(home_cfg, "w", encoding="utf-8") as f:
         json.dump(cfg, f)
     s = session({**base, "WORKBENCH_POLICY_INNER": "allow"}, "session4.log")
@@ -274,19 +282,20 @@ def main() -> int:
         ok, body = run1(s, "inner_whoami", {}, timeout=180)
         c.check("an upstream server (workbench.exe) starts and answers", ok, body)
         procs = workbench_processes()
-        c.check("two workbench.exe processes run (workbench and its upstream server)", len(procs) >= 2, procs)
+        c.check("workbench.exe runs twice (workbench and its upstream server) and the sleeper server runs",
+                len([p for p in procs if p[1] == "workbench"]) >= 2 and any(p[1] == "ping" for p in procs), procs)
         os.kill(s.proc.pid, signal.SIGKILL)
         s.proc.wait(timeout=30)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and workbench_processes():
             time.sleep(0.5)
         left = workbench_processes()
-        c.check("killing workbench ends its upstream server (job object)", not left, left)
+        c.check("killing workbench ends its upstream servers, the one ignoring stdin too (job object)", not left, left)
     except McpError as ex:
         c.check("upstream session ran", False, str(ex))
     finally:
         s.close(wait=5)
-        for pid in workbench_processes():
+        for pid, _ in workbench_processes():
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -297,8 +306,12 @@ def main() -> int:
     return c.done()
 
 
-def workbench_processes() -> list[int]:
-    """Linux pids of Wine processes running workbench.exe (their command line names it)."""
+SLEEPER_COUNT = "117"
+
+
+def workbench_processes() -> list[tuple[int, str]]:
+    """Linux pids of this test's Wine processes: workbench.exe and the sleeper (their command
+    lines name them)."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -307,8 +320,12 @@ def workbench_processes() -> list[int]:
             cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "wbtest\\bin\\workbench.exe" in cmd and "wine_smoke" not in cmd:
-            found.append(int(pid))
+        if "wine_smoke" in cmd:
+            continue
+        if "wbtest\\bin\\workbench.exe" in cmd:
+            found.append((int(pid), "workbench"))
+        elif "ping.exe" in cmd and f"-n {SLEEPER_COUNT} " in cmd + " ":
+            found.append((int(pid), "ping"))
     return found
 
 
