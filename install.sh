@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build workbench from this checkout, install the binary, register it with the MCP clients found
-# (Claude Desktop, Cursor, Claude Code), then run `workbench doctor`. Linux and macOS.
+# Build workbench from this checkout (or take it from a downloaded release archive or bundle with
+# --from, checksum verified, no Rust needed), install the binary, register it with the MCP clients
+# found (Claude Desktop, Cursor, Claude Code), then run `workbench doctor`. Linux and macOS.
 # Run ./install.sh --help for the options and exit statuses.
 set -euo pipefail
 
@@ -10,9 +11,15 @@ install.sh - build, install and register workbench (Linux and macOS)
 
 USAGE:
     ./install.sh [--dry-run] [--no-register] [--bin-dir DIR] [--secret-store STORE] [--keep-going]
+    ./install.sh --from FILE [--sha256 HEX] [--dry-run] [--no-register] [--bin-dir DIR] [--secret-store STORE] [--keep-going]
     ./install.sh --uninstall [--dry-run] [--bin-dir DIR]
 
 OPTIONS:
+    --from FILE     install the binary from a downloaded release archive
+                    (workbench-<version>-<target>.tar.gz) or bundle (workbench-<version>.mcpb)
+                    instead of building: no Rust toolchain needed. Its SHA-256 must match
+                    --sha256, or else the FILE.sha256 beside it; without either it is refused.
+    --sha256 HEX    the expected SHA-256 of the --from file (from the release page)
     --dry-run       print what would be done; build, copy and change nothing
     --no-register   install the binary only; leave every client config alone
     --uninstall     remove workbench's entry from each client config, then the binary
@@ -28,7 +35,8 @@ ENVIRONMENT:
     WORKBENCH_BIN_DIR   the default for --bin-dir
     CARGO_TARGET_DIR    honoured: the release binary is built and read there
 
-Steps: check the Rust toolchain; `cargo build --release --locked`; copy the binary into the bin
+Steps: check the Rust toolchain; `cargo build --release --locked` (with --from instead: verify the
+file's SHA-256, unpack it to a temporary folder, check the binary runs here); copy the binary into the bin
 directory; `workbench clients register` (adds a "workbench" entry to the mcpServers of Claude
 Desktop, Cursor and Claude Code where installed, after a backup, keeping everything else byte for
 byte, and refusing files that are not plain JSON); `workbench setup` (where no OS keychain answers,
@@ -37,7 +45,8 @@ the clients launch need no env); `workbench doctor`.
 
 EXIT STATUS:
     0  done
-    1  no toolchain, or the build or the copy failed
+    1  no toolchain, or the build or the copy failed; with --from: no checksum, a checksum
+       mismatch, an archive that is not one of workbench's, or a binary for another system
     2  bad options
     3  installed (or uninstalled), but at least one client config was refused or could not be
        written; the other clients were done
@@ -52,8 +61,22 @@ UNINSTALL=0
 BIN_DIR="${WORKBENCH_BIN_DIR:-}"
 SECRET_STORE=""
 KEEP_GOING=0
+FROM=""
+SHA256=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --from)
+      [ $# -ge 2 ] || { echo "install.sh: --from needs a file" >&2; exit 2; }
+      FROM="$2"
+      shift
+      ;;
+    --from=*) FROM="${1#--from=}" ;;
+    --sha256)
+      [ $# -ge 2 ] || { echo "install.sh: --sha256 needs a value" >&2; exit 2; }
+      SHA256="$2"
+      shift
+      ;;
+    --sha256=*) SHA256="${1#--sha256=}" ;;
     --dry-run) DRY_RUN=1 ;;
     --no-register) REGISTER=0 ;;
     --uninstall) UNINSTALL=1 ;;
@@ -90,6 +113,19 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+
+if [ -n "$SHA256" ] && [ -z "$FROM" ]; then
+  echo "install.sh: --sha256 goes with --from FILE" >&2
+  exit 2
+fi
+if [ -n "$FROM" ] && [ "$UNINSTALL" -eq 1 ]; then
+  echo "install.sh: --from and --uninstall do not go together" >&2
+  exit 2
+fi
+# Relative to where the user typed it, before the cd below.
+if [ -n "$FROM" ]; then
+  case "$FROM" in /*) ;; *) FROM="$PWD/$FROM" ;; esac
+fi
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
@@ -153,7 +189,103 @@ if [ "$UNINSTALL" -eq 1 ]; then
   exit "$STATUS"
 fi
 
+# ------------------------------------------------------------------------- from a release file
+if [ -n "$FROM" ]; then
+  say "==> Verifying $FROM"
+  [ -f "$FROM" ] || { echo "install.sh: --from: no such file: $FROM" >&2; exit 1; }
+  if [ -z "$SHA256" ]; then
+    if [ -f "$FROM.sha256" ]; then
+      SHA256="$(sed -n '1s/^\([0-9a-fA-F]\{64\}\).*/\1/p' "$FROM.sha256")"
+      [ -n "$SHA256" ] || { echo "install.sh: $FROM.sha256 holds no SHA-256 (expected '<64 hex digits>  <name>')" >&2; exit 1; }
+      say "expected SHA-256 from $(basename "$FROM").sha256"
+    else
+      echo "install.sh: no checksum for $FROM: give --sha256 HEX (from the release page) or put $(basename "$FROM").sha256 beside it" >&2
+      exit 1
+    fi
+  fi
+  SHA256="$(printf '%s' "$SHA256" | tr 'A-F' 'a-f')"
+  case "$SHA256" in
+    *[!0-9a-f]*) echo "install.sh: --sha256 must be 64 hex digits" >&2; exit 1 ;;
+  esac
+  [ ${#SHA256} -eq 64 ] || { echo "install.sh: --sha256 must be 64 hex digits" >&2; exit 1; }
+  if command -v sha256sum >/dev/null 2>&1; then
+    GOT="$(sha256sum "$FROM" | cut -d' ' -f1)"
+  else
+    GOT="$(shasum -a 256 "$FROM" | cut -d' ' -f1)"
+  fi
+  if [ "$GOT" != "$SHA256" ]; then
+    echo "install.sh: SHA-256 MISMATCH for $FROM" >&2
+    echo "  expected $SHA256" >&2
+    echo "  got      $GOT" >&2
+    echo "The file is damaged or not the one released: download it again. Nothing was installed." >&2
+    exit 1
+  fi
+  say "SHA-256 ok ($GOT)"
+  UNPACK="$(mktemp -d)"
+  trap 'rm -rf "$UNPACK"' EXIT
+  case "$(uname -s)" in Darwin) MCPB_OS=darwin ;; *) MCPB_OS=linux ;; esac
+  case "$FROM" in
+    *.tar.gz | *.tgz)
+      # Only names under one top folder, no absolute paths, no '..': then the one binary.
+      if tar -tzf "$FROM" | grep -Eq '^/|(^|/)\.\.(/|$)'; then
+        echo "install.sh: $FROM has entries outside its folder; refused" >&2
+        exit 1
+      fi
+      MEMBER="$(tar -tzf "$FROM" | grep -E '^[^/]+/workbench$' | head -n 1 || true)"
+      [ -n "$MEMBER" ] || { echo "install.sh: $FROM is not a workbench archive (no <folder>/workbench in it)" >&2; exit 1; }
+      tar -xzf "$FROM" -C "$UNPACK" "$MEMBER"
+      BUILT="$UNPACK/$MEMBER"
+      ;;
+    *.mcpb | *.zip)
+      MEMBER="server/$MCPB_OS/workbench"
+      case "$FROM" in *.zip) MEMBER="" ;; esac
+      command -v python3 >/dev/null 2>&1 || { echo "install.sh: unpacking $FROM needs python3" >&2; exit 1; }
+      BUILT="$(python3 - "$FROM" "$UNPACK" "$MEMBER" <<'PY'
+import sys, zipfile
+src, dest, want = sys.argv[1:]
+try:
+    z = zipfile.ZipFile(src)
+except zipfile.BadZipFile as e:
+    sys.exit(f"install.sh: {src} is not a zip archive ({e})")
+names = z.namelist()
+if not want:
+    want = next((n for n in names if n.count("/") == 1 and n.endswith("/workbench")), "")
+if not want or want not in names:
+    have = sorted(n for n in names if n.startswith("server/"))
+    sys.exit(f"install.sh: {src} has no {want or '<folder>/workbench'} (a bundle for another system? it has: {', '.join(have) or 'no server binaries'})")
+info = z.getinfo(want)
+if (info.external_attr >> 16) & 0o170000 == 0o120000:
+    sys.exit(f"install.sh: {want} in {src} is a symbolic link; refused")
+out = f"{dest}/workbench"
+with z.open(info) as r, open(out, "wb") as w:
+    while True:
+        chunk = r.read(1 << 20)
+        if not chunk:
+            break
+        w.write(chunk)
+print(out)
+PY
+)" || exit 1
+      ;;
+    *)
+      echo "install.sh: --from takes a .tar.gz release archive or a .mcpb bundle, not $(basename "$FROM")" >&2
+      exit 1
+      ;;
+  esac
+  if [ ! -f "$BUILT" ] || [ -L "$BUILT" ]; then
+    echo "install.sh: the binary in $FROM is not a regular file; refused" >&2
+    exit 1
+  fi
+  chmod 755 "$BUILT"
+  if ! VERSION_LINE="$("$BUILT" --version 2>/dev/null)" || [ "${VERSION_LINE#workbench }" = "$VERSION_LINE" ]; then
+    echo "install.sh: the binary in $FROM does not run here ($(uname -s) $(uname -m)): download the one for this system" >&2
+    exit 1
+  fi
+  say "unpacked $VERSION_LINE"
+fi
+
 # ------------------------------------------------------------------------------------ toolchain
+if [ -z "$FROM" ]; then
 say "==> Checking the Rust toolchain"
 NEED_RUST="$(sed -n 's/^rust-version *= *"\([0-9.]*\)".*/\1/p' Cargo.toml | head -n 1)"
 if ! command -v cargo >/dev/null 2>&1; then
@@ -187,6 +319,7 @@ else
     exit 1
   fi
 fi
+fi
 
 # -------------------------------------------------------------------------------------- install
 say ""
@@ -198,11 +331,11 @@ else
   mkdir -p "$BIN_DIR"
   # Copy beside the destination, then rename over it: replacing a running binary this way is safe.
   TMP_DEST="$BIN_DIR/.workbench.install.$$"
-  trap 'rm -f "$TMP_DEST"' EXIT
+  trap 'rm -f "$TMP_DEST"; [ -z "${UNPACK:-}" ] || rm -rf "$UNPACK"' EXIT
   cp "$BUILT" "$TMP_DEST"
   chmod 755 "$TMP_DEST"
   mv -f "$TMP_DEST" "$DEST"
-  trap - EXIT
+  trap '[ -z "${UNPACK:-}" ] || rm -rf "$UNPACK"' EXIT
   say "Installed $("$DEST" --version)"
 fi
 
@@ -243,7 +376,11 @@ if [ "$DRY_RUN" -eq 1 ]; then
   dry "would run: $DEST setup ${SETUP_ARGS[*]+"${SETUP_ARGS[*]}"}"
   dry "would run: $DEST doctor"
   say ""
-  say "(dry run: nothing was built, copied or changed)"
+  if [ -n "$FROM" ]; then
+    say "(dry run: the file was verified and unpacked to a temporary folder; nothing was copied or changed)"
+  else
+    say "(dry run: nothing was built, copied or changed)"
+  fi
   exit "$STATUS"
 fi
 say "==> Choosing the secret store (workbench setup)"

@@ -41,6 +41,10 @@ if [ -z "$(wb_browser)" ]; then
   esac
 fi
 for n in ${notes[@]+"${notes[@]}"}; do echo "setup-system-deps: note: $n"; done
+# ---- dist (issue 28): the Windows cross build and its Wine smoke test (scripts/test-windows.sh)
+command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(gcc-mingw-w64-x86-64)
+command -v wine >/dev/null 2>&1 || missing+=(wine)
+# ---- end dist
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup-system-deps: the system packages the tests need are present ($distro)"

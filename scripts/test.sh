@@ -3,9 +3,10 @@
 # driving the real binary in both negotiation modes (legacy handshake and auto/discover), then the
 # third-party client checks (conformance suite, Inspector CLI, stdout hygiene; scripts/client-checks.sh),
 # the portal in a headless Chromium (skipped where none but a snap launcher exists, as on Ubuntu),
-# install.sh end to end and the OS keychain test. It installs what it needs itself: system packages
-# (scripts/setup-system-deps.sh: python3-venv, dbus, gnome-keyring, and Debian's chromium, with
-# apt-get, through sudo when run as a normal user), the Python SDK and the npm clients (pinned).
+# install.sh end to end and the OS keychain test, then the distribution checks (MCP Bundle,
+# install.sh --from, the Windows build under Wine). It installs what it needs itself: system packages
+# (scripts/setup-system-deps.sh: python3-venv, dbus, gnome-keyring, Debian's chromium, mingw-w64 and
+# wine, with apt-get, through sudo when run as a normal user), the Python SDK and the npm clients (pinned).
 # Run it as yourself: when it is run as root in a checkout owned by someone else (sudo), what it
 # writes (target/, .deps/, node_modules/, caches: the whole checkout) is given back to the checkout's owner at the end.
 set -euo pipefail
@@ -64,5 +65,27 @@ section "install.sh end to end against a temporary HOME (release build, reused f
 bash tests/install/test_install.sh
 
 bash scripts/test-keychain.sh
+
+# ==================================================================================================
+# dist (issue 28): install without a Rust toolchain. The MCP Bundle (built from the release binary
+# install.sh's test left in target/release, validated and packed with the official mcpb CLI, then
+# its declared command run), install.sh --from on a locally built archive, and the Windows build
+# under Wine. Each step prints its time.
+section "MCP Bundle: scripts/bundle.sh + scripts/check-bundle.sh"
+t0=$(date +%s)
+bash scripts/bundle.sh
+bash scripts/check-bundle.sh
+echo "(bundle build + check: $(($(date +%s) - t0)) s)"
+
+section "install.sh --from a release archive (tests/install/test_install_from.sh)"
+t0=$(date +%s)
+bash tests/install/test_install_from.sh
+echo "(install --from: $(($(date +%s) - t0)) s)"
+
+section "Windows: cross build + Wine smoke test (scripts/test-windows.sh)"
+t0=$(date +%s)
+bash scripts/test-windows.sh
+echo "(windows: $(($(date +%s) - t0)) s)"
+# ================================================================================== end dist
 
 section "all tests passed"

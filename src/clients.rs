@@ -111,15 +111,10 @@ pub struct Locations {
 
 impl Locations {
     pub fn from_env() -> Option<Locations> {
-        let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let home = var("HOME").or_else(|| var("USERPROFILE"))?;
-        let app_config = if cfg!(target_os = "macos") {
-            home.join("Library").join("Application Support")
-        } else if cfg!(windows) {
-            var("APPDATA").unwrap_or_else(|| home.join("AppData").join("Roaming"))
-        } else {
-            var("XDG_CONFIG_HOME").filter(|p| p.is_absolute()).unwrap_or_else(|| home.join(".config"))
-        };
+        use crate::platform::{Os, app_config_dir, home_dir};
+        let var = |n: &str| std::env::var_os(n);
+        let home = home_dir(Os::current(), &var)?;
+        let app_config = app_config_dir(Os::current(), &home, &var);
         Some(Locations { home, app_config })
     }
 

@@ -41,6 +41,7 @@ pub mod listener;
 pub mod mcp;
 pub mod meta;
 pub mod net;
+pub mod platform;
 pub mod portal;
 pub mod proxy;
 pub mod registry;

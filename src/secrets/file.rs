@@ -136,9 +136,7 @@ impl FileStore {
         match &source {
             Passphrase::Value(v) => Ok(v.clone()),
             Passphrase::Command(cmd) => {
-                let out = std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(cmd)
+                let out = crate::platform::shell_command(cmd)
                     .stdin(std::process::Stdio::null())
                     .stderr(std::process::Stdio::null())
                     .output()

@@ -44,7 +44,11 @@ impl KeychainStore {
             Ok(Err(e)) => Err(unavailable(e)),
             Err(_) => Err(StoreError::Unavailable {
                 store: "keychain",
-                reason: format!("the OS keychain did not answer within {}s (is it locked?)", DEADLINE.as_secs()),
+                reason: format!(
+                    "the OS keychain ({}) did not answer within {}s (is it locked?)",
+                    crate::platform::keychain_name(crate::platform::Os::current()),
+                    DEADLINE.as_secs()
+                ),
             }),
         }
     }

@@ -222,6 +222,8 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.dev() == b.dev() && a.ino() == b.ino()
 }
 
+/// Windows has no stable file id in the standard library: size and modification time, and
+/// [`open_read`] never follows a link swapped in after the checks.
 #[cfg(not(unix))]
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.len() == b.len() && a.modified().ok() == b.modified().ok()
@@ -331,9 +333,15 @@ mod beneath {
             Ok(File::from(open_at(self.fd.as_raw_fd(), name, libc::O_RDONLY | libc::O_NONBLOCK, 0)?))
         }
 
+        /// On Windows a symbolic link or junction put in the file's place after the checks opens
+        /// as itself (`FILE_FLAG_OPEN_REPARSE_POINT`), which is then not a regular file and refused.
         #[cfg(not(unix))]
         pub fn open_read(&self, name: &OsStr) -> io::Result<File> {
-            File::open(self.path.join(name))
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true);
+            #[cfg(windows)]
+            std::os::windows::fs::OpenOptionsExt::custom_flags(&mut options, 0x0020_0000);
+            options.open(self.path.join(name))
         }
 
         /// Creates `name` new (fails if anything has that name, a dangling link included).

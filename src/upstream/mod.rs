@@ -11,8 +11,9 @@
 //!   `App::registry()` build a new snapshot.
 //! - **Lifecycle.** A stdio server starts on its first call (never at workbench's start), with the
 //!   handshake done by the MCP client in `crate::mcp::client` (rmcp). Its stdin is a pipe workbench holds, it is killed when its
-//!   handle drops (`kill_on_drop`), and on Linux it gets `PR_SET_PDEATHSIG` = SIGKILL, so no server
-//!   outlives workbench, also after `kill -9`. A server that exits is started again on the next
+//!   handle drops (`kill_on_drop`), on Linux it gets `PR_SET_PDEATHSIG` = SIGKILL and on Windows it
+//!   runs in workbench's kill-on-close job object ([`job`]), so no server outlives workbench, also
+//!   after `kill -9` (or `TerminateProcess`). A server that exits is started again on the next
 //!   call; repeated failures wait (1 s, 2 s, 4 s, ... up to a minute) and the agent is told why.
 //! - **Secrets.** `{{vault:NAME}}` in an entry's `env` or `headers` (or a call's arguments) resolves only for
 //!   the pseudo-host `mcp:<server>`: a secret must list it in `allowed_hosts`. Resolved values join
@@ -33,6 +34,7 @@
 //!   session reconnects on the next call, with the same backoff as a stdio server.
 
 pub use crate::config::servers as config;
+mod job;
 pub mod oauth;
 pub mod pins;
 pub mod schema;
@@ -792,7 +794,11 @@ impl Upstreams {
                 Ok(())
             });
         }
-        client::spawn(cmd).map_err(|source| ConnError::Spawn { command: command.to_string(), source })
+        // Windows: started suspended, put into workbench's job object, then resumed (`job`).
+        job::prepare(&mut cmd);
+        let stdio = client::spawn(cmd).map_err(|source| ConnError::Spawn { command: command.to_string(), source })?;
+        job::adopt(stdio.pid).map_err(|source| ConnError::Spawn { command: command.to_string(), source })?;
+        Ok(stdio)
     }
 
     /// Marks the running connection as dead after a transport failure.
