@@ -32,7 +32,8 @@ impl App {
     /// The app as the binary runs it: the shipped catalogue and the configured secret store.
     pub fn new(settings: Settings) -> Arc<App> {
         let store = crate::app::secret_store(&settings);
-        Self::with_parts(settings, Registry::standard(), store)
+        // `with_parts` reserves the meta-tools' names itself: one catalogue build, not two.
+        Self::with_parts(settings, Registry::new(plugins::INTEGRATIONS, crate::builtins::BUILTINS), store)
     }
 
     /// An app with `registry` as its compiled catalogue and `secrets` as its secret store.
