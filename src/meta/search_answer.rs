@@ -70,10 +70,8 @@ const MIN_WORDS: usize = 3;
 /// least [`MIN_WORDS`] words (a period after `e.g`, `i.e`, `etc` or `vs` ends nothing); the whole
 /// description when none does. Always a prefix of `description`.
 pub fn first_clause(description: &str) -> &str {
-    let mut ends: Vec<(usize, &str)> = CLAUSE_ENDS
-        .iter()
-        .flat_map(|sep| description.match_indices(sep).map(move |(i, _)| (i, *sep)))
-        .collect();
+    let mut ends: Vec<(usize, &str)> =
+        CLAUSE_ENDS.iter().flat_map(|sep| description.match_indices(sep).map(move |(i, _)| (i, *sep))).collect();
     ends.sort_unstable();
     for (i, sep) in ends {
         let before = description[..i].trim_end_matches([' ', ',']);
@@ -95,7 +93,13 @@ fn abbreviation_before(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn hit(name: &'static str, description: &'static str, integration: &'static str, score: f64, connected: bool) -> Hit {
+    fn hit(
+        name: &'static str,
+        description: &'static str,
+        integration: &'static str,
+        score: f64,
+        connected: bool,
+    ) -> Hit {
         Hit { name, description, integration, score, connected }
     }
 
@@ -113,7 +117,10 @@ mod tests {
             ("No clause end at all", "No clause end at all"),
             ("", ""),
             // Too few words before a clause end: on to the next one, or the whole description.
-            ("Cancel (delete) a Google Calendar event, optionally notifying the guests.", "Cancel (delete) a Google Calendar event, optionally notifying the guests."),
+            (
+                "Cancel (delete) a Google Calendar event, optionally notifying the guests.",
+                "Cancel (delete) a Google Calendar event, optionally notifying the guests.",
+            ),
             ("Free/busy: for people. And more", "Free/busy: for people"),
             (": leading colon; then text", ": leading colon"),
             ("((((", "(((("),
@@ -160,7 +167,17 @@ mod tests {
     #[test]
     fn a_hostile_description_is_cut_on_character_boundaries_or_kept_whole() {
         // An upstream server's description: separators everywhere, multi-byte text, no words.
-        for d in ["— — —", " ( ( (", "🙂🙂: 🙂", "x. y. z", ". . .", ";;;; ; ;", "\u{0}: \u{0}", "a b c: ", "a b c d. e.g. x"] {
+        for d in [
+            "— — —",
+            " ( ( (",
+            "🙂🙂: 🙂",
+            "x. y. z",
+            ". . .",
+            ";;;; ; ;",
+            "\u{0}: \u{0}",
+            "a b c: ",
+            "a b c d. e.g. x",
+        ] {
             let got = first_clause(d);
             assert!(d.starts_with(got), "{d:?} -> {got:?}");
         }
