@@ -5,8 +5,9 @@
 //! things that cost without informing are left out:
 //! - The full description of a result well below the best one. Results within [`CLOSE_TO_TOP`] of
 //!   the best keep theirs (they are the ones the agent chooses between); the others keep the first
-//!   clause of it (up to the first `: `, `; `, `. `, ` — ` or ` (`), enough to tell what the tool
-//!   is; get_tool_schema tells how to call it. A clause is always a prefix of the description.
+//!   clause of it (up to the first `: `, `; `, `. `, ` — `, ` (` or `, ` after at least three
+//!   words), enough to tell what the tool is; get_tool_schema tells how to call it. A clause is
+//!   always a prefix of the description.
 //! - `connected` on every line: one `not_connected` list names each integration of the results
 //!   that needs connecting first (absent when none does).
 
@@ -60,7 +61,7 @@ impl From<Found> for Answer {
 }
 
 /// Where a description's first clause ends.
-const CLAUSE_ENDS: &[&str] = &[": ", "; ", ". ", " — ", " ("];
+const CLAUSE_ENDS: &[&str] = &[": ", "; ", ". ", " — ", " (", ", "];
 
 /// Fewest words a first clause has ("Find Jira users"); a shorter one ("Cancel (delete) ...")
 /// runs on to the next clause end.
@@ -75,7 +76,7 @@ pub fn first_clause(description: &str) -> &str {
     ends.sort_unstable();
     for (i, sep) in ends {
         let before = description[..i].trim_end_matches([' ', ',']);
-        if before.split_whitespace().count() < MIN_WORDS || sep == ". " && abbreviation_before(before) {
+        if before.split_whitespace().count() < MIN_WORDS || matches!(sep, ". " | ", ") && abbreviation_before(before) {
             continue;
         }
         return before;
@@ -83,9 +84,9 @@ pub fn first_clause(description: &str) -> &str {
     description
 }
 
-/// Whether the word just before a period is an abbreviation (`e.g`, `i.e`, `etc`, `vs`).
+/// Whether the word just before a period or comma is an abbreviation (`e.g`, `i.e.`, `etc`, `vs`).
 fn abbreviation_before(text: &str) -> bool {
-    let word = text.rsplit([' ', '(']).next().unwrap_or_default().to_ascii_lowercase();
+    let word = text.rsplit([' ', '(']).next().unwrap_or_default().trim_end_matches('.').to_ascii_lowercase();
     matches!(word.as_str(), "e.g" | "i.e" | "etc" | "vs" | "eg" | "ie")
 }
 
@@ -119,8 +120,11 @@ mod tests {
             // Too few words before a clause end: on to the next one, or the whole description.
             (
                 "Cancel (delete) a Google Calendar event, optionally notifying the guests.",
-                "Cancel (delete) a Google Calendar event, optionally notifying the guests.",
+                "Cancel (delete) a Google Calendar event",
             ),
+            ("Cancel (delete) an event or meeting.", "Cancel (delete) an event or meeting."),
+            ("List things we know, e.g., the ones here. More", "List things we know"),
+            ("Open it, e.g., now", "Open it, e.g., now"),
             ("Free/busy: for people. And more", "Free/busy: for people"),
             (": leading colon; then text", ": leading colon"),
             ("((((", "(((("),
