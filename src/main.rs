@@ -242,8 +242,10 @@ fn parse_client(s: &str) -> Result<Client, UnknownClient> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    ExitCode::from(run(cli.command.unwrap_or(Command::Serve(ServeArgs::default()))))
+    // `workbench` alone is what MCP clients launch, at every session start: serve at once, without
+    // building the parser's definitions of every command (the same outcome as parsing no args).
+    let command = if std::env::args_os().len() <= 1 { None } else { Cli::parse().command };
+    ExitCode::from(run(command.unwrap_or(Command::Serve(ServeArgs::default()))))
 }
 
 fn run(command: Command) -> u8 {

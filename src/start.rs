@@ -19,7 +19,7 @@ impl Registry {
     /// The shipped catalogue: every plugin integration plus the built-ins, with the meta-tools'
     /// names reserved.
     pub fn standard() -> Registry {
-        Registry::new(plugins::INTEGRATIONS, crate::builtins::BUILTINS).reserving(meta_tool_name)
+        Registry::new_reserving(plugins::INTEGRATIONS, crate::builtins::BUILTINS, meta_tool_name)
     }
 }
 
@@ -32,14 +32,21 @@ impl App {
     /// The app as the binary runs it: the shipped catalogue and the configured secret store.
     pub fn new(settings: Settings) -> Arc<App> {
         let store = crate::app::secret_store(&settings);
-        Self::with_parts(settings, Registry::standard(), store)
+        // The standard catalogue has the meta-tools' names reserved already: built once, not
+        // rebuilt to reserve them again (start-up time, docs/footprint.md).
+        Self::assemble(settings, Registry::standard(), store)
     }
 
     /// An app with `registry` as its compiled catalogue and `secrets` as its secret store.
     pub fn with_parts(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
+        Self::assemble(settings, registry.reserving(meta_tool_name), secrets)
+    }
+
+    /// The app around `registry`, whose meta-tool names are reserved.
+    fn assemble(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
         let app = App::from_handles(settings, secrets);
         app.set_state(crate::auth::Integrations(registry.integrations().to_vec()));
-        app.set_state(Snapshot::new(registry.reserving(meta_tool_name)));
+        app.set_state(Snapshot::new(registry));
         for mount in [
             Mount::Bare(crate::proxy::routes),
             Mount::Pages(crate::connect::routes),

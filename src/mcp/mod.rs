@@ -186,14 +186,24 @@ pub fn tools_for(profile: Profile) -> Vec<Tool> {
                 Value::Object(o) => o,
                 _ => JsonObject::new(),
             };
-            let annotations = ToolAnnotations::with_title(t.title)
-                .read_only(t.read_only)
-                .destructive(t.destructive)
-                .idempotent(t.idempotent)
-                .open_world(t.open_world);
-            Tool::new(t.name, t.description, Arc::new(schema)).with_annotations(annotations)
+            Tool::new(t.name, t.description, Arc::new(schema)).with_annotations(annotations(t))
         })
         .collect()
+}
+
+/// A meta-tool's annotations, without the hints that say nothing: `destructiveHint` and
+/// `idempotentHint` mean something only when `readOnlyHint` is false (the specification), and an
+/// `idempotentHint` of false is the default. `readOnlyHint`, `destructiveHint` (of a tool that
+/// writes) and `openWorldHint` are always stated.
+fn annotations(t: &MetaTool) -> ToolAnnotations {
+    let mut a = ToolAnnotations::with_title(t.title).read_only(t.read_only);
+    if !t.read_only {
+        a = a.destructive(t.destructive);
+        if t.idempotent {
+            a = a.idempotent(true);
+        }
+    }
+    a.open_world(t.open_world)
 }
 
 /// The error for a request rmcp could not type: rmcp hands a request to `on_custom_request` both when

@@ -20,9 +20,22 @@ use crate::app::App;
 pub struct Args {
     /// Integration name from list_integrations or a search result, e.g. "github".
     pub integration: String,
-    /// Name of the account to connect or reconnect, e.g. "work" (lowercase letters, digits, '-'); omit for the default one. A new name adds an account; the user finishes on the page.
+    /// Account to connect or reconnect, e.g. "work" (lowercase letters, digits, '-'); omit for the default. A new name adds an account.
     #[serde(default)]
     pub account: Option<String>,
+}
+
+/// The schema of the deprecated alias get_auth_url: the same fields and rules as [`Args`] (its
+/// calls are parsed into `Args`), told in fewer words, since its description points at connect.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // only its schema is used
+pub struct AliasArgs {
+    /// Integration name, e.g. "github".
+    integration: String,
+    /// Account name, e.g. "work"; omit for the default.
+    #[serde(default)]
+    account: Option<String>,
 }
 
 impl Args {

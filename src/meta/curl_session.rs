@@ -21,10 +21,10 @@ use crate::storage::AuditEntry;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Integrations the token may call, e.g. ["github"]; "github:work" binds it to that account (default: the default account).
+    /// Integrations the token may call, e.g. ["github"]; "github:work" binds it to that account.
     #[schemars(length(min = 1))]
     pub integrations: Vec<String>,
-    /// Token lifetime in seconds (60-3600).
+    /// Token lifetime in seconds.
     #[serde(rename = "expiresInSeconds", default = "default_ttl")]
     #[schemars(range(min = proxy::MIN_TTL, max = proxy::MAX_TTL))]
     pub expires_in_seconds: u64,

@@ -16,10 +16,10 @@ pub struct Args {
     /// Tools to run, in order.
     #[schemars(length(min = 1, max = MAX_BATCH))]
     pub executions: Vec<ExecutionArgs>,
-    /// Run in order so later args can use {{step:<ref_id>.<path>}}.
+    /// Run in order (at most 8, each with a ref_id); later args read earlier results as "{{step:<ref_id>.<path>}}", the path being keys or array indexes (e.g. {{step:list.items.0.id}}); a whole-string ref keeps the value's type. A failing step ends the run.
     #[serde(default)]
     pub compose: bool,
-    /// Template over results by ref_id, e.g. {"id": "{{step:create.id}}"}; only this is sent back. A single ref string or an array of refs works too.
+    /// Template over results by ref_id, e.g. {"id": "{{step:create.id}}"}, a single ref string or an array of refs; only this is sent back.
     // Any template (string, object or array): the schema names its common form only, because
     // strict clients need one type; the engine checks it before anything runs.
     #[serde(default, rename = "return")]
@@ -34,13 +34,13 @@ pub struct ExecutionArgs {
     /// Exact tool name.
     #[schemars(length(min = 1))]
     pub tool: String,
-    /// Arguments matching the tool's schema (any keys).
+    /// Arguments matching the tool's schema.
     #[serde(default)]
     pub args: Option<Map<String, Value>>,
-    /// Name for this execution's result, used by {{step:...}} refs and return; required with compose.
+    /// Names this result for {{step:...}} refs and return; required with compose.
     #[serde(default)]
     pub ref_id: Option<String>,
-    /// Which connected account of the tool's integration to use, e.g. "work" (from list_integrations); omit for the default account.
+    /// Connected account to use, e.g. "work" (list_integrations shows them); omit for the default.
     #[serde(default)]
     pub account: Option<String>,
 }

@@ -15,6 +15,7 @@ pub mod get_tool_schema;
 pub mod list_integrations;
 pub mod runstack;
 pub mod schema;
+pub mod search_answer;
 pub mod search_tools;
 pub mod wait_for_connection;
 pub mod whoami;
@@ -43,13 +44,12 @@ pub struct MetaTool {
     pub open_world: bool,
 }
 
-const CONNECT_DESCRIPTION: &str = "Begin connecting an integration. Returns a connectionId and a workbench URL for the user to open. The link is a page served by workbench on this computer (127.0.0.1); the user enters credentials there, never in the chat, and the link works for no one else. Call wait_for_connection afterward.";
+const CONNECT_DESCRIPTION: &str = "Begin connecting an integration. Returns a connectionId and a URL for the user to open: a page workbench serves on this computer (127.0.0.1), where the user enters credentials (never in the chat); the link works for no one else. Call wait_for_connection afterward.";
 
-const EXECUTE_DESCRIPTION: &str = "Execute one or more tools in a single call. Runs them concurrently (bounded) and returns a results array in the same order as executions. A single tool failing does not abort the others — its entry carries an error instead of a result. For a single tool, pass a one-element executions array.\n\
-Each execution is {tool, args, ref_id?, account?}; get args' shape from get_tool_schema first. account picks one of the integration's connected accounts (list_integrations shows them); without it the default account is used.\n\
-compose: true runs executions in order (at most 8, each with a ref_id) and lets later args read earlier results with \"{{step:<ref_id>.<path>}}\" (keys or array indexes, e.g. {{step:list.items.0.id}}); a ref that is the whole string keeps the value's type. A failing step ends the run. Use it to keep large intermediate payloads out of your context.\n\
-return (with or without compose) is a template over results by ref_id — a string, object or array of refs — and is the only thing sent back, e.g. {\"id\": \"{{step:create.id}}\"}.\n\
-Stored secrets can be passed as \"{{vault:NAME}}\" in args; you never see their values.";
+/// The batch's mechanics (compose, ref_id, return, account) are told once, in the schema's field
+/// descriptions; the description says what the tool is for and points at them.
+const EXECUTE_DESCRIPTION: &str = "Execute one or more tools in a single call. Runs them concurrently (bounded) and returns a results array in the same order as executions. A single tool failing does not abort the others — its entry carries an error instead of a result. For a single tool, pass a one-element executions array. Get each tool's args from get_tool_schema first.\n\
+compose chains steps and return trims the answer, to keep large payloads out of your context. Stored secrets go in args as \"{{vault:NAME}}\"; you never see their values.";
 
 const CURL_DESCRIPTION: &str = "HIGH RISK — do not call without explicit user approval. Mints a short-lived proxy token (15 min by default; set expiresInSeconds for 60s–1h, and ask for no longer than the task needs) granting ARBITRARY API calls (GET/POST/PUT/PATCH/DELETE), including destructive writes, against the listed integration(s) — the proxy injects the user's real credential transparently at /c/<integration>/<path>, so anything reachable via that credential is reachable through this token. Before invoking, tell the user exactly which integration(s) and what action you intend to perform, and wait for their explicit go-ahead; do not mint speculatively or as a default first step. Only integrations that have curl proxy enabled are accepted.";
 
@@ -290,7 +290,7 @@ pub static META_TOOLS: &[MetaTool] = &[
     MetaTool {
         name: "search_tools",
         title: "Search tools",
-        description: "Search available tools by what you want to do, e.g. \"create jira issue\" or \"send email\". Matches words in any order, tolerates typos and common synonyms, and returns the best matches first with a relevance score. Returns the top 10 by default; pass limit (max 50) for more.",
+        description: "Search available tools by what you want to do, e.g. \"create jira issue\" or \"send email\". Matches words in any order, tolerates typos and common synonyms, and returns the best matches first with a relevance score.",
         schema: schema_of!(search_tools::Args),
         read_only: true,
         destructive: false,
@@ -360,8 +360,8 @@ pub static META_TOOLS: &[MetaTool] = &[
     MetaTool {
         name: "get_auth_url",
         title: "Get auth URL (deprecated)",
-        description: "Deprecated alias of connect(). Get a URL to connect an integration.",
-        schema: schema_of!(connect::Args),
+        description: "Deprecated alias of connect() (same arguments, same answer). Get a URL to connect an integration.",
+        schema: schema_of!(connect::AliasArgs),
         read_only: false,
         destructive: false,
         idempotent: false,

@@ -29,8 +29,9 @@ fn default_limit() -> usize {
     DEFAULT_LIMIT
 }
 
-/// The best matches, best first.
+/// The best matches, best first. The agent reads them as [`super::search_answer::Answer`].
 #[derive(Debug, Clone, Serialize)]
+#[serde(into = "super::search_answer::Answer")]
 pub struct Found {
     pub tools: Vec<Hit>,
     /// Upstream servers whose new or changed tools wait for the user's review (not offered).

@@ -25,7 +25,7 @@ pub struct Args {
     #[serde(rename = "connectionId")]
     #[schemars(length(min = 1))]
     pub connection_id: String,
-    /// Longest wait in seconds (1-600).
+    /// Longest wait in seconds.
     #[serde(rename = "timeoutSec", default = "default_timeout")]
     #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
     pub timeout_sec: u64,

@@ -138,6 +138,15 @@ impl Registry {
         Self::build(integrations, builtins, nothing_reserved, Arc::default(), Arc::default())
     }
 
+    /// [`Registry::new`] with `reserved` names (one build, where `new(..).reserving(..)` is two).
+    pub fn new_reserving(
+        integrations: &[&'static Integration],
+        builtins: &'static [BuiltinSpec],
+        reserved: fn(&str) -> bool,
+    ) -> Registry {
+        Self::build(integrations, builtins, reserved, Arc::default(), Arc::default())
+    }
+
     /// This catalogue with `reserved` names (the meta-tools') that no upstream server or custom
     /// app may take.
     pub fn reserving(&self, reserved: fn(&str) -> bool) -> Registry {

@@ -326,3 +326,19 @@ fn a_calls_traceparent_reaches_its_audit_row_and_a_malformed_one_is_dropped() {
     assert!(paris.get("traceparent").is_none(), "dropped: {paris}");
     assert!(!found.to_string().contains("DROP TABLE"), "the malformed text is stored nowhere");
 }
+
+/// On Linux the binary is linked at a fixed address (`build.rs`): no load-time relocation of the
+/// catalogue's static data at each start (docs/footprint.md). ELF `e_type` 2 is ET_EXEC, 3 ET_DYN
+/// (a PIE); `WORKBENCH_PIE=1` at build time keeps a PIE.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_linux_binary_is_not_position_independent_unless_asked() {
+    let bytes = std::fs::read(binary()).expect("the binary");
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    let e_type = match bytes[5] {
+        2 => u16::from_be_bytes([bytes[16], bytes[17]]),
+        _ => u16::from_le_bytes([bytes[16], bytes[17]]),
+    };
+    let pie_wanted = option_env!("WORKBENCH_PIE").is_some_and(|v| !v.is_empty() && v != "0");
+    assert_eq!(e_type, if pie_wanted { 3 } else { 2 }, "ELF type {e_type}");
+}

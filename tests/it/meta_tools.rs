@@ -15,7 +15,10 @@ async fn search_finds_tools_by_intent_and_refuses_bad_input() {
     let tools = out.body["tools"].as_array().unwrap();
     assert_eq!(tools[0]["name"], "open_meteo_get_forecast");
     assert_eq!(tools[0]["integration"], "open_meteo");
-    assert_eq!(tools[0]["connected"], true);
+    // open_meteo needs no account: it is not among the integrations to connect first.
+    let not_connected = out.body["not_connected"].as_array().cloned().unwrap_or_default();
+    assert!(!not_connected.contains(&json!("open_meteo")), "{}", out.body);
+    assert!(tools[0].get("connected").is_none());
     let s = tools[0]["score"].as_f64().unwrap();
     assert!(s > 0.5 && s <= 1.0, "{s}");
     for (query, want) in [
@@ -32,6 +35,19 @@ async fn search_finds_tools_by_intent_and_refuses_bad_input() {
     // Nothing serves it: the answer is empty or weak guesses only, each marked weak.
     let none = t.call("search_tools", json!({"query": "order a pizza"})).await;
     assert!(none.body["tools"].as_array().unwrap().iter().all(|t| t["weak"] == true), "{}", none.body);
+    // Jira needs an account: the answer says so once, and results well below the best one carry
+    // the first clause of their description.
+    let jira = t.call("search_tools", json!({"query": "create a jira issue"})).await;
+    assert_eq!(jira.body["not_connected"], json!(["jira"]), "{}", jira.body);
+    let hits = jira.body["tools"].as_array().unwrap();
+    assert_eq!(hits[0]["name"], "jira_create_issue");
+    let full = t.app.registry().get("jira_create_issue").unwrap().description;
+    assert_eq!(hits[0]["description"], full);
+    let best = hits[0]["score"].as_f64().unwrap();
+    let far = hits.iter().find(|h| h["score"].as_f64().unwrap() <= best - 0.1).expect("a weaker result");
+    let far_full = t.app.registry().get(far["name"].as_str().unwrap()).unwrap().description;
+    let shown = far["description"].as_str().unwrap();
+    assert!(far_full.starts_with(shown) && shown.len() < far_full.len() && !shown.is_empty(), "{far}");
     let limited = t.call("search_tools", json!({"query": "weather", "limit": 1})).await;
     assert_eq!(limited.body["tools"].as_array().unwrap().len(), 1);
     let bad = t.call("search_tools", json!({"query": "x", "limit": 51})).await;

@@ -251,15 +251,38 @@ fn tools_list_is_the_nine_meta_tools_and_is_snapshotted() {
                 t["name"]
             );
         }
-        assert!(t["annotations"]["readOnlyHint"].is_boolean(), "{} lacks annotations", t["name"]);
+        let a = &t["annotations"];
+        assert!(a["readOnlyHint"].is_boolean() && a["openWorldHint"].is_boolean(), "{} lacks annotations", t["name"]);
+        // destructiveHint and idempotentHint mean something only for a tool that writes (the
+        // specification); a tool that writes always says whether it destroys.
+        if a["readOnlyHint"] == true {
+            assert!(a.get("destructiveHint").is_none() && a.get("idempotentHint").is_none(), "{}", t["name"]);
+        } else {
+            assert!(a["destructiveHint"].is_boolean(), "{} does not say whether it destroys", t["name"]);
+        }
     }
+    let by_name = |n: &str| tools.as_array().unwrap().iter().find(|t| t["name"] == n).unwrap().clone();
+    for (name, destructive) in [("execute_tools", true), ("curl_session", true), ("connect", false)] {
+        assert_eq!(by_name(name)["annotations"]["destructiveHint"], destructive, "{name}");
+        assert_eq!(by_name(name)["annotations"]["readOnlyHint"], false, "{name}");
+    }
+    // get_auth_url (deprecated) takes exactly connect's arguments under the same rules; only its
+    // words are fewer.
+    let strip = |mut v: Value| {
+        for p in v["properties"].as_object_mut().unwrap().values_mut() {
+            p.as_object_mut().unwrap().remove("description");
+        }
+        v
+    };
+    assert_eq!(strip(by_name("get_auth_url")["inputSchema"].clone()), strip(by_name("connect")["inputSchema"].clone()));
     let curl = tools.as_array().unwrap().iter().find(|t| t["name"] == "curl_session").unwrap();
     assert!(
         curl["description"].as_str().unwrap().starts_with("HIGH RISK — do not call without explicit user approval.")
     );
     let bytes = serde_json::to_string(&json!({ "tools": tools })).unwrap().len();
     eprintln!("tools/list: {bytes} bytes, ~{} tokens (bytes/4)", bytes / 4);
-    assert!(bytes < 9_000, "tools/list grew to {bytes} bytes; every conversation pays for it");
+    // About 1,500 cl100k tokens (issue 30; scripts/footprint.sh counts them exactly).
+    assert!(bytes < 6_800, "tools/list grew to {bytes} bytes; every conversation pays for it");
     assert_snapshot("tools_list.json", &tools);
 }
 
