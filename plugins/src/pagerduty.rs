@@ -692,25 +692,10 @@ mod tests {
 #[cfg(test)]
 mod flow_tests {
     use super::*;
-    use crate::flow::Verdict;
     use crate::mock::MockUpstream;
 
     #[test]
-    fn writes_inside_stay_inside() {
-        for t in INTEGRATION.tools.iter().filter(|t| matches!(t.audience, Some(crate::flow::Audience::Own))) {
-            assert_eq!(
-                MockUpstream::new().verdict(t, serde_json::json!({}), &crate::flow::Side::default()),
-                Verdict::Inside
-            );
-        }
-    }
-
-    #[test]
-    fn labels_and_side() {
-        for t in INTEGRATION.tools {
-            assert!(t.results.is_some(), "{}", t.name);
-            assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
-        }
+    fn side_names_the_account() {
         let side = INTEGRATION.side.expect("a side lookup");
         let (s, reqs) = MockUpstream::new()
             .json(serde_json::json!({"user": {"id": "PXPGF42", "email": "ann@acme.example"}}))

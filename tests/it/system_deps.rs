@@ -82,7 +82,8 @@ impl Machine {
 }
 
 // Every tool the tests need but python3-venv and a browser (the keyring, and the Windows cross build and Wine).
-const KEYRING: [&str; 5] = ["dbus-run-session", "gnome-keyring-daemon", "secret-tool", "x86_64-w64-mingw32-gcc", "wine"];
+const KEYRING: [&str; 5] =
+    ["dbus-run-session", "gnome-keyring-daemon", "secret-tool", "x86_64-w64-mingw32-gcc", "wine"];
 
 #[test]
 fn debian_as_root_installs_venv_keyring_and_chromium_with_apt_directly() {

@@ -1010,7 +1010,7 @@ mod flow_tests {
     use crate::mock::MockUpstream;
 
     #[test]
-    fn labels_and_side() {
+    fn side_names_the_account() {
         for t in INTEGRATION.tools {
             assert!(t.results.is_some(), "{}", t.name);
             assert_eq!(t.audience.is_some(), t.effect.mutating(), "{}", t.name);
