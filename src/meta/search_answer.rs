@@ -1,7 +1,7 @@
 //! How a search_tools answer reads to the agent: the ranking's [`Found`] rendered for the context
 //! it lands in (every token of it is paid for in every task that searches).
 //!
-//! The seed's fields stay on every result (`name`, `description`, `integration`, `score`). Two
+//! The reference fields stay on every result (`name`, `description`, `integration`, `score`). Two
 //! things that cost without informing are left out:
 //! - The full description of a result well below the best one. Results within [`CLOSE_TO_TOP`] of
 //!   the best keep theirs (they are the ones the agent chooses between); the others keep the first
