@@ -30,11 +30,27 @@ const MAX_SOURCES: usize = 32;
 pub struct Sources {
     named: Vec<String>,
     more: usize,
+    /// Where the data was read (`origin_of`): every origin, never capped (one per integration,
+    /// server, custom app or the local files folder).
+    origins: Vec<String>,
 }
 
 impl Sources {
     pub fn one(source: String) -> Sources {
-        Sources { named: vec![source], more: 0 }
+        Sources { named: vec![source], more: 0, origins: Vec::new() }
+    }
+
+    /// Remembers one private read and where it was read.
+    pub fn add_from(&mut self, origin: &str, source: &str) {
+        if !self.origins.iter().any(|o| o == origin) {
+            self.origins.push(origin.to_string());
+        }
+        self.add(source);
+    }
+
+    /// Whether every private read behind this data came from `origin` (and there is one).
+    fn only_from(&self, origin: &str) -> bool {
+        !self.is_empty() && self.more == 0 && !self.origins.is_empty() && self.origins.iter().all(|o| o == origin)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -53,6 +69,11 @@ impl Sources {
     }
 
     pub fn merge(&mut self, other: &Sources) {
+        for o in &other.origins {
+            if !self.origins.contains(o) {
+                self.origins.push(o.clone());
+            }
+        }
         for s in &other.named {
             self.add(s);
         }
@@ -139,6 +160,20 @@ pub fn result_is_private(app: &App, entry: &ToolEntry, marked_public: bool) -> b
     }
 }
 
+/// Where a call reads or sends: the integration, `mcp:<server>` for an upstream server's tool,
+/// `custom:<origin>` for a custom app's operation (its origin, which the agent cannot rename),
+/// the built-in's namespace.
+pub fn origin_of(entry: &ToolEntry) -> String {
+    match &entry.runner {
+        Runner::Upstream(t) => format!("mcp:{}", t.server),
+        Runner::Custom(op) => format!("custom:{}", op.app.origin),
+        _ => entry.integration.to_string(),
+    }
+}
+
+/// Origin of a local file a call sends.
+pub const LOCAL_FILES: &str = "local files";
+
 /// Names one private read for the question to the user: the tool and what it read
 /// (`github_get_file acme/secret-repo/README.md (private)`), from the call's own arguments.
 pub fn source_of(entry: &ToolEntry, args: &Value) -> String {
@@ -221,6 +256,19 @@ pub async fn judge(call: Call<'_>) -> Option<Hold> {
         return None;
     }
     let session = call.app.flow().sources();
+    // A read of an upstream server or custom app whose arguments carry only what that same
+    // server or app returned sends its operator nothing it does not have: not held on account
+    // of flow (a write there may reach others through it, so writes still are).
+    if mode != FlowMode::Strict
+        && !call.effect.mutating()
+        && matches!(call.entry.runner, Runner::Upstream(_) | Runner::Custom(_))
+    {
+        let mut all = call.inputs.clone();
+        all.merge(&session);
+        if all.is_empty() || all.only_from(&origin_of(call.entry)) {
+            return None;
+        }
+    }
     let carried = !call.inputs.is_empty();
     let tainted = carried || !session.is_empty() || mode == FlowMode::Strict;
     // With no private data in play only a grant is held: the audience is first decided without

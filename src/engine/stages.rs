@@ -158,7 +158,7 @@ async fn pipeline(
     let deadline = Instant::now() + app.settings.call_timeout;
     let mut inputs = refs.private;
     for path in entry.files.read_paths(&args) {
-        inputs.add(&flow::local_file_source(&path));
+        inputs.add_from(flow::LOCAL_FILES, &flow::local_file_source(&path));
     }
     let decided = Decide {
         app,
@@ -175,7 +175,7 @@ async fn pipeline(
     }
     let ran = run(app, entry, args, &refs.args, connection, account.as_deref(), scrubber, hooks, deadline).await?;
     if flow::result_is_private(app, entry, ran.marked_public) {
-        inputs.add(&scrubber.text(&flow::source_of(entry, &refs.args)));
+        inputs.add_from(&flow::origin_of(entry), &scrubber.text(&flow::source_of(entry, &refs.args)));
     }
     trail.private = inputs;
     Ok(ran.value)

@@ -397,3 +397,47 @@ fn no_call_takes_the_server_past_its_memory_ceiling() {
     eprintln!("peak resident memory over {} calls: {peak} MiB (ceiling {CEILING_MIB} MiB)", requests.len());
     assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }
+
+/// The outbound-data guard and upstream servers: a read of a server whose arguments can only
+/// carry what that same server returned sends its operator nothing new, so repeated reads of the
+/// user's own server ask nothing; once anything private from elsewhere is in the session, a call
+/// to another server (its operator reads the arguments) is held, and so is a write to the same
+/// server (it may reach others through it).
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_of_one_upstream_server_do_not_ask_but_data_from_elsewhere_does() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let read = Some(json!({ "readOnlyHint": true }));
+    write_config(
+        dir,
+        json!({
+            "fs": hostile(dir, "fs", json!([tool("read", "Reads a note.", read.clone()), tool("write", "Writes a note.", Some(json!({ "readOnlyHint": false, "destructiveHint": false })))])),
+            "other": hostile(dir, "other", json!([tool("read", "Reads elsewhere.", read)])),
+        }),
+    );
+    let app = app_in(dir, &[]);
+    meta(&app, "search_tools", json!({ "query": "read a note" })).await;
+    let declining = crate::support::answering(workbench::engine::policy::Approval::Declined("no".into()));
+    let run_declining = |tool: &'static str| {
+        let app = app.clone();
+        let hooks = declining.clone();
+        async move {
+            let args = json!({ "executions": [{ "tool": tool, "args": { "q": "x" } }] });
+            workbench::meta::call_with(&app, "execute_tools", args, &hooks).await.expect("meta-tool").body["results"][0]
+                .clone()
+        }
+    };
+    for _ in 0..3 {
+        let r = run_declining("fs_read").await;
+        assert_eq!(r["result"]["server"], "fs", "reads of the same server never ask: {r}");
+    }
+    // fs's own data going to another server's operator: held (and declined here).
+    let r = run_declining("other_read").await;
+    assert_eq!(r["error"]["code"], "POLICY_DENIED", "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("Outbound data guard"), "{r}");
+    // A write to fs may reach others through it: held too.
+    let r = run_declining("fs_write").await;
+    assert_eq!(r["error"]["code"], "POLICY_DENIED", "{r}");
+    assert!(!calls(dir).contains("\"write\"") && !calls(dir).contains("other"), "{}", calls(dir));
+    app.upstream().shutdown().await;
+}
