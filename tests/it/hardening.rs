@@ -397,3 +397,28 @@ fn no_call_takes_the_server_past_its_memory_ceiling() {
     eprintln!("peak resident memory over {} calls: {peak} MiB (ceiling {CEILING_MIB} MiB)", requests.len());
     assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }
+
+/// Many requests just under the transport's value limit, sent at once: each costs tens of MiB while
+/// it runs, so side by side they passed the ceiling. The in-flight budget (two such requests) admits
+/// what fits and answers the rest at once with `Server busy` naming the budget; a small request
+/// sent behind them still runs.
+#[cfg(target_os = "linux")]
+#[test]
+fn many_large_requests_at_once_stay_under_the_memory_ceiling() {
+    let home = tempfile::tempdir().unwrap();
+    let near_limit = json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": vec![json!({"k": 0}); 11_000] } }] });
+    let mut requests = vec![near_limit; 12];
+    requests.push(json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": [1, 2, 3] } }] }));
+    let (peak, answers) = peak_rss(home.path(), &requests);
+    let busy = answers.iter().filter(|a| a.contains("Server busy")).count();
+    let ran = answers[..12].iter().filter(|a| a.contains("11000")).count();
+    for a in &answers {
+        eprintln!("answer: {}", a.chars().take(300).collect::<String>());
+    }
+    assert!(ran >= 1 && busy >= 1 && ran + busy == 12, "ran {ran}, busy {busy}");
+    let refused = answers.iter().find(|a| a.contains("Server busy")).unwrap();
+    assert!(refused.contains("in-flight budget of 200000"), "the error names the budget: {refused}");
+    assert!(answers[12].contains('3') && !answers[12].contains("busy"), "a small request still runs: {}", answers[12]);
+    eprintln!("peak resident memory over {} requests at once: {peak} MiB (ceiling {CEILING_MIB} MiB)", requests.len());
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
+}
