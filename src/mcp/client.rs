@@ -63,7 +63,7 @@ pub const MAX_UPSTREAM_LINE_VALUES: usize = 2 * super::transport::MAX_LINE_VALUE
 
 /// A spawned stdio server, not yet connected.
 pub struct Stdio {
-    child: ChildTransport,
+    child: Box<ChildTransport>,
     pub pid: Option<u32>,
     /// The server's stderr; the caller takes it to read it.
     pub stderr: Option<tokio::process::ChildStderr>,
@@ -84,7 +84,7 @@ pub fn spawn(mut cmd: tokio::process::Command) -> std::io::Result<Stdio> {
     let refused = Arc::new(Mutex::new(None));
     let read = UpstreamLines { inner: stdout, line_len: 0, scan: IdScan::default(), refused: refused.clone() };
     let transport = AsyncRwTransport::new_client(read, stdin).with_max_line_length(MAX_UPSTREAM_LINE_BYTES + 2);
-    Ok(Stdio { child: ChildTransport { child, transport, refused }, pid, stderr })
+    Ok(Stdio { child: Box::new(ChildTransport { child, transport, refused }), pid, stderr })
 }
 
 /// A child's stdio as rmcp's transport, its stdout read through [`UpstreamLines`]. Closing it
@@ -285,7 +285,7 @@ impl Client {
         let served = match transport {
             Transport::Stdio(stdio) => {
                 refused = Some(stdio.child.refused.clone());
-                tokio::time::timeout(timeout, handler.serve(stdio.child)).await
+                tokio::time::timeout(timeout, handler.serve(*stdio.child)).await
             }
             Transport::Http { client, url, headers, bearer } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url)
