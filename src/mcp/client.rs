@@ -290,7 +290,10 @@ impl Client {
             Transport::Http { client, url, headers, bearer } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url)
                     .custom_headers(headers)
-                    .reinit_on_expired_session(true);
+                    .reinit_on_expired_session(true)
+                    // rmcp's default is 16 MiB for both; ours matches the stdio bound.
+                    .max_json_response_size(MAX_UPSTREAM_LINE_BYTES)
+                    .max_sse_event_size(MAX_UPSTREAM_LINE_BYTES);
                 if let Some(token) = bearer {
                     config = config.auth_header(token);
                 }
