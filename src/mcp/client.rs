@@ -14,7 +14,10 @@
 //! [`CallError::AuthRequired`] with its `WWW-Authenticate` challenge (the caller runs OAuth).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::{FutureExt as _, StreamExt as _};
@@ -25,9 +28,13 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, ReadBuf};
+
+use super::transport::IdScan;
 
 pub use reqwest::header::{HeaderName, HeaderValue};
 
@@ -46,20 +53,128 @@ pub struct ProgressUpdate {
 /// Called for each progress notification of one call.
 pub type OnProgress = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
+/// Longest message (one line) read from a stdio server: 8 MiB, as for our own clients
+/// ([`super::transport::MAX_LINE_BYTES`]); a 6 MB answer passes. rmcp's own bound (16 MiB) drops
+/// an over-long line silently and a dense 16 MiB line parses into gigabytes.
+pub const MAX_UPSTREAM_LINE_BYTES: usize = super::transport::MAX_LINE_BYTES;
+/// Most weighed JSON values (`,` 1, `[` 2, `{` 8, as [`super::transport::MAX_LINE_VALUES`]) in one
+/// message from a stdio server.
+pub const MAX_UPSTREAM_LINE_VALUES: usize = 2 * super::transport::MAX_LINE_VALUES;
+
 /// A spawned stdio server, not yet connected.
 pub struct Stdio {
-    child: rmcp::transport::TokioChildProcess,
+    child: Box<ChildTransport>,
     pub pid: Option<u32>,
     /// The server's stderr; the caller takes it to read it.
     pub stderr: Option<tokio::process::ChildStderr>,
 }
 
 /// Starts `cmd` with piped stdin/stdout (the MCP channel) and stderr.
-pub fn spawn(cmd: tokio::process::Command) -> std::io::Result<Stdio> {
-    let (child, stderr) =
-        rmcp::transport::TokioChildProcess::builder(cmd).stderr(std::process::Stdio::piped()).spawn()?;
+pub fn spawn(mut cmd: tokio::process::Command) -> std::io::Result<Stdio> {
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn()?;
     let pid = child.id();
-    Ok(Stdio { child, pid, stderr })
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(std::io::Error::other("the server's stdin or stdout could not be piped"));
+    };
+    let stderr = child.stderr.take();
+    let refused = Arc::new(Mutex::new(None));
+    let read = UpstreamLines { inner: stdout, line_len: 0, scan: IdScan::default(), refused: refused.clone() };
+    let transport = AsyncRwTransport::new_client(read, stdin).with_max_line_length(MAX_UPSTREAM_LINE_BYTES + 2);
+    Ok(Stdio { child: Box::new(ChildTransport { child, transport, refused }), pid, stderr })
+}
+
+/// A child's stdio as rmcp's transport, its stdout read through [`UpstreamLines`]. Closing it
+/// closes the child's stdin, waits up to 3 s, sends SIGTERM (Unix), waits 2 s more, then kills.
+struct ChildTransport {
+    child: tokio::process::Child,
+    transport: AsyncRwTransport<RoleClient, UpstreamLines<tokio::process::ChildStdout>, tokio::process::ChildStdin>,
+    refused: Refused,
+}
+
+impl rmcp::transport::Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.transport.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.transport.receive()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let _ = self.transport.close().await;
+        if tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await.is_ok() {
+            return Ok(());
+        }
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id() {
+            // SAFETY: kill(2) on our own child's pid, which we have not reaped yet.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            if tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await.is_ok() {
+                return Ok(());
+            }
+        }
+        self.child.kill().await
+    }
+}
+
+/// Why workbench ended a stdio connection itself (a message over the limits), for the caller.
+type Refused = Arc<Mutex<Option<String>>>;
+
+/// A stdio server's stdout with messages bounded: a line over [`MAX_UPSTREAM_LINE_BYTES`] or
+/// [`MAX_UPSTREAM_LINE_VALUES`] ends the connection (a read error) before rmcp buffers or parses
+/// it, and the reason is kept for the call that was waiting.
+struct UpstreamLines<R> {
+    inner: R,
+    line_len: usize,
+    scan: IdScan,
+    refused: Refused,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for UpstreamLines<R> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if let Some(why) = this.refused.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Poll::Ready(Err(std::io::Error::other(why)));
+        }
+        let before = buf.filled().len();
+        let r = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &r {
+            for &b in &buf.filled()[before..] {
+                if b == b'\n' {
+                    this.line_len = 0;
+                    this.scan = IdScan::default();
+                    continue;
+                }
+                this.line_len += 1;
+                this.scan.push(b);
+                let why = if this.line_len > MAX_UPSTREAM_LINE_BYTES {
+                    format!(
+                        "the server sent a message over workbench's limit of {MAX_UPSTREAM_LINE_BYTES} bytes (8 MiB) per message; workbench closed the connection without reading it"
+                    )
+                } else if this.scan.values > MAX_UPSTREAM_LINE_VALUES {
+                    format!(
+                        "the server sent a message of more than {MAX_UPSTREAM_LINE_VALUES} JSON values (an object counts as 8), over workbench's limit per message; workbench closed the connection without reading it"
+                    )
+                } else {
+                    continue;
+                };
+                tracing::warn!("{why}");
+                *this.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+                buf.set_filled(before);
+                return Poll::Ready(Err(std::io::Error::other(why)));
+            }
+        }
+        r
+    }
 }
 
 /// How to reach a server.
@@ -95,12 +210,14 @@ pub enum CallError {
     AuthRequired { challenge: String },
     /// The connection failed or closed.
     Transport(String),
+    /// The server sent a message over workbench's limits, so workbench closed the connection.
+    TooLarge(String),
 }
 
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallError::Server(m) | CallError::Transport(m) => f.write_str(m),
+            CallError::Server(m) | CallError::Transport(m) | CallError::TooLarge(m) => f.write_str(m),
             CallError::AuthRequired { .. } => f.write_str("the server requires authorization"),
         }
     }
@@ -151,6 +268,8 @@ impl ClientHandler for Handler {
 pub struct Client {
     service: RunningService<RoleClient, Handler>,
     progress: ProgressDispatcher,
+    /// Set when workbench closed a stdio connection over a message's size.
+    refused: Option<Refused>,
 }
 
 impl Client {
@@ -162,12 +281,19 @@ impl Client {
     ) -> Result<Client, ConnectError> {
         let progress = ProgressDispatcher::new();
         let handler = Handler { progress: progress.clone(), on_tools_changed };
+        let mut refused = None;
         let served = match transport {
-            Transport::Stdio(stdio) => tokio::time::timeout(timeout, handler.serve(stdio.child)).await,
+            Transport::Stdio(stdio) => {
+                refused = Some(stdio.child.refused.clone());
+                tokio::time::timeout(timeout, handler.serve(*stdio.child)).await
+            }
             Transport::Http { client, url, headers, bearer } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url)
                     .custom_headers(headers)
-                    .reinit_on_expired_session(true);
+                    .reinit_on_expired_session(true)
+                    // rmcp's default is 16 MiB for both; ours matches the stdio bound.
+                    .max_json_response_size(MAX_UPSTREAM_LINE_BYTES)
+                    .max_sse_event_size(MAX_UPSTREAM_LINE_BYTES);
                 if let Some(token) = bearer {
                     config = config.auth_header(token);
                 }
@@ -176,7 +302,7 @@ impl Client {
             }
         };
         match served {
-            Ok(Ok(service)) => Ok(Client { service, progress }),
+            Ok(Ok(service)) => Ok(Client { service, progress, refused }),
             Ok(Err(e)) => match e.auth_challenge() {
                 Some(challenge) => Err(ConnectError::AuthRequired { challenge: challenge.to_string() }),
                 None => Err(ConnectError::Failed(e.to_string())),
@@ -192,7 +318,7 @@ impl Client {
 
     /// Every tool of the server (`tools/list`, all pages), as JSON.
     pub async fn list_tools(&self) -> Result<Vec<Value>, CallError> {
-        let tools = self.service.peer().list_all_tools().await.map_err(call_error)?;
+        let tools = self.service.peer().list_all_tools().await.map_err(|e| self.error(e))?;
         Ok(tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect())
     }
 
@@ -209,8 +335,10 @@ impl Client {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new(name.to_string()).with_arguments(arguments),
         ));
-        let handle =
-            peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map_err(call_error)?;
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.error(e))?;
         let mut guard = CancelOnDrop { peer: Some(peer.clone()), id: Some(handle.id.clone()) };
         let mut updates = self.progress.subscribe(handle.progress_token.clone()).await;
         let response = handle.await_response();
@@ -232,11 +360,20 @@ impl Client {
                 f(ProgressUpdate { progress: p.progress, total: p.total, message: p.message });
             }
         }
-        match result.map_err(call_error)? {
+        match result.map_err(|e| self.error(e))? {
             ServerResult::CallToolResult(r) => serde_json::to_value(r).map_err(|e| CallError::Server(e.to_string())),
             ServerResult::EmptyResult(_) => Ok(serde_json::json!({ "content": [] })),
             _ => Err(CallError::Server("the server answered tools/call with another kind of result".into())),
         }
+    }
+
+    /// A failed request's error: [`CallError::TooLarge`] when workbench closed the connection over a
+    /// message's size.
+    fn error(&self, e: rmcp::ServiceError) -> CallError {
+        if let Some(why) = self.refused.as_ref().and_then(|r| r.lock().unwrap_or_else(|e| e.into_inner()).clone()) {
+            return CallError::TooLarge(why);
+        }
+        call_error(e)
     }
 
     /// Ends the connection: stdin closed, then SIGTERM, then kill for a child (rmcp's order).

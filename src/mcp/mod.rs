@@ -216,6 +216,16 @@ fn untyped_request_error(method: &str, params: Option<&Value>) -> McpError {
     let params = params.cloned().unwrap_or(Value::Null);
     if method == transport::TOO_LARGE_METHOD {
         let (bytes, limit) = (&params["bytes"], &params["limit"]);
+        if params["busy"] == json!(true) {
+            let (weight, budget) = (&params["weight"], &params["budget"]);
+            return McpError::invalid_request(
+                format!(
+                    "Server busy: this request weighs {weight} (JSON values, or bytes / {per}) and the requests already running leave less than that of workbench's in-flight budget of {budget}; it was not read. Retry when earlier calls have answered, or send smaller arguments.",
+                    per = transport::BYTES_PER_UNIT
+                ),
+                Some(json!({ "bytes": bytes, "weight": weight, "in_flight_budget": budget })),
+            );
+        }
         if let Some(max) = params.get("max_values") {
             return McpError::invalid_request(
                 format!(

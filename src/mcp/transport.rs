@@ -23,10 +23,11 @@
 //! [`EOF_GRACE`] to answer and then stops them: the process exits within about a second even with a
 //! 600 s `wait_for_connection` pending.
 
+use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
 use rmcp::ServiceExt;
@@ -50,6 +51,114 @@ pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 /// `[0,0,...]` would take gigabytes. A line over it is refused like an over-long one.
 pub const MAX_LINE_VALUES: usize = 100_000;
 
+/// Most weight (the [`MAX_LINE_VALUES`] measure) of requests in flight at once, over every
+/// connection of the process: two messages at the line limit. A request line weighs the larger of
+/// its weighed values and its bytes / [`BYTES_PER_UNIT`]; it is counted from when its newline is
+/// read until a line with its id is written back. A heavy request that would pass the budget is
+/// answered at once with a `Server busy` error naming the budget (it is never parsed). Requests
+/// lighter than [`LIGHT_REQUEST`] may also use [`LIGHT_RESERVE`] above the budget, so ordinary
+/// traffic goes through while two large requests run.
+pub const IN_FLIGHT_BUDGET: usize = 2 * MAX_LINE_VALUES;
+/// Bytes that weigh as one value: a line at the byte limit weighs [`MAX_LINE_VALUES`].
+pub const BYTES_PER_UNIT: usize = MAX_LINE_BYTES / MAX_LINE_VALUES;
+/// Below this weight a request is light (about 83 KB or 1,000 values).
+pub const LIGHT_REQUEST: usize = 1_000;
+/// Room above [`IN_FLIGHT_BUDGET`] for light requests only.
+pub const LIGHT_RESERVE: usize = MAX_LINE_VALUES / 10;
+/// A request not answered after this long (a cancelled one rmcp never answers) stops counting.
+pub const IN_FLIGHT_FORGET: Duration = Duration::from_secs(60);
+
+/// Weight of the requests in flight, process-wide.
+static IN_FLIGHT_USED: Mutex<usize> = Mutex::new(0);
+
+/// One connection's requests in flight (by id, as JSON text) with their weights; what is still
+/// held returns to the process budget when the connection ends.
+#[derive(Default)]
+pub struct InFlight {
+    held: Mutex<HashMap<String, (usize, Instant)>>,
+}
+
+impl InFlight {
+    /// Counts the request `id` of `weight` if the budget allows (else false). An id already in
+    /// flight is refused (JSON-RPC ids are unique among pending requests).
+    fn admit(&self, id: &Value, weight: usize) -> bool {
+        let key = id.to_string();
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        let mut used = IN_FLIGHT_USED.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|_, (w, since)| {
+            let keep = now.duration_since(*since) < IN_FLIGHT_FORGET;
+            if !keep {
+                *used = used.saturating_sub(*w);
+            }
+            keep
+        });
+        if held.contains_key(&key) {
+            return false;
+        }
+        let limit = if weight < LIGHT_REQUEST { IN_FLIGHT_BUDGET + LIGHT_RESERVE } else { IN_FLIGHT_BUDGET };
+        if *used + weight > limit {
+            return false;
+        }
+        *used += weight;
+        held.insert(key, (weight, now));
+        true
+    }
+
+    /// The answer to `id` went out.
+    fn release(&self, id: &Value) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((w, _)) = held.remove(&id.to_string()) {
+            let mut used = IN_FLIGHT_USED.lock().unwrap_or_else(|e| e.into_inner());
+            *used = used.saturating_sub(w);
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let held = self.held.get_mut().unwrap_or_else(|e| e.into_inner());
+        let total: usize = held.drain().map(|(_, (w, _))| w).sum();
+        let mut used = IN_FLIGHT_USED.lock().unwrap_or_else(|e| e.into_inner());
+        *used = used.saturating_sub(total);
+    }
+}
+
+/// The server's output, watched for answers: a line with a top-level id ends that request's
+/// count in [`InFlight`].
+pub struct AnswerWatch<W> {
+    inner: W,
+    inflight: Arc<InFlight>,
+    scan: IdScan,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for AnswerWatch<W> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        let r = Pin::new(&mut this.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &r {
+            for &b in &buf[..*n] {
+                if b == b'\n' {
+                    if let Some(id) = std::mem::take(&mut this.scan).id() {
+                        this.inflight.release(&id);
+                    }
+                } else {
+                    this.scan.push(b);
+                }
+            }
+        }
+        r
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 /// How long calls still running when the input closes may take to answer before they are stopped.
 pub const EOF_GRACE: Duration = Duration::from_millis(1000);
 
@@ -69,7 +178,10 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let guard = LineGuard::new(read, max_line_bytes, closed);
+    let inflight = Arc::new(InFlight::default());
+    let mut guard = LineGuard::new(read, max_line_bytes, closed);
+    guard.inflight = Some(inflight.clone());
+    let write = AnswerWatch { inner: write, inflight, scan: IdScan::default() };
     // rmcp's own bound stays above ours: the guard never passes a longer line.
     AsyncRwTransport::new_server(guard, write).with_max_line_length(max_line_bytes + 2)
 }
@@ -145,6 +257,8 @@ pub struct LineGuard<R> {
     /// It passed [`MAX_LINE_VALUES`] (not the byte limit).
     too_many_values: bool,
     scan: IdScan,
+    /// The budget of requests in flight (none: not counted).
+    pub inflight: Option<Arc<InFlight>>,
 }
 
 const CHUNK: usize = 64 * 1024;
@@ -162,6 +276,7 @@ impl<R> LineGuard<R> {
             swallowing: false,
             too_many_values: false,
             scan: IdScan::default(),
+            inflight: None,
         }
     }
 
@@ -183,8 +298,27 @@ impl<R> LineGuard<R> {
                 continue;
             }
             if b == b'\n' {
+                let scan = std::mem::take(&mut self.scan);
+                let bytes = self.line_len - 1;
                 self.line_len = 0;
-                self.scan = IdScan::default();
+                if let (Some(inflight), Some(id)) = (&self.inflight, scan.id()) {
+                    let weight = scan.values.max(bytes / BYTES_PER_UNIT).max(1);
+                    if !inflight.admit(&id, weight) {
+                        tracing::warn!(
+                            weight,
+                            budget = IN_FLIGHT_BUDGET,
+                            "refused a request over the in-flight budget"
+                        );
+                        self.out.extend_from_slice(&self.chunk[start..i]);
+                        self.out.extend_from_slice(b"\0\n");
+                        let params =
+                            json!({"bytes": bytes, "busy": true, "weight": weight, "budget": IN_FLIGHT_BUDGET});
+                        let line = json!({"jsonrpc": "2.0", "id": id, "method": TOO_LARGE_METHOD, "params": params});
+                        self.out.extend_from_slice(line.to_string().as_bytes());
+                        self.out.push(b'\n');
+                        start = i + 1;
+                    }
+                }
                 continue;
             }
             let too_many_values = self.scan.values > MAX_LINE_VALUES;

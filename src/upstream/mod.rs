@@ -1084,6 +1084,13 @@ pub async fn call(
         Err(e) => {
             // Give the reader a moment to see the exit before deciding it crashed.
             tokio::time::sleep(Duration::from_millis(50)).await;
+            if let CallError::TooLarge(why) = &e {
+                app.upstream().crashed(&app, &tool.server, &conn, why.clone()).await;
+                return Err(ToolError::Network(format!(
+                    "upstream server '{}' failed the call: {why}; workbench starts it again on the next call",
+                    tool.server
+                )));
+            }
             if conn.http && (conn.closed() || !matches!(e, CallError::Server(_))) {
                 let what = format!("the connection failed ({e})");
                 app.upstream().crashed(&app, &tool.server, &conn, what.clone()).await;

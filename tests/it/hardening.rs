@@ -440,4 +440,83 @@ async fn reads_of_one_upstream_server_do_not_ask_but_data_from_elsewhere_does() 
     assert_eq!(r["error"]["code"], "POLICY_DENIED", "{r}");
     assert!(!calls(dir).contains("\"write\"") && !calls(dir).contains("other"), "{}", calls(dir));
     app.upstream().shutdown().await;
+
+/// Many requests just under the transport's value limit, sent at once to a tool that takes a while
+/// (an upstream server's, answering one call at a time), so that they are all held side by side.
+/// The in-flight budget (two such requests) admits what fits and answers the rest at once with
+/// `Server busy` naming the budget; a small request sent behind them still runs.
+#[cfg(target_os = "linux")]
+#[test]
+fn many_large_requests_at_once_stay_under_the_memory_ceiling() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let slow = json!({ "name": "slow", "description": "Takes its time.", "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": { "seconds": { "type": "number" } } } });
+    write_config(dir, json!({ "slow": hostile(dir, "slow", json!([slow])) }));
+    let found = cli(dir, &["tools", "search", "takes its time"]);
+    assert!(found.contains("slow_slow"), "{found}");
+    // The large data stays local (sending it upstream is the outbound-data guard's business); the
+    // request is held until its slow execution answers.
+    let near_limit = json!({ "executions": [
+        { "tool": "slow_slow", "args": { "seconds": 0.3 } },
+        { "tool": "data_query_json", "args": { "expression": "length(@)", "data": vec![json!({"k": 0}); 11_000] } },
+    ] });
+    let mut requests = vec![near_limit; 32];
+    requests.push(json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": [1, 2, 3] } }] }));
+    let (peak, answers) = peak_rss(dir, &requests);
+    for a in &answers {
+        eprintln!("answer: {}", a.chars().take(200).collect::<String>());
+    }
+    let busy = answers.iter().filter(|a| a.contains("Server busy")).count();
+    // Admitted requests ran (some held by the approval step after the first ones; either way they
+    // were read, parsed and held while they ran).
+    let ran = answers[..32].iter().filter(|a| !a.contains("Server busy")).count();
+    assert!(answers[0].contains("slept") && answers[0].contains("11000"), "{}", answers[0]);
+    eprintln!("peak resident memory over {} requests at once: {peak} MiB (ceiling {CEILING_MIB} MiB)", requests.len());
+    assert!(ran >= 2 && busy >= 1 && ran + busy == 32, "ran {ran}, busy {busy}");
+    let refused = answers.iter().find(|a| a.contains("Server busy")).unwrap();
+    assert!(refused.contains("in-flight budget of 200000"), "the error names the budget: {refused}");
+    assert!(answers[32].contains('3') && !answers[32].contains("busy"), "a small request still runs: {}", answers[32]);
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
+}
+
+/// A malicious upstream server answers with one huge message: 300 MB of a JSON string without a
+/// newline, or a line under rmcp's own 16 MiB bound that holds millions of values. workbench reads
+/// neither: the connection ends with an error naming the server and the limit, other calls go on,
+/// and memory stays under the ceiling.
+#[cfg(target_os = "linux")]
+#[test]
+fn one_huge_message_from_an_upstream_server_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let flood = json!({ "name": "flood", "description": "Answers with a flood.", "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": { "bytes": { "type": "integer" } } } });
+    let dense = json!({ "name": "dense", "description": "Answers densely.", "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": { "values": { "type": "integer" } } } });
+    write_config(
+        dir,
+        json!({ "flood": hostile(dir, "flood", json!([flood])), "dense": hostile(dir, "dense", json!([dense])) }),
+    );
+    let found = cli(dir, &["tools", "search", "answers with a flood densely"]);
+    assert!(found.contains("flood_flood") && found.contains("dense_dense"), "{found}");
+    let requests = vec![
+        json!({ "executions": [{ "tool": "flood_flood", "args": { "bytes": 300_000_000 } }] }),
+        json!({ "executions": [{ "tool": "dense_dense", "args": { "values": 7_000_000 } }] }),
+        json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": [1, 2, 3] } }] }),
+    ];
+    let started = std::time::Instant::now();
+    let (peak, answers) = peak_rss(dir, &requests);
+    for a in &answers {
+        eprintln!("answer: {}", a.chars().take(400).collect::<String>());
+    }
+    eprintln!("peak resident memory: {peak} MiB (ceiling {CEILING_MIB} MiB), {:?}", started.elapsed());
+    assert!(
+        answers[0].contains("upstream server 'flood'") && answers[0].contains("limit of 8388608 bytes"),
+        "{}",
+        answers[0]
+    );
+    assert!(answers[1].contains("upstream server 'dense'") && answers[1].contains("JSON values"), "{}", answers[1]);
+    assert!(answers[2].contains('3'), "workbench keeps serving: {}", answers[2]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "the calls failed promptly");
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }

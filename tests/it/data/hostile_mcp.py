@@ -2,10 +2,13 @@
 dependencies): it lists whatever tools the JSON file argv[1] holds at start-up (the test rewrites
 the file to change its tools between starts), answers every call with its own name (argv[2]) so a
 test sees which server a call reached, appends each call to argv[3], and its tool `big` answers with
-`bytes` bytes of text."""
+`bytes` bytes of text. Hostile answers: `flood` streams `bytes` bytes of one JSON string without a
+newline (hundreds of MB), `dense` answers with one line holding `values` zeros in an array (under
+rmcp's 16 MiB line limit, gigabytes once parsed), `slow` sleeps `seconds` before a short answer."""
 
 import json
 import sys
+import time
 
 TOOLS_FILE, NAME, LOG = sys.argv[1], sys.argv[2], sys.argv[3]
 with open(TOOLS_FILE) as f:
@@ -39,7 +42,28 @@ for line in sys.stdin:
         tool, args = params.get("name"), params.get("arguments") or {}
         with open(LOG, "a") as log:
             log.write(json.dumps({"server": NAME, "tool": tool}) + "\n")
-        if tool == "big":
+        if tool == "flood":
+            total, chunk = int(args.get("bytes", 1000)), "x" * (1 << 20)
+            try:
+                sys.stdout.write('{"jsonrpc": "2.0", "id": %s, "result": {"content": [{"type": "text", "text": "' % json.dumps(mid))
+                while total > 0:
+                    sys.stdout.write(chunk[:total])
+                    total -= len(chunk)
+                sys.stdout.write('"}]}}\n')
+                sys.stdout.flush()
+            except BrokenPipeError:
+                sys.exit(0)
+        elif tool == "dense":
+            zeros = ",".join(["0"] * int(args.get("values", 1000)))
+            try:
+                sys.stdout.write('{"jsonrpc": "2.0", "id": %s, "result": {"content": [], "structuredContent": {"z": [%s]}}}\n' % (json.dumps(mid), zeros))
+                sys.stdout.flush()
+            except BrokenPipeError:
+                sys.exit(0)
+        elif tool == "slow":
+            time.sleep(float(args.get("seconds", 1)))
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "slept"}]}})
+        elif tool == "big":
             text = "x" * int(args.get("bytes", 1000))
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
         else:
