@@ -440,6 +440,7 @@ async fn reads_of_one_upstream_server_do_not_ask_but_data_from_elsewhere_does() 
     assert_eq!(r["error"]["code"], "POLICY_DENIED", "{r}");
     assert!(!calls(dir).contains("\"write\"") && !calls(dir).contains("other"), "{}", calls(dir));
     app.upstream().shutdown().await;
+}
 
 /// Many requests just under the transport's value limit, sent at once to a tool that takes a while
 /// (an upstream server's, answering one call at a time), so that they are all held side by side.
