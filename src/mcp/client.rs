@@ -34,8 +34,6 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, ReadBuf};
 
-use super::transport::IdScan;
-
 pub use reqwest::header::{HeaderName, HeaderValue};
 
 /// Called with a server's fresh tool list after `notifications/tools/list_changed`.
@@ -53,13 +51,14 @@ pub struct ProgressUpdate {
 /// Called for each progress notification of one call.
 pub type OnProgress = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
-/// Longest message (one line) read from a stdio server: 8 MiB, as for our own clients
-/// ([`super::transport::MAX_LINE_BYTES`]); a 6 MB answer passes. rmcp's own bound (16 MiB) drops
-/// an over-long line silently and a dense 16 MiB line parses into gigabytes.
-pub const MAX_UPSTREAM_LINE_BYTES: usize = super::transport::MAX_LINE_BYTES;
-/// Most weighed JSON values (`,` 1, `[` 2, `{` 8, as [`super::transport::MAX_LINE_VALUES`]) in one
-/// message from a stdio server.
-pub const MAX_UPSTREAM_LINE_VALUES: usize = 2 * super::transport::MAX_LINE_VALUES;
+/// Longest message (one line) read from a stdio server: 8 MiB, as for our own clients (the stdio
+/// transport's `MAX_LINE_BYTES`; a test there keeps the two equal); a 6 MB answer passes. rmcp's
+/// own bound (16 MiB) drops an over-long line silently and a dense 16 MiB line parses into
+/// gigabytes.
+pub const MAX_UPSTREAM_LINE_BYTES: usize = 8 * 1024 * 1024;
+/// Most weighed JSON values (`,` 1, `[` 2, `{` 8) in one message from a stdio server: twice the
+/// stdio transport's `MAX_LINE_VALUES`.
+pub const MAX_UPSTREAM_LINE_VALUES: usize = 200_000;
 
 /// A spawned stdio server, not yet connected.
 pub struct Stdio {
@@ -397,5 +396,121 @@ impl Drop for CancelOnDrop {
                 let _ = peer.notify_cancelled(param).await;
             });
         }
+    }
+}
+
+/// Finds the `id` member of a top-level JSON object, fed one byte at a time, in constant memory.
+/// Only a string (up to 128 bytes) or a number counts; anything else is no id.
+#[derive(Default)]
+pub struct IdScan {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// At depth 1, the next string is a member name.
+    expect_key: bool,
+    /// The member name being read, raw (quotes and escapes included), while it still could spell
+    /// `id` (at most `"\u0069\u0064"`, 14 bytes).
+    key: Vec<u8>,
+    key_too_long: bool,
+    /// The last member name read at depth 1 was `id`.
+    key_is_id: bool,
+    /// Reading the value of `id`.
+    capturing: bool,
+    value: Vec<u8>,
+    value_bad: bool,
+    found: Option<Value>,
+    /// The values started so far, weighed ([`MAX_LINE_VALUES`]): `,` 1, `[` 2, `{` 8.
+    pub values: usize,
+}
+
+const MAX_ID_BYTES: usize = 128;
+/// Longest raw id text read: a 128-character string written entirely in six-byte `\u` escapes (such as `\u0041`).
+const MAX_ID_RAW: usize = 6 * MAX_ID_BYTES + 2;
+const MAX_KEY_RAW: usize = 14;
+
+impl IdScan {
+    pub fn push(&mut self, b: u8) {
+        if self.capturing && self.depth == 1 && !self.in_string && matches!(b, b',' | b'}') {
+            self.finish_value();
+        }
+        if self.capturing {
+            if self.value.len() >= MAX_ID_RAW {
+                self.value_bad = true;
+            } else {
+                self.value.push(b);
+            }
+        }
+        if self.in_string {
+            let reading_key = self.depth == 1 && self.expect_key;
+            if reading_key {
+                if self.key.len() < MAX_KEY_RAW {
+                    self.key.push(b);
+                } else {
+                    self.key_too_long = true;
+                }
+            }
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if reading_key {
+                    self.expect_key = false;
+                    self.key_is_id =
+                        !self.key_too_long && serde_json::from_slice::<String>(&self.key).is_ok_and(|k| k == "id");
+                }
+            }
+            return;
+        }
+        self.values += match b {
+            b',' => 1,
+            b'[' => 2,
+            b'{' => 8,
+            _ => 0,
+        };
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if self.depth == 1 && self.expect_key {
+                    self.key.clear();
+                    self.key.push(b'"');
+                    self.key_too_long = false;
+                }
+            }
+            b'{' | b'[' => {
+                if self.capturing {
+                    self.value_bad = true;
+                }
+                self.depth += 1;
+                self.expect_key = self.depth == 1 && b == b'{';
+            }
+            b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+            b',' if self.depth == 1 => self.expect_key = true,
+            b':' if self.depth == 1 && self.key_is_id => {
+                self.key_is_id = false;
+                self.capturing = true;
+                self.value.clear();
+                self.value_bad = false;
+            }
+            _ => {}
+        }
+    }
+
+    fn finish_value(&mut self) {
+        self.capturing = false;
+        if self.value_bad {
+            return;
+        }
+        match serde_json::from_slice::<Value>(&self.value) {
+            Ok(v @ Value::Number(_)) => self.found = Some(v),
+            Ok(Value::String(s)) if s.len() <= MAX_ID_BYTES => self.found = Some(Value::String(s)),
+            _ => {}
+        }
+    }
+
+    /// The id, once the object's end (or at least the member after `id`) has been seen.
+    pub fn id(&self) -> Option<Value> {
+        self.found.clone()
     }
 }
