@@ -32,7 +32,11 @@ ARCHIVE="$T/dl/workbench-$VERSION-$TARGET.tar.gz"
 export HOME="$T/home"
 mkdir -p "$HOME"
 unset XDG_CONFIG_HOME WORKBENCH_BIN_DIR CARGO_HOME RUSTUP_HOME
-export WORKBENCH_HOME="$T/data" WORKBENCH_SECRET_STORE=file WORKBENCH_VAULT_PASSPHRASE="from test" WORKBENCH_NO_BROWSER=1
+# No keychain here: like a user on such a machine, the store is chosen with --secret-store file
+# (recorded in workbench's config.json), not exported in this shell, so the servers the clients
+# launch see it too (doctor checks what they see).
+unset WORKBENCH_HOME WORKBENCH_SECRET_STORE WORKBENCH_VAULT_PASSPHRASE DBUS_SESSION_BUS_ADDRESS
+export XDG_DATA_HOME="$T/data" WORKBENCH_NO_BROWSER=1
 if [ "$OS" = darwin ]; then DESKTOP_DIR="$HOME/Library/Application Support/Claude"; else DESKTOP_DIR="$HOME/.config/Claude"; fi
 mkdir -p "$DESKTOP_DIR" "$T/fakebin"
 printf '{\n  "mcpServers": {"other": {"command": "npx"}},\n  "theme": "dark"\n}\n' >"$DESKTOP_DIR/claude_desktop_config.json"
@@ -132,7 +136,7 @@ check "dry run installs nothing" nothing_installed
 
 echo "=== --from ARCHIVE (the .sha256 beside it)"
 t1=$(date +%s)
-run ./install.sh --from "$ARCHIVE"
+run ./install.sh --from "$ARCHIVE" --secret-store file
 echo "(install.sh --from took $(($(date +%s) - t1)) s)"
 check "install --from exits 0 (got $rc)" [ "$rc" -eq 0 ]
 [ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/out"
@@ -156,14 +160,14 @@ with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
     i.external_attr = (0o100755 << 16)
     z.writestr(i, open(binary, "rb").read(), zipfile.ZIP_DEFLATED)
 PY
-run ./install.sh --from "$T/dl/workbench-$VERSION.mcpb" --sha256 "$(sha "$T/dl/workbench-$VERSION.mcpb" | tr a-f A-F)" --no-register
+run ./install.sh --from "$T/dl/workbench-$VERSION.mcpb" --sha256 "$(sha "$T/dl/workbench-$VERSION.mcpb" | tr a-f A-F)" --no-register --secret-store file
 check "install --from bundle exits 0 (got $rc)" [ "$rc" -eq 0 ]
 [ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/out"
 check "the bundle's server/$OS/workbench is installed" [ "$(sha "$BIN")" = "$(sha "$REL")" ]
 BUNDLE="$CARGO_TARGET_DIR/dist/workbench-$VERSION.mcpb"
 if [ -f "$BUNDLE" ] && [ -f "$BUNDLE.sha256" ] && unzip -l "$BUNDLE" 2>/dev/null | grep -q "server/$OS/workbench"; then
   rm -f "$BIN"
-  run ./install.sh --from "$BUNDLE" --no-register
+  run ./install.sh --from "$BUNDLE" --no-register --secret-store file
   check "the real bundle (scripts/bundle.sh) installs with its .sha256 (exit $rc)" sh -c "[ $rc -eq 0 ] && '$BIN' --version >/dev/null"
 fi
 
