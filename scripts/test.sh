@@ -44,6 +44,9 @@ section "cargo test --workspace --locked"
 export WORKBENCH_TEST_PYTHON="$PYTHON"
 cargo test --workspace --locked
 
+section "the outbound-data guard's figures (tests/it/flow_guard.rs; the test above fails off target)"
+cargo test --locked --test it flow_guard_scenarios_meet_the_targets -- --nocapture 2>&1 | grep -E '^flow guard:'
+
 BIN="$ROOT/target/debug/workbench"
 for mode in legacy auto; do
   section "python mcp SDK session ($mode) against target/debug/workbench"
