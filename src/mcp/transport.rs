@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::client::IdScan;
+pub use super::client::IdScan;
 use rmcp::RoleServer;
 use rmcp::ServiceExt;
 use rmcp::transport::Transport;
