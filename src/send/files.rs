@@ -256,7 +256,9 @@ mod beneath {
     use std::ffi::OsStr;
     use std::fs::File;
     use std::io;
-    use std::path::{Component, Path, PathBuf};
+    #[cfg(unix)]
+    use std::path::Component;
+    use std::path::{Path, PathBuf};
 
     /// What `stat` says about a name in the folder (without following it).
     pub struct Stat {
