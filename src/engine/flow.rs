@@ -252,7 +252,7 @@ pub struct Call<'a> {
 /// Whether the guard holds this call (`None`: it may run as far as the guard is concerned).
 pub async fn judge(call: Call<'_>) -> Option<Hold> {
     let mode = call.app.settings.flow.mode();
-    if mode == FlowMode::Off || !is_outbound_kind(call.app, call.entry, call.effect) {
+    if mode == FlowMode::Off || !is_outbound_kind(call.app, call.entry) {
         return None;
     }
     let session = call.app.flow().sources();
@@ -323,11 +323,15 @@ pub async fn judge(call: Call<'_>) -> Option<Hold> {
 /// Calls the guard looks at: writes and every call whose tool declares an audience (a send that
 /// reads, like `http_send_request`), and every call of a custom app or an upstream server (their
 /// operator reads the request).
-fn is_outbound_kind(app: &App, entry: &ToolEntry, effect: Effect) -> bool {
+///
+/// For a compiled tool the tool's own effect decides, not the call's: a read that writes a local
+/// file (a download into the files folder) counts as a write for the safety policy, but what it
+/// writes stays on the user's disk, so it is no outbound write.
+fn is_outbound_kind(app: &App, entry: &ToolEntry) -> bool {
     match &entry.runner {
         Runner::Custom(_) => true,
         Runner::Upstream(t) => !app.settings.flow.own_servers.iter().any(|s| *s == t.server),
-        Runner::Plugin { .. } | Runner::Builtin(_) => entry.audience.is_some() || effect.mutating(),
+        Runner::Plugin { .. } | Runner::Builtin(_) => entry.audience.is_some() || entry.effect.mutating(),
     }
 }
 

@@ -504,3 +504,21 @@ async fn undeclared_local_file_use_is_refused_by_the_engine() {
     assert!(!g.folder.join("other.txt").exists());
     assert_eq!(std::fs::read_to_string(&note).unwrap(), "hello");
 }
+
+/// A download into the files folder stays on the user's side: after private reads in the session,
+/// the outbound-data guard does not hold it (the safety policy still counts it as a write), while
+/// an upload of that file to an outside audience would be.
+#[tokio::test]
+async fn a_download_after_private_reads_is_not_an_outbound_write() {
+    let (_drive, env) = crate::google_drive::fake_and_env().await;
+    let g = guarded(&env);
+    let doc = crate::google_drive::DOC;
+    let (no, asked) = recording(Approval::Declined("no".into()));
+    // A private read: the session now carries private data.
+    let r = run(&g.t, &no, "google_drive_download_file", json!({"file_id": doc})).await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = run(&g.t, &no, "google_drive_download_file", json!({"file_id": doc, "save_to": "plan.md"})).await;
+    assert!(r.get("result").is_some(), "the download was held: {r}");
+    assert!(asked.lock().unwrap().is_empty(), "nothing was asked");
+    assert!(g.folder.join("plan.md").exists());
+}
