@@ -1,7 +1,6 @@
 //! Tidy checks that guard invariants by reading the source: the top-level modules of `src/` form
-//! no cycle, only `src/mcp/` (the server side and, in `src/mcp/client.rs`, the client side to
-//! upstream MCP servers) imports rmcp, every
-//! Rust file opens with a `//!` doc, plugins import no I/O crate, no comment points outside
+//! no cycle (grouped imports read too), only `src/mcp/` (the server side) and
+//! `src/mcp_client.rs` (the client side to upstream MCP servers) import rmcp, every Rust file opens with a `//!` doc, plugins import no I/O crate, no comment points outside
 //! the repository (a rule a comment relies on is written down in the repository itself), and
 //! every relative link in README.md, ARCHITECTURE.md and docs/*.md resolves (file and heading).
 
@@ -58,11 +57,11 @@ fn split(text: &str) -> (Vec<&str>, Vec<&str>) {
 fn only_src_mcp_imports_rmcp() {
     let offenders: Vec<String> = files(&["src"])
         .into_iter()
-        .filter(|(p, _)| !p.starts_with("src/mcp/"))
+        .filter(|(p, _)| !p.starts_with("src/mcp/") && p != "src/mcp_client.rs")
         .filter(|(_, t)| split(t).0.iter().any(|l| l.contains("rmcp::") || l.trim_start().starts_with("use rmcp")))
         .map(|(p, _)| p)
         .collect();
-    assert!(offenders.is_empty(), "rmcp outside src/mcp/: {offenders:?}");
+    assert!(offenders.is_empty(), "rmcp outside src/mcp/ and src/mcp_client.rs: {offenders:?}");
 }
 
 #[test]
@@ -126,12 +125,57 @@ fn no_comment_points_outside_the_repository() {
     assert!(offenders.is_empty(), "comments pointing outside the repository: {offenders:#?}");
 }
 
-/// The top-level modules of `src/` (lib.rs and main.rs aside) and, for each, the other modules
-/// its code names as `crate::<module>`, with the file and line of every such reference.
-/// The MCP client's file and its node in the module graph.
-const MCP_CLIENT_FILE: &str = "src/mcp/client.rs";
-const MCP_CLIENT: &str = "mcp::client";
+/// The modules a file's code names through `crate::` paths, each with the (1-based) line of the
+/// reference: `crate::a::b`, and every member of a grouped import, `use crate::{a, b::{c, d}}`
+/// naming `a` and `b` (a group may span lines). Comments are not read.
+fn crate_paths(text: &str) -> Vec<(String, usize)> {
+    let code: Vec<&str> = split(text).0;
+    let joined = code.join("\n");
+    let line_of = |at: usize| joined[..at].matches('\n').count() + 1;
+    let word = |from: usize| -> String {
+        joined[from..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+    };
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = joined[from..].find("crate::") {
+        let at = from + found + "crate::".len();
+        from = at;
+        if !joined[at..].starts_with('{') {
+            out.push((word(at), line_of(at)));
+            continue;
+        }
+        // A group: the first name of each member at the group's own depth.
+        let mut depth = 0usize;
+        let mut expect = true;
+        for (i, c) in joined[at..].char_indices() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    if depth == 1 {
+                        expect = true;
+                    }
+                }
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ',' if depth == 1 => expect = true,
+                c if depth == 1 && expect && (c.is_ascii_alphanumeric() || c == '_') => {
+                    out.push((word(at + i), line_of(at + i)));
+                    expect = false;
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
 
+/// The top-level modules of `src/` (lib.rs and main.rs aside) and, for each, the other modules
+/// its code names through `crate::` paths ([`crate_paths`]), with the file and line of every
+/// such reference.
 fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>> {
     let src = root().join("src");
     let mut modules = std::collections::BTreeMap::new();
@@ -151,28 +195,13 @@ fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeM
             paths.push(path.clone());
         }
         paths.sort();
+        let edges: &mut std::collections::BTreeMap<String, Vec<String>> = graph.entry(module.clone()).or_default();
         for p in paths {
             let text = std::fs::read_to_string(&p).unwrap();
             let shown = p.strip_prefix(root()).unwrap().display().to_string();
-            // The MCP client is a node of its own: a leaf under `upstream` that only rmcp's types
-            // share a directory with the server side (`only_src_mcp_imports_rmcp`).
-            let node = if shown == MCP_CLIENT_FILE { MCP_CLIENT.to_string() } else { module.clone() };
-            let edges: &mut std::collections::BTreeMap<String, Vec<String>> = graph.entry(node.clone()).or_default();
-            for (i, line) in split(&text).0.iter().enumerate() {
-                let mut rest = *line;
-                while let Some(at) = rest.find("crate::") {
-                    rest = &rest[at + "crate::".len()..];
-                    let mut target: String = rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-                    if rest.starts_with(MCP_CLIENT) {
-                        target = MCP_CLIENT.to_string();
-                    }
-                    if target != node && (modules.contains_key(&target) || target == MCP_CLIENT) {
-                        edges.entry(target).or_default().push(format!("{shown}:{}", i + 1));
-                    }
-                }
-                // `super::` from the client reaches the server side of `mcp`.
-                if node == MCP_CLIENT && line.contains("super::") {
-                    edges.entry("mcp".to_string()).or_default().push(format!("{shown}:{}", i + 1));
+            for (target, line) in crate_paths(&text) {
+                if &target != module && modules.contains_key(&target) {
+                    edges.entry(target).or_default().push(format!("{shown}:{line}"));
                 }
             }
         }
@@ -241,8 +270,9 @@ fn src_module_graph_has_no_cycles() {
     let graph = module_graph();
     assert!(graph.len() > 20, "the module list was read: {:?}", graph.keys());
     assert!(graph["engine"].contains_key("registry"), "edges are read (engine names the registry)");
-    assert!(graph["upstream"].contains_key(MCP_CLIENT), "upstream drives the MCP client");
-    assert!(graph[MCP_CLIENT].is_empty(), "the MCP client is a leaf: {:?}", graph[MCP_CLIENT]);
+    assert!(graph["upstream"].contains_key("mcp_client"), "upstream drives the MCP client");
+    assert!(graph["engine"].contains_key("scrub"), "grouped imports are read (engine names scrub in a group)");
+    assert!(!graph["mcp_client"].contains_key("mcp"), "the MCP client names no server side");
     let found = cycles(&graph);
     let mut report = String::new();
     for component in &found {
@@ -269,6 +299,15 @@ fn the_cycle_finder_finds_a_planted_cycle() {
     assert!(cycles(&graph).is_empty());
     graph.get_mut("c").unwrap().insert("a".to_string(), vec!["c.rs:9".to_string()]);
     assert_eq!(cycles(&graph), vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]);
+}
+
+/// The path reader: plain paths, grouped imports (nested, over several lines) and no comments.
+#[test]
+fn crate_paths_reads_grouped_imports() {
+    let text = "use crate::app::App;\nuse crate::{scrub, template::{self, Kept},\n    net::{Guard}};\n// crate::storage\nlet x = crate::ids::random_hex(4);\n";
+    let found: Vec<(String, usize)> = crate_paths(text);
+    let names: Vec<(&str, usize)> = found.iter().map(|(n, l)| (n.as_str(), *l)).collect();
+    assert_eq!(names, [("app", 1), ("scrub", 2), ("template", 2), ("net", 3), ("ids", 5)]);
 }
 
 /// The Markdown files whose links are checked: README.md, ARCHITECTURE.md and docs/*.md.
