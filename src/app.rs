@@ -71,13 +71,14 @@ impl App {
     /// ([`crate::start`]) adds the catalogue and the listener's routes.
     pub(crate) fn from_handles(settings: Settings, secrets: Arc<dyn SecretStore>) -> App {
         let storage = Storage::new(settings.database_path());
-        let vault = Vault::new(secrets.clone(), storage.clone());
+        let exposed: Arc<Exposed> = Default::default();
+        let vault = Vault::new(secrets.clone(), storage.clone(), exposed.clone());
         App {
             settings,
             storage,
             secrets,
             vault,
-            exposed: Default::default(),
+            exposed,
             listening: OnceLock::new(),
             http_public: OnceLock::new(),
             http_private: OnceLock::new(),

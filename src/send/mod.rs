@@ -540,6 +540,63 @@ pub(crate) async fn deliver(
     }
 }
 
+/// Revokes `connection`'s OAuth token at the integration's `revoke_url` (a user's override in the
+/// settings wins), through the one credentialed path like any call of the integration: the
+/// connection attached as the integration injects it (a bearer for Slack's `auth.revoke`), and the
+/// token also as the form field `token` (RFC 7009, which Google's endpoint reads), then
+/// [`deliver`]ed (address guard, governor, cap). `Ok(None)`: the integration has no revocation
+/// endpoint or the connection no token; `Ok(Some(ok))`: whether the provider answered 2xx.
+pub async fn revoke(
+    app: &Arc<App>,
+    integration: &'static Integration,
+    connection: Arc<Connection>,
+) -> Result<Option<bool>, ToolError> {
+    let Some(revoke_url) = integration.auth.oauth.as_ref().and_then(|o| o.revoke_url) else { return Ok(None) };
+    if connection.fields.get("token").is_none() {
+        return Ok(None);
+    }
+    let url = app.settings.host_url(integration.name, "revoke_url", revoke_url);
+    let user_origin = !app.settings.host_url(integration.name, "revoke_url", "").is_empty();
+    let url = reqwest::Url::parse(&url).map_err(|e| ToolError::Internal(format!("revoke URL {url}: {e}")))?;
+    let deadline = Instant::now() + app.settings.call_timeout;
+    let slot: ConnectionSlot = Arc::new(Mutex::new(Some(connection)));
+    let revealed = AttachedSecrets::default();
+    let call = Credentialed { app, integration, deadline, slot: &slot, revealed: &revealed };
+    let reply = call
+        .run(
+            plugins::api::Method::Post,
+            |connection, extra| {
+                let url = url.clone();
+                async move {
+                    let connection = connection.ok_or_else(|| ToolError::Internal("no connection to revoke".into()))?;
+                    let token = connection.fields.get("token").map(|t| t.expose().clone()).unwrap_or_default();
+                    let (mut secret_headers, secret_query) = connection.injection(&integration.auth.inject);
+                    secret_headers.extend(extra);
+                    let out = Outgoing {
+                        method: reqwest::Method::POST,
+                        url,
+                        user_origin,
+                        query: Vec::new(),
+                        secret_query,
+                        headers: Vec::new(),
+                        secret_headers,
+                        body: Body::Form(vec![("token".to_string(), token)]),
+                    };
+                    let key = connection.account_key();
+                    let budget =
+                        Budget { key: &key, display: integration.display_name, limit: rate_limit(app, integration)? };
+                    deliver(app, &budget, deadline, &out).await
+                }
+            },
+            |result| match result {
+                Ok(reply) if reply.status == 401 => Some((401, String::new())),
+                _ => None,
+            },
+        )
+        .await?;
+    Ok(Some((200..300).contains(&reply.status)))
+}
+
 /// The integration's request budget: the user's `WORKBENCH_<INTEGRATION>_RATE_LIMIT` (e.g.
 /// `190/10s` for a HubSpot Pro portal, parsed at start-up) or the catalogue's.
 pub fn rate_limit(app: &App, integration: &Integration) -> Result<plugins::api::RateLimit, ToolError> {

@@ -209,6 +209,29 @@ fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeM
     graph
 }
 
+/// One vault resolution: outside `src/secrets/`, no code reads a vault value with the lookup that
+/// registers nothing (`resolve_for_hosts`), and the three places that resolve refs (the engine,
+/// custom apps, upstream servers) call `vault.resolve`, which registers every value with the
+/// process's exposed-secret set (behaviour: `tests/it/vault_resolution.rs`).
+#[test]
+fn vault_values_are_resolved_in_one_place() {
+    let mut offenders = Vec::new();
+    let mut callers = std::collections::BTreeSet::new();
+    for (p, t) in files(&["src"]) {
+        let code = split(&t).0.join("\n");
+        if !p.starts_with("src/secrets/") && code.contains("resolve_for_hosts") {
+            offenders.push(p.clone());
+        }
+        if code.contains("vault.resolve(") {
+            callers.insert(p.split('/').nth(1).unwrap_or_default().trim_end_matches(".rs").to_string());
+        }
+    }
+    assert!(offenders.is_empty(), "vault values read outside Vault::resolve: {offenders:?}");
+    for module in ["engine", "custom", "upstream"] {
+        assert!(callers.contains(module), "{module} resolves vault refs through Vault::resolve: {callers:?}");
+    }
+}
+
 /// The strongly connected components with more than one module (Tarjan's algorithm).
 fn cycles(
     graph: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>>,
