@@ -25,8 +25,6 @@ pub mod files;
 pub mod governor;
 pub mod session;
 
-use governor::Governor;
-
 /// Largest response body a plugin may receive.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Longest `Retry-After` the engine waits out by itself.
@@ -531,7 +529,7 @@ pub(crate) async fn deliver(
                     wait_secs = wait.as_secs(),
                     "rate limited; retrying after Retry-After"
                 );
-                app.state::<Governor>().block_until(budget.key, Instant::now() + wait);
+                app.state.governor.block_until(budget.key, Instant::now() + wait);
                 // The governor holds this (and every other) request of the budget until then.
                 continue;
             }
@@ -622,7 +620,7 @@ pub fn configured_rate_limit(
 /// Waits for the governor's slot for one request, or says when to retry if it comes too late.
 pub(crate) async fn wait_for_slot(app: &App, budget: &Budget<'_>, deadline: Instant) -> Result<(), ToolError> {
     let limit = budget.limit;
-    match app.state::<Governor>().reserve(budget.key, limit, Instant::now(), deadline) {
+    match app.state.governor.reserve(budget.key, limit, Instant::now(), deadline) {
         governor::Slot::After(wait) => {
             if !wait.is_zero() {
                 tracing::debug!(
@@ -907,7 +905,7 @@ async fn on_the_wire(
         .iter()
         .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
-    app.state::<Governor>().observe(budget.key, response.status().as_u16(), &seen);
+    app.state.governor.observe(budget.key, response.status().as_u16(), &seen);
     Ok(response)
 }
 

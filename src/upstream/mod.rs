@@ -251,9 +251,7 @@ pub struct Upstreams {
 impl App {
     /// The upstream servers' state (upstream's state slot, built from the settings on first use).
     pub fn upstream(&self) -> Arc<Upstreams> {
-        self.state_with(|| {
-            Upstreams::new(self.settings.mcp_servers.clone()).watching(self.settings.home.join("config.json"))
-        })
+        self.state.upstreams.clone()
     }
 }
 

@@ -57,13 +57,13 @@ async fn a_custom_apps_auth_resolved_for_its_request_is_registered_and_scrubbed(
                 "description": "Echoes the request's authorization",
                 "base_url": format!("{}/", fake.url),
                 "auth": {"type": "bearer", "token": "{{vault:T}}"},
-                "operations": [{"tool_name": "echoer_get", "method": "GET", "path": "/x", "description": "Echo"}]
+                "operations": [{"tool_name": "echoer_get_echo", "method": "GET", "path": "/x", "description": "Echo"}]
             }),
         )
         .await;
     assert_eq!(made["created"], true, "{made}");
     assert!(!known(&t.app, secret));
-    let r = t.ok("echoer_get", json!({})).await;
+    let r = t.ok("echoer_get_echo", json!({})).await;
     assert_eq!(fake.last().header("authorization"), Some(format!("Bearer {secret}").as_str()));
     assert!(known(&t.app, secret), "the custom app's resolution registered it");
     assert!(!r.to_string().contains(secret), "{r}");
