@@ -550,7 +550,7 @@ pub async fn revoke(
     connection: Arc<Connection>,
 ) -> Result<Option<bool>, ToolError> {
     let Some(revoke_url) = integration.auth.oauth.as_ref().and_then(|o| o.revoke_url) else { return Ok(None) };
-    if connection.fields.get("token").is_none() {
+    if !connection.fields.contains_key("token") {
         return Ok(None);
     }
     let url = app.settings.host_url(integration.name, "revoke_url", revoke_url);
