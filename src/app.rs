@@ -1,17 +1,16 @@
 //! The handle every module works on: the shared parts (settings, storage, the secret store, the
-//! vault, the set of exposed secrets, the guarded HTTP clients) and one typed state slot per
-//! module that keeps state of its own (`App::state`). Cheap to build (no I/O), so the server
-//! answers `initialize` at once.
+//! vault, the set of exposed secrets, the guarded HTTP clients) and [`State`], one named field per
+//! module that keeps state of its own. Cheap to build (no I/O), so the server answers
+//! `initialize` at once.
 //!
-//! `App` names no module above it: connect keeps its pending flows, auth its refresh locks and
-//! sessions, the send path its governor, the registry its snapshot, and so on, each in its own
-//! state type behind its own small API. Modules may add methods to `App` in their own files
-//! (`impl App` in `auth`, `registry`, ...); the constructors `App::new` and `App::with_parts`
-//! live in the composition root, [`crate::start`].
+//! `App`'s code names no module above it; its [`State`] is the one place whose *types* come from
+//! above (connect's pending flows, auth's refresh locks and sessions, the send path's governor,
+//! the registry's snapshot, ...): each module keeps its state type, with its own small API, in
+//! its own files, and the composition root, [`crate::start`], builds every field (`State::new`
+//! and the constructors `App::new` and `App::with_parts` live there). Modules may add methods to
+//! `App` in their own files (`impl App` in `auth`, `registry`, ...).
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 
 use plugins::api::ToolError;
 
@@ -24,8 +23,37 @@ use crate::secrets::keychain::KeychainStore;
 use crate::secrets::{MemoryStore, SecretStore, Vault};
 use crate::storage::Storage;
 
-/// One module's state, created on first use (see [`App::state`]).
-type Slot = Arc<dyn Any + Send + Sync>;
+/// Each module's own state, one named field per module (ARCHITECTURE.md, "Layers"), built by the
+/// composition root ([`crate::start`]) with no I/O: what needs I/O (the proxy's signing key, the
+/// upstream servers' cache) is read on first use by the module that owns it.
+pub struct State {
+    /// The compiled integrations of the catalogue (auth looks an integration up by name).
+    pub integrations: Vec<&'static plugins::api::Integration>,
+    /// The catalogue as it stands (compiled tools, upstream servers' tools, custom apps).
+    pub registry: Arc<crate::registry::Snapshot>,
+    /// The user's other MCP servers: configuration, cached catalogue, running clients.
+    pub upstreams: Arc<crate::upstream::Upstreams>,
+    /// Login sessions of session (cookie) integrations, per account.
+    pub sessions: crate::auth::sessions::Sessions,
+    /// One OAuth refresh at a time per account.
+    pub refresh_locks: crate::auth::oauth::RefreshLocks,
+    /// The outbound-data guard's session state.
+    pub flow: Arc<crate::engine::flow::FlowState>,
+    /// Other modules' answers to the OAuth callback (an upstream server's consent).
+    pub callback_hooks: crate::connect::CallbackHooks,
+    /// Pending connect, vault-secret and unlock pages.
+    pub connect_flows: Arc<crate::connect::Flows>,
+    /// The loopback listener: its routes, and where it runs once started.
+    pub listener: crate::listener::Listener,
+    /// list_integrations' recent live checks of session integrations.
+    pub live_checks: crate::meta::list_integrations::LiveChecks,
+    /// The curl proxy's token-signing key (read from the secret store on first use).
+    pub signing_key: crate::proxy::SigningKey,
+    /// The rate-limit governor of the send path.
+    pub governor: crate::send::governor::Governor,
+    /// Approvals waiting in the browser.
+    pub approvals: Arc<crate::approval::Approvals>,
+}
 
 pub struct App {
     pub settings: Settings,
@@ -40,8 +68,8 @@ pub struct App {
     /// The guarded HTTP clients, one per address policy, each built on first use.
     http_public: OnceLock<reqwest::Client>,
     http_private: OnceLock<reqwest::Client>,
-    /// Per-module state, keyed by its type.
-    slots: RwLock<HashMap<TypeId, Slot>>,
+    /// Each module's own state, by name.
+    pub state: State,
 }
 
 /// The secret store the settings name (nothing is opened or probed here).
@@ -67,50 +95,22 @@ pub fn secret_store(settings: &Settings) -> Arc<dyn SecretStore> {
 }
 
 impl App {
-    /// The shared handles alone; every module's state starts empty. The composition root
-    /// ([`crate::start`]) adds the catalogue and the listener's routes.
-    pub(crate) fn from_handles(settings: Settings, secrets: Arc<dyn SecretStore>) -> App {
+    /// The shared handles around `state` (built by the composition root, [`crate::start`], which
+    /// then mounts the listener's routes).
+    pub(crate) fn from_parts(settings: Settings, secrets: Arc<dyn SecretStore>, state: State) -> App {
         let storage = Storage::new(settings.database_path());
-        let vault = Vault::new(secrets.clone(), storage.clone());
+        let exposed: Arc<Exposed> = Default::default();
+        let vault = Vault::new(secrets.clone(), storage.clone(), exposed.clone());
         App {
             settings,
             storage,
             secrets,
             vault,
-            exposed: Default::default(),
+            exposed,
             listening: OnceLock::new(),
             http_public: OnceLock::new(),
             http_private: OnceLock::new(),
-            slots: RwLock::new(HashMap::new()),
-        }
-    }
-
-    /// The state of type `T` (one per app), created with `T::default()` on first use.
-    pub fn state<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
-        self.state_with(T::default)
-    }
-
-    /// The state of type `T`, created with `init` on first use. `init` runs outside the lock (it
-    /// may read other state); should two callers race, one value is kept and the other dropped.
-    pub fn state_with<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Arc<T> {
-        let id = TypeId::of::<T>();
-        if let Some(slot) = self.slots.read().unwrap_or_else(|p| p.into_inner()).get(&id) {
-            return downcast(slot.clone());
-        }
-        let fresh: Slot = Arc::new(init());
-        let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
-        downcast(slots.entry(id).or_insert(fresh).clone())
-    }
-
-    /// Sets the state of type `T` if it has none yet; `false` when it had one (which stays).
-    pub fn set_state<T: Any + Send + Sync>(&self, value: T) -> bool {
-        let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
-        match slots.entry(TypeId::of::<T>()) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(Arc::new(value));
-                true
-            }
+            state,
         }
     }
 
@@ -158,35 +158,5 @@ impl App {
     ) -> Result<reqwest::RequestBuilder, ToolError> {
         let client = self.client_for(&url, user_origin).map_err(|r| ToolError::invalid(r.0))?;
         Ok(client.request(method, url))
-    }
-}
-
-fn downcast<T: Any + Send + Sync>(slot: Slot) -> Arc<T> {
-    slot.downcast::<T>().unwrap_or_else(|_| unreachable!("a state slot holds the type it is keyed by"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Default)]
-    struct Counter(std::sync::atomic::AtomicUsize);
-
-    /// One value per type and app: every caller gets the same one, a second `set_state` is
-    /// refused, and another app starts empty.
-    #[test]
-    fn state_slots_hold_one_value_per_type() {
-        let home = std::env::temp_dir().join(format!("workbench-slots-{}", crate::ids::random_hex(8)));
-        let vars: HashMap<String, String> = [("WORKBENCH_HOME".to_string(), home.display().to_string())].into();
-        let settings = Settings::load(&vars).unwrap();
-        let app = App::from_handles(settings.clone(), Arc::new(MemoryStore::default()));
-        app.state::<Counter>().0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(app.state::<Counter>().0.load(std::sync::atomic::Ordering::SeqCst), 1);
-        assert!(Arc::ptr_eq(&app.state::<Counter>(), &app.state_with(|| Counter(99.into()))));
-        assert!(!app.set_state(Counter::default()), "a slot that is set stays");
-        assert!(app.set_state(7u32) && *app.state_with(|| 0u32) == 7);
-        let other = App::from_handles(settings, Arc::new(MemoryStore::default()));
-        assert_eq!(other.state::<Counter>().0.load(std::sync::atomic::Ordering::SeqCst), 0);
-        let _ = std::fs::remove_dir_all(home);
     }
 }

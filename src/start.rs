@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::app::App;
+use crate::app::{App, State};
 use crate::config::Settings;
 use crate::listener::Mount;
 use crate::registry::{Registry, Snapshot};
@@ -20,6 +20,30 @@ impl Registry {
     /// names reserved.
     pub fn standard() -> Registry {
         Registry::new_reserving(plugins::INTEGRATIONS, crate::builtins::BUILTINS, meta_tool_name)
+    }
+}
+
+impl State {
+    /// Every module's state, empty but for the catalogue (`registry`, whose meta-tool names are
+    /// reserved) and the configured upstream servers; no I/O.
+    fn new(settings: &Settings, registry: Registry) -> State {
+        let upstreams =
+            crate::upstream::Upstreams::new(settings.mcp_servers.clone()).watching(settings.home.join("config.json"));
+        State {
+            integrations: registry.integrations().to_vec(),
+            registry: Arc::new(Snapshot::new(registry)),
+            upstreams: Arc::new(upstreams),
+            sessions: Default::default(),
+            refresh_locks: Default::default(),
+            flow: Default::default(),
+            callback_hooks: Default::default(),
+            connect_flows: Default::default(),
+            listener: Default::default(),
+            live_checks: Default::default(),
+            signing_key: Default::default(),
+            governor: Default::default(),
+            approvals: Default::default(),
+        }
     }
 }
 
@@ -44,9 +68,8 @@ impl App {
 
     /// The app around `registry`, whose meta-tool names are reserved.
     fn assemble(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
-        let app = App::from_handles(settings, secrets);
-        app.set_state(crate::auth::Integrations(registry.integrations().to_vec()));
-        app.set_state(Snapshot::new(registry));
+        let state = State::new(&settings, registry);
+        let app = App::from_parts(settings, secrets, state);
         for mount in [
             Mount::Bare(crate::proxy::routes),
             Mount::Pages(crate::connect::routes),

@@ -77,7 +77,7 @@ pub struct PendingApproval {
 
 /// The app's pending approvals (approval's state).
 pub fn approvals(app: &App) -> Arc<Approvals> {
-    app.state::<Approvals>()
+    app.state.approvals.clone()
 }
 
 impl App {

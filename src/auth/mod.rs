@@ -25,14 +25,9 @@ use crate::app::App;
 use crate::secrets::{Secret, SecretStore, StoreError};
 use crate::storage::ConnectionMeta;
 
-/// The integrations this app serves (the compiled catalogue's), set by the composition root, for
-/// the modules below the registry that look one up by name (connect and approval pages).
-#[derive(Default)]
-pub struct Integrations(pub Vec<&'static Integration>);
-
 /// One of the app's integrations by name.
 pub fn integration(app: &App, name: &str) -> Option<&'static Integration> {
-    app.state::<Integrations>().0.iter().copied().find(|i| i.name == name)
+    app.state.integrations.iter().copied().find(|i| i.name == name)
 }
 
 /// Where a connection's credential lives.
@@ -343,7 +338,7 @@ pub fn erase(app: &App, integration: &str, account: &str) -> Result<bool, StoreE
         .delete_connection_meta(integration, account)
         .map_err(|e| StoreError::Unavailable { store: "sqlite", reason: e.to_string() })?;
     let had_secret = app.secrets.delete(&store_key(integration, account))?;
-    app.state::<sessions::Sessions>().forget(&account_key(integration, account));
+    app.state.sessions.forget(&account_key(integration, account));
     Ok(had_meta || had_secret)
 }
 

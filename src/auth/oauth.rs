@@ -222,7 +222,7 @@ pub async fn refresh(
     integration: &'static Integration,
     stale: &Connection,
 ) -> Result<Connection, ToolError> {
-    let lock = app.state::<RefreshLocks>().of(&stale.account_key());
+    let lock = app.state.refresh_locks.of(&stale.account_key());
     let _guard = lock.lock().await;
     if let Ok(Some(current)) = app.connection_of(integration, &stale.account)
         && current.fields.get("token") != stale.fields.get("token")

@@ -71,25 +71,19 @@ async fn delete_credentials(app: Arc<App>, args: DeleteCredentials) -> Result<Va
         )));
     }
     let mut revoked = Value::Null;
-    if args.revoke_remote
-        && let Some(revoke_url) = integration.auth.oauth.as_ref().and_then(|o| o.revoke_url)
-        && let Some(token) = connection.fields.get("token")
-    {
-        let url = app.settings.host_url(integration.name, "revoke_url", revoke_url);
-        let user_origin = !app.settings.host_url(integration.name, "revoke_url", "").is_empty();
-        // Through the address guard like every request workbench sends.
-        let post = reqwest::Url::parse(&url)
-            .map_err(|e| ToolError::Internal(format!("revoke URL {url}: {e}")))
-            .and_then(|u| app.request(reqwest::Method::POST, u, user_origin))?;
-        let result = if url.contains("slack.com") || integration.name == "slack" {
-            post.bearer_auth(token.expose()).send().await
-        } else {
-            post.form(&[("token", token.expose().as_str())]).send().await
+    if args.revoke_remote {
+        // Through the one credentialed send path, like every call of the integration. A
+        // revocation the provider never answered does not keep the credential: it is erased.
+        revoked = match crate::send::revoke(&app, integration, Arc::new(connection)).await {
+            Ok(None) => Value::Null,
+            Ok(Some(ok)) => json!(ok),
+            Err(e @ (ToolError::InvalidArguments { .. } | ToolError::Internal(_))) => return Err(e),
+            Err(e) => {
+                let error = app.exposed.text(&e.to_string());
+                tracing::warn!(integration = integration.name, %error, "revocation failed");
+                json!(false)
+            }
         };
-        revoked = json!(matches!(&result, Ok(r) if r.status().is_success()));
-        if let Err(e) = &result {
-            tracing::warn!(integration = integration.name, error = %crate::scrub::redact_tokens(&e.to_string()).unwrap_or_else(|| e.to_string()), "revocation failed");
-        }
     }
     let erased =
         crate::auth::erase(&app, integration.name, &account).map_err(|e| ToolError::Internal(e.to_string()))?;

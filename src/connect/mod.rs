@@ -126,16 +126,16 @@ pub type CallbackHook = fn(Arc<App>, String, HashMap<String, String>) -> plugins
 
 /// The callback hooks the composition root registered ([`add_callback_hook`]).
 #[derive(Default)]
-struct CallbackHooks(Mutex<Vec<CallbackHook>>);
+pub struct CallbackHooks(Mutex<Vec<CallbackHook>>);
 
 /// Lets another module's consent flow answer the OAuth callbacks whose state it issued.
 pub fn add_callback_hook(app: &App, hook: CallbackHook) {
-    app.state::<CallbackHooks>().0.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+    app.state.callback_hooks.0.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
 }
 
 /// The app's connect flows.
 pub fn flows(app: &App) -> Arc<Flows> {
-    app.state::<Flows>()
+    app.state.connect_flows.clone()
 }
 
 /// connect's pages, mounted on the listener by the composition root.
@@ -554,7 +554,7 @@ async fn oauth_callback(State(site): State<Site>, Query(q): Query<HashMap<String
         return page(StatusCode::BAD_REQUEST, pages::failure("Sign-in failed", "The sign-in answer had no state."));
     };
     // Another module's consent flow (mounted by the composition root) may own this state.
-    let hooks = app.state::<CallbackHooks>().0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let hooks = app.state.callback_hooks.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
     for hook in hooks {
         if let Some((status, html)) = hook(site.app.clone(), state.clone(), q.clone()).await {
             return page(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), html);

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::app::App;
-use crate::error::{ErrorCode, ToolFailure};
+use crate::error::ToolFailure;
 use crate::secrets::Secret;
 use crate::template;
 
@@ -674,17 +674,8 @@ pub struct Prepared {
 
 /// Resolves the app's vault refs; refused unless each secret allows the app's origin.
 pub async fn prepare(app: &Arc<App>, op: &Operation) -> Result<Prepared, ToolFailure> {
-    let mut values = std::collections::HashMap::new();
-    for name in vault_refs(&op.app.def) {
-        let secret = app.vault.resolve_for_hosts(&name, std::slice::from_ref(&op.app.origin)).await?;
-        values.insert(name, secret.expose().clone());
-    }
-    let lookup = |name: &str| {
-        values
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
-    };
+    let values = app.vault.resolve(&vault_refs(&op.app.def), std::slice::from_ref(&op.app.origin)).await?;
+    let lookup = |name: &str| values.lookup(name);
     let scope = template::Scope {
         steps: None,
         vault: Some(&lookup),
@@ -717,7 +708,7 @@ pub async fn prepare(app: &Arc<App>, op: &Operation) -> Result<Prepared, ToolFai
             AuthScheme::Basic => basic = Some((get(&auth.username)?, Secret::new(get(&auth.password)?))),
         }
     }
-    let secrets = values.into_values().collect();
+    let secrets = values.values().map(str::to_string).collect();
     Ok(Prepared { headers, query, basic, secrets })
 }
 

@@ -140,7 +140,7 @@ impl FlowState {
 impl App {
     /// The outbound-data guard's state for this process.
     pub fn flow(&self) -> Arc<FlowState> {
-        self.state::<FlowState>()
+        self.state.flow.clone()
     }
 }
 

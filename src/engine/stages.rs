@@ -9,7 +9,6 @@
 //! knows their order. The account is chosen before the refs are resolved because a vault ref's
 //! allowed hosts depend on the account's connection (a GitHub Enterprise host).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -249,7 +248,6 @@ async fn resolve_refs(
     account: Option<&str>,
     scrubber: &mut Scrubber,
 ) -> Result<Refs, ToolFailure> {
-    let mut vault_values = HashMap::new();
     // Vault and custom-app tools take refs as data: a definition stores `{{vault:NAME}}` itself.
     let literal_args = matches!(entry.integration, "vault" | "custom");
     let names = if literal_args { Vec::new() } else { template::vault_names(&exec.args)? };
@@ -267,16 +265,8 @@ async fn resolve_refs(
         // An upstream MCP server's tool: only secrets bound to its pseudo-host `mcp:<server>`.
         (None, None) => entry.upstream().map(|u| vec![crate::upstream::pseudo_host(&u.server)]).unwrap_or_default(),
     };
-    for name in names {
-        let secret = app.vault.resolve_for_hosts(&name, &hosts).await?;
-        vault_values.insert(name, secret.expose().clone());
-    }
-    let lookup = |name: &str| {
-        vault_values
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
-    };
+    let vault_values = app.vault.resolve(&names, &hosts).await?;
+    let lookup = |name: &str| vault_values.lookup(name);
     let resolving = match &exec.ref_id {
         Some(id) => format!("the arguments of step '{id}'"),
         None => format!("the arguments of {}", entry.name),

@@ -101,12 +101,12 @@ pub struct Listener {
 
 /// Adds routes to the listener; only before it starts (the composition root does this).
 pub fn mount(app: &App, mount: Mount) {
-    app.state::<Listener>().mounts.lock().unwrap_or_else(|p| p.into_inner()).push(mount);
+    app.state.listener.mounts.lock().unwrap_or_else(|p| p.into_inner()).push(mount);
 }
 
 /// Where the listener runs, if it has started.
 pub fn running(app: &App) -> Option<ListenerInfo> {
-    app.state::<Listener>().running.get().cloned()
+    app.state.listener.running.get().cloned()
 }
 
 /// Starts the listener once (on the configured port, or any free one) and returns where it is.
@@ -124,7 +124,7 @@ pub enum ListenError {
 }
 
 pub async fn ensure_listener(app: &Arc<App>) -> Result<ListenerInfo, ListenError> {
-    let state = app.state::<Listener>();
+    let state = &app.state.listener;
     state
         .running
         .get_or_try_init(|| async {

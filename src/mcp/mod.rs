@@ -8,8 +8,6 @@
 //! per-request log level (`_meta["io.modelcontextprotocol/logLevel"]`) rides on the call's tracing
 //! span (see [`logging`]). A panic inside a call becomes an error result; the server keeps serving.
 
-pub mod client;
-
 pub mod logging;
 
 pub mod mrtr;

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-pub use super::client::IdScan;
+pub use crate::jsonrpc::IdScan;
 use rmcp::RoleServer;
 use rmcp::ServiceExt;
 use rmcp::transport::Transport;
@@ -407,8 +407,8 @@ mod tests {
 
     #[test]
     fn upstream_messages_have_the_clients_limits() {
-        assert_eq!(super::super::client::MAX_UPSTREAM_LINE_BYTES, MAX_LINE_BYTES);
-        assert_eq!(super::super::client::MAX_UPSTREAM_LINE_VALUES, 2 * MAX_LINE_VALUES);
+        assert_eq!(crate::mcp_client::MAX_UPSTREAM_LINE_BYTES, MAX_LINE_BYTES);
+        assert_eq!(crate::mcp_client::MAX_UPSTREAM_LINE_VALUES, 2 * MAX_LINE_VALUES);
     }
 
     fn scan(text: &str) -> Option<Value> {

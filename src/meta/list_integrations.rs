@@ -149,14 +149,14 @@ fn upstream_rows(app: &Arc<App>) -> Vec<Listed> {
 
 /// list_integrations' state: recent live checks of session integrations: name -> (when, ok).
 #[derive(Default)]
-struct LiveChecks(std::sync::Mutex<std::collections::HashMap<String, (Instant, bool)>>);
+pub struct LiveChecks(std::sync::Mutex<std::collections::HashMap<String, (Instant, bool)>>);
 
 async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {
     if !app.is_connected(integration.name) {
         return false;
     }
     if let Some((at, ok)) =
-        app.state::<LiveChecks>().0.lock().unwrap_or_else(|p| p.into_inner()).get(integration.name).copied()
+        app.state.live_checks.0.lock().unwrap_or_else(|p| p.into_inner()).get(integration.name).copied()
         && at.elapsed() < LIVE_CHECK_TTL
     {
         return ok;
@@ -169,7 +169,8 @@ async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {
         (_, Ok(Some(_))) => true,
         _ => false,
     };
-    app.state::<LiveChecks>()
+    app.state
+        .live_checks
         .0
         .lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -36,7 +36,7 @@ const REDACTED: &[u8] = b"[REDACTED]";
 
 /// The proxy's state: its signing key once read.
 #[derive(Default)]
-struct SigningKey(tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>);
+pub struct SigningKey(tokio::sync::OnceCell<Arc<Secret<Vec<u8>>>>);
 
 /// The curl proxy's route (bearer token: the listener's Host check alone), mounted by the
 /// composition root.
@@ -64,7 +64,8 @@ pub enum KeyError {
 }
 
 pub async fn signing_key(app: &Arc<App>) -> Result<Arc<Secret<Vec<u8>>>, KeyError> {
-    app.state::<SigningKey>()
+    app.state
+        .signing_key
         .0
         .get_or_try_init(|| async {
             let store = app.secrets.clone();

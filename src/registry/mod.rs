@@ -434,7 +434,7 @@ impl Snapshot {
 
 impl App {
     fn snapshot(&self) -> Arc<Snapshot> {
-        self.state_with(|| Snapshot::new(Registry::new(&[], &[])))
+        self.state.registry.clone()
     }
 
     /// The catalogue as it stands now: the compiled tools, the upstream servers' tools and the

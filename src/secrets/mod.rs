@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::error::{ErrorCode, ToolFailure};
+use crate::scrub::Exposed;
 use crate::storage::{Storage, VaultMeta};
 
 /// A value that must never be logged, stored in SQLite or returned to the agent.
@@ -121,6 +122,29 @@ pub fn probe(store: Arc<dyn SecretStore>, deadline: std::time::Duration) -> Resu
 pub struct Vault {
     store: Arc<dyn SecretStore>,
     storage: Arc<Storage>,
+    /// The process's exposed-secret set: every value [`Vault::resolve`] hands out is registered
+    /// there first, so whatever leaves the server is scrubbed of it.
+    exposed: Arc<Exposed>,
+}
+
+/// The values of the vault refs a request uses, each already registered with the process's
+/// exposed-secret set (see [`Vault::resolve`]).
+#[derive(Default)]
+pub struct VaultValues(HashMap<String, Secret<String>>);
+
+impl VaultValues {
+    /// The value of `name`, for a template's `{{vault:NAME}}` (`template::Scope::vault`).
+    pub fn lookup(&self, name: &str) -> Result<String, ToolFailure> {
+        self.0
+            .get(name)
+            .map(|s| s.expose().clone())
+            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
+    }
+
+    /// Every resolved value (for a call's own scrubber).
+    pub fn values(&self) -> impl Iterator<Item = &str> {
+        self.0.values().map(|s| s.expose().as_str())
+    }
 }
 
 fn store_key(name: &str) -> String {
@@ -128,8 +152,29 @@ fn store_key(name: &str) -> String {
 }
 
 impl Vault {
-    pub fn new(store: Arc<dyn SecretStore>, storage: Arc<Storage>) -> Self {
-        Vault { store, storage }
+    /// The vault over `store` (values) and `storage` (metadata); the values it resolves are
+    /// registered with `exposed`, the process's set.
+    pub fn new(store: Arc<dyn SecretStore>, storage: Arc<Storage>, exposed: Arc<Exposed>) -> Self {
+        Vault { store, storage, exposed }
+    }
+
+    /// The one resolution of vault refs: the secrets `names` for a request whose targets are
+    /// `hosts` (origins, `scheme://host:port`, or an upstream server's pseudo-host), each refused
+    /// unless its `allowed_hosts` allow every target, and each value registered with the
+    /// process's exposed-secret set before it is returned (the engine, custom apps and upstream
+    /// servers all resolve through here; `tests/it/tidy.rs` checks no other code reads a vault
+    /// value).
+    pub async fn resolve(&self, names: &[String], hosts: &[String]) -> Result<VaultValues, ToolFailure> {
+        let mut values = HashMap::new();
+        for name in names {
+            if values.contains_key(name) {
+                continue;
+            }
+            let secret = self.resolve_for_hosts(name, hosts).await?;
+            self.exposed.remember(secret.expose());
+            values.insert(name.clone(), secret);
+        }
+        Ok(VaultValues(values))
     }
 
     /// Stores or replaces a secret and its metadata.
@@ -171,6 +216,8 @@ impl Vault {
 
     /// The secret `name` for a call whose requests go to `hosts` (origins, `scheme://host:port`);
     /// refused unless the secret's `allowed_hosts` allow every one of them (see [`origin_allowed`]).
+    /// The lookup alone, registering nothing: code outside the vault resolves with
+    /// [`Vault::resolve`] (tests read a stored value back with this).
     pub async fn resolve_for_hosts(&self, name: &str, hosts: &[String]) -> Result<Secret<String>, ToolFailure> {
         let meta = self
             .storage
@@ -339,7 +386,8 @@ mod tests {
     async fn vault_enforces_allowed_hosts() {
         let dir = tempfile::tempdir().unwrap();
         let storage = Storage::new(dir.path().join("w.db"));
-        let vault = Vault::new(Arc::new(MemoryStore::default()), storage);
+        let exposed = Arc::new(Exposed::default());
+        let vault = Vault::new(Arc::new(MemoryStore::default()), storage, exposed.clone());
         vault.set("api_key", Secret::new("v4lue-123".into()), None, vec!["api.example.com".into()]).await.unwrap();
         let ok = vault.resolve_for_hosts("api_key", &["https://api.example.com:443".into()]).await.unwrap();
         assert_eq!(ok.expose(), "v4lue-123");
@@ -350,5 +398,14 @@ mod tests {
         assert!(!denied.message.contains("v4lue"));
         let missing = vault.resolve_for_hosts("nope", &["api.example.com".into()]).await.unwrap_err();
         assert_eq!(missing.code, ErrorCode::BadRef);
+        assert_eq!(exposed.text("v4lue-123"), "v4lue-123", "a lookup alone registers nothing");
+        // The one resolution registers what it hands out, and refuses as the lookup does.
+        let hosts = ["https://api.example.com:443".to_string()];
+        let values = vault.resolve(&["api_key".into(), "api_key".into()], &hosts).await.unwrap();
+        assert_eq!(values.lookup("api_key").unwrap(), "v4lue-123");
+        assert_eq!(values.lookup("other").unwrap_err().code, ErrorCode::BadRef);
+        assert!(!exposed.text("said v4lue-123").contains("v4lue-123"), "registered for scrubbing");
+        let denied = vault.resolve(&["api_key".into()], &["https://evil.test:443".into()]).await;
+        assert_eq!(denied.err().unwrap().code, ErrorCode::VaultDenied);
     }
 }

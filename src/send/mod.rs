@@ -25,8 +25,6 @@ pub mod files;
 pub mod governor;
 pub mod session;
 
-use governor::Governor;
-
 /// Largest response body a plugin may receive.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Longest `Retry-After` the engine waits out by itself.
@@ -531,13 +529,70 @@ pub(crate) async fn deliver(
                     wait_secs = wait.as_secs(),
                     "rate limited; retrying after Retry-After"
                 );
-                app.state::<Governor>().block_until(budget.key, Instant::now() + wait);
+                app.state.governor.block_until(budget.key, Instant::now() + wait);
                 // The governor holds this (and every other) request of the budget until then.
                 continue;
             }
         }
         return Ok(reply);
     }
+}
+
+/// Revokes `connection`'s OAuth token at the integration's `revoke_url` (a user's override in the
+/// settings wins), through the one credentialed path like any call of the integration: the
+/// connection attached as the integration injects it (a bearer for Slack's `auth.revoke`), and the
+/// token also as the form field `token` (RFC 7009, which Google's endpoint reads), then
+/// [`deliver`]ed (address guard, governor, cap). `Ok(None)`: the integration has no revocation
+/// endpoint or the connection no token; `Ok(Some(ok))`: whether the provider answered 2xx.
+pub async fn revoke(
+    app: &Arc<App>,
+    integration: &'static Integration,
+    connection: Arc<Connection>,
+) -> Result<Option<bool>, ToolError> {
+    let Some(revoke_url) = integration.auth.oauth.as_ref().and_then(|o| o.revoke_url) else { return Ok(None) };
+    if !connection.fields.contains_key("token") {
+        return Ok(None);
+    }
+    let url = app.settings.host_url(integration.name, "revoke_url", revoke_url);
+    let user_origin = !app.settings.host_url(integration.name, "revoke_url", "").is_empty();
+    let url = reqwest::Url::parse(&url).map_err(|e| ToolError::Internal(format!("revoke URL {url}: {e}")))?;
+    let deadline = Instant::now() + app.settings.call_timeout;
+    let slot: ConnectionSlot = Arc::new(Mutex::new(Some(connection)));
+    let revealed = AttachedSecrets::default();
+    let call = Credentialed { app, integration, deadline, slot: &slot, revealed: &revealed };
+    let reply = call
+        .run(
+            plugins::api::Method::Post,
+            |connection, extra| {
+                let url = url.clone();
+                async move {
+                    let connection = connection.ok_or_else(|| ToolError::Internal("no connection to revoke".into()))?;
+                    let token = connection.fields.get("token").map(|t| t.expose().clone()).unwrap_or_default();
+                    let (mut secret_headers, secret_query) = connection.injection(&integration.auth.inject);
+                    secret_headers.extend(extra);
+                    let out = Outgoing {
+                        method: reqwest::Method::POST,
+                        url,
+                        user_origin,
+                        query: Vec::new(),
+                        secret_query,
+                        headers: Vec::new(),
+                        secret_headers,
+                        body: Body::Form(vec![("token".to_string(), token)]),
+                    };
+                    let key = connection.account_key();
+                    let budget =
+                        Budget { key: &key, display: integration.display_name, limit: rate_limit(app, integration)? };
+                    deliver(app, &budget, deadline, &out).await
+                }
+            },
+            |result| match result {
+                Ok(reply) if reply.status == 401 => Some((401, String::new())),
+                _ => None,
+            },
+        )
+        .await?;
+    Ok(Some((200..300).contains(&reply.status)))
 }
 
 /// The integration's request budget: the user's `WORKBENCH_<INTEGRATION>_RATE_LIMIT` (e.g.
@@ -565,7 +620,7 @@ pub fn configured_rate_limit(
 /// Waits for the governor's slot for one request, or says when to retry if it comes too late.
 pub(crate) async fn wait_for_slot(app: &App, budget: &Budget<'_>, deadline: Instant) -> Result<(), ToolError> {
     let limit = budget.limit;
-    match app.state::<Governor>().reserve(budget.key, limit, Instant::now(), deadline) {
+    match app.state.governor.reserve(budget.key, limit, Instant::now(), deadline) {
         governor::Slot::After(wait) => {
             if !wait.is_zero() {
                 tracing::debug!(
@@ -850,7 +905,7 @@ async fn on_the_wire(
         .iter()
         .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
-    app.state::<Governor>().observe(budget.key, response.status().as_u16(), &seen);
+    app.state.governor.observe(budget.key, response.status().as_u16(), &seen);
     Ok(response)
 }
 

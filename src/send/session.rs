@@ -50,7 +50,7 @@ pub async fn current(
     rejected: Option<u64>,
 ) -> Result<Arc<Session>, ToolError> {
     let fingerprint = fingerprint(connection);
-    let slot = app.state::<Sessions>().slot(&connection.account_key());
+    let slot = app.state.sessions.slot(&connection.account_key());
     let mut cached = slot.lock().await;
     if let Some(s) = cached.as_ref()
         && s.fingerprint == fingerprint

@@ -12,7 +12,7 @@ pub use config::ServerConfig;
 
 use crate::app::App;
 use crate::error::{ErrorCode, ToolFailure};
-use crate::mcp::client::{self, CallError};
+use crate::mcp_client::{self as client, CallError};
 
 use super::*;
 

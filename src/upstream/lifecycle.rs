@@ -11,8 +11,7 @@ use serde_json::Value;
 pub use config::ServerConfig;
 
 use crate::app::App;
-use crate::error::{ErrorCode, ToolFailure};
-use crate::mcp::client::{self, Client, ConnectError, Transport};
+use crate::mcp_client::{self as client, Client, ConnectError, Transport};
 
 use super::*;
 impl Upstreams {
@@ -291,18 +290,8 @@ async fn resolve_map(
     let template = serde_json::to_value(map)?;
     let names = crate::template::vault_names(&template).map_err(|f| ConnError::Template(f.message))?;
     let hosts = vec![pseudo_host(server)];
-    let mut values = HashMap::new();
-    for name in names {
-        let secret = app.vault.resolve_for_hosts(&name, &hosts).await.map_err(|f| ConnError::Template(f.message))?;
-        app.exposed.remember(secret.expose());
-        values.insert(name, secret.expose().clone());
-    }
-    let lookup = |name: &str| {
-        values
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolFailure::new(ErrorCode::BadRef, format!("vault secret '{name}' was not resolved")))
-    };
+    let values = app.vault.resolve(&names, &hosts).await.map_err(|f| ConnError::Template(f.message))?;
+    let lookup = |name: &str| values.lookup(name);
     let no_steps =
         if what == "env" { "a server's env cannot use step refs" } else { "a server's headers cannot use step refs" };
     let resolving = format!("the {what} of server '{server}'");

@@ -10,7 +10,7 @@
 //!   `notifications/tools/list_changed`) bumps [`Catalogue::generation`], which makes
 //!   `App::registry()` build a new snapshot.
 //! - **Lifecycle.** A stdio server starts on its first call (never at workbench's start), with the
-//!   handshake done by the MCP client in `crate::mcp::client` (rmcp). Its stdin is a pipe workbench holds, it is killed when its
+//!   handshake done by the MCP client in `crate::mcp_client` (rmcp). Its stdin is a pipe workbench holds, it is killed when its
 //!   handle drops (`kill_on_drop`), on Linux it gets `PR_SET_PDEATHSIG` = SIGKILL and on Windows it
 //!   runs in workbench's kill-on-close job object ([`job`]), so no server outlives workbench, also
 //!   after `kill -9` (or `TerminateProcess`). A server that exits is started again on the next
@@ -28,7 +28,7 @@
 //!   treated with and why. `WORKBENCH_POLICY_<SERVER>` sets a server's policy.
 //!
 //! - **Streamable HTTP.** A `{"url", "headers"}` entry connects on its first call through the
-//!   Streamable HTTP client of `crate::mcp::client`, with workbench's guarded HTTP client (`App::client_for`: the URL is
+//!   Streamable HTTP client of `crate::mcp_client`, with workbench's guarded HTTP client (`App::client_for`: the URL is
 //!   the user's own origin, workbench's own listener never is; same-origin redirects only).
 //!   Headers may hold `{{vault:NAME}}` refs, resolved for `mcp:<server>` only. A dropped
 //!   session reconnects on the next call, with the same backoff as a stdio server.
@@ -57,7 +57,7 @@ use serde_json::Value;
 pub use config::ServerConfig;
 
 use crate::app::App;
-use crate::mcp::client::{CallError, Client};
+use crate::mcp_client::{CallError, Client};
 
 /// Longest an upstream server may take to start and answer `initialize` + `tools/list`.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -248,9 +248,7 @@ pub struct Upstreams {
 impl App {
     /// The upstream servers' state (upstream's state slot, built from the settings on first use).
     pub fn upstream(&self) -> Arc<Upstreams> {
-        self.state_with(|| {
-            Upstreams::new(self.settings.mcp_servers.clone()).watching(self.settings.home.join("config.json"))
-        })
+        self.state.upstreams.clone()
     }
 }
 

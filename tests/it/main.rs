@@ -59,3 +59,4 @@ mod todoist;
 mod transport;
 mod trello;
 mod upstream;
+mod vault_resolution;
