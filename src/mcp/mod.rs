@@ -31,8 +31,8 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use crate::app::App;
-use crate::engine::{AbortOnDrop, CancelToken, Hooks, Outcome, Progress, ProgressFn};
-use crate::meta::{self, MetaTool};
+use crate::engine::{AbortOnDrop, CancelToken, Hooks, Progress, ProgressFn};
+use crate::meta::{self, Answer, Tool as MetaTool};
 
 pub const INSTRUCTIONS: &str = "Tools for many services sit behind these meta-tools. Discover: search_tools \
 with plain words (\"create jira issue\"). Inspect: get_tool_schema for the exact args. Run: execute_tools \
@@ -93,11 +93,8 @@ impl Profile {
         self.tools().iter().find(|t| t.name == name)
     }
 
-    async fn call(self, app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
-        match self {
-            Profile::Default => meta::call_with(app, name, args, hooks).await,
-            Profile::Runstack => meta::runstack::call_with(app, name, args, hooks).await,
-        }
+    async fn call(self, app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Answer> {
+        Some(self.find(name)?.call(app, args, hooks).await)
     }
 
     /// What to tell an agent that calls a catalogue tool directly.
@@ -458,7 +455,7 @@ impl Server {
                 // Whatever any meta-tool answers passes every secret this process has used (known
                 // values only: curl_session's answer is a token the agent is meant to have).
                 self.app.exposed.scrub_known(&mut body);
-                if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
+                if !outcome.is_error && self.profile.find(&name).is_some_and(|t| t.offers_link) {
                     if links {
                         if let Some(round) = self.link_round(&call, &body).await {
                             tracing::info!(parent: &span, "{name}: the client is asked to open the connect page (input required)");

@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use plugins::api::{AuthKind, Inject, Integration};
 use serde::Serialize;
 
-use super::Failure;
+use serde_json::Value;
+
+use super::{Annotations, Failure, MetaTool, NoArgs, schema_of};
+use crate::engine::Hooks;
 use crate::app::App;
 
 /// How long a live session check stays valid.
@@ -175,4 +178,23 @@ async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {
         .unwrap_or_else(|p| p.into_inner())
         .insert(integration.name.to_string(), (Instant::now(), ok));
     ok
+}
+
+/// The meta-tool.
+pub struct ListIntegrations;
+
+impl MetaTool for ListIntegrations {
+    const NAME: &'static str = "list_integrations";
+    const TITLE: &'static str = "List integrations";
+    const DESCRIPTION: &'static str = "List all available integrations and connection status";
+    const ANNOTATIONS: Annotations = Annotations::READ;
+    type Args = NoArgs;
+    type Answer = Integrations;
+    fn schema() -> Value {
+        schema_of!(NoArgs)
+    }
+    async fn run(app: &Arc<App>, args: NoArgs, hooks: &Hooks) -> Result<Integrations, Failure> {
+        let (_, _) = (args, hooks);
+        run(app).await
+    }
 }
