@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::app::App;
 use crate::clients::{self, Action, Client, Locations, Op};
@@ -218,37 +218,27 @@ pub async fn disconnect_account(app: &Arc<App>, integration: &str, account: Opti
         eprintln!("workbench: unknown integration '{integration}'; `workbench status` lists them");
         return exit::FAILED;
     }
-    let exec = Execution {
-        tool: "connection_delete_credentials".into(),
-        args: match account {
-            Some(a) => json!({ "integration": integration, "revoke_remote": revoke, "account": a }),
-            None => json!({ "integration": integration, "revoke_remote": revoke }),
-        },
-        ref_id: None,
-        account: None,
-    };
-    // The user typed this command: that is the approval the safety policy asks for.
-    let result = match engine::execute_one(app, exec, &approved_by_the_user()).await {
-        Ok(result) => result,
-        Err(failure) => {
-            eprintln!("workbench: {}", failure.message);
+    use crate::builtins::connection::{self, DeleteCredentials, Disconnected};
+    let args = DeleteCredentials { integration: integration.to_string(), revoke_remote: revoke, account: account.map(String::from) };
+    // The user typed this command: no model is involved, so no safety policy asks.
+    match connection::disconnect_by_user(app, args).await {
+        Err(e) => {
+            eprintln!("workbench: {}", app.exposed.text(&connection::message(&e)));
             return exit::FAILED;
         }
-    };
-    let result = &result;
-    if result["deleted"] == true {
-        let revoked = match result["revoked_remote"] {
-            Value::Bool(true) => " and revoked its token at the provider",
-            Value::Bool(false) => " (the provider did not confirm the token's revocation)",
-            _ => "",
-        };
-        let which = match result["account"].as_str() {
-            Some(a) if a != crate::auth::DEFAULT_ACCOUNT => format!(" (account '{a}')"),
-            _ => String::new(),
-        };
-        out!("{integration}{which} disconnected: erased the stored credential{revoked}.");
-    } else {
-        out!("{integration} was not connected; nothing to erase.");
+        Ok(Disconnected::Erased { account, erased: true, revoked, .. }) => {
+            let revoked = match revoked {
+                Some(true) => " and revoked its token at the provider",
+                Some(false) => " (the provider did not confirm the token's revocation)",
+                None => "",
+            };
+            let which = match account.as_str() {
+                crate::auth::DEFAULT_ACCOUNT => String::new(),
+                a => format!(" (account '{a}')"),
+            };
+            out!("{integration}{which} disconnected: erased the stored credential{revoked}.");
+        }
+        Ok(_) => out!("{integration} was not connected; nothing to erase."),
     }
     exit::OK
 }
@@ -388,16 +378,6 @@ pub fn parse_batch(v: Value) -> Result<Batch, InputError> {
     Ok(Batch { executions, compose, ret })
 }
 
-/// Runs a batch through the engine, drawing progress on a terminal (executions finished, counted
-/// from the audit rows the engine writes as each one ends) while it runs.
-/// Hooks for a command the user typed and confirmed by typing it.
-fn approved_by_the_user() -> engine::Hooks {
-    engine::Hooks {
-        approve: Some(Arc::new(|_| Box::pin(async { engine::policy::Approval::Approved }))),
-        ..Default::default()
-    }
-}
-
 /// Hooks for `tools call`: a write the safety policy holds is asked about on the terminal (y/N);
 /// without a terminal to ask on, it is refused (CONFIRMATION_REQUIRED), never silently run.
 fn terminal_hooks() -> engine::Hooks {
@@ -429,6 +409,8 @@ fn terminal_hooks() -> engine::Hooks {
     }
 }
 
+/// Runs a batch through the engine, drawing progress on a terminal (executions finished, counted
+/// from the audit rows the engine writes as each one ends) while it runs.
 async fn run_batch(app: &Arc<App>, batch: Batch) -> engine::Batched {
     let total = batch.executions.iter().filter(|e| app.registry().get(&e.tool).is_some()).count();
     let run = {
@@ -632,6 +614,7 @@ pub fn doctor() -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn batches_come_as_lists_or_execute_tools_arguments() {
