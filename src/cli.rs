@@ -219,7 +219,11 @@ pub async fn disconnect_account(app: &Arc<App>, integration: &str, account: Opti
         return exit::FAILED;
     }
     use crate::builtins::connection::{self, DeleteCredentials, Disconnected};
-    let args = DeleteCredentials { integration: integration.to_string(), revoke_remote: revoke, account: account.map(String::from) };
+    let args = DeleteCredentials {
+        integration: integration.to_string(),
+        revoke_remote: revoke,
+        account: account.map(String::from),
+    };
     // The user typed this command: no model is involved, so no safety policy asks.
     match connection::disconnect_by_user(app, args).await {
         Err(e) => {
@@ -471,9 +475,9 @@ pub async fn tools_call(app: &Arc<App>, tool: &str, args: Value) -> u8 {
         let app = app.clone();
         async move { engine::execute_one(&app, exec, &terminal_hooks()).await }
     };
-    let result = with_status_line(app, total, run).await.unwrap_or_else(|e| {
-        Err(ToolFailure::new(ErrorCode::InternalError, format!("the batch task failed: {e}")))
-    });
+    let result = with_status_line(app, total, run)
+        .await
+        .unwrap_or_else(|e| Err(ToolFailure::new(ErrorCode::InternalError, format!("the batch task failed: {e}"))));
     match result {
         Ok(result) => {
             print_json(&result);

@@ -168,7 +168,6 @@ pub async fn disconnect(app: &Arc<App>, args: DeleteCredentials) -> Result<Disco
             tracing::warn!(integration = integration.name, error = %crate::scrub::redact_tokens(&e.to_string()).unwrap_or_else(|| e.to_string()), "revocation failed");
         }
     }
-    let erased =
-        crate::auth::erase(app, integration.name, &account).map_err(|e| ToolError::Internal(e.to_string()))?;
+    let erased = crate::auth::erase(app, integration.name, &account).map_err(|e| ToolError::Internal(e.to_string()))?;
     Ok(Disconnected::Erased { integration: integration.name, account, erased, revoked })
 }

@@ -504,4 +504,3 @@ fn project(ret: &Value, steps: &HashMap<String, StepOutcome>) -> Result<Value, T
     };
     template::resolve(ret, &scope).map(|r| r.value)
 }
-

@@ -385,7 +385,8 @@ impl Server {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let call = mrtr::call_digest(&name, &args);
         // 2026-07-28 and a client that opens links: `connect` is a round whose question is the link.
-        let links = matches!(name.as_str(), "connect" | "get_auth_url") && is_modern(&context) && opens_links(&context);
+        let offers_link = self.profile.find(&name).is_some_and(|t| t.offers_link);
+        let links = offers_link && is_modern(&context) && opens_links(&context);
         if links && let Some(state) = &request.request_state {
             return Ok(self.link_retry(state, request.input_responses.as_ref(), &call).await.into());
         }
@@ -494,7 +495,7 @@ fn trace_context(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
 /// ones whose approval the pre-pass collects before any runs. (A compose runs in order, each step
 /// on the results of the ones before, so its later steps cannot be known before those run.)
 fn needs_probe(name: &str, args: &Value) -> bool {
-    name == "execute_tools"
+    name == <meta::execute_tools::ExecuteTools as meta::MetaTool>::NAME
         && args["executions"].as_array().is_some_and(|e| e.len() > 1)
         && args["compose"].as_bool() != Some(true)
 }

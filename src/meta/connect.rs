@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Annotations, Failure, Hint, MetaTool, schema_of};
-use crate::engine::Hooks;
 use crate::app::App;
+use crate::engine::Hooks;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -285,7 +285,6 @@ pub enum StoreProbeError {
     Check { name: &'static str, source: tokio::task::JoinError },
 }
 
-
 const DESCRIPTION: &str = "Begin connecting an integration. Returns a connectionId and a URL for the user to open: a page workbench serves on this computer (127.0.0.1), where the user enters credentials (never in the chat); the link works for no one else. Call wait_for_connection afterward.";
 
 /// The meta-tool.
@@ -302,8 +301,7 @@ impl MetaTool for Connect {
     fn schema() -> Value {
         schema_of!(Args)
     }
-    async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Connection, Failure> {
-        let _ = hooks;
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<Connection, Failure> {
         run(app, args).await
     }
 }
@@ -314,7 +312,8 @@ pub struct GetAuthUrl;
 impl MetaTool for GetAuthUrl {
     const NAME: &'static str = "get_auth_url";
     const TITLE: &'static str = "Get auth URL (deprecated)";
-    const DESCRIPTION: &'static str = "Deprecated alias of connect() (same arguments, same answer). Get a URL to connect an integration.";
+    const DESCRIPTION: &'static str =
+        "Deprecated alias of connect() (same arguments, same answer). Get a URL to connect an integration.";
     const ANNOTATIONS: Annotations = Annotations::LOCAL;
     const OFFERS_LINK: bool = true;
     type Args = Args;
@@ -322,8 +321,7 @@ impl MetaTool for GetAuthUrl {
     fn schema() -> Value {
         schema_of!(AliasArgs)
     }
-    async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Connection, Failure> {
-        let _ = hooks;
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<Connection, Failure> {
         run(app, args).await
     }
 }

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{Annotations, Failure, Hint, MetaTool, schema_of};
-use crate::engine::Hooks;
 use crate::app::App;
+use crate::engine::Hooks;
 use crate::engine::policy::Policy;
 use crate::proxy::{self, token};
 use crate::storage::AuditEntry;
@@ -212,7 +212,6 @@ pub async fn run(app: &Arc<App>, args: Args, hooks: &crate::engine::Hooks) -> Re
 fn named_accounts(accounts: &BTreeMap<String, String>) -> bool {
     accounts.values().any(|a| a != crate::auth::DEFAULT_ACCOUNT)
 }
-
 
 const DESCRIPTION: &str = "HIGH RISK — do not call without explicit user approval. Mints a short-lived proxy token (15 min by default; set expiresInSeconds for 60s–1h, and ask for no longer than the task needs) granting ARBITRARY API calls (GET/POST/PUT/PATCH/DELETE), including destructive writes, against the listed integration(s) — the proxy injects the user's real credential transparently at /c/<integration>/<path>, so anything reachable via that credential is reachable through this token. Before invoking, tell the user exactly which integration(s) and what action you intend to perform, and wait for their explicit go-ahead; do not mint speculatively or as a default first step. Only integrations that have curl proxy enabled are accepted.";
 

@@ -53,8 +53,7 @@ impl MetaTool for GetToolSchema {
     fn schema() -> Value {
         schema_of!(Args)
     }
-    async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<ToolSchema, Failure> {
-        let _ = hooks;
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<ToolSchema, Failure> {
         run(app, args)
     }
 }

@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Annotations, Failure, MetaTool, NoArgs, schema_of};
-use crate::engine::Hooks;
 use crate::app::App;
+use crate::engine::Hooks;
 
 /// How long a live session check stays valid.
 const LIVE_CHECK_TTL: Duration = Duration::from_secs(60);
@@ -193,8 +193,7 @@ impl MetaTool for ListIntegrations {
     fn schema() -> Value {
         schema_of!(NoArgs)
     }
-    async fn run(app: &Arc<App>, args: NoArgs, hooks: &Hooks) -> Result<Integrations, Failure> {
-        let (_, _) = (args, hooks);
+    async fn run(app: &Arc<App>, _: NoArgs, _: &Hooks) -> Result<Integrations, Failure> {
         run(app).await
     }
 }

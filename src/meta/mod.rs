@@ -57,7 +57,11 @@ pub trait MetaTool: 'static {
     type Answer: Serialize + Send;
     /// The input schema (generated once per process from an `Args`-shaped type: [`schema_of`]).
     fn schema() -> Value;
-    fn run(app: &Arc<App>, args: Self::Args, hooks: &Hooks) -> impl Future<Output = Result<Self::Answer, Failure>> + Send;
+    fn run(
+        app: &Arc<App>,
+        args: Self::Args,
+        hooks: &Hooks,
+    ) -> impl Future<Output = Result<Self::Answer, Failure>> + Send;
 }
 
 /// A meta-tool's hints for clients (tools/list annotations).
@@ -71,7 +75,8 @@ pub struct Annotations {
 
 impl Annotations {
     /// Reads local state only, and asking twice answers the same.
-    pub const READ: Annotations = Annotations { read_only: true, destructive: false, idempotent: true, open_world: false };
+    pub const READ: Annotations =
+        Annotations { read_only: true, destructive: false, idempotent: true, open_world: false };
     /// Changes local state only (a pending connection).
     pub const LOCAL: Annotations =
         Annotations { read_only: false, destructive: false, idempotent: false, open_world: false };

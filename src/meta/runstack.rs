@@ -464,8 +464,12 @@ pub async fn execute_tool(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> R
                 Some(_) => failure.message,
                 None => "Use initiate_connection(provider) to connect.".to_string(),
             };
-            let run =
-                RunFailure::NeedsConnection { required_auth: required_auth(entry), provider: entry.integration, accounts, message };
+            let run = RunFailure::NeedsConnection {
+                required_auth: required_auth(entry),
+                provider: entry.integration,
+                accounts,
+                message,
+            };
             ("Tool requires connection", run)
         }
         _ => ("Tool execution failed", RunFailure::Failed(failure)),

@@ -91,8 +91,7 @@ impl MetaTool for SearchTools {
     fn schema() -> Value {
         schema_of!(Args)
     }
-    async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Found, Failure> {
-        let _ = hooks;
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<Found, Failure> {
         run(app, args)
     }
 }

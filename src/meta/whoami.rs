@@ -53,8 +53,7 @@ impl MetaTool for Whoami {
     fn schema() -> Value {
         schema_of!(NoArgs)
     }
-    async fn run(app: &Arc<App>, args: NoArgs, hooks: &Hooks) -> Result<User, Failure> {
-        let (_, _) = (args, hooks);
+    async fn run(app: &Arc<App>, _: NoArgs, _: &Hooks) -> Result<User, Failure> {
         run(app).await
     }
 }
