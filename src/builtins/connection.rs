@@ -31,7 +31,7 @@ fn yes() -> bool {
     true
 }
 
-/// What to disconnect (the built-in's arguments).
+// What to disconnect (the built-in's arguments; a doc comment here would enter its schema).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteCredentials {
