@@ -51,7 +51,7 @@ pub(crate) fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value, accoun
     };
     // A named account other than the default is the one to reconnect.
     let account = account.filter(|a| *a != crate::auth::DEFAULT_ACCOUNT);
-    let f = match e {
+    match e {
         ToolError::InvalidArguments { message, problems } => invalid_arguments(entry, args, problems, Some(&message)),
         // GitHub and Google also signal rate limits with 403; the provider's words tell them apart
         // from a credential problem.
@@ -97,6 +97,5 @@ pub(crate) fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value, accoun
             ToolFailure::new(ErrorCode::Timeout, format!("{} did not finish within {seconds}s", entry.name))
         }
         ToolError::Internal(m) => ToolFailure::new(ErrorCode::InternalError, m),
-    };
-    f
+    }
 }

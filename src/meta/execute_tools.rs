@@ -104,5 +104,5 @@ impl MetaTool for ExecuteTools {
 /// failed one by one is not.
 pub async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Batched, Failure> {
     let outcome = engine::execute_with(app, args.into(), hooks).await;
-    if outcome.is_error() { Err(Failure::Batch(outcome)) } else { Ok(outcome) }
+    if outcome.is_error() { Err(Failure::Batch(Box::new(outcome))) } else { Ok(outcome) }
 }

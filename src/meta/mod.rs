@@ -190,7 +190,7 @@ pub enum Failure {
     /// execute_tools, with what helps the agent next (`did_you_mean`, `unlock_url`, ...) in order.
     Plain { message: String, hints: Vec<Hint> },
     /// A batch that failed as a whole (`{error: {...}, completed, not_run}`).
-    Batch(Batched),
+    Batch(Box<Batched>),
 }
 
 /// What a plain-string failure tells the agent beside its message, in the order given.
