@@ -5,15 +5,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use crate::app::App;
-use crate::engine::{self, Execution};
 use crate::meta::connect::Connection;
 use crate::meta::wait_for_connection::Finished;
 use crate::meta::{self, Failure};
 
-use super::tools::approved_by_the_user;
 use super::{StatusLine, exit};
 
 /// Connects an integration from the terminal: prints the local page's URL and waits for it.
@@ -80,7 +76,7 @@ async fn finish_connect(app: &Arc<App>, integration: &str, connection: Result<Co
     let link = match connection {
         Err(failure) => {
             eprintln!("workbench: {}", failure.message());
-            if let Some(near) = failure.detail("did_you_mean").and_then(Value::as_str) {
+            if let Some(near) = failure.nearest() {
                 eprintln!("           did you mean '{near}'?");
             }
             return exit::FAILED;
@@ -143,37 +139,31 @@ pub async fn disconnect_account(app: &Arc<App>, integration: &str, account: Opti
         eprintln!("workbench: unknown integration '{integration}'; `workbench status` lists them");
         return exit::FAILED;
     }
-    let exec = Execution {
-        tool: "connection_delete_credentials".into(),
-        args: match account {
-            Some(a) => json!({ "integration": integration, "revoke_remote": revoke, "account": a }),
-            None => json!({ "integration": integration, "revoke_remote": revoke }),
-        },
-        ref_id: None,
-        account: None,
+    use crate::builtins::connection::{self, DeleteCredentials, Disconnected};
+    let args = DeleteCredentials {
+        integration: integration.to_string(),
+        revoke_remote: revoke,
+        account: account.map(String::from),
     };
-    // The user typed this command: that is the approval the safety policy asks for.
-    let result = match engine::execute_one(app, exec, &approved_by_the_user()).await {
-        Ok(result) => result,
-        Err(failure) => {
-            eprintln!("workbench: {}", failure.message);
+    // The user typed this command: no model is involved, so no safety policy asks.
+    match connection::disconnect_by_user(app, args).await {
+        Err(e) => {
+            eprintln!("workbench: {}", app.exposed.text(&connection::message(&e)));
             return exit::FAILED;
         }
-    };
-    let result = &result;
-    if result["deleted"] == true {
-        let revoked = match result["revoked_remote"] {
-            Value::Bool(true) => " and revoked its token at the provider",
-            Value::Bool(false) => " (the provider did not confirm the token's revocation)",
-            _ => "",
-        };
-        let which = match result["account"].as_str() {
-            Some(a) if a != crate::auth::DEFAULT_ACCOUNT => format!(" (account '{a}')"),
-            _ => String::new(),
-        };
-        out!("{integration}{which} disconnected: erased the stored credential{revoked}.");
-    } else {
-        out!("{integration} was not connected; nothing to erase.");
+        Ok(Disconnected::Erased { account, erased: true, revoked, .. }) => {
+            let revoked = match revoked {
+                Some(true) => " and revoked its token at the provider",
+                Some(false) => " (the provider did not confirm the token's revocation)",
+                None => "",
+            };
+            let which = match account.as_str() {
+                crate::auth::DEFAULT_ACCOUNT => String::new(),
+                a => format!(" (account '{a}')"),
+            };
+            out!("{integration}{which} disconnected: erased the stored credential{revoked}.");
+        }
+        Ok(_) => out!("{integration} was not connected; nothing to erase."),
     }
     exit::OK
 }

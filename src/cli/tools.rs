@@ -5,10 +5,11 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::app::App;
 use crate::engine::{self, Batch, Execution};
+use crate::error::{ErrorCode, ToolFailure};
 use crate::meta::{self, Failure};
 
 use super::{StatusLine, exit, print_json};
@@ -98,16 +99,6 @@ pub fn parse_batch(v: Value) -> Result<Batch, InputError> {
     Ok(Batch { executions, compose, ret })
 }
 
-/// Runs a batch through the engine, drawing progress on a terminal (executions finished, counted
-/// from the audit rows the engine writes as each one ends) while it runs.
-/// Hooks for a command the user typed and confirmed by typing it.
-pub(super) fn approved_by_the_user() -> engine::Hooks {
-    engine::Hooks {
-        approve: Some(Arc::new(|_| Box::pin(async { engine::policy::Approval::Approved }))),
-        ..Default::default()
-    }
-}
-
 /// Hooks for `tools call`: a write the safety policy holds is asked about on the terminal (y/N);
 /// without a terminal to ask on, it is refused (CONFIRMATION_REQUIRED), never silently run.
 fn terminal_hooks() -> engine::Hooks {
@@ -139,11 +130,29 @@ fn terminal_hooks() -> engine::Hooks {
     }
 }
 
-async fn run_batch(app: &Arc<App>, batch: Batch) -> engine::Outcome {
+/// Runs a batch through the engine, drawing progress on a terminal (executions finished, counted
+/// from the audit rows the engine writes as each one ends) while it runs.
+async fn run_batch(app: &Arc<App>, batch: Batch) -> engine::Batched {
     let total = batch.executions.iter().filter(|e| app.registry().get(&e.tool).is_some()).count();
+    let run = {
+        let app = app.clone();
+        async move { engine::execute_with(&app, batch, &terminal_hooks()).await }
+    };
+    with_status_line(app, total, run).await.unwrap_or_else(|e| {
+        engine::Batched::Refused(ToolFailure::new(ErrorCode::InternalError, format!("the batch task failed: {e}")))
+    })
+}
+
+/// Runs `run` (executions of the engine) with a progress line on a TTY, counted from the audit
+/// rows the executions leave.
+async fn with_status_line<T: Send + 'static>(
+    app: &Arc<App>,
+    total: usize,
+    run: impl Future<Output = T> + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
     let mut progress = StatusLine::new();
     if !progress.enabled || total == 0 {
-        return engine::execute_with(app, batch, &terminal_hooks()).await;
+        return Ok(run.await);
     }
     let last_id = |app: &Arc<App>| {
         let app = app.clone();
@@ -154,19 +163,13 @@ async fn run_batch(app: &Arc<App>, batch: Batch) -> engine::Outcome {
         }
     };
     let start = last_id(app).await.unwrap_or(0);
-    let task = tokio::spawn({
-        let app = app.clone();
-        async move { engine::execute_with(&app, batch, &terminal_hooks()).await }
-    });
+    let task = tokio::spawn(run);
     tokio::pin!(task);
     loop {
         tokio::select! {
             done = &mut task => {
                 progress.finish();
-                return done.unwrap_or_else(|e| engine::Outcome {
-                    body: json!({ "error": { "code": "INTERNAL_ERROR", "message": format!("the batch task failed: {e}") } }),
-                    is_error: true,
-                });
+                return done;
             }
             _ = tokio::time::sleep(Duration::from_millis(200)) => {
                 let done = last_id(app).await.map(|id| (id - start).max(0) as usize).unwrap_or(0).min(total);
@@ -183,30 +186,25 @@ pub async fn tools_call(app: &Arc<App>, tool: &str, args: Value) -> u8 {
         return exit::USAGE;
     }
     app.upstream().list_unlisted(app).await;
-    let batch = Batch {
-        executions: vec![Execution { tool: tool.to_string(), args, ref_id: None, account: None }],
-        compose: false,
-        ret: None,
+    let total = usize::from(app.registry().get(tool).is_some());
+    let exec = Execution { tool: tool.to_string(), args, ref_id: None, account: None };
+    let run = {
+        let app = app.clone();
+        async move { engine::execute_one(&app, exec, &terminal_hooks()).await }
     };
-    let out = run_batch(app, batch).await;
-    if out.is_error {
-        print_json(&out.body);
-        return exit::FAILED;
-    }
-    let entry = &out.body["results"][0];
-    match entry.get("error") {
-        Some(err) => {
-            print_json(&json!({ "error": err }));
-            eprintln!(
-                "workbench: {}: {}",
-                err["code"].as_str().unwrap_or("ERROR"),
-                err["message"].as_str().unwrap_or("the tool failed")
-            );
-            exit::FAILED
-        }
-        None => {
-            print_json(&entry["result"]);
+    let result = with_status_line(app, total, run)
+        .await
+        .unwrap_or_else(|e| Err(ToolFailure::new(ErrorCode::InternalError, format!("the batch task failed: {e}"))));
+    match result {
+        Ok(result) => {
+            print_json(&result);
             exit::OK
+        }
+        Err(failure) => {
+            let line = format!("workbench: {}: {}", failure.code.as_str(), failure.message);
+            print_json(&meta::wire::failure(&Failure::Tool(failure)));
+            eprintln!("{line}");
+            exit::FAILED
         }
     }
 }
@@ -215,15 +213,14 @@ pub async fn tools_call(app: &Arc<App>, tool: &str, args: Value) -> u8 {
 /// it. Fails when the batch or any execution failed.
 pub async fn tools_batch(app: &Arc<App>, batch: Batch) -> u8 {
     let out = run_batch(app, batch).await;
-    print_json(&out.body);
-    let failed_item = out.body["results"].as_array().is_some_and(|r| r.iter().any(|e| e.get("error").is_some()));
-    let errors = out.body.get("errors").is_some_and(|e| e.as_array().is_some_and(|a| !a.is_empty()));
-    if out.is_error || failed_item || errors { exit::FAILED } else { exit::OK }
+    print_json(&meta::wire::batch(app, &out).body);
+    if out.any_failed() { exit::FAILED } else { exit::OK }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn batches_come_as_lists_or_execute_tools_arguments() {

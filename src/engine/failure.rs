@@ -42,25 +42,16 @@ fn is_rate_limit_text(message: &str) -> bool {
 /// Maps a plugin's error to the agent-facing error object; a rejected credential of a named
 /// account says to reconnect that account, not the default.
 pub(crate) fn failure_from(e: ToolError, entry: &ToolEntry, args: &Value, account: Option<&str>) -> ToolFailure {
-    let (mut f, reconnect) = failure_of(e, entry, args);
-    if reconnect && let Some(a) = account.filter(|a| *a != crate::auth::DEFAULT_ACCOUNT) {
-        let old = format!("call connect with integration '{}'", entry.integration);
-        f.message = f.message.replace(&old, &format!("{old} and account '{a}'"));
-        f.details.insert("account".into(), json!(a));
-    }
-    f
-}
-
-/// The failure, and whether it names the integration to reconnect.
-fn failure_of(e: ToolError, entry: &ToolEntry, args: &Value) -> (ToolFailure, bool) {
     let e = match entry.upstream() {
         Some(tool) => match crate::upstream::failure(e, entry.name, tool) {
-            Ok(f) => return (f, false),
+            Ok(f) => return f,
             Err(e) => e,
         },
         None => e,
     };
-    let f = match e {
+    // A named account other than the default is the one to reconnect.
+    let account = account.filter(|a| *a != crate::auth::DEFAULT_ACCOUNT);
+    match e {
         ToolError::InvalidArguments { message, problems } => invalid_arguments(entry, args, problems, Some(&message)),
         // GitHub and Google also signal rate limits with 403; the provider's words tell them apart
         // from a credential problem.
@@ -81,15 +72,19 @@ fn failure_of(e: ToolError, entry: &ToolEntry, args: &Value) -> (ToolFailure, bo
             let hint = if entry.plugin().is_some_and(crate::registry::is_public) {
                 "the service refused the request".to_string()
             } else {
+                let which = account.map(|a| format!(" and account '{a}'")).unwrap_or_default();
                 format!(
-                    "the credential for {} was rejected or lacks permission; call connect with integration '{}' to reconnect",
+                    "the credential for {} was rejected or lacks permission; call connect with integration '{}'{which} to reconnect",
                     entry.integration, entry.integration
                 )
             };
-            let f = ToolFailure::new(ErrorCode::UpstreamError, format!("{hint}: {message}"))
+            let mut f = ToolFailure::new(ErrorCode::UpstreamError, format!("{hint}: {message}"))
                 .with("status", status)
                 .with("integration", entry.integration);
-            return (f, true);
+            if let Some(a) = account {
+                f = f.with("account", a);
+            }
+            f
         }
         ToolError::Upstream { status, message, .. } => {
             ToolFailure::new(ErrorCode::UpstreamError, format!("{} answered {status}: {message}", entry.integration))
@@ -102,6 +97,5 @@ fn failure_of(e: ToolError, entry: &ToolEntry, args: &Value) -> (ToolFailure, bo
             ToolFailure::new(ErrorCode::Timeout, format!("{} did not finish within {seconds}s", entry.name))
         }
         ToolError::Internal(m) => ToolFailure::new(ErrorCode::InternalError, m),
-    };
-    (f, false)
+    }
 }

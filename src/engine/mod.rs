@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 
 use futures::StreamExt;
 use plugins::api::ArgProblem;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::app::App;
 use crate::error::{ErrorCode, ToolFailure};
@@ -63,19 +63,62 @@ pub struct Batch {
     pub ret: Option<Value>,
 }
 
-/// What goes back to the agent; `is_error` when the call as a whole failed.
+/// How a whole batch ended, typed: the MCP edge (`meta::answer`) is the one place that turns it
+/// into the agent's JSON (and scrubs and caps that answer as a whole).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub body: Value,
-    pub is_error: bool,
+pub enum Batched {
+    /// The batch rules (or a `return` template) refused it before anything ran.
+    Refused(ToolFailure),
+    /// Side by side without `return`: one result or failure per execution, in order.
+    Each(Vec<Result<Value, ToolFailure>>),
+    /// Side by side with `return`: the projection (or why it failed), and the executions that
+    /// failed.
+    Projected { result: Result<Value, ToolFailure>, errors: Vec<Missed> },
+    /// A compose run that finished: the last step's result, or the `return` projection.
+    Composed(Value),
+    /// A compose step failed: the rest were not run.
+    StepFailed { index: usize, ref_id: String, failure: ToolFailure, completed: Vec<String>, not_run: Vec<String> },
+    /// Every compose step ran, but its `return` projection failed.
+    ReturnFailed { failure: ToolFailure, completed: Vec<String> },
 }
 
-impl Outcome {
-    fn ok(body: Value) -> Self {
-        Outcome { body, is_error: false }
+/// An execution of a side-by-side batch with `return` that failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Missed {
+    pub index: usize,
+    pub ref_id: Option<String>,
+    pub failure: ToolFailure,
+}
+
+impl Batched {
+    /// Whether the call as a whole failed (an execution's own failure in [`Batched::Each`] or
+    /// [`Batched::Projected`]'s `errors` is not that).
+    pub fn is_error(&self) -> bool {
+        match self {
+            Batched::Refused(_) | Batched::StepFailed { .. } | Batched::ReturnFailed { .. } => true,
+            Batched::Projected { result, .. } => result.is_err(),
+            Batched::Each(_) | Batched::Composed(_) => false,
+        }
     }
-    fn failed(f: ToolFailure) -> Self {
-        Outcome { body: f.to_value(), is_error: true }
+
+    /// What made the call as a whole fail.
+    pub fn failure(&self) -> Option<&ToolFailure> {
+        match self {
+            Batched::Refused(f)
+            | Batched::StepFailed { failure: f, .. }
+            | Batched::ReturnFailed { failure: f, .. }
+            | Batched::Projected { result: Err(f), .. } => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Whether anything in it failed: the batch, or any one execution.
+    pub fn any_failed(&self) -> bool {
+        match self {
+            Batched::Each(results) => results.iter().any(Result::is_err),
+            Batched::Projected { errors, .. } if !errors.is_empty() => true,
+            _ => self.is_error(),
+        }
     }
 }
 
@@ -206,30 +249,26 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-pub async fn execute(app: &Arc<App>, batch: Batch) -> Outcome {
+pub async fn execute(app: &Arc<App>, batch: Batch) -> Batched {
     execute_with(app, batch, &Hooks::default()).await
 }
 
-/// [`execute`] with progress reports and cancellation.
-pub async fn execute_with(app: &Arc<App>, batch: Batch, hooks: &Hooks) -> Outcome {
+/// [`execute`] with progress reports and cancellation. The whole answer passes every secret known
+/// when it is serialised (executions of one batch run side by side: one may return a value another
+/// resolved after it started) and the size cap: `meta::answer::batch`.
+pub async fn execute_with(app: &Arc<App>, batch: Batch, hooks: &Hooks) -> Batched {
     if let Err(f) = preflight(&batch) {
-        return Outcome::failed(f);
+        return Batched::Refused(f);
     }
     // Private data that goes back to the agent with this answer enters the session's state.
     let mut private = Sources::default();
-    let mut outcome = if batch.compose {
+    let outcome = if batch.compose {
         run_compose(app, &batch, hooks, &mut private).await
     } else {
         run_parallel(app, &batch, hooks, &mut private).await
     };
     if !hooks.probe {
         app.flow().absorb(&private);
-    }
-    // Executions of one batch run side by side: one may return a value another resolved after it
-    // started. The whole answer (results, `return` projection, errors) passes every secret known now.
-    app.exposed.scrub(&mut outcome.body);
-    if cap::cap_response(&mut outcome.body, cap::MAX_RESPONSE_CHARS) {
-        tracing::info!("execute_tools response shrunk to the size cap");
     }
     outcome
 }
@@ -358,7 +397,7 @@ fn preflight(batch: &Batch) -> Result<(), ToolFailure> {
     Ok(())
 }
 
-async fn run_parallel(app: &Arc<App>, batch: &Batch, hooks: &Hooks, private: &mut Sources) -> Outcome {
+async fn run_parallel(app: &Arc<App>, batch: &Batch, hooks: &Hooks, private: &mut Sources) -> Batched {
     let total = batch.executions.len();
     let done = AtomicUsize::new(0);
     let executed: Vec<Executed> = futures::stream::iter(batch.executions.iter().cloned())
@@ -387,95 +426,68 @@ async fn run_parallel(app: &Arc<App>, batch: &Batch, hooks: &Hooks, private: &mu
         .collect();
 
     let Some(ret) = &batch.ret else {
-        let items: Vec<Value> = results
-            .into_iter()
-            .map(|r| match r {
-                Ok(v) => json!({ "result": v }),
-                Err(f) => f.to_value(),
-            })
-            .collect();
-        return Outcome::ok(json!({ "results": items }));
+        return Batched::Each(results);
     };
 
     let mut steps = HashMap::new();
     let mut errors = Vec::new();
-    for (i, (exec, r)) in batch.executions.iter().zip(results).enumerate() {
+    for (index, (exec, r)) in batch.executions.iter().zip(results).enumerate() {
         match r {
             Ok(v) => {
                 if let Some(id) = &exec.ref_id {
                     steps.insert(id.clone(), StepOutcome::Ok(v));
                 }
             }
-            Err(f) => {
+            Err(failure) => {
                 if let Some(id) = &exec.ref_id {
                     steps.insert(id.clone(), StepOutcome::Failed);
                 }
-                let mut e = json!({ "index": i, "error": f.body() });
-                if let Some(id) = &exec.ref_id {
-                    e["ref_id"] = json!(id);
-                }
-                errors.push(e);
+                errors.push(Missed { index, ref_id: exec.ref_id.clone(), failure });
             }
         }
     }
-    let mut body = match project(ret, &steps) {
-        Ok(v) => json!({ "result": v }),
-        Err(f) => f.to_value(),
-    };
-    if !errors.is_empty() {
-        body["errors"] = Value::Array(errors);
-    }
-    let is_error = body.get("error").is_some();
-    Outcome { body, is_error }
+    Batched::Projected { result: project(ret, &steps), errors }
 }
 
-async fn run_compose(app: &Arc<App>, batch: &Batch, hooks: &Hooks, private: &mut Sources) -> Outcome {
+async fn run_compose(app: &Arc<App>, batch: &Batch, hooks: &Hooks, private: &mut Sources) -> Batched {
     let mut steps = Steps::default();
     // Kept step results are weighed against a budget (per compose and process-wide).
     let mut kept = template::Kept::default();
     let mut completed = Vec::new();
     let total = batch.executions.len();
-    for (i, exec) in batch.executions.iter().enumerate() {
+    for (index, exec) in batch.executions.iter().enumerate() {
         let ref_id = exec.ref_id.clone().unwrap_or_default();
         let executed = run_one(app, exec, Some(&steps), hooks).await;
         let started = executed.started();
         let (result, sources) = executed.into_parts();
         let result = result.and_then(|v| kept.keep(&ref_id, &v).map(|()| v));
         if started {
-            hooks.report(i + 1, total, &app.exposed.text(&exec.tool), result.as_ref());
+            hooks.report(index + 1, total, &app.exposed.text(&exec.tool), result.as_ref());
         }
         private.merge(&sources);
         match result {
             Ok(v) => {
                 steps.private.insert(ref_id.clone(), sources);
                 steps.outcomes.insert(ref_id.clone(), StepOutcome::Ok(v));
-                completed.push(Value::String(ref_id));
+                completed.push(ref_id);
             }
-            Err(f) => {
-                let mut body = f.body();
-                body["index"] = json!(i);
-                body["ref_id"] = json!(ref_id);
-                let skipped: Vec<Value> =
-                    batch.executions[i + 1..].iter().filter_map(|e| e.ref_id.clone()).map(Value::String).collect();
-                return Outcome {
-                    body: json!({ "error": body, "completed": completed, "not_run": skipped }),
-                    is_error: true,
-                };
+            Err(failure) => {
+                let not_run = batch.executions[index + 1..].iter().filter_map(|e| e.ref_id.clone()).collect();
+                return Batched::StepFailed { index, ref_id, failure, completed, not_run };
             }
         }
     }
     match &batch.ret {
         None => {
             let last = batch.executions.last().and_then(|e| e.ref_id.as_ref()).and_then(|id| steps.outcomes.remove(id));
-            let last = match last {
+            Batched::Composed(match last {
                 Some(StepOutcome::Ok(v)) => v,
                 _ => Value::Null,
-            };
-            Outcome::ok(json!({ "result": last }))
+            })
         }
         Some(ret) => match project(ret, &steps.outcomes) {
-            Ok(v) => Outcome::ok(json!({ "result": v })),
-            Err(f) => Outcome { body: json!({ "error": f.body(), "completed": completed }), is_error: true },
+            Ok(v) => Batched::Composed(v),
+            Err(failure) => Batched::ReturnFailed { failure, completed },
         },
     }
 }
@@ -491,10 +503,4 @@ fn project(ret: &Value, steps: &HashMap<String, StepOutcome>) -> Result<Value, T
         max_bytes: template::MAX_RESOLVED_BYTES,
     };
     template::resolve(ret, &scope).map(|r| r.value)
-}
-
-impl From<ToolFailure> for Outcome {
-    fn from(f: ToolFailure) -> Self {
-        Outcome::failed(f)
-    }
 }

@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use crate::app::App;
-use crate::engine::{AbortOnDrop, CancelToken, Hooks, Outcome, Progress, ProgressFn};
-use crate::meta::{self, MetaTool};
+use crate::engine::{AbortOnDrop, CancelToken, Hooks, Progress, ProgressFn};
+use crate::meta::{self, Answer, Tool as MetaTool};
 
 pub const INSTRUCTIONS: &str = "Tools for many services sit behind these meta-tools. Discover: search_tools \
 with plain words (\"create jira issue\"). Inspect: get_tool_schema for the exact args. Run: execute_tools \
@@ -91,11 +91,8 @@ impl Profile {
         self.tools().iter().find(|t| t.name == name)
     }
 
-    async fn call(self, app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
-        match self {
-            Profile::Default => meta::call_with(app, name, args, hooks).await,
-            Profile::Runstack => meta::runstack::call_with(app, name, args, hooks).await,
-        }
+    async fn call(self, app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Answer> {
+        Some(self.find(name)?.call(app, args, hooks).await)
     }
 
     /// What to tell an agent that calls a catalogue tool directly.
@@ -386,7 +383,8 @@ impl Server {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let call = mrtr::call_digest(&name, &args);
         // 2026-07-28 and a client that opens links: `connect` is a round whose question is the link.
-        let links = matches!(name.as_str(), "connect" | "get_auth_url") && is_modern(&context) && opens_links(&context);
+        let offers_link = self.profile.find(&name).is_some_and(|t| t.offers_link);
+        let links = offers_link && is_modern(&context) && opens_links(&context);
         if links && let Some(state) = &request.request_state {
             return Ok(self.link_retry(state, request.input_responses.as_ref(), &call).await.into());
         }
@@ -456,7 +454,7 @@ impl Server {
                 // Whatever any meta-tool answers passes every secret this process has used (known
                 // values only: curl_session's answer is a token the agent is meant to have).
                 self.app.exposed.scrub_known(&mut body);
-                if !outcome.is_error && matches!(name.as_str(), "connect" | "get_auth_url") {
+                if !outcome.is_error && self.profile.find(&name).is_some_and(|t| t.offers_link) {
                     if links {
                         if let Some(round) = self.link_round(&call, &body).await {
                             tracing::info!(parent: &span, "{name}: the client is asked to open the connect page (input required)");
@@ -495,7 +493,7 @@ fn trace_context(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
 /// ones whose approval the pre-pass collects before any runs. (A compose runs in order, each step
 /// on the results of the ones before, so its later steps cannot be known before those run.)
 fn needs_probe(name: &str, args: &Value) -> bool {
-    name == "execute_tools"
+    name == <meta::execute_tools::ExecuteTools as meta::MetaTool>::NAME
         && args["executions"].as_array().is_some_and(|e| e.len() > 1)
         && args["compose"].as_bool() != Some(true)
 }

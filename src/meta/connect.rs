@@ -12,8 +12,11 @@ use plugins::api::{AuthKind, Integration};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Failure;
+use serde_json::Value;
+
+use super::{Annotations, Failure, Hint, MetaTool, schema_of};
 use crate::app::App;
+use crate::engine::Hooks;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -171,7 +174,7 @@ pub async fn run(app: &Arc<App>, args: Args) -> Result<Connection, Failure> {
         let names: Vec<String> = registry.integrations().iter().map(|i| i.name.to_string()).collect();
         let mut failure = Failure::plain(format!("Unknown integration: {name}"));
         if let Some(near) = crate::validate::nearest(name, names.iter()) {
-            failure = failure.with("did_you_mean", near);
+            failure = failure.hint(Hint::Nearest(near.to_string()));
         }
         return Err(failure);
     };
@@ -216,7 +219,7 @@ pub async fn run(app: &Arc<App>, args: Args) -> Result<Connection, Failure> {
                 Failure::plain(format!(
                     "The encrypted secret store is locked. Ask the user to open {url} and type its passphrase, then call connect again."
                 ))
-                .with("unlock_url", url)
+                .hint(Hint::UnlockUrl(url))
             }
             Err(e) => Failure::plain(format!("Cannot connect {}: {e}", integration.display_name)),
         });
@@ -280,4 +283,45 @@ pub enum StoreProbeError {
     Store { name: &'static str, source: crate::secrets::StoreError },
     #[error("Cannot connect {name}: the secret store check failed: {source}")]
     Check { name: &'static str, source: tokio::task::JoinError },
+}
+
+const DESCRIPTION: &str = "Begin connecting an integration. Returns a connectionId and a URL for the user to open: a page workbench serves on this computer (127.0.0.1), where the user enters credentials (never in the chat); the link works for no one else. Call wait_for_connection afterward.";
+
+/// The meta-tool.
+pub struct Connect;
+
+impl MetaTool for Connect {
+    const NAME: &'static str = "connect";
+    const TITLE: &'static str = "Connect an integration";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const ANNOTATIONS: Annotations = Annotations::LOCAL;
+    const OFFERS_LINK: bool = true;
+    type Args = Args;
+    type Answer = Connection;
+    fn schema() -> Value {
+        schema_of!(Args)
+    }
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<Connection, Failure> {
+        run(app, args).await
+    }
+}
+
+/// The meta-tool (the deprecated alias of [`Connect`]: same arguments, same answer).
+pub struct GetAuthUrl;
+
+impl MetaTool for GetAuthUrl {
+    const NAME: &'static str = "get_auth_url";
+    const TITLE: &'static str = "Get auth URL (deprecated)";
+    const DESCRIPTION: &'static str =
+        "Deprecated alias of connect() (same arguments, same answer). Get a URL to connect an integration.";
+    const ANNOTATIONS: Annotations = Annotations::LOCAL;
+    const OFFERS_LINK: bool = true;
+    type Args = Args;
+    type Answer = Connection;
+    fn schema() -> Value {
+        schema_of!(AliasArgs)
+    }
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<Connection, Failure> {
+        run(app, args).await
+    }
 }

@@ -12,8 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::Failure;
+use super::{Annotations, Failure, Hint, MetaTool, schema_of};
 use crate::app::App;
+use crate::engine::Hooks;
 use crate::engine::policy::Policy;
 use crate::proxy::{self, token};
 use crate::storage::AuditEntry;
@@ -152,11 +153,8 @@ pub async fn run(app: &Arc<App>, args: Args, hooks: &crate::engine::Hooks) -> Re
         };
         if let Err(f) = crate::engine::policy::check(app, Policy::Confirm, request, hooks.approve.as_ref()).await {
             // The message for the agent, plus the code and (no elicitation) the approval page.
-            let mut out = Failure::plain(f.message).with("code", f.code.as_str());
-            for (k, v) in f.details {
-                out = out.with(&k, v);
-            }
-            return Err(out);
+            let message = f.message.clone();
+            return Err(Failure::plain(message).hint(Hint::Refusal(f)));
         }
     }
     let key = match proxy::signing_key(app).await {
@@ -213,4 +211,24 @@ pub async fn run(app: &Arc<App>, args: Args, hooks: &crate::engine::Hooks) -> Re
 /// Whether any integration of the session uses an account other than `default`.
 fn named_accounts(accounts: &BTreeMap<String, String>) -> bool {
     accounts.values().any(|a| a != crate::auth::DEFAULT_ACCOUNT)
+}
+
+const DESCRIPTION: &str = "HIGH RISK — do not call without explicit user approval. Mints a short-lived proxy token (15 min by default; set expiresInSeconds for 60s–1h, and ask for no longer than the task needs) granting ARBITRARY API calls (GET/POST/PUT/PATCH/DELETE), including destructive writes, against the listed integration(s) — the proxy injects the user's real credential transparently at /c/<integration>/<path>, so anything reachable via that credential is reachable through this token. Before invoking, tell the user exactly which integration(s) and what action you intend to perform, and wait for their explicit go-ahead; do not mint speculatively or as a default first step. Only integrations that have curl proxy enabled are accepted.";
+
+/// The meta-tool.
+pub struct CurlSession;
+
+impl MetaTool for CurlSession {
+    const NAME: &'static str = "curl_session";
+    const TITLE: &'static str = "Mint a curl proxy session";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const ANNOTATIONS: Annotations = Annotations::ANYTHING;
+    type Args = Args;
+    type Answer = Session;
+    fn schema() -> Value {
+        schema_of!(Args)
+    }
+    async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Session, Failure> {
+        run(app, args, hooks).await
+    }
 }

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::Failure;
+use super::{Annotations, Failure, Finish, MetaTool, schema_of};
 use crate::app::App;
-use crate::engine::{self, Batch, Execution, Hooks, MAX_BATCH};
+use crate::engine::{self, Batch, Batched, Execution, Hooks, MAX_BATCH};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -72,12 +72,37 @@ impl From<Args> for Batch {
     }
 }
 
-/// The engine's answer: `{results: [...]}`, or `{result, errors?}` with `return` or `compose`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct Executed(pub Value);
+/// The batch's mechanics (compose, ref_id, return, account) are told once, in the schema's field
+/// descriptions; the description says what the tool is for and points at them.
+const DESCRIPTION: &str = "Execute one or more tools in a single call. Runs them concurrently (bounded) and returns a results array in the same order as executions. A single tool failing does not abort the others — its entry carries an error instead of a result. For a single tool, pass a one-element executions array. Get each tool's args from get_tool_schema first.\n\
+compose chains steps and return trims the answer, to keep large payloads out of your context. Stored secrets go in args as \"{{vault:NAME}}\"; you never see their values.";
 
-pub async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Executed, Failure> {
+/// The meta-tool.
+pub struct ExecuteTools;
+
+impl MetaTool for ExecuteTools {
+    const NAME: &'static str = "execute_tools";
+    const TITLE: &'static str = "Execute tools";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const ANNOTATIONS: Annotations = Annotations::ANYTHING;
+    // `return` is any template (string, object or array); the engine checks it before anything
+    // runs. The schema names its common form only, because strict clients need one type.
+    const SELF_CHECKED: &'static [&'static str] = &["return"];
+    const LOOKS_UP_TOOLS: bool = true;
+    const FINISH: Finish = Finish::ScrubbedAndCapped;
+    type Args = Args;
+    type Answer = Batched;
+    fn schema() -> Value {
+        schema_of!(Args)
+    }
+    async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Batched, Failure> {
+        run(app, args, hooks).await
+    }
+}
+
+/// The engine's typed outcome: a failed batch is the [`Failure`], a batch whose executions
+/// failed one by one is not.
+pub async fn run(app: &Arc<App>, args: Args, hooks: &Hooks) -> Result<Batched, Failure> {
     let outcome = engine::execute_with(app, args.into(), hooks).await;
-    if outcome.is_error { Err(Failure::Batch(outcome.body)) } else { Ok(Executed(outcome.body)) }
+    if outcome.is_error() { Err(Failure::Batch(Box::new(outcome))) } else { Ok(outcome) }
 }

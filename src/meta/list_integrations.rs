@@ -10,8 +10,11 @@ use std::time::{Duration, Instant};
 use plugins::api::{AuthKind, Inject, Integration};
 use serde::Serialize;
 
-use super::Failure;
+use serde_json::Value;
+
+use super::{Annotations, Failure, MetaTool, NoArgs, schema_of};
 use crate::app::App;
+use crate::engine::Hooks;
 
 /// How long a live session check stays valid.
 const LIVE_CHECK_TTL: Duration = Duration::from_secs(60);
@@ -176,4 +179,22 @@ async fn live_check(app: &Arc<App>, integration: &'static Integration) -> bool {
         .unwrap_or_else(|p| p.into_inner())
         .insert(integration.name.to_string(), (Instant::now(), ok));
     ok
+}
+
+/// The meta-tool.
+pub struct ListIntegrations;
+
+impl MetaTool for ListIntegrations {
+    const NAME: &'static str = "list_integrations";
+    const TITLE: &'static str = "List integrations";
+    const DESCRIPTION: &'static str = "List all available integrations and connection status";
+    const ANNOTATIONS: Annotations = Annotations::READ;
+    type Args = NoArgs;
+    type Answer = Integrations;
+    fn schema() -> Value {
+        schema_of!(NoArgs)
+    }
+    async fn run(app: &Arc<App>, _: NoArgs, _: &Hooks) -> Result<Integrations, Failure> {
+        run(app).await
+    }
 }

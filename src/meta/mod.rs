@@ -1,12 +1,13 @@
-//! The nine meta-tools: their descriptions, schemas and annotations as data, and their logic as
-//! plain Rust over [`App`] (no MCP types here, so every meta-tool is testable without a transport).
+//! The nine meta-tools, each one item of its own module: name, title, description, annotations,
+//! argument type and handler together, as an implementation of [`MetaTool`] (no MCP types here, so
+//! every meta-tool is testable without a transport).
 //!
-//! Each meta-tool is a module with an `Args` type (serde + schemars: its input schema is generated
-//! from it, see [`schema`]) and `run(&App, Args) -> Result<Answer, Failure>`: a typed answer, and
-//! one failure type for all of them. The CLI and the portal call those functions directly;
-//! [`call`] / [`call_with`] are only the MCP dispatch: validate the JSON arguments against the
-//! schema (every problem at once, in the agent-facing error object), deserialise `Args`, run,
-//! serialise.
+//! Each meta-tool's `Args` type (serde + schemars) gives its input schema (see [`schema`]); its
+//! `run(&App, Args, &Hooks) -> Result<Answer, Failure>` a typed answer, and one failure type for
+//! all of them. The CLI and the portal call those functions directly; [`call`] / [`call_with`]
+//! are only the MCP dispatch: validate the JSON arguments against the schema (every problem at
+//! once, in the agent-facing error object), deserialise `Args`, run, and serialise through
+//! [`wire`], the one place where answers become JSON.
 
 pub mod connect;
 pub mod curl_session;
@@ -19,20 +20,87 @@ pub mod search_answer;
 pub mod search_tools;
 pub mod wait_for_connection;
 pub mod whoami;
+pub mod wire;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::app::App;
-use crate::engine::{Hooks, Outcome};
+use crate::engine::{Batched, Hooks};
 use crate::error::{ErrorCode, ToolFailure};
+pub use wire::Answer;
 
-/// How a meta-tool presents itself in tools/list.
-pub struct MetaTool {
+/// A meta-tool: everything about it in one item of its own module. The MCP dispatch reaches it
+/// through [`Tool::of`]; the CLI and the portal call its module's typed functions.
+pub trait MetaTool: 'static {
+    const NAME: &'static str;
+    const TITLE: &'static str;
+    const DESCRIPTION: &'static str;
+    const ANNOTATIONS: Annotations;
+    /// Fields of the arguments that `run` checks itself rather than the schema (the schema names
+    /// their common form only, because strict clients need one type).
+    const SELF_CHECKED: &'static [&'static str] = &[];
+    /// Servers pasted into config.json and never listed get listed before the tool runs (the
+    /// tools that look tools up).
+    const LOOKS_UP_TOOLS: bool = false;
+    /// What the whole answer passes before it goes back, beyond the MCP layer's own scrub.
+    const FINISH: Finish = Finish::AsIs;
+    /// Its answer may carry a connect link the client is asked to open.
+    const OFFERS_LINK: bool = false;
+    type Args: DeserializeOwned + Send;
+    type Answer: Serialize + Send;
+    /// The input schema (generated once per process from an `Args`-shaped type: [`schema_of`]).
+    fn schema() -> Value;
+    fn run(
+        app: &Arc<App>,
+        args: Self::Args,
+        hooks: &Hooks,
+    ) -> impl Future<Output = Result<Self::Answer, Failure>> + Send;
+}
+
+/// A meta-tool's hints for clients (tools/list annotations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// Reads local state only, and asking twice answers the same.
+    pub const READ: Annotations =
+        Annotations { read_only: true, destructive: false, idempotent: true, open_world: false };
+    /// Changes local state only (a pending connection).
+    pub const LOCAL: Annotations =
+        Annotations { read_only: false, destructive: false, idempotent: false, open_world: false };
+    /// Runs anything against the outside world.
+    pub const ANYTHING: Annotations =
+        Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
+}
+
+/// What the whole answer of a meta-tool passes in [`wire`] before it goes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    AsIs,
+    /// The response size cap.
+    Capped,
+    /// Every secret known now, then the size cap (execute_tools: executions run side by side, so
+    /// one may return a value another resolved after it started).
+    ScrubbedAndCapped,
+}
+
+/// The future of one erased meta-tool call.
+pub type Call<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
+
+/// A meta-tool as a profile lists it and the MCP dispatch calls it: [`Tool::of`] a [`MetaTool`].
+pub struct Tool {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
@@ -42,25 +110,66 @@ pub struct MetaTool {
     pub destructive: bool,
     pub idempotent: bool,
     pub open_world: bool,
+    /// See [`MetaTool::OFFERS_LINK`].
+    pub offers_link: bool,
+    self_checked: &'static [&'static str],
+    call: for<'a> fn(&'a Arc<App>, Value, &'a Hooks) -> Call<'a>,
 }
 
-const CONNECT_DESCRIPTION: &str = "Begin connecting an integration. Returns a connectionId and a URL for the user to open: a page workbench serves on this computer (127.0.0.1), where the user enters credentials (never in the chat); the link works for no one else. Call wait_for_connection afterward.";
+impl Tool {
+    pub const fn of<T: MetaTool>() -> Tool {
+        Tool {
+            name: T::NAME,
+            title: T::TITLE,
+            description: T::DESCRIPTION,
+            schema: T::schema,
+            read_only: T::ANNOTATIONS.read_only,
+            destructive: T::ANNOTATIONS.destructive,
+            idempotent: T::ANNOTATIONS.idempotent,
+            open_world: T::ANNOTATIONS.open_world,
+            offers_link: T::OFFERS_LINK,
+            self_checked: T::SELF_CHECKED,
+            call: call_erased::<T>,
+        }
+    }
 
-/// The batch's mechanics (compose, ref_id, return, account) are told once, in the schema's field
-/// descriptions; the description says what the tool is for and points at them.
-const EXECUTE_DESCRIPTION: &str = "Execute one or more tools in a single call. Runs them concurrently (bounded) and returns a results array in the same order as executions. A single tool failing does not abort the others — its entry carries an error instead of a result. For a single tool, pass a one-element executions array. Get each tool's args from get_tool_schema first.\n\
-compose chains steps and return trims the answer, to keep large payloads out of your context. Stored secrets go in args as \"{{vault:NAME}}\"; you never see their values.";
+    /// The MCP dispatch of this tool: parse the arguments into its `Args` (see [`parse`]), run
+    /// it, and serialise its answer or failure ([`wire`]).
+    pub fn call<'a>(&'static self, app: &'a Arc<App>, args: Value, hooks: &'a Hooks) -> Call<'a> {
+        (self.call)(app, args, hooks)
+    }
+}
 
-const CURL_DESCRIPTION: &str = "HIGH RISK — do not call without explicit user approval. Mints a short-lived proxy token (15 min by default; set expiresInSeconds for 60s–1h, and ask for no longer than the task needs) granting ARBITRARY API calls (GET/POST/PUT/PATCH/DELETE), including destructive writes, against the listed integration(s) — the proxy injects the user's real credential transparently at /c/<integration>/<path>, so anything reachable via that credential is reachable through this token. Before invoking, tell the user exactly which integration(s) and what action you intend to perform, and wait for their explicit go-ahead; do not mint speculatively or as a default first step. Only integrations that have curl proxy enabled are accepted.";
+fn call_erased<'a, T: MetaTool>(app: &'a Arc<App>, args: Value, hooks: &'a Hooks) -> Call<'a> {
+    Box::pin(async move {
+        if T::LOOKS_UP_TOOLS {
+            app.upstream().list_unlisted(app).await;
+        }
+        match parse::<T::Args>(&Tool::of::<T>(), args) {
+            Ok(a) => wire::finish(app, T::FINISH, wire::answer(T::run(app, a, hooks).await)),
+            Err(f) => wire::answer::<()>(Err(f)),
+        }
+    })
+}
 
-/// A meta-tool's input schema from its `Args` type, generated once per process.
+/// The default profile's tools, in tools/list order.
+pub static META_TOOLS: &[Tool] = &[
+    Tool::of::<search_tools::SearchTools>(),
+    Tool::of::<get_tool_schema::GetToolSchema>(),
+    Tool::of::<execute_tools::ExecuteTools>(),
+    Tool::of::<whoami::Whoami>(),
+    Tool::of::<list_integrations::ListIntegrations>(),
+    Tool::of::<connect::Connect>(),
+    Tool::of::<wait_for_connection::WaitForConnection>(),
+    Tool::of::<connect::GetAuthUrl>(),
+    Tool::of::<curl_session::CurlSession>(),
+];
+
+/// A meta-tool's input schema from an `Args`-shaped type, generated once per process.
 macro_rules! schema_of {
     ($args:ty) => {{
-        fn schema() -> serde_json::Value {
-            static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
-            SCHEMA.get_or_init($crate::meta::schema::args_schema::<$args>).clone()
-        }
-        schema
+        static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+        SCHEMA.get_or_init($crate::meta::schema::args_schema::<$args>).clone()
     }};
 }
 pub(crate) use schema_of;
@@ -71,39 +180,48 @@ pub(crate) use schema_of;
 pub struct NoArgs {}
 
 /// Why a meta-tool call failed: the one failure type of every meta-tool, in the error styles the
-/// README documents ("Error codes").
+/// README documents ("Error codes"). [`wire`] serialises it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
     /// The agent-facing error object `{error: {code, message, ...}}` (src/error.rs): arguments that
     /// do not fit the tool's schema, and failures of execute_tools itself.
     Tool(ToolFailure),
-    /// `{error: "<message>", ...details}`: the plain-string style of the meta-tools other than
+    /// `{error: "<message>", ...hints}`: the plain-string style of the meta-tools other than
     /// execute_tools, with what helps the agent next (`did_you_mean`, `unlock_url`, ...) in order.
-    Plain { message: String, details: Map<String, Value> },
-    /// A batch refused as a whole, as the engine shaped it (`{error: {...}, completed, not_run}`).
-    Batch(Value),
+    Plain { message: String, hints: Vec<Hint> },
+    /// A batch that failed as a whole (`{error: {...}, completed, not_run}`).
+    Batch(Box<Batched>),
+}
+
+/// What a plain-string failure tells the agent beside its message, in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hint {
+    /// `toolName`: the tool the call named.
+    ToolName(String),
+    /// `did_you_mean`: the names closest to a wrong one.
+    DidYouMean(Vec<String>),
+    /// `did_you_mean`: the one name closest to a wrong one.
+    Nearest(String),
+    /// `unlock_url`: the page that unlocks the secret store.
+    UnlockUrl(String),
+    /// `pattern`: the pattern that did not compile.
+    Pattern(String),
+    /// `code` and the details of a refusal (the safety policy's, with its approval page).
+    Refusal(ToolFailure),
+    /// The runstack profile's execute_tool failures.
+    Run(runstack::RunFailure),
 }
 
 impl Failure {
     /// A plain-string failure (see [`Failure::Plain`]).
     pub fn plain(message: impl Into<String>) -> Failure {
-        Failure::Plain { message: message.into(), details: Map::new() }
+        Failure::Plain { message: message.into(), hints: Vec::new() }
     }
 
-    /// The failure with one more detail field (after the ones it has).
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Failure {
-        match &mut self {
-            Failure::Tool(f) => {
-                f.details.insert(key.to_string(), value.into());
-            }
-            Failure::Plain { details, .. } => {
-                details.insert(key.to_string(), value.into());
-            }
-            Failure::Batch(body) => {
-                if let Value::Object(map) = body {
-                    map.insert(key.to_string(), value.into());
-                }
-            }
+    /// The plain-string failure with one more hint (after the ones it has).
+    pub fn hint(mut self, hint: Hint) -> Failure {
+        if let Failure::Plain { hints, .. } = &mut self {
+            hints.push(hint);
         }
         self
     }
@@ -113,35 +231,17 @@ impl Failure {
         match self {
             Failure::Tool(f) => f.message.clone(),
             Failure::Plain { message, .. } => message.clone(),
-            Failure::Batch(body) => {
-                body["error"]["message"].as_str().map(str::to_string).unwrap_or_else(|| body.to_string())
-            }
+            Failure::Batch(b) => b.failure().map(|f| f.message.clone()).unwrap_or_default(),
         }
     }
 
-    /// A detail field, if the failure has it.
-    pub fn detail(&self, key: &str) -> Option<&Value> {
-        match self {
-            Failure::Tool(f) => f.details.get(key),
-            Failure::Plain { details, .. } => details.get(key),
-            Failure::Batch(body) => body.get(key),
-        }
-    }
-
-    /// The body the agent gets.
-    pub fn to_value(&self) -> Value {
-        match self {
-            Failure::Tool(f) => f.to_value(),
-            Failure::Plain { message, details } => {
-                let mut map = Map::new();
-                map.insert("error".into(), json!(message));
-                for (k, v) in details {
-                    map.insert(k.clone(), v.clone());
-                }
-                Value::Object(map)
-            }
-            Failure::Batch(body) => body.clone(),
-        }
+    /// The closest name to a wrong one, if the failure offers one.
+    pub fn nearest(&self) -> Option<&str> {
+        let Failure::Plain { hints, .. } = self else { return None };
+        hints.iter().find_map(|h| match h {
+            Hint::Nearest(n) => Some(n.as_str()),
+            _ => None,
+        })
     }
 }
 
@@ -151,81 +251,35 @@ impl From<ToolFailure> for Failure {
     }
 }
 
-impl From<Failure> for Outcome {
-    fn from(f: Failure) -> Self {
-        Outcome { body: f.to_value(), is_error: true }
-    }
-}
-
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message())
     }
 }
 
-/// A typed answer as the agent gets it.
-pub fn answer<T: Serialize>(result: Result<T, Failure>) -> Outcome {
-    match result.and_then(|t| {
-        serde_json::to_value(t).map_err(|e| {
-            Failure::Tool(ToolFailure::new(ErrorCode::InternalError, format!("the answer could not be encoded: {e}")))
-        })
-    }) {
-        Ok(body) => Outcome { body, is_error: false },
-        Err(f) => f.into(),
-    }
+/// A typed answer as the agent gets it (see [`wire::answer`]).
+pub fn answer<T: Serialize>(result: Result<T, Failure>) -> Answer {
+    wire::answer(result)
 }
 
-pub fn find(name: &str) -> Option<&'static MetaTool> {
+pub fn find(name: &str) -> Option<&'static Tool> {
     META_TOOLS.iter().find(|t| t.name == name)
 }
 
 /// Runs a meta-tool; `None` when no meta-tool has that name.
-pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Outcome> {
+pub async fn call(app: &Arc<App>, name: &str, args: Value) -> Option<Answer> {
     call_with(app, name, args, &Hooks::default()).await
 }
 
-/// The MCP dispatch of one profile's tool: parse the arguments into the tool's `Args` (see
-/// [`parse`]), run it, and turn its answer or failure into the agent's body.
-macro_rules! dispatch {
-    ($tool:expr, $args:expr, |$a:ident| $run:expr) => {
-        match $crate::meta::parse($tool, $args) {
-            Ok($a) => $crate::meta::answer($run),
-            Err(f) => f.into(),
-        }
-    };
-    ($tool:expr, $args:expr, |_: $ty:ty| $run:expr) => {
-        match $crate::meta::parse::<$ty>($tool, $args) {
-            Ok(_) => $crate::meta::answer($run),
-            Err(f) => f.into(),
-        }
-    };
-}
-pub(crate) use dispatch;
-
 /// [`call`] with progress reports and cancellation for `execute_tools`.
-pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
-    let tool = find(name)?;
-    // Servers pasted into config.json and never listed get listed before a lookup needs them.
-    if matches!(name, "search_tools" | "get_tool_schema" | "execute_tools") {
-        app.upstream().list_unlisted(app).await;
-    }
-    Some(match name {
-        "search_tools" => dispatch!(tool, args, |a| search_tools::run(app, a)),
-        "get_tool_schema" => dispatch!(tool, args, |a| get_tool_schema::run(app, a)),
-        "execute_tools" => dispatch!(tool, args, |a| execute_tools::run(app, a, hooks).await),
-        "whoami" => dispatch!(tool, args, |_: NoArgs| whoami::run(app).await),
-        "list_integrations" => dispatch!(tool, args, |_: NoArgs| list_integrations::run(app).await),
-        "connect" | "get_auth_url" => dispatch!(tool, args, |a| connect::run(app, a).await),
-        "wait_for_connection" => dispatch!(tool, args, |a| wait_for_connection::run(app, a).await),
-        "curl_session" => dispatch!(tool, args, |a| curl_session::run(app, a, hooks).await),
-        _ => return None,
-    })
+pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Answer> {
+    Some(find(name)?.call(app, args, hooks).await)
 }
 
 /// A meta-tool's JSON arguments as its `Args`: validated against its schema first (defaults
 /// applied; every problem at once, each with its JSON Pointer, plus the expected parameters), then
 /// deserialised. A missing or mistyped field is INVALID_ARGUMENTS naming it, never a default.
-pub fn parse<A: DeserializeOwned>(tool: &MetaTool, args: Value) -> Result<A, Failure> {
+pub fn parse<A: DeserializeOwned>(tool: &Tool, args: Value) -> Result<A, Failure> {
     let mut args = checked_args(tool, args)?;
     whole_numbers(&(tool.schema)(), &mut args);
     serde_json::from_value(args).map_err(|e| {
@@ -233,7 +287,6 @@ pub fn parse<A: DeserializeOwned>(tool: &MetaTool, args: Value) -> Result<A, Fai
         invalid_arguments(tool, vec![problem])
     })
 }
-
 /// `5.0` where the schema says integer becomes `5` (the validator accepts it as an integer; serde
 /// would refuse it for an integer field).
 fn whole_numbers(schema: &Value, value: &mut Value) {
@@ -259,7 +312,7 @@ fn whole_numbers(schema: &Value, value: &mut Value) {
     }
 }
 
-fn invalid_arguments(tool: &MetaTool, problems: Vec<plugins::api::ArgProblem>) -> Failure {
+fn invalid_arguments(tool: &Tool, problems: Vec<plugins::api::ArgProblem>) -> Failure {
     Failure::Tool(
         ToolFailure::new(
             ErrorCode::InvalidArguments,
@@ -270,111 +323,19 @@ fn invalid_arguments(tool: &MetaTool, problems: Vec<plugins::api::ArgProblem>) -
     )
 }
 
-/// Validates `args` against a meta-tool's schema (defaults applied) or says what is wrong.
-fn checked_args(tool: &MetaTool, args: Value) -> Result<Value, Failure> {
+/// Validates `args` against a meta-tool's schema (defaults applied) or says what is wrong. The
+/// fields the tool checks itself ([`MetaTool::SELF_CHECKED`]) pass through as they are.
+fn checked_args(tool: &Tool, args: Value) -> Result<Value, Failure> {
     let mut args = args;
-    // `return` is any template (string, object or array); the engine checks it before anything
-    // runs. The schema names its common form only, because strict clients need one type.
-    let template = match (tool.name, args.as_object_mut()) {
-        ("execute_tools", Some(map)) => map.remove("return"),
-        _ => None,
+    let own: Vec<(&str, Value)> = match args.as_object_mut() {
+        Some(map) => tool.self_checked.iter().filter_map(|k| map.remove(*k).map(|v| (*k, v))).collect(),
+        None => Vec::new(),
     };
     let mut args = crate::validate::validate(&(tool.schema)(), &args).map_err(|p| invalid_arguments(tool, p))?;
-    if let (Some(t), Some(map)) = (template, args.as_object_mut()) {
-        map.insert("return".into(), t);
+    if let Some(map) = args.as_object_mut() {
+        for (k, v) in own {
+            map.insert(k.into(), v);
+        }
     }
     Ok(args)
 }
-
-pub static META_TOOLS: &[MetaTool] = &[
-    MetaTool {
-        name: "search_tools",
-        title: "Search tools",
-        description: "Search available tools by what you want to do, e.g. \"create jira issue\" or \"send email\". Matches words in any order, tolerates typos and common synonyms, and returns the best matches first with a relevance score.",
-        schema: schema_of!(search_tools::Args),
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "get_tool_schema",
-        title: "Get tool schema",
-        description: "Get input schema for a specific tool",
-        schema: schema_of!(get_tool_schema::Args),
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "execute_tools",
-        title: "Execute tools",
-        description: EXECUTE_DESCRIPTION,
-        schema: schema_of!(execute_tools::Args),
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    },
-    MetaTool {
-        name: "whoami",
-        title: "Who am I",
-        description: "Return the current authenticated workbench user (id + email). Like /me — identity only, not connected integrations.",
-        schema: schema_of!(NoArgs),
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "list_integrations",
-        title: "List integrations",
-        description: "List all available integrations and connection status",
-        schema: schema_of!(NoArgs),
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "connect",
-        title: "Connect an integration",
-        description: CONNECT_DESCRIPTION,
-        schema: schema_of!(connect::Args),
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-    },
-    MetaTool {
-        name: "wait_for_connection",
-        title: "Wait for a connection",
-        description: "Block until a connection started by connect() completes. Returns status CONNECTED, TIMEOUT, or EXPIRED.",
-        schema: schema_of!(wait_for_connection::Args),
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "get_auth_url",
-        title: "Get auth URL (deprecated)",
-        description: "Deprecated alias of connect() (same arguments, same answer). Get a URL to connect an integration.",
-        schema: schema_of!(connect::AliasArgs),
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-    },
-    MetaTool {
-        name: "curl_session",
-        title: "Mint a curl proxy session",
-        description: CURL_DESCRIPTION,
-        schema: schema_of!(curl_session::Args),
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    },
-];

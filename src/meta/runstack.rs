@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::{Failure, MetaTool, dispatch, schema_of};
+use super::{Annotations, Answer, Failure, Finish, Hint, MetaTool, Tool, schema_of};
 use crate::app::App;
-use crate::engine::{self, Execution, Hooks, Outcome};
-use crate::error::ErrorCode;
+use crate::engine::{self, Execution, Hooks};
+use crate::error::{ErrorCode, ToolFailure};
 use crate::registry::ToolEntry;
 
 /// Most tools one search returns (each carries its whole parameter schema).
@@ -91,67 +91,97 @@ pub struct ExecuteArgs {
     pub account: Option<String>,
 }
 
-pub static RUNSTACK_TOOLS: &[MetaTool] = &[
-    MetaTool {
-        name: "search_tools",
-        title: "Search tools",
-        description: "Search the tool registry by regex pattern (case-insensitive), e.g. \"github.*issue\". searchIn picks what the pattern is matched against: names, descriptions or both (default). Returns matching tools with names, descriptions, parameter schemas and requiredAuth (null when no connection is needed), name matches first, at most 20.",
-        schema: schema_of!(SearchArgs),
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "check_authentication",
-        title: "Check authentication",
-        description: "Verify that the user has connected the provider a tool needs. Returns {authenticated, toolName}; when not authenticated also requiredAuth, provider and a reason (token_missing: provider not connected; user_not_found: no local user). Tools that need no connection answer authenticated: true with reason no_auth_required.",
-        schema: schema_of!(CheckArgs),
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    },
-    MetaTool {
-        name: "initiate_connection",
-        title: "Initiate a connection",
-        description: "Get a link the user can open to connect a provider, e.g. \"github\", \"notion\", \"gmail\", \"linear\", \"google-sheets\", \"googlecalendar\". Returns {link, provider}. The link is a page served by workbench on this computer (127.0.0.1) where the user enters credentials, never in the chat; after they finish, retry the tool call. Not needed if check_authentication returns authenticated: true.",
-        schema: schema_of!(InitiateArgs),
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-    },
-    MetaTool {
-        name: "execute_tool",
-        title: "Execute a tool",
-        description: "Execute any registered tool by name with the provided arguments. Returns {toolName, success: true, result}. Failures carry error and toolName: invalid arguments list expectedParameters and providedParameters; a missing connection names requiredAuth and provider (call initiate_connection). Auth tokens are injected from the user's stored connections; never pass tokens in args.",
-        schema: schema_of!(ExecuteArgs),
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    },
+/// runstack's search_tools.
+pub struct SearchTools;
+
+impl MetaTool for SearchTools {
+    const NAME: &'static str = "search_tools";
+    const TITLE: &'static str = "Search tools";
+    const DESCRIPTION: &'static str = "Search the tool registry by regex pattern (case-insensitive), e.g. \"github.*issue\". searchIn picks what the pattern is matched against: names, descriptions or both (default). Returns matching tools with names, descriptions, parameter schemas and requiredAuth (null when no connection is needed), name matches first, at most 20.";
+    const ANNOTATIONS: Annotations = Annotations::READ;
+    const LOOKS_UP_TOOLS: bool = true;
+    // Long schemas are shortened, with a note.
+    const FINISH: Finish = Finish::Capped;
+    type Args = SearchArgs;
+    type Answer = Matches;
+    fn schema() -> Value {
+        schema_of!(SearchArgs)
+    }
+    async fn run(app: &Arc<App>, args: SearchArgs, _: &Hooks) -> Result<Matches, Failure> {
+        search(app, args)
+    }
+}
+
+/// check_authentication.
+pub struct CheckAuthentication;
+
+impl MetaTool for CheckAuthentication {
+    const NAME: &'static str = "check_authentication";
+    const TITLE: &'static str = "Check authentication";
+    const DESCRIPTION: &'static str = "Verify that the user has connected the provider a tool needs. Returns {authenticated, toolName}; when not authenticated also requiredAuth, provider and a reason (token_missing: provider not connected; user_not_found: no local user). Tools that need no connection answer authenticated: true with reason no_auth_required.";
+    const ANNOTATIONS: Annotations = Annotations::READ;
+    type Args = CheckArgs;
+    type Answer = Authentication;
+    fn schema() -> Value {
+        schema_of!(CheckArgs)
+    }
+    async fn run(app: &Arc<App>, args: CheckArgs, _: &Hooks) -> Result<Authentication, Failure> {
+        check_authentication(app, args).await
+    }
+}
+
+/// initiate_connection.
+pub struct InitiateConnection;
+
+impl MetaTool for InitiateConnection {
+    const NAME: &'static str = "initiate_connection";
+    const TITLE: &'static str = "Initiate a connection";
+    const DESCRIPTION: &'static str = "Get a link the user can open to connect a provider, e.g. \"github\", \"notion\", \"gmail\", \"linear\", \"google-sheets\", \"googlecalendar\". Returns {link, provider}. The link is a page served by workbench on this computer (127.0.0.1) where the user enters credentials, never in the chat; after they finish, retry the tool call. Not needed if check_authentication returns authenticated: true.";
+    const ANNOTATIONS: Annotations = Annotations::LOCAL;
+    type Args = InitiateArgs;
+    type Answer = Initiated;
+    fn schema() -> Value {
+        schema_of!(InitiateArgs)
+    }
+    async fn run(app: &Arc<App>, args: InitiateArgs, _: &Hooks) -> Result<Initiated, Failure> {
+        initiate_connection(app, args).await
+    }
+}
+
+/// execute_tool.
+pub struct ExecuteTool;
+
+impl MetaTool for ExecuteTool {
+    const NAME: &'static str = "execute_tool";
+    const TITLE: &'static str = "Execute a tool";
+    const DESCRIPTION: &'static str = "Execute any registered tool by name with the provided arguments. Returns {toolName, success: true, result}. Failures carry error and toolName: invalid arguments list expectedParameters and providedParameters; a missing connection names requiredAuth and provider (call initiate_connection). Auth tokens are injected from the user's stored connections; never pass tokens in args.";
+    const ANNOTATIONS: Annotations = Annotations::ANYTHING;
+    const LOOKS_UP_TOOLS: bool = true;
+    type Args = ExecuteArgs;
+    type Answer = ToolRun;
+    fn schema() -> Value {
+        schema_of!(ExecuteArgs)
+    }
+    async fn run(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> Result<ToolRun, Failure> {
+        execute_tool(app, args, hooks).await
+    }
+}
+
+/// The profile's four tools, in tools/list order.
+pub static RUNSTACK_TOOLS: &[Tool] = &[
+    Tool::of::<SearchTools>(),
+    Tool::of::<CheckAuthentication>(),
+    Tool::of::<InitiateConnection>(),
+    Tool::of::<ExecuteTool>(),
 ];
 
-pub fn find(name: &str) -> Option<&'static MetaTool> {
+pub fn find(name: &str) -> Option<&'static Tool> {
     RUNSTACK_TOOLS.iter().find(|t| t.name == name)
 }
 
 /// Runs one of the four tools; `None` when the profile has no tool by that name.
-pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Outcome> {
-    let tool = find(name)?;
-    // As in the default profile: never-listed upstream servers are listed before a lookup.
-    if matches!(name, "search_tools" | "execute_tool") {
-        app.upstream().list_unlisted(app).await;
-    }
-    Some(match name {
-        "search_tools" => dispatch!(tool, args, |a| search(app, a)),
-        "check_authentication" => dispatch!(tool, args, |a| check_authentication(app, a).await),
-        "initiate_connection" => dispatch!(tool, args, |a| initiate_connection(app, a).await),
-        "execute_tool" => dispatch!(tool, args, |a| execute_tool(app, a, hooks).await),
-        _ => return None,
-    })
+pub async fn call_with(app: &Arc<App>, name: &str, args: Value, hooks: &Hooks) -> Option<Answer> {
+    Some(find(name)?.call(app, args, hooks).await)
 }
 
 /// `githubToken` for integrations that need a credential; `None` for public ones and built-ins.
@@ -178,9 +208,30 @@ fn provider(entry: &ToolEntry) -> Option<&'static str> {
     entry.plugin().map(|i| i.name)
 }
 
-/// search_tools: every tool whose name or description matches, name matches first. The answer is
-/// JSON because the response size cap works on it (long schemas are shortened, with a note).
-pub fn search(app: &Arc<App>, args: SearchArgs) -> Result<Value, Failure> {
+/// search_tools' answer: the matching tools (at most [`MAX_RESULTS`]), how many matched, and a
+/// note when there were more. The response size cap works on it (long schemas are shortened,
+/// with a note): [`Finish::Capped`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Matches {
+    pub tools: Vec<Match>,
+    pub total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One matching tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Match {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: Value,
+    pub required_auth: Option<String>,
+    pub provider: Option<&'static str>,
+}
+
+/// search_tools: every tool whose name or description matches, name matches first.
+pub fn search(app: &Arc<App>, args: SearchArgs) -> Result<Matches, Failure> {
     let pattern = args.pattern.as_str();
     let regex = regex::bytes::RegexBuilder::new(pattern)
         .unicode(false)
@@ -188,7 +239,7 @@ pub fn search(app: &Arc<App>, args: SearchArgs) -> Result<Value, Failure> {
         .size_limit(1 << 20)
         .dfa_size_limit(1 << 20)
         .build()
-        .map_err(|e| Failure::plain(format!("Invalid regex pattern: {e}")).with("pattern", pattern))?;
+        .map_err(|e| Failure::plain(format!("Invalid regex pattern: {e}")).hint(Hint::Pattern(pattern.to_string())))?;
     let (names, descriptions) = match args.search_in {
         SearchIn::Names => (true, false),
         SearchIn::Descriptions => (false, true),
@@ -203,34 +254,30 @@ pub fn search(app: &Arc<App>, args: SearchArgs) -> Result<Value, Failure> {
         .filter(|t| descriptions && regex.is_match(t.description.as_bytes()));
     let matches: Vec<&ToolEntry> = by_name.chain(by_description).collect();
     let total = matches.len();
-    let listed: Vec<Value> = matches
+    let listed = matches
         .iter()
         .take(MAX_RESULTS)
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.schema(),
-                "requiredAuth": required_auth(t),
-                "provider": provider(t),
-            })
+        .map(|t| Match {
+            name: t.name,
+            description: t.description,
+            parameters: t.schema().clone(),
+            required_auth: required_auth(t),
+            provider: provider(t),
         })
         .collect();
-    let mut body = json!({ "tools": listed, "total": total });
-    if total > MAX_RESULTS {
-        body["note"] = json!(format!(
+    let note = (total > MAX_RESULTS).then(|| {
+        format!(
             "{total} tools matched; showing the first {MAX_RESULTS}. Use a narrower pattern (e.g. ^github_.*issue) to see the rest."
-        ));
-    }
-    engine::cap::cap_response(&mut body, engine::cap::MAX_RESPONSE_CHARS);
-    Ok(body)
+        )
+    });
+    Ok(Matches { tools: listed, total, note })
 }
 
 fn tool_not_found(app: &Arc<App>, name: &str) -> Failure {
-    let mut failure = Failure::plain("Tool not found").with("toolName", name);
+    let mut failure = Failure::plain("Tool not found").hint(Hint::ToolName(name.to_string()));
     let similar = app.registry().similar_names(name, 3);
     if !similar.is_empty() {
-        failure = failure.with("did_you_mean", similar);
+        failure = failure.hint(Hint::DidYouMean(similar.into_iter().map(String::from).collect()));
     }
     failure
 }
@@ -340,7 +387,7 @@ pub async fn initiate_connection(app: &Arc<App>, args: InitiateArgs) -> Result<I
         let names: Vec<String> = app.registry().integrations().iter().map(|i| i.name.to_string()).collect();
         let mut failure = Failure::plain(format!("Unknown provider: {given}"));
         if let Some(near) = crate::validate::nearest(&given.to_ascii_lowercase().replace('-', "_"), names.iter()) {
-            failure = failure.with("did_you_mean", near);
+            failure = failure.hint(Hint::Nearest(near.to_string()));
         }
         return Err(failure);
     };
@@ -374,6 +421,19 @@ pub struct ToolRun {
     pub result: Value,
 }
 
+/// Why execute_tool failed, in the Runstack design's shapes (serialised by [`super::wire`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunFailure {
+    /// `expectedParameters` (the tool's properties), `providedParameters` (the keys given) and
+    /// the schema's `problems`.
+    InvalidArguments { expected: Value, provided: Vec<String>, problems: Value },
+    /// The provider is not connected (or not as the named account): `requiredAuth`, `provider`,
+    /// the accounts it has when the call named another one, and what to do.
+    NeedsConnection { required_auth: Option<String>, provider: &'static str, accounts: Option<Value>, message: String },
+    /// Any other failure: the error object's fields.
+    Failed(ToolFailure),
+}
+
 pub async fn execute_tool(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> Result<ToolRun, Failure> {
     let name = args.tool_name.trim().to_string();
     let tool_args = Value::Object(args.args.unwrap_or_default());
@@ -383,67 +443,36 @@ pub async fn execute_tool(app: &Arc<App>, args: ExecuteArgs, hooks: &Hooks) -> R
         return Err(tool_not_found(app, &name));
     };
     let exec = Execution { tool: name.clone(), args: tool_args.clone(), ref_id: None, account };
-    let failure = match engine::execute_one(app, exec, hooks).await {
+    let mut failure = match engine::execute_one(app, exec, hooks).await {
         Ok(result) => return Ok(ToolRun { tool_name: name, success: true, result }),
         Err(f) => f,
     };
-    let code = failure.code;
-    let error = match failure.body() {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    let body: Value = match code {
+    let (message, run) = match failure.code {
         ErrorCode::InvalidArguments => {
-            let provided: Vec<&String> = tool_args.as_object().map(|o| o.keys().collect()).unwrap_or_default();
-            json!({
-                "error": "Invalid arguments for tool",
-                "toolName": name,
-                "expectedParameters": entry.schema().get("properties").cloned().unwrap_or_else(|| json!({})),
-                "providedParameters": provided,
-                "problems": error.get("problems").cloned().unwrap_or_else(|| json!([])),
-            })
+            let provided = tool_args.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+            let run = RunFailure::InvalidArguments {
+                expected: entry.schema().get("properties").cloned().unwrap_or_else(|| Value::Object(Map::new())),
+                provided,
+                problems: failure.details.remove("problems").unwrap_or_else(|| Value::Array(Vec::new())),
+            };
+            ("Invalid arguments for tool", run)
         }
-        // An account the call named that the provider does not have: say which ones it has.
-        ErrorCode::NotConnected if error.contains_key("accounts") => json!({
-            "error": "Tool requires connection",
-            "toolName": name,
-            "requiredAuth": required_auth(entry),
-            "provider": entry.integration,
-            "accounts": error.get("accounts").cloned().unwrap_or_default(),
-            "message": error.get("message").cloned().unwrap_or_default(),
-        }),
-        ErrorCode::NotConnected => json!({
-            "error": "Tool requires connection",
-            "toolName": name,
-            "requiredAuth": required_auth(entry),
-            "provider": entry.integration,
-            "message": "Use initiate_connection(provider) to connect.",
-        }),
-        _ => {
-            let mut body = Map::new();
-            body.insert("error".into(), json!("Tool execution failed"));
-            body.insert("toolName".into(), json!(name));
-            for (k, v) in error {
-                body.entry(k).or_insert(v);
-            }
-            Value::Object(body)
+        ErrorCode::NotConnected => {
+            // An account the call named that the provider does not have: say which ones it has.
+            let accounts = failure.details.remove("accounts");
+            let message = match accounts {
+                Some(_) => failure.message,
+                None => "Use initiate_connection(provider) to connect.".to_string(),
+            };
+            let run = RunFailure::NeedsConnection {
+                required_auth: required_auth(entry),
+                provider: entry.integration,
+                accounts,
+                message,
+            };
+            ("Tool requires connection", run)
         }
+        _ => ("Tool execution failed", RunFailure::Failed(failure)),
     };
-    Err(into_plain(body))
-}
-
-/// A `{error: "...", ...}` body as a [`Failure::Plain`] (fields after `error` kept in order).
-fn into_plain(body: Value) -> Failure {
-    let Value::Object(map) = body else { return Failure::plain(body.to_string()) };
-    let mut message = String::new();
-    let mut details = Map::new();
-    for (k, v) in map {
-        match v {
-            Value::String(s) if k == "error" => message = s,
-            v => {
-                details.insert(k, v);
-            }
-        }
-    }
-    Failure::Plain { message, details }
+    Err(Failure::plain(message).hint(Hint::ToolName(name)).hint(Hint::Run(run)))
 }

@@ -5,8 +5,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Failure;
+use serde_json::Value;
+
+use super::{Annotations, Failure, MetaTool, schema_of};
 use crate::app::App;
+use crate::engine::Hooks;
 
 /// Results when the call names no `limit`.
 pub const DEFAULT_LIMIT: usize = 10;
@@ -72,4 +75,23 @@ pub fn run(app: &Arc<App>, args: Args) -> Result<Found, Failure> {
         })
         .collect();
     Ok(Found { tools, changes_waiting: crate::upstream::waiting_notes(app) })
+}
+
+/// The meta-tool.
+pub struct SearchTools;
+
+impl MetaTool for SearchTools {
+    const NAME: &'static str = "search_tools";
+    const TITLE: &'static str = "Search tools";
+    const DESCRIPTION: &'static str = "Search available tools by what you want to do, e.g. \"create jira issue\" or \"send email\". Matches words in any order, tolerates typos and common synonyms, and returns the best matches first with a relevance score.";
+    const ANNOTATIONS: Annotations = Annotations::READ;
+    const LOOKS_UP_TOOLS: bool = true;
+    type Args = Args;
+    type Answer = Found;
+    fn schema() -> Value {
+        schema_of!(Args)
+    }
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<Found, Failure> {
+        run(app, args)
+    }
 }

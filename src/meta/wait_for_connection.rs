@@ -8,9 +8,12 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Failure;
+use serde_json::Value;
+
+use super::{Annotations, Failure, MetaTool, schema_of};
 use crate::app::App;
 use crate::connect::PendingState;
+use crate::engine::Hooks;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// Longest wait one call may ask for.
@@ -126,5 +129,24 @@ pub async fn wait(
         };
         tick(left);
         tokio::time::sleep(every.min(remaining).max(Duration::from_millis(10))).await;
+    }
+}
+
+/// The meta-tool.
+pub struct WaitForConnection;
+
+impl MetaTool for WaitForConnection {
+    const NAME: &'static str = "wait_for_connection";
+    const TITLE: &'static str = "Wait for a connection";
+    const DESCRIPTION: &'static str =
+        "Block until a connection started by connect() completes. Returns status CONNECTED, TIMEOUT, or EXPIRED.";
+    const ANNOTATIONS: Annotations = Annotations::READ;
+    type Args = Args;
+    type Answer = Waited;
+    fn schema() -> Value {
+        schema_of!(Args)
+    }
+    async fn run(app: &Arc<App>, args: Args, _: &Hooks) -> Result<Waited, Failure> {
+        run(app, args).await
     }
 }

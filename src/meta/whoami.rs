@@ -5,8 +5,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::Failure;
+use serde_json::Value;
+
+use super::{Annotations, Failure, MetaTool, NoArgs, schema_of};
 use crate::app::App;
+use crate::engine::Hooks;
 
 /// The local user.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,5 +37,23 @@ pub async fn run(app: &Arc<App>) -> Result<User, Failure> {
             tracing::error!(error = %e, "whoami could not read the user record");
             Err(Failure::plain(format!("User not found: {e}")))
         }
+    }
+}
+
+/// The meta-tool.
+pub struct Whoami;
+
+impl MetaTool for Whoami {
+    const NAME: &'static str = "whoami";
+    const TITLE: &'static str = "Who am I";
+    const DESCRIPTION: &'static str = "Return the current authenticated workbench user (id + email). Like /me — identity only, not connected integrations.";
+    const ANNOTATIONS: Annotations = Annotations::READ;
+    type Args = NoArgs;
+    type Answer = User;
+    fn schema() -> Value {
+        schema_of!(NoArgs)
+    }
+    async fn run(app: &Arc<App>, _: NoArgs, _: &Hooks) -> Result<User, Failure> {
+        run(app).await
     }
 }

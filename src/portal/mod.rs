@@ -36,7 +36,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use plugins::api::{AuthKind, Integration};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::app::App;
 use crate::connect::form;
@@ -631,44 +631,30 @@ async fn connect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body:
     Redirect::to(&format!("/connect/{id}")).into_response()
 }
 
-/// Disconnects through the `connection_delete_credentials` built-in, run by the engine like any
-/// tool call: the token is revoked at the provider where it can be, the credential erased, and
-/// the action lands in the audit log.
+/// Disconnects through the connection module: the token is revoked at the provider where it can
+/// be, the credential erased, and the action lands in the audit log. The user clicked Disconnect on
+/// their own portal page (and confirmed it there); no model is involved.
 async fn disconnect_action(State(ctx): State<Ctx>, Path(token): Path<String>, body: Bytes) -> Response {
+    use crate::builtins::connection::{self, DeleteCredentials, Disconnected};
     let (keys, fields, integration) = match integration_form(&ctx, &token, &body) {
         Ok(v) => v,
         Err(r) => return r,
     };
-    let app = &ctx.app;
-    let mut args = Map::new();
-    args.insert("integration".into(), json!(integration.name));
-    if let Some(a) = fields.get("account").filter(|a| crate::auth::account_problem(a).is_none()) {
-        args.insert("account".into(), json!(a));
-    }
-    let exec = crate::engine::Execution {
-        tool: "connection_delete_credentials".into(),
-        args: Value::Object(args),
-        ref_id: None,
-        account: None,
-    };
-    // The user clicked Disconnect on their own portal page (and confirmed it there): that click is
-    // the approval the safety policy asks for; no model is involved.
-    let hooks = crate::engine::Hooks {
-        approve: Some(Arc::new(|_| Box::pin(async { crate::engine::policy::Approval::Approved }))),
-        ..Default::default()
-    };
-    let result = match crate::engine::execute_one(app, exec, &hooks).await {
-        Ok(result) => result,
-        Err(failure) => {
+    let account = fields.get("account").filter(|a| crate::auth::account_problem(a).is_none()).cloned();
+    let args = DeleteCredentials { integration: integration.name.to_string(), revoke_remote: true, account };
+    let done = match connection::disconnect_by_user(&ctx.app, args).await {
+        Ok(Disconnected::Erased { erased: true, .. }) => "disconnected",
+        Ok(_) => "not-connected",
+        Err(e) => {
+            let message = ctx.app.exposed.text(&connection::message(&e));
             return integrations_error(
                 &ctx,
                 keys,
                 StatusCode::BAD_REQUEST,
-                format!("Could not disconnect {}: {}", integration.display_name, failure.message),
+                format!("Could not disconnect {}: {message}", integration.display_name),
             );
         }
     };
-    let done = if result["deleted"] == true { "disconnected" } else { "not-connected" };
     back_to(keys, done, integration.name)
 }
 

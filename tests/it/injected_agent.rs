@@ -14,7 +14,7 @@ const DEPLOY_PASSWORD: &str = "correct horse battery staple 42";
 const GITHUB_TOKEN: &str = "github-test-token-not-token-shaped";
 const TODOIST_TOKEN: &str = "todoist-credential-value-0042";
 
-async fn batch(t: &TestApp, hooks: &Hooks, args: Value) -> workbench::engine::Outcome {
+async fn batch(t: &TestApp, hooks: &Hooks, args: Value) -> workbench::meta::Answer {
     workbench::meta::call_with(&t.app, "execute_tools", args, hooks).await.unwrap()
 }
 

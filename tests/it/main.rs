@@ -55,6 +55,7 @@ mod stripe;
 mod superset;
 mod system_deps;
 mod tidy;
+mod tidy_pipeline;
 mod todoist;
 mod transport;
 mod trello;

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use workbench::connect::{PendingConnect, PendingState};
-use workbench::engine::Outcome;
+use workbench::meta::Answer as Outcome;
 
 use crate::support::{app, app_with};
 
@@ -370,7 +370,7 @@ async fn the_typed_functions_answer_what_the_dispatch_answers() {
     }
     let failure = meta::connect::run(&t.app, meta::connect::Args::new("githb", None)).await.unwrap_err();
     assert_eq!(failure.message(), "Unknown integration: githb");
-    assert_eq!(failure.detail("did_you_mean"), Some(&json!("github")));
+    assert_eq!(failure.nearest(), Some("github"));
 }
 
 #[tokio::test]

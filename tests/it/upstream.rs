@@ -120,7 +120,7 @@ fn env_with(servers: Value, extra: &[(&str, &str)]) -> Env {
     Env { app, home }
 }
 
-async fn call(app: &Arc<App>, tool: &str, args: Value) -> workbench::engine::Outcome {
+async fn call(app: &Arc<App>, tool: &str, args: Value) -> workbench::meta::Answer {
     workbench::meta::call_with(app, tool, args, &approving()).await.expect("known meta-tool")
 }
 
@@ -1054,7 +1054,7 @@ async fn oauth_metadata_cannot_point_at_the_listener_or_other_hosts() {
     // The 401 is the agent's cue to connect.
     let e = app.upstream().ensure_started(app, "own").await.unwrap_err().to_string();
     assert!(e.contains("'mcp:own'"), "{e}");
-    let error = |out: &workbench::engine::Outcome| out.body["error"].as_str().unwrap_or_default().to_string();
+    let error = |out: &workbench::meta::Answer| out.body["error"].as_str().unwrap_or_default().to_string();
     let out = call(app, "connect", json!({ "integration": "mcp:own" })).await;
     assert!(out.is_error && error(&out).contains("refused") && error(&out).contains("listener"), "{}", out.body);
     let out = call(app, "connect", json!({ "integration": "mcp:elsewhere" })).await;

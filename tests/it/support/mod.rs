@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use workbench::app::App;
 use workbench::config::Settings;
-use workbench::engine::Outcome;
+use workbench::meta::Answer as Outcome;
 use workbench::registry::Registry;
 use workbench::secrets::MemoryStore;
 
