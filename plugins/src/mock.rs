@@ -138,6 +138,44 @@ impl MockUpstream {
     }
 }
 
+/// One request as a comparable value: `{"method", "path", "query": [[key, value], ..] in order,
+/// "body"}`; a JSON body as itself, a form as `{"form": [[key, value], ..]}`, raw bytes as
+/// `{"content_type", "text"}` (lossy UTF-8), no body as `null`. Host and headers are left out:
+/// assert them separately where a tool sets them. Per-tool tests compare it whole with `json!`,
+/// so a changed method, path, parameter or body field fails.
+pub fn sent(request: &HttpRequest) -> Value {
+    use crate::api::Body;
+    let pairs = |p: &[(String, String)]| Value::Array(p.iter().map(|(k, v)| serde_json::json!([k, v])).collect());
+    let body = match &request.body {
+        Body::None => Value::Null,
+        Body::Json(v) => v.clone(),
+        Body::Form(p) => serde_json::json!({ "form": pairs(p) }),
+        Body::Raw { content_type, bytes } => {
+            serde_json::json!({"content_type": content_type, "text": String::from_utf8_lossy(bytes)})
+        }
+    };
+    serde_json::json!({
+        "method": request.method.as_str(),
+        "path": request.path,
+        "query": pairs(&request.query),
+        "body": body,
+    })
+}
+
+/// The value of request header `name` (case-insensitive), if the tool set one.
+pub fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+/// The message of a tool error, for asserting what the agent reads.
+pub fn message(error: &ToolError) -> String {
+    match error {
+        ToolError::InvalidArguments { message, .. } => message.clone(),
+        ToolError::Upstream { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
 impl Upstream for MockUpstream {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, ToolError>> {
         let what = format!("{} {}", request.method.as_str(), request.path);
