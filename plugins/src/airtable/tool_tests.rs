@@ -43,7 +43,7 @@ fn list_records_sends_a_long_formula_in_a_body() {
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "POST", "path": "/appB/tblT/listRecords", "query": [],
-               "body": {"pageSize": 25, "filterByFormula": formula, "offset": "itr2"}})
+               "body": {"pageSize": 50, "filterByFormula": formula, "offset": "itr2"}})
     );
     assert_eq!(out, json!({"records": []}));
 }
