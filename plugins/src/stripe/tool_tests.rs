@@ -1,0 +1,78 @@
+//! Stripe tools on `MockUpstream`: the exact request of reads and writes (the pinned
+//! Stripe-Version, search queries with quoted values, form posts with an Idempotency-Key,
+//! ids as one segment) and the shapes an agent reads, money in the currency's units.
+
+use serde_json::json;
+
+use super::*;
+use crate::mock::{MockUpstream, header, message, sent};
+
+/// search_customers by email: the address is quoted inside Stripe's search language (a quote in
+/// it cannot end the string), the next page token becomes the cursor.
+#[test]
+fn search_customers_quotes_the_email() {
+    let page = json!({"object": "search_result", "url": "/v1/customers/search", "has_more": true, "next_page": "WzE3MDBd",
+        "data": [{"id": "cus_NffrFeUfNV2Hib", "object": "customer", "name": "Jenny Rosen", "email": "jenny.rosen@example.com",
+                  "phone": null, "created": 1680893993, "currency": "eur", "balance": -2500, "delinquent": false,
+                  "invoice_settings": {"default_payment_method": "pm_1"}, "metadata": {}, "livemode": false}]});
+    let (out, reqs) = MockUpstream::new().json(page).ok(&SEARCH_CUSTOMERS, json!({"email": "o'brien@example.com", "limit": 5}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/v1/customers/search", "body": null,
+               "query": [["query", "email:'o\\'brien@example.com'"], ["limit", "5"]]})
+    );
+    assert_eq!(header(&reqs[0], "stripe-version"), Some(STRIPE_VERSION));
+    assert_eq!(
+        out,
+        json!({"query": "email:'o\\'brien@example.com'", "next_cursor": "WzE3MDBd", "customers": [{"id": "cus_NffrFeUfNV2Hib",
+            "name": "Jenny Rosen", "email": "jenny.rosen@example.com", "created": "2023-04-07T18:59:53Z", "currency": "eur",
+            "balance": -2500, "balance_display": "-25.00 EUR", "default_payment_method": "pm_1"}]})
+    );
+    let (r, reqs) = MockUpstream::new().call(&SEARCH_CUSTOMERS, json!({"email": "a@b.example", "query": "name:'x'"}));
+    assert!(message(&r.unwrap_err()).contains("either query or email"));
+    assert!(reqs.is_empty());
+}
+
+/// create_refund: a form post with an Idempotency-Key, metadata as bracketed keys.
+#[test]
+fn create_refund_posts_a_form_with_an_idempotency_key() {
+    let refund = json!({"id": "re_1Nispe2eZvKYlo2Cd31jOCgZ", "object": "refund", "amount": 1000, "currency": "usd",
+        "payment_intent": "pi_1", "charge": "ch_1", "reason": "requested_by_customer", "status": "succeeded",
+        "created": 1692942318, "metadata": {"ticket": "42"}, "balance_transaction": "txn_1"});
+    let (out, reqs) = MockUpstream::new().json(refund).ok(
+        &CREATE_REFUND,
+        json!({"payment_intent": "pi_1", "amount": 1000, "reason": "requested_by_customer", "metadata": {"ticket": 42}}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/v1/refunds", "query": [], "body": {"form": [
+            ["payment_intent", "pi_1"], ["amount", "1000"], ["reason", "requested_by_customer"], ["metadata[ticket]", "42"]]}})
+    );
+    assert_eq!(header(&reqs[0], "idempotency-key"), Some("00000000000000000000000000000001"));
+    assert_eq!(
+        out,
+        json!({"id": "re_1Nispe2eZvKYlo2Cd31jOCgZ", "status": "succeeded", "amount": 1000, "amount_display": "10.00 USD",
+            "currency": "usd", "payment_intent": "pi_1", "charge": "ch_1", "reason": "requested_by_customer",
+            "created": "2023-08-25T05:45:18Z", "metadata": {"ticket": "42"}})
+    );
+    for (args, why) in [
+        (json!({"payment_intent": "pi_1", "charge": "ch_1"}), "either payment_intent or charge"),
+        (json!({"charge": "ch_1", "metadata": {"deep": {"x": 1}}}), "short texts"),
+    ] {
+        let (r, reqs) = MockUpstream::new().call(&CREATE_REFUND, args);
+        assert!(message(&r.unwrap_err()).contains(why), "{why}");
+        assert!(reqs.is_empty());
+    }
+}
+
+/// A customer id is one segment; a deleted customer is said so; an odd answer does not panic.
+#[test]
+fn get_customer_encodes_the_id() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": "cus_1", "object": "customer", "deleted": true}))
+        .ok(&GET_CUSTOMER, json!({"customer_id": "cus_1/../../v1/balance"}));
+    assert!(reqs[0].path.starts_with("/v1/customers/cus_1%2F..%2F..%2Fv1%2Fbalance"), "{}", reqs[0].path);
+    assert_eq!(out["deleted"], true);
+    let (out, _) = MockUpstream::new().json(json!([1, 2])).ok(&GET_CUSTOMER, json!({"customer_id": "cus_1"}));
+    assert!(out.is_object());
+}
