@@ -63,9 +63,15 @@ fn create_records_batches_and_names_what_was_created_before_a_failure() {
     assert_eq!(reqs.len(), 2);
     assert_eq!(sent(&reqs[0])["method"], "POST");
     assert_eq!(sent(&reqs[0])["path"], "/appB/Deals");
-    assert_eq!(sent(&reqs[1])["body"], json!({"records": [{"fields": {"Name": "Row 10"}}, {"fields": {"Name": "Row 11"}}], "typecast": true}));
+    assert_eq!(
+        sent(&reqs[1])["body"],
+        json!({"records": [{"fields": {"Name": "Row 10"}}, {"fields": {"Name": "Row 11"}}], "typecast": true})
+    );
     assert_eq!(out["created"], 12);
-    assert_eq!(out["records"][11], json!({"record_id": "rec11", "created_time": "2026-01-01T00:00:00.000Z", "fields": {"Name": "Row 11"}}));
+    assert_eq!(
+        out["records"][11],
+        json!({"record_id": "rec11", "created_time": "2026-01-01T00:00:00.000Z", "fields": {"Name": "Row 11"}})
+    );
 
     let (r, _) = MockUpstream::new()
         .json(created(0..10))
@@ -94,5 +100,8 @@ fn get_record_encodes_the_ids() {
         .json(json!({"id": "recA", "createdTime": "2026-01-01T00:00:00.000Z", "fields": {"Notes": "hi"}}))
         .ok(&GET_RECORD, json!({"base_id": "appB", "table": "../meta", "record_id": "recA?x=1"}));
     assert_eq!(sent(&reqs[0])["path"], "/appB/..%2Fmeta/recA%3Fx%3D1");
-    assert_eq!(out, json!({"record_id": "recA", "created_time": "2026-01-01T00:00:00.000Z", "fields": {"Notes": "hi"}}));
+    assert_eq!(
+        out,
+        json!({"record_id": "recA", "created_time": "2026-01-01T00:00:00.000Z", "fields": {"Notes": "hi"}})
+    );
 }

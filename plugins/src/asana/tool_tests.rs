@@ -66,7 +66,10 @@ fn create_task_sends_the_data_envelope() {
             "due": "2026-12-01", "modified": "2026-11-02T09:00:00.000Z", "url": "https://app.asana.com/0/55/1204567890123456"})
     );
     // Nowhere to put it, or two due dates: refused before sending.
-    for bad in [json!({"name": "x"}), json!({"name": "x", "workspace": "1", "due_on": "2026-01-01", "due_at": "2026-01-01T10:00:00Z"})] {
+    for bad in [
+        json!({"name": "x"}),
+        json!({"name": "x", "workspace": "1", "due_on": "2026-01-01", "due_at": "2026-01-01T10:00:00Z"}),
+    ] {
         let (r, reqs) = MockUpstream::new().call(&CREATE_TASK, bad);
         assert!(matches!(r, Err(ToolError::InvalidArguments { .. })));
         assert!(reqs.is_empty());
@@ -93,8 +96,9 @@ fn update_task_puts_the_changes_and_clears_with_empty_strings() {
 fn create_comment_posts_a_story() {
     let story = json!({"data": {"gid": "777", "resource_type": "story", "type": "comment", "text": "Looks good",
         "created_by": {"gid": "12", "name": "Ann Lee"}, "created_at": "2026-11-03T10:00:00.000Z", "is_pinned": true}});
-    let (out, reqs) =
-        MockUpstream::new().json(story).ok(&CREATE_COMMENT, json!({"task_gid": "42", "text": "Looks good", "is_pinned": true}));
+    let (out, reqs) = MockUpstream::new()
+        .json(story)
+        .ok(&CREATE_COMMENT, json!({"task_gid": "42", "text": "Looks good", "is_pinned": true}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "POST", "path": "/tasks/42/stories", "query": [], "body": {"data": {"text": "Looks good", "is_pinned": true}}})
@@ -103,6 +107,7 @@ fn create_comment_posts_a_story() {
         out,
         json!({"gid": "777", "task_gid": "42", "text": "Looks good", "author": "Ann Lee", "created": "2026-11-03T10:00:00.000Z", "is_pinned": true})
     );
-    let (r, _) = MockUpstream::new().call(&CREATE_COMMENT, json!({"task_gid": "42", "text": "a", "html_text": "<body>b</body>"}));
+    let (r, _) = MockUpstream::new()
+        .call(&CREATE_COMMENT, json!({"task_gid": "42", "text": "a", "html_text": "<body>b</body>"}));
     assert!(matches!(r, Err(ToolError::InvalidArguments { .. })));
 }

@@ -12,7 +12,8 @@ fn list_spaces_pages_with_the_next_link_cursor() {
     let body = json!({"results": [{"id": "98306", "key": "ENG", "name": "Engineering", "type": "global", "status": "current",
         "homepageId": "98310", "_links": {"webui": "/spaces/ENG"}}],
         "_links": {"next": "/wiki/api/v2/spaces?cursor=eyJpZCI6IjEifQ%3D%3D&limit=1", "base": "https://acme.atlassian.net/wiki"}});
-    let (out, reqs) = MockUpstream::new().json(body).ok(&LIST_SPACES, json!({"keys": ["ENG", "OPS"], "type": "global", "limit": 1}));
+    let (out, reqs) =
+        MockUpstream::new().json(body).ok(&LIST_SPACES, json!({"keys": ["ENG", "OPS"], "type": "global", "limit": 1}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "GET", "path": "/api/v2/spaces", "body": null, "query": [["keys", "ENG,OPS"], ["type", "global"], ["limit", "1"]]})
@@ -33,7 +34,10 @@ fn create_page_looks_the_space_up_and_sends_storage() {
         .json(json!({"id": "131073", "title": "Runbook", "status": "current", "spaceId": "98306", "parentId": "98310",
             "version": {"number": 1, "createdAt": "2026-01-05T10:00:00.000Z"}, "_links": {"webui": "/spaces/ENG/pages/131073/Runbook"}}))
         .ok(&CREATE_PAGE, json!({"space_id": "eng", "title": "Runbook", "body": "# Steps\n\n1. **Page** on-call", "parent_id": "98310"}));
-    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/api/v2/spaces", "body": null, "query": [["keys", "eng"]]}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/api/v2/spaces", "body": null, "query": [["keys", "eng"]]})
+    );
     assert_eq!(
         sent(&reqs[1]),
         json!({"method": "POST", "path": "/api/v2/pages", "query": [], "body": {"spaceId": "98306", "status": "current",
@@ -46,9 +50,12 @@ fn create_page_looks_the_space_up_and_sends_storage() {
             "url": "https://acme.atlassian.net/wiki/spaces/ENG/pages/131073/Runbook"})
     );
     // An unknown key is an argument error naming it; a parent that is not numeric is refused unsent.
-    let (r, _) = MockUpstream::new().json(json!({"results": []})).call(&CREATE_PAGE, json!({"space_id": "NOPE", "title": "t", "body": "b"}));
+    let (r, _) = MockUpstream::new()
+        .json(json!({"results": []}))
+        .call(&CREATE_PAGE, json!({"space_id": "NOPE", "title": "t", "body": "b"}));
     assert!(message(&r.unwrap_err()).contains("no space with key 'NOPE'"));
-    let (r, reqs) = MockUpstream::new().call(&CREATE_PAGE, json!({"space_id": "1", "title": "t", "body": "b", "parent_id": "../1"}));
+    let (r, reqs) = MockUpstream::new()
+        .call(&CREATE_PAGE, json!({"space_id": "1", "title": "t", "body": "b", "parent_id": "../1"}));
     assert!(message(&r.unwrap_err()).contains("is not a Confluence id"));
     assert!(reqs.is_empty());
 }
@@ -57,7 +64,8 @@ fn create_page_looks_the_space_up_and_sends_storage() {
 fn create_comment_starts_a_thread_or_replies() {
     let answer = json!({"id": "200001", "pageId": "131073", "version": {"number": 1},
         "_links": {"webui": "/spaces/ENG/pages/131073?focusedCommentId=200001", "base": "https://acme.atlassian.net/wiki"}});
-    let (out, reqs) = MockUpstream::new().json(answer).ok(&CREATE_COMMENT, json!({"page_id": "131073", "body": "Looks *good*"}));
+    let (out, reqs) =
+        MockUpstream::new().json(answer).ok(&CREATE_COMMENT, json!({"page_id": "131073", "body": "Looks *good*"}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "POST", "path": "/api/v2/footer-comments", "query": [],

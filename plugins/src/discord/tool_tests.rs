@@ -53,7 +53,8 @@ fn list_messages_refuses_what_is_not_a_snowflake() {
         assert!(message(&r.unwrap_err()).contains("is not a Discord id"));
         assert!(reqs.is_empty());
     }
-    let (out, _) = MockUpstream::new().json(json!({"message": "odd"})).ok(&LIST_MESSAGES, json!({"channel_id": CHANNEL}));
+    let (out, _) =
+        MockUpstream::new().json(json!({"message": "odd"})).ok(&LIST_MESSAGES, json!({"channel_id": CHANNEL}));
     assert_eq!(out, json!({"channel_id": CHANNEL, "messages": []}));
 }
 
@@ -93,25 +94,27 @@ fn send_dm_opens_the_channel_then_posts() {
         json!({"method": "POST", "path": "/channels/1400000000000000000/messages", "query": [], "body": {"content": "hi"}})
     );
     assert_eq!(out["user_id"], "80351110224678912");
-    let (r, reqs) = MockUpstream::new().json(json!({"id": 5})).call(&SEND_DM, json!({"user_id": "80351110224678912", "content": "hi"}));
+    let (r, reqs) = MockUpstream::new()
+        .json(json!({"id": 5}))
+        .call(&SEND_DM, json!({"user_id": "80351110224678912", "content": "hi"}));
     assert!(message(&r.unwrap_err()).contains("opened no DM channel"));
     assert_eq!(reqs.len(), 1);
 }
 
 #[test]
 fn add_reaction_encodes_the_emoji_as_one_segment() {
-    let (out, reqs) = MockUpstream::new().answer(204, Vec::new()).ok(
-        &ADD_REACTION,
-        json!({"channel_id": CHANNEL, "message_id": "1200000000000000002", "emoji": "thumbsup"}),
-    );
+    let (out, reqs) = MockUpstream::new()
+        .answer(204, Vec::new())
+        .ok(&ADD_REACTION, json!({"channel_id": CHANNEL, "message_id": "1200000000000000002", "emoji": "thumbsup"}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "PUT", "path": format!("/channels/{CHANNEL}/messages/1200000000000000002/reactions/%F0%9F%91%8D/@me"),
                "query": [], "body": null})
     );
     assert_eq!(out, json!({"channel_id": CHANNEL, "message_id": "1200000000000000002", "emoji": "👍", "added": true}));
-    let (_, reqs) = MockUpstream::new()
-        .answer(204, Vec::new())
-        .ok(&ADD_REACTION, json!({"channel_id": CHANNEL, "message_id": "1200000000000000002", "emoji": "party:123/../x"}));
+    let (_, reqs) = MockUpstream::new().answer(204, Vec::new()).ok(
+        &ADD_REACTION,
+        json!({"channel_id": CHANNEL, "message_id": "1200000000000000002", "emoji": "party:123/../x"}),
+    );
     assert!(!reqs[0].path.contains("/../"), "{}", reqs[0].path);
 }

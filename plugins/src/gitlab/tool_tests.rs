@@ -63,7 +63,8 @@ fn create_issue_posts_the_fields() {
             "description": "Steps...", "labels": "bug", "assignee_ids": [5], "confidential": true}})
     );
     assert_eq!(out, serde_json::from_str::<Value>(SHAPED).unwrap());
-    let (r, reqs) = MockUpstream::new().call(&CREATE_ISSUE, json!({"project": 4, "title": "x", "due_date": "tomorrow"}));
+    let (r, reqs) =
+        MockUpstream::new().call(&CREATE_ISSUE, json!({"project": 4, "title": "x", "due_date": "tomorrow"}));
     assert!(matches!(r, Err(ToolError::InvalidArguments { .. })));
     assert!(reqs.is_empty());
 }
@@ -106,5 +107,8 @@ fn merge_mr_puts_the_options_and_explains_a_refusal() {
         .error(ToolError::Upstream { status: 406, message: "Branch cannot be merged".into(), retry_after: None })
         .call(&MERGE_MR, json!({"project": "acme/app", "mr_iid": 7}));
     let Err(ToolError::Upstream { status: 406, message, .. }) = r else { panic!("{r:?}") };
-    assert!(message.starts_with("merge request !7 was not merged: Branch cannot be merged (it has merge conflicts"), "{message}");
+    assert!(
+        message.starts_with("merge request !7 was not merged: Branch cannot be merged (it has merge conflicts"),
+        "{message}"
+    );
 }

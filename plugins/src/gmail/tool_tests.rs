@@ -61,7 +61,9 @@ fn update_labels_resolves_names_and_modifies() {
         out,
         json!({"id": "18c1", "thread_id": "t1", "labels": ["Label_7", "STARRED"], "unread": false, "starred": true, "in_inbox": false})
     );
-    let (r, reqs) = MockUpstream::new().json(labels).call(&UPDATE_LABELS, json!({"message_id": "18c1", "add_label_ids": ["Taxes"]}));
+    let (r, reqs) = MockUpstream::new()
+        .json(labels)
+        .call(&UPDATE_LABELS, json!({"message_id": "18c1", "add_label_ids": ["Taxes"]}));
     let m = message(&r.unwrap_err());
     assert!(m.contains("no Gmail label is called 'Taxes'") && m.contains("Receipts"), "{m}");
     assert_eq!(reqs.len(), 1);
@@ -87,7 +89,8 @@ fn send_email_sends_raw_mime() {
     assert!(mime.contains("bob@example.com") && mime.contains("carol@example.com"), "{mime}");
     assert!(mime.contains("Subject: Quarterly numbers") && mime.contains("See below."), "{mime}");
     assert_eq!(out, json!({"sent": true, "id": "18c2", "thread_id": "t2", "labels": ["SENT"]}));
-    let (r, reqs) = MockUpstream::new().call(&SEND_EMAIL, json!({"to": ["bob@example.com\r\nBcc: eve@evil.example"], "subject": "x", "body": "y"}));
+    let (r, reqs) = MockUpstream::new()
+        .call(&SEND_EMAIL, json!({"to": ["bob@example.com\r\nBcc: eve@evil.example"], "subject": "x", "body": "y"}));
     assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
     assert!(reqs.is_empty());
 }

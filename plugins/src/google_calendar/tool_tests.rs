@@ -64,7 +64,10 @@ fn create_event_sends_start_end_and_guests() {
     );
     assert_eq!(out["attendees"][1], json!({"email": "me@acme.example", "response": "needsAction", "self": true}));
     for (args, why) in [
-        (json!({"summary": "x", "start": "2026-03-02T10:00:00Z", "end": "2026-03-02T11:00:00Z", "attendees": ["Eve <eve@evil.example>"]}), "is not an email address"),
+        (
+            json!({"summary": "x", "start": "2026-03-02T10:00:00Z", "end": "2026-03-02T11:00:00Z", "attendees": ["Eve <eve@evil.example>"]}),
+            "is not an email address",
+        ),
         (json!({"summary": "x", "start": "2026-03-02T11:00:00Z", "end": "2026-03-02T10:00:00Z"}), "is not after start"),
     ] {
         let (r, reqs) = MockUpstream::new().call(&CREATE_EVENT, args);
@@ -76,8 +79,9 @@ fn create_event_sends_start_end_and_guests() {
 /// delete_event: both ids are segments; the answer says who was told.
 #[test]
 fn delete_event_encodes_both_ids() {
-    let (out, reqs) =
-        MockUpstream::new().answer(204, Vec::new()).ok(&DELETE_EVENT, json!({"event_id": "../../users/me", "send_updates": "external_only"}));
+    let (out, reqs) = MockUpstream::new()
+        .answer(204, Vec::new())
+        .ok(&DELETE_EVENT, json!({"event_id": "../../users/me", "send_updates": "external_only"}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "DELETE", "path": "/calendars/primary/events/..%2F..%2Fusers%2Fme", "query": [["sendUpdates", "externalOnly"]], "body": null})

@@ -41,7 +41,8 @@ fn create_folder_posts_the_folder_with_its_parent() {
     let mut folder = file();
     folder["mimeType"] = json!(FOLDER);
     folder["name"] = json!("Reports");
-    let (out, reqs) = MockUpstream::new().json(folder).ok(&CREATE_FOLDER, json!({"name": "Reports", "parent_id": "0Bfolder"}));
+    let (out, reqs) =
+        MockUpstream::new().json(folder).ok(&CREATE_FOLDER, json!({"name": "Reports", "parent_id": "0Bfolder"}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "POST", "path": "/files", "query": [["supportsAllDrives", "true"], ["fields", FILE_FIELDS]],
@@ -62,8 +63,9 @@ fn delete_file_trashes_unless_permanent() {
                "body": {"trashed": true}})
     );
     assert_eq!(out, json!({"file_id": "1AbCdEf", "name": "Q1 plan", "trashed": true}));
-    let (out, reqs) =
-        MockUpstream::new().answer(204, Vec::new()).ok(&DELETE_FILE, json!({"file_id": "../about?x=", "permanent": true}));
+    let (out, reqs) = MockUpstream::new()
+        .answer(204, Vec::new())
+        .ok(&DELETE_FILE, json!({"file_id": "../about?x=", "permanent": true}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "DELETE", "path": "/files/..%2Fabout%3Fx%3D", "query": [["supportsAllDrives", "true"]], "body": null})

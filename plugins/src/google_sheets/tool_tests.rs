@@ -48,10 +48,14 @@ fn update_values_puts_rows_as_typed() {
         json!({"method": "PUT", "path": "/spreadsheets/1BxiMVs0XRA5/values/Sheet1%21B2", "query": [["valueInputOption", "USER_ENTERED"]],
                "body": {"majorDimension": "ROWS", "values": [["Apples", 3], ["Total", "=SUM(C2:C2)"]]}})
     );
-    assert_eq!(out, json!({"updated_range": "Sheet1!B2:C3", "updated_rows": 2, "updated_columns": 2, "updated_cells": 4}));
+    assert_eq!(
+        out,
+        json!({"updated_range": "Sheet1!B2:C3", "updated_rows": 2, "updated_columns": 2, "updated_cells": 4})
+    );
     // Nested cells and empty rows are refused before anything is sent.
     for values in [json!([[{"a": 1}]]), json!([[]])] {
-        let (r, reqs) = MockUpstream::new().call(&UPDATE_VALUES, json!({"spreadsheet_id": "1", "range": "A1", "values": values}));
+        let (r, reqs) =
+            MockUpstream::new().call(&UPDATE_VALUES, json!({"spreadsheet_id": "1", "range": "A1", "values": values}));
         assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
         assert!(reqs.is_empty());
     }

@@ -73,10 +73,10 @@ fn get_item_shapes_the_item_and_names_a_missing_one() {
 #[test]
 fn get_item_with_comments_reads_the_algolia_tree() {
     let tree = json!({"id": 1, "type": "story", "title": "T", "author": "a", "points": 3,
-        "created_at": "2024-01-01T00:00:00.000Z", "children": [
-            {"id": 2, "author": "b", "created_at": "2024-01-01T01:00:00.000Z", "text": "<p>first</p>",
-             "children": [{"id": 3, "author": "c", "text": "deep", "children": []}]}
-        ]});
+    "created_at": "2024-01-01T00:00:00.000Z", "children": [
+        {"id": 2, "author": "b", "created_at": "2024-01-01T01:00:00.000Z", "text": "<p>first</p>",
+         "children": [{"id": 3, "author": "c", "text": "deep", "children": []}]}
+    ]});
     let (out, reqs) =
         MockUpstream::new().json(tree).ok(&GET_ITEM, json!({"item_id": 1, "include_comments": true, "max_depth": 1}));
     assert_eq!((reqs[0].host, reqs[0].path.as_str()), ("algolia_base_url", "/items/1"));

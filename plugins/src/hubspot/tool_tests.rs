@@ -40,7 +40,8 @@ fn search_contacts_sends_the_search_body_and_shapes_the_page() {
 #[test]
 fn search_deals_says_when_the_search_cap_is_reached() {
     let reply = json!({"total": 25000, "results": [], "paging": {"next": {"after": "10000"}}});
-    let (out, reqs) = MockUpstream::new().json(reply).ok(&SEARCH_DEALS, json!({"cursor": "9900", "sort_direction": "asc"}));
+    let (out, reqs) =
+        MockUpstream::new().json(reply).ok(&SEARCH_DEALS, json!({"cursor": "9900", "sort_direction": "asc"}));
     assert_eq!(sent(&reqs[0])["body"]["after"], "9900");
     assert_eq!(sent(&reqs[0])["body"]["sorts"][0]["direction"], "ASCENDING");
     assert!(out.get("next_cursor").is_none());
@@ -85,8 +86,8 @@ fn update_contact_by_email_encodes_it() {
         json!({"method": "PATCH", "path": "/crm/v3/objects/contacts/ann%2F..%2Fx%40acme.example",
                "query": [["idProperty", "email"]], "body": {"properties": {"phone": ""}}})
     );
-    let (r, reqs) =
-        MockUpstream::new().call(&UPDATE_CONTACT, json!({"contact_id": "1", "email": "a@b.example", "properties": {"a": 1}}));
+    let (r, reqs) = MockUpstream::new()
+        .call(&UPDATE_CONTACT, json!({"contact_id": "1", "email": "a@b.example", "properties": {"a": 1}}));
     assert!(message(&r.unwrap_err()).contains("either contact_id or email"));
     assert!(reqs.is_empty());
 }

@@ -51,10 +51,19 @@ fn transition_issue_moves_by_status_name() {
         .with_field("site", "acme.atlassian.net")
         .json(transitions.clone())
         .answer(204, Vec::new())
-        .ok(&TRANSITION_ISSUE, json!({"issue_key": "ENG-7", "transition": "done", "resolution": "Fixed", "comment": "Shipped in **2.1**"}));
-    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/rest/api/3/issue/ENG-7/transitions", "query": [], "body": null}));
+        .ok(
+            &TRANSITION_ISSUE,
+            json!({"issue_key": "ENG-7", "transition": "done", "resolution": "Fixed", "comment": "Shipped in **2.1**"}),
+        );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/rest/api/3/issue/ENG-7/transitions", "query": [], "body": null})
+    );
     let post = sent(&reqs[1]);
-    assert_eq!((post["method"].clone(), post["path"].clone()), (json!("POST"), json!("/rest/api/3/issue/ENG-7/transitions")));
+    assert_eq!(
+        (post["method"].clone(), post["path"].clone()),
+        (json!("POST"), json!("/rest/api/3/issue/ENG-7/transitions"))
+    );
     assert_eq!(post["body"]["transition"], json!({"id": "31"}));
     assert_eq!(post["body"]["fields"], json!({"resolution": {"name": "Fixed"}}));
     assert_eq!(post["body"]["update"]["comment"][0]["add"]["body"], adf::from_markdown("Shipped in **2.1**"));
@@ -63,7 +72,9 @@ fn transition_issue_moves_by_status_name() {
         out,
         json!({"key": "ENG-7", "transition": {"id": "31", "name": "Finish"}, "status": "Done", "url": "https://acme.atlassian.net/browse/ENG-7"})
     );
-    let (r, reqs) = MockUpstream::new().json(transitions).call(&TRANSITION_ISSUE, json!({"issue_key": "ENG-7", "transition": "Archived"}));
+    let (r, reqs) = MockUpstream::new()
+        .json(transitions)
+        .call(&TRANSITION_ISSUE, json!({"issue_key": "ENG-7", "transition": "Archived"}));
     let m = message(&r.unwrap_err());
     assert!(m.contains("no transition 'Archived'") && m.contains("Finish → Done (id 31)"), "{m}");
     assert_eq!(reqs.len(), 1);
@@ -72,8 +83,9 @@ fn transition_issue_moves_by_status_name() {
 /// An issue key is one segment; a transitions answer of the wrong type lists none, no panic.
 #[test]
 fn list_transitions_encodes_the_key_and_survives_an_odd_answer() {
-    let (out, reqs) =
-        MockUpstream::new().json(json!({"transitions": "x"})).ok(&LIST_TRANSITIONS, json!({"issue_key": "../../myself"}));
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"transitions": "x"}))
+        .ok(&LIST_TRANSITIONS, json!({"issue_key": "../../myself"}));
     assert_eq!(reqs[0].path, "/rest/api/3/issue/..%2F..%2Fmyself/transitions");
     assert_eq!(out, json!({"issue_key": "../../myself", "transitions": []}));
 }
@@ -93,8 +105,10 @@ fn create_comment_sends_adf_and_visibility() {
     );
     assert_eq!((out["id"].clone(), out["issue_key"].clone()), (json!("10050"), json!("ENG-7")));
     assert!(out.get("body").is_none());
-    let (r, reqs) = MockUpstream::new()
-        .call(&CREATE_COMMENT, json!({"issue_key": "ENG-7", "body": "x", "visible_to_role": "a", "visible_to_group": "b"}));
+    let (r, reqs) = MockUpstream::new().call(
+        &CREATE_COMMENT,
+        json!({"issue_key": "ENG-7", "body": "x", "visible_to_role": "a", "visible_to_group": "b"}),
+    );
     assert!(message(&r.unwrap_err()).contains("not both"));
     assert!(reqs.is_empty());
 }

@@ -17,7 +17,10 @@ fn list_teams_sends_one_graphql_query_and_pages() {
         "pageInfo": {"hasNextPage": true, "endCursor": "c2"}}}});
     let (out, reqs) = MockUpstream::new().json(data).ok(&LIST_TEAMS, json!({"limit": 2}));
     let req = sent(&reqs[0]);
-    assert_eq!((req["method"].clone(), req["path"].clone(), req["query"].clone()), (json!("POST"), json!("/graphql"), json!([])));
+    assert_eq!(
+        (req["method"].clone(), req["path"].clone(), req["query"].clone()),
+        (json!("POST"), json!("/graphql"), json!([]))
+    );
     assert!(req["body"]["query"].as_str().unwrap().starts_with("query Teams($first: Int, $after: String)"));
     assert_eq!(req["body"]["variables"], json!({"first": 2, "after": null}));
     assert_eq!(

@@ -61,8 +61,9 @@ fn get_page_takes_a_url_and_refuses_a_path() {
 fn create_comment_sends_rich_text_to_the_page() {
     let reply = json!({"object": "comment", "id": "cm-1", "discussion_id": "d-1", "parent": {"type": "page_id", "page_id": PAGE},
         "created_time": "2026-01-04T10:00:00.000Z", "rich_text": [{"type": "text", "plain_text": "Ship it", "text": {"content": "Ship it"}}]});
-    let (out, reqs) =
-        MockUpstream::new().json(reply).ok(&CREATE_COMMENT, json!({"page_id": PAGE.replace('-', ""), "text": "Ship **it**"}));
+    let (out, reqs) = MockUpstream::new()
+        .json(reply)
+        .ok(&CREATE_COMMENT, json!({"page_id": PAGE.replace('-', ""), "text": "Ship **it**"}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "POST", "path": "/comments", "query": [],
@@ -72,7 +73,8 @@ fn create_comment_sends_rich_text_to_the_page() {
         out,
         json!({"id": "cm-1", "discussion_id": "d-1", "page_id": PAGE, "created_time": "2026-01-04T10:00:00.000Z", "text": "Ship it"})
     );
-    let (r, reqs) = MockUpstream::new().call(&CREATE_COMMENT, json!({"page_id": PAGE, "discussion_id": "d-1", "text": "x"}));
+    let (r, reqs) =
+        MockUpstream::new().call(&CREATE_COMMENT, json!({"page_id": PAGE, "discussion_id": "d-1", "text": "x"}));
     assert!(message(&r.unwrap_err()).contains("exactly one of page_id or discussion_id"));
     assert!(reqs.is_empty());
 }

@@ -14,8 +14,9 @@ fn lisbon() -> Value {
 
 #[test]
 fn search_locations_queries_the_geocoder() {
-    let (out, reqs) =
-        MockUpstream::new().json(lisbon()).ok(&SEARCH_LOCATIONS, json!({"name": "Lisbon", "count": 1, "country_code": "PT"}));
+    let (out, reqs) = MockUpstream::new()
+        .json(lisbon())
+        .ok(&SEARCH_LOCATIONS, json!({"name": "Lisbon", "count": 1, "country_code": "PT"}));
     assert_eq!(reqs[0].host, "geocoding_base_url");
     assert_eq!(
         sent(&reqs[0]),
@@ -28,7 +29,8 @@ fn search_locations_queries_the_geocoder() {
             "latitude": 38.71667, "longitude": -9.13333, "timezone": "Europe/Lisbon", "elevation_m": 45.0, "population": 517802}]})
     );
     // No match: the geocoder leaves `results` out.
-    let (out, _) = MockUpstream::new().json(json!({"generationtime_ms": 0.1})).ok(&SEARCH_LOCATIONS, json!({"name": "Zz"}));
+    let (out, _) =
+        MockUpstream::new().json(json!({"generationtime_ms": 0.1})).ok(&SEARCH_LOCATIONS, json!({"name": "Zz"}));
     assert_eq!(out, json!({"locations": []}));
 }
 
@@ -56,7 +58,10 @@ fn get_forecast_geocodes_then_turns_columns_into_rows() {
             ["forecast_days", "2"], ["timezone", "auto"], ["temperature_unit", "fahrenheit"]]})
     );
     assert_eq!(out["place"]["name"], "Lisbon");
-    assert_eq!(out["current"], json!({"time": "2026-03-01T12:00", "temperature_2m": 17.2, "weather_code": 3, "weather": "overcast"}));
+    assert_eq!(
+        out["current"],
+        json!({"time": "2026-03-01T12:00", "temperature_2m": 17.2, "weather_code": 3, "weather": "overcast"})
+    );
     assert_eq!(out["current_units"], json!({"temperature_2m": "°C"}));
     assert_eq!(
         out["daily"],
@@ -91,8 +96,10 @@ fn get_historical_weather_reads_the_archive_and_checks_dates() {
             ["start_date", "2025-01-01"], ["end_date", "2025-01-01"], ["daily", "precipitation_sum"], ["timezone", "GMT"]]})
     );
     assert_eq!(out["daily"], json!([{"time": "2025-01-01", "precipitation_sum": 1.2}]));
-    let (r, reqs) = MockUpstream::new()
-        .call(&GET_HISTORICAL, json!({"latitude": 1.0, "longitude": 1.0, "start_date": "2025-02-01", "end_date": "2025-01-01"}));
+    let (r, reqs) = MockUpstream::new().call(
+        &GET_HISTORICAL,
+        json!({"latitude": 1.0, "longitude": 1.0, "start_date": "2025-02-01", "end_date": "2025-01-01"}),
+    );
     assert!(message(&r.unwrap_err()).contains("before start_date"));
     assert!(reqs.is_empty());
 }

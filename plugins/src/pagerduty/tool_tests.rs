@@ -67,12 +67,18 @@ fn create_incident_sends_from_and_the_incident() {
 #[test]
 fn create_incident_explains_a_missing_email_and_refuses_both_targets() {
     let (r, reqs) = MockUpstream::new()
-        .error(ToolError::Upstream { status: 400, message: "You must specify a user's email address in the \"From\" header".into(), retry_after: None })
+        .error(ToolError::Upstream {
+            status: 400,
+            message: "You must specify a user's email address in the \"From\" header".into(),
+            retry_after: None,
+        })
         .call(&CREATE_INCIDENT, json!({"title": "t", "service_id": "PIJ90N7"}));
     assert!(message(&r.unwrap_err()).contains("reconnect pagerduty and fill in the email"));
     assert!(header(&reqs[0], "from").is_none());
-    let (r, reqs) = MockUpstream::new()
-        .call(&CREATE_INCIDENT, json!({"title": "t", "service_id": "S", "escalation_policy_id": "E", "assignee_ids": ["U"]}));
+    let (r, reqs) = MockUpstream::new().call(
+        &CREATE_INCIDENT,
+        json!({"title": "t", "service_id": "S", "escalation_policy_id": "E", "assignee_ids": ["U"]}),
+    );
     assert!(message(&r.unwrap_err()).contains("not both"));
     assert!(reqs.is_empty());
 }
@@ -101,7 +107,8 @@ fn update_incident_puts_a_reference_and_checks_the_id() {
 /// A write answer without the incident object shapes to nothing, not a panic.
 #[test]
 fn create_note_survives_an_answer_without_the_note() {
-    let (out, reqs) = MockUpstream::new().json(json!({})).ok(&CREATE_NOTE, json!({"incident_id": "PT4KHLK", "content": "Paged DBA"}));
+    let (out, reqs) =
+        MockUpstream::new().json(json!({})).ok(&CREATE_NOTE, json!({"incident_id": "PT4KHLK", "content": "Paged DBA"}));
     assert_eq!(sent(&reqs[0])["body"], json!({"note": {"content": "Paged DBA"}}));
     assert_eq!(out, json!({"incident_id": "PT4KHLK"}));
 }

@@ -47,10 +47,13 @@ fn search_issues_checks_the_organization_and_project_ids() {
     let (r, reqs) = MockUpstream::new().call(&SEARCH_ISSUES, json!({"query": "x"}));
     assert!(message(&r.unwrap_err()).contains("no default organization"));
     assert!(reqs.is_empty());
-    let (r, reqs) = MockUpstream::new().call(&SEARCH_ISSUES, json!({"query": "x", "organization": "acme", "project_ids": ["backend"]}));
+    let (r, reqs) = MockUpstream::new()
+        .call(&SEARCH_ISSUES, json!({"query": "x", "organization": "acme", "project_ids": ["backend"]}));
     assert!(message(&r.unwrap_err()).contains("is not numeric"));
     assert!(reqs.is_empty());
-    let (out, reqs) = MockUpstream::new().json(json!({"detail": "odd"})).ok(&SEARCH_ISSUES, json!({"query": "x", "organization": "../../users"}));
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"detail": "odd"}))
+        .ok(&SEARCH_ISSUES, json!({"query": "x", "organization": "../../users"}));
     assert_eq!(reqs[0].path, "/api/0/organizations/..%2F..%2Fusers/issues/");
     assert_eq!(out, json!({"query": "x", "issues": []}));
 }
@@ -79,9 +82,12 @@ fn update_issue_resolves_a_short_id_then_puts() {
     assert_eq!((out["status"].clone(), out["updated"].clone()), (json!("resolved"), json!(true)));
     assert_eq!(out["status_details"], json!({"inRelease": "backend@2.1.0"}));
     // A short id nobody has is a 404; an id with a slash is refused before any lookup.
-    let (r, _) = MockUpstream::new().json(json!([])).call(&UPDATE_ISSUE, json!({"organization": "acme", "issue_id": "NOPE-1", "status": "resolved"}));
+    let (r, _) = MockUpstream::new()
+        .json(json!([]))
+        .call(&UPDATE_ISSUE, json!({"organization": "acme", "issue_id": "NOPE-1", "status": "resolved"}));
     assert!(matches!(r, Err(ToolError::Upstream { status: 404, .. })));
-    let (r, reqs) = MockUpstream::new().call(&UPDATE_ISSUE, json!({"organization": "acme", "issue_id": "1/../2", "status": "resolved"}));
+    let (r, reqs) = MockUpstream::new()
+        .call(&UPDATE_ISSUE, json!({"organization": "acme", "issue_id": "1/../2", "status": "resolved"}));
     assert!(message(&r.unwrap_err()).contains("neither a numeric issue id"));
     assert!(reqs.is_empty());
 }

@@ -75,9 +75,12 @@ fn send_message_posts_json_and_maps_ok_false() {
         .json(json!({"ok": false, "error": "channel_not_found"}))
         .call(&SEND_MESSAGE, json!({"channel": "C0NOPE000", "text": "x"}));
     assert!(matches!(r, Err(ToolError::Upstream { status: 404, .. })), "{r:?}");
-    let (r, _) = MockUpstream::new().json(json!({"ok": false, "error": "invalid_auth"})).call(&SEND_MESSAGE, json!({"channel": "C0NOPE000", "text": "x"}));
+    let (r, _) = MockUpstream::new()
+        .json(json!({"ok": false, "error": "invalid_auth"}))
+        .call(&SEND_MESSAGE, json!({"channel": "C0NOPE000", "text": "x"}));
     assert!(matches!(r, Err(ToolError::Upstream { status: 401, .. })), "{r:?}");
-    let (r, reqs) = MockUpstream::new().call(&SEND_MESSAGE, json!({"channel": "C01ABCDEF", "text": "x", "reply_broadcast": true}));
+    let (r, reqs) =
+        MockUpstream::new().call(&SEND_MESSAGE, json!({"channel": "C01ABCDEF", "text": "x", "reply_broadcast": true}));
     assert!(message(&r.unwrap_err()).contains("give thread_ts too"));
     assert!(reqs.is_empty());
 }
@@ -85,6 +88,8 @@ fn send_message_posts_json_and_maps_ok_false() {
 /// An answer without `ok` is not a success.
 #[test]
 fn an_answer_without_ok_is_an_error() {
-    let (r, _) = MockUpstream::new().json(json!({"channel": "C1"})).call(&SEND_MESSAGE, json!({"channel": "C01ABCDEF", "text": "x"}));
+    let (r, _) = MockUpstream::new()
+        .json(json!({"channel": "C1"}))
+        .call(&SEND_MESSAGE, json!({"channel": "C01ABCDEF", "text": "x"}));
     assert!(matches!(r, Err(ToolError::Upstream { status: 400, .. })), "{r:?}");
 }

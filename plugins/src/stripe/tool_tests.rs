@@ -15,7 +15,8 @@ fn search_customers_quotes_the_email() {
         "data": [{"id": "cus_NffrFeUfNV2Hib", "object": "customer", "name": "Jenny Rosen", "email": "jenny.rosen@example.com",
                   "phone": null, "created": 1680893993, "currency": "eur", "balance": -2500, "delinquent": false,
                   "invoice_settings": {"default_payment_method": "pm_1"}, "metadata": {}, "livemode": false}]});
-    let (out, reqs) = MockUpstream::new().json(page).ok(&SEARCH_CUSTOMERS, json!({"email": "o'brien@example.com", "limit": 5}));
+    let (out, reqs) =
+        MockUpstream::new().json(page).ok(&SEARCH_CUSTOMERS, json!({"email": "o'brien@example.com", "limit": 5}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "GET", "path": "/v1/customers/search", "body": null,

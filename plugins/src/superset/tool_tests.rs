@@ -32,7 +32,8 @@ fn list_dashboards_sends_a_rison_query_and_makes_links_absolute() {
             "owners": ["Ann Lee"], "tags": ["finance"]}]})
     );
     // A search term with Rison's own syntax stays a quoted value.
-    let (_, reqs) = MockUpstream::new().json(json!({"count": 0, "result": []})).ok(&LIST_DASHBOARDS, json!({"search": "a'),(b"}));
+    let (_, reqs) =
+        MockUpstream::new().json(json!({"count": 0, "result": []})).ok(&LIST_DASHBOARDS, json!({"search": "a'),(b"}));
     assert!(reqs[0].query[0].1.contains("value:'a!'),(b'"), "{}", reqs[0].query[0].1);
     let (r, reqs) = MockUpstream::new().call(&LIST_DASHBOARDS, json!({"cursor": "x"}));
     assert!(message(&r.unwrap_err()).contains("not one this tool issued"));

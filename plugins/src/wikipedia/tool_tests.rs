@@ -62,12 +62,21 @@ fn get_article_reads_one_section_and_names_a_missing_article() {
     let body = json!({"batchcomplete": true, "query": {"pages": [{"pageid": 25768, "ns": 0,
         "title": "Rust (programming language)",
         "extract": "Rust is a language.\n\n== History ==\nStarted in 2006.\n\n=== Mozilla ===\nSponsored.\n\n== Syntax ==\nBraces."}]}});
-    let (out, reqs) =
-        MockUpstream::new().json(body).ok(&GET_ARTICLE, json!({"title": "Rust (programming language)", "section": "history"}));
+    let (out, reqs) = MockUpstream::new()
+        .json(body)
+        .ok(&GET_ARTICLE, json!({"title": "Rust (programming language)", "section": "history"}));
     assert_eq!(
         sent(&reqs[0])["query"],
-        json!([["action", "query"], ["prop", "extracts"], ["explaintext", "1"], ["exsectionformat", "wiki"],
-               ["redirects", "1"], ["titles", "Rust (programming language)"], ["format", "json"], ["formatversion", "2"]])
+        json!([
+            ["action", "query"],
+            ["prop", "extracts"],
+            ["explaintext", "1"],
+            ["exsectionformat", "wiki"],
+            ["redirects", "1"],
+            ["titles", "Rust (programming language)"],
+            ["format", "json"],
+            ["formatversion", "2"]
+        ])
     );
     assert_eq!(
         out,
