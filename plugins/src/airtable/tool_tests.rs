@@ -105,3 +105,40 @@ fn get_record_encodes_the_ids() {
         json!({"record_id": "recA", "created_time": "2026-01-01T00:00:00.000Z", "fields": {"Notes": "hi"}})
     );
 }
+
+/// update_records with upsert: merge fields in `performUpsert`, the created and updated ids
+/// from Airtable's answer; a record with neither id nor merge value is refused unsent.
+#[test]
+fn update_records_upserts_on_merge_fields() {
+    let reply = json!({"records": [{"id": "recN", "createdTime": "2026-01-06T00:00:00.000Z", "fields": {"Email": "a@acme.example", "Seats": 3}}],
+        "createdRecords": ["recN"], "updatedRecords": []});
+    let (out, reqs) = MockUpstream::new().json(reply).ok(
+        &UPDATE_RECORDS,
+        json!({"base_id": "appB", "table": "Customers", "upsert_fields": ["Email"], "records": [{"fields": {"Email": "a@acme.example", "Seats": 3}}]}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "PATCH", "path": "/appB/Customers", "query": [], "body": {"records": [{"fields": {"Email": "a@acme.example", "Seats": 3}}],
+            "performUpsert": {"fieldsToMergeOn": ["Email"]}}})
+    );
+    assert_eq!(out["created_record_ids"], json!(["recN"]));
+    assert_eq!(out["updated"], 1);
+    let (r, reqs) = MockUpstream::new()
+        .call(&UPDATE_RECORDS, json!({"base_id": "appB", "table": "Customers", "records": [{"fields": {"Seats": 3}}]}));
+    let Err(ToolError::InvalidArguments { problems, .. }) = r else { panic!("{r:?}") };
+    assert_eq!(problems[0].path, "/records/0/id");
+    assert!(reqs.is_empty());
+}
+
+/// delete_records: ids as `records[]` parameters; only ids Airtable says it deleted count.
+#[test]
+fn delete_records_counts_what_airtable_deleted() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"records": [{"id": "recA", "deleted": true}, {"id": "recB", "deleted": false}]}))
+        .ok(&DELETE_RECORDS, json!({"base_id": "appB", "table": "Deals", "record_ids": ["recA", "recB"]}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "DELETE", "path": "/appB/Deals", "body": null, "query": [["records[]", "recA"], ["records[]", "recB"]]})
+    );
+    assert_eq!(out, json!({"deleted": 1, "record_ids": ["recA"]}));
+}

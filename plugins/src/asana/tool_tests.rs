@@ -111,3 +111,32 @@ fn create_comment_posts_a_story() {
         .call(&CREATE_COMMENT, json!({"task_gid": "42", "text": "a", "html_text": "<body>b</body>"}));
     assert!(matches!(r, Err(ToolError::InvalidArguments { .. })));
 }
+
+/// list_tasks: Asana's `next_page.offset` (JWT-shaped) travels wrapped as an opaque cursor and
+/// comes back as `offset`; a cursor the tool did not issue is refused unsent.
+#[test]
+fn list_tasks_wraps_the_offset_as_the_cursor() {
+    let offset = "eyJ0eXAiOJiKV1iQLCJhbGciOiJIUzI1NiJ9";
+    let page = json!({"data": [task()], "next_page": {"offset": offset, "path": "/tasks?offset=x", "uri": "https://app.asana.com/api/1.0/tasks?offset=x"}});
+    let (out, reqs) =
+        MockUpstream::new().json(page).ok(&LIST_TASKS, json!({"assignee": "me", "workspace": "1331", "limit": 1}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/tasks", "body": null, "query": [["assignee", "me"], ["workspace", "1331"],
+            ["completed_since", "now"], ["opt_fields", LIST_TASK_FIELDS], ["limit", "1"]]})
+    );
+    let cursor = out["next_cursor"].as_str().unwrap().to_string();
+    assert_ne!(cursor, offset, "the token is wrapped, not passed bare");
+    let (_, reqs) =
+        MockUpstream::new().json(json!({"data": []})).ok(&LIST_TASKS, json!({"project": "55", "cursor": cursor}));
+    assert_eq!(sent(&reqs[0])["query"].as_array().unwrap().last().unwrap(), &json!(["offset", offset]));
+    for args in [
+        json!({"project": "55", "cursor": "not-ours!"}),
+        json!({"project": "55", "section": "56"}),
+        json!({"assignee": "me"}),
+    ] {
+        let (r, reqs) = MockUpstream::new().call(&LIST_TASKS, args);
+        assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
+        assert!(reqs.is_empty());
+    }
+}

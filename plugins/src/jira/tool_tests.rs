@@ -112,3 +112,56 @@ fn create_comment_sends_adf_and_visibility() {
     assert!(message(&r.unwrap_err()).contains("not both"));
     assert!(reqs.is_empty());
 }
+
+/// create_issue: the description goes as ADF, people and names as Jira's objects; the answer's
+/// `self` link gives the browse URL.
+#[test]
+fn create_issue_sends_fields_in_jiras_shape() {
+    let created = json!({"id": "10010", "key": "ENG-8", "self": "https://acme.atlassian.net/rest/api/3/issue/10010"});
+    let (out, reqs) = MockUpstream::new().json(created).ok(
+        &CREATE_ISSUE,
+        json!({"project_key": " ENG ", "summary": "Login fails", "issue_type": "Bug", "description": "Steps:\n\n1. Open",
+               "assignee_account_id": "5b10", "priority": "High", "labels": ["auth"], "due_date": "2026-03-01", "components": ["Web"],
+               "fields": {"customfield_10016": 5}}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/rest/api/3/issue", "query": [], "body": {"fields": {"customfield_10016": 5,
+            "project": {"key": "ENG"}, "summary": "Login fails", "issuetype": {"name": "Bug"},
+            "description": adf::from_markdown("Steps:\n\n1. Open"), "assignee": {"accountId": "5b10"}, "priority": {"name": "High"},
+            "labels": ["auth"], "duedate": "2026-03-01", "components": [{"name": "Web"}]}}})
+    );
+    assert_eq!(out, json!({"key": "ENG-8", "id": "10010", "url": "https://acme.atlassian.net/browse/ENG-8"}));
+}
+
+/// update_issue: fields and label operations in one PUT, the assignee in its own; an empty
+/// due date clears it; both unassign and an assignee is refused unsent.
+#[test]
+fn update_issue_puts_fields_then_the_assignee() {
+    let (out, reqs) = MockUpstream::new()
+        .with_field("site", "https://acme.atlassian.net/")
+        .answer(204, Vec::new())
+        .answer(204, Vec::new())
+        .ok(&UPDATE_ISSUE, json!({"issue_key": "ENG-7", "summary": "Login fails on Safari", "due_date": "", "labels_add": ["safari"], "unassign": true}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "PUT", "path": "/rest/api/3/issue/ENG-7", "query": [], "body": {
+            "fields": {"summary": "Login fails on Safari", "duedate": null}, "update": {"labels": [{"add": "safari"}]}}})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "PUT", "path": "/rest/api/3/issue/ENG-7/assignee", "query": [], "body": {"accountId": null}})
+    );
+    assert_eq!(
+        out,
+        json!({"key": "ENG-7", "updated": ["summary", "due_date", "labels", "unassigned"], "url": "https://acme.atlassian.net/browse/ENG-7"})
+    );
+    for (args, why) in [
+        (json!({"issue_key": "ENG-7", "unassign": true, "assignee_account_id": "5b10"}), "not both"),
+        (json!({"issue_key": "ENG-7"}), "nothing to change"),
+    ] {
+        let (r, reqs) = MockUpstream::new().call(&UPDATE_ISSUE, args);
+        assert!(message(&r.unwrap_err()).contains(why), "{why}");
+        assert!(reqs.is_empty());
+    }
+}

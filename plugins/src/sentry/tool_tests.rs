@@ -91,3 +91,37 @@ fn update_issue_resolves_a_short_id_then_puts() {
     assert!(message(&r.unwrap_err()).contains("neither a numeric issue id"));
     assert!(reqs.is_empty());
 }
+
+/// get_issue: a numeric id needs no lookup; the 24-hour stats are summed; metadata names the error.
+#[test]
+fn get_issue_sums_the_last_day() {
+    let mut detail = issue();
+    detail["stats"] = json!({"24h": [[1767225600, 3], [1767229200, 5]]});
+    detail["metadata"] = json!({"type": "ZeroDivisionError", "value": "division by zero", "filename": "app/views.py", "function": "divide"});
+    detail["platform"] = json!("python");
+    detail["firstRelease"] = json!({"version": "backend@2.0.0"});
+    let (out, reqs) = MockUpstream::new().json(detail).ok(&GET_ISSUE, json!({"organization": "acme", "issue_id": "1170820242"}));
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/api/0/organizations/acme/issues/1170820242/", "query": [], "body": null}));
+    assert_eq!(out["events_last_24h"], 8);
+    assert_eq!((out["error_type"].clone(), out["in_function"].clone()), (json!("ZeroDivisionError"), json!("divide")));
+    assert_eq!(out["first_release"], "backend@2.0.0");
+    // Stats of the wrong shape are left out, not a panic.
+    let mut odd = issue();
+    odd["stats"] = json!({"24h": "many"});
+    let (out, _) = MockUpstream::new().json(odd).ok(&GET_ISSUE, json!({"organization": "acme", "issue_id": "1"}));
+    assert!(out.get("events_last_24h").is_none());
+}
+
+#[test]
+fn list_projects_shapes_teams() {
+    let body = json!([{"id": "4509", "slug": "backend", "name": "Backend", "platform": "python", "teams": [{"id": "3", "slug": "payments"}],
+        "firstEvent": "2025-06-01T00:00:00Z", "dateCreated": "2025-05-01T00:00:00Z", "isMember": true, "features": ["x"]}]);
+    let (out, reqs) = MockUpstream::new().json(body).ok(&LIST_PROJECTS, json!({"organization": "acme"}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/api/0/organizations/acme/projects/", "query": [], "body": null}));
+    assert_eq!(
+        out,
+        json!({"projects": [{"slug": "backend", "id": "4509", "name": "Backend", "platform": "python", "teams": ["payments"],
+            "first_event": "2025-06-01T00:00:00Z", "created": "2025-05-01T00:00:00Z", "is_member": true}]})
+    );
+}

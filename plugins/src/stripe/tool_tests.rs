@@ -77,3 +77,81 @@ fn get_customer_encodes_the_id() {
     let (out, _) = MockUpstream::new().json(json!([1, 2])).ok(&GET_CUSTOMER, json!({"customer_id": "cus_1"}));
     assert!(out.is_object());
 }
+
+/// list_payments: dates become Stripe's created[gte]/[lte] seconds; the last id is the cursor.
+#[test]
+fn list_payments_filters_by_date_and_pages_by_the_last_id() {
+    let page = json!({"object": "list", "has_more": true, "data": [{"id": "pi_3MtwBwLkdIwHu7ix28a3tqPa", "object": "payment_intent",
+        "amount": 2000, "amount_received": 2000, "currency": "jpy", "status": "succeeded", "customer": "cus_1", "created": 1680800504,
+        "payment_method": "pm_1", "latest_charge": "ch_1", "metadata": {}}]});
+    let (out, reqs) = MockUpstream::new()
+        .json(page)
+        .ok(&LIST_PAYMENTS, json!({"customer": "cus_1", "created_gte": "2026-01-31", "limit": 1}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/v1/payment_intents", "body": null,
+               "query": [["customer", "cus_1"], ["created[gte]", "1769817600"], ["limit", "1"]]})
+    );
+    assert_eq!(out["next_cursor"], "pi_3MtwBwLkdIwHu7ix28a3tqPa");
+    assert_eq!(out["payments"][0]["amount_display"], "2000 JPY");
+    assert!(out["payments"][0].get("amount_received").is_none(), "equal to amount, so left out");
+    let (r, reqs) = MockUpstream::new().call(&LIST_PAYMENTS, json!({"created_gte": "31/01/2026"}));
+    assert!(matches!(r, Err(ToolError::InvalidArguments { .. })));
+    assert!(reqs.is_empty());
+}
+
+/// delete_subscription: at period end is a POST flag; now is a DELETE with form fields;
+/// prorate with at_period_end is refused unsent.
+#[test]
+fn delete_subscription_now_or_at_period_end() {
+    let sub = json!({"id": "sub_1", "object": "subscription", "status": "canceled", "customer": "cus_1",
+        "items": {"data": [{"quantity": 1, "price": {"id": "price_1", "product": "prod_1", "unit_amount": 1500, "currency": "usd",
+                   "recurring": {"interval": "month", "interval_count": 1}}}]}});
+    let (out, reqs) = MockUpstream::new()
+        .json(sub.clone())
+        .ok(&DELETE_SUBSCRIPTION, json!({"subscription_id": "sub_1", "prorate": true}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "DELETE", "path": "/v1/subscriptions/sub_1", "query": [], "body": {"form": [["prorate", "true"]]}})
+    );
+    assert_eq!(out["items"][0]["unit_amount_display"], "15.00 USD");
+    let (_, reqs) = MockUpstream::new()
+        .json(sub)
+        .ok(&DELETE_SUBSCRIPTION, json!({"subscription_id": "sub_1", "at_period_end": true}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/v1/subscriptions/sub_1", "query": [], "body": {"form": [["cancel_at_period_end", "true"]]}})
+    );
+    let (r, reqs) = MockUpstream::new()
+        .call(&DELETE_SUBSCRIPTION, json!({"subscription_id": "sub_1", "at_period_end": true, "invoice_now": true}));
+    assert!(message(&r.unwrap_err()).contains("only to an immediate cancellation"));
+    assert!(reqs.is_empty());
+}
+
+/// create_payment_link with an ad-hoc price: the price is created first, then the link.
+#[test]
+fn create_payment_link_creates_the_price_then_the_link() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": "price_1MoBy5LkdIwHu7ixZhnattbh", "object": "price"}))
+        .json(json!({"id": "plink_1", "object": "payment_link", "url": "https://buy.stripe.com/test_123", "active": true, "livemode": false}))
+        .ok(&CREATE_PAYMENT_LINK, json!({"amount": 4900, "currency": "EUR", "product_name": "Workshop", "quantity": 2}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/v1/prices", "query": [], "body": {"form": [["currency", "eur"], ["unit_amount", "4900"],
+            ["product_data[name]", "Workshop"]]}})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "POST", "path": "/v1/payment_links", "query": [], "body": {"form": [
+            ["line_items[0][price]", "price_1MoBy5LkdIwHu7ixZhnattbh"], ["line_items[0][quantity]", "2"]]}})
+    );
+    assert_ne!(header(&reqs[0], "idempotency-key"), header(&reqs[1], "idempotency-key"), "each post has its own key");
+    assert_eq!(
+        out,
+        json!({"id": "plink_1", "url": "https://buy.stripe.com/test_123", "active": true, "price": "price_1MoBy5LkdIwHu7ixZhnattbh",
+            "quantity": 2, "amount_display": "49.00 EUR", "livemode": false})
+    );
+    let (r, reqs) = MockUpstream::new().call(&CREATE_PAYMENT_LINK, json!({"price_id": "price_1", "amount": 5}));
+    assert!(message(&r.unwrap_err()).contains("either price_id, or amount + currency + product_name"));
+    assert!(reqs.is_empty());
+}

@@ -73,3 +73,50 @@ fn create_comment_posts_the_text_and_shapes_the_action() {
             "author": "Ann Lee", "date": "2026-01-04T10:00:00.000Z"})
     );
 }
+
+/// update_card moves a card with its parameters in the query; an empty due clears it; a board
+/// without a list, or nothing to change, is refused unsent.
+#[test]
+fn update_card_moves_and_clears() {
+    let card = json!({"id": "60d5ecb2a4b1c2d3e4f5a6b7", "name": "Write copy", "idList": "5abbe4b7ddc1b351ef961499", "closed": false,
+        "due": null, "labels": [], "shortUrl": "https://trello.com/c/abc123"});
+    let (out, reqs) = MockUpstream::new().json(card).ok(
+        &UPDATE_CARD,
+        json!({"card_id": "abc123", "list_id": "5abbe4b7ddc1b351ef961499", "due": " ", "pos": "top"}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "PUT", "path": "/cards/abc123", "body": null,
+               "query": [["idList", "5abbe4b7ddc1b351ef961499"], ["due", ""], ["pos", "top"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"id": "60d5ecb2a4b1c2d3e4f5a6b7", "name": "Write copy", "list_id": "5abbe4b7ddc1b351ef961499", "url": "https://trello.com/c/abc123"})
+    );
+    for (args, why) in [
+        (json!({"card_id": "abc123", "board_id": "5abbe4b7ddc1b351ef961414"}), "needs list_id too"),
+        (json!({"card_id": "abc123"}), "nothing to change"),
+        (json!({"card_id": "abc123/../../members/me", "name": "x"}), "is not a Trello id"),
+    ] {
+        let (r, reqs) = MockUpstream::new().call(&UPDATE_CARD, args);
+        assert!(message(&r.unwrap_err()).contains(why), "{why}");
+        assert!(reqs.is_empty());
+    }
+}
+
+/// get_card with checklists: done counts per checklist.
+#[test]
+fn get_card_counts_checklist_items() {
+    let card = json!({"id": "60d5ecb2a4b1c2d3e4f5a6b7", "name": "Launch", "desc": "", "list": {"name": "Doing"}, "board": {"name": "Launch"},
+        "members": [{"fullName": "Ann Lee", "username": "annlee"}],
+        "checklists": [{"name": "Steps", "checkItems": [{"name": "Draft", "state": "complete"}, {"name": "Review", "state": "incomplete"}]}]});
+    let (out, reqs) =
+        MockUpstream::new().json(card).ok(&GET_CARD, json!({"card_id": "abc123", "include_checklists": true}));
+    let q = sent(&reqs[0])["query"].clone();
+    assert!(q.as_array().unwrap().contains(&json!(["checklists", "all"])), "{q}");
+    assert_eq!((out["list"].clone(), out["board"].clone()), (json!("Doing"), json!("Launch")));
+    assert_eq!(
+        out["checklists"],
+        json!([{"name": "Steps", "done": "1/2", "items": [{"name": "Draft", "done": true}, {"name": "Review", "done": false}]}])
+    );
+}
