@@ -43,6 +43,13 @@ impl MockUpstream {
         self.reply(200, body.to_string().into_bytes(), headers)
     }
 
+    /// Queues a 200 answer with a raw (non-JSON) body and response headers (file contents).
+    pub fn reply_raw(self, body: Vec<u8>, headers: &[(&str, &str)]) -> Self {
+        let headers = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.replies.lock().unwrap().push_back(Ok(HttpResponse { status: 200, headers, body }));
+        self
+    }
+
     /// Queues an answer with any 2xx status and raw body.
     pub fn answer(self, status: u16, body: Vec<u8>) -> Self {
         self.reply(status, body, &[])

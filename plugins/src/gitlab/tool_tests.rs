@@ -4,7 +4,8 @@
 use serde_json::json;
 
 use super::issues::{CREATE_COMMENT, CREATE_ISSUE, LIST_ISSUES};
-use super::mrs::MERGE_MR;
+use super::mrs::{CREATE_MR, MERGE_MR};
+use super::projects::GET_FILE;
 use super::*;
 use crate::mock::{MockUpstream, message, sent};
 
@@ -111,4 +112,53 @@ fn merge_mr_puts_the_options_and_explains_a_refusal() {
         message.starts_with("merge request !7 was not merged: Branch cannot be merged (it has merge conflicts"),
         "{message}"
     );
+}
+
+/// create_mr: a draft gets GitLab's `Draft:` prefix once; labels are one comma list.
+#[test]
+fn create_mr_marks_a_draft_in_the_title() {
+    let mr = json!({"iid": 8, "title": "Draft: Add docs", "state": "opened", "draft": true, "source_branch": "docs", "target_branch": "main",
+        "author": {"username": "ann"}, "web_url": "https://gitlab.example.com/acme/app/-/merge_requests/8"});
+    let (out, reqs) = MockUpstream::new().json(mr).ok(
+        &CREATE_MR,
+        json!({"project": "acme/app", "source_branch": "docs", "target_branch": "main", "title": "Add docs", "draft": true, "labels": ["docs", "p2"]}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/projects/acme%2Fapp/merge_requests", "query": [],
+               "body": {"source_branch": "docs", "target_branch": "main", "title": "Draft: Add docs", "labels": "docs,p2"}})
+    );
+    assert_eq!(out["iid"], 8);
+    let (_, reqs) = MockUpstream::new()
+        .json(json!({"iid": 9}))
+        .ok(&CREATE_MR, json!({"project": 4, "source_branch": "a", "target_branch": "b", "title": "[Draft] x", "draft": true}));
+    assert_eq!(sent(&reqs[0])["body"]["title"], "[Draft] x");
+}
+
+/// get_file: the whole file path is one encoded segment; GitLab's headers give the blob and
+/// commit; the result is public only when the project says so; `..` is refused unsent.
+#[test]
+fn get_file_reads_raw_content_and_headers() {
+    let up = MockUpstream::new().json(json!({"id": 4, "visibility": "public"})).reply_raw(
+        b"fn main() {}\n".to_vec(),
+        &[("x-gitlab-blob-id", "79f7bbd25901e8334750839545a9bd021f0e4c83"), ("x-gitlab-last-commit-id", "570e7b2a"), ("x-gitlab-ref", "main")],
+    );
+    let (out, public) = up.ok_marked(&GET_FILE, json!({"project": "acme/app", "file_path": "/src/main.rs"}));
+    assert!(public);
+    assert_eq!(
+        out,
+        json!({"project": "acme/app", "file_path": "src/main.rs", "ref": "main", "size": 13,
+            "blob_id": "79f7bbd25901e8334750839545a9bd021f0e4c83", "last_commit_id": "570e7b2a", "content": "fn main() {}\n", "truncated": false})
+    );
+    let (_, reqs) = MockUpstream::new()
+        .error(ToolError::Network("down".into()))
+        .reply_raw(b"x".to_vec(), &[])
+        .ok(&GET_FILE, json!({"project": "acme/app", "file_path": "src/main.rs", "ref": "v1"}));
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/projects/acme%2Fapp/repository/files/src%2Fmain.rs/raw", "query": [["ref", "v1"]], "body": null})
+    );
+    let (r, reqs) = MockUpstream::new().call(&GET_FILE, json!({"project": "acme/app", "file_path": "src/../../.env"}));
+    assert!(message(&r.unwrap_err()).contains("is not a file path"));
+    assert!(reqs.is_empty());
 }

@@ -93,3 +93,44 @@ fn an_answer_without_ok_is_an_error() {
         .call(&SEND_MESSAGE, json!({"channel": "C01ABCDEF", "text": "x"}));
     assert!(matches!(r, Err(ToolError::Upstream { status: 400, .. })), "{r:?}");
 }
+
+#[test]
+fn list_channels_sends_the_types_and_shapes_channels() {
+    let body = json!({"ok": true, "channels": [{"id": "C012AB3CD", "name": "general", "is_channel": true, "is_private": false,
+        "is_archived": false, "is_member": true, "created": 1449252889, "num_members": 4,
+        "topic": {"value": "Company-wide", "creator": "U1", "last_set": 0}, "purpose": {"value": "", "creator": "", "last_set": 0}}],
+        "response_metadata": {"next_cursor": "dGVhbTpDMDYxRkE1UEI="}});
+    let (out, reqs) = MockUpstream::new().json(body).ok(&LIST_CHANNELS, json!({"limit": 1}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/conversations.list", "body": null, "query": [["types", "public_channel,private_channel"],
+            ["exclude_archived", "true"], ["limit", "1"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"next_cursor": "dGVhbTpDMDYxRkE1UEI=", "channels": [{"id": "C012AB3CD", "name": "general", "type": "public_channel",
+            "topic": "Company-wide", "members": 4, "is_member": true, "created": "2015-12-04T18:14:49Z"}]})
+    );
+}
+
+/// get_user by email asks users.lookupByEmail; by id users.info; both or neither is refused.
+#[test]
+fn get_user_looks_up_by_email_or_id() {
+    let user = json!({"ok": true, "user": {"id": "W012A3CDE", "name": "spengler", "real_name": "Egon Spengler", "tz_label": "Pacific Standard Time",
+        "is_admin": true, "profile": {"display_name": "spengler", "real_name": "Egon Spengler", "email": "spengler@ghostbusters.example",
+        "status_text": "Riding a train", "status_emoji": ":mountain_railway:", "phone": ""}}});
+    let (out, reqs) = MockUpstream::new().json(user.clone()).ok(&GET_USER, json!({"email": "spengler@ghostbusters.example"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/users.lookupByEmail", "body": null, "query": [["email", "spengler@ghostbusters.example"]]})
+    );
+    assert_eq!(out["id"], "W012A3CDE");
+    assert!(out.get("phone").is_none(), "an empty phone is left out");
+    let (_, reqs) = MockUpstream::new().json(user).ok(&GET_USER, json!({"user": "<@W012A3CDE>"}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/users.info", "body": null, "query": [["user", "W012A3CDE"]]}));
+    let (r, reqs) = MockUpstream::new().call(&GET_USER, json!({"user": "W012A3CDE", "email": "a@b.example"}));
+    assert!(message(&r.unwrap_err()).contains("exactly one of user"));
+    assert!(reqs.is_empty());
+    let (r, _) = MockUpstream::new().json(json!({"ok": false, "error": "users_not_found"})).call(&GET_USER, json!({"email": "nobody@x.example"}));
+    assert!(matches!(r, Err(ToolError::Upstream { status: 404, .. })), "{r:?}");
+}

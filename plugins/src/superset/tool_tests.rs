@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::browse::LIST_DASHBOARDS;
+use super::browse::{GET_DASHBOARD, LIST_DASHBOARDS};
 use super::sqllab::RUN_SQL;
 use crate::mock::{MockUpstream, message, sent};
 
@@ -83,4 +83,37 @@ fn run_sql_async_without_an_id_is_an_error() {
         .call(&RUN_SQL, json!({"database_id": 1, "sql": "SELECT 1", "run_async": true}));
     assert!(message(&r.unwrap_err()).contains("did not say its id"));
     assert_eq!(reqs.len(), 1);
+}
+
+/// get_dashboard reads the dashboard and its charts; native filters come out of the
+/// `json_metadata` string, and a metadata string that is not JSON leaves them out.
+#[test]
+fn get_dashboard_reads_charts_and_native_filters() {
+    let metadata = json!({"native_filter_configuration": [{"id": "NATIVE_FILTER-1", "name": "Region", "filterType": "filter_select",
+        "targets": [{"datasetId": 3, "column": {"name": "region"}}]}]}).to_string();
+    let dashboard = json!({"result": {"id": 7, "dashboard_title": "Sales", "url": "/superset/dashboard/sales/", "published": true,
+        "json_metadata": metadata}});
+    let charts = json!({"result": [{"id": 41, "slice_name": "Revenue by region", "viz_type": "echarts_timeseries_bar",
+        "description": "", "slice_url": "/explore/?slice_id=41", "form_data": {}}]});
+    let (out, reqs) = MockUpstream::new()
+        .with_field("base_url", "https://bi.example.com")
+        .json(dashboard.clone())
+        .json(charts.clone())
+        .ok(&GET_DASHBOARD, json!({"dashboard": "sales"}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/api/v1/dashboard/sales", "query": [], "body": null}));
+    assert_eq!(sent(&reqs[1]), json!({"method": "GET", "path": "/api/v1/dashboard/sales/charts", "query": [], "body": null}));
+    assert_eq!((out["status"].clone(), out["chart_count"].clone()), (json!("published"), json!(1)));
+    assert_eq!(
+        out["charts"],
+        json!([{"id": 41, "name": "Revenue by region", "viz_type": "echarts_timeseries_bar", "url": "https://bi.example.com/explore/?slice_id=41"}])
+    );
+    assert_eq!(
+        out["native_filters"],
+        json!([{"id": "NATIVE_FILTER-1", "name": "Region", "type": "filter_select", "column": "region", "dataset_id": 3}])
+    );
+    let mut broken = dashboard;
+    broken["result"]["json_metadata"] = json!("{not json");
+    let (out, reqs) = MockUpstream::new().json(broken).json(charts).ok(&GET_DASHBOARD, json!({"dashboard": "../../security/login"}));
+    assert!(out.get("native_filters").is_none());
+    assert_eq!(reqs[0].path, "/api/v1/dashboard/..%2F..%2Fsecurity%2Flogin");
 }
