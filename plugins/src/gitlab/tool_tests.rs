@@ -129,9 +129,10 @@ fn create_mr_marks_a_draft_in_the_title() {
                "body": {"source_branch": "docs", "target_branch": "main", "title": "Draft: Add docs", "labels": "docs,p2"}})
     );
     assert_eq!(out["iid"], 8);
-    let (_, reqs) = MockUpstream::new()
-        .json(json!({"iid": 9}))
-        .ok(&CREATE_MR, json!({"project": 4, "source_branch": "a", "target_branch": "b", "title": "[Draft] x", "draft": true}));
+    let (_, reqs) = MockUpstream::new().json(json!({"iid": 9})).ok(
+        &CREATE_MR,
+        json!({"project": 4, "source_branch": "a", "target_branch": "b", "title": "[Draft] x", "draft": true}),
+    );
     assert_eq!(sent(&reqs[0])["body"]["title"], "[Draft] x");
 }
 
@@ -141,7 +142,11 @@ fn create_mr_marks_a_draft_in_the_title() {
 fn get_file_reads_raw_content_and_headers() {
     let up = MockUpstream::new().json(json!({"id": 4, "visibility": "public"})).reply_raw(
         b"fn main() {}\n".to_vec(),
-        &[("x-gitlab-blob-id", "79f7bbd25901e8334750839545a9bd021f0e4c83"), ("x-gitlab-last-commit-id", "570e7b2a"), ("x-gitlab-ref", "main")],
+        &[
+            ("x-gitlab-blob-id", "79f7bbd25901e8334750839545a9bd021f0e4c83"),
+            ("x-gitlab-last-commit-id", "570e7b2a"),
+            ("x-gitlab-ref", "main"),
+        ],
     );
     let (out, public) = up.ok_marked(&GET_FILE, json!({"project": "acme/app", "file_path": "/src/main.rs"}));
     assert!(public);

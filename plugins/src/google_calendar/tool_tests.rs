@@ -88,3 +88,40 @@ fn delete_event_encodes_both_ids() {
     );
     assert_eq!(out, json!({"event_id": "../../users/me", "deleted": true, "guests_notified": "externalOnly"}));
 }
+
+/// get_free_busy: busy blocks per calendar, the free slots between them in the caller's offset;
+/// a calendar Google cannot see is named and left out of the free slots.
+#[test]
+fn get_free_busy_finds_the_gaps() {
+    let fb = json!({"kind": "calendar#freeBusy", "timeMin": "2026-03-02T08:00:00.000Z", "timeMax": "2026-03-02T12:00:00.000Z", "calendars": {
+        "ann@acme.example": {"busy": [{"start": "2026-03-02T09:00:00Z", "end": "2026-03-02T10:00:00Z"}]},
+        "bob@acme.example": {"busy": [{"start": "2026-03-02T09:30:00Z", "end": "2026-03-02T10:30:00Z"}]},
+        "ghost@acme.example": {"errors": [{"domain": "global", "reason": "notFound"}], "busy": []}}});
+    let (out, reqs) = MockUpstream::new().json(fb).ok(
+        &GET_FREE_BUSY,
+        json!({"time_min": "2026-03-02T09:00:00+01:00", "time_max": "2026-03-02T13:00:00+01:00",
+               "calendars": ["ann@acme.example", "bob@acme.example", " ghost@acme.example "], "min_free_minutes": 45}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/freeBusy", "query": [], "body": {"timeMin": "2026-03-02T09:00:00+01:00",
+            "timeMax": "2026-03-02T13:00:00+01:00",
+            "items": [{"id": "ann@acme.example"}, {"id": "bob@acme.example"}, {"id": "ghost@acme.example"}]}})
+    );
+    assert_eq!(
+        out["free"],
+        json!([{"start": "2026-03-02T09:00:00+01:00", "end": "2026-03-02T10:00:00+01:00", "minutes": 60},
+               {"start": "2026-03-02T11:30:00+01:00", "end": "2026-03-02T13:00:00+01:00", "minutes": 90}])
+    );
+    assert_eq!(
+        out["calendars"][2],
+        json!({"calendar": "ghost@acme.example", "busy": [], "error": "no calendar found (or not shared with you)"})
+    );
+    assert!(out["note"].as_str().unwrap().contains("ghost@acme.example"));
+    let (r, reqs) = MockUpstream::new().call(
+        &GET_FREE_BUSY,
+        json!({"time_min": "2026-03-02T09:00:00Z", "time_max": "2026-03-02T10:00:00Z", "calendars": [" "]}),
+    );
+    assert!(message(&r.unwrap_err()).contains("at least one calendar"));
+    assert!(reqs.is_empty());
+}

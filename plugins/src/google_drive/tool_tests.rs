@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use super::transfer::DOWNLOAD_FILE;
 use super::*;
 use crate::mock::{MockUpstream, message, sent};
 
@@ -82,4 +83,43 @@ fn search_files_survives_an_odd_answer() {
         .error(ToolError::Upstream { status: 400, message: "Invalid Value".into(), retry_after: None })
         .call(&SEARCH_FILES, json!({"query": "bogus ="}));
     assert!(message(&r.unwrap_err()).contains("Invalid Value"));
+}
+
+/// download_file of a Google Sheet without save_to: metadata first, then the export as text
+/// (its byte-order mark dropped); a PDF without save_to, a folder and a shortcut are refused
+/// after the metadata, before any content is fetched.
+#[test]
+fn download_file_exports_a_sheet_as_text() {
+    let sheet = "application/vnd.google-apps.spreadsheet";
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": "1Sheet", "name": "Budget", "mimeType": sheet}))
+        .reply_raw("\u{feff}Item,Cost\nCoffee,4.5\n".as_bytes().to_vec(), &[("content-type", "text/csv")])
+        .ok(&DOWNLOAD_FILE, json!({"file_id": "1Sheet"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/files/1Sheet", "body": null, "query": [
+            ["fields", "id,name,mimeType,size,shortcutDetails(targetId,targetMimeType)"], ["supportsAllDrives", "true"]]})
+    );
+    let export = "text/csv";
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/files/1Sheet/export", "body": null, "query": [["mimeType", export]]})
+    );
+    assert_eq!(
+        out,
+        json!({"file_id": "1Sheet", "name": "Budget", "mime_type": export, "exported_from": sheet, "size_bytes": 24,
+               "content": "Item,Cost\nCoffee,4.5\n"})
+    );
+    for (meta, why) in [
+        (json!({"id": "2", "name": "scan.pdf", "mimeType": "application/pdf", "size": "10"}), "give save_to"),
+        (json!({"id": "3", "name": "Team", "mimeType": FOLDER}), "is a folder"),
+        (
+            json!({"id": "4", "name": "Link", "mimeType": "application/vnd.google-apps.shortcut", "shortcutDetails": {"targetId": "9"}}),
+            "download its target, file_id '9'",
+        ),
+    ] {
+        let (r, reqs) = MockUpstream::new().json(meta).call(&DOWNLOAD_FILE, json!({"file_id": "x"}));
+        assert!(message(&r.unwrap_err()).contains(why), "{why}");
+        assert_eq!(reqs.len(), 1);
+    }
 }

@@ -100,9 +100,13 @@ fn get_issue_sums_the_last_day() {
     detail["metadata"] = json!({"type": "ZeroDivisionError", "value": "division by zero", "filename": "app/views.py", "function": "divide"});
     detail["platform"] = json!("python");
     detail["firstRelease"] = json!({"version": "backend@2.0.0"});
-    let (out, reqs) = MockUpstream::new().json(detail).ok(&GET_ISSUE, json!({"organization": "acme", "issue_id": "1170820242"}));
+    let (out, reqs) =
+        MockUpstream::new().json(detail).ok(&GET_ISSUE, json!({"organization": "acme", "issue_id": "1170820242"}));
     assert_eq!(reqs.len(), 1);
-    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/api/0/organizations/acme/issues/1170820242/", "query": [], "body": null}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/api/0/organizations/acme/issues/1170820242/", "query": [], "body": null})
+    );
     assert_eq!(out["events_last_24h"], 8);
     assert_eq!((out["error_type"].clone(), out["in_function"].clone()), (json!("ZeroDivisionError"), json!("divide")));
     assert_eq!(out["first_release"], "backend@2.0.0");
@@ -118,7 +122,10 @@ fn list_projects_shapes_teams() {
     let body = json!([{"id": "4509", "slug": "backend", "name": "Backend", "platform": "python", "teams": [{"id": "3", "slug": "payments"}],
         "firstEvent": "2025-06-01T00:00:00Z", "dateCreated": "2025-05-01T00:00:00Z", "isMember": true, "features": ["x"]}]);
     let (out, reqs) = MockUpstream::new().json(body).ok(&LIST_PROJECTS, json!({"organization": "acme"}));
-    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/api/0/organizations/acme/projects/", "query": [], "body": null}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/api/0/organizations/acme/projects/", "query": [], "body": null})
+    );
     assert_eq!(
         out,
         json!({"projects": [{"slug": "backend", "id": "4509", "name": "Backend", "platform": "python", "teams": ["payments"],

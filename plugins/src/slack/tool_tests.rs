@@ -119,7 +119,8 @@ fn get_user_looks_up_by_email_or_id() {
     let user = json!({"ok": true, "user": {"id": "W012A3CDE", "name": "spengler", "real_name": "Egon Spengler", "tz_label": "Pacific Standard Time",
         "is_admin": true, "profile": {"display_name": "spengler", "real_name": "Egon Spengler", "email": "spengler@ghostbusters.example",
         "status_text": "Riding a train", "status_emoji": ":mountain_railway:", "phone": ""}}});
-    let (out, reqs) = MockUpstream::new().json(user.clone()).ok(&GET_USER, json!({"email": "spengler@ghostbusters.example"}));
+    let (out, reqs) =
+        MockUpstream::new().json(user.clone()).ok(&GET_USER, json!({"email": "spengler@ghostbusters.example"}));
     assert_eq!(
         sent(&reqs[0]),
         json!({"method": "GET", "path": "/users.lookupByEmail", "body": null, "query": [["email", "spengler@ghostbusters.example"]]})
@@ -127,10 +128,15 @@ fn get_user_looks_up_by_email_or_id() {
     assert_eq!(out["id"], "W012A3CDE");
     assert!(out.get("phone").is_none(), "an empty phone is left out");
     let (_, reqs) = MockUpstream::new().json(user).ok(&GET_USER, json!({"user": "<@W012A3CDE>"}));
-    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/users.info", "body": null, "query": [["user", "W012A3CDE"]]}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/users.info", "body": null, "query": [["user", "W012A3CDE"]]})
+    );
     let (r, reqs) = MockUpstream::new().call(&GET_USER, json!({"user": "W012A3CDE", "email": "a@b.example"}));
     assert!(message(&r.unwrap_err()).contains("exactly one of user"));
     assert!(reqs.is_empty());
-    let (r, _) = MockUpstream::new().json(json!({"ok": false, "error": "users_not_found"})).call(&GET_USER, json!({"email": "nobody@x.example"}));
+    let (r, _) = MockUpstream::new()
+        .json(json!({"ok": false, "error": "users_not_found"}))
+        .call(&GET_USER, json!({"email": "nobody@x.example"}));
     assert!(matches!(r, Err(ToolError::Upstream { status: 404, .. })), "{r:?}");
 }

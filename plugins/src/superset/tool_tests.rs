@@ -101,7 +101,10 @@ fn get_dashboard_reads_charts_and_native_filters() {
         .json(charts.clone())
         .ok(&GET_DASHBOARD, json!({"dashboard": "sales"}));
     assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/api/v1/dashboard/sales", "query": [], "body": null}));
-    assert_eq!(sent(&reqs[1]), json!({"method": "GET", "path": "/api/v1/dashboard/sales/charts", "query": [], "body": null}));
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/api/v1/dashboard/sales/charts", "query": [], "body": null})
+    );
     assert_eq!((out["status"].clone(), out["chart_count"].clone()), (json!("published"), json!(1)));
     assert_eq!(
         out["charts"],
@@ -113,7 +116,8 @@ fn get_dashboard_reads_charts_and_native_filters() {
     );
     let mut broken = dashboard;
     broken["result"]["json_metadata"] = json!("{not json");
-    let (out, reqs) = MockUpstream::new().json(broken).json(charts).ok(&GET_DASHBOARD, json!({"dashboard": "../../security/login"}));
+    let (out, reqs) =
+        MockUpstream::new().json(broken).json(charts).ok(&GET_DASHBOARD, json!({"dashboard": "../../security/login"}));
     assert!(out.get("native_filters").is_none());
     assert_eq!(reqs[0].path, "/api/v1/dashboard/..%2F..%2Fsecurity%2Flogin");
 }
