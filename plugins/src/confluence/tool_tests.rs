@@ -82,3 +82,53 @@ fn create_comment_starts_a_thread_or_replies() {
     assert_eq!(sent(&reqs[0])["body"]["parentCommentId"], "200001");
     assert!(sent(&reqs[0])["body"].get("pageId").is_none());
 }
+
+/// search_pages builds CQL from words: the text is a quoted CQL string (a quote in it cannot
+/// end the string), the space key too; excerpt highlight markers are removed.
+#[test]
+fn search_pages_builds_quoted_cql() {
+    let body = json!({"results": [{"content": {"id": "131073", "type": "page", "title": "Runbook"}, "title": "Runbook",
+        "excerpt": "How to @@@hl@@@page@@@endhl@@@ the   on-call", "url": "/spaces/ENG/pages/131073/Runbook",
+        "resultGlobalContainer": {"title": "Engineering"}, "lastModified": "2026-01-05T10:00:00.000Z", "entityType": "content"}],
+        "totalSize": 1, "_links": {"base": "https://acme.atlassian.net/wiki"}});
+    let (out, reqs) =
+        MockUpstream::new().json(body).ok(&SEARCH_PAGES, json!({"query": "page \" OR space = X", "space_key": "ENG"}));
+    let cql = format!(
+        "type in (page, blogpost) AND text ~ {} AND space = {}",
+        cql_string("page \" OR space = X"),
+        cql_string("ENG")
+    );
+    assert!(cql.contains("text ~ \"page \\\" OR space = X\""), "{cql}");
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/rest/api/search", "body": null, "query": [["cql", cql], ["limit", "25"]]})
+    );
+    assert_eq!(
+        out["results"],
+        json!([{"id": "131073", "type": "page", "title": "Runbook", "space": "Engineering", "excerpt": "How to page the on-call",
+            "last_modified": "2026-01-05T10:00:00.000Z", "url": "https://acme.atlassian.net/wiki/spaces/ENG/pages/131073/Runbook"}])
+    );
+    let (r, reqs) = MockUpstream::new().call(&SEARCH_PAGES, json!({"cql": "type = page", "space_key": "ENG"}));
+    assert!(message(&r.unwrap_err()).contains("space_key only applies to query"));
+    assert!(reqs.is_empty());
+}
+
+/// get_page turns the storage body into Markdown and cuts it to max_chars.
+#[test]
+fn get_page_converts_the_body() {
+    let xhtml = "<h1>Steps</h1><p>Page the <strong>on-call</strong></p>";
+    let page = json!({"id": "131073", "title": "Runbook", "status": "current", "spaceId": "98306", "parentId": "98310", "authorId": "5b10",
+        "createdAt": "2026-01-01T10:00:00.000Z", "version": {"number": 3, "message": "", "createdAt": "2026-01-05T10:00:00.000Z"},
+        "body": {"storage": {"value": xhtml, "representation": "storage"}}, "_links": {"webui": "/spaces/ENG/pages/131073", "base": "https://acme.atlassian.net/wiki"}});
+    let (out, reqs) = MockUpstream::new().json(page).ok(&GET_PAGE, json!({"page_id": "131073"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/api/v2/pages/131073", "body": null, "query": [["body-format", "storage"]]})
+    );
+    assert_eq!(out["body"], storage::to_markdown(xhtml));
+    assert_eq!((out["version"].clone(), out["truncated"].clone()), (json!(3), json!(false)));
+    assert!(out.get("version_message").is_none());
+    let (r, reqs) = MockUpstream::new().call(&GET_PAGE, json!({"page_id": "../admin"}));
+    assert!(message(&r.unwrap_err()).contains("is not a Confluence id"));
+    assert!(reqs.is_empty());
+}

@@ -118,3 +118,27 @@ fn add_reaction_encodes_the_emoji_as_one_segment() {
     );
     assert!(!reqs[0].path.contains("/../"), "{}", reqs[0].path);
 }
+
+/// list_servers pages by the largest id (`after`), with member counts.
+#[test]
+fn list_servers_pages_after_the_largest_id() {
+    let guilds = json!([
+        {"id": "197038439483310086", "name": "Discord Testers", "owner": false, "approximate_member_count": 3268, "approximate_presence_count": 784, "features": []},
+        {"id": "81384788765712384", "name": "Discord API", "owner": true, "approximate_member_count": 12, "approximate_presence_count": 3}]);
+    let (out, reqs) = MockUpstream::new().json(guilds).ok(&LIST_SERVERS, json!({"limit": 2}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/users/@me/guilds", "body": null, "query": [["limit", "2"], ["with_counts", "true"]]})
+    );
+    assert_eq!(out["next_cursor"], "197038439483310086");
+    assert_eq!(
+        out["servers"][1],
+        json!({"id": "81384788765712384", "name": "Discord API", "members": 12, "online": 3, "bot_is_owner": true})
+    );
+    let (_, reqs) =
+        MockUpstream::new().json(json!([])).ok(&LIST_SERVERS, json!({"limit": 2, "cursor": "197038439483310086"}));
+    assert_eq!(sent(&reqs[0])["query"][1], json!(["after", "197038439483310086"]));
+    let (r, reqs) = MockUpstream::new().call(&LIST_SERVERS, json!({"cursor": "../x"}));
+    assert!(matches!(r, Err(ToolError::InvalidArguments { .. })));
+    assert!(reqs.is_empty());
+}

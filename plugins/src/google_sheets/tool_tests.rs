@@ -86,3 +86,37 @@ fn add_rows_appends_a_flat_list_as_one_row() {
     let (r, _) = MockUpstream::new().call(&ADD_ROWS, json!({"spreadsheet_id": "1", "range": "  ", "values": [1]}));
     assert!(message(&r.unwrap_err()).contains("A1 range"));
 }
+
+#[test]
+fn delete_values_clears_the_range() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"spreadsheetId": "1BxiMVs0XRA5", "clearedRange": "Sheet1!A2:F100"}))
+        .ok(&DELETE_VALUES, json!({"spreadsheet_id": "1BxiMVs0XRA5", "range": "Sheet1!A2:F100"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/spreadsheets/1BxiMVs0XRA5/values/Sheet1%21A2%3AF100:clear", "query": [], "body": {}})
+    );
+    assert_eq!(out, json!({"cleared_range": "Sheet1!A2:F100"}));
+}
+
+/// get_spreadsheet asks only for the fields it shows; tabs are listed with their grid sizes.
+#[test]
+fn get_spreadsheet_lists_the_tabs() {
+    let body = json!({"spreadsheetId": "1BxiMVs0XRA5", "spreadsheetUrl": "https://docs.google.com/spreadsheets/d/1BxiMVs0XRA5/edit",
+        "properties": {"title": "Budget", "locale": "en_US", "timeZone": "Europe/Berlin"},
+        "sheets": [{"properties": {"sheetId": 0, "title": "2026", "index": 0, "sheetType": "GRID",
+                    "gridProperties": {"rowCount": 1000, "columnCount": 26, "frozenRowCount": 1}}},
+                   {"properties": {"sheetId": 7, "title": "Chart", "index": 1, "sheetType": "OBJECT", "hidden": true}}]});
+    let (out, reqs) = MockUpstream::new().json(body).ok(&GET_SPREADSHEET, json!({"spreadsheet_id": "1BxiMVs0XRA5"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/spreadsheets/1BxiMVs0XRA5", "query": [["fields", SPREADSHEET_FIELDS]], "body": null})
+    );
+    assert_eq!(
+        out,
+        json!({"spreadsheet_id": "1BxiMVs0XRA5", "title": "Budget", "url": "https://docs.google.com/spreadsheets/d/1BxiMVs0XRA5/edit",
+            "locale": "en_US", "time_zone": "Europe/Berlin", "sheets": [
+                {"sheet_id": 0, "title": "2026", "index": 0, "rows": 1000, "columns": 26, "frozen_rows": 1},
+                {"sheet_id": 7, "title": "Chart", "index": 1, "type": "object", "hidden": true}]})
+    );
+}

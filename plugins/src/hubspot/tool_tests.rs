@@ -98,3 +98,48 @@ fn a_bare_answer_shapes_to_its_id() {
     let (out, _) = MockUpstream::new().json(json!({"id": "151"})).ok(&GET_CONTACT, json!({"contact_id": "151"}));
     assert_eq!(out["id"], "151");
 }
+
+/// create_deal: the default pipeline's first stage unless given, money as HubSpot's string,
+/// a date as midnight UTC, associations by type id; another pipeline without a stage is refused.
+#[test]
+fn create_deal_fills_the_default_stage() {
+    let deal = json!({"id": "9001", "properties": {"dealname": "Acme renewal", "amount": "12000", "dealstage": "appointmentscheduled",
+        "pipeline": "default", "createdate": "2026-01-01T00:00:00.000Z"}, "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-01T00:00:00.000Z"});
+    let (out, reqs) = MockUpstream::new().json(deal).ok(
+        &CREATE_DEAL,
+        json!({"dealname": "Acme renewal", "amount": 12000.0, "closedate": "2026-06-30", "contact_ids": ["151"], "company_ids": ["77"]}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/crm/v3/objects/deals", "query": [], "body": {
+            "properties": {"dealname": "Acme renewal", "pipeline": "default", "dealstage": "appointmentscheduled", "amount": "12000",
+                           "closedate": "2026-06-30T00:00:00.000Z"},
+            "associations": [
+                {"to": {"id": "151"}, "types": [{"associationCategory": "HUBSPOT_DEFINED", "associationTypeId": 3}]},
+                {"to": {"id": "77"}, "types": [{"associationCategory": "HUBSPOT_DEFINED", "associationTypeId": 341}]}]}})
+    );
+    assert_eq!((out["id"].clone(), out["amount"].clone()), (json!("9001"), json!("12000")));
+    let (r, reqs) = MockUpstream::new().call(&CREATE_DEAL, json!({"dealname": "x", "pipeline": "888"}));
+    assert!(message(&r.unwrap_err()).contains("give its dealstage id"));
+    assert!(reqs.is_empty());
+}
+
+/// create_note: the body is escaped into HubSpot's HTML (no markup from the agent survives as
+/// markup) and attached to its record.
+#[test]
+fn create_note_escapes_the_body_and_attaches_it() {
+    let note = json!({"id": "3001", "properties": {"hs_note_body": "Call &lt;b&gt;went&lt;/b&gt; well<br>Next: demo",
+        "hs_timestamp": "2026-03-02T15:30:00Z"}, "createdAt": "2026-03-02T15:31:00.000Z"});
+    let (out, reqs) = MockUpstream::new().json(note).ok(
+        &CREATE_NOTE,
+        json!({"object_type": "deal", "object_id": "9001", "body": "Call <b>went</b> well\nNext: demo", "timestamp": "2026-03-02T15:30:00Z"}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/crm/v3/objects/notes", "query": [], "body": {
+            "properties": {"hs_note_body": "Call &lt;b&gt;went&lt;/b&gt; well<br>Next: demo", "hs_timestamp": "2026-03-02T15:30:00Z"},
+            "associations": [{"to": {"id": "9001"}, "types": [{"associationCategory": "HUBSPOT_DEFINED", "associationTypeId": 214}]}]}})
+    );
+    assert_eq!(out["attached_to"], json!({"object_type": "deal", "object_id": "9001"}));
+    assert_eq!(out["id"], "3001");
+}

@@ -78,3 +78,36 @@ fn create_comment_sends_rich_text_to_the_page() {
     assert!(message(&r.unwrap_err()).contains("exactly one of page_id or discussion_id"));
     assert!(reqs.is_empty());
 }
+
+const DB: &str = "2f26ee68-df30-4251-aad4-8ddc420cba3d";
+const DS: &str = "aa11bb22-cc33-4d44-8e55-ff6677889900";
+
+/// query_database with a database id: its one data source is looked up, then queried with the
+/// filter and sorts passed as Notion takes them; a database with several sources is an argument
+/// error naming them.
+#[test]
+fn query_database_resolves_the_data_source() {
+    let mut row = page();
+    row["properties"]["Status"] = json!({"id": "s", "type": "status", "status": {"name": "Doing"}});
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"object": "database", "id": DB, "data_sources": [{"id": DS, "name": "Tasks"}]}))
+        .json(json!({"object": "list", "results": [row], "next_cursor": "c2", "has_more": true}))
+        .ok(&QUERY_DATABASE, json!({"database_id": DB.replace('-', ""), "filter": {"property": "Status", "status": {"equals": "Doing"}},
+                                    "sorts": [{"timestamp": "last_edited_time", "direction": "descending"}], "limit": 1}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": format!("/databases/{DB}"), "query": [], "body": null}));
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "POST", "path": format!("/data_sources/{DS}/query"), "query": [], "body": {"page_size": 1,
+            "filter": {"property": "Status", "status": {"equals": "Doing"}},
+            "sorts": [{"timestamp": "last_edited_time", "direction": "descending"}]}})
+    );
+    assert_eq!((out["data_source_id"].clone(), out["next_cursor"].clone()), (json!(DS), json!("c2")));
+    assert_eq!(out["rows"][0]["title"], "Roadmap");
+    assert_eq!(out["rows"][0]["properties"]["Status"], "Doing");
+    let (r, reqs) = MockUpstream::new()
+        .json(json!({"data_sources": [{"id": "a", "name": "One"}, {"id": "b", "name": "Two"}]}))
+        .call(&QUERY_DATABASE, json!({"database_id": DB}));
+    let m = message(&r.unwrap_err());
+    assert!(m.contains("2 data sources") && m.contains("One (a)"), "{m}");
+    assert_eq!(reqs.len(), 1);
+}

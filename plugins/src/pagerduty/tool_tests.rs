@@ -112,3 +112,50 @@ fn create_note_survives_an_answer_without_the_note() {
     assert_eq!(sent(&reqs[0])["body"], json!({"note": {"content": "Paged DBA"}}));
     assert_eq!(out, json!({"incident_id": "PT4KHLK"}));
 }
+
+/// get_incident by number: the log entries are read by the id PagerDuty returned, not by the
+/// number given; the timeline names who did what.
+#[test]
+fn get_incident_reads_the_timeline_by_the_real_id() {
+    let mut detail = incident();
+    detail["description"] = json!("Smoke seen in rack 4");
+    let log = json!({"log_entries": [
+        {"type": "trigger_log_entry", "created_at": "2026-01-01T10:00:00Z", "summary": "Triggered through the API",
+         "agent": {"summary": "Nagios"}, "channel": {"type": "api"}},
+        {"type": "annotate_log_entry", "created_at": "2026-01-01T10:05:00Z", "summary": "Note added",
+         "agent": {"summary": "Earline Greenholt"}, "channel": {"type": "note", "summary": "Paged DBA"}}], "more": true});
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"incident": detail}))
+        .json(log)
+        .ok(&GET_INCIDENT, json!({"incident_id": "1234", "log_limit": 2}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/incidents/1234", "query": [], "body": null}));
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/incidents/PT4KHLK/log_entries", "body": null, "query": [["is_overview", "true"], ["limit", "2"]]})
+    );
+    assert_eq!(out["description"], "Smoke seen in rack 4");
+    assert_eq!(
+        out["timeline"],
+        json!([{"time": "2026-01-01T10:00:00Z", "type": "trigger", "summary": "Triggered through the API", "by": "Nagios", "channel": "api"},
+               {"time": "2026-01-01T10:05:00Z", "type": "annotate", "summary": "Note added", "by": "Earline Greenholt", "channel": "note", "note": "Paged DBA"}])
+    );
+    assert_eq!(out["timeline_truncated"], true);
+}
+
+#[test]
+fn list_oncalls_names_people_and_levels() {
+    let body = json!({"oncalls": [{"user": {"id": "PXPGF42", "summary": "Earline Greenholt"},
+        "escalation_policy": {"id": "PT20YPA", "summary": "Engineering"}, "escalation_level": 1,
+        "schedule": {"id": "PI7DH85", "summary": "Daily rotation"}, "start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"},
+        {"user": {"id": "P1", "summary": "Boss"}, "escalation_policy": {"id": "PT20YPA", "summary": "Engineering"}, "escalation_level": 2,
+         "schedule": null, "start": null, "end": null}], "more": false});
+    let (out, reqs) = MockUpstream::new().json(body).ok(&LIST_ONCALLS, json!({"escalation_policy_ids": ["PT20YPA"]}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/oncalls", "body": null, "query": [["escalation_policy_ids[]", "PT20YPA"], ["earliest", "true"],
+            ["limit", "25"], ["offset", "0"]]})
+    );
+    assert_eq!(out["oncalls"][0]["schedule"], "Daily rotation");
+    assert_eq!(out["oncalls"][1]["always_on_call"], true);
+    assert!(out.get("next_cursor").is_none());
+}
