@@ -94,3 +94,34 @@ fn send_email_sends_raw_mime() {
     assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
     assert!(reqs.is_empty());
 }
+
+/// list_labels: system labels first, then the user's own by name.
+#[test]
+fn list_labels_puts_system_labels_first() {
+    let body = json!({"labels": [{"id": "Label_7", "name": "receipts", "type": "user", "messageListVisibility": "show"},
+        {"id": "Label_3", "name": "Archive 2025", "type": "user"}, {"id": "INBOX", "name": "INBOX", "type": "system"}]});
+    let (out, reqs) = MockUpstream::new().json(body).ok(&LIST_LABELS, json!({}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/labels", "query": [], "body": null}));
+    assert_eq!(
+        out,
+        json!({"labels": [{"id": "INBOX", "name": "INBOX", "type": "system"}, {"id": "Label_3", "name": "Archive 2025", "type": "user"},
+            {"id": "Label_7", "name": "receipts", "type": "user"}]})
+    );
+}
+
+/// get_email refuses option combinations that cannot work before anything is sent.
+#[test]
+fn get_email_refuses_what_cannot_work() {
+    for (args, why) in [
+        (json!({"message_id": "18c1", "format": "metadata", "save_attachments_to": "Downloads"}), "needs format full"),
+        (json!({"message_id": "18c1", "attachment_part_ids": ["1"]}), "needs save_attachments_to"),
+    ] {
+        let (r, reqs) = MockUpstream::new().call(&GET_EMAIL, args);
+        assert!(message(&r.unwrap_err()).contains(why), "{why}");
+        assert!(reqs.is_empty());
+    }
+    let (_, reqs) = MockUpstream::new()
+        .json(json!({"id": "18c1", "payload": {}}))
+        .ok(&GET_EMAIL, json!({"message_id": "18c1/../../profile"}));
+    assert_eq!(reqs[0].path, "/messages/18c1%2F..%2F..%2Fprofile");
+}
