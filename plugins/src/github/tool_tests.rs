@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::issues::{CREATE_COMMENT, CREATE_ISSUE, LIST_ISSUES};
+use super::issues::{CREATE_COMMENT, CREATE_ISSUE, LIST_ISSUES, SEARCH_ISSUES, UPDATE_ISSUE};
 use super::pulls::{CREATE_PR, CREATE_PR_REVIEW, MERGE_PR};
 use super::repos::{CREATE_BRANCH, GET_FILE, GET_REPO, LIST_REPOS, UPDATE_FILE};
 use super::*;
@@ -283,4 +283,43 @@ fn create_pr_review_sends_inline_comments() {
         assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
         assert!(reqs.is_empty());
     }
+}
+
+/// search_issues tells issues from pull requests and names each one's repository.
+#[test]
+fn search_issues_tells_issues_from_prs() {
+    let mut pr = issue(8);
+    pr["pull_request"] = json!({"merged_at": "2026-01-03T10:00:00Z"});
+    pr["repository_url"] = json!("https://api.github.com/repos/acme/demo");
+    let mut plain = issue(7);
+    plain["repository_url"] = json!("https://api.github.com/repos/acme/other");
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"total_count": 2, "incomplete_results": false, "items": [plain, pr]}))
+        .ok(&SEARCH_ISSUES, json!({"q": "crash is:open org:acme", "limit": 5}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/search/issues", "body": null, "query": [["q", "crash is:open org:acme"], ["per_page", "5"], ["page", "1"]]})
+    );
+    assert_eq!(out["total_count"], 2);
+    assert_eq!(
+        (out["items"][0]["type"].clone(), out["items"][0]["repo"].clone()),
+        (json!("issue"), json!("acme/other"))
+    );
+    assert_eq!((out["items"][1]["type"].clone(), out["items"][1]["merged"].clone()), (json!("pr"), json!(true)));
+}
+
+/// update_issue: a state reason implies the state (reopened opens, the others close).
+#[test]
+fn update_issue_derives_the_state_from_the_reason() {
+    let (_, reqs) = MockUpstream::new()
+        .json(issue(7))
+        .ok(&UPDATE_ISSUE, json!({"owner": "acme", "repo": "demo", "issue_number": 7, "state_reason": "not_planned"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "PATCH", "path": "/repos/acme/demo/issues/7", "query": [], "body": {"state": "closed", "state_reason": "not_planned"}})
+    );
+    let (r, reqs) =
+        MockUpstream::new().call(&UPDATE_ISSUE, json!({"owner": "acme", "repo": "demo", "issue_number": 7}));
+    assert!(message(&r.unwrap_err()).contains("nothing to change"));
+    assert!(reqs.is_empty());
 }

@@ -155,3 +155,35 @@ fn create_payment_link_creates_the_price_then_the_link() {
     assert!(message(&r.unwrap_err()).contains("either price_id, or amount + currency + product_name"));
     assert!(reqs.is_empty());
 }
+
+#[test]
+fn get_balance_shows_funds_in_units() {
+    let body = json!({"object": "balance", "livemode": false,
+        "available": [{"amount": 666670, "currency": "usd", "source_types": {"card": 666670}}],
+        "pending": [{"amount": 61414, "currency": "usd"}], "instant_available": []});
+    let (out, reqs) = MockUpstream::new().json(body).ok(&GET_BALANCE, json!({}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "GET", "path": "/v1/balance", "query": [], "body": null}));
+    assert_eq!(
+        out,
+        json!({"mode": "test", "available": [{"currency": "usd", "amount": 666670, "display": "6666.70 USD"}],
+            "pending": [{"currency": "usd", "amount": 61414, "display": "614.14 USD"}]})
+    );
+}
+
+/// list_invoices: the subscription comes from the newer `parent` shape when present.
+#[test]
+fn list_invoices_reads_the_subscription_from_parent() {
+    let page = json!({"object": "list", "has_more": false, "data": [{"id": "in_1", "number": "ABC-0001", "status": "open",
+        "customer": "cus_1", "currency": "eur", "total": 1999, "amount_due": 1999, "amount_paid": 0, "amount_remaining": 1999,
+        "collection_method": "send_invoice", "created": 1769817600,
+        "parent": {"type": "subscription_details", "subscription_details": {"subscription": "sub_9"}}}]});
+    let (out, reqs) = MockUpstream::new().json(page).ok(&LIST_INVOICES, json!({"customer": "cus_1", "status": "open"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/v1/invoices", "body": null, "query": [["customer", "cus_1"], ["status", "open"], ["limit", "25"]]})
+    );
+    let inv = &out["invoices"][0];
+    assert_eq!((inv["subscription"].clone(), inv["total_display"].clone()), (json!("sub_9"), json!("19.99 EUR")));
+    assert_eq!(inv["created"], "2026-01-31T00:00:00Z");
+    assert!(out.get("next_cursor").is_none());
+}
