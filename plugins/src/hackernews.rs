@@ -406,3 +406,6 @@ mod tests {
         assert_eq!(hn_url(&Value::Null), Value::Null);
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

@@ -15,8 +15,10 @@
 //!
 //! Adding an integration: write `plugins/src/<name>.rs` with a `pub static INTEGRATION` whose
 //! `tools` lists the tool specs, each defined next to its handler
-//! (`pub(crate) const LIST_TASKS: ToolSpec = tool! {..}`), add it to [`INTEGRATIONS`], and add its
-//! fake-server tests under `tests/it/`.
+//! (`pub(crate) const LIST_TASKS: ToolSpec = tool! {..}`), add it to [`INTEGRATIONS`], put each
+//! tool's request- and result-shaping tests on `MockUpstream` in `plugins/src/<name>/tool_tests.rs`
+//! (declared at the end of the integration's root file), and its engine tests (auth, 401, 429,
+//! paging over HTTP) under `tests/it/`.
 
 pub mod api;
 pub mod codec;

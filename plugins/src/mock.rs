@@ -43,6 +43,13 @@ impl MockUpstream {
         self.reply(200, body.to_string().into_bytes(), headers)
     }
 
+    /// Queues a 200 answer with a raw (non-JSON) body and response headers (file contents).
+    pub fn reply_raw(self, body: Vec<u8>, headers: &[(&str, &str)]) -> Self {
+        let headers = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.replies.lock().unwrap().push_back(Ok(HttpResponse { status: 200, headers, body }));
+        self
+    }
+
     /// Queues an answer with any 2xx status and raw body.
     pub fn answer(self, status: u16, body: Vec<u8>) -> Self {
         self.reply(status, body, &[])
@@ -135,6 +142,44 @@ impl MockUpstream {
         assert_eq!(left, 0, "side: {left} canned replies were never asked for");
         let requests = me.requests.lock().unwrap().clone();
         (side, requests)
+    }
+}
+
+/// One request as a comparable value: `{"method", "path", "query": [[key, value], ..] in order,
+/// "body"}`; a JSON body as itself, a form as `{"form": [[key, value], ..]}`, raw bytes as
+/// `{"content_type", "text"}` (lossy UTF-8), no body as `null`. Host and headers are left out:
+/// assert them separately where a tool sets them. Per-tool tests compare it whole with `json!`,
+/// so a changed method, path, parameter or body field fails.
+pub fn sent(request: &HttpRequest) -> Value {
+    use crate::api::Body;
+    let pairs = |p: &[(String, String)]| Value::Array(p.iter().map(|(k, v)| serde_json::json!([k, v])).collect());
+    let body = match &request.body {
+        Body::None => Value::Null,
+        Body::Json(v) => v.clone(),
+        Body::Form(p) => serde_json::json!({ "form": pairs(p) }),
+        Body::Raw { content_type, bytes } => {
+            serde_json::json!({"content_type": content_type, "text": String::from_utf8_lossy(bytes)})
+        }
+    };
+    serde_json::json!({
+        "method": request.method.as_str(),
+        "path": request.path,
+        "query": pairs(&request.query),
+        "body": body,
+    })
+}
+
+/// The value of request header `name` (case-insensitive), if the tool set one.
+pub fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+/// The message of a tool error, for asserting what the agent reads.
+pub fn message(error: &ToolError) -> String {
+    match error {
+        ToolError::InvalidArguments { message, .. } => message.clone(),
+        ToolError::Upstream { message, .. } => message.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -415,3 +415,6 @@ mod tests {
         assert!(check_date("/d", "yesterday").is_err());
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

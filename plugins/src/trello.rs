@@ -906,3 +906,6 @@ mod flow_tests {
         assert!(MockUpstream::new().error(ToolError::Network("down".into())).side(side).0.is_err());
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

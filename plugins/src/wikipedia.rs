@@ -284,3 +284,6 @@ mod tests {
         assert!(check_lang("").is_err());
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

@@ -438,8 +438,25 @@ pub(crate) async fn send(
     Err(ToolError::Upstream { status: reply.status, message: provider_message(integration, &reply), retry_after })
 }
 
+/// Whether a plugin's path holds a `.` or `..` segment, written or percent-encoded (`%2e`): URL
+/// parsing resolves those, so the request would reach another endpoint than the tool's
+/// (`/calendars/team/events/..` is the calendar itself). Plugins never write one; it can only come
+/// from an argument placed in a path segment.
+fn has_dot_segment(path: &str) -> bool {
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    path.split('/').any(|segment| {
+        let plain = segment.to_ascii_lowercase().replace("%2e", ".");
+        plain == "." || plain == ".."
+    })
+}
+
 /// `base` + `path`, refused if the path would take it to another origin (`@host`, `//host`).
 fn same_origin_url(base: &str, path: &str) -> Result<reqwest::Url, ToolError> {
+    if has_dot_segment(path) {
+        return Err(ToolError::invalid(format!(
+            "the path '{path}' has a '.' or '..' segment (an id or name given as '.' or '..'?); it is not sent"
+        )));
+    }
     let base_url = reqwest::Url::parse(base)
         .map_err(|e| ToolError::invalid(format!("the base URL '{base}' is not a URL: {e}")))?;
     let url = reqwest::Url::parse(&format!("{base}{path}"))

@@ -594,6 +594,25 @@ async fn google_calendar_delete_event_notifies_guests() {
     assert!(e["message"].as_str().unwrap().contains("Resource has been deleted"), "{e}");
 }
 
+/// An id of `..` would make `/calendars/team/events/..` the calendar itself once the URL is
+/// parsed (its DELETE removes the calendar): the engine refuses a path with a `.` or `..`
+/// segment, written or percent-encoded, before anything is sent.
+#[tokio::test]
+async fn a_dot_segment_in_an_id_is_never_sent() {
+    let (t, fake) = setup().await;
+    for event_id in ["..", "."] {
+        let e = t
+            .err(
+                "google_calendar_delete_event",
+                json!({"calendar_id": "team@group.calendar.google.com", "event_id": event_id}),
+            )
+            .await;
+        assert_eq!(e["code"], "INVALID_ARGUMENTS", "{e}");
+        assert!(e["message"].as_str().unwrap().contains("'.' or '..' segment"), "{e}");
+    }
+    assert!(fake.requests().is_empty(), "nothing reached the service");
+}
+
 #[tokio::test]
 async fn google_calendar_update_rsvp_answers_only_for_yourself() {
     let (t, fake) = setup().await;

@@ -1,7 +1,8 @@
 //! Tidy checks that guard invariants by reading the source: the top-level modules of `src/` form
 //! no cycle (grouped imports read too), only `src/mcp/` (the server side) and
 //! `src/mcp_client.rs` (the client side to upstream MCP servers) import rmcp, every Rust file opens with a `//!` doc, plugins import no I/O crate, no comment points outside
-//! the repository (a rule a comment relies on is written down in the repository itself), and
+//! the repository (a rule a comment relies on is written down in the repository itself), no test
+//! reads outside it, and
 //! every relative link in README.md, ARCHITECTURE.md and docs/*.md resolves (file and heading).
 
 use std::path::{Path, PathBuf};
@@ -172,6 +173,65 @@ fn crate_paths(text: &str) -> Vec<(String, usize)> {
     }
     out
 }
+
+/// No test reads outside the repository: test data lives in the checkout (`tests/it/data`, the
+/// snapshots, files the test writes into its own temporary folder). Test code names no shared
+/// folder beside the checkout, no absolute machine path, no home directory, and every relative
+/// path literal (`"../x"`, resolved from the file's folder, or from the checkout for a
+/// `.join("../x")`) stays inside the checkout. Tool dependencies under `.deps/` are programs the
+/// tests run, not data they read.
+#[test]
+fn no_test_reads_outside_the_repository() {
+    let mut offenders = Vec::new();
+    let normalised = |p: &Path| -> PathBuf {
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        out
+    };
+    for (p, t) in files(&["src", "plugins/src", "tests", "benches", "examples"]) {
+        if p == "tests/it/tidy.rs" {
+            continue; // names the banned spellings
+        }
+        let test_code = p.starts_with("tests/") || p.starts_with("benches/") || p.starts_with("examples/");
+        let folder = root().join(&p).parent().unwrap().to_path_buf();
+        for line in split(&t).0 {
+            for banned in ["../shared", "\"/work/", "\"/home/", "\"/root/", "\"/Users/"] {
+                if line.contains(banned) && (test_code || !banned.starts_with("\"/")) {
+                    offenders.push(format!("{p}: {}", line.trim()));
+                }
+            }
+            if test_code {
+                for banned in ["var(\"HOME\")", "env!(\"HOME\")", "home_dir(", "BaseDirs", "dirs::"] {
+                    if line.contains(banned) {
+                        offenders.push(format!("{p}: {}", line.trim()));
+                    }
+                }
+                for (i, _) in line.match_indices("\"../") {
+                    let literal = line[i + 1..].split('"').next().unwrap_or("");
+                    let base = if line[..i].trim_end().ends_with("join(") { root() } else { folder.clone() };
+                    if !normalised(&base.join(literal)).starts_with(root()) {
+                        offenders.push(format!("{p}: {}", line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "tests reading outside the repository: {offenders:#?}");
+}
+
+/// The top-level modules of `src/` (lib.rs and main.rs aside) and, for each, the other modules
+/// its code names as `crate::<module>`, with the file and line of every such reference.
+/// The MCP client's file and its node in the module graph.
+const MCP_CLIENT_FILE: &str = "src/mcp/client.rs";
+const MCP_CLIENT: &str = "mcp::client";
 
 /// The top-level modules of `src/` (lib.rs and main.rs aside) and, for each, the other modules
 /// its code names through `crate::` paths ([`crate_paths`]), with the file and line of every

@@ -814,3 +814,6 @@ mod tests {
         assert_eq!(clean_excerpt("How to @@@hl@@@restart@@@endhl@@@ the&nbsp;API\n…"), "How to restart the API …");
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

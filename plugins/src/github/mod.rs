@@ -299,3 +299,6 @@ mod tests {
         assert!(iso_timestamp("since", "last week").is_err());
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

@@ -253,3 +253,6 @@ mod tests {
         assert!(paging(20, Some("x")).is_err());
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

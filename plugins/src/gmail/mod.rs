@@ -869,3 +869,6 @@ mod flow_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

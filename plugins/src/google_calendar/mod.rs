@@ -845,3 +845,6 @@ mod tests {
         assert_eq!(description(&e, 5), (json!("plain"), true));
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

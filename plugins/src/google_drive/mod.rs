@@ -597,3 +597,6 @@ mod tests {
         assert_eq!(type_clause("text/csv"), "mimeType = 'text/csv'");
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

@@ -972,3 +972,6 @@ mod tests {
         assert!(notion_id("/p", "1a2b3c4d").is_err());
     }
 }
+
+#[cfg(test)]
+mod tool_tests;

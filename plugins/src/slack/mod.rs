@@ -760,3 +760,6 @@ mod tests {
         assert_eq!(upload_path("nonsense"), None);
     }
 }
+
+#[cfg(test)]
+mod tool_tests;
