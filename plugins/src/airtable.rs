@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -197,6 +198,7 @@ enum Direction {
     Desc,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SortBy {
@@ -204,14 +206,11 @@ struct SortBy {
     #[schemars(length(min = 1))]
     field: String,
     /// asc (A→Z, smallest first) or desc.
-    #[serde(default = "asc")]
+    #[serde_inline_default(Direction::Asc)]
     direction: Direction,
 }
 
-fn asc() -> Direction {
-    Direction::Asc
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListRecords {
@@ -230,26 +229,18 @@ struct ListRecords {
     /// Only these fields (columns) in each record; all non-empty fields when omitted.
     fields: Option<Vec<String>>,
     /// Records per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor; keep the other arguments the same.
     cursor: Option<String>,
     /// Characters kept per long text field before it is cut (listed in truncated_fields).
-    #[serde(default = "list_field_chars")]
+    #[serde_inline_default(LIST_FIELD_CHARS)]
     #[schemars(range(min = 100, max = 100_000))]
     max_chars_per_field: usize,
     /// Also return the provider's records payload as raw.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_limit() -> u32 {
-    50
-}
-
-fn list_field_chars() -> usize {
-    LIST_FIELD_CHARS
 }
 
 /// The parameters of one list-records page, sent as a URL or (when long) a POST body.
@@ -393,6 +384,7 @@ fn shape_value(v: &Value, max_chars: usize) -> (Value, bool) {
     }
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchRecords {
@@ -410,7 +402,7 @@ struct SearchRecords {
     /// Only search records in this view (name or viw… id).
     view: Option<String>,
     /// Records per page (1-100).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor; keep the other arguments the same.
@@ -418,10 +410,6 @@ struct SearchRecords {
     /// Also return the provider's records payload as raw.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_search_limit() -> u32 {
-    25
 }
 
 /// Field types whose values are text an agent would search.
@@ -507,6 +495,7 @@ async fn searchable_fields(up: &dyn Upstream, base_id: &str, table: &str) -> Res
     Ok(fields)
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetRecord {
@@ -520,16 +509,12 @@ struct GetRecord {
     #[schemars(length(min = 1))]
     record_id: String,
     /// Characters kept per long text field before it is cut (listed in truncated_fields).
-    #[serde(default = "get_field_chars")]
+    #[serde_inline_default(GET_FIELD_CHARS)]
     #[schemars(range(min = 100, max = 100_000))]
     max_chars_per_field: usize,
     /// Also return the provider's record payload as raw.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn get_field_chars() -> usize {
-    GET_FIELD_CHARS
 }
 
 pub(crate) const GET_RECORD: ToolSpec = tool! {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -84,10 +85,6 @@ projects.name,memberships.project.name,memberships.section.name,tags.name,parent
 custom_fields.name,custom_fields.display_value,created_at,modified_at,permalink_url,resource_subtype";
 const DEFAULT_MAX_CHARS: usize = 10_000;
 
-fn default_limit() -> u32 {
-    50
-}
-
 /// The `data` of a response, and the whole body (for `next_page` and `raw`).
 async fn fetch(up: &dyn Upstream, req: HttpRequest) -> Result<(Value, Value), ToolError> {
     let body = up.send(req).await?.json()?;
@@ -137,11 +134,12 @@ fn shape_task(t: &Value) -> Value {
 
 // ---------------------------------------------------------------- workspaces and projects
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListWorkspaces {
     /// Workspaces per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -173,6 +171,7 @@ async fn list_workspaces(up: Arc<dyn Upstream>, args: ListWorkspaces) -> Result<
     Ok(compact(json!({ "workspaces": workspaces, "next_cursor": next_cursor(&body) })))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListProjects {
@@ -185,7 +184,7 @@ struct ListProjects {
     #[serde(default)]
     archived: bool,
     /// Projects per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -240,6 +239,7 @@ async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Valu
 
 // ---------------------------------------------------------------- tasks
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListTasks {
@@ -255,7 +255,7 @@ struct ListTasks {
     #[serde(default)]
     include_completed: bool,
     /// Tasks per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -328,6 +328,7 @@ impl SortBy {
     }
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchTasks {
@@ -352,7 +353,7 @@ struct SearchTasks {
     #[serde(default)]
     sort_ascending: bool,
     /// How many tasks to return (1-100; search has no further pages, so narrow the query instead).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
 }
@@ -407,10 +408,7 @@ async fn search_tasks(up: Arc<dyn Upstream>, args: SearchTasks) -> Result<Value,
     })))
 }
 
-fn default_max_chars() -> usize {
-    DEFAULT_MAX_CHARS
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetTask {
@@ -418,7 +416,7 @@ struct GetTask {
     #[schemars(length(min = 1))]
     task_gid: String,
     /// Character budget for the description; longer ones are cut and truncated is set.
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(DEFAULT_MAX_CHARS)]
     #[schemars(range(min = 50, max = 100000))]
     max_chars: usize,
     /// Also return Asana's full payload under raw.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -218,15 +219,12 @@ fn channel_type(t: u64) -> &'static str {
 
 // ---------------------------------------------------------------- servers and channels
 
-fn default_100() -> u32 {
-    100
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListServers {
     /// Servers per page (1-200).
-    #[serde(default = "default_100")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -359,10 +357,7 @@ async fn list_channels(up: Arc<dyn Upstream>, args: ListChannels) -> Result<Valu
 
 // ---------------------------------------------------------------- messages
 
-fn default_50() -> u32 {
-    50
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListMessages {
@@ -370,7 +365,7 @@ struct ListMessages {
     #[schemars(length(min = 1))]
     channel_id: String,
     /// Messages per page (1-100).
-    #[serde(default = "default_50")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Only messages older than this message id.
@@ -640,10 +635,7 @@ async fn send_dm(up: Arc<dyn Upstream>, args: SendDm) -> Result<Value, ToolError
 
 // ---------------------------------------------------------------- threads and reactions
 
-fn default_archive() -> u32 {
-    1440
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateThread {
@@ -659,7 +651,7 @@ struct CreateThread {
     #[schemars(length(min = 1, max = 2000))]
     content: Option<String>,
     /// Minutes of inactivity before the thread is hidden: 60, 1440 (1 day), 4320 (3 days) or 10080 (1 week).
-    #[serde(default = "default_archive")]
+    #[serde_inline_default(1440)]
     auto_archive_duration: u32,
     /// A private thread (invite-only) instead of a public one; standalone threads in text channels only.
     #[serde(default)]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use crate::api::*;
@@ -166,6 +167,7 @@ fn check_range(path: &str, range: &str) -> Result<(), ToolError> {
 
 // ------------------------------------------------------------------------------------- read
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetValues {
@@ -184,13 +186,9 @@ struct GetValues {
     #[serde(default)]
     major_dimension: Dimension,
     /// Return at most this many rows per range (1-10000); `truncated: true` says there were more.
-    #[serde(default = "default_max_rows")]
+    #[serde_inline_default(1_000)]
     #[schemars(range(min = 1, max = 10_000))]
     max_rows: usize,
-}
-
-fn default_max_rows() -> usize {
-    1_000
 }
 
 fn render_api(r: ValueRender) -> &'static str {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures_util::{StreamExt, stream};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use crate::api::*;
@@ -61,6 +62,7 @@ impl StoryList {
     }
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListStories {
@@ -68,15 +70,11 @@ struct ListStories {
     #[serde(default)]
     list: StoryList,
     /// How many stories to return (1-30).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(MAX_STORIES)]
     #[schemars(range(min = 1, max = 30))]
     limit: usize,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
     cursor: Option<String>,
-}
-
-fn default_limit() -> usize {
-    MAX_STORIES
 }
 
 pub(crate) const LIST_STORIES: ToolSpec = tool! {
@@ -154,6 +152,7 @@ fn shape_story(item: &Value) -> Value {
     }))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetItem {
@@ -164,13 +163,9 @@ struct GetItem {
     #[serde(default)]
     include_comments: bool,
     /// How many levels of replies to include with include_comments (1-10).
-    #[serde(default = "default_depth")]
+    #[serde_inline_default(3)]
     #[schemars(range(min = 1, max = 10))]
     max_depth: u32,
-}
-
-fn default_depth() -> u32 {
-    3
 }
 
 const MAX_COMMENTS: usize = 200;
@@ -265,6 +260,7 @@ fn shape_children(children: &Value, depth: u32, max_depth: u32, budget: &mut usi
     Value::Array(out)
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchStories {
@@ -278,15 +274,11 @@ struct SearchStories {
     #[serde(default)]
     sort_by_date: bool,
     /// Hits per page (1-100).
-    #[serde(default = "default_hits")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_hits() -> u32 {
-    20
 }
 
 pub(crate) const SEARCH_STORIES: ToolSpec = tool! {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -255,6 +256,7 @@ enum SortDirection {
     Desc,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Search {
@@ -268,10 +270,10 @@ struct Search {
     /// Property to sort by, e.g. createdate, closedate, amount. Default: createdate.
     sort_by: Option<String>,
     /// Sort direction (default desc: newest / largest first).
-    #[serde(default = "desc")]
+    #[serde_inline_default(SortDirection::Desc)]
     sort_direction: SortDirection,
     /// Results per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor; keep the other arguments the same.
@@ -279,14 +281,6 @@ struct Search {
     /// Also return HubSpot's response as raw.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn desc() -> SortDirection {
-    SortDirection::Desc
-}
-
-fn default_limit() -> u32 {
-    25
 }
 
 pub(crate) const SEARCH_CONTACTS: ToolSpec = tool! {
@@ -413,6 +407,7 @@ async fn search(up: &dyn Upstream, object: &str, defaults: &[&str], args: Search
 
 // ---------------------------------------------------------------- contacts
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetContact {
@@ -423,15 +418,11 @@ struct GetContact {
     /// Extra properties to return besides the usual ones (internal names).
     properties: Option<Vec<String>>,
     /// Also list the ids of associated companies and deals.
-    #[serde(default = "yes")]
+    #[serde_inline_default(true)]
     include_associations: bool,
     /// Also return HubSpot's response as raw.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// The contact's path segment and whether it is an email (`idProperty=email`).
@@ -614,6 +605,7 @@ fn non_empty_properties(props: &Map<String, Value>) -> Result<Map<String, Value>
 
 // ---------------------------------------------------------------- deals
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateDeal {
@@ -623,7 +615,7 @@ struct CreateDeal {
     /// Deal amount (value) in the account's currency, e.g. 12500.50.
     amount: Option<f64>,
     /// Pipeline id (default: the default sales pipeline, "default").
-    #[serde(default = "default_pipeline")]
+    #[serde_inline_default("default".into())]
     pipeline: String,
     /// Stage id within the pipeline, e.g. appointmentscheduled, qualifiedtobuy, presentationscheduled, decisionmakerboughtin, contractsent, closedwon, closedlost (default pipeline ids). Default: appointmentscheduled for the default pipeline; required for other pipelines.
     dealstage: Option<String>,
@@ -637,10 +629,6 @@ struct CreateDeal {
     contact_ids: Option<Vec<String>>,
     /// Company record ids to associate the deal with.
     company_ids: Option<Vec<String>>,
-}
-
-fn default_pipeline() -> String {
-    "default".into()
 }
 
 fn number_text(n: f64) -> String {

@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //! - [`api`]: the contract with the engine (integration and tool descriptions, requests, errors).
+//! - [`atlassian`]: the Atlassian Cloud sign-in (site, email, API token) Jira and Confluence share.
 //! - [`flow`]: the outbound-data guard's labels (results public or private, a write's audience, the user's side).
 //! - [`codec`]: base64 (standard and URL-safe) and percent-encoding, for file contents, MIME, URLs.
 //! - [`markdown`]: the one Markdown reader (pulldown-cmark) the Jira, Confluence and Notion converters
@@ -32,6 +33,7 @@ pub mod time;
 
 pub mod airtable;
 pub mod asana;
+pub mod atlassian;
 pub mod confluence;
 pub mod discord;
 pub mod github;

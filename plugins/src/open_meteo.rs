@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -33,6 +34,7 @@ fn error_message(body: &Value) -> Option<String> {
     body.get("reason").and_then(Value::as_str).map(str::to_string)
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchLocations {
@@ -40,17 +42,13 @@ struct SearchLocations {
     #[schemars(length(min = 2))]
     name: String,
     /// How many matches (1-100).
-    #[serde(default = "default_count")]
+    #[serde_inline_default(10)]
     #[schemars(range(min = 1, max = 100))]
     count: u32,
     /// Language for place names, e.g. en, de, fr.
     language: Option<String>,
     /// ISO 3166-1 alpha-2 country code to restrict the search to, e.g. US, DE.
     country_code: Option<String>,
-}
-
-fn default_count() -> u32 {
-    10
 }
 
 pub(crate) const SEARCH_LOCATIONS: ToolSpec = tool! {
@@ -127,6 +125,7 @@ enum PrecipitationUnit {
     Inch,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetForecast {
@@ -145,11 +144,11 @@ struct GetForecast {
     /// Daily variables. Default: max/min temperature, precipitation sum and probability, weather code.
     daily: Option<Vec<String>>,
     /// Days of forecast (1-16).
-    #[serde(default = "default_days")]
+    #[serde_inline_default(7)]
     #[schemars(range(min = 1, max = 16))]
     forecast_days: u32,
     /// IANA time zone for the times, or "auto" for the place's own.
-    #[serde(default = "auto")]
+    #[serde_inline_default("auto".to_string())]
     timezone: String,
     /// Temperature unit (default celsius).
     temperature_unit: Option<TemperatureUnit>,
@@ -157,14 +156,6 @@ struct GetForecast {
     wind_speed_unit: Option<WindSpeedUnit>,
     /// Precipitation unit: mm (default) or inch.
     precipitation_unit: Option<PrecipitationUnit>,
-}
-
-fn default_days() -> u32 {
-    7
-}
-
-fn auto() -> String {
-    "auto".to_string()
 }
 
 const DEFAULT_CURRENT: &[&str] = &[
@@ -248,6 +239,7 @@ async fn get_forecast(up: Arc<dyn Upstream>, args: GetForecast) -> Result<Value,
     Ok(shape_weather(&body, place))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetHistorical {
@@ -268,7 +260,7 @@ struct GetHistorical {
     /// Hourly variables, e.g. ["temperature_2m"]. Omitted unless asked for.
     hourly: Option<Vec<String>>,
     /// IANA time zone for the times, or "auto" for the place's own.
-    #[serde(default = "auto")]
+    #[serde_inline_default("auto".to_string())]
     timezone: String,
 }
 

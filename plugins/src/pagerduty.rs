@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -123,10 +124,6 @@ async fn send_write(up: &dyn Upstream, req: HttpRequest) -> Result<Value, ToolEr
     }
 }
 
-fn default_limit() -> u32 {
-    25
-}
-
 fn parse_offset(cursor: &Option<String>) -> Result<u32, ToolError> {
     match cursor {
         None => Ok(0),
@@ -218,6 +215,7 @@ impl Urgency {
     }
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListIncidents {
@@ -234,7 +232,7 @@ struct ListIncidents {
     /// End of the time window (ISO 8601).
     until: Option<String>,
     /// Incidents per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -280,14 +278,7 @@ async fn list_incidents(up: Arc<dyn Upstream>, args: ListIncidents) -> Result<Va
     Ok(with_raw(shaped, args.include_raw, &body))
 }
 
-fn default_true() -> bool {
-    true
-}
-
-fn default_log() -> u32 {
-    25
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetIncident {
@@ -295,10 +286,10 @@ struct GetIncident {
     #[schemars(length(min = 1))]
     incident_id: String,
     /// Also return the timeline (important log entries: triggered, notified, acknowledged, escalated, resolved, notes).
-    #[serde(default = "default_true")]
+    #[serde_inline_default(true)]
     include_log: bool,
     /// How many timeline entries to return (1-100).
-    #[serde(default = "default_log")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     log_limit: u32,
     /// Also return PagerDuty's full payload under raw.
@@ -533,6 +524,7 @@ async fn create_note(up: Arc<dyn Upstream>, args: CreateNote) -> Result<Value, T
 
 // ---------------------------------------------------------------- on-call and services
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListOncalls {
@@ -547,10 +539,10 @@ struct ListOncalls {
     /// End of the window (ISO 8601); default now.
     until: Option<String>,
     /// Only the earliest on-call per policy, level and user (who is on call now rather than every future shift).
-    #[serde(default = "default_true")]
+    #[serde_inline_default(true)]
     earliest: bool,
     /// Entries per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -604,6 +596,7 @@ async fn list_oncalls(up: Arc<dyn Upstream>, args: ListOncalls) -> Result<Value,
     })))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListServices {
@@ -612,7 +605,7 @@ struct ListServices {
     /// Only services of these team ids.
     team_ids: Option<Vec<String>>,
     /// Services per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -66,10 +67,6 @@ fn user_label(body: &Value) -> Option<String> {
 }
 
 const LIST_DESC_CHARS: usize = 500;
-
-fn default_limit() -> u32 {
-    50
-}
 
 fn todoist_id(path: &str, value: &str) -> Result<String, ToolError> {
     let v = value.trim();
@@ -148,6 +145,7 @@ fn shape_page(body: &Value, include_raw: bool) -> Value {
 
 // ---------------------------------------------------------------- tasks
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListTasks {
@@ -158,7 +156,7 @@ struct ListTasks {
     /// Only tasks with this label name (without the @).
     label: Option<String>,
     /// Tasks per page (1-200).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -191,6 +189,7 @@ async fn list_tasks(up: Arc<dyn Upstream>, args: ListTasks) -> Result<Value, Too
     Ok(shape_page(&body, args.include_raw))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchTasks {
@@ -200,7 +199,7 @@ struct SearchTasks {
     /// Language of the filter words when not English, e.g. "de", "fr", "ja".
     lang: Option<String>,
     /// Tasks per page (1-200).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -432,11 +431,12 @@ async fn complete_task(up: Arc<dyn Upstream>, args: CompleteTask) -> Result<Valu
 
 // ---------------------------------------------------------------- projects and comments
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListProjects {
     /// Projects per page (1-200).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.

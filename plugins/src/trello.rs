@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use crate::api::*;
@@ -369,10 +370,7 @@ impl CardFilter {
     }
 }
 
-fn default_cards() -> usize {
-    100
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListCards {
@@ -384,7 +382,7 @@ struct ListCards {
     #[serde(default)]
     filter: CardFilter,
     /// How many cards to return (1-1000); Trello sends them all at once and the cursor pages through them.
-    #[serde(default = "default_cards")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 1000))]
     limit: usize,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -490,10 +488,7 @@ async fn name_members(up: &dyn Upstream, board: Option<&str>, cards: &mut [Value
     Ok(())
 }
 
-fn default_search_limit() -> u32 {
-    25
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchCards {
@@ -506,7 +501,7 @@ struct SearchCards {
     #[serde(default)]
     partial: bool,
     /// Cards per page (1-100).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -558,18 +553,7 @@ async fn search_cards(up: Arc<dyn Upstream>, args: SearchCards) -> Result<Value,
     })))
 }
 
-fn default_true() -> bool {
-    true
-}
-
-fn default_comments() -> u32 {
-    20
-}
-
-fn default_max_chars() -> usize {
-    DEFAULT_MAX_CHARS
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetCard {
@@ -577,17 +561,17 @@ struct GetCard {
     #[schemars(length(min = 1))]
     card_id: String,
     /// Include the newest comments.
-    #[serde(default = "default_true")]
+    #[serde_inline_default(true)]
     include_comments: bool,
     /// How many comments to include (1-100).
-    #[serde(default = "default_comments")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     max_comments: u32,
     /// Include checklists and their items.
-    #[serde(default = "default_true")]
+    #[serde_inline_default(true)]
     include_checklists: bool,
     /// Character budget for the description; longer ones are cut and truncated is set.
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(DEFAULT_MAX_CHARS)]
     #[schemars(range(min = 50, max = 100000))]
     max_chars: usize,
     /// Also return Trello's full payload under raw.

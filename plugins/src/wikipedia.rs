@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use crate::api::*;
@@ -35,10 +36,6 @@ fn error_message(body: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-fn default_lang() -> String {
-    "en".to_string()
-}
-
 /// Language editions are ASCII codes like `en`, `de`, `zh-yue`; anything else would let the
 /// placeholder steer the request to another host.
 fn check_lang(lang: &str) -> Result<(), ToolError> {
@@ -63,6 +60,7 @@ fn article_url(lang: &str, title: &str) -> String {
     format!("https://{lang}.wikipedia.org/wiki/{}", title_segment(title))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchArticles {
@@ -70,16 +68,12 @@ struct SearchArticles {
     #[schemars(length(min = 1))]
     query: String,
     /// Wikipedia language code, e.g. en, de, fr, ja.
-    #[serde(default = "default_lang")]
+    #[serde_inline_default("en".to_string())]
     lang: String,
     /// How many results (1-50).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(10)]
     #[schemars(range(min = 1, max = 50))]
     limit: u32,
-}
-
-fn default_limit() -> u32 {
-    10
 }
 
 pub(crate) const SEARCH_ARTICLES: ToolSpec = tool! {
@@ -116,6 +110,7 @@ async fn search_articles(up: Arc<dyn Upstream>, args: SearchArticles) -> Result<
     Ok(json!({ "results": results }))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetSummary {
@@ -123,7 +118,7 @@ struct GetSummary {
     #[schemars(length(min = 1))]
     title: String,
     /// Wikipedia language code, e.g. en, de, fr, ja.
-    #[serde(default = "default_lang")]
+    #[serde_inline_default("en".to_string())]
     lang: String,
 }
 
@@ -154,6 +149,7 @@ async fn get_summary(up: Arc<dyn Upstream>, args: GetSummary) -> Result<Value, T
     })))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetArticle {
@@ -161,18 +157,14 @@ struct GetArticle {
     #[schemars(length(min = 1))]
     title: String,
     /// Wikipedia language code, e.g. en, de, fr, ja.
-    #[serde(default = "default_lang")]
+    #[serde_inline_default("en".to_string())]
     lang: String,
     /// Only this section (its heading, case-insensitive), e.g. "History".
     section: Option<String>,
     /// Cut the text after this many characters (500-100000).
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(20_000)]
     #[schemars(range(min = 500, max = 100000))]
     max_chars: usize,
-}
-
-fn default_max_chars() -> usize {
-    20_000
 }
 
 pub(crate) const GET_ARTICLE: ToolSpec = tool! {

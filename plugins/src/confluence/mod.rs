@@ -12,45 +12,30 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use crate::api::*;
 use crate::text::html_to_text;
-use crate::tool;
+use crate::{atlassian, tool};
 
 pub static INTEGRATION: Integration = Integration {
     name: "confluence",
     display_name: "Confluence Cloud",
     version: "1.0.0",
-    auth: AuthSpec {
-        kind: AuthKind::ApiKey,
-        fields: &[
-            Field {
-                name: "site",
-                label: "Confluence site",
-                secret: false,
-                required: true,
-                help: "Your Atlassian site's host name, e.g. acme.atlassian.net (the same site as Jira)",
-            },
-            Field {
-                name: "email",
-                label: "Atlassian account email",
-                secret: false,
-                required: true,
-                help: "The email you log in to Atlassian with",
-            },
-            Field {
-                name: "token",
-                label: "API token",
-                secret: true,
-                required: true,
-                help: "id.atlassian.com/manage-profile/security/api-tokens — the same token works for Jira; tokens expire after 1–365 days",
-            },
+    auth: atlassian::auth(
+        &[
+            atlassian::site(
+                "Confluence site",
+                "Your Atlassian site's host name, e.g. acme.atlassian.net (the same site as Jira)",
+            ),
+            atlassian::EMAIL,
+            atlassian::token(
+                "id.atlassian.com/manage-profile/security/api-tokens — the same token works for Jira; tokens expire after 1–365 days",
+            ),
         ],
-        inject: Inject::Basic { user: "email", pass: "token" },
-        identity: Some(Identity { request: || HttpRequest::get("/rest/api/user/current"), label: current_user_label }),
-        oauth: None,
-    },
+        Identity { request: || HttpRequest::get("/rest/api/user/current"), label: current_user_label },
+    ),
     keywords: &[
         "confluence",
         "wiki",
@@ -203,6 +188,7 @@ enum ContentType {
     Blogpost,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchPages {
@@ -216,15 +202,11 @@ struct SearchPages {
     #[serde(default)]
     content_type: ContentType,
     /// Results per page (1-50).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 50))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor (repeat the same query).
     cursor: Option<String>,
-}
-
-fn default_search_limit() -> u32 {
-    25
 }
 
 fn cql_string(s: &str) -> String {
@@ -310,6 +292,7 @@ async fn search_pages(up: Arc<dyn Upstream>, args: SearchPages) -> Result<Value,
 
 // ---------------------------------------------------------------- pages
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetPage {
@@ -320,16 +303,12 @@ struct GetPage {
     #[serde(default)]
     body_format: BodyFormat,
     /// Character budget for the body; longer bodies are cut and `truncated` is set.
-    #[serde(default = "default_body_chars")]
+    #[serde_inline_default(BODY_CHARS)]
     #[schemars(range(min = 100, max = 200000))]
     max_chars: usize,
     /// Also return Confluence's full response as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_body_chars() -> usize {
-    BODY_CHARS
 }
 
 async fn fetch_page(up: &dyn Upstream, page_id: &str) -> Result<Value, ToolError> {
@@ -391,6 +370,7 @@ enum PageSort {
     Position,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListPages {
@@ -403,15 +383,11 @@ struct ListPages {
     /// Order: title, title_desc, created, created_desc, modified, modified_desc, or position (page-tree order, with parent_id).
     sort: Option<PageSort>,
     /// Pages per page of results (1-250).
-    #[serde(default = "default_page_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 250))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_page_limit() -> u32 {
-    25
 }
 
 pub(crate) const LIST_PAGES: ToolSpec = tool! {
@@ -663,6 +639,7 @@ enum SpaceType {
     Personal,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListSpaces {
@@ -672,15 +649,11 @@ struct ListSpaces {
     #[serde(rename = "type")]
     space_type: Option<SpaceType>,
     /// Spaces per page (1-250).
-    #[serde(default = "default_space_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 250))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_space_limit() -> u32 {
-    25
 }
 
 pub(crate) const LIST_SPACES: ToolSpec = tool! {

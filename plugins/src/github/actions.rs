@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use super::*;
@@ -28,6 +29,7 @@ pub(crate) enum RunStatus {
     Pending,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListWorkflowRuns {
@@ -48,7 +50,7 @@ pub(crate) struct ListWorkflowRuns {
     /// Only runs started by this login.
     actor: Option<String>,
     /// How many runs to return (1-100), newest first.
-    #[serde(default = "default_runs")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -56,10 +58,6 @@ pub(crate) struct ListWorkflowRuns {
     /// Also return GitHub's full run objects under "raw".
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_runs() -> u32 {
-    20
 }
 
 pub(crate) const LIST_WORKFLOW_RUNS: ToolSpec = tool! {

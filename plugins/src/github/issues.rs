@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
-use super::repos::{Order, default_search_limit};
+use super::repos::{Order, SEARCH_LIMIT};
 use super::*;
 
 /// Longest comment body returned with an issue.
@@ -30,6 +31,7 @@ pub(crate) enum IssueSort {
     Comments,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListIssues {
@@ -53,7 +55,7 @@ pub(crate) struct ListIssues {
     /// Order by created (default), updated or comments, newest / most first.
     sort: Option<IssueSort>,
     /// How many issues to ask GitHub for per page (1-100); pull requests on the page are dropped, so fewer may come back.
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -132,6 +134,7 @@ pub(crate) enum IssueSearchSort {
     Interactions,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SearchIssues {
@@ -143,7 +146,7 @@ pub(crate) struct SearchIssues {
     /// Sort direction with sort: desc (default) or asc.
     order: Option<Order>,
     /// How many results to return (1-100).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(SEARCH_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -193,6 +196,7 @@ pub(crate) async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> 
     Ok(with_raw(out, args.include_raw, &body["items"]))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GetIssue {
@@ -209,11 +213,11 @@ pub(crate) struct GetIssue {
     #[serde(default)]
     include_comments: bool,
     /// How many comments to return with include_comments (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     comments_limit: u32,
     /// Longest issue body to return; longer bodies are cut and marked truncated.
-    #[serde(default = "default_text_budget")]
+    #[serde_inline_default(TEXT_BUDGET)]
     #[schemars(range(min = 100, max = 100_000))]
     max_chars: usize,
     /// Also return GitHub's full issue object under "raw".

@@ -242,13 +242,8 @@ fn wire<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-fn default_limit() -> u32 {
-    30
-}
-
-fn default_text_budget() -> usize {
-    TEXT_BUDGET
-}
+/// Items per page when a tool's `limit` is left out.
+const DEFAULT_LIMIT: u32 = 30;
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::issues::IssueState;
@@ -22,6 +23,7 @@ pub(crate) enum PrSort {
     LongRunning,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListPrs {
@@ -43,7 +45,7 @@ pub(crate) struct ListPrs {
     /// desc (default) or asc.
     direction: Option<Order>,
     /// How many pull requests to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -117,6 +119,7 @@ pub(crate) async fn list_prs(up: Arc<dyn Upstream>, args: ListPrs) -> Result<Val
     Ok(with_raw(compact(json!({"pull_requests": prs, "next_cursor": next_cursor(&resp)})), args.include_raw, &body))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GetPr {
@@ -136,7 +139,7 @@ pub(crate) struct GetPr {
     #[serde(default)]
     include_files: bool,
     /// Longest description and longest diff to return; longer ones are cut and marked truncated.
-    #[serde(default = "default_text_budget")]
+    #[serde_inline_default(TEXT_BUDGET)]
     #[schemars(range(min = 100, max = 200_000))]
     max_chars: usize,
     /// Also return GitHub's full pull request object under "raw".

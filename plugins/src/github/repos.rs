@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::*;
@@ -38,6 +39,7 @@ pub(crate) enum RepoSort {
     FullName,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListRepos {
@@ -49,7 +51,7 @@ pub(crate) struct ListRepos {
     #[serde(default)]
     sort: RepoSort,
     /// How many repositories to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -171,6 +173,7 @@ pub(crate) enum Order {
     Asc,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SearchRepos {
@@ -182,7 +185,7 @@ pub(crate) struct SearchRepos {
     /// Sort direction with sort: desc (default) or asc.
     order: Option<Order>,
     /// How many repositories to return (1-100).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(SEARCH_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -192,9 +195,8 @@ pub(crate) struct SearchRepos {
     include_raw: bool,
 }
 
-pub(super) fn default_search_limit() -> u32 {
-    20
-}
+/// Results per search when `limit` is left out (repositories, code, issues).
+pub(super) const SEARCH_LIMIT: u32 = 20;
 
 pub(crate) const SEARCH_REPOS: ToolSpec = tool! {
     name: "github_search_repos",
@@ -225,6 +227,7 @@ pub(crate) async fn search_repos(up: Arc<dyn Upstream>, args: SearchRepos) -> Re
     Ok(with_raw(out, args.include_raw, &body["items"]))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SearchCode {
@@ -232,7 +235,7 @@ pub(crate) struct SearchCode {
     #[schemars(length(min = 1))]
     q: String,
     /// How many files to return (1-100).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(SEARCH_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -281,6 +284,7 @@ pub(crate) async fn search_code(up: Arc<dyn Upstream>, args: SearchCode) -> Resu
     Ok(with_raw(out, args.include_raw, &body["items"]))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GetFile {
@@ -296,7 +300,7 @@ pub(crate) struct GetFile {
     #[serde(rename = "ref")]
     git_ref: Option<String>,
     /// Longest text to return; longer files are cut and marked truncated.
-    #[serde(default = "default_text_budget")]
+    #[serde_inline_default(TEXT_BUDGET)]
     #[schemars(range(min = 100, max = 200_000))]
     max_chars: usize,
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::mrs::{OrderBy, Scope};
@@ -19,6 +20,7 @@ pub(crate) enum IssueState {
     All,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListIssues {
@@ -42,7 +44,7 @@ pub(crate) struct ListIssues {
     /// Order by created_at (default) or updated_at, newest first.
     order_by: Option<OrderBy>,
     /// How many issues to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::*;
@@ -35,6 +36,7 @@ pub(crate) enum OrderBy {
     UpdatedAt,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListMrs {
@@ -62,7 +64,7 @@ pub(crate) struct ListMrs {
     /// Order by created_at (default) or updated_at, newest first.
     order_by: Option<OrderBy>,
     /// How many merge requests to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -127,6 +129,7 @@ pub(crate) async fn list_mrs(up: Arc<dyn Upstream>, args: ListMrs) -> Result<Val
     Ok(with_raw(out, args.include_raw, &body))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GetMr {
@@ -139,7 +142,7 @@ pub(crate) struct GetMr {
     #[serde(default)]
     include_diffs: bool,
     /// Longest description and longest diff to return; longer ones are cut and marked truncated.
-    #[serde(default = "default_text_budget")]
+    #[serde_inline_default(TEXT_BUDGET)]
     #[schemars(range(min = 100, max = 200_000))]
     max_chars: usize,
     /// Also return GitLab's full merge request object under "raw".

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::*;
@@ -29,13 +30,14 @@ pub(crate) enum SortDir {
     Asc,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListProjects {
     /// Words to find in project names and paths.
     search: Option<String>,
     /// Only projects you are a member of (default true); false lists every project you can see, which on gitlab.com is all public ones.
-    #[serde(default = "yes")]
+    #[serde_inline_default(true)]
     membership: bool,
     /// Only projects you own (in your personal namespace).
     #[serde(default)]
@@ -52,7 +54,7 @@ pub(crate) struct ListProjects {
     /// desc (default) or asc.
     sort: Option<SortDir>,
     /// How many projects to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -60,10 +62,6 @@ pub(crate) struct ListProjects {
     /// Also return GitLab's full project objects under "raw".
     #[serde(default)]
     include_raw: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
@@ -124,6 +122,7 @@ pub(crate) async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> 
     Ok(with_raw(out, args.include_raw, &body))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GetFile {
@@ -136,7 +135,7 @@ pub(crate) struct GetFile {
     #[serde(rename = "ref")]
     git_ref: Option<String>,
     /// Longest text to return; longer files are cut and marked truncated.
-    #[serde(default = "default_text_budget")]
+    #[serde_inline_default(TEXT_BUDGET)]
     #[schemars(range(min = 100, max = 200_000))]
     max_chars: usize,
 }
@@ -207,6 +206,7 @@ pub(crate) enum PipelineStatus {
     Scheduled,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListPipelines {
@@ -222,7 +222,7 @@ pub(crate) struct ListPipelines {
     /// Only pipelines started by this username.
     username: Option<String>,
     /// How many pipelines to return (1-100), newest first.
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures_util::{StreamExt, stream};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use crate::api::*;
@@ -112,6 +113,7 @@ fn shape_message(m: &Value, max_chars: usize) -> (Value, Vec<AttachmentRef>) {
 
 // ------------------------------------------------------------------------------------ search
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchEmails {
@@ -123,7 +125,7 @@ struct SearchEmails {
     #[serde(default)]
     include_spam_trash: bool,
     /// How many emails to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -131,10 +133,6 @@ struct SearchEmails {
     /// Also return Gmail's message resources (metadata format) as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_limit() -> u32 {
-    20
 }
 
 const SUMMARY_HEADERS: &[&str] = &["From", "To", "Cc", "Subject", "Date"];
@@ -222,6 +220,7 @@ impl MessageFormat {
     }
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetEmail {
@@ -232,7 +231,7 @@ struct GetEmail {
     #[serde(default)]
     format: MessageFormat,
     /// Cut the body to this many characters (100-100000); `truncated: true` says it was cut.
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(10_000)]
     #[schemars(range(min = 100, max = 100_000))]
     max_chars: usize,
     /// Absolute path of an existing local folder to save the attachments into, e.g. "/home/me/Downloads". Files keep their attachment names.
@@ -245,10 +244,6 @@ struct GetEmail {
     /// Also return Gmail's full message resource as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_max_chars() -> usize {
-    10_000
 }
 
 pub(crate) const GET_EMAIL: ToolSpec = tool! {
@@ -352,6 +347,7 @@ fn unique_name(name: &str, used: &mut Vec<String>) -> String {
     candidate
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetThread {
@@ -362,16 +358,12 @@ struct GetThread {
     #[serde(default)]
     format: MessageFormat,
     /// Cut each message body to this many characters (100-50000).
-    #[serde(default = "default_thread_chars")]
+    #[serde_inline_default(4_000)]
     #[schemars(range(min = 100, max = 50_000))]
     max_chars_per_message: usize,
     /// Also return Gmail's full thread resource as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_thread_chars() -> usize {
-    4_000
 }
 
 pub(crate) const GET_THREAD: ToolSpec = tool! {

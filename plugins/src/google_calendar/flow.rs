@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{event_path, primary};
+use super::{PRIMARY, event_path};
 use crate::api::*;
 use crate::flow::{Party, Side, Verdict, arg_str, arg_strings, undecided};
 
@@ -39,7 +39,7 @@ pub(super) fn side(up: Arc<dyn Upstream>) -> BoxFuture<Result<Side, ToolError>> 
 /// Who can read `calendar_id`, beyond the event's guests.
 async fn calendar_verdict(up: &dyn Upstream, calendar_id: &str, side: &Side) -> Result<Verdict, ToolError> {
     let id = calendar_id.trim();
-    if id.eq_ignore_ascii_case(&primary()) || side.emails.iter().any(|e| e.eq_ignore_ascii_case(id)) {
+    if id.eq_ignore_ascii_case(PRIMARY) || side.emails.iter().any(|e| e.eq_ignore_ascii_case(id)) {
         return Ok(Verdict::Inside);
     }
     let acl = up.send(HttpRequest::get(format!("/calendars/{}/acl", encode_segment(id)))).await?.json()?;
@@ -76,7 +76,7 @@ fn as_grant(v: Verdict) -> Verdict {
 }
 
 fn calendar_arg(args: &Value) -> String {
-    arg_str(args, "calendar_id").map(str::to_string).unwrap_or_else(primary)
+    arg_str(args, "calendar_id").unwrap_or(PRIMARY).to_string()
 }
 
 /// `google_calendar_create_event`: the guests and the calendar.

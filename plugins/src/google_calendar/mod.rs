@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use crate::api::*;
@@ -74,9 +75,8 @@ fn event_path(calendar_id: &str, event_id: &str) -> String {
     format!("{}/{}", events_path(calendar_id), encode_segment(event_id.trim()))
 }
 
-fn primary() -> String {
-    "primary".to_string()
-}
+/// The user's own calendar, the default calendar id.
+const PRIMARY: &str = "primary";
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -206,11 +206,12 @@ fn shape_event(e: &Value, detail: bool, max_chars: usize) -> Value {
 
 // -------------------------------------------------------------------------------------- list
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListEvents {
     /// Calendar id: "primary" (the user's own, default), an email address, or an id from google_calendar_list_calendars.
-    #[serde(default = "primary")]
+    #[serde_inline_default(PRIMARY.to_string())]
     calendar_id: String,
     /// Window start, RFC 3339 with offset, e.g. "2026-03-02T00:00:00+01:00" (default: now). Events ending after it are included.
     time_min: Option<String>,
@@ -221,7 +222,7 @@ struct ListEvents {
     /// IANA time zone for the returned times, e.g. "America/New_York" (default: the calendar's).
     time_zone: Option<String>,
     /// How many events to return (1-250).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 250))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -229,10 +230,6 @@ struct ListEvents {
     /// Also return Google's event resources as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_limit() -> u32 {
-    25
 }
 
 const LIST_DESCRIPTION_CHARS: usize = 300;
@@ -292,6 +289,7 @@ async fn list_events(up: Arc<dyn Upstream>, args: ListEvents) -> Result<Value, T
 
 // --------------------------------------------------------------------------------------- get
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetEvent {
@@ -299,12 +297,12 @@ struct GetEvent {
     #[schemars(length(min = 1))]
     event_id: String,
     /// Calendar id (default "primary").
-    #[serde(default = "primary")]
+    #[serde_inline_default(PRIMARY.to_string())]
     calendar_id: String,
     /// IANA time zone for the returned times, e.g. "Europe/London".
     time_zone: Option<String>,
     /// Cut the description to this many characters (100-50000).
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(MAX_CHARS)]
     #[schemars(range(min = 100, max = 50_000))]
     max_chars: usize,
     /// Also return Google's event resource as `raw`.
@@ -312,9 +310,8 @@ struct GetEvent {
     include_raw: bool,
 }
 
-fn default_max_chars() -> usize {
-    5_000
-}
+/// Characters of an event's description kept by default.
+const MAX_CHARS: usize = 5_000;
 
 pub(crate) const GET_EVENT: ToolSpec = tool! {
     name: "google_calendar_get_event",
@@ -338,6 +335,7 @@ async fn get_event(up: Arc<dyn Upstream>, args: GetEvent) -> Result<Value, ToolE
 
 // ------------------------------------------------------------------------------------ create
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateEvent {
@@ -353,7 +351,7 @@ struct CreateEvent {
     /// IANA time zone, e.g. "Europe/Berlin"; needed for local times and for recurring events.
     time_zone: Option<String>,
     /// Calendar id (default "primary").
-    #[serde(default = "primary")]
+    #[serde_inline_default(PRIMARY.to_string())]
     calendar_id: String,
     /// Email addresses of the guests to invite.
     attendees: Option<Vec<String>>,
@@ -438,11 +436,12 @@ async fn create_event(up: Arc<dyn Upstream>, args: CreateEvent) -> Result<Value,
         .query_opt("conferenceDataVersion", args.add_meet_link.then_some(1))
         .json(body);
     let e = up.send(req).await?.json()?;
-    Ok(shape_event(&e, true, default_max_chars()))
+    Ok(shape_event(&e, true, MAX_CHARS))
 }
 
 // ------------------------------------------------------------------------------------ update
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateEvent {
@@ -450,7 +449,7 @@ struct UpdateEvent {
     #[schemars(length(min = 1))]
     event_id: String,
     /// Calendar id (default "primary").
-    #[serde(default = "primary")]
+    #[serde_inline_default(PRIMARY.to_string())]
     calendar_id: String,
     /// New title.
     summary: Option<String>,
@@ -552,11 +551,12 @@ async fn update_event(up: Arc<dyn Upstream>, args: UpdateEvent) -> Result<Value,
         .query_opt("conferenceDataVersion", args.add_meet_link.then_some(1))
         .json(body);
     let e = up.send(req).await?.json()?;
-    Ok(shape_event(&e, true, default_max_chars()))
+    Ok(shape_event(&e, true, MAX_CHARS))
 }
 
 // ------------------------------------------------------------------------------------ delete
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DeleteEvent {
@@ -564,7 +564,7 @@ struct DeleteEvent {
     #[schemars(length(min = 1))]
     event_id: String,
     /// Calendar id (default "primary").
-    #[serde(default = "primary")]
+    #[serde_inline_default(PRIMARY.to_string())]
     calendar_id: String,
     /// Who gets a cancellation email: all (default), external_only or none.
     #[serde(default)]
@@ -599,6 +599,7 @@ enum Response {
     Tentative,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateRsvp {
@@ -608,7 +609,7 @@ struct UpdateRsvp {
     /// accepted (yes), declined (no) or tentative (maybe).
     response: Response,
     /// Calendar id (default "primary").
-    #[serde(default = "primary")]
+    #[serde_inline_default(PRIMARY.to_string())]
     calendar_id: String,
     /// A note to the organizer, e.g. "Running 10 minutes late".
     comment: Option<String>,
@@ -764,6 +765,7 @@ enum AccessRole {
     Owner,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListCalendars {
@@ -773,7 +775,7 @@ struct ListCalendars {
     #[serde(default)]
     show_hidden: bool,
     /// How many calendars to return (1-250).
-    #[serde(default = "default_calendars")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 250))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -781,10 +783,6 @@ struct ListCalendars {
     /// Also return Google's calendar-list entries as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_calendars() -> u32 {
-    100
 }
 
 pub(crate) const LIST_CALENDARS: ToolSpec = tool! {

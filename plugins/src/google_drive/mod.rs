@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 pub(crate) mod flow;
@@ -111,6 +112,7 @@ pub(crate) fn shape_file(f: &Value) -> Value {
 
 // ----------------------------------------------------------------------------------- search
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchFiles {
@@ -130,7 +132,7 @@ struct SearchFiles {
     #[serde(default)]
     include_trashed: bool,
     /// How many files to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -138,10 +140,6 @@ struct SearchFiles {
     /// Also return Drive's file objects as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_limit() -> u32 {
-    25
 }
 
 /// A string literal in Drive's query language.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::{FILE_FIELDS, FOLDER, file_path, shape_file};
@@ -20,6 +21,7 @@ const RANGE_CHUNK: u64 = 8 * 1024 * 1024 - 64 * 1024;
 
 // --------------------------------------------------------------------------------- download
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DownloadFile {
@@ -34,13 +36,9 @@ pub(super) struct DownloadFile {
     #[serde(default)]
     overwrite: bool,
     /// Without save_to: cut the returned text to this many characters (100-200000).
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(20_000)]
     #[schemars(range(min = 100, max = 200_000))]
     max_chars: usize,
-}
-
-fn default_max_chars() -> usize {
-    20_000
 }
 
 /// A MIME type for an export format's short name (or the MIME type itself).

@@ -11,44 +11,26 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
-use crate::tool;
+use crate::{atlassian, tool};
 
 pub static INTEGRATION: Integration = Integration {
     name: "jira",
     display_name: "Jira Cloud",
     version: "1.0.0",
-    auth: AuthSpec {
-        kind: AuthKind::ApiKey,
-        fields: &[
-            Field {
-                name: "site",
-                label: "Jira site",
-                secret: false,
-                required: true,
-                help: "Your Atlassian site's host name, e.g. acme.atlassian.net",
-            },
-            Field {
-                name: "email",
-                label: "Atlassian account email",
-                secret: false,
-                required: true,
-                help: "The email you log in to Atlassian with",
-            },
-            Field {
-                name: "token",
-                label: "API token",
-                secret: true,
-                required: true,
-                help: "id.atlassian.com/manage-profile/security/api-tokens — tokens expire after 1–365 days; create a new one when Jira starts refusing it",
-            },
+    auth: atlassian::auth(
+        &[
+            atlassian::site("Jira site", "Your Atlassian site's host name, e.g. acme.atlassian.net"),
+            atlassian::EMAIL,
+            atlassian::token(
+                "id.atlassian.com/manage-profile/security/api-tokens — tokens expire after 1–365 days; create a new one when Jira starts refusing it",
+            ),
         ],
-        inject: Inject::Basic { user: "email", pass: "token" },
-        identity: Some(Identity { request: || HttpRequest::get("/rest/api/3/myself"), label: myself_label }),
-        oauth: None,
-    },
+        Identity { request: || HttpRequest::get("/rest/api/3/myself"), label: myself_label },
+    ),
     keywords: &[
         "jira",
         "atlassian",
@@ -228,6 +210,7 @@ fn shape_issue_summary(issue: &Value, root: &Option<String>, extra: &[String]) -
 
 // ---------------------------------------------------------------- search
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchIssues {
@@ -237,7 +220,7 @@ struct SearchIssues {
     /// Extra fields to return per issue besides key, summary, type, status, priority, assignee and updated, e.g. ["labels","duedate","customfield_10016"].
     fields: Option<Vec<String>>,
     /// Issues per page (1-100).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page of the same JQL.
@@ -245,10 +228,6 @@ struct SearchIssues {
     /// Also return Jira's full response as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_search_limit() -> u32 {
-    25
 }
 
 pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
@@ -293,6 +272,7 @@ async fn search_issues(up: Arc<dyn Upstream>, args: SearchIssues) -> Result<Valu
 
 // ---------------------------------------------------------------- get issue
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetIssue {
@@ -308,16 +288,12 @@ struct GetIssue {
     #[serde(default)]
     include_transitions: bool,
     /// Character budget for the description (Markdown); longer text is cut and `truncated` is set.
-    #[serde(default = "default_body_chars")]
+    #[serde_inline_default(BODY_CHARS)]
     #[schemars(range(min = 50, max = 100000))]
     max_chars: usize,
     /// Also return Jira's full response as `raw`.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_body_chars() -> usize {
-    BODY_CHARS
 }
 
 pub(crate) const GET_ISSUE: ToolSpec = tool! {
@@ -742,6 +718,7 @@ enum CommentOrder {
     NewestFirst,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListComments {
@@ -749,7 +726,7 @@ struct ListComments {
     #[schemars(length(min = 1))]
     issue_key: String,
     /// Comments per page (1-100).
-    #[serde(default = "default_comment_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -757,10 +734,6 @@ struct ListComments {
     /// oldest_first (default, reads like a conversation) or newest_first.
     #[serde(default)]
     order_by: CommentOrder,
-}
-
-fn default_comment_limit() -> u32 {
-    25
 }
 
 fn shape_comment(c: &Value, root: &Option<String>, key: &Value) -> Value {
@@ -871,21 +844,18 @@ async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Va
 
 // ---------------------------------------------------------------- projects and people
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListProjects {
     /// Filter: text matched against project name and key (case-insensitive).
     query: Option<String>,
     /// Projects per page (1-100).
-    #[serde(default = "default_project_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_project_limit() -> u32 {
-    50
 }
 
 pub(crate) const LIST_PROJECTS: ToolSpec = tool! {
@@ -933,6 +903,7 @@ async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Valu
     })))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchUsers {
@@ -940,13 +911,9 @@ struct SearchUsers {
     #[schemars(length(min = 1))]
     query: String,
     /// Most users to return (1-100).
-    #[serde(default = "default_user_limit")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
-}
-
-fn default_user_limit() -> u32 {
-    20
 }
 
 pub(crate) const SEARCH_USERS: ToolSpec = tool! {
@@ -991,6 +958,7 @@ enum SprintState {
     Closed,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListSprints {
@@ -1002,15 +970,11 @@ struct ListSprints {
     /// Which sprints: any of active, future, closed. Default: active and future.
     state: Option<Vec<SprintState>>,
     /// Sprints per page (1-50).
-    #[serde(default = "default_sprint_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 50))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_sprint_limit() -> u32 {
-    50
 }
 
 pub(crate) const LIST_SPRINTS: ToolSpec = tool! {

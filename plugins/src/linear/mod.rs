@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -116,6 +117,7 @@ fn next_cursor(connection: &Value) -> Value {
 
 // ---------------------------------------------------------------- search and list
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchIssues {
@@ -128,15 +130,11 @@ struct SearchIssues {
     #[serde(default)]
     include_comments: bool,
     /// Issues per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_limit() -> u32 {
-    25
 }
 
 pub(crate) const SEARCH_ISSUES: ToolSpec = tool! {
@@ -182,6 +180,7 @@ enum IssueOrder {
     Created,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListIssues {
@@ -204,7 +203,7 @@ struct ListIssues {
     #[serde(default)]
     order_by: IssueOrder,
     /// Issues per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -310,6 +309,7 @@ async fn list_issues(up: Arc<dyn Upstream>, args: ListIssues) -> Result<Value, T
 
 // ---------------------------------------------------------------- one issue
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetIssue {
@@ -317,20 +317,12 @@ struct GetIssue {
     #[schemars(length(min = 1))]
     id: String,
     /// Include the comments (up to 50, oldest first).
-    #[serde(default = "yes")]
+    #[serde_inline_default(true)]
     include_comments: bool,
     /// Character budget for the description; longer text is cut and `truncated` is set.
-    #[serde(default = "default_body_chars")]
+    #[serde_inline_default(BODY_CHARS)]
     #[schemars(range(min = 50, max = 100000))]
     max_chars: usize,
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn default_body_chars() -> usize {
-    BODY_CHARS
 }
 
 pub(crate) const GET_ISSUE: ToolSpec = tool! {
@@ -680,19 +672,16 @@ async fn create_comment(up: Arc<dyn Upstream>, args: CreateComment) -> Result<Va
 
 // ---------------------------------------------------------------- teams, projects, states
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListTeams {
     /// Teams per page (1-100).
-    #[serde(default = "default_team_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_team_limit() -> u32 {
-    50
 }
 
 pub(crate) const LIST_TEAMS: ToolSpec = tool! {
@@ -742,6 +731,7 @@ enum ProjectStatus {
     Canceled,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListProjects {
@@ -752,7 +742,7 @@ struct ListProjects {
     /// Only projects of this team (key, e.g. ENG).
     team: Option<String>,
     /// Projects per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -818,21 +808,18 @@ async fn list_projects(up: Arc<dyn Upstream>, args: ListProjects) -> Result<Valu
     Ok(compact(json!({ "projects": projects, "next_cursor": next_cursor(conn) })))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListWorkflowStates {
     /// The team: key (e.g. ENG) or id. Default: every team's states.
     team_id: Option<String>,
     /// States per page (1-250).
-    #[serde(default = "default_state_limit")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 250))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_state_limit() -> u32 {
-    100
 }
 
 pub(crate) const LIST_WORKFLOW_STATES: ToolSpec = tool! {

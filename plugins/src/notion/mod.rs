@@ -13,6 +13,7 @@ use std::sync::Arc;
 use futures_util::{StreamExt, stream};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -256,10 +257,7 @@ enum SearchSort {
     LastEditedOldest,
 }
 
-fn default_20() -> u32 {
-    20
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchPages {
@@ -271,7 +269,7 @@ struct SearchPages {
     #[serde(default)]
     sort: SearchSort,
     /// Results per page (1-100).
-    #[serde(default = "default_20")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -373,18 +371,7 @@ async fn get_page(up: Arc<dyn Upstream>, args: GetPage) -> Result<Value, ToolErr
     Ok(with_raw(shape_page(&page), args.include_raw, &page))
 }
 
-fn default_depth() -> u32 {
-    3
-}
-
-fn default_100() -> u32 {
-    100
-}
-
-fn default_max_chars() -> usize {
-    20_000
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetPageContent {
@@ -392,17 +379,17 @@ struct GetPageContent {
     #[schemars(length(min = 1))]
     page_id: String,
     /// How many levels of nested blocks (list children, toggles, columns) to read below the top level (0-5).
-    #[serde(default = "default_depth")]
+    #[serde_inline_default(3)]
     #[schemars(range(min = 0, max = 5))]
     max_depth: u32,
     /// Top-level blocks per call (1-100); long pages continue with next_cursor.
-    #[serde(default = "default_100")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
     /// Longest Markdown to return (1,000-100,000 characters); longer content is cut and marked truncated.
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(20_000)]
     #[schemars(range(min = 1000, max = 100000))]
     max_chars: usize,
 }
@@ -822,10 +809,7 @@ async fn get_database(up: Arc<dyn Upstream>, args: GetDatabase) -> Result<Value,
     Ok(with_raw(out, args.include_raw, &json!({"database": db, "data_sources": sources})))
 }
 
-fn default_25() -> u32 {
-    25
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct QueryDatabase {
@@ -838,7 +822,7 @@ struct QueryDatabase {
     /// Notion sorts, e.g. [{"property": "Due", "direction": "ascending"}] or [{"timestamp": "last_edited_time", "direction": "descending"}].
     sorts: Option<Vec<Map<String, Value>>>,
     /// Rows per page (1-100).
-    #[serde(default = "default_25")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -119,10 +120,6 @@ fn organizations_label(body: &Value) -> Option<String> {
 }
 
 const DEFAULT_MAX_CHARS: usize = 10_000;
-
-fn default_limit() -> u32 {
-    25
-}
 
 /// The organization slug from the arguments, else the connection's default.
 fn organization(up: &dyn Upstream, given: Option<&str>) -> Result<String, ToolError> {
@@ -302,17 +299,14 @@ impl IssueSort {
     }
 }
 
-fn default_query() -> String {
-    "is:unresolved".to_string()
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchIssues {
     /// Organization slug (from sentry_list_organizations); defaults to the connection's organization.
     organization: Option<String>,
     /// Sentry search query, e.g. "is:unresolved level:error", "TypeError checkout", "assigned:me", "release:1.2.0", "project:web". Default is:unresolved; an empty string returns every issue.
-    #[serde(default = "default_query")]
+    #[serde_inline_default("is:unresolved".to_string())]
     query: String,
     /// Numeric project ids to restrict to (from sentry_list_projects); or put project:<slug> in query.
     project_ids: Option<Vec<String>>,
@@ -323,7 +317,7 @@ struct SearchIssues {
     /// Order: date (last seen, default), new (first seen), freq (event count), user (users affected), trends.
     sort: Option<IssueSort>,
     /// Issues per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -482,14 +476,7 @@ async fn get_issue(up: Arc<dyn Upstream>, args: GetIssue) -> Result<Value, ToolE
 
 // ---------------------------------------------------------------- events
 
-fn default_event() -> String {
-    "latest".to_string()
-}
-
-fn default_max_chars() -> usize {
-    DEFAULT_MAX_CHARS
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetEvent {
@@ -499,25 +486,21 @@ struct GetEvent {
     #[schemars(length(min = 1))]
     issue_id: String,
     /// Which event: "latest" (default), "oldest", "recommended" (Sentry's pick of the most helpful), or a 32-character event id.
-    #[serde(default = "default_event")]
+    #[serde_inline_default("latest".to_string())]
     event_id: String,
     /// Only consider events from this environment, e.g. "production".
     environment: Option<String>,
     /// How many breadcrumbs (the steps leading up to the error) to return, newest last (0-100).
-    #[serde(default = "default_breadcrumbs")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 0, max = 100))]
     max_breadcrumbs: usize,
     /// Character budget for the stack traces; longer traces keep their most recent frames and set truncated.
-    #[serde(default = "default_max_chars")]
+    #[serde_inline_default(DEFAULT_MAX_CHARS)]
     #[schemars(range(min = 500, max = 100000))]
     max_chars: usize,
     /// Also return Sentry's full payload under raw.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_breadcrumbs() -> usize {
-    20
 }
 
 fn check_event_id(id: &str) -> Result<(), ToolError> {
@@ -681,6 +664,7 @@ async fn update_issue(up: Arc<dyn Upstream>, args: UpdateIssue) -> Result<Value,
 
 // ---------------------------------------------------------------- releases
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListReleases {
@@ -691,7 +675,7 @@ struct ListReleases {
     /// Only versions starting with this text, e.g. "web@1.4".
     query: Option<String>,
     /// Releases per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -90,10 +91,7 @@ pub static INTEGRATION: Integration = Integration {
 };
 // ---------------------------------------------------------------- send / update
 
-fn default_true() -> bool {
-    true
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SendMessage {
@@ -111,7 +109,7 @@ struct SendMessage {
     #[serde(default)]
     reply_broadcast: bool,
     /// Show link previews (unfurls) for links in the text.
-    #[serde(default = "default_true")]
+    #[serde_inline_default(true)]
     unfurl_links: bool,
 }
 
@@ -259,34 +257,19 @@ impl ChannelType {
     }
 }
 
-fn default_channel_types() -> Vec<ChannelType> {
-    vec![ChannelType::PublicChannel, ChannelType::PrivateChannel]
-}
-
-fn default_100() -> u32 {
-    100
-}
-
-fn default_30() -> u32 {
-    30
-}
-
-fn default_20() -> u32 {
-    20
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListChannels {
     /// Which kinds: public_channel, private_channel, mpim (group DMs), im (DMs).
-    #[serde(default = "default_channel_types")]
+    #[serde_inline_default(vec![ChannelType::PublicChannel, ChannelType::PrivateChannel])]
     #[schemars(length(min = 1))]
     types: Vec<ChannelType>,
     /// Leave out archived channels.
-    #[serde(default = "default_true")]
+    #[serde_inline_default(true)]
     exclude_archived: bool,
     /// Channels per page (1-200).
-    #[serde(default = "default_100")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -322,6 +305,7 @@ async fn list_channels(up: Arc<dyn Upstream>, args: ListChannels) -> Result<Valu
     Ok(with_raw(out, args.include_raw, &body["channels"]))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListMessages {
@@ -333,7 +317,7 @@ struct ListMessages {
     /// Only messages before this time (same formats as oldest).
     latest: Option<String>,
     /// Messages per page (1-200), newest first.
-    #[serde(default = "default_30")]
+    #[serde_inline_default(30)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor (older messages).
@@ -372,6 +356,7 @@ async fn list_messages(up: Arc<dyn Upstream>, args: ListMessages) -> Result<Valu
     Ok(with_raw(out, args.include_raw, &body["messages"]))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetThread {
@@ -382,7 +367,7 @@ struct GetThread {
     #[schemars(length(min = 1))]
     ts: String,
     /// Messages per page (1-200), oldest first.
-    #[serde(default = "default_100")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -432,6 +417,7 @@ enum SearchSort {
     Oldest,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchMessages {
@@ -442,7 +428,7 @@ struct SearchMessages {
     #[serde(default)]
     sort: SearchSort,
     /// Matches per page (1-100).
-    #[serde(default = "default_20")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.
@@ -511,11 +497,12 @@ async fn search_messages(up: Arc<dyn Upstream>, args: SearchMessages) -> Result<
     })))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListUsers {
     /// Members per page (1-200).
-    #[serde(default = "default_100")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 200))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor.

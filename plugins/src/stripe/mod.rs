@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use crate::api::*;
@@ -143,10 +144,6 @@ fn metadata(m: &Value) -> Value {
     }
 }
 
-fn default_limit() -> u32 {
-    25
-}
-
 // ---------------------------------------------------------------- customers
 
 fn shape_customer(c: &Value) -> Value {
@@ -186,6 +183,7 @@ fn shape_payment_method(pm: &Value) -> Value {
     }))
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchCustomers {
@@ -194,7 +192,7 @@ struct SearchCustomers {
     /// Exact email address to look up, instead of query.
     email: Option<String>,
     /// Customers per page (1-100).
-    #[serde(default = "default_search_limit")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor; keep the query the same.
@@ -202,10 +200,6 @@ struct SearchCustomers {
     /// Also return Stripe's response as raw.
     #[serde(default)]
     include_raw: bool,
-}
-
-fn default_search_limit() -> u32 {
-    20
 }
 
 /// A Stripe search string literal.
@@ -309,6 +303,7 @@ fn compact_address(a: &Value) -> Value {
 
 // ---------------------------------------------------------------- payments and refunds
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListPayments {
@@ -319,7 +314,7 @@ struct ListPayments {
     /// Only payments created at or before this time, same formats.
     created_lte: Option<String>,
     /// Payments per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor; keep the filters the same.
@@ -476,6 +471,7 @@ enum InvoiceStatus {
     Void,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListInvoices {
@@ -486,7 +482,7 @@ struct ListInvoices {
     /// Only invoices of this subscription (sub_…).
     subscription: Option<String>,
     /// Invoices per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor; keep the filters the same.
@@ -571,6 +567,7 @@ struct InvoiceLine {
     amount: i64,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateInvoice {
@@ -584,7 +581,7 @@ struct CreateInvoice {
     #[schemars(length(min = 1, max = 50))]
     items: Option<Vec<InvoiceLine>>,
     /// send_invoice (the customer pays from an emailed link; default) or charge_automatically (Stripe charges the customer's default payment method).
-    #[serde(default = "send_invoice")]
+    #[serde_inline_default(CollectionMethod::SendInvoice)]
     collection_method: CollectionMethod,
     /// Days the customer has to pay, for send_invoice (default 30).
     #[schemars(range(min = 0, max = 365))]
@@ -597,10 +594,6 @@ struct CreateInvoice {
     /// Finalize and email the invoice to the customer now (send_invoice only).
     #[serde(default)]
     auto_send: bool,
-}
-
-fn send_invoice() -> CollectionMethod {
-    CollectionMethod::SendInvoice
 }
 
 pub(crate) const CREATE_INVOICE: ToolSpec = tool! {
@@ -723,6 +716,7 @@ enum SubscriptionStatus {
     All,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListSubscriptions {
@@ -733,7 +727,7 @@ struct ListSubscriptions {
     /// Only subscriptions to this price (price_…).
     price: Option<String>,
     /// Subscriptions per page (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(25)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor; keep the filters the same.
@@ -915,6 +909,7 @@ async fn get_balance(up: Arc<dyn Upstream>, args: GetBalance) -> Result<Value, T
 
 // ---------------------------------------------------------------- payment links
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreatePaymentLink {
@@ -928,7 +923,7 @@ struct CreatePaymentLink {
     /// Product name shown on the checkout page, for amount.
     product_name: Option<String>,
     /// How many units the link sells (default 1).
-    #[serde(default = "one")]
+    #[serde_inline_default(1)]
     #[schemars(range(min = 1, max = 1000))]
     quantity: u32,
     /// Let customers enter promotion (discount) codes at checkout.
@@ -936,10 +931,6 @@ struct CreatePaymentLink {
     allow_promotion_codes: bool,
     /// Send the customer to this URL after paying (default: Stripe's confirmation page).
     after_completion_url: Option<String>,
-}
-
-fn one() -> u32 {
-    1
 }
 
 pub(crate) const CREATE_PAYMENT_LINK: ToolSpec = tool! {

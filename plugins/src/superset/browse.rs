@@ -5,19 +5,21 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::*;
 
 // ------------------------------------------------------------------------------ dashboards
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListDashboards {
     /// Only dashboards whose title contains this text (case-insensitive).
     search: Option<String>,
     /// How many dashboards to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -158,6 +160,7 @@ pub(crate) async fn get_dashboard(up: Arc<dyn Upstream>, args: GetDashboard) -> 
 
 // ---------------------------------------------------------------------------------- charts
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListCharts {
@@ -168,7 +171,7 @@ pub(crate) struct ListCharts {
     /// Only charts on this dashboard (its numeric id).
     dashboard_id: Option<u64>,
     /// How many charts to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -238,17 +241,14 @@ pub(crate) async fn list_charts(up: Arc<dyn Upstream>, args: ListCharts) -> Resu
     Ok(with_raw(out, args.include_raw, &body["result"]))
 }
 
-fn default_rows() -> usize {
-    100
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GetChartData {
     /// The chart's numeric id (superset_list_charts, or slice_id in an explore URL).
     chart_id: u64,
     /// Most rows to return per query (1-10000); the chart's own row limit applies first.
-    #[serde(default = "default_rows")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 10000))]
     limit: usize,
     /// Bypass Superset's cache and run the chart's query again.
@@ -476,6 +476,7 @@ pub(super) fn rows_of(data: &[Value], columns: &[String], limit: usize) -> Vec<V
 
 // -------------------------------------------------------------------------------- datasets
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListDatasets {
@@ -486,7 +487,7 @@ pub(crate) struct ListDatasets {
     /// Only datasets in this schema, e.g. "public".
     schema: Option<String>,
     /// How many datasets to return (1-100).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.
@@ -559,17 +560,14 @@ pub(crate) async fn list_datasets(up: Arc<dyn Upstream>, args: ListDatasets) -> 
 
 // ------------------------------------------------------------------------------- databases
 
-fn default_database_limit() -> u32 {
-    50
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListDatabases {
     /// Only databases whose name contains this text (case-insensitive).
     search: Option<String>,
     /// How many databases to return (1-100).
-    #[serde(default = "default_database_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 100))]
     limit: u32,
     /// Opaque cursor from a previous call's next_cursor, for the next page.

@@ -270,13 +270,10 @@ fn search_term(s: &Option<String>) -> Option<String> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
 }
 
-fn default_limit() -> u32 {
-    25
-}
-
-fn default_text_budget() -> usize {
-    10_000
-}
+/// Items per page when a tool's `limit` is left out.
+const DEFAULT_LIMIT: u32 = 25;
+/// Characters of text kept when a tool's text budget is left out.
+const TEXT_BUDGET: usize = 10_000;
 
 #[cfg(test)]
 mod tests {

@@ -7,19 +7,13 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::browse::rows_of;
 use super::*;
 
-fn default_sql_rows() -> u32 {
-    100
-}
-
-fn default_max_wait() -> u64 {
-    20
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunSql {
@@ -33,7 +27,7 @@ pub(crate) struct RunSql {
     /// The catalog, for databases that have several (e.g. Trino, Databricks).
     catalog: Option<String>,
     /// Most rows to return (1-10000); SQL Lab applies it to the query (queryLimit).
-    #[serde(default = "default_sql_rows")]
+    #[serde_inline_default(100)]
     #[schemars(range(min = 1, max = 10000))]
     limit: u32,
     /// An id of your own for this query (1-11 letters or digits), e.g. to export its results with superset_export_csv later; one is made up when absent.
@@ -43,7 +37,7 @@ pub(crate) struct RunSql {
     #[serde(default)]
     run_async: bool,
     /// With run_async: how long to wait for the result before returning the query's state (1-50 seconds).
-    #[serde(default = "default_max_wait")]
+    #[serde_inline_default(20)]
     #[schemars(range(min = 1, max = 50))]
     max_wait_seconds: u64,
     /// Also return Superset's full result payload under "raw".
@@ -191,6 +185,7 @@ fn shape_results(payload: &Value, limit: usize) -> Value {
 
 // ----------------------------------------------------------------------------------- export
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExportCsv {
@@ -205,7 +200,7 @@ pub(crate) struct ExportCsv {
     #[serde(default)]
     overwrite: bool,
     /// Longest CSV text returned inline, in characters; the rest is cut and truncated is set.
-    #[serde(default = "default_text_budget")]
+    #[serde_inline_default(TEXT_BUDGET)]
     #[schemars(range(min = 100, max = 200000))]
     max_chars: usize,
 }
