@@ -352,10 +352,10 @@ struct CreateEvent {
     end: String,
     /// IANA time zone, e.g. "Europe/Berlin"; needed for local times and for recurring events.
     time_zone: Option<String>,
-    /// Calendar id (default "primary").
+    /// Calendar id.
     #[serde(default = "primary")]
     calendar_id: String,
-    /// Email addresses of the guests to invite.
+    /// The guests' email addresses.
     attendees: Option<Vec<String>>,
     /// Details or agenda (plain text).
     description: Option<String>,
