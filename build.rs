@@ -21,9 +21,4 @@ fn main() {
         // rustc passes `-pie` to the C compiler driver that links; a later `-no-pie` wins.
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
-    // The release profile's `strip = true` left the symbol table in the binary on Linux (3.85 MB of
-    // `.symtab` and `.strtab` in a 33.5 MB file, docs/footprint.md); the linker drops it itself.
-    if os == "linux" && std::env::var("PROFILE").as_deref() == Ok("release") {
-        println!("cargo:rustc-link-arg-bins=-s");
-    }
 }
