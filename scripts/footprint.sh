@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # workbench's footprint beside rmcp-mini (examples/rmcp_mini.rs: one tool, the same rmcp and tokio,
 # the same release profile), in one run: cold start (spawn -> initialize answer, median of 40),
-# RSS after initialize, RSS after the first search_tools and after 2,000 more, tools/list in cl100k
-# tokens, the stripped release binary, and one task's context (a search_tools answer + one
-# get_tool_schema) for a few usual requests. Prints a Markdown table (docs/footprint.md has one).
+# RSS after initialize, RSS after the first search_tools and after 2,000 more, search_tools round
+# trips (the first, then median / p90), tools/list in cl100k tokens, the stripped release binary,
+# and one task's context (a search_tools answer + one get_tool_schema) for a few usual requests.
+# Prints a Markdown table (docs/footprint.md has one).
 #
 #   bash scripts/footprint.sh [--no-build] [--before PATH] [--runs N] [--searches N] [--json FILE]
 #

@@ -339,7 +339,7 @@ async fn get_event(up: Arc<dyn Upstream>, args: GetEvent) -> Result<Value, ToolE
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateEvent {
-    /// Title of the event.
+    /// Event title.
     #[schemars(length(min = 1))]
     summary: String,
     /// Start: RFC 3339 with offset ("2026-03-02T09:00:00+01:00"), a local time with time_zone ("2026-03-02T09:00"), or a date for an all-day event ("2026-03-02").
@@ -348,23 +348,23 @@ struct CreateEvent {
     /// End, in the same form as start. All-day ends are exclusive: a one-day event on 2026-03-02 ends "2026-03-03".
     #[schemars(length(min = 1))]
     end: String,
-    /// IANA time zone, e.g. "Europe/Berlin"; needed for local times and for recurring events.
+    /// IANA time zone, e.g. "Europe/Berlin"; needed for local times and recurring events.
     time_zone: Option<String>,
-    /// Calendar id (default "primary").
+    /// Calendar id.
     #[serde_inline_default(PRIMARY.to_string())]
     calendar_id: String,
-    /// Email addresses of the guests to invite.
+    /// The guests' email addresses.
     attendees: Option<Vec<String>>,
     /// Details or agenda (plain text).
     description: Option<String>,
-    /// Place or address, or a room name.
+    /// Place, address or room.
     location: Option<String>,
-    /// Add a Google Meet video-call link.
+    /// Add a Google Meet link.
     #[serde(default)]
     add_meet_link: bool,
     /// Recurrence rules, e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10"].
     recurrence: Option<Vec<String>>,
-    /// Popup reminders, in minutes before the start, e.g. [10, 60] (default: the calendar's reminders).
+    /// Popup reminders, minutes before the start, e.g. [10, 60] (default: the calendar's).
     reminders_minutes: Option<Vec<u32>>,
     /// Who gets an email: all (default), external_only (guests outside your organisation) or none.
     #[serde(default)]
