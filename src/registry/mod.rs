@@ -127,6 +127,8 @@ pub struct Registry {
     /// composition root ([`Registry::reserving`]).
     reserved: fn(&str) -> bool,
     index: OnceLock<search::SearchIndex>,
+    /// Where the index keeps upstream servers' tool vectors across restarts (set by the app).
+    vector_store: OnceLock<Arc<dyn search::VectorStore>>,
 }
 
 fn nothing_reserved(_: &str) -> bool {
@@ -310,6 +312,7 @@ impl Registry {
             upstream_servers,
             reserved,
             index: OnceLock::new(),
+            vector_store: OnceLock::new(),
         }
     }
 
@@ -357,6 +360,16 @@ impl Registry {
     /// Whether `name` is a built-in namespace (`data`, `time`, ...).
     pub fn is_builtin_namespace(&self, name: &str) -> bool {
         self.builtins.iter().any(|b| b.namespace == name)
+    }
+
+    /// Keeps this snapshot's upstream tool vectors in `store` (per server, across restarts); set
+    /// before the index is first built, else it has no effect on this snapshot.
+    pub fn keep_vectors_in(&self, store: Arc<dyn search::VectorStore>) {
+        let _ = self.vector_store.set(store);
+    }
+
+    pub fn vector_store(&self) -> Option<&Arc<dyn search::VectorStore>> {
+        self.vector_store.get()
     }
 
     pub fn index(&self) -> &search::SearchIndex {
@@ -476,11 +489,13 @@ impl App {
         match crate::custom::load(&self.storage, &reserved) {
             Ok(loaded) => {
                 let fresh = Arc::new(base.with_custom(loaded));
+                fresh.keep_vectors_in(self.storage.clone());
                 snapshot.set(fresh.clone());
                 fresh
             }
             Err(e) => {
                 tracing::warn!(error = %e, "custom apps could not be loaded");
+                base.keep_vectors_in(self.storage.clone());
                 snapshot.set(base.clone());
                 base
             }
