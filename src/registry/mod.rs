@@ -63,12 +63,38 @@ pub struct ToolEntry {
     pub runner: Runner,
     schema_fn: fn() -> Value,
     schema: OnceLock<Value>,
+    /// An upstream tool's place in the catalogue its schema is read from (server, tool): the
+    /// schema is not copied per snapshot (10,000 upstream tools' schemas are tens of MiB).
+    listed: Option<(Arc<crate::upstream::Catalogue>, usize, usize)>,
 }
 
 impl ToolEntry {
     /// The tool's JSON Schema, generated on first use.
     pub fn schema(&self) -> &Value {
+        if let Some((catalogue, server, tool)) = &self.listed {
+            return &catalogue.servers[*server].1[*tool].schema;
+        }
+        if let Runner::Custom(op) = &self.runner {
+            return &op.schema;
+        }
         self.schema.get_or_init(self.schema_fn)
+    }
+
+    /// The schema when it is at hand (an upstream or custom tool's, or one generated before),
+    /// without generating it.
+    pub fn schema_if_ready(&self) -> Option<&Value> {
+        if self.listed.is_some() || matches!(self.runner, Runner::Custom(_)) {
+            return Some(self.schema());
+        }
+        self.schema.get()
+    }
+
+    /// The schema, generated for the caller and not kept when it was not at hand.
+    pub fn with_schema<T>(&self, f: impl FnOnce(&Value) -> T) -> T {
+        match self.schema_if_ready() {
+            Some(schema) => f(schema),
+            None => f(&(self.schema_fn)()),
+        }
     }
 
     pub fn mutating(&self) -> bool {
@@ -214,6 +240,7 @@ impl Registry {
                     runner: Runner::Plugin { integration, run: spec.run },
                     schema_fn: spec.schema,
                     schema: OnceLock::new(),
+                    listed: None,
                 });
             }
         }
@@ -230,6 +257,7 @@ impl Registry {
                 runner: Runner::Builtin(spec.run),
                 schema_fn: spec.schema,
                 schema: OnceLock::new(),
+                listed: None,
             });
         }
         // Upstream servers: a server named like an integration, a built-in namespace or a
@@ -238,10 +266,11 @@ impl Registry {
         let mut upstream_servers = Vec::new();
         {
             let taken: std::collections::HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
-            let offered: Vec<&(String, Vec<crate::upstream::Listed>)> = upstream
+            let offered: Vec<(usize, &(String, Vec<crate::upstream::Listed>))> = upstream
                 .servers
                 .iter()
-                .filter(|(server, _)| {
+                .enumerate()
+                .filter(|(_, (server, _))| {
                     let workbench_own =
                         integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
                             || builtins.iter().any(|b| b.namespace == server)
@@ -253,13 +282,13 @@ impl Registry {
                     !workbench_own
                 })
                 .collect();
-            let names =
-                crate::upstream::assign_names(offered.iter().map(|(s, l)| (s.as_str(), l.as_slice())), &|n: &str| {
-                    taken.contains(n) || reserved(n)
-                });
-            for (server, listed) in offered {
+            let names = crate::upstream::assign_names(
+                offered.iter().map(|(_, (s, l))| (s.as_str(), l.as_slice())),
+                &|n: &str| taken.contains(n) || reserved(n),
+            );
+            for (server_index, (server, listed)) in offered {
                 upstream_servers.push(crate::ids::intern(server));
-                for l in listed {
+                for (tool_index, l) in listed.iter().enumerate() {
                     let Some(name) = names.names.get(&(server.clone(), l.tool.clone())) else { continue };
                     tools.push(ToolEntry {
                         name: crate::ids::intern(name),
@@ -275,7 +304,8 @@ impl Registry {
                             tool: l.tool.clone(),
                         })),
                         schema_fn: no_schema,
-                        schema: OnceLock::from(l.schema.clone()),
+                        schema: OnceLock::new(),
+                        listed: Some((upstream.clone(), server_index, tool_index)),
                     });
                 }
             }
@@ -293,7 +323,8 @@ impl Registry {
                     audience: None,
                     runner: Runner::Custom(op.clone()),
                     schema_fn: no_schema,
-                    schema: OnceLock::from(op.schema.clone()),
+                    schema: OnceLock::new(),
+                    listed: None,
                 });
             }
         }

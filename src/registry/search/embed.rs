@@ -113,15 +113,8 @@ impl Model {
             return None;
         }
         starts.push(at as u32);
-        let mut model = Model {
-            dim,
-            count,
-            scales,
-            data,
-            vocab,
-            starts,
-            slots: vec![EMPTY; (2 * count).next_power_of_two()],
-        };
+        let mut model =
+            Model { dim, count, scales, data, vocab, starts, slots: vec![EMPTY; (2 * count).next_power_of_two()] };
         let mask = model.slots.len() - 1;
         for id in 0..count {
             let token = model.token(id);

@@ -252,10 +252,7 @@ fn param_names(tool: &crate::registry::ToolEntry) -> Vec<String> {
     let names = |schema: &serde_json::Value| {
         schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect()).unwrap_or_default()
     };
-    match tool.schema.get() {
-        Some(schema) => names(schema),
-        None => names(&(tool.schema_fn)()),
-    }
+    tool.with_schema(names)
 }
 
 fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[String]) -> String {

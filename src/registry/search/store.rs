@@ -217,9 +217,15 @@ mod tests {
         Arc::new(crate::upstream::Catalogue {
             generation: 1,
             servers: vec![
-                server("trains", &[("search_tickets", "Search train tickets between two stations"), ("book", "Book a seat")]),
+                server(
+                    "trains",
+                    &[("search_tickets", "Search train tickets between two stations"), ("book", "Book a seat")],
+                ),
                 server("skyview", &[("forecast", weather), ("alerts", "Severe weather alerts for a region")]),
-                server("notes", &[("add_note", "Add a note"), ("find_notes", "Find notes by text"), ("tag", "Tag a note")]),
+                server(
+                    "notes",
+                    &[("add_note", "Add a note"), ("find_notes", "Find notes by text"), ("tag", "Tag a note")],
+                ),
             ],
         })
     }
