@@ -175,7 +175,7 @@ fn main() {
     let build = started.elapsed();
     step("index built");
     let mut parts = registry.index().heap_report();
-    parts.sort_by(|a, b| b.1.cmp(&a.1));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.1));
     for (part, bytes) in parts {
         println!("    {part:<40} {:>8.1} KiB", bytes as f64 / 1024.0);
     }
