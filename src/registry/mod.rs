@@ -63,12 +63,38 @@ pub struct ToolEntry {
     pub runner: Runner,
     schema_fn: fn() -> Value,
     schema: OnceLock<Value>,
+    /// An upstream tool's place in the catalogue its schema is read from (server, tool): the
+    /// schema is not copied per snapshot (10,000 upstream tools' schemas are tens of MiB).
+    listed: Option<(Arc<crate::upstream::Catalogue>, usize, usize)>,
 }
 
 impl ToolEntry {
     /// The tool's JSON Schema, generated on first use.
     pub fn schema(&self) -> &Value {
+        if let Some((catalogue, server, tool)) = &self.listed {
+            return &catalogue.servers[*server].1[*tool].schema;
+        }
+        if let Runner::Custom(op) = &self.runner {
+            return &op.schema;
+        }
         self.schema.get_or_init(self.schema_fn)
+    }
+
+    /// The schema when it is at hand (an upstream or custom tool's, or one generated before),
+    /// without generating it.
+    pub fn schema_if_ready(&self) -> Option<&Value> {
+        if self.listed.is_some() || matches!(self.runner, Runner::Custom(_)) {
+            return Some(self.schema());
+        }
+        self.schema.get()
+    }
+
+    /// The schema, generated for the caller and not kept when it was not at hand.
+    pub fn with_schema<T>(&self, f: impl FnOnce(&Value) -> T) -> T {
+        match self.schema_if_ready() {
+            Some(schema) => f(schema),
+            None => f(&(self.schema_fn)()),
+        }
     }
 
     pub fn mutating(&self) -> bool {
@@ -127,6 +153,8 @@ pub struct Registry {
     /// composition root ([`Registry::reserving`]).
     reserved: fn(&str) -> bool,
     index: OnceLock<search::SearchIndex>,
+    /// Where the index keeps upstream servers' tool vectors across restarts (set by the app).
+    vector_store: OnceLock<Arc<dyn search::VectorStore>>,
 }
 
 fn nothing_reserved(_: &str) -> bool {
@@ -212,6 +240,7 @@ impl Registry {
                     runner: Runner::Plugin { integration, run: spec.run },
                     schema_fn: spec.schema,
                     schema: OnceLock::new(),
+                    listed: None,
                 });
             }
         }
@@ -228,6 +257,7 @@ impl Registry {
                 runner: Runner::Builtin(spec.run),
                 schema_fn: spec.schema,
                 schema: OnceLock::new(),
+                listed: None,
             });
         }
         // Upstream servers: a server named like an integration, a built-in namespace or a
@@ -236,10 +266,11 @@ impl Registry {
         let mut upstream_servers = Vec::new();
         {
             let taken: std::collections::HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
-            let offered: Vec<&(String, Vec<crate::upstream::Listed>)> = upstream
+            let offered: Vec<(usize, &(String, Vec<crate::upstream::Listed>))> = upstream
                 .servers
                 .iter()
-                .filter(|(server, _)| {
+                .enumerate()
+                .filter(|(_, (server, _))| {
                     let workbench_own =
                         integrations.iter().any(|i| i.name == server || i.name.split('_').next() == Some(server))
                             || builtins.iter().any(|b| b.namespace == server)
@@ -251,13 +282,13 @@ impl Registry {
                     !workbench_own
                 })
                 .collect();
-            let names =
-                crate::upstream::assign_names(offered.iter().map(|(s, l)| (s.as_str(), l.as_slice())), &|n: &str| {
-                    taken.contains(n) || reserved(n)
-                });
-            for (server, listed) in offered {
+            let names = crate::upstream::assign_names(
+                offered.iter().map(|(_, (s, l))| (s.as_str(), l.as_slice())),
+                &|n: &str| taken.contains(n) || reserved(n),
+            );
+            for (server_index, (server, listed)) in offered {
                 upstream_servers.push(crate::ids::intern(server));
-                for l in listed {
+                for (tool_index, l) in listed.iter().enumerate() {
                     let Some(name) = names.names.get(&(server.clone(), l.tool.clone())) else { continue };
                     tools.push(ToolEntry {
                         name: crate::ids::intern(name),
@@ -273,7 +304,8 @@ impl Registry {
                             tool: l.tool.clone(),
                         })),
                         schema_fn: no_schema,
-                        schema: OnceLock::from(l.schema.clone()),
+                        schema: OnceLock::new(),
+                        listed: Some((upstream.clone(), server_index, tool_index)),
                     });
                 }
             }
@@ -291,7 +323,8 @@ impl Registry {
                     audience: None,
                     runner: Runner::Custom(op.clone()),
                     schema_fn: no_schema,
-                    schema: OnceLock::from(op.schema.clone()),
+                    schema: OnceLock::new(),
+                    listed: None,
                 });
             }
         }
@@ -310,6 +343,7 @@ impl Registry {
             upstream_servers,
             reserved,
             index: OnceLock::new(),
+            vector_store: OnceLock::new(),
         }
     }
 
@@ -357,6 +391,16 @@ impl Registry {
     /// Whether `name` is a built-in namespace (`data`, `time`, ...).
     pub fn is_builtin_namespace(&self, name: &str) -> bool {
         self.builtins.iter().any(|b| b.namespace == name)
+    }
+
+    /// Keeps this snapshot's upstream tool vectors in `store` (per server, across restarts); set
+    /// before the index is first built, else it has no effect on this snapshot.
+    pub fn keep_vectors_in(&self, store: Arc<dyn search::VectorStore>) {
+        let _ = self.vector_store.set(store);
+    }
+
+    pub fn vector_store(&self) -> Option<&Arc<dyn search::VectorStore>> {
+        self.vector_store.get()
     }
 
     pub fn index(&self) -> &search::SearchIndex {
@@ -476,11 +520,13 @@ impl App {
         match crate::custom::load(&self.storage, &reserved) {
             Ok(loaded) => {
                 let fresh = Arc::new(base.with_custom(loaded));
+                fresh.keep_vectors_in(self.storage.clone());
                 snapshot.set(fresh.clone());
                 fresh
             }
             Err(e) => {
                 tracing::warn!(error = %e, "custom apps could not be loaded");
+                base.keep_vectors_in(self.storage.clone());
                 snapshot.set(base.clone());
                 base
             }

@@ -148,6 +148,13 @@ const MIGRATIONS: &[&str] = &[
     // audience). Not in the rows the agent's audit tools read (`search_audit`): the user's views
     // (the portal) read it with `flow_decisions`.
     "ALTER TABLE audit ADD COLUMN flow TEXT;",
+    // 9: the search index's vectors of each upstream server's tools, keyed by a hash of what is
+    // embedded of them (`src/registry/search/store.rs`): a restart embeds nothing. A cache only.
+    "CREATE TABLE search_vectors (
+        server TEXT PRIMARY KEY,
+        hash BLOB NOT NULL,
+        vectors BLOB NOT NULL
+     );",
 ];
 
 pub struct Storage {

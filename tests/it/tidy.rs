@@ -228,12 +228,6 @@ fn no_test_reads_outside_the_repository() {
 }
 
 /// The top-level modules of `src/` (lib.rs and main.rs aside) and, for each, the other modules
-/// its code names as `crate::<module>`, with the file and line of every such reference.
-/// The MCP client's file and its node in the module graph.
-const MCP_CLIENT_FILE: &str = "src/mcp/client.rs";
-const MCP_CLIENT: &str = "mcp::client";
-
-/// The top-level modules of `src/` (lib.rs and main.rs aside) and, for each, the other modules
 /// its code names through `crate::` paths ([`crate_paths`]), with the file and line of every
 /// such reference.
 fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<String>>> {

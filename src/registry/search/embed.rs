@@ -5,41 +5,87 @@
 //! weight). A text's vector is the sum of its tokens' vectors, L2 normalised; two texts are as
 //! related as their vectors' cosine.
 //!
-//! Nothing is read at start-up: the table is part of the binary and decoded on the first
-//! search ([`model`]). Tool vectors are cached process-wide by a hash of the embedded text
-//! ([`embed_cached`]), so a registry snapshot rebuilt for a new custom app or upstream server
-//! embeds only the tools it has not seen.
+//! Nothing is read at start-up, and the table is never decoded into the heap: the vectors and
+//! scales are read in place from the binary's static bytes, and the vocabulary is found through
+//! a small open-addressing table of token ids over the static vocabulary text (built on the
+//! first search: about 240 KB, where a map of strings took about 1 MB). Tool vectors are kept
+//! compact, one int8 row and a scale per tool ([`Quantized`], [`Vectors`]), and cached
+//! process-wide by a hash of the embedded text ([`embed_cached`]), so a registry snapshot rebuilt
+//! for a new custom app embeds only the tools it has not seen; upstream servers' vectors persist
+//! in SQLite per server ([`super::store`]).
 
 use std::sync::{Arc, Mutex, OnceLock};
 
 use std::collections::hash_map::DefaultHasher;
-use std::hash::Hasher;
+use std::hash::{BuildHasher, Hasher};
 
 use super::hash::Map;
 
-static VECTORS: &[u8] = include_bytes!("model/vectors.bin");
+static VECTORS: &[u8] = MODEL_BYTES;
 static VOCAB: &str = include_str!("model/vocab.txt");
+
+/// A fingerprint of the committed table, computed at compile time (every 61st byte and the
+/// length, FNV-1a): stored vectors made with another table are not used.
+pub const MODEL_ID: u64 = {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < VECTORS_LEN {
+        h ^= MODEL_BYTES[i] as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+        i += 61;
+    }
+    h ^ VECTORS_LEN as u64
+};
+const MODEL_BYTES: &[u8] = include_bytes!("model/vectors.bin");
+const VECTORS_LEN: usize = MODEL_BYTES.len();
 
 /// Longest word WordPiece splits; longer ones are skipped (as BERT does, by [UNK]).
 const MAX_WORD: usize = 100;
 /// Only a text's first this many bytes are embedded: the meaning of a request is in its start,
 /// and a megabyte query from a hostile agent must not stall search in WordPiece.
 const MAX_TEXT: usize = 4096;
+/// An empty slot of the vocabulary table.
+const EMPTY: u16 = u16::MAX;
 
-/// The decoded table.
-pub struct Model {
-    dim: usize,
-    ids: Map<&'static str, u32>,
-    scales: Vec<f32>,
-    /// count x dim int8 values, as stored.
-    data: &'static [u8],
+thread_local! {
+    /// How many tool texts this thread has embedded (not found in the cache or the store): an
+    /// index is built on the thread that asks for it, so tests count here that a restart embeds
+    /// nothing, whatever other threads do.
+    static TOOL_EMBEDDINGS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// The model, decoded on first use; `None` if the committed table does not parse (then search
+/// Tool texts embedded on this thread so far.
+pub fn tool_embeddings() -> u64 {
+    TOOL_EMBEDDINGS.with(std::cell::Cell::get)
+}
+
+/// The table, read in place.
+pub struct Model {
+    dim: usize,
+    count: usize,
+    /// count little-endian f32 scales, as stored.
+    scales: &'static [u8],
+    /// count x dim int8 values, as stored.
+    data: &'static [u8],
+    vocab: &'static str,
+    /// Where each token's line starts in `vocab` (count + 1 entries: the last one is the end).
+    starts: Vec<u32>,
+    /// Open addressing (linear probing) over token ids, a power of two at least twice the
+    /// vocabulary: a miss, WordPiece's usual case, ends in about two probes.
+    slots: Vec<u16>,
+}
+
+/// The model, made ready on first use; `None` if the committed table does not parse (then search
 /// is lexical only).
 pub fn model() -> Option<&'static Model> {
     static MODEL: OnceLock<Option<Model>> = OnceLock::new();
     MODEL.get_or_init(|| Model::decode(VECTORS, VOCAB)).as_ref()
+}
+
+fn slot_hash(token: &[u8]) -> usize {
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(token);
+    h.finish() as usize
 }
 
 impl Model {
@@ -50,12 +96,71 @@ impl Model {
         }
         let count = u32::from_le_bytes(header[8..12].try_into().ok()?) as usize;
         let dim = u32::from_le_bytes(header[12..16].try_into().ok()?) as usize;
+        // Token ids are u16 in the table: a larger vocabulary is not this build's.
+        if dim == 0 || count == 0 || count >= usize::from(EMPTY) {
+            return None;
+        }
         let scales_end = 16 + count * 4;
-        let scales: Vec<f32> =
-            bytes.get(16..scales_end)?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        let data = bytes.get(scales_end..scales_end + count * dim)?;
-        let ids: Map<&'static str, u32> = vocab.lines().enumerate().map(|(i, t)| (t, i as u32)).collect();
-        (ids.len() == count && dim > 0).then_some(Model { dim, ids, scales, data })
+        let scales = bytes.get(16..scales_end)?;
+        let data = bytes.get(scales_end..scales_end.checked_add(count.checked_mul(dim)?)?)?;
+        let mut starts = Vec::with_capacity(count + 1);
+        let mut at = 0;
+        for line in vocab.split_inclusive('\n') {
+            starts.push(at as u32);
+            at += line.len();
+        }
+        if starts.len() != count {
+            return None;
+        }
+        starts.push(at as u32);
+        let mut model =
+            Model { dim, count, scales, data, vocab, starts, slots: vec![EMPTY; (2 * count).next_power_of_two()] };
+        let mask = model.slots.len() - 1;
+        for id in 0..count {
+            let token = model.token(id);
+            let mut i = slot_hash(token.as_bytes()) & mask;
+            loop {
+                let slot = model.slots[i];
+                if slot == EMPTY {
+                    model.slots[i] = id as u16;
+                    break;
+                }
+                // A repeated line: the later id wins, as a map built in order would have it.
+                if model.token(usize::from(slot)) == token {
+                    model.slots[i] = id as u16;
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+        Some(model)
+    }
+
+    /// Token `id`'s text (its vocabulary line without the line end).
+    fn token(&self, id: usize) -> &'static str {
+        let (start, end) = (self.starts[id] as usize, self.starts[id + 1] as usize);
+        self.vocab[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    /// The id of a vocabulary token.
+    fn id(&self, piece: &str) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut i = slot_hash(piece.as_bytes()) & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == EMPTY {
+                return None;
+            }
+            if self.token(usize::from(slot)) == piece {
+                return Some(u32::from(slot));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn scale(&self, id: usize) -> f32 {
+        let b = &self.scales[id * 4..id * 4 + 4];
+        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 
     /// BERT's uncased WordPiece: lower-case, split at spaces and punctuation (and camelCase and
@@ -101,7 +206,7 @@ impl Model {
                     piece.push_str("##");
                 }
                 piece.push_str(&word[start..end]);
-                if let Some(&id) = self.ids.get(piece.as_str()) {
+                if let Some(id) = self.id(&piece) {
                     found = Some(id);
                     break;
                 }
@@ -133,7 +238,10 @@ impl Model {
         let mut v = vec![0.0_f32; self.dim];
         for id in ids {
             let id = id as usize;
-            let scale = self.scales[id];
+            if id >= self.count {
+                continue;
+            }
+            let scale = self.scale(id);
             let row = &self.data[id * self.dim..(id + 1) * self.dim];
             for (x, &q) in v.iter_mut().zip(row) {
                 *x += scale * f32::from(q as i8);
@@ -148,9 +256,98 @@ impl Model {
     }
 }
 
+/// A tool's vector, compact: int8 components and the scale that makes them the unit vector
+/// (`x = scale * q`). Ranking reads the same within rounding (each component is off by at most
+/// half a step of 1/127 of the largest).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quantized {
+    pub scale: f32,
+    pub data: Box<[i8]>,
+}
+
+impl Quantized {
+    /// `v` (unit length) rounded to int8 steps of its largest component.
+    pub fn new(v: &[f32]) -> Quantized {
+        let max = v.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+        if max <= f32::EPSILON || !max.is_finite() {
+            return Quantized { scale: 0.0, data: vec![0; v.len()].into() };
+        }
+        let scale = max / 127.0;
+        Quantized { scale, data: v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect() }
+    }
+}
+
+/// Every tool's vector in one block: a row of `dim` int8 values and a scale per tool (scale 0:
+/// the tool has no vector, none of its words is known).
+#[derive(Default)]
+pub struct Vectors {
+    dim: usize,
+    scales: Vec<f32>,
+    data: Vec<i8>,
+}
+
+impl Vectors {
+    pub fn with_capacity(dim: usize, tools: usize) -> Vectors {
+        Vectors { dim, scales: Vec::with_capacity(tools), data: Vec::with_capacity(dim * tools) }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scales.is_empty()
+    }
+
+    pub fn push(&mut self, v: Option<&Quantized>) {
+        match v {
+            Some(q) if q.data.len() == self.dim && q.scale.is_finite() && q.scale > 0.0 => {
+                self.scales.push(q.scale);
+                self.data.extend_from_slice(&q.data);
+            }
+            _ => {
+                self.scales.push(0.0);
+                self.data.extend(std::iter::repeat_n(0, self.dim));
+            }
+        }
+    }
+
+    /// Each tool's cosine with the unit vector `q` (`None` for tools without a vector).
+    pub fn cosines(&self, q: &[f32]) -> Vec<Option<f32>> {
+        if q.len() != self.dim || self.dim == 0 {
+            return vec![None; self.scales.len()];
+        }
+        self.scales
+            .iter()
+            .zip(self.data.chunks_exact(self.dim))
+            .map(|(&scale, row)| {
+                (scale > 0.0).then(|| scale * q.iter().zip(row).map(|(x, &r)| x * f32::from(r)).sum::<f32>())
+            })
+            .collect()
+    }
+
+    /// Bytes of heap the vectors take.
+    pub fn heap_bytes(&self) -> usize {
+        self.scales.capacity() * 4 + self.data.capacity()
+    }
+}
+
+impl Model {
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Bytes of heap the table takes (the vocabulary's line starts and its table of ids).
+    pub fn heap_bytes(&self) -> usize {
+        self.starts.capacity() * 4 + self.slots.capacity() * 2
+    }
+
+    /// A tool text's compact vector, counted as one embedding done.
+    pub fn embed_tool(&self, text: &str) -> Option<Quantized> {
+        TOOL_EMBEDDINGS.with(|n| n.set(n.get() + 1));
+        self.embed(text).map(|v| Quantized::new(&v))
+    }
+}
+
 /// A tool text's vector, from the process-wide cache when this exact text was embedded before.
-pub fn embed_cached(model: &Model, text: &str) -> Option<Arc<[f32]>> {
-    type Cache = Mutex<Map<u64, Option<Arc<[f32]>>>>;
+pub fn embed_cached(model: &Model, text: &str) -> Option<Arc<Quantized>> {
+    type Cache = Mutex<Map<u64, Option<Arc<Quantized>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     // SipHash, not the index's Fx hash: custom tools' texts are the agent's to choose.
     let mut h = DefaultHasher::new();
@@ -161,12 +358,13 @@ pub fn embed_cached(model: &Model, text: &str) -> Option<Arc<[f32]>> {
     if let Some(v) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return v.clone();
     }
-    let v: Option<Arc<[f32]>> = model.embed(text).map(Into::into);
+    let v: Option<Arc<Quantized>> = model.embed_tool(text).map(Arc::new);
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, v.clone());
     v
 }
 
 /// Cosine of two unit vectors.
+#[cfg(test)]
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -202,5 +400,36 @@ mod tests {
         let mut ids = Vec::new();
         m.tokens("listDirectory git_status", &mut ids);
         assert!(ids.len() >= 4, "{ids:?}");
+        // Every vocabulary line is found as itself, through the table of ids.
+        for id in (0..m.count).step_by(97) {
+            let token = m.token(id);
+            assert_eq!(m.token(m.id(token).expect("known") as usize), token);
+        }
+        assert_eq!(m.id("zzqxzzqx"), None);
+    }
+
+    #[test]
+    fn compact_vectors_rank_as_the_full_ones() {
+        let m = model().expect("decodes");
+        let q = m.embed("open a ticket about the login bug").expect("known words");
+        let texts = ["create a jira issue", "post a slack message", "list pull requests", "report a bug"];
+        let mut block = Vectors::with_capacity(m.dim(), texts.len() + 1);
+        let mut full = Vec::new();
+        for t in texts {
+            let v = m.embed(t).expect("known");
+            full.push(cosine(&q, &v));
+            block.push(Some(&Quantized::new(&v)));
+        }
+        block.push(None);
+        let compact = block.cosines(&q);
+        assert_eq!(compact.last(), Some(&None));
+        for (c, f) in compact.iter().zip(&full) {
+            assert!((c.expect("a vector") - f).abs() < 0.01, "{c:?} vs {f}");
+        }
+        // A wrong-length or non-finite vector is stored as none.
+        let mut bad = Vectors::with_capacity(m.dim(), 2);
+        bad.push(Some(&Quantized { scale: 1.0, data: vec![1; 3].into() }));
+        bad.push(Some(&Quantized { scale: f32::NAN, data: vec![1; m.dim()].into() }));
+        assert_eq!(bad.cosines(&q), vec![None, None]);
     }
 }

@@ -14,6 +14,8 @@ impl SearchIndex {
         // Each integration's own words, read once: (name and display name, keywords).
         let mut products_words: Map<&str, (Vec<Form>, Vec<Form>)> = Map::default();
         let texts: Vec<(String, String)> = tools.iter().map(|t| text::split_examples(t.description)).collect();
+        // Each tool's parameter names, read once (a schema not built yet is built and dropped).
+        let params: Vec<Vec<String>> = tools.iter().map(param_names).collect();
         let prose: Vec<Vec<String>> = texts.iter().map(|(_, prose)| index_tokens(prose)).collect();
         let avg_description = (prose.iter().map(Vec::len).sum::<usize>() as f32 / prose.len().max(1) as f32).max(1.0);
         let mut docs = Vec::with_capacity(tools.len());
@@ -68,11 +70,9 @@ impl SearchIndex {
             add(&vocab.forms(&prose[d]), W_DESCRIPTION / norm, false);
             add(&vocab.forms(&index_tokens(&texts[d].0)), W_EXAMPLE, false);
             let mut agnostic = false;
-            if let Some(props) = tool.schema().get("properties").and_then(|p| p.as_object()) {
-                for name in props.keys() {
-                    agnostic |= name == "integration";
-                    add(&vocab.forms(&index_tokens(&name.replace('_', " "))), W_PARAM, false);
-                }
+            for name in &params[d] {
+                agnostic |= name == "integration";
+                add(&vocab.forms(&index_tokens(&name.replace('_', " "))), W_PARAM, false);
             }
             for (&id, &(name_w, best, sum)) in &tf {
                 let other = (best + DAMPING * (sum - best)).min(CAP_OTHER);
@@ -109,19 +109,21 @@ impl SearchIndex {
         let mut sorted: Vec<(String, u32)> =
             terms.iter().filter(|(_, id)| surface[**id as usize]).map(|(t, &id)| (t.clone(), id)).collect();
         sorted.sort();
-        let mut typo_keys: Map<u64, Vec<u32>> = Map::default();
+        let mut typo_pairs: Vec<(u64, u32)> = Vec::new();
         for (t, id) in &sorted {
             let letters = t.chars().filter(|c| c.is_alphabetic()).count();
             if t.chars().count() >= 3 && t.chars().all(char::is_alphanumeric) && letters >= 3 {
-                for key in deletion_hashes(t) {
-                    typo_keys.entry(key).or_default().push(*id);
-                }
+                typo_pairs.extend(deletion_hashes(t).into_iter().map(|key| (key, *id)));
             }
         }
+        let typo_keys = TypoKeys::new(typo_pairs);
         let products = Self::products(registry, &docs, &terms, &postings);
         let vectors = match embed::model() {
-            Some(model) => tools.iter().map(|t| embed::embed_cached(model, &embedded_text(t))).collect(),
-            None => Vec::new(),
+            Some(model) => {
+                let embedded: Vec<String> = tools.iter().zip(&params).map(|(t, p)| embedded_text_with(t, p)).collect();
+                super::store::tool_vectors(model, tools, &embedded, registry.vector_store())
+            }
+            None => embed::Vectors::default(),
         };
         // BM25 reads the integration's name, the tool's name words and its description's prose.
         let plain: Vec<String> = texts
@@ -240,6 +242,20 @@ fn name_words(name: &str, integration: &str) -> Vec<String> {
 /// What the semantic tier embeds of a tool: its name's words, its integration's display name,
 /// its description and its parameters' names.
 pub fn embedded_text(tool: &crate::registry::ToolEntry) -> String {
+    embedded_text_with(tool, &param_names(tool))
+}
+
+/// A tool's parameter names. The index reads them for every tool, but an agent asks for few
+/// schemas: a schema not generated yet is generated for this and dropped, not kept (the
+/// catalogue's schemas took about 1 MiB of heap once the index had read them all).
+fn param_names(tool: &crate::registry::ToolEntry) -> Vec<String> {
+    let names = |schema: &serde_json::Value| {
+        schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect()).unwrap_or_default()
+    };
+    tool.with_schema(names)
+}
+
+fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[String]) -> String {
     let mut text = tool.name.replace('_', " ");
     if let Some(integration) = tool.plugin() {
         text.push(' ');
@@ -247,11 +263,9 @@ pub fn embedded_text(tool: &crate::registry::ToolEntry) -> String {
     }
     text.push_str(". ");
     text.push_str(tool.description);
-    if let Some(props) = tool.schema().get("properties").and_then(|p| p.as_object()) {
-        for name in props.keys() {
-            text.push(' ');
-            text.push_str(&name.replace('_', " "));
-        }
+    for name in params {
+        text.push(' ');
+        text.push_str(&name.replace('_', " "));
     }
     text
 }

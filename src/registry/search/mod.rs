@@ -50,7 +50,11 @@ mod hash;
 mod index;
 mod lexicon;
 mod query;
+mod store;
 mod text;
+
+pub use embed::tool_embeddings;
+pub use store::VectorStore;
 
 use hash::{Map, Set};
 
@@ -266,7 +270,7 @@ pub struct SearchIndex {
     /// Surface words, sorted, for prefix matches.
     sorted: Vec<(String, u32)>,
     /// Deletion key -> surface words (typo candidates).
-    typo_keys: Map<u64, Vec<u32>>,
+    typo_keys: TypoKeys,
     /// A tool keyword of several words (canonical tokens joined by spaces) -> its tools.
     phrases: Map<String, Vec<u32>>,
     /// Word (and its stem) -> the integrations it names.
@@ -278,8 +282,30 @@ pub struct SearchIndex {
     dual: Set<&'static str>,
     stopwords: Set<&'static str>,
     /// Each tool's vector (semantic tier); empty when the model is not available.
-    vectors: Vec<Option<std::sync::Arc<[f32]>>>,
+    vectors: embed::Vectors,
     bm25: bm25::Bm25,
+}
+
+/// The typo index: deletion keys and the surface words that have them, as two sorted columns
+/// (a map of lists took three times the memory: a table entry and an allocation per key).
+struct TypoKeys {
+    keys: Vec<u64>,
+    ids: Vec<u32>,
+}
+
+impl TypoKeys {
+    /// From (key, word) pairs; a key's words keep the order they came in.
+    fn new(mut pairs: Vec<(u64, u32)>) -> TypoKeys {
+        pairs.sort_by_key(|&(key, _)| key);
+        TypoKeys { keys: pairs.iter().map(|p| p.0).collect(), ids: pairs.iter().map(|p| p.1).collect() }
+    }
+
+    /// The words with deletion key `key`.
+    fn get(&self, key: u64) -> &[u32] {
+        let start = self.keys.partition_point(|&k| k < key);
+        let end = start + self.keys[start..].partition_point(|&k| k == key);
+        &self.ids[start..end]
+    }
 }
 
 /// A query word ready to match: its alternatives (term, discount) and its weight.
@@ -477,8 +503,7 @@ impl SearchIndex {
             for &d in &candidates {
                 listed[d as usize] = true;
             }
-            let cosines: Vec<Option<f32>> =
-                self.vectors.iter().map(|v| v.as_ref().map(|v| embed::cosine(&q, v))).collect();
+            let cosines = self.vectors.cosines(&q);
             let shift = if fusion.centre {
                 let known = cosines.iter().flatten();
                 known.clone().sum::<f32>() / known.count().max(1) as f32
@@ -610,6 +635,75 @@ impl SearchIndex {
             score,
             weak: score < RELEVANT_SCORE,
         }
+    }
+}
+
+/// Heap bytes of a map's table (hashbrown: buckets of the entry and a control byte, the
+/// buckets a power of two at most 7/8 full).
+fn map_bytes<K, V, S>(m: &std::collections::HashMap<K, V, S>) -> usize {
+    let buckets = if m.capacity() == 0 { 0 } else { (m.capacity() * 8 / 7).next_power_of_two() };
+    buckets * (std::mem::size_of::<(K, V)>() + 1)
+}
+
+fn set_bytes<K, S>(m: &std::collections::HashSet<K, S>) -> usize {
+    let buckets = if m.capacity() == 0 { 0 } else { (m.capacity() * 8 / 7).next_power_of_two() };
+    buckets * (std::mem::size_of::<K>() + 1)
+}
+
+fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
+impl SearchIndex {
+    /// Where the index's heap goes, by part (bytes, estimated from capacities): what
+    /// examples/search_footprint.rs prints.
+    #[doc(hidden)]
+    pub fn heap_report(&self) -> Vec<(&'static str, usize)> {
+        let strings = |v: &mut dyn Iterator<Item = &String>| v.map(String::capacity).sum::<usize>();
+        let docs = vec_bytes(&self.docs)
+            + self
+                .docs
+                .iter()
+                .map(|d| {
+                    d.verb.capacity()
+                        + vec_bytes(&d.intents)
+                        + strings(&mut d.intents.iter())
+                        + vec_bytes(&d.name_terms)
+                })
+                .sum::<usize>()
+            + map_bytes(&self.by_name);
+        let terms = map_bytes(&self.terms)
+            + strings(&mut self.terms.keys())
+            + vec_bytes(&self.term_text)
+            + strings(&mut self.term_text.iter())
+            + vec_bytes(&self.idf)
+            + vec_bytes(&self.term_max);
+        let postings = vec_bytes(&self.postings) + self.postings.iter().map(vec_bytes).sum::<usize>();
+        let typos = vec_bytes(&self.sorted)
+            + self.sorted.iter().map(|(t, _)| t.capacity()).sum::<usize>()
+            + vec_bytes(&self.typo_keys.keys)
+            + vec_bytes(&self.typo_keys.ids);
+        let phrases = map_bytes(&self.phrases)
+            + self.phrases.iter().map(|(k, v)| k.capacity() + vec_bytes(v)).sum::<usize>()
+            + map_bytes(&self.products)
+            + self.products.iter().map(|(k, v)| k.capacity() + vec_bytes(v)).sum::<usize>();
+        let lexicon = map_bytes(&self.synonyms)
+            + map_bytes(&self.synonyms_by_stem)
+            + strings(&mut self.synonyms_by_stem.keys())
+            + map_bytes(&self.verbs)
+            + set_bytes(&self.dual)
+            + set_bytes(&self.stopwords);
+        vec![
+            ("tools (docs, names)", docs),
+            ("terms", terms),
+            ("postings", postings),
+            ("typo keys and prefixes", typos),
+            ("phrases and products", phrases),
+            ("lexicon maps", lexicon),
+            ("tool vectors", self.vectors.heap_bytes()),
+            ("bm25", self.bm25.heap_bytes()),
+            ("semantic table (vocabulary ids)", embed::model().map_or(0, embed::Model::heap_bytes)),
+        ]
     }
 }
 

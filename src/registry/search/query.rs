@@ -412,7 +412,7 @@ impl SearchIndex {
         if alts.is_empty() && (alphabetic && !token.arg || named_digits) && len >= 4 {
             let mut found: Vec<u32> = Vec::new();
             for key in deletion_hashes(word) {
-                for &id in self.typo_keys.get(&key).into_iter().flatten() {
+                for &id in self.typo_keys.get(key) {
                     if !found.contains(&id) {
                         found.push(id);
                     }
