@@ -5,25 +5,8 @@
 //! portal and the CLI (the MCP server in `src/mcp/` is the edge that sends it). Each check also
 //! runs on a planted regression, which it must find.
 
-use std::path::{Path, PathBuf};
+use crate::tidy::{root, rust_files};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// Every Rust file of `src/`, as (path from the repository root, text).
 fn src_files() -> Vec<(String, String)> {
     let mut paths = Vec::new();
     rust_files(&root().join("src"), &mut paths);
