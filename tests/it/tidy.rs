@@ -312,13 +312,25 @@ fn state_block(text: &str) -> std::ops::Range<usize> {
 #[test]
 fn app_state_is_named_fields() {
     let text = std::fs::read_to_string(root().join(APP_FILE)).unwrap();
-    let code = split(&text).0.join("\n");
+    let problems = state_violations(&text, &files(&["src"]));
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// What [`app_state_is_named_fields`] reports for `src/app.rs`'s text and the source files.
+fn state_violations(text: &str, sources: &[(String, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let code = split(text).0.join("\n");
     for banned in ["TypeId", "dyn Any", "downcast"] {
-        assert!(!code.contains(banned), "src/app.rs keeps state by type ({banned})");
+        if code.contains(banned) {
+            problems.push(format!("src/app.rs keeps state by type ({banned})"));
+        }
     }
-    let block = state_block(&text);
-    assert!(block.len() > 5, "src/app.rs has a `pub struct State` of named fields");
-    let lines: Vec<&str> = split(&text).0;
+    let block = state_block(text);
+    if block.len() <= 5 {
+        problems.push("src/app.rs has no `pub struct State` of named fields".to_string());
+        return problems;
+    }
+    let lines: Vec<&str> = split(text).0;
     let mut fields = 0;
     for n in block.start + 1..block.end - 1 {
         let line = lines[n - 1].trim();
@@ -328,10 +340,14 @@ fn app_state_is_named_fields() {
         let field = line.strip_prefix("pub ").and_then(|l| l.split_once(": ")).filter(|(name, ty)| {
             name.chars().all(|c| c.is_ascii_lowercase() || c == '_') && ty.ends_with(',') && !ty.contains('(')
         });
-        assert!(field.is_some(), "src/app.rs:{n}: only `pub name: Type,` fields in State: {line}");
+        if field.is_none() {
+            problems.push(format!("src/app.rs:{n}: only `pub name: Type,` fields in State: {line}"));
+        }
         fields += 1;
     }
-    assert!(fields >= 10, "one field per module's state ({fields})");
+    if fields < 10 {
+        problems.push(format!("one field per module's state ({fields})"));
+    }
     // A `State { .. }` literal (not `FlowState {`, not the declaration) outside the root.
     let builds = |l: &str| {
         l.match_indices("State {").any(|(i, _)| {
@@ -339,12 +355,32 @@ fn app_state_is_named_fields() {
             !l[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') && !before.ends_with("struct")
         })
     };
-    let builders: Vec<String> = files(&["src"])
-        .into_iter()
-        .filter(|(p, t)| p != "src/start.rs" && split(t).0.iter().any(|l| builds(l)))
-        .map(|(p, _)| p)
-        .collect();
-    assert!(builders.is_empty(), "only src/start.rs builds the state: {builders:?}");
+    for (p, t) in sources {
+        if p != "src/start.rs" && split(t).0.iter().any(|l| builds(l)) {
+            problems.push(format!("only src/start.rs builds the state, not {p}"));
+        }
+    }
+    problems
+}
+
+/// The state check fails on each regression it guards: a type-keyed map back in `App`, a field
+/// that is not a plain named one, and a module building the state outside the composition root.
+#[test]
+fn the_state_check_finds_planted_regressions() {
+    let text = std::fs::read_to_string(root().join(APP_FILE)).unwrap();
+    let sources = files(&["src"]);
+    assert!(state_violations(&text, &sources).is_empty());
+    let typed =
+        text.replacen("pub struct State {", "pub struct State {\n    pub any: HashMap<TypeId, Box<dyn Any>>,", 1);
+    let found = state_violations(&typed, &sources);
+    assert!(found.iter().any(|p| p.contains("TypeId")), "{found:?}");
+    let unnamed = text.replacen("pub struct State {", "pub struct State {\n    extras: Vec<Box<dyn Fn()>>,", 1);
+    let found = state_violations(&unnamed, &sources);
+    assert!(found.iter().any(|p| p.contains("only `pub name: Type,` fields")), "{found:?}");
+    let mut planted = sources.clone();
+    planted.push(("src/engine/sneaky.rs".into(), "fn f() -> State {\n    State { search: todo!() }\n}\n".into()));
+    let found = state_violations(&text, &planted);
+    assert_eq!(found, vec!["only src/start.rs builds the state, not src/engine/sneaky.rs".to_string()]);
 }
 
 /// The strongly connected components with more than one module (Tarjan's algorithm).
