@@ -213,7 +213,9 @@ fn fn_default_violations(files: &[(String, String)]) -> Vec<String> {
 fn serde_defaults_are_written_beside_their_field() {
     let mut files = src_files();
     files.extend(files_under("plugins/src"));
-    assert!(files.iter().any(|(p, t)| p == "src/meta/search_tools.rs" && t.contains("serde_inline_default(DEFAULT_LIMIT)")));
+    assert!(
+        files.iter().any(|(p, t)| p == "src/meta/search_tools.rs" && t.contains("serde_inline_default(DEFAULT_LIMIT)"))
+    );
     let found = fn_default_violations(&files);
     assert!(found.is_empty(), "a serde default as a helper function:\n{}", found.join("\n"));
 }
