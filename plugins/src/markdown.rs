@@ -10,6 +10,8 @@
 //! rendered recursively, so quotes and lists nested past [`MAX_DEPTH`] are kept as the text of one
 //! paragraph at that level.
 
+pub mod write;
+
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
 /// Inline formatting that applies to a run of text.
@@ -117,7 +119,7 @@ pub fn parse(markdown: &str, flavor: &Flavor) -> Vec<Block> {
 /// Paragraphs (text after a blank line) join with a blank line.
 pub fn inlines(text: &str, flavor: &Flavor) -> Vec<Inline> {
     let mut out: Vec<Inline> = Vec::new();
-    for block in parse(&inline_only(text), flavor) {
+    for block in parse(&write::inline_only(text), flavor) {
         let inl = match block {
             Block::Paragraph(inl) | Block::Heading(_, inl) => inl,
             Block::Code { text, .. } => vec![Inline::Text(text, Marks::default())],
@@ -131,50 +133,6 @@ pub fn inlines(text: &str, flavor: &Flavor) -> Vec<Inline> {
         out.extend(inl);
     }
     merge(out)
-}
-
-/// `text` with every line's block syntax escaped, so that CommonMark reads it as inline content
-/// only. Leading spaces become character references (they would open code blocks or continue
-/// lists); a leading marker character is backslash-escaped where it would open a block.
-fn inline_only(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    for (n, line) in text.split('\n').enumerate() {
-        if n > 0 {
-            out.push('\n');
-        }
-        let body = line.trim_start_matches([' ', '\t']);
-        for c in line[..line.len() - body.len()].chars() {
-            out.push_str(if c == '\t' { "&#9;" } else { "&#32;" });
-        }
-        let bytes = body.as_bytes();
-        let first = bytes.first().copied().unwrap_or(b' ');
-        let second = bytes.get(1).copied().unwrap_or(b' ');
-        let run = bytes.iter().take_while(|&&b| b == first).count();
-        let only = |set: &[u8]| bytes.iter().all(|b| set.contains(b) || *b == b' ' || *b == b'\t');
-        let escape_first = match first {
-            b'#' | b'>' | b'-' | b'+' | b'=' | b'|' | b':' => true,
-            b'*' | b'_' => second == b' ' || second == b'\t' || only(&[first]),
-            b'`' | b'~' => run >= 3,
-            b'[' => body.contains("]:"),
-            b'<' => !body.starts_with("<http") && !body.starts_with("<mailto:"),
-            _ => false,
-        };
-        if escape_first {
-            out.push('\\');
-            out.push_str(body);
-            continue;
-        }
-        // `1.` / `1)` opens an ordered list: escape the delimiter.
-        let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
-        if digits > 0 && digits <= 9 && matches!(bytes.get(digits), Some(b'.' | b')')) {
-            out.push_str(&body[..digits]);
-            out.push('\\');
-            out.push_str(&body[digits..]);
-            continue;
-        }
-        out.push_str(body);
-    }
-    out
 }
 
 /// The plain text of inline content (for places that cannot hold formatting).

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use plugins::api::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::builtin;
@@ -30,6 +31,7 @@ enum Status {
     Error,
 }
 
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchLog {
@@ -49,15 +51,11 @@ struct SearchLog {
     /// Text to find in the tool name, arguments or error.
     text: Option<String>,
     /// How many entries (1-500).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(50)]
     #[schemars(range(min = 1, max = 500))]
     limit: usize,
     /// Opaque cursor from a previous call's next_cursor.
     cursor: Option<String>,
-}
-
-fn default_limit() -> usize {
-    50
 }
 
 fn to_utc(path: &str, expr: &str) -> Result<String, ToolError> {

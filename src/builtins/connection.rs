@@ -6,6 +6,7 @@ use std::sync::Arc;
 use plugins::api::{AuthKind, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Value, json};
 
 use super::builtin;
@@ -27,18 +28,15 @@ pub const DELETE_CREDENTIALS: BuiltinSpec = builtin! {
     description: "Disconnect an integration: revoke its token at the provider where possible (Google, Slack), then erase the stored credential. list_integrations shows it disconnected afterwards.",
 };
 
-fn yes() -> bool {
-    true
-}
-
 // What to disconnect (the built-in's arguments; a doc comment here would enter its schema).
+#[serde_inline_default]
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteCredentials {
     /// The integration to disconnect, e.g. "github".
     pub integration: String,
     /// Also revoke the token at the provider, where it has an endpoint for that.
-    #[serde(default = "yes")]
+    #[serde_inline_default(true)]
     pub revoke_remote: bool,
     /// Which account to disconnect, e.g. "work"; omit for the default account.
     #[serde(default)]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use plugins::api::{ArgProblem, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use super::builtin;
@@ -410,10 +411,7 @@ enum Target {
     Markdown,
 }
 
-fn yes() -> bool {
-    true
-}
-
+#[serde_inline_default]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ConvertCsv {
@@ -424,12 +422,12 @@ struct ConvertCsv {
     /// Field separator for CSV in and out: "," (default), "\t" for TSV, ";" or "|".
     delimiter: Option<String>,
     /// Whether the CSV's first line is a header row (in) / whether to write one (out).
-    #[serde(default = "yes")]
+    #[serde_inline_default(true)]
     header: bool,
     /// Only these columns, in this order.
     columns: Option<Vec<String>>,
     /// Turn numeric and true/false CSV cells into JSON numbers and booleans.
-    #[serde(default = "yes")]
+    #[serde_inline_default(true)]
     infer_types: bool,
 }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 use serde_json::{Map, Value, json};
 
 use super::{Annotations, Failure, Hint, MetaTool, schema_of};
@@ -19,6 +20,7 @@ use crate::engine::policy::Policy;
 use crate::proxy::{self, token};
 use crate::storage::AuditEntry;
 
+#[serde_inline_default]
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
@@ -26,13 +28,10 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub integrations: Vec<String>,
     /// Token lifetime in seconds.
-    #[serde(rename = "expiresInSeconds", default = "default_ttl")]
+    #[serde(rename = "expiresInSeconds")]
+    #[serde_inline_default(proxy::DEFAULT_TTL)]
     #[schemars(range(min = proxy::MIN_TTL, max = proxy::MAX_TTL))]
     pub expires_in_seconds: u64,
-}
-
-fn default_ttl() -> u64 {
-    proxy::DEFAULT_TTL
 }
 
 /// A minted proxy session.

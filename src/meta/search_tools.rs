@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 
 use serde_json::Value;
 
@@ -16,6 +17,7 @@ pub const DEFAULT_LIMIT: usize = 10;
 /// Most results one call returns.
 pub const MAX_LIMIT: usize = 50;
 
+#[serde_inline_default]
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
@@ -23,13 +25,9 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub query: String,
     /// Most results to return (1-50).
-    #[serde(default = "default_limit")]
+    #[serde_inline_default(DEFAULT_LIMIT)]
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: usize,
-}
-
-fn default_limit() -> usize {
-    DEFAULT_LIMIT
 }
 
 /// The best matches, best first. The agent reads them as [`super::search_answer::Answer`].

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_inline_default::serde_inline_default;
 
 use serde_json::Value;
 
@@ -21,6 +22,7 @@ pub const MAX_TIMEOUT_SECS: u64 = 600;
 /// How often the meta-tool looks.
 const POLL: Duration = Duration::from_secs(1);
 
+#[serde_inline_default]
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
@@ -29,13 +31,10 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub connection_id: String,
     /// Longest wait in seconds.
-    #[serde(rename = "timeoutSec", default = "default_timeout")]
+    #[serde(rename = "timeoutSec")]
+    #[serde_inline_default(DEFAULT_TIMEOUT_SECS)]
     #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
     pub timeout_sec: u64,
-}
-
-fn default_timeout() -> u64 {
-    DEFAULT_TIMEOUT_SECS
 }
 
 /// How the wait ended.

@@ -2,14 +2,21 @@
 //! written once, in its own module under `src/meta/`; no table, dispatch `match` or special case
 //! elsewhere in `src/meta/` or `src/mcp/` names it), and only the wire module
 //! (`src/meta/wire.rs`) builds or reads the JSON of an answer in the engine, the meta-tools, the
-//! portal and the CLI (the MCP server in `src/mcp/` is the edge that sends it). Each check also
-//! runs on a planted regression, which it must find.
+//! portal and the CLI (the MCP server in `src/mcp/` is the edge that sends it), and an argument's
+//! default is written as data beside its field (`#[serde_inline_default(..)]`), never as a
+//! `#[serde(default = "fn")]` helper function elsewhere. Each check also runs on a planted
+//! regression, which it must find.
 
 use crate::tidy::{root, rust_files};
 
 fn src_files() -> Vec<(String, String)> {
+    files_under("src")
+}
+
+/// The Rust files under `dir` (relative to the repository root), each as (path, text).
+fn files_under(dir: &str) -> Vec<(String, String)> {
     let mut paths = Vec::new();
-    rust_files(&root().join("src"), &mut paths);
+    rust_files(&root().join(dir), &mut paths);
     paths.sort();
     paths
         .into_iter()
@@ -184,4 +191,45 @@ fn the_answer_json_check_finds_planted_parsing() {
         answer_json_violations(&file("src/engine/cap.rs", "#[cfg(test)]\nmod tests { json!({\"results\": []}) }\n"))
             .is_empty()
     );
+}
+
+/// Where a serde default is a helper function (`#[serde(default = "ten")]`, alone or beside other
+/// keys) instead of the value beside its field (`#[serde_inline_default(10)]`). Unit tests, which
+/// may exercise the attribute itself, are skipped.
+fn fn_default_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, text) in files {
+        for (i, line) in code_of(text).iter().enumerate() {
+            let line = line.trim();
+            if line.starts_with("#[serde(") && line.replace(' ', "").contains("default=\"") {
+                found.push(format!("{path}:{}: {line}", i + 1));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn serde_defaults_are_written_beside_their_field() {
+    let mut files = src_files();
+    files.extend(files_under("plugins/src"));
+    assert!(
+        files.iter().any(|(p, t)| p == "src/meta/search_tools.rs" && t.contains("serde_inline_default(DEFAULT_LIMIT)"))
+    );
+    let found = fn_default_violations(&files);
+    assert!(found.is_empty(), "a serde default as a helper function:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_serde_default_check_finds_a_planted_helper() {
+    let file = |text: &str| vec![("src/meta/search_tools.rs".to_string(), text.to_string())];
+    let planted = "    #[serde(default = \"default_limit\")]\n    pub limit: usize,\n}\nfn default_limit() -> usize {\n    10\n}\n";
+    assert_eq!(fn_default_violations(&file(planted)).len(), 1);
+    let beside = "    #[serde(rename = \"timeoutSec\", default = \"default_timeout\")]\n";
+    assert_eq!(fn_default_violations(&file(beside)).len(), 1);
+    // The value beside the field, a plain `default`, comments and unit tests pass.
+    assert!(fn_default_violations(&file("    #[serde_inline_default(10)]\n    pub limit: usize,\n")).is_empty());
+    assert!(fn_default_violations(&file("    #[serde(default)]\n    pub all: bool,\n")).is_empty());
+    assert!(fn_default_violations(&file("// #[serde(default = \"ten\")]\n")).is_empty());
+    assert!(fn_default_violations(&file("#[cfg(test)]\nmod tests {\n    #[serde(default = \"ten\")]\n}\n")).is_empty());
 }

@@ -5,7 +5,7 @@
 //! and mismatched tags are tolerated) and renders headings, lists, tables, code and panel macros,
 //! task lists, page/user/attachment links, images, emoticons and dates as Markdown.
 
-use crate::markdown::{self, ATLASSIAN, Block, Inline, Marks};
+use crate::markdown::{self, ATLASSIAN, Block, Inline, Marks, write};
 use crate::text::decode_entities;
 
 // ---------------------------------------------------------------- Markdown -> storage
@@ -344,33 +344,8 @@ fn blocks(nodes: &[Node]) -> String {
     parts.join("\n\n")
 }
 
-fn indent_rest(text: &str, prefix: &str, pad: usize) -> String {
-    let mut out = String::new();
-    for (i, line) in text.lines().enumerate() {
-        if i == 0 {
-            out.push_str(prefix);
-            out.push_str(line);
-        } else {
-            out.push('\n');
-            if !line.is_empty() {
-                out.push_str(&" ".repeat(pad));
-                out.push_str(line);
-            }
-        }
-    }
-    if text.is_empty() {
-        out.push_str(prefix.trim_end());
-    }
-    out
-}
-
-fn quote(text: &str) -> String {
-    text.lines().map(|l| if l.is_empty() { ">".to_string() } else { format!("> {l}") }).collect::<Vec<_>>().join("\n")
-}
-
 /// A list item's content: nested lists follow their text directly.
 fn item_md(nodes: &[Node]) -> String {
-    let mut out = String::new();
     let mut run: Vec<Node> = Vec::new();
     let mut pieces: Vec<(bool, String)> = Vec::new();
     for node in nodes {
@@ -387,13 +362,7 @@ fn item_md(nodes: &[Node]) -> String {
     if !run.is_empty() {
         pieces.push((false, inline(&run).trim().to_string()));
     }
-    for (nested, md) in pieces.into_iter().filter(|(_, m)| !m.trim().is_empty()) {
-        if !out.is_empty() {
-            out.push_str(if nested { "\n" } else { "\n\n" });
-        }
-        out.push_str(&md);
-    }
-    out
+    write::item_body(pieces)
 }
 
 fn block_md(node: &Node) -> String {
@@ -402,7 +371,7 @@ fn block_md(node: &Node) -> String {
         "p" => inline(node.children()).trim().to_string(),
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
             let level: usize = name[1..].parse().unwrap_or(1);
-            format!("{} {}", "#".repeat(level), inline(node.children()).trim())
+            write::heading(level, inline(node.children()).trim())
         }
         "ul" | "ol" => {
             let start: u64 = node.attr("start").and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -411,15 +380,14 @@ fn block_md(node: &Node) -> String {
                 .filter(|c| c.name() == "li")
                 .enumerate()
                 .map(|(i, li)| {
-                    let marker = if name == "ol" { format!("{}. ", start + i as u64) } else { "- ".to_string() };
-                    let pad = marker.len();
-                    indent_rest(&item_md(li.children()), &marker, pad)
+                    let marker = if name == "ol" { write::number(start + i as u64) } else { "- ".to_string() };
+                    write::item(&item_md(li.children()), &marker, marker.len())
                 })
                 .collect::<Vec<_>>()
                 .join("\n")
         }
-        "pre" => fenced(None, text_content(node.children()).trim_end_matches('\n')),
-        "blockquote" => quote(&blocks(node.children())),
+        "pre" => write::fenced("", text_content(node.children()).trim_end_matches('\n')),
+        "blockquote" => write::quote(&blocks(node.children())),
         "hr" => "---".to_string(),
         "table" => table_md(node),
         "ac:task-list" => node
@@ -430,7 +398,7 @@ fn block_md(node: &Node) -> String {
                 let done = task.child("ac:task-status").map(|s| text_content(s.children()));
                 let body = task.child("ac:task-body").map(|b| item_md(b.children())).unwrap_or_default();
                 let marker = if done.as_deref().map(str::trim) == Some("complete") { "- [x] " } else { "- [ ] " };
-                indent_rest(&body, marker, 2)
+                write::item(&body, marker, 2)
             })
             .collect::<Vec<_>>()
             .join("\n"),
@@ -439,29 +407,17 @@ fn block_md(node: &Node) -> String {
     }
 }
 
-fn fenced(lang: Option<&str>, text: &str) -> String {
-    let fence = if text.contains("```") { "~~~~" } else { "```" };
-    format!("{fence}{}\n{text}\n{fence}", lang.unwrap_or(""))
-}
-
 fn macro_md(node: &Node) -> String {
     let body = || node.child("ac:rich-text-body").map(|b| blocks(b.children())).unwrap_or_default();
     match node.attr("ac:name").unwrap_or("") {
         "code" | "noformat" => {
             let text = node.child("ac:plain-text-body").map(|b| text_content(b.children())).unwrap_or_default();
-            fenced(node.param("language").as_deref(), &text)
+            write::fenced(node.param("language").as_deref().unwrap_or(""), &text)
         }
         kind @ ("info" | "note" | "warning" | "tip" | "panel" | "success" | "error") => {
-            let label = match kind {
-                "note" => "Note",
-                "warning" => "Warning",
-                "tip" => "Tip",
-                "success" => "Success",
-                "error" => "Error",
-                _ => "Info",
-            };
+            let label = write::panel_label(kind);
             let title = node.param("title").map(|t| format!("{t} — ")).unwrap_or_default();
-            quote(&format!("**{label}:** {title}{}", body()))
+            write::quote(&format!("**{label}:** {title}{}", body()))
         }
         "expand" => {
             let title = node.param("title").unwrap_or_else(|| "Details".into());
@@ -499,22 +455,11 @@ fn table_md(node: &Node) -> String {
             tr.children()
                 .iter()
                 .filter(|c| matches!(c.name(), "th" | "td"))
-                .map(|cell| blocks(cell.children()).replace('|', "\\|").replace("\n\n", "<br>").replace('\n', " "))
+                .map(|cell| write::cell(&blocks(cell.children())))
                 .collect()
         })
         .collect();
-    let width = grid.iter().map(Vec::len).max().unwrap_or(0);
-    if width == 0 {
-        return String::new();
-    }
-    let line = |cells: &[String]| {
-        let mut padded = cells.to_vec();
-        padded.resize(width, String::new());
-        format!("| {} |", padded.join(" | "))
-    };
-    let mut out = vec![line(&grid[0]), format!("|{}", " --- |".repeat(width))];
-    out.extend(grid[1..].iter().map(|r| line(r)));
-    out.join("\n")
+    write::table(&grid, 0)
 }
 
 fn collapse(text: &str) -> String {
@@ -534,15 +479,6 @@ fn collapse(text: &str) -> String {
     out
 }
 
-fn wrap(inner: &str, marker: &str) -> String {
-    if inner.trim().is_empty() {
-        return inner.to_string();
-    }
-    let lead = &inner[..inner.len() - inner.trim_start().len()];
-    let trail = &inner[inner.trim_end().len()..];
-    format!("{lead}{marker}{}{marker}{trail}", inner.trim())
-}
-
 fn inline(nodes: &[Node]) -> String {
     let mut out = String::new();
     for node in nodes {
@@ -550,9 +486,9 @@ fn inline(nodes: &[Node]) -> String {
             Node::Text(t) => out.push_str(&collapse(t)),
             Node::Raw(t) => out.push_str(t),
             Node::Elem { name, children, .. } => match name.as_str() {
-                "strong" | "b" => out.push_str(&wrap(&inline(children), "**")),
-                "em" | "i" => out.push_str(&wrap(&inline(children), "*")),
-                "s" | "del" | "strike" => out.push_str(&wrap(&inline(children), "~~")),
+                "strong" | "b" => out.push_str(&write::wrap(&inline(children), "**")),
+                "em" | "i" => out.push_str(&write::wrap(&inline(children), "*")),
+                "s" | "del" | "strike" => out.push_str(&write::wrap(&inline(children), "~~")),
                 "code" => {
                     let t = text_content(children);
                     let ticks = if t.contains('`') { "``" } else { "`" };
@@ -562,8 +498,7 @@ fn inline(nodes: &[Node]) -> String {
                 "a" => {
                     let text = inline(children).trim().to_string();
                     match node.attr("href") {
-                        Some(h) if text.is_empty() || text == h => out.push_str(&format!("<{h}>")),
-                        Some(h) => out.push_str(&format!("[{text}]({h})")),
+                        Some(h) => out.push_str(&write::link(&text, h)),
                         None => out.push_str(&text),
                     }
                 }

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::markdown::{self, ATLASSIAN, Block, Inline, Item, Marks};
+use crate::markdown::{self, ATLASSIAN, Block, Inline, Item, Marks, write};
 
 /// Deepest JSON nesting (each ADF level is two: a node and its `content` array) rendered as
 /// structure; serde_json already refuses bodies deeper than 128.
@@ -214,48 +214,22 @@ fn is_inline(node: &Value) -> bool {
     )
 }
 
-fn indent_rest(text: &str, prefix: &str, pad: usize) -> String {
-    let mut out = String::new();
-    for (i, line) in text.lines().enumerate() {
-        if i == 0 {
-            out.push_str(prefix);
-            out.push_str(line);
-        } else {
-            out.push('\n');
-            if !line.is_empty() {
-                out.push_str(&" ".repeat(pad));
-                out.push_str(line);
-            }
-        }
-    }
-    if text.is_empty() {
-        out.push_str(prefix.trim_end());
-    }
-    out
-}
-
-fn quote(text: &str) -> String {
-    text.lines().map(|l| if l.is_empty() { ">".to_string() } else { format!("> {l}") }).collect::<Vec<_>>().join("\n")
-}
-
 fn block_md(node: &Value) -> String {
     let kind = node["type"].as_str().unwrap_or("");
     match kind {
         "paragraph" => inline_md(children(node)),
         "heading" => {
             let level = attr(node, "level").as_u64().unwrap_or(1).clamp(1, 6) as usize;
-            format!("{} {}", "#".repeat(level), inline_md(children(node)))
+            write::heading(level, &inline_md(children(node)))
         }
         "codeBlock" => {
             let text: String = children(node).iter().filter_map(|t| t["text"].as_str()).collect();
-            let lang = attr(node, "language").as_str().unwrap_or("");
-            let fence = if text.contains("```") { "~~~~" } else { "```" };
-            format!("{fence}{lang}\n{text}\n{fence}")
+            write::fenced(attr(node, "language").as_str().unwrap_or(""), &text)
         }
-        "blockquote" => quote(&blocks_md(children(node))),
+        "blockquote" => write::quote(&blocks_md(children(node))),
         "bulletList" => children(node)
             .iter()
-            .map(|item| indent_rest(&item_md(children(item)), "- ", 2))
+            .map(|item| write::item(&item_md(children(item)), "- ", 2))
             .collect::<Vec<_>>()
             .join("\n"),
         "orderedList" => {
@@ -264,9 +238,8 @@ fn block_md(node: &Value) -> String {
                 .iter()
                 .enumerate()
                 .map(|(i, item)| {
-                    let marker = format!("{}. ", start + i as u64);
-                    let pad = marker.len();
-                    indent_rest(&item_md(children(item)), &marker, pad)
+                    let marker = write::number(start + i as u64);
+                    write::item(&item_md(children(item)), &marker, marker.len())
                 })
                 .collect::<Vec<_>>()
                 .join("\n")
@@ -275,29 +248,22 @@ fn block_md(node: &Value) -> String {
             .iter()
             .map(|item| {
                 if item["type"] == "taskList" {
-                    return indent_rest(&block_md(item), "  ", 2);
+                    return write::item(&block_md(item), "  ", 2);
                 }
                 let done = attr(item, "state").as_str() == Some("DONE");
-                indent_rest(&inline_md(children(item)), if done { "- [x] " } else { "- [ ] " }, 2)
+                write::item(&inline_md(children(item)), if done { "- [x] " } else { "- [ ] " }, 2)
             })
             .collect::<Vec<_>>()
             .join("\n"),
         "decisionList" => children(node)
             .iter()
-            .map(|item| indent_rest(&inline_md(children(item)), "- Decision: ", 2))
+            .map(|item| write::item(&inline_md(children(item)), "- Decision: ", 2))
             .collect::<Vec<_>>()
             .join("\n"),
         "rule" => "---".to_string(),
         "panel" => {
-            let label = match attr(node, "panelType").as_str().unwrap_or("info") {
-                "note" => "Note",
-                "warning" => "Warning",
-                "error" => "Error",
-                "success" => "Success",
-                "tip" => "Tip",
-                _ => "Info",
-            };
-            quote(&format!("**{label}:** {}", blocks_md(children(node))))
+            let label = write::panel_label(attr(node, "panelType").as_str().unwrap_or("info"));
+            write::quote(&format!("**{label}:** {}", blocks_md(children(node))))
         }
         "expand" | "nestedExpand" => {
             let title = attr(node, "title").as_str().unwrap_or("");
@@ -329,43 +295,19 @@ fn block_md(node: &Value) -> String {
 
 /// A list item's blocks: nested lists follow their paragraph directly (a tight list).
 fn item_md(nodes: &[Value]) -> String {
-    let mut out = String::new();
-    for node in nodes {
-        let md = block_md(node);
-        if md.trim().is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            let nested = matches!(node["type"].as_str(), Some("bulletList" | "orderedList" | "taskList"));
-            out.push_str(if nested { "\n" } else { "\n\n" });
-        }
-        out.push_str(&md);
-    }
-    out
+    write::item_body(
+        nodes.iter().map(|node| {
+            (matches!(node["type"].as_str(), Some("bulletList" | "orderedList" | "taskList")), block_md(node))
+        }),
+    )
 }
 
 fn table_md(node: &Value) -> String {
     let rows: Vec<Vec<String>> = children(node)
         .iter()
-        .map(|row| {
-            children(row)
-                .iter()
-                .map(|cell| blocks_md(children(cell)).replace('|', "\\|").replace("\n\n", "<br>").replace('\n', " "))
-                .collect()
-        })
+        .map(|row| children(row).iter().map(|cell| write::cell(&blocks_md(children(cell)))).collect())
         .collect();
-    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-    if width == 0 {
-        return String::new();
-    }
-    let line = |cells: &[String]| {
-        let mut padded: Vec<String> = cells.to_vec();
-        padded.resize(width, String::new());
-        format!("| {} |", padded.join(" | "))
-    };
-    let mut out = vec![line(&rows[0]), format!("|{}", " --- |".repeat(width))];
-    out.extend(rows[1..].iter().map(|r| line(r)));
-    out.join("\n")
+    write::table(&rows, 0)
 }
 
 /// Mark names of a text node, in a canonical order.
@@ -452,31 +394,24 @@ fn inline_md(nodes: &[Value]) -> String {
 
 /// Wraps text in Markdown marks, keeping surrounding spaces outside the markers.
 fn decorate(text: &str, marks: &[&str], href: Option<&str>) -> String {
-    if text.trim().is_empty() {
-        return text.to_string();
-    }
-    let lead = &text[..text.len() - text.trim_start().len()];
-    let trail = &text[text.trim_end().len()..];
-    let mut core = text.trim().to_string();
-    if marks.contains(&"code") {
-        let ticks = if core.contains('`') { "``" } else { "`" };
-        let pad = if core.starts_with('`') || core.ends_with('`') { " " } else { "" };
-        core = format!("{ticks}{pad}{core}{pad}{ticks}");
-    } else {
-        if marks.contains(&"strike") {
-            core = format!("~~{core}~~");
+    write::hug(text, |core| {
+        let mut core = core.to_string();
+        if marks.contains(&"code") {
+            let ticks = if core.contains('`') { "``" } else { "`" };
+            let pad = if core.starts_with('`') || core.ends_with('`') { " " } else { "" };
+            core = format!("{ticks}{pad}{core}{pad}{ticks}");
+        } else {
+            for (mark, marker) in [("strike", "~~"), ("em", "*"), ("strong", "**")] {
+                if marks.contains(&mark) {
+                    core = format!("{marker}{core}{marker}");
+                }
+            }
         }
-        if marks.contains(&"em") {
-            core = format!("*{core}*");
+        match href {
+            Some(h) => write::link(&core, h),
+            None => core,
         }
-        if marks.contains(&"strong") {
-            core = format!("**{core}**");
-        }
-    }
-    if let Some(h) = href {
-        core = if text.trim() == h && marks.is_empty() { format!("<{h}>") } else { format!("[{core}]({h})") };
-    }
-    format!("{lead}{core}{trail}")
+    })
 }
 
 /// Whether a JSON value is an ADF document (custom fields may hold one).

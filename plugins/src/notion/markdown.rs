@@ -11,7 +11,7 @@
 
 use serde_json::{Value, json};
 
-use crate::markdown::{self, Block, Inline, Item, NOTION};
+use crate::markdown::{self, Block, Inline, Item, NOTION, write};
 
 /// Notion's limit on one rich-text object's content.
 pub const TEXT_LIMIT: usize = 2000;
@@ -46,31 +46,19 @@ pub fn rich_text_to_md(rich_text: &Value) -> String {
         }
         let a = &t["annotations"];
         let on = |k: &str| a[k].as_bool() == Some(true);
-        // Markers must hug the text: move surrounding spaces outside them.
-        let core = text.trim();
-        let lead = &text[..text.len() - text.trim_start().len()];
-        let trail = &text[text.trim_end().len()..];
-        if core.is_empty() {
-            out.push_str(text);
-            continue;
-        }
-        let mut s = if on("code") { format!("`{core}`") } else { core.to_string() };
-        if on("italic") {
-            s = format!("*{s}*");
-        }
-        if on("bold") {
-            s = format!("**{s}**");
-        }
-        if on("strikethrough") {
-            s = format!("~~{s}~~");
-        }
         let href = t["href"].as_str().or(t["text"]["link"]["url"].as_str());
-        if let Some(url) = href {
-            s = format!("[{s}]({url})");
-        }
-        out.push_str(lead);
-        out.push_str(&s);
-        out.push_str(trail);
+        out.push_str(&write::hug(text, |core| {
+            let mut s = if on("code") { format!("`{core}`") } else { core.to_string() };
+            for (mark, marker) in [("italic", "*"), ("bold", "**"), ("strikethrough", "~~")] {
+                if on(mark) {
+                    s = format!("{marker}{s}{marker}");
+                }
+            }
+            match href {
+                Some(url) => format!("[{s}]({url})"),
+                None => s,
+            }
+        }));
     }
     out
 }
@@ -152,12 +140,12 @@ fn block_to_md(b: &Value, number: usize) -> String {
         "paragraph" => with_kids(text, "  "),
         "heading_1" | "heading_2" | "heading_3" | "heading_4" => {
             let level: usize = t[8..].parse().unwrap_or(3);
-            let head = format!("{} {text}", "#".repeat(level));
+            let head = write::heading(level, &text);
             if kids.is_empty() { head } else { format!("{head}\n\n{kids}") }
         }
         "bulleted_list_item" => with_kids(format!("- {text}"), "  "),
         "numbered_list_item" => {
-            let marker = format!("{number}. ");
+            let marker = write::number(number as u64);
             let pad = " ".repeat(marker.len());
             with_kids(format!("{marker}{text}"), &pad)
         }
@@ -168,13 +156,13 @@ fn block_to_md(b: &Value, number: usize) -> String {
         "toggle" => with_kids(format!("▸ {text}"), "  "),
         "quote" => {
             let body = if kids.is_empty() { text } else { format!("{text}\n\n{kids}") };
-            indent_all(&body, "> ")
+            write::quote(&body)
         }
         "callout" => {
             let icon = data["icon"]["emoji"].as_str().map(|e| format!("{e} ")).unwrap_or_default();
             let body = format!("{icon}{text}");
             let body = if kids.is_empty() { body } else { format!("{body}\n\n{kids}") };
-            indent_all(&body, "> ")
+            write::quote(&body)
         }
         "code" => {
             let lang = data["language"].as_str().filter(|l| *l != "plain text").unwrap_or_default();
@@ -231,13 +219,6 @@ fn block_to_md(b: &Value, number: usize) -> String {
     }
 }
 
-fn indent_all(text: &str, prefix: &str) -> String {
-    text.lines()
-        .map(|l| if l.is_empty() { prefix.trim_end().to_string() } else { format!("{prefix}{l}") })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn table_md(b: &Value) -> String {
     let rows: Vec<Vec<String>> = b["children"]
         .as_array()
@@ -253,22 +234,7 @@ fn table_md(b: &Value) -> String {
                 .collect()
         })
         .collect();
-    let width = b["table"]["table_width"]
-        .as_u64()
-        .map(|w| w as usize)
-        .unwrap_or(0)
-        .max(rows.iter().map(Vec::len).max().unwrap_or(0));
-    if rows.is_empty() || width == 0 {
-        return String::new();
-    }
-    let line = |cells: &[String]| {
-        let mut c: Vec<String> = cells.to_vec();
-        c.resize(width, String::new());
-        format!("| {} |", c.join(" | "))
-    };
-    let mut out = vec![line(&rows[0]), format!("|{}", " --- |".repeat(width))];
-    out.extend(rows[1..].iter().map(|r| line(r)));
-    out.join("\n")
+    write::table(&rows, b["table"]["table_width"].as_u64().unwrap_or(0) as usize)
 }
 
 // ---------------------------------------------------------------- Markdown -> rich text
