@@ -142,3 +142,105 @@ fn delete_records_counts_what_airtable_deleted() {
     );
     assert_eq!(out, json!({"deleted": 1, "record_ids": ["recA"]}));
 }
+
+/// list_bases: the cursor rides as `offset`, Airtable's next `offset` comes back as next_cursor.
+#[test]
+fn list_bases_pages_with_offset() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"bases": [{"id": "appA1", "name": "Sales CRM", "permissionLevel": "create"},
+                               {"id": "appB2", "name": "Hiring", "permissionLevel": "read"}], "offset": "itrB/appB2"}))
+        .ok(&LIST_BASES, json!({"cursor": "itrA"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/meta/bases", "query": [["offset", "itrA"]], "body": null})
+    );
+    assert_eq!(
+        out,
+        json!({"bases": [{"base_id": "appA1", "name": "Sales CRM", "permission_level": "create"},
+                         {"base_id": "appB2", "name": "Hiring", "permission_level": "read"}], "next_cursor": "itrB/appB2"})
+    );
+    let (out, reqs) = MockUpstream::new().json(json!({"bases": []})).ok(&LIST_BASES, json!({}));
+    assert_eq!(sent(&reqs[0])["query"], json!([]));
+    assert_eq!(out, json!({"bases": []}));
+}
+
+/// list_tables: fields with their type, the primary field marked, select choices by name, the
+/// linked table of a link field, and views.
+#[test]
+fn list_tables_shapes_the_schema() {
+    let schema = json!({"tables": [{"id": "tblD", "name": "Deals", "primaryFieldId": "fldN", "description": "Open deals",
+        "fields": [
+            {"id": "fldN", "name": "Name", "type": "singleLineText"},
+            {"id": "fldS", "name": "Stage", "type": "singleSelect", "description": "Pipeline stage",
+             "options": {"choices": [{"id": "selA", "name": "Lead", "color": "blueLight2"}, {"id": "selB", "name": "Won", "color": "greenLight2"}]}},
+            {"id": "fldC", "name": "Company", "type": "multipleRecordLinks", "options": {"linkedTableId": "tblC", "isReversed": false}}],
+        "views": [{"id": "viwG", "name": "Grid view", "type": "grid"}]}]});
+    let (out, reqs) = MockUpstream::new().json(schema.clone()).ok(&LIST_TABLES, json!({"base_id": "appB/x"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/meta/bases/appB%2Fx/tables", "query": [], "body": null})
+    );
+    assert_eq!(
+        out,
+        json!({"base_id": "appB/x", "tables": [{"table_id": "tblD", "name": "Deals", "description": "Open deals",
+            "fields": [
+                {"name": "Name", "type": "singleLineText", "field_id": "fldN", "primary": true},
+                {"name": "Stage", "type": "singleSelect", "field_id": "fldS", "description": "Pipeline stage", "choices": ["Lead", "Won"]},
+                {"name": "Company", "type": "multipleRecordLinks", "field_id": "fldC", "linked_table_id": "tblC"}],
+            "views": [{"name": "Grid view", "type": "grid", "view_id": "viwG"}]}]})
+    );
+    let (out, _) =
+        MockUpstream::new().json(schema.clone()).ok(&LIST_TABLES, json!({"base_id": "appB", "include_raw": true}));
+    assert_eq!(out["raw"], schema);
+}
+
+/// search_records without named fields looks up the table's text-like fields (the primary field
+/// whatever its type) and searches them case-insensitively in one formula.
+#[test]
+fn search_records_searches_the_tables_text_fields() {
+    let schema = json!({"tables": [{"id": "tblD", "name": "Deals", "primaryFieldId": "fldN", "fields": [
+        {"id": "fldN", "name": "Deal #", "type": "autoNumber"},
+        {"id": "fldE", "name": "Email", "type": "email"},
+        {"id": "fldA", "name": "Amount", "type": "currency"},
+        {"id": "fldT", "name": "Notes {x}", "type": "multilineText"}]}]});
+    let page = json!({"records": [{"id": "recA", "createdTime": "2026-02-01T09:00:00.000Z", "fields": {"Deal #": 7, "Email": "ann@acme.example"}}]});
+    let (out, reqs) = MockUpstream::new()
+        .json(schema)
+        .json(page)
+        .ok(&SEARCH_RECORDS, json!({"base_id": "appB", "table": "deals", "text": "ACME \"co\"", "view": "Open"}));
+    assert_eq!(sent(&reqs[0])["path"], "/meta/bases/appB/tables");
+    let formula = "OR(SEARCH(\"acme \\\"co\\\"\", LOWER({Deal #}&\"\")), SEARCH(\"acme \\\"co\\\"\", LOWER({Email}&\"\")), \
+                   SEARCH(\"acme \\\"co\\\"\", LOWER({Notes {x\\}}&\"\")))";
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/appB/deals", "body": null,
+               "query": [["pageSize", "25"], ["view", "Open"], ["filterByFormula", formula]]})
+    );
+    assert_eq!(
+        out,
+        json!({"records": [{"record_id": "recA", "created_time": "2026-02-01T09:00:00.000Z", "fields": {"Deal #": 7, "Email": "ann@acme.example"}}],
+               "searched_fields": ["Deal #", "Email", "Notes {x}"]})
+    );
+}
+
+/// Named fields skip the schema lookup; an unknown table is refused after the lookup, naming the
+/// base's tables, and no list is sent.
+#[test]
+fn search_records_with_named_fields_or_an_unknown_table() {
+    let (out, reqs) = MockUpstream::new().json(json!({"records": [], "offset": "itr9"})).ok(
+        &SEARCH_RECORDS,
+        json!({"base_id": "appB", "table": "tblD", "text": "acme", "fields": ["Name"], "limit": 5, "cursor": "itr8"}),
+    );
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(
+        sent(&reqs[0])["query"],
+        json!([["pageSize", "5"], ["filterByFormula", "SEARCH(\"acme\", LOWER({Name}&\"\"))"], ["offset", "itr8"]])
+    );
+    assert_eq!(out, json!({"records": [], "next_cursor": "itr9", "searched_fields": ["Name"]}));
+
+    let (r, reqs) = MockUpstream::new()
+        .json(json!({"tables": [{"id": "tblD", "name": "Deals", "fields": []}, {"id": "tblC", "name": "Companies", "fields": []}]}))
+        .call(&SEARCH_RECORDS, json!({"base_id": "appB", "table": "Leads", "text": "acme"}));
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(message(&r.unwrap_err()), "base appB has no table 'Leads'; its tables are: Deals, Companies");
+}

@@ -140,3 +140,91 @@ fn list_tasks_wraps_the_offset_as_the_cursor() {
         assert!(reqs.is_empty());
     }
 }
+
+/// list_workspaces: the wrapped cursor goes back as Asana's `offset`, the next one comes back
+/// wrapped.
+#[test]
+fn list_workspaces_pages_and_shapes() {
+    let next = "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJvZmZzZXQiOjJ9.sig";
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"data": [{"gid": "1100", "resource_type": "workspace", "name": "Acme", "is_organization": true},
+                              {"gid": "1200", "resource_type": "workspace", "name": "Personal", "is_organization": false}],
+                     "next_page": {"offset": next, "path": "/workspaces?offset=x", "uri": "https://app.asana.com/api/1.0/workspaces?offset=x"}}))
+        .ok(&LIST_WORKSPACES, json!({"limit": 2, "cursor": base64url_encode(b"prevtoken")}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/workspaces", "body": null,
+               "query": [["opt_fields", "name,is_organization"], ["limit", "2"], ["offset", "prevtoken"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"workspaces": [{"gid": "1100", "name": "Acme", "is_organization": true},
+                              {"gid": "1200", "name": "Personal", "is_organization": false}],
+               "next_cursor": base64url_encode(next.as_bytes())})
+    );
+}
+
+/// list_projects: workspace and team as numeric gids, active projects by default, each with
+/// owner, team and dates; a non-numeric team is refused unsent.
+#[test]
+fn list_projects_filters_by_team_and_shapes_projects() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"data": [{"gid": "55", "name": "Launch", "archived": false, "owner": {"gid": "12", "name": "Ann Lee"},
+            "team": {"gid": "77", "name": "Marketing"}, "start_on": null, "due_on": "2026-12-15",
+            "modified_at": "2026-11-20T10:00:00.000Z", "permalink_url": "https://app.asana.com/0/55/list"}], "next_page": null}))
+        .ok(&LIST_PROJECTS, json!({"workspace": "1100", "team": " 77 "}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/projects", "body": null, "query": [["workspace", "1100"], ["team", "77"], ["archived", "false"],
+            ["opt_fields", "name,archived,owner.name,team.name,due_on,start_on,modified_at,permalink_url"], ["limit", "50"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"projects": [{"gid": "55", "name": "Launch", "archived": false, "owner": "Ann Lee", "team": "Marketing",
+            "due_on": "2026-12-15", "modified": "2026-11-20T10:00:00.000Z", "url": "https://app.asana.com/0/55/list"}]})
+    );
+    let (r, reqs) = MockUpstream::new().call(&LIST_PROJECTS, json!({"workspace": "1100", "team": "marketing"}));
+    let Err(ToolError::InvalidArguments { problems, .. }) = r else { panic!("{r:?}") };
+    assert_eq!(problems[0].path, "/team");
+    assert!(reqs.is_empty());
+}
+
+/// search_tasks: Asana's dotted filters, projects joined as gids; a full page says more may
+/// exist; a 402 (free workspace) names the alternative.
+#[test]
+fn search_tasks_sends_dotted_filters_and_explains_a_402() {
+    let hit = json!({"gid": "901", "name": "Fix signup bug", "completed": false, "assignee": {"gid": "12", "name": "Ann Lee"},
+        "due_on": "2026-11-30", "due_at": null, "modified_at": "2026-11-29T08:00:00.000Z", "permalink_url": "https://app.asana.com/0/55/901"});
+    let (out, reqs) = MockUpstream::new().json(json!({"data": [hit]})).ok(
+        &SEARCH_TASKS,
+        json!({"workspace": "1100", "text": "signup", "assignee_any": ["me", "ann@acme.example"], "projects_any": ["55", "56"],
+               "completed": false, "due_on_before": "2026-12-01", "sort_by": "due_date", "sort_ascending": true, "limit": 1}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/workspaces/1100/tasks/search", "body": null, "query": [
+            ["text", "signup"], ["assignee.any", "me,ann@acme.example"], ["projects.any", "55,56"], ["completed", "false"],
+            ["due_on.before", "2026-12-01"], ["sort_by", "due_date"], ["sort_ascending", "true"],
+            ["opt_fields", LIST_TASK_FIELDS], ["limit", "1"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"tasks": [{"gid": "901", "name": "Fix signup bug", "completed": false, "assignee": "Ann Lee", "due": "2026-11-30",
+            "modified": "2026-11-29T08:00:00.000Z", "url": "https://app.asana.com/0/55/901"}], "more_may_exist": true})
+    );
+
+    let (r, _) = MockUpstream::new()
+        .error(ToolError::Upstream {
+            status: 402,
+            message: "Search is only available to premium users.".into(),
+            retry_after: None,
+        })
+        .call(&SEARCH_TASKS, json!({"workspace": "1100", "text": "signup"}));
+    let m = message(&r.unwrap_err());
+    assert!(m.starts_with("Search is only available to premium users. — task search needs a premium"), "{m}");
+    assert!(m.contains("asana_list_tasks"), "{m}");
+
+    let (r, reqs) = MockUpstream::new().call(&SEARCH_TASKS, json!({"workspace": "1100", "due_on_after": "next week"}));
+    assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
+    assert!(reqs.is_empty());
+}

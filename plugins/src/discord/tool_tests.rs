@@ -142,3 +142,124 @@ fn list_servers_pages_after_the_largest_id() {
     assert!(matches!(r, Err(ToolError::InvalidArguments { .. })));
     assert!(reqs.is_empty());
 }
+
+/// list_channels in Discord's own order: uncategorised first, then each category followed by its
+/// channels, text-like before voice; a type filter keeps category names.
+#[test]
+fn list_channels_orders_like_discord_and_filters_by_type() {
+    let guild = "1100000000000000001";
+    let chans = json!([
+        {"id": "1300000000000000021", "type": 2, "name": "Lounge", "position": 0, "parent_id": "1300000000000000020", "guild_id": guild},
+        {"id": "1300000000000000010", "type": 4, "name": "General", "position": 0, "parent_id": null},
+        {"id": "1300000000000000013", "type": 0, "name": "memes", "position": 2, "parent_id": "1300000000000000010", "topic": null, "nsfw": true},
+        {"id": "1300000000000000020", "type": 4, "name": "Voice", "position": 1, "parent_id": null},
+        {"id": "1300000000000000014", "type": 2, "name": "standup", "position": 0, "parent_id": "1300000000000000010"},
+        {"id": "1300000000000000011", "type": 0, "name": "welcome", "position": 0, "parent_id": "1300000000000000010", "topic": "Say hi", "nsfw": false},
+        {"id": "1300000000000000001", "type": 0, "name": "rules", "position": 5, "parent_id": null, "topic": ""},
+        {"id": "1300000000000000012", "type": 15, "name": "help", "position": 1, "parent_id": "1300000000000000010"}]);
+    let (out, reqs) =
+        MockUpstream::new().json(chans.clone()).ok(&LIST_CHANNELS, json!({"guild_id": format!(" {guild} ")}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": format!("/guilds/{guild}/channels"), "query": [], "body": null})
+    );
+    assert!(header(&reqs[0], "user-agent").is_some_and(|ua| ua.starts_with("DiscordBot")));
+    assert_eq!(
+        out,
+        json!({"guild_id": guild, "channels": [
+            {"id": "1300000000000000001", "name": "rules", "type": "text"},
+            {"id": "1300000000000000010", "name": "General", "type": "category"},
+            {"id": "1300000000000000011", "name": "welcome", "type": "text", "category": "General", "topic": "Say hi"},
+            {"id": "1300000000000000012", "name": "help", "type": "forum", "category": "General"},
+            {"id": "1300000000000000013", "name": "memes", "type": "text", "category": "General", "nsfw": true},
+            {"id": "1300000000000000014", "name": "standup", "type": "voice", "category": "General"},
+            {"id": "1300000000000000020", "name": "Voice", "type": "category"},
+            {"id": "1300000000000000021", "name": "Lounge", "type": "voice", "category": "Voice"}]})
+    );
+    let (out, _) = MockUpstream::new().json(chans).ok(&LIST_CHANNELS, json!({"guild_id": guild, "type": "voice"}));
+    assert_eq!(
+        out["channels"],
+        json!([{"id": "1300000000000000014", "name": "standup", "type": "voice", "category": "General"},
+               {"id": "1300000000000000021", "name": "Lounge", "type": "voice", "category": "Voice"}])
+    );
+    let (r, reqs) = MockUpstream::new().call(&LIST_CHANNELS, json!({"guild_id": "../users/@me"}));
+    assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
+    assert!(reqs.is_empty());
+}
+
+fn thread(id: &str, kind: u64) -> Value {
+    json!({"id": id, "type": kind, "guild_id": "1100000000000000001", "parent_id": CHANNEL, "name": "Launch plan",
+           "owner_id": "80351110224678912", "thread_metadata": {"archived": false, "auto_archive_duration": 4320, "locked": false}})
+}
+
+/// A standalone private thread in a text channel: the channel's type is read, the thread created
+/// as type 12, then the first message posted into it with user mentions only.
+#[test]
+fn create_thread_standalone_posts_the_first_message() {
+    let tid = "1400000000000000001";
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": CHANNEL, "type": 0, "name": "general"}))
+        .json(thread(tid, 12))
+        .json(msg("1400000000000000002", "Kickoff notes"))
+        .ok(&CREATE_THREAD, json!({"channel_id": CHANNEL, "name": "Launch plan", "content": "Kickoff notes", "private": true, "auto_archive_duration": 4320}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": format!("/channels/{CHANNEL}"), "query": [], "body": null})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "POST", "path": format!("/channels/{CHANNEL}/threads"), "query": [],
+               "body": {"name": "Launch plan", "auto_archive_duration": 4320, "type": 12}})
+    );
+    assert_eq!(
+        sent(&reqs[2]),
+        json!({"method": "POST", "path": format!("/channels/{tid}/messages"), "query": [],
+               "body": {"content": "Kickoff notes", "allowed_mentions": {"parse": ["users"], "replied_user": true}}})
+    );
+    assert_eq!(
+        out,
+        json!({"id": tid, "name": "Launch plan", "type": "private_thread", "parent_id": CHANNEL, "auto_archive_duration": 4320,
+               "first_message_id": "1400000000000000002"})
+    );
+}
+
+/// In a forum the first message goes with the thread (one write); a thread from a message names
+/// that message; combinations Discord refuses are refused unsent.
+#[test]
+fn create_thread_in_a_forum_and_from_a_message() {
+    let mut post = thread("1400000000000000005", 11);
+    post["message"] = json!({"id": "1400000000000000005", "content": "How do I deploy?"});
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": CHANNEL, "type": 15, "name": "help"}))
+        .json(post)
+        .ok(&CREATE_THREAD, json!({"channel_id": CHANNEL, "name": "Deploying", "content": "How do I deploy?"}));
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        sent(&reqs[1])["body"],
+        json!({"name": "Deploying", "auto_archive_duration": 1440, "message": {"content": "How do I deploy?"}})
+    );
+    assert_eq!(out["first_message_id"], "1400000000000000005");
+
+    let (out, reqs) = MockUpstream::new()
+        .json(thread("1200000000000000009", 11))
+        .ok(&CREATE_THREAD, json!({"channel_id": CHANNEL, "name": "Launch plan", "message_id": "1200000000000000009"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": format!("/channels/{CHANNEL}/messages/1200000000000000009/threads"), "query": [],
+               "body": {"name": "Launch plan", "auto_archive_duration": 1440}})
+    );
+    assert_eq!(
+        out,
+        json!({"id": "1200000000000000009", "name": "Launch plan", "type": "public_thread", "parent_id": CHANNEL,
+               "auto_archive_duration": 4320, "started_from_message_id": "1200000000000000009"})
+    );
+
+    for args in [
+        json!({"channel_id": CHANNEL, "name": "x", "message_id": "1200000000000000009", "private": true}),
+        json!({"channel_id": CHANNEL, "name": "x", "auto_archive_duration": 30}),
+    ] {
+        let (r, reqs) = MockUpstream::new().call(&CREATE_THREAD, args.clone());
+        assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{args}: {r:?}");
+        assert!(reqs.is_empty(), "{args}");
+    }
+}

@@ -5,9 +5,10 @@
 
 use serde_json::json;
 
-use super::issues::{CREATE_COMMENT, CREATE_ISSUE, LIST_ISSUES, SEARCH_ISSUES, UPDATE_ISSUE};
-use super::pulls::{CREATE_PR, CREATE_PR_REVIEW, MERGE_PR};
-use super::repos::{CREATE_BRANCH, GET_FILE, GET_REPO, LIST_REPOS, UPDATE_FILE};
+use super::actions::{LIST_WORKFLOW_RUNS, RUN_WORKFLOW};
+use super::issues::{CREATE_COMMENT, CREATE_ISSUE, GET_ISSUE, LIST_ISSUES, SEARCH_ISSUES, UPDATE_ISSUE};
+use super::pulls::{CREATE_PR, CREATE_PR_REVIEW, GET_PR, LIST_PRS, MERGE_PR};
+use super::repos::{CREATE_BRANCH, GET_FILE, GET_REPO, LIST_REPOS, SEARCH_CODE, SEARCH_REPOS, UPDATE_FILE};
 use super::*;
 use crate::mock::{MockUpstream, header, message, sent};
 
@@ -321,5 +322,322 @@ fn update_issue_derives_the_state_from_the_reason() {
     let (r, reqs) =
         MockUpstream::new().call(&UPDATE_ISSUE, json!({"owner": "acme", "repo": "demo", "issue_number": 7}));
     assert!(message(&r.unwrap_err()).contains("nothing to change"));
+    assert!(reqs.is_empty());
+}
+
+fn run(id: u64, conclusion: Option<&str>, attempt: u64) -> Value {
+    json!({"id": id, "name": "CI", "display_title": "Fix flaky test", "status": "completed", "conclusion": conclusion,
+        "head_branch": "main", "head_sha": "a1b2c3d", "event": "push", "run_number": 412, "run_attempt": attempt,
+        "actor": {"login": "octocat", "id": 1}, "created_at": "2026-01-03T10:00:00Z", "updated_at": "2026-01-03T10:05:00Z",
+        "html_url": format!("https://github.com/acme/demo/actions/runs/{id}"),
+        "repository": {"full_name": "acme/demo", "private": false}})
+}
+
+/// list_workflow_runs of one workflow by file name, with GitHub's filters; a retried run shows
+/// its attempt; the Link header gives the cursor; runs of public repositories mark the result
+/// public.
+#[test]
+fn list_workflow_runs_filters_one_workflow_and_pages() {
+    let link = r#"<https://api.github.com/repositories/1/actions/workflows/ci.yml/runs?status=failure&per_page=2&page=3>; rel="next""#;
+    let up = MockUpstream::new().json_with_headers(
+        json!({"total_count": 57, "workflow_runs": [run(9001, Some("failure"), 2), run(9000, Some("failure"), 1)]}),
+        &[("link", link)],
+    );
+    let (out, public) = up.ok_marked(
+        &LIST_WORKFLOW_RUNS,
+        json!({"owner": "acme", "repo": "demo", "workflow_id": "ci.yml", "branch": "main", "status": "failure",
+               "event": "push", "actor": "octocat", "limit": 2, "cursor": "2:2"}),
+    );
+    assert!(public);
+    assert_eq!(
+        out,
+        json!({"total_count": 57, "next_cursor": "3:2", "runs": [
+            {"id": 9001, "workflow": "CI", "title": "Fix flaky test", "status": "completed", "conclusion": "failure", "branch": "main",
+             "sha": "a1b2c3d", "event": "push", "run_number": 412, "attempt": 2, "actor": "octocat", "created_at": "2026-01-03T10:00:00Z",
+             "updated_at": "2026-01-03T10:05:00Z", "url": "https://github.com/acme/demo/actions/runs/9001"},
+            {"id": 9000, "workflow": "CI", "title": "Fix flaky test", "status": "completed", "conclusion": "failure", "branch": "main",
+             "sha": "a1b2c3d", "event": "push", "run_number": 412, "actor": "octocat", "created_at": "2026-01-03T10:00:00Z",
+             "updated_at": "2026-01-03T10:05:00Z", "url": "https://github.com/acme/demo/actions/runs/9000"}]})
+    );
+    let (_, reqs) = MockUpstream::new().json(json!({"total_count": 0, "workflow_runs": []})).ok(
+        &LIST_WORKFLOW_RUNS,
+        json!({"owner": "acme", "repo": "demo", "workflow_id": "ci.yml", "branch": "main", "status": "failure",
+               "event": "push", "actor": "octocat", "limit": 2, "cursor": "2:2"}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/repos/acme/demo/actions/workflows/ci.yml/runs", "body": null, "query": [
+            ["branch", "main"], ["status", "failure"], ["event", "push"], ["actor", "octocat"], ["per_page", "2"], ["page", "2"]]})
+    );
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"total_count": 0, "workflow_runs": []}))
+        .ok(&LIST_WORKFLOW_RUNS, json!({"owner": "acme", "repo": "demo", "status": "in_progress"}));
+    assert_eq!(sent(&reqs[0])["path"], "/repos/acme/demo/actions/runs");
+    assert_eq!(sent(&reqs[0])["query"], json!([["status", "in_progress"], ["per_page", "20"], ["page", "1"]]));
+    assert_eq!(out, json!({"total_count": 0, "runs": []}));
+}
+
+/// run_workflow asks GitHub for the new run's details and returns its id; a server that does not
+/// know `return_run_details` gets the plain dispatch, and the agent is told where to find the run.
+#[test]
+fn run_workflow_dispatches_and_falls_back_without_run_details() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"workflow_run_id": 9100, "run_url": "https://api.github.com/repos/acme/demo/actions/runs/9100",
+                     "html_url": "https://github.com/acme/demo/actions/runs/9100"}))
+        .ok(&RUN_WORKFLOW, json!({"owner": "acme", "repo": "demo", "workflow_id": "deploy.yml", "ref": "main", "inputs": {"environment": "staging"}}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/repos/acme/demo/actions/workflows/deploy.yml/dispatches", "query": [],
+               "body": {"ref": "main", "inputs": {"environment": "staging"}, "return_run_details": true}})
+    );
+    assert_eq!(
+        out,
+        json!({"dispatched": true, "workflow_id": "deploy.yml", "ref": "main", "run_id": 9100,
+               "run_url": "https://github.com/acme/demo/actions/runs/9100"})
+    );
+
+    let (out, reqs) = MockUpstream::new()
+        .error(ToolError::Upstream {
+            status: 422,
+            message: "Invalid request: \"return_run_details\" is not a permitted key.".into(),
+            retry_after: None,
+        })
+        .answer(204, Vec::new())
+        .ok(&RUN_WORKFLOW, json!({"owner": "acme", "repo": "demo", "workflow_id": 1234, "ref": "v1.2.0"}));
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(sent(&reqs[1])["path"], "/repos/acme/demo/actions/workflows/1234/dispatches");
+    assert_eq!(sent(&reqs[1])["body"], json!({"ref": "v1.2.0"}));
+    assert_eq!(out["dispatched"], true);
+    assert_eq!(out["workflow_id"], "1234");
+    assert!(out.get("run_id").is_none(), "{out}");
+    assert!(out["note"].as_str().unwrap().contains("github_list_workflow_runs"), "{out}");
+
+    let inputs: serde_json::Map<String, Value> = (0..26).map(|i| (format!("k{i}"), json!("v"))).collect();
+    let (r, reqs) = MockUpstream::new().call(
+        &RUN_WORKFLOW,
+        json!({"owner": "acme", "repo": "demo", "workflow_id": "deploy.yml", "ref": "main", "inputs": inputs}),
+    );
+    assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
+    assert!(reqs.is_empty());
+}
+
+/// get_issue with comments: the repository's visibility first, then the issue, then its
+/// comments; comments beyond the page are counted.
+#[test]
+fn get_issue_with_comments_counts_the_rest() {
+    let mut i = issue(7);
+    i["body"] = json!("It crashes when saving a file with a long name.");
+    i["comments"] = json!(3);
+    i["closed_by"] = Value::Null;
+    let comment = json!({"id": 501, "user": {"login": "hubot"}, "created_at": "2026-01-01T11:00:00Z",
+        "body": "Reproduced on 1.2.", "html_url": "https://github.com/acme/demo/issues/7#issuecomment-501"});
+    let up = MockUpstream::new()
+        .json(json!({"full_name": "acme/demo", "private": false, "visibility": "public"}))
+        .json(i)
+        .json(json!([comment, {"id": 502, "user": {"login": "octocat"}, "created_at": "2026-01-01T12:00:00Z", "body": "Fix coming."}]));
+    let (out, public) = up.ok_marked(
+        &GET_ISSUE,
+        json!({"owner": "acme", "repo": "demo", "issue_number": 7, "include_comments": true, "comments_limit": 2}),
+    );
+    assert!(public);
+    assert_eq!(
+        out,
+        json!({"number": 7, "title": "Crash on save", "state": "open", "author": "octocat", "assignees": ["hubot"], "labels": ["bug"],
+            "milestone": "v1.0", "comments": 3, "created_at": "2026-01-01T10:00:00Z", "updated_at": "2026-01-02T10:00:00Z",
+            "url": "https://github.com/acme/demo/issues/7", "body": "It crashes when saving a file with a long name.",
+            "more_comments": 1, "comment_list": [
+                {"id": 501, "author": "hubot", "created_at": "2026-01-01T11:00:00Z", "body": "Reproduced on 1.2.",
+                 "url": "https://github.com/acme/demo/issues/7#issuecomment-501"},
+                {"id": 502, "author": "octocat", "created_at": "2026-01-01T12:00:00Z", "body": "Fix coming."}]})
+    );
+    let (_, reqs) = MockUpstream::new().json(json!({"private": true})).json(issue(7)).json(json!([])).ok(
+        &GET_ISSUE,
+        json!({"owner": "acme", "repo": "demo", "issue_number": 7, "include_comments": true, "comments_limit": 2}),
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/repos/acme/demo/issues/7", "query": [], "body": null})
+    );
+    assert_eq!(
+        sent(&reqs[2]),
+        json!({"method": "GET", "path": "/repos/acme/demo/issues/7/comments", "query": [["per_page", "2"], ["page", "1"]], "body": null})
+    );
+}
+
+/// A pull request read as an issue says so; a missing issue's 404 explains GitHub's hiding.
+#[test]
+fn get_issue_of_a_pull_request_and_a_missing_one() {
+    let mut pr = issue(8);
+    pr["pull_request"] = json!({"url": "https://api.github.com/repos/acme/demo/pulls/8", "merged_at": null});
+    pr["locked"] = json!(true);
+    pr["body"] = Value::Null;
+    let (out, _) = MockUpstream::new()
+        .json(json!({"private": true}))
+        .json(pr)
+        .ok(&GET_ISSUE, json!({"owner": "acme", "repo": "demo", "issue_number": 8}));
+    assert_eq!(out["is_pull_request"], true);
+    assert_eq!(out["locked"], true);
+    assert!(out.get("body").is_none() && out.get("comment_list").is_none(), "{out}");
+
+    let (r, _) = MockUpstream::new()
+        .json(json!({"private": true}))
+        .error(ToolError::Upstream { status: 404, message: "Not Found".into(), retry_after: None })
+        .call(&GET_ISSUE, json!({"owner": "acme", "repo": "demo", "issue_number": 999}));
+    assert!(message(&r.unwrap_err()).starts_with("Not Found (it does not exist, or this token cannot see it"));
+}
+
+fn pr(number: u64) -> Value {
+    json!({"number": number, "title": "Add retry", "state": "open", "draft": true, "user": {"login": "alice"},
+        "head": {"ref": "retry", "sha": "f00d", "repo": {"full_name": "alice/demo"}},
+        "base": {"ref": "main", "repo": {"full_name": "acme/demo", "private": false, "visibility": "public"}},
+        "labels": [{"name": "enhancement"}], "requested_reviewers": [{"login": "bob"}], "requested_teams": [{"slug": "core"}],
+        "assignees": [], "created_at": "2026-01-04T10:00:00Z", "updated_at": "2026-01-05T10:00:00Z", "closed_at": null,
+        "merged_at": null, "html_url": format!("https://github.com/acme/demo/pull/{number}")})
+}
+
+/// list_prs: a fork's head as `user:branch`, GitHub's sort and direction, a fork PR names its
+/// head repository, reviewers include teams.
+#[test]
+fn list_prs_sends_filters_and_shapes_fork_prs() {
+    let link = r#"<https://api.github.com/repositories/1/pulls?state=open&per_page=1&page=2>; rel="next""#;
+    let up = MockUpstream::new().json_with_headers(json!([pr(12)]), &[("link", link)]);
+    let (out, public) = up.ok_marked(
+        &LIST_PRS,
+        json!({"owner": "acme", "repo": "demo", "head": "alice:retry", "base": "main", "sort": "updated", "direction": "asc", "limit": 1}),
+    );
+    assert!(public);
+    assert_eq!(
+        out,
+        json!({"next_cursor": "2:1", "pull_requests": [{"number": 12, "title": "Add retry", "state": "open", "draft": true, "author": "alice",
+            "head": "retry", "base": "main", "head_repo": "alice/demo", "labels": ["enhancement"], "requested_reviewers": ["bob", "team:core"],
+            "created_at": "2026-01-04T10:00:00Z", "updated_at": "2026-01-05T10:00:00Z", "url": "https://github.com/acme/demo/pull/12"}]})
+    );
+    let (_, reqs) = MockUpstream::new().json(json!([])).ok(
+        &LIST_PRS,
+        json!({"owner": "acme", "repo": "demo", "state": "all", "head": "alice:retry", "base": "main", "sort": "updated", "direction": "asc", "limit": 1}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/repos/acme/demo/pulls", "body": null, "query": [["state", "all"], ["head", "alice:retry"],
+            ["base", "main"], ["sort", "updated"], ["direction", "asc"], ["per_page", "1"], ["page", "1"]]})
+    );
+}
+
+/// get_pr with diff and files: the PR, its diff (GitHub's diff media type) and its files; a merged
+/// PR's state is merged with its merge commit; files beyond the page are counted.
+#[test]
+fn get_pr_with_diff_and_files() {
+    let mut p = pr(12);
+    p["merged_at"] = json!("2026-01-06T10:00:00Z");
+    p["state"] = json!("closed");
+    p["draft"] = json!(false);
+    p["body"] = json!("Retries failed uploads.");
+    p["merged_by"] = json!({"login": "carol"});
+    p["merge_commit_sha"] = json!("beef");
+    p["mergeable"] = Value::Null;
+    p["mergeable_state"] = json!("unknown");
+    for (k, v) in [
+        ("commits", 3),
+        ("additions", 40),
+        ("deletions", 2),
+        ("changed_files", 3),
+        ("comments", 1),
+        ("review_comments", 4),
+    ] {
+        p[k] = json!(v);
+    }
+    let diff = "diff --git a/src/up.rs b/src/up.rs\n+retry();\n";
+    let (out, reqs) = MockUpstream::new()
+        .json(p)
+        .reply_raw(diff.as_bytes().to_vec(), &[("content-type", "text/plain")])
+        .json(json!([{"filename": "src/up.rs", "status": "modified", "additions": 38, "deletions": 2, "changes": 40},
+                     {"filename": "src/retry.rs", "previous_filename": "src/again.rs", "status": "renamed", "additions": 2, "deletions": 0}]))
+        .ok(&GET_PR, json!({"owner": "acme", "repo": "demo", "pull_number": 12, "include_diff": true, "include_files": true}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/repos/acme/demo/pulls/12", "query": [], "body": null})
+    );
+    assert_eq!(sent(&reqs[1])["path"], "/repos/acme/demo/pulls/12");
+    assert_eq!(header(&reqs[1], "accept"), Some("application/vnd.github.diff"));
+    assert_eq!(
+        sent(&reqs[2]),
+        json!({"method": "GET", "path": "/repos/acme/demo/pulls/12/files", "query": [["per_page", "100"], ["page", "1"]], "body": null})
+    );
+    assert_eq!(
+        out,
+        json!({"number": 12, "title": "Add retry", "state": "merged", "author": "alice", "head": "retry", "base": "main",
+            "head_repo": "alice/demo", "labels": ["enhancement"], "requested_reviewers": ["bob", "team:core"],
+            "created_at": "2026-01-04T10:00:00Z", "updated_at": "2026-01-05T10:00:00Z", "merged_at": "2026-01-06T10:00:00Z",
+            "url": "https://github.com/acme/demo/pull/12", "body": "Retries failed uploads.", "head_sha": "f00d",
+            "mergeable_state": "unknown", "merged_by": "carol", "merge_commit_sha": "beef", "commits": 3, "additions": 40,
+            "deletions": 2, "changed_files": 3, "comments": 1, "review_comments": 4, "diff": diff, "diff_truncated": false,
+            "files": [{"path": "src/up.rs", "status": "modified", "additions": 38, "deletions": 2},
+                      {"path": "src/retry.rs", "status": "renamed", "previous_path": "src/again.rs", "additions": 2, "deletions": 0}],
+            "more_files": 1, "truncated": false})
+    );
+}
+
+/// search_repos: the query with GitHub's sort spelling; each repository as an agent reads it;
+/// an incomplete search says so; all-public results are marked public.
+#[test]
+fn search_repos_sends_the_query_and_shapes_repos() {
+    let body = json!({"total_count": 1204, "incomplete_results": true, "items": [{"id": 1, "full_name": "acme/httpx",
+        "description": "An HTTP client", "private": false, "visibility": "public", "default_branch": "main", "language": "Rust",
+        "stargazers_count": 5300, "forks_count": 210, "open_issues_count": 31, "archived": false, "fork": false,
+        "pushed_at": "2026-01-02T08:00:00Z", "html_url": "https://github.com/acme/httpx"}]});
+    let link = r#"<https://api.github.com/search/repositories?q=http&per_page=1&page=2>; rel="next", <https://api.github.com/search/repositories?q=http&per_page=1&page=1000>; rel="last""#;
+    let up = MockUpstream::new().json_with_headers(body, &[("link", link)]);
+    let (out, public) = up.ok_marked(
+        &SEARCH_REPOS,
+        json!({"q": "http client language:rust stars:>500", "sort": "help-wanted-issues", "order": "asc", "limit": 1}),
+    );
+    assert!(public);
+    assert_eq!(
+        out,
+        json!({"total_count": 1204, "incomplete_results": true, "next_cursor": "2:1", "repos": [{"full_name": "acme/httpx",
+            "description": "An HTTP client", "visibility": "public", "default_branch": "main", "language": "Rust", "stars": 5300,
+            "forks": 210, "open_issues": 31, "pushed_at": "2026-01-02T08:00:00Z", "url": "https://github.com/acme/httpx"}]})
+    );
+    let (_, reqs) = MockUpstream::new().json(json!({"total_count": 0, "incomplete_results": false, "items": []})).ok(
+        &SEARCH_REPOS,
+        json!({"q": "http client language:rust stars:>500", "sort": "help-wanted-issues", "order": "asc", "limit": 1}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/search/repositories", "body": null, "query": [["q", "http client language:rust stars:>500"],
+            ["sort", "help-wanted-issues"], ["order", "asc"], ["per_page", "1"], ["page", "1"]]})
+    );
+}
+
+/// search_code: files with their repository; one private repository keeps the result private; a
+/// cursor this tool did not issue is refused unsent.
+#[test]
+fn search_code_shapes_files_and_keeps_private_results_private() {
+    let item = |repo: &str, private: bool| {
+        json!({"name": "config.rs", "path": "src/config.rs", "sha": "abc123", "url": "https://api.github.com/x",
+            "git_url": "https://api.github.com/y", "html_url": format!("https://github.com/{repo}/blob/main/src/config.rs"),
+            "repository": {"full_name": repo, "private": private}, "score": 1.0})
+    };
+    let up = MockUpstream::new()
+        .json(json!({"total_count": 2, "incomplete_results": false, "items": [item("acme/api", false), item("acme/secret", true)]}));
+    let (out, public) =
+        up.ok_marked(&SEARCH_CODE, json!({"q": "parse_config org:acme language:rust", "cursor": "3:10"}));
+    assert!(!public);
+    assert_eq!(
+        out,
+        json!({"total_count": 2, "files": [
+            {"repo": "acme/api", "path": "src/config.rs", "name": "config.rs", "sha": "abc123", "url": "https://github.com/acme/api/blob/main/src/config.rs"},
+            {"repo": "acme/secret", "path": "src/config.rs", "name": "config.rs", "sha": "abc123", "url": "https://github.com/acme/secret/blob/main/src/config.rs"}]})
+    );
+    let (_, reqs) = MockUpstream::new()
+        .json(json!({"total_count": 0, "items": []}))
+        .ok(&SEARCH_CODE, json!({"q": "parse_config org:acme language:rust", "cursor": "3:10"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/search/code", "body": null,
+               "query": [["q", "parse_config org:acme language:rust"], ["per_page", "10"], ["page", "3"]]})
+    );
+    let (r, reqs) = MockUpstream::new().call(&SEARCH_CODE, json!({"q": "x", "cursor": "page=2"}));
+    assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
     assert!(reqs.is_empty());
 }

@@ -143,3 +143,48 @@ fn create_note_escapes_the_body_and_attaches_it() {
     assert_eq!(out["attached_to"], json!({"object_type": "deal", "object_id": "9001"}));
     assert_eq!(out["id"], "3001");
 }
+
+/// update_deal: a PATCH of the deal's properties in HubSpot's string form (numbers as text, null
+/// clears, a bare close date at midnight UTC); the updated deal as an agent reads it.
+#[test]
+fn update_deal_patches_properties_as_hubspot_strings() {
+    let updated = json!({"id": "9001", "properties": {"dealname": "Acme — 50 seats", "dealstage": "closedwon", "amount": "18000.5",
+        "closedate": "2026-06-30T00:00:00.000Z", "hubspot_owner_id": "", "pipeline": "default", "hs_object_id": "9001",
+        "createdate": "2026-01-01T00:00:00.000Z", "hs_lastmodifieddate": "2026-03-01T00:00:00.000Z"},
+        "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-03-01T00:00:00.000Z", "archived": false});
+    let (out, reqs) = MockUpstream::new().json(updated).ok(
+        &UPDATE_DEAL,
+        json!({"deal_id": "9001", "properties": {"dealstage": "closedwon", "amount": 18000.5, "closedate": "2026-06-30", "hubspot_owner_id": null}}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "PATCH", "path": "/crm/v3/objects/deals/9001", "query": [], "body": {"properties": {
+            "dealstage": "closedwon", "amount": "18000.5", "closedate": "2026-06-30T00:00:00.000Z", "hubspot_owner_id": ""}}})
+    );
+    assert_eq!(
+        out,
+        json!({"id": "9001", "dealname": "Acme — 50 seats", "dealstage": "closedwon", "amount": "18000.5",
+            "closedate": "2026-06-30T00:00:00.000Z", "pipeline": "default", "created_at": "2026-01-01T00:00:00.000Z",
+            "updated_at": "2026-03-01T00:00:00.000Z"})
+    );
+}
+
+/// The deal id is one path segment; no properties, a bad close date or an object value is refused
+/// before anything is sent.
+#[test]
+fn update_deal_refuses_bad_properties_unsent() {
+    let (_, reqs) = MockUpstream::new()
+        .json(json!({"id": "9001", "properties": {}}))
+        .ok(&UPDATE_DEAL, json!({"deal_id": "9001/../../contacts", "properties": {"dealstage": "closedlost"}}));
+    assert_eq!(sent(&reqs[0])["path"], "/crm/v3/objects/deals/9001%2F..%2F..%2Fcontacts");
+    for (props, path) in [
+        (json!({}), "/properties"),
+        (json!({"closedate": "June 30"}), "/properties/closedate"),
+        (json!({"amount": {"value": 1}}), "/properties/amount"),
+    ] {
+        let (r, reqs) = MockUpstream::new().call(&UPDATE_DEAL, json!({"deal_id": "9001", "properties": props}));
+        let Err(ToolError::InvalidArguments { problems, .. }) = r else { panic!("{r:?}") };
+        assert_eq!(problems[0].path, path);
+        assert!(reqs.is_empty());
+    }
+}

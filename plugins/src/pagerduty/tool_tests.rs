@@ -159,3 +159,36 @@ fn list_oncalls_names_people_and_levels() {
     assert_eq!(out["oncalls"][1]["always_on_call"], true);
     assert!(out.get("next_cursor").is_none());
 }
+
+/// list_services: the name filter and team ids as `team_ids[]`, offset paging while PagerDuty says
+/// there is `more`; each service with its escalation policy and teams.
+#[test]
+fn list_services_filters_by_team_and_pages_by_offset() {
+    let svc = json!({"id": "PIJ90N7", "type": "service", "name": "My Mail Service", "description": "Outbound mail", "status": "active",
+        "escalation_policy": {"id": "PT20YPA", "type": "escalation_policy_reference", "summary": "Another Escalation Policy"},
+        "teams": [{"id": "PQ9K7I8", "type": "team_reference", "summary": "Engineering"}], "last_incident_timestamp": "2026-01-01T10:00:00Z",
+        "html_url": "https://subdomain.pagerduty.com/service-directory/PIJ90N7"});
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"services": [svc], "limit": 1, "offset": 4, "more": true}))
+        .ok(&LIST_SERVICES, json!({"query": "mail", "team_ids": ["PQ9K7I8", "PX1"], "limit": 1, "cursor": "4"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/services", "body": null, "query": [["query", "mail"], ["team_ids[]", "PQ9K7I8"],
+            ["team_ids[]", "PX1"], ["limit", "1"], ["offset", "4"]]})
+    );
+    assert_eq!(header(&reqs[0], "accept"), Some(ACCEPT));
+    assert_eq!(
+        out,
+        json!({"next_cursor": "5", "services": [{"id": "PIJ90N7", "name": "My Mail Service", "description": "Outbound mail",
+            "status": "active", "escalation_policy": "Another Escalation Policy", "escalation_policy_id": "PT20YPA", "teams": ["Engineering"],
+            "last_incident": "2026-01-01T10:00:00Z", "url": "https://subdomain.pagerduty.com/service-directory/PIJ90N7"}]})
+    );
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"services": [{"id": "PX2", "name": "Billing", "description": "", "status": "disabled", "teams": []}], "more": false}))
+        .ok(&LIST_SERVICES, json!({}));
+    assert_eq!(sent(&reqs[0])["query"], json!([["limit", "25"], ["offset", "0"]]));
+    assert_eq!(out, json!({"services": [{"id": "PX2", "name": "Billing", "status": "disabled"}]}));
+    let (r, reqs) = MockUpstream::new().call(&LIST_SERVICES, json!({"cursor": "next"}));
+    assert!(matches!(r, Err(ToolError::InvalidArguments { .. })), "{r:?}");
+    assert!(reqs.is_empty());
+}
