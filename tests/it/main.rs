@@ -56,6 +56,7 @@ mod superset;
 mod system_deps;
 mod tidy;
 mod tidy_pipeline;
+mod tidy_tools;
 mod todoist;
 mod transport;
 mod trello;

@@ -125,3 +125,85 @@ fn get_email_refuses_what_cannot_work() {
         .ok(&GET_EMAIL, json!({"message_id": "18c1/../../profile"}));
     assert_eq!(reqs[0].path, "/messages/18c1%2F..%2F..%2Fprofile");
 }
+
+/// get_thread: one request for the whole thread; each message shaped with its plain-text body,
+/// the subject taken from the first.
+#[test]
+fn get_thread_reads_every_message() {
+    let part = |id: &str, from: &str, text: &str| {
+        json!({"id": id, "threadId": "t1", "labelIds": ["INBOX"], "snippet": text, "internalDate": "1767261600000",
+            "payload": {"mimeType": "text/plain", "headers": [{"name": "From", "value": from},
+                {"name": "To", "value": "team@acme.example"}, {"name": "Subject", "value": "Offsite"}],
+                "body": {"size": text.len(), "data": crate::codec::base64url_encode(text.as_bytes())}}})
+    };
+    let (out, reqs) = MockUpstream::new()
+        .json(
+            json!({"id": "t1", "historyId": "991", "messages": [part("18c1", "Ann <ann@acme.example>", "Friday works?"),
+            part("18c2", "Bob <bob@acme.example>", "Friday is good.")]}),
+        )
+        .ok(&GET_THREAD, json!({"thread_id": "t1"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/threads/t1", "query": [["format", "full"]], "body": null})
+    );
+    let shaped = |id: &str, from: &str, body: &str| {
+        json!({"id": id, "thread_id": "t1", "date": "2026-01-01T10:00:00Z", "from": from, "to": "team@acme.example",
+            "subject": "Offsite", "labels": ["INBOX"], "unread": false, "body": body, "body_source": "text/plain"})
+    };
+    assert_eq!(
+        out,
+        json!({"thread_id": "t1", "subject": "Offsite", "message_count": 2, "messages": [
+            shaped("18c1", "Ann <ann@acme.example>", "Friday works?"), shaped("18c2", "Bob <bob@acme.example>", "Friday is good.")]})
+    );
+    let (out, _) = MockUpstream::new().json(json!({"id": "t9"})).ok(&GET_THREAD, json!({"thread_id": "t9"}));
+    assert_eq!(out, json!({"thread_id": "t9", "message_count": 0, "messages": []}));
+}
+
+/// create_draft: the message goes as base64url `raw` inside `message`, in the thread of the mail
+/// it replies to, with that mail's Message-ID as In-Reply-To.
+#[test]
+fn create_draft_saves_a_reply_in_its_thread() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": "18c1", "threadId": "t1", "payload": {"headers": [
+            {"name": "Message-ID", "value": "<abc@mail.acme.example>"}, {"name": "Subject", "value": "Offsite"}]}}))
+        .json(json!({"id": "r-42", "message": {"id": "18c9", "threadId": "t1", "labelIds": ["DRAFT"]}}))
+        .ok(&CREATE_DRAFT, json!({"to": ["ann@acme.example"], "subject": "Re: Offsite", "body": "Friday is good.", "reply_to_message_id": "18c1"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/messages/18c1", "body": null, "query": [["format", "metadata"],
+            ["metadataHeaders", "Message-ID"], ["metadataHeaders", "References"], ["metadataHeaders", "Subject"]]})
+    );
+    let req = sent(&reqs[1]);
+    assert_eq!(
+        (req["method"].clone(), req["path"].clone(), req["query"].clone()),
+        (json!("POST"), json!("/drafts"), json!([]))
+    );
+    assert_eq!(req["body"]["message"]["threadId"], json!("t1"));
+    let raw = req["body"]["message"]["raw"].as_str().unwrap();
+    let mime = String::from_utf8(crate::codec::base64_decode(raw).expect("base64url")).unwrap();
+    let (head, body) = mime.split_once("\r\n\r\n").expect("headers, then body");
+    // Each header once, by name, holding its value (how a builder quotes an address may vary).
+    for (name, value) in [
+        ("To", "ann@acme.example"),
+        ("Subject", "Re: Offsite"),
+        ("In-Reply-To", "<abc@mail.acme.example>"),
+        ("References", "<abc@mail.acme.example>"),
+    ] {
+        let found: Vec<&str> =
+            head.lines().filter_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(": "))).collect();
+        assert!(matches!(found[..], [v] if v.contains(value)), "{name}: {value} in {head}");
+    }
+    assert!(!head.contains("Bcc"), "{head}");
+    assert!(body.contains("Friday is good."), "{mime}");
+    assert_eq!(out, json!({"draft_id": "r-42", "message_id": "18c9", "thread_id": "t1"}));
+}
+
+/// delete_email moves the message to the Trash and says whether Gmail put it there.
+#[test]
+fn delete_email_trashes_the_message() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": "18c1", "threadId": "t1", "labelIds": ["TRASH", "UNREAD"]}))
+        .ok(&DELETE_EMAIL, json!({"message_id": "18c1"}));
+    assert_eq!(sent(&reqs[0]), json!({"method": "POST", "path": "/messages/18c1/trash", "query": [], "body": null}));
+    assert_eq!(out, json!({"id": "18c1", "thread_id": "t1", "trashed": true}));
+}

@@ -125,3 +125,119 @@ fn get_free_busy_finds_the_gaps() {
     assert!(message(&r.unwrap_err()).contains("at least one calendar"));
     assert!(reqs.is_empty());
 }
+
+/// get_event: one read in the time zone asked for, shaped with its attendees and their answers.
+#[test]
+fn get_event_reads_attendees_and_answers() {
+    let (out, reqs) = MockUpstream::new().json(event()).ok(
+        &GET_EVENT,
+        json!({"event_id": "evt123", "calendar_id": "team@group.calendar.google.com", "time_zone": "Europe/Berlin"}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/calendars/team%40group.calendar.google.com/events/evt123", "body": null,
+               "query": [["timeZone", "Europe/Berlin"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"id": "evt123", "summary": "Design review", "start": "2026-03-02T10:00:00+01:00", "end": "2026-03-02T11:00:00+01:00",
+            "time_zone": "Europe/Berlin", "location": "Room 4", "organizer": "Ann Lee <ann@acme.example>", "creator": "ann@acme.example",
+            "my_response": "needsAction", "meet_link": "https://meet.google.com/abc-defg-hij",
+            "url": "https://www.google.com/calendar/event?eid=ZXZ0", "attendees": [
+                {"email": "ann@acme.example", "response": "accepted", "organizer": true},
+                {"email": "me@acme.example", "response": "needsAction", "self": true}]})
+    );
+}
+
+/// update_event: a guest added is merged into the current list (read first); the patch carries
+/// only what changes, and guests are notified by default.
+#[test]
+fn update_event_merges_added_guests_and_patches() {
+    let mut updated = event();
+    updated["summary"] = json!("Design review (moved)");
+    let (out, reqs) = MockUpstream::new().json(event()).json(updated).ok(
+        &UPDATE_EVENT,
+        json!({"event_id": "evt123", "summary": "Design review (moved)", "add_attendees": ["Carol@acme.example"], "remove_attendees": ["ann@acme.example"]}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/calendars/primary/events/evt123", "query": [], "body": null})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "PATCH", "path": "/calendars/primary/events/evt123", "query": [["sendUpdates", "all"]],
+            "body": {"summary": "Design review (moved)", "attendees": [{"email": "me@acme.example", "self": true, "responseStatus": "needsAction"},
+                {"email": "Carol@acme.example"}]}})
+    );
+    assert_eq!(out["summary"], json!("Design review (moved)"));
+    // Nothing to change, or a guest who is not there: refused before the patch.
+    let (r, reqs) = MockUpstream::new().call(&UPDATE_EVENT, json!({"event_id": "evt123"}));
+    assert!(message(&r.unwrap_err()).contains("nothing to change"));
+    assert!(reqs.is_empty());
+    let (r, reqs) = MockUpstream::new()
+        .json(event())
+        .call(&UPDATE_EVENT, json!({"event_id": "evt123", "remove_attendees": ["zed@acme.example"]}));
+    assert!(message(&r.unwrap_err()).contains("zed@acme.example is not a guest of this event"));
+    assert_eq!(reqs.len(), 1);
+}
+
+/// update_rsvp: the user's own attendee entry gets the answer and note; the others go back as
+/// they were.
+#[test]
+fn update_rsvp_answers_for_the_user_only() {
+    let mut updated = event();
+    updated["attendees"][1] =
+        json!({"email": "me@acme.example", "self": true, "responseStatus": "declined", "comment": "On leave"});
+    let (out, reqs) = MockUpstream::new().json(event()).json(updated).ok(
+        &UPDATE_RSVP,
+        json!({"event_id": "evt123", "response": "declined", "comment": "On leave", "send_updates": "none"}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/calendars/primary/events/evt123", "query": [], "body": null})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "PATCH", "path": "/calendars/primary/events/evt123", "query": [["sendUpdates", "none"]],
+               "body": {"attendees": [{"email": "ann@acme.example", "organizer": true, "responseStatus": "accepted"},
+                   {"email": "me@acme.example", "self": true, "responseStatus": "declined", "comment": "On leave"}]}})
+    );
+    assert_eq!(
+        out,
+        json!({"event_id": "evt123", "summary": "Design review", "start": "2026-03-02T10:00:00+01:00",
+               "organizer": "Ann Lee <ann@acme.example>", "response": "declined", "comment": "On leave"})
+    );
+    // The organiser has no invitation to answer.
+    let mut mine = event();
+    mine["organizer"] = json!({"email": "me@acme.example", "self": true});
+    mine["attendees"] = json!([{"email": "ann@acme.example", "responseStatus": "accepted"}]);
+    let (r, reqs) =
+        MockUpstream::new().json(mine).call(&UPDATE_RSVP, json!({"event_id": "evt123", "response": "accepted"}));
+    assert!(message(&r.unwrap_err()).contains("you organise this event"));
+    assert_eq!(reqs.len(), 1);
+}
+
+/// list_calendars: the user's calendar list with the name they chose, only true flags kept,
+/// paged by cursor.
+#[test]
+fn list_calendars_pages_and_prefers_the_users_name() {
+    let body = json!({"kind": "calendar#calendarList", "nextPageToken": "cl2", "items": [
+        {"kind": "calendar#calendarListEntry", "id": "me@acme.example", "summary": "me@acme.example", "timeZone": "Europe/Berlin",
+         "accessRole": "owner", "primary": true, "backgroundColor": "#9fe1e7"},
+        {"kind": "calendar#calendarListEntry", "id": "team@group.calendar.google.com", "summary": "Team", "summaryOverride": "Team rota",
+         "description": "On-call", "timeZone": "UTC", "accessRole": "reader", "hidden": false}]});
+    let (out, reqs) = MockUpstream::new()
+        .json(body)
+        .ok(&LIST_CALENDARS, json!({"min_access_role": "reader", "show_hidden": true, "limit": 2, "cursor": "cl1"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/users/me/calendarList", "body": null, "query": [["maxResults", "2"],
+            ["minAccessRole", "reader"], ["showHidden", "true"], ["pageToken", "cl1"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"next_cursor": "cl2", "calendars": [
+            {"id": "me@acme.example", "name": "me@acme.example", "time_zone": "Europe/Berlin", "access_role": "owner", "primary": true},
+            {"id": "team@group.calendar.google.com", "name": "Team rota", "description": "On-call", "time_zone": "UTC", "access_role": "reader"}]})
+    );
+}

@@ -120,3 +120,50 @@ fn get_spreadsheet_lists_the_tabs() {
                 {"sheet_id": 7, "title": "Chart", "index": 1, "type": "object", "hidden": true}]})
     );
 }
+
+/// create_spreadsheet: the spreadsheet with its named tabs, then the starting rows written into
+/// the first tab from A1 (its quoted name as the range).
+#[test]
+fn create_spreadsheet_creates_then_writes_the_first_tab() {
+    let created = json!({"spreadsheetId": "1NewSheet", "spreadsheetUrl": "https://docs.google.com/spreadsheets/d/1NewSheet/edit",
+        "properties": {"title": "Budget 2026", "locale": "en_US"}, "sheets": [
+            {"properties": {"sheetId": 0, "title": "Ann's plan", "index": 0, "sheetType": "GRID", "gridProperties": {"rowCount": 1000, "columnCount": 26}}},
+            {"properties": {"sheetId": 71, "title": "Notes", "index": 1, "sheetType": "GRID", "gridProperties": {"rowCount": 1000, "columnCount": 26}}}]});
+    let written = json!({"spreadsheetId": "1NewSheet", "updatedRange": "'Ann''s plan'!A1:B2", "updatedRows": 2, "updatedColumns": 2, "updatedCells": 4});
+    let (out, reqs) = MockUpstream::new().json(created).json(written).ok(
+        &CREATE_SPREADSHEET,
+        json!({"title": "Budget 2026", "sheet_titles": ["Ann's plan", "Notes"], "values": [["Month", "Total"], ["Jan", 10]]}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/spreadsheets", "query": [], "body": {"properties": {"title": "Budget 2026"},
+            "sheets": [{"properties": {"title": "Ann's plan"}}, {"properties": {"title": "Notes"}}]}})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "PUT", "path": "/spreadsheets/1NewSheet/values/%27Ann%27%27s%20plan%27%21A1", "query": [["valueInputOption", "USER_ENTERED"]],
+            "body": {"majorDimension": "ROWS", "values": [["Month", "Total"], ["Jan", 10]]}})
+    );
+    assert_eq!(
+        out,
+        json!({"spreadsheet_id": "1NewSheet", "title": "Budget 2026", "url": "https://docs.google.com/spreadsheets/d/1NewSheet/edit",
+            "sheets": [{"sheet_id": 0, "title": "Ann's plan", "index": 0, "rows": 1000, "columns": 26},
+                {"sheet_id": 71, "title": "Notes", "index": 1, "rows": 1000, "columns": 26}],
+            "updated_range": "'Ann''s plan'!A1:B2", "updated_rows": 2, "updated_columns": 2, "updated_cells": 4})
+    );
+}
+
+/// create_sheet: one addSheet request with position and size; the new tab as Sheets answers it.
+#[test]
+fn create_sheet_adds_a_tab() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"spreadsheetId": "1BxiMVs0XRA5", "replies": [{"addSheet": {"properties": {"sheetId": 123456, "title": "Q2", "index": 1,
+            "sheetType": "GRID", "gridProperties": {"rowCount": 200, "columnCount": 8}}}}]}))
+        .ok(&CREATE_SHEET, json!({"spreadsheet_id": "1BxiMVs0XRA5", "title": "Q2", "index": 1, "rows": 200, "columns": 8}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/spreadsheets/1BxiMVs0XRA5:batchUpdate", "query": [], "body": {"requests": [{"addSheet":
+            {"properties": {"title": "Q2", "index": 1, "gridProperties": {"rowCount": 200, "columnCount": 8}}}}]}})
+    );
+    assert_eq!(out, json!({"sheet_id": 123456, "title": "Q2", "index": 1, "rows": 200, "columns": 8}));
+}

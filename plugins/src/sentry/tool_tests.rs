@@ -132,3 +132,88 @@ fn list_projects_shapes_teams() {
             "first_event": "2025-06-01T00:00:00Z", "created": "2025-05-01T00:00:00Z", "is_member": true}]})
     );
 }
+
+/// list_organizations: the user's organizations with their URLs, paged by the Link cursor.
+#[test]
+fn list_organizations_reads_the_link_cursor() {
+    let link = r#"<https://sentry.io/api/0/organizations/?cursor=100:0:1>; rel="previous"; results="false"; cursor="100:0:1", <https://sentry.io/api/0/organizations/?cursor=100:1:0>; rel="next"; results="true"; cursor="100:1:0""#;
+    let orgs = json!([{"id": "2", "slug": "acme", "name": "Acme", "dateCreated": "2024-05-01T10:00:00.000000Z",
+        "status": {"id": "active", "name": "active"}, "isEarlyAdopter": false,
+        "links": {"organizationUrl": "https://acme.sentry.io", "regionUrl": "https://de.sentry.io"}}]);
+    let (out, reqs) = MockUpstream::new()
+        .json_with_headers(orgs, &[("link", link)])
+        .ok(&LIST_ORGANIZATIONS, json!({"cursor": "100:0:0"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/api/0/organizations/", "body": null, "query": [["cursor", "100:0:0"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"next_cursor": "100:1:0", "organizations": [{"slug": "acme", "name": "Acme", "id": "2", "status": "active",
+            "created": "2024-05-01T10:00:00.000000Z", "url": "https://acme.sentry.io", "region_url": "https://de.sentry.io"}]})
+    );
+}
+
+/// get_event: a short id is looked up to the numeric issue id, then the event read; an event id
+/// that is none of Sentry's is refused before any request.
+#[test]
+fn get_event_looks_the_short_id_up() {
+    let event = json!({"id": "9fac2ceed9344f2bbfdd1fdacb0ed9b1", "eventID": "9fac2ceed9344f2bbfdd1fdacb0ed9b1", "groupID": "1170820242",
+        "title": "ZeroDivisionError: division by zero", "message": "", "platform": "python", "dateCreated": "2026-01-02T10:00:00Z",
+        "tags": [{"key": "environment", "value": "production"}, {"key": "release", "value": "backend@2.1.0"}],
+        "entries": [], "contexts": {}, "user": {"id": "42", "email": "ann@acme.example"}});
+    let (out, reqs) = MockUpstream::new()
+        .with_field("organization", "acme")
+        .json(json!([issue()]))
+        .json(event)
+        .ok(&GET_EVENT, json!({"issue_id": "BACKEND-1Z", "environment": "production"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/api/0/organizations/acme/issues/", "body": null, "query": [["query", "BACKEND-1Z"], ["shortIdLookup", "1"]]})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/api/0/organizations/acme/issues/1170820242/events/latest/", "body": null,
+               "query": [["environment", "production"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"issue_id": "1170820242", "event_id": "9fac2ceed9344f2bbfdd1fdacb0ed9b1", "title": "ZeroDivisionError: division by zero",
+            "date": "2026-01-02T10:00:00Z", "platform": "python", "environment": "production",
+            "tags": {"environment": "production", "release": "backend@2.1.0"}, "user": {"id": "42", "email": "ann@acme.example"}})
+    );
+    let (r, reqs) = MockUpstream::new()
+        .with_field("organization", "acme")
+        .call(&GET_EVENT, json!({"issue_id": "1170820242", "event_id": "../../members"}));
+    assert!(message(&r.unwrap_err()).contains("is not latest, oldest, recommended or a 32-character event id"));
+    assert!(reqs.is_empty());
+}
+
+/// list_releases: filters as Sentry's parameters; the release shaped with its last deploy and
+/// authors.
+#[test]
+fn list_releases_filters_and_shapes() {
+    let releases = json!([{"version": "backend@2.1.0", "shortVersion": "2.1.0", "dateCreated": "2026-01-01T09:00:00Z",
+        "dateReleased": "2026-01-01T10:00:00Z", "newGroups": 3, "commitCount": 12, "deployCount": 1,
+        "lastDeploy": {"id": "5", "environment": "production", "dateFinished": "2026-01-01T10:05:00Z", "name": null},
+        "authors": [{"name": "Ann Lee", "email": "ann@acme.example"}, {"email": "bob@acme.example"}],
+        "projects": [{"id": 4509, "slug": "backend", "name": "Backend"}],
+        "firstEvent": "2026-01-01T10:06:00Z", "lastEvent": "2026-01-02T10:00:00Z"}]);
+    let (out, reqs) = MockUpstream::new()
+        .with_field("organization", "acme")
+        .json(releases)
+        .ok(&LIST_RELEASES, json!({"project_id": "4509", "query": "2.1", "limit": 5}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/api/0/organizations/acme/releases/", "body": null,
+               "query": [["project", "4509"], ["query", "2.1"], ["per_page", "5"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"releases": [{"version": "backend@2.1.0", "short_version": "2.1.0", "created": "2026-01-01T09:00:00Z",
+            "released": "2026-01-01T10:00:00Z", "new_issues": 3, "commits": 12, "deploys": 1,
+            "last_deploy": {"environment": "production", "finished": "2026-01-01T10:05:00Z"},
+            "authors": ["Ann Lee", "bob@acme.example"], "projects": ["backend"],
+            "first_event": "2026-01-01T10:06:00Z", "last_event": "2026-01-02T10:00:00Z"}]})
+    );
+}

@@ -187,3 +187,80 @@ fn list_invoices_reads_the_subscription_from_parent() {
     assert_eq!(inv["created"], "2026-01-31T00:00:00Z");
     assert!(out.get("next_cursor").is_none());
 }
+
+/// create_invoice: a draft invoice, one invoice item per line attached to it, then finalized;
+/// each write a form post. No lines is refused before any request.
+#[test]
+fn create_invoice_drafts_adds_lines_and_finalizes() {
+    let invoice = json!({"id": "in_1MtHbELkdIwHu7ix", "object": "invoice", "customer": "cus_NffrFeUfNV2Hib", "status": "open",
+        "currency": "eur", "amount_due": 125000, "amount_paid": 0, "total": 125000, "collection_method": "send_invoice",
+        "due_date": 1680220800, "created": 1680134400, "number": "ACME-0007",
+        "hosted_invoice_url": "https://invoice.stripe.com/i/acct_1/test", "lines": {"object": "list", "data": [
+            {"id": "il_1", "description": "Consulting, March", "amount": 125000, "currency": "eur"}]}});
+    let (out, reqs) = MockUpstream::new()
+        .json(json!({"id": "in_1MtHbELkdIwHu7ix", "object": "invoice", "status": "draft"}))
+        .json(json!({"id": "ii_1", "object": "invoiceitem", "invoice": "in_1MtHbELkdIwHu7ix"}))
+        .json(invoice)
+        .ok(
+            &CREATE_INVOICE,
+            json!({"customer_id": "cus_NffrFeUfNV2Hib", "currency": "EUR", "items": [{"description": "Consulting, March", "amount": 125000}],
+                   "days_until_due": 14, "finalize": true}),
+        );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "POST", "path": "/v1/invoices", "query": [], "body": {"form": [["customer", "cus_NffrFeUfNV2Hib"],
+            ["currency", "eur"], ["collection_method", "send_invoice"], ["auto_advance", "false"],
+            ["pending_invoice_items_behavior", "exclude"], ["days_until_due", "14"]]}})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "POST", "path": "/v1/invoiceitems", "query": [], "body": {"form": [["customer", "cus_NffrFeUfNV2Hib"],
+            ["invoice", "in_1MtHbELkdIwHu7ix"], ["amount", "125000"], ["currency", "eur"], ["description", "Consulting, March"]]}})
+    );
+    assert_eq!(
+        sent(&reqs[2]),
+        json!({"method": "POST", "path": "/v1/invoices/in_1MtHbELkdIwHu7ix/finalize", "query": [], "body": {"form": [["auto_advance", "false"]]}})
+    );
+    assert_eq!(
+        out,
+        json!({"id": "in_1MtHbELkdIwHu7ix", "number": "ACME-0007", "status": "open", "customer": "cus_NffrFeUfNV2Hib", "currency": "eur",
+            "total": 125000, "total_display": "1250.00 EUR", "amount_due": 125000, "amount_paid": 0, "collection_method": "send_invoice",
+            "created": "2023-03-30T00:00:00Z", "due_date": "2023-03-31T00:00:00Z",
+            "hosted_invoice_url": "https://invoice.stripe.com/i/acct_1/test",
+            "lines": [{"description": "Consulting, March", "amount": 125000, "amount_display": "1250.00 EUR"}], "emailed": false})
+    );
+    let (r, reqs) =
+        MockUpstream::new().call(&CREATE_INVOICE, json!({"customer_id": "cus_1", "currency": "eur", "items": []}));
+    assert!(message(&r.unwrap_err()).contains("items is required"));
+    assert!(reqs.is_empty());
+}
+
+/// list_subscriptions: filters as Stripe's parameters, the last id as the cursor, the billing
+/// period read from the items.
+#[test]
+fn list_subscriptions_filters_and_pages() {
+    let body = json!({"object": "list", "has_more": true, "url": "/v1/subscriptions", "data": [{"id": "sub_1MowQVLkdIwHu7ix",
+        "object": "subscription", "customer": "cus_NffrFeUfNV2Hib", "status": "active", "cancel_at_period_end": false,
+        "cancel_at": null, "canceled_at": null, "trial_end": null, "created": 1680134400, "collection_method": "charge_automatically",
+        "latest_invoice": "in_1", "metadata": {},
+        "items": {"object": "list", "data": [{"id": "si_1", "quantity": 3, "current_period_end": 1682812800,
+            "price": {"id": "price_1", "product": "prod_1", "nickname": "Team", "unit_amount": 1500, "currency": "usd",
+                "recurring": {"interval": "month", "interval_count": 1}}}]}}]});
+    let (out, reqs) = MockUpstream::new().json(body).ok(
+        &LIST_SUBSCRIPTIONS,
+        json!({"customer": "cus_NffrFeUfNV2Hib", "status": "past_due", "limit": 1, "cursor": "sub_0"}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/v1/subscriptions", "body": null, "query": [["customer", "cus_NffrFeUfNV2Hib"],
+            ["status", "past_due"], ["limit", "1"], ["starting_after", "sub_0"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"next_cursor": "sub_1MowQVLkdIwHu7ix", "subscriptions": [{"id": "sub_1MowQVLkdIwHu7ix", "customer": "cus_NffrFeUfNV2Hib",
+            "status": "active", "items": [{"price": "price_1", "product": "prod_1", "nickname": "Team", "quantity": 3, "unit_amount": 1500,
+                "unit_amount_display": "15.00 USD", "interval": "month"}],
+            "current_period_end": "2023-04-30T00:00:00Z", "cancel_at_period_end": false, "created": "2023-03-30T00:00:00Z",
+            "collection_method": "charge_automatically", "latest_invoice": "in_1"}]})
+    );
+}

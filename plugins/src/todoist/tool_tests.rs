@@ -95,3 +95,28 @@ fn create_comment_goes_to_a_task_or_a_project() {
     assert!(message(&r.unwrap_err()).contains("exactly one of task_id or project_id"));
     assert!(reqs.is_empty());
 }
+
+/// list_tasks in a section, on from a cursor; an id that is not one is refused before any
+/// request; an empty page has no cursor.
+#[test]
+fn list_tasks_reads_a_section_page_by_page() {
+    let page = json!({"results": [{"id": "6X7rM8997g3RQmvh", "content": "Draft agenda", "description": "For Monday", "priority": 2,
+        "labels": [], "checked": false, "section_id": "6Jf8VQXxpwv56VQ7", "due": null, "deadline": null}], "next_cursor": "c3"});
+    let (out, reqs) = MockUpstream::new()
+        .json(page)
+        .ok(&LIST_TASKS, json!({"section_id": "6Jf8VQXxpwv56VQ7", "cursor": "c2", "limit": 10}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/tasks", "body": null, "query": [["section_id", "6Jf8VQXxpwv56VQ7"], ["limit", "10"], ["cursor", "c2"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"next_cursor": "c3", "tasks": [{"id": "6X7rM8997g3RQmvh", "content": "Draft agenda", "description": "For Monday",
+            "section_id": "6Jf8VQXxpwv56VQ7", "priority": 2, "priority_label": "p3", "url": "https://app.todoist.com/app/task/6X7rM8997g3RQmvh"}]})
+    );
+    let (out, _) = MockUpstream::new().json(json!({"results": [], "next_cursor": null})).ok(&LIST_TASKS, json!({}));
+    assert_eq!(out, json!({"tasks": []}));
+    let (r, reqs) = MockUpstream::new().call(&LIST_TASKS, json!({"project_id": "../projects"}));
+    assert!(message(&r.unwrap_err()).contains("'../projects' is not a Todoist id"));
+    assert!(reqs.is_empty());
+}

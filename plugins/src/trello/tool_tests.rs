@@ -120,3 +120,89 @@ fn get_card_counts_checklist_items() {
         json!([{"name": "Steps", "done": "1/2", "items": [{"name": "Draft", "done": true}, {"name": "Review", "done": false}]}])
     );
 }
+
+/// list_lists: a board's lists with how many open cards each holds (Trello sends the cards' ids).
+#[test]
+fn list_lists_counts_open_cards() {
+    let body = json!([{"id": "5abbe4b7ddc1b351ef961420", "name": "To do", "closed": false, "pos": 16384,
+            "cards": [{"id": "5abbe4b7ddc1b351ef961501"}, {"id": "5abbe4b7ddc1b351ef961502"}]},
+        {"id": "5abbe4b7ddc1b351ef961421", "name": "Old", "closed": true, "pos": 32768, "cards": []}]);
+    let (out, reqs) = MockUpstream::new()
+        .json(body)
+        .ok(&LIST_LISTS, json!({"board_id": "5abbe4b7ddc1b351ef961414", "filter": "all"}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/boards/5abbe4b7ddc1b351ef961414/lists", "body": null, "query": [["filter", "all"],
+            ["fields", "name,closed,pos"], ["cards", "open"], ["card_fields", "id"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"lists": [{"id": "5abbe4b7ddc1b351ef961420", "name": "To do", "open_cards": 2},
+            {"id": "5abbe4b7ddc1b351ef961421", "name": "Old", "open_cards": 0, "archived": true}]})
+    );
+    let (r, reqs) = MockUpstream::new().call(&LIST_LISTS, json!({"board_id": "../members/me"}));
+    assert!(message(&r.unwrap_err()).contains("is not a Trello id"));
+    assert!(reqs.is_empty());
+}
+
+fn card(id: &str, name: &str, list: &str, members: &[&str]) -> Value {
+    json!({"id": id, "name": name, "desc": "", "closed": false, "idBoard": "5abbe4b7ddc1b351ef961414", "idList": list,
+        "idMembers": members, "labels": [], "due": null, "dueComplete": false, "shortUrl": format!("https://trello.com/c/{id}"),
+        "dateLastActivity": "2026-01-02T10:00:00.000Z"})
+}
+
+/// list_cards on a board: the board's cards, its lists to name each card's column, its members
+/// to name who is on a card; the offset cursor.
+#[test]
+fn list_cards_on_a_board_names_columns_and_members() {
+    let (out, reqs) = MockUpstream::new()
+        .json(json!([card("c1", "Write launch post", "5abbe4b7ddc1b351ef961420", &["m1"]), card("c2", "Book venue", "5abbe4b7ddc1b351ef961421", &[])]))
+        .json(json!([{"id": "5abbe4b7ddc1b351ef961420", "name": "To do"}, {"id": "5abbe4b7ddc1b351ef961421", "name": "Done"}]))
+        .json(json!([{"id": "m1", "fullName": "Ann Lee", "username": "annlee"}]))
+        .ok(&LIST_CARDS, json!({"board_id": "5abbe4b7ddc1b351ef961414", "limit": 1}));
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/boards/5abbe4b7ddc1b351ef961414/cards/open", "body": null, "query": []})
+    );
+    assert_eq!(
+        sent(&reqs[1]),
+        json!({"method": "GET", "path": "/boards/5abbe4b7ddc1b351ef961414/lists", "body": null, "query": [["filter", "all"], ["fields", "name"]]})
+    );
+    assert_eq!(
+        sent(&reqs[2]),
+        json!({"method": "GET", "path": "/boards/5abbe4b7ddc1b351ef961414/members", "body": null, "query": []})
+    );
+    assert_eq!(
+        out,
+        json!({"total": 2, "next_cursor": "1", "cards": [{"id": "c1", "name": "Write launch post", "list": "To do",
+            "list_id": "5abbe4b7ddc1b351ef961420", "members": ["Ann Lee"], "last_activity": "2026-01-02T10:00:00.000Z",
+            "url": "https://trello.com/c/c1"}]})
+    );
+    let (r, reqs) = MockUpstream::new().call(&LIST_CARDS, json!({}));
+    assert!(message(&r.unwrap_err()).contains("give exactly one of list_id or board_id"));
+    assert!(reqs.is_empty());
+}
+
+/// search_cards: Trello's search for cards only, on the boards given, with the card's board,
+/// list and members; a full page offers the next.
+#[test]
+fn search_cards_pages_through_trello_search() {
+    let mut hit = card("c1", "Write launch post", "5abbe4b7ddc1b351ef961420", &[]);
+    hit["board"] = json!({"id": "5abbe4b7ddc1b351ef961414", "name": "Launch"});
+    hit["list"] = json!({"id": "5abbe4b7ddc1b351ef961420", "name": "To do"});
+    let (out, reqs) = MockUpstream::new().json(json!({"options": {"terms": [{"text": "launch"}]}, "cards": [hit]})).ok(
+        &SEARCH_CARDS,
+        json!({"query": "launch", "board_ids": ["5abbe4b7ddc1b351ef961414"], "limit": 1, "cursor": "2"}),
+    );
+    assert_eq!(
+        sent(&reqs[0]),
+        json!({"method": "GET", "path": "/search", "body": null, "query": [["query", "launch"], ["modelTypes", "cards"],
+            ["idBoards", "5abbe4b7ddc1b351ef961414"], ["partial", "false"], ["cards_limit", "1"], ["cards_page", "2"],
+            ["card_fields", CARD_FIELDS], ["card_board", "true"], ["card_list", "true"], ["card_members", "true"]]})
+    );
+    assert_eq!(
+        out,
+        json!({"next_cursor": "3", "cards": [{"id": "c1", "name": "Write launch post", "board": "Launch", "list": "To do",
+            "list_id": "5abbe4b7ddc1b351ef961420", "last_activity": "2026-01-02T10:00:00.000Z", "url": "https://trello.com/c/c1"}]})
+    );
+}
