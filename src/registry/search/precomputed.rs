@@ -49,13 +49,16 @@ fn compiled(tool: &ToolEntry) -> bool {
     tool.plugin().is_some() || matches!(tool.runner, crate::registry::Runner::Builtin(_))
 }
 
+/// Records by tool name: (key, parameter names, the vector's scale and int8 bytes).
+type Records = Map<&'static str, (u64, Vec<&'static str>, &'static [u8])>;
+
 /// The committed records by tool name: (key, the record's parameter names and vector bytes).
-fn records(dim: usize) -> &'static Map<&'static str, (u64, Vec<&'static str>, &'static [u8])> {
-    static RECORDS: OnceLock<Map<&'static str, (u64, Vec<&'static str>, &'static [u8])>> = OnceLock::new();
+fn records(dim: usize) -> &'static Records {
+    static RECORDS: OnceLock<Records> = OnceLock::new();
     RECORDS.get_or_init(|| parse(DATA, dim).unwrap_or_default())
 }
 
-fn parse(data: &'static [u8], dim: usize) -> Option<Map<&'static str, (u64, Vec<&'static str>, &'static [u8])>> {
+fn parse(data: &'static [u8], dim: usize) -> Option<Records> {
     let mut r = Reader(data);
     if r.take(8)? != MAGIC || r.u64()? != embed::MODEL_ID || r.u32()? as usize != dim {
         return None;
