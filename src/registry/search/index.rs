@@ -14,8 +14,17 @@ impl SearchIndex {
         // Each integration's own words, read once: (name and display name, keywords).
         let mut products_words: Map<&str, (Vec<Form>, Vec<Form>)> = Map::default();
         let texts: Vec<(String, String)> = tools.iter().map(|t| text::split_examples(t.description)).collect();
-        // Each tool's parameter names, read once (a schema not built yet is built and dropped).
-        let params: Vec<Vec<String>> = tools.iter().map(param_names).collect();
+        // The compiled tools' parameter names and vectors, as committed (no schema generated, no
+        // table row read for them); other tools' parameter names read once (a schema not built
+        // yet is built and dropped).
+        let model = embed::model();
+        let mut pre: Vec<Option<super::precomputed::Entry>> =
+            tools.iter().map(|t| super::precomputed::lookup(model, t)).collect();
+        let params: Vec<Vec<String>> = tools
+            .iter()
+            .zip(&mut pre)
+            .map(|(t, p)| p.as_mut().map(|p| std::mem::take(&mut p.params)).unwrap_or_else(|| param_names(t)))
+            .collect();
         let prose: Vec<Vec<String>> = texts.iter().map(|(_, prose)| index_tokens(prose)).collect();
         let avg_description = (prose.iter().map(Vec::len).sum::<usize>() as f32 / prose.len().max(1) as f32).max(1.0);
         let mut docs = Vec::with_capacity(tools.len());
@@ -118,10 +127,17 @@ impl SearchIndex {
         }
         let typo_keys = TypoKeys::new(typo_pairs);
         let products = Self::products(registry, &docs, &terms, &postings);
-        let vectors = match embed::model() {
+        let vectors = match model {
             Some(model) => {
-                let embedded: Vec<String> = tools.iter().zip(&params).map(|(t, p)| embedded_text_with(t, p)).collect();
-                super::store::tool_vectors(model, tools, &embedded, registry.vector_store())
+                let known: Vec<Option<Option<embed::Quantized>>> =
+                    pre.into_iter().map(|p| p.map(|p| p.vector)).collect();
+                let embedded: Vec<String> = tools
+                    .iter()
+                    .zip(&params)
+                    .zip(&known)
+                    .map(|((t, p), k)| if k.is_some() { String::new() } else { embedded_text_with(t, p) })
+                    .collect();
+                super::store::tool_vectors(model, tools, &embedded, &known, registry.vector_store())
             }
             None => embed::Vectors::default(),
         };
@@ -160,6 +176,7 @@ impl SearchIndex {
                 index.verbs.insert(w, map);
             }
         }
+        release_freed_memory();
         index
     }
 
@@ -248,14 +265,14 @@ pub fn embedded_text(tool: &crate::registry::ToolEntry) -> String {
 /// A tool's parameter names. The index reads them for every tool, but an agent asks for few
 /// schemas: a schema not generated yet is generated for this and dropped, not kept (the
 /// catalogue's schemas took about 1 MiB of heap once the index had read them all).
-fn param_names(tool: &crate::registry::ToolEntry) -> Vec<String> {
+pub(super) fn param_names(tool: &crate::registry::ToolEntry) -> Vec<String> {
     let names = |schema: &serde_json::Value| {
         schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect()).unwrap_or_default()
     };
     tool.with_schema(names)
 }
 
-fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[String]) -> String {
+pub(super) fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[String]) -> String {
     let mut text = tool.name.replace('_', " ");
     if let Some(integration) = tool.plugin() {
         text.push(' ');
@@ -268,6 +285,17 @@ fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[String]) -> S
         text.push_str(&name.replace('_', " "));
     }
     text
+}
+
+/// Gives the build's freed heap back to the system: glibc keeps freed memory in the arena of the
+/// thread that freed it (a tokio worker's, here), so the build's temporary strings and maps
+/// would stay resident for the life of the process (docs/footprint.md, "Round 3").
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of glibc's own arenas to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// A surface word's term and, when it differs, its stem's.

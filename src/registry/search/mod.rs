@@ -49,6 +49,7 @@ mod embed;
 mod hash;
 mod index;
 mod lexicon;
+mod precomputed;
 mod query;
 mod store;
 mod text;

@@ -117,11 +117,14 @@ pub fn decode(bytes: &[u8], count: usize, dim: usize) -> Option<Vec<Option<Quant
 /// Every tool's vector, in the registry's order. The catalogue's and custom apps' tools come from
 /// the process-wide cache; upstream servers' tools, with a store, from their server's row when
 /// its hash matches, else they are embedded (that server's only) and the row replaced.
-/// `embedded`: what is embedded of each tool ([`super::embedded_text`]), in the same order.
+/// `embedded`: what is embedded of each tool ([`super::embedded_text`]), in the same order;
+/// `known`: a tool's vector when it is already known (the compiled catalogue's, committed), so
+/// its text is not embedded (its `embedded` text may be empty).
 pub fn tool_vectors(
     model: &Model,
     tools: &[ToolEntry],
     embedded: &[String],
+    known: &[Option<Option<Quantized>>],
     store: Option<&Arc<dyn VectorStore>>,
 ) -> Vectors {
     let dim = model.dim();
@@ -129,6 +132,10 @@ pub fn tool_vectors(
     let mut servers: Map<&str, Vec<usize>> = Map::default();
     let mut order: Vec<&str> = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
+        if let Some(Some(v)) = known.get(i) {
+            found.push(v.clone());
+            continue;
+        }
         match (store, tool.upstream()) {
             (Some(_), Some(u)) => {
                 let entry = servers.entry(u.server.as_str()).or_default();
