@@ -7,45 +7,6 @@
 
 use crate::tidy::{root, rust_files};
 
-/// Tools still without a test in their `tool_tests.rs`. The list may only shrink: a tool listed
-/// here that is in fact covered fails the check too.
-const PENDING: &[&str] = &[
-    "airtable_list_bases",
-    "airtable_list_tables",
-    "airtable_search_records",
-    "asana_list_projects",
-    "asana_list_workspaces",
-    "asana_search_tasks",
-    "confluence_list_pages",
-    "confluence_update_page",
-    "discord_create_thread",
-    "discord_list_channels",
-    "github_get_issue",
-    "github_get_pr",
-    "github_list_prs",
-    "github_list_workflow_runs",
-    "github_run_workflow",
-    "github_search_code",
-    "github_search_repos",
-    "gitlab_get_mr",
-    "gitlab_list_mrs",
-    "gitlab_list_pipelines",
-    "gitlab_list_projects",
-    "gitlab_run_pipeline",
-    "gitlab_update_issue",
-    "hubspot_update_deal",
-    "jira_get_issue",
-    "jira_list_comments",
-    "jira_list_projects",
-    "jira_list_sprints",
-    "jira_search_users",
-    "linear_list_issues",
-    "linear_list_projects",
-    "linear_list_workflow_states",
-    "linear_update_issue",
-    "pagerduty_list_services",
-];
-
 /// A tool as its source declares it.
 #[derive(Debug, PartialEq)]
 struct Declared {
@@ -128,22 +89,6 @@ fn untested(files: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
-/// What is wrong against the `PENDING` list: a tool untested and not pending, or pending yet tested.
-fn problems(untested: &[String], pending: &[&str]) -> Vec<String> {
-    let mut out: Vec<String> = untested
-        .iter()
-        .filter(|n| !pending.contains(&n.as_str()))
-        .map(|n| format!("{n}: no test names its const in its integration's tool_tests.rs"))
-        .collect();
-    out.extend(
-        pending
-            .iter()
-            .filter(|p| !untested.iter().any(|n| n == *p))
-            .map(|p| format!("{p}: covered now (or gone), so take it off PENDING")),
-    );
-    out
-}
-
 #[test]
 fn every_plugin_tool_has_its_tool_tests() {
     let files = plugin_files();
@@ -162,8 +107,12 @@ fn every_plugin_tool_has_its_tool_tests() {
             .unwrap_or_else(|| panic!("{} is registered", t.name));
         assert_eq!(tool.name, t.integration, "{} is declared under its integration's path", t.name);
     }
-    let problems = problems(&untested(&files), PENDING);
-    assert!(problems.is_empty(), "tools without their tests:\n{}", problems.join("\n"));
+    let untested = untested(&files);
+    assert!(
+        untested.is_empty(),
+        "tools whose const no test in their integration's tool_tests.rs names:\n{}",
+        untested.join("\n")
+    );
 }
 
 #[test]
@@ -184,13 +133,4 @@ fn a_planted_tool_without_a_test_is_reported_by_name() {
     ];
     assert_eq!(declared_tools(&files).len(), 4);
     assert_eq!(untested(&files), ["acme_send_widget", "acme_get_widget", "other_list_widgets"]);
-    let found = problems(&untested(&files), &["acme_get_widget", "acme_list_widgets"]);
-    assert_eq!(
-        found,
-        [
-            "acme_send_widget: no test names its const in its integration's tool_tests.rs",
-            "other_list_widgets: no test names its const in its integration's tool_tests.rs",
-            "acme_list_widgets: covered now (or gone), so take it off PENDING",
-        ]
-    );
 }
