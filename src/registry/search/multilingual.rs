@@ -452,36 +452,38 @@ const FOREIGN: &[&str] = &[
     "são",
 ];
 
-/// Whether a request is not written in English: it has letters of a script other than Latin
-/// (Chinese, Japanese, Korean, Cyrillic, ...), or more of its words are Spanish, German, French
-/// or Portuguese function words, accented words or words the English vocabulary does not have
-/// (`english_word`) than English function words.
+/// Whether a request is not written in English: a fifth or more of its letters (two at least)
+/// are of a script other than Latin (Chinese, Japanese, Korean, Cyrillic, ...: a Greek letter in
+/// a formula is not enough), or it has Spanish, German, French or Portuguese function words or
+/// accented words, and these with the words the English vocabulary does not have
+/// (`english_word`, half as sure: a typo is one too) outweigh its English function words.
 pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
     let mut end = query.len().min(MAX_TEXT);
     while !query.is_char_boundary(end) {
         end -= 1;
     }
     let query = &query[..end];
-    if query.chars().any(|c| c.is_alphabetic() && !is_latin(c)) {
+    let letters = query.chars().filter(|c| c.is_alphabetic()).count();
+    let other = query.chars().filter(|&c| c.is_alphabetic() && !is_latin(c)).count();
+    if other >= 2 && other * 5 >= letters {
         return true;
     }
-    let (mut foreign, mut english, mut words) = (0.0_f32, 0.0_f32, 0usize);
+    let (mut strong, mut unknown, mut english) = (0.0_f32, 0.0_f32, 0.0_f32);
     for raw in query.split_whitespace() {
         let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
         // Addresses, paths, names with digits say nothing of the language.
         if word.is_empty() || !word.chars().all(char::is_alphabetic) || raw.contains(['@', '/', '.', '#']) {
             continue;
         }
-        words += 1;
         if ENGLISH.contains(&word.as_str()) {
             english += 1.0;
         } else if FOREIGN.contains(&word.as_str()) || !word.is_ascii() {
-            foreign += 1.0;
+            strong += 1.0;
         } else if word.len() >= 4 && !english_word(&word) {
-            foreign += 0.5;
+            unknown += 0.5;
         }
     }
-    words > 0 && foreign >= 1.0 && foreign > english
+    strong >= 1.0 && strong + unknown >= 1.5 && strong + unknown > english
 }
 
 fn is_latin(c: char) -> bool {
@@ -502,12 +504,17 @@ mod tests {
         let e = |s: &str| t.embed(s).expect("known pieces");
         let send = e("send an email");
         let calendar = e("calendar events");
-        for (same, other) in
-            [("enviar un correo", &calendar), ("eine E-Mail senden", &calendar), ("发送邮件", &calendar)]
-        {
+        for (same, other) in [
+            ("enviar un correo", &calendar),
+            ("eine E-Mail senden", &calendar),
+            ("发送邮件", &calendar),
+            ("メールを送る", &calendar),
+        ] {
             assert!(cosine(&e(same), &send) > cosine(&e(same), other), "{same}");
         }
-        assert!(cosine(&e("カレンダーの予定"), &calendar) > cosine(&e("カレンダーの予定"), &send));
+        for (same, other) in [("Kalendertermine", &send), ("eventos del calendario", &send)] {
+            assert!(cosine(&e(same), &calendar) > cosine(&e(same), other), "{same}");
+        }
         assert!(t.embed("!!! ,,,").is_none());
     }
 
@@ -554,7 +561,16 @@ mod tests {
     #[test]
     fn foreign_requests_are_told_from_english_ones() {
         let english = |w: &str| ["send", "email", "calendar", "events", "tokyo", "berlin", "weather"].contains(&w);
-        for q in ["send an email to bob", "what time is it in tokyo", "jira", "weather in berlin", "PAY-123"] {
+        for q in [
+            "send an email to bob",
+            "what time is it in tokyo",
+            "jira",
+            "weather in berlin",
+            "PAY-123",
+            "x y z",
+            "lsit trello bords",
+            "the first hinge sits at θ = 45° and the second at φ = 30°, so compute the jacobian",
+        ] {
             assert!(!is_foreign(q, &english), "{q}");
         }
         for q in [
