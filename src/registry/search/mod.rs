@@ -532,7 +532,7 @@ impl SearchIndex {
         // The semantic tier: the query's cosine with every tool, mapped onto 0..1 from `lo`; a
         // request not in English is read by the multilingual table.
         let mut semantic = vec![0.0_f32; n];
-        let (cosines, lo, hi) = match multilingual::table().filter(|_| foreign) {
+        let (cosines, lo, hi) = match foreign.then(multilingual::table).flatten() {
             Some(table) => {
                 let q = table.embed(&parsed.semantic_text(trimmed));
                 (q.map(|q| self.foreign_vectors(table).cosines(&q)), fusion.foreign_lo, fusion.foreign_hi)
