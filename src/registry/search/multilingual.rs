@@ -558,6 +558,21 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(3), "{:?}", started.elapsed());
     }
 
+    /// An English request never reads the multilingual table nor embeds a tool with it; the
+    /// first request in another language does, once, and finds the tool it asks for.
+    #[test]
+    fn the_tier_is_made_only_for_requests_not_in_english() {
+        let registry = crate::registry::Registry::standard();
+        let index = registry.index();
+        let connected = |_: &str| true;
+        let hits = index.search("send an email to the finance team", 5, &connected);
+        assert!(!hits.is_empty());
+        assert!(index.foreign.get().is_none(), "an English request made the multilingual vectors");
+        let hits = index.search("envía un correo electrónico al equipo de finanzas con gmail", 5, &connected);
+        assert!(index.foreign.get().is_some());
+        assert_eq!(hits.first().map(|h| h.integration), Some("gmail"), "{hits:?}");
+    }
+
     #[test]
     fn foreign_requests_are_told_from_english_ones() {
         let english = |w: &str| ["send", "email", "calendar", "events", "tokyo", "berlin", "weather"].contains(&w);
