@@ -38,6 +38,8 @@
 //!
 //! With the semantic tier, `max((1 - b) * lexical + b * semantic, floor * lexical)` replaces the
 //! lexical score before the product and connection factors ([`Fusion`]).
+//! A request not written in English takes its semantic part from a second, multilingual table
+//! ([`multilingual`]), with its own blend and floor.
 //!
 //! A query that is exactly a tool's name scores 1 and comes first. Results below [`MIN_SCORE`]
 //! are not returned; those below [`RELEVANT_SCORE`] are weak guesses, marked as such, filling
