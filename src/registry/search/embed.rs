@@ -406,6 +406,12 @@ impl Model {
         self.dim
     }
 
+    /// Whether `word` is a whole word of the vocabulary (the multilingual tier's evidence that a
+    /// request is English).
+    pub fn knows_word(&self, word: &str) -> bool {
+        self.id(word).is_some()
+    }
+
     /// Bytes of heap the table takes (the vocabulary's line starts and its table of ids).
     pub fn heap_bytes(&self) -> usize {
         self.starts.capacity() * 4 + self.slots.capacity() * 2

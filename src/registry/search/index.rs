@@ -168,6 +168,7 @@ impl SearchIndex {
             dual: lexicon::DUAL.iter().copied().collect(),
             stopwords: lexicon::STOPWORDS.iter().copied().collect(),
             vectors,
+            foreign: std::sync::OnceLock::new(),
             bm25,
         };
         index.by_name = index.docs.iter().enumerate().map(|(i, d)| (d.name, i as u32)).collect();
@@ -284,6 +285,29 @@ pub(super) fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[St
         text.push(' ');
         text.push_str(&name.replace('_', " "));
     }
+    text
+}
+
+/// What the multilingual tier embeds of a tool: its integration's and name's words (camelCase
+/// and snake_case parted) and its description.
+pub(super) fn foreign_text(name: &str, integration: &str, description: &str) -> String {
+    let mut text = integration.replace('_', " ");
+    text.push(' ');
+    let local = name.strip_prefix(integration).unwrap_or(name);
+    let mut prev_lower = false;
+    for c in local.chars() {
+        if c == '_' || c == '-' {
+            text.push(' ');
+        } else {
+            if c.is_uppercase() && prev_lower {
+                text.push(' ');
+            }
+            text.push(c);
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+    }
+    text.push_str(". ");
+    text.push_str(description);
     text
 }
 

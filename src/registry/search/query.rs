@@ -352,7 +352,7 @@ impl SearchIndex {
     }
 
     /// Whether the catalogue knows a word, directly or through a synonym.
-    fn knows(&self, word: &str) -> bool {
+    pub(super) fn knows(&self, word: &str) -> bool {
         self.terms.contains_key(word)
             || self.terms.contains_key(&stem(word))
             || self.synonyms.contains_key(word)

@@ -1,0 +1,601 @@
+//! The multilingual semantic tier: a static token table over XLM-R's SentencePiece pieces,
+//! distilled from multilingual-e5-small by scripts/distill-multilingual.py and committed under
+//! `model/` (multilingual.bin: a unigram log-probability byte, an f16 scale and a 4-bit row per
+//! piece; multilingual.txt: the pieces). A request not written in English ([`is_foreign`]) is
+//! ranked with it: the table puts "enviar", "senden", "envoyer" and "send" near each other, and
+//! reads Chinese and Japanese, which have no spaces, by the pieces a unigram segmenter finds.
+//!
+//! A text is lower-cased, full-width forms folded, split into runs of letters and digits (a run
+//! after a space starts with SentencePiece's word marker U+2581), each run segmented by Viterbi
+//! over the pieces' log-probabilities, and its vector is the pieces' rows weighted by SIF
+//! (`a / (a + p)`, frequent pieces weigh less), L2 normalised.
+//!
+//! Nothing is read at start-up: the table is read in place from the binary's static bytes, and
+//! its lookup table of piece ids (about 128 KiB) is built when the first non-English request
+//! arrives, as are the tools' vectors ([`super::SearchIndex`] keeps them in a `OnceLock`).
+
+use std::sync::OnceLock;
+
+use std::hash::{BuildHasher, Hasher};
+
+const MODEL_BYTES: &[u8] = include_bytes!("model/multilingual.bin");
+static PIECES: &str = include_str!("model/multilingual.txt");
+
+/// SentencePiece's word marker.
+const MARKER: char = '\u{2581}';
+/// Only a text's first this many bytes are embedded (as in [`super::embed`]).
+const MAX_TEXT: usize = 4096;
+/// Longest piece tried, in characters.
+const MAX_PIECE: usize = 24;
+/// The log-probability of a character no piece covers (it carries nothing).
+const UNKNOWN: f32 = -30.0;
+/// SIF's `a`: a piece of probability `a` weighs half as much as a rare one.
+const SIF: f32 = 1e-3;
+const EMPTY: u16 = u16::MAX;
+
+/// The table, read in place.
+pub struct Table {
+    dim: usize,
+    count: usize,
+    /// count bytes: -log-probability * 8.
+    scores: &'static [u8],
+    /// count little-endian f16 scales.
+    scales: &'static [u8],
+    /// count x dim/2 bytes, two 4-bit values (+8) a byte, low nibble first.
+    data: &'static [u8],
+    /// Where each piece's line starts in [`PIECES`] (count + 1 entries).
+    starts: Vec<u32>,
+    /// Open addressing over piece ids, a power of two at least twice the pieces.
+    slots: Vec<u16>,
+    /// The longest piece, in characters (at most [`MAX_PIECE`]).
+    longest: usize,
+}
+
+/// The table, made ready on first use; `None` if the committed table does not parse.
+pub fn table() -> Option<&'static Table> {
+    static TABLE: OnceLock<Option<Table>> = OnceLock::new();
+    TABLE.get_or_init(|| Table::decode(MODEL_BYTES, PIECES)).as_ref()
+}
+
+fn slot_hash(piece: &[u8]) -> usize {
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(piece);
+    h.finish() as usize
+}
+
+/// An IEEE half-precision value.
+fn f16_to_f32(bits: u16) -> f32 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((bits >> 10) & 0x1f);
+    let frac = f32::from(bits & 0x3ff);
+    match exp {
+        0 => sign * frac * 2f32.powi(-24),
+        31 => f32::NAN,
+        _ => sign * (1.0 + frac / 1024.0) * 2f32.powi(exp - 15),
+    }
+}
+
+impl Table {
+    fn decode(bytes: &'static [u8], pieces: &'static str) -> Option<Table> {
+        let header = bytes.get(..16)?;
+        if &header[..8] != b"WBMLE1\0\0" {
+            return None;
+        }
+        let count = u32::from_le_bytes(header[8..12].try_into().ok()?) as usize;
+        let dim = u32::from_le_bytes(header[12..16].try_into().ok()?) as usize;
+        if dim == 0 || !dim.is_multiple_of(2) || count == 0 || count >= usize::from(EMPTY) {
+            return None;
+        }
+        let scores = bytes.get(16..16 + count)?;
+        let scales = bytes.get(16 + count..16 + 3 * count)?;
+        let data_start = 16 + 3 * count;
+        let data = bytes.get(data_start..data_start.checked_add(count.checked_mul(dim / 2)?)?)?;
+        let mut starts = Vec::with_capacity(count + 1);
+        let mut at = 0;
+        for line in pieces.split_inclusive('\n') {
+            starts.push(at as u32);
+            at += line.len();
+        }
+        if starts.len() != count {
+            return None;
+        }
+        starts.push(at as u32);
+        let mut table = Table {
+            dim,
+            count,
+            scores,
+            scales,
+            data,
+            starts,
+            slots: vec![EMPTY; (2 * count).next_power_of_two()],
+            longest: 1,
+        };
+        let mask = table.slots.len() - 1;
+        for id in 0..count {
+            let piece = table.piece(id);
+            table.longest = table.longest.max(piece.chars().count().min(MAX_PIECE));
+            let mut i = slot_hash(piece.as_bytes()) & mask;
+            while table.slots[i] != EMPTY && table.piece(usize::from(table.slots[i])) != piece {
+                i = (i + 1) & mask;
+            }
+            table.slots[i] = id as u16;
+        }
+        Some(table)
+    }
+
+    fn piece(&self, id: usize) -> &'static str {
+        let (start, end) = (self.starts[id] as usize, self.starts[id + 1] as usize);
+        PIECES[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    fn id(&self, piece: &str) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = slot_hash(piece.as_bytes()) & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == EMPTY {
+                return None;
+            }
+            if self.piece(usize::from(slot)) == piece {
+                return Some(usize::from(slot));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn log_prob(&self, id: usize) -> f32 {
+        -f32::from(self.scores[id]) / 8.0
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Bytes of heap the table takes (its line starts and its table of ids).
+    pub fn heap_bytes(&self) -> usize {
+        self.starts.capacity() * 4 + self.slots.capacity() * 2
+    }
+
+    /// The pieces of `text` (ids), in order.
+    pub fn segment(&self, text: &str, out: &mut Vec<usize>) {
+        let mut end = text.len().min(MAX_TEXT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut run: Vec<char> = Vec::new();
+        let mut marked = true;
+        for c in text[..end].chars().flat_map(fold) {
+            if c.is_alphanumeric() {
+                if run.is_empty() && marked {
+                    run.push(MARKER);
+                }
+                run.push(c);
+            } else {
+                self.viterbi(&run, out);
+                run.clear();
+                marked = c.is_whitespace();
+            }
+        }
+        self.viterbi(&run, out);
+    }
+
+    /// The most probable segmentation of one run into known pieces; characters no piece
+    /// covers are skipped.
+    fn viterbi(&self, run: &[char], out: &mut Vec<usize>) {
+        let n = run.len();
+        if n == 0 {
+            return;
+        }
+        let mut best = vec![f32::NEG_INFINITY; n + 1];
+        // (start, piece id or usize::MAX for an unknown character)
+        let mut back = vec![(0usize, usize::MAX); n + 1];
+        best[0] = 0.0;
+        let mut key = String::new();
+        for i in 0..n {
+            if best[i] == f32::NEG_INFINITY {
+                continue;
+            }
+            key.clear();
+            for e in i + 1..=n.min(i + self.longest) {
+                key.push(run[e - 1]);
+                if let Some(id) = self.id(&key) {
+                    let s = best[i] + self.log_prob(id);
+                    if s > best[e] {
+                        best[e] = s;
+                        back[e] = (i, id);
+                    }
+                }
+            }
+            let s = best[i] + UNKNOWN;
+            if s > best[i + 1] {
+                best[i + 1] = s;
+                back[i + 1] = (i, usize::MAX);
+            }
+        }
+        let start = out.len();
+        let mut i = n;
+        while i > 0 {
+            let (from, id) = back[i];
+            if id != usize::MAX {
+                out.push(id);
+            }
+            i = from;
+        }
+        out[start..].reverse();
+    }
+
+    /// The text's vector (unit length), or `None` when no piece of it is known.
+    pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        let mut ids = Vec::new();
+        self.segment(text, &mut ids);
+        let mut v = vec![0.0_f32; self.dim];
+        let half = self.dim / 2;
+        for id in ids {
+            if id >= self.count {
+                continue;
+            }
+            let p = self.log_prob(id).exp();
+            let scale = f16_to_f32(u16::from_le_bytes([self.scales[2 * id], self.scales[2 * id + 1]]));
+            if !scale.is_finite() {
+                continue;
+            }
+            let w = SIF / (SIF + p) * scale;
+            for (k, &b) in self.data[id * half..(id + 1) * half].iter().enumerate() {
+                v[2 * k] += w * (f32::from(b & 0x0f) - 8.0);
+                v[2 * k + 1] += w * (f32::from(b >> 4) - 8.0);
+            }
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm <= f32::EPSILON || !norm.is_finite() {
+            return None;
+        }
+        v.iter_mut().for_each(|x| *x /= norm);
+        Some(v)
+    }
+}
+
+/// A character as the teacher's normaliser reads it, as far as search needs: lower case, and
+/// full-width Latin letters, digits and the ideographic space as their ASCII forms.
+fn fold(c: char) -> impl Iterator<Item = char> {
+    let c = match u32::from(c) {
+        0xff01..=0xff5e => char::from_u32(u32::from(c) - 0xfee0).unwrap_or(c),
+        0x3000 => ' ',
+        _ => c,
+    };
+    c.to_lowercase()
+}
+
+/// English function words: evidence that a Latin-script request is English.
+const ENGLISH: &[&str] = &[
+    "the", "a", "an", "of", "to", "in", "on", "for", "with", "and", "or", "is", "are", "my", "me", "i", "it", "this",
+    "that", "what", "which", "how", "from", "by", "all", "our", "your", "do", "can", "please", "about", "at", "be",
+    "there", "any", "new", "show", "find", "get", "list", "who", "where", "when", "will", "should", "into", "out",
+];
+
+/// Function words of Spanish, German, French and Portuguese that English does not use: evidence
+/// that a request is not English.
+const FOREIGN: &[&str] = &[
+    // Spanish
+    "el",
+    "los",
+    "las",
+    "una",
+    "unos",
+    "del",
+    "al",
+    "que",
+    "qué",
+    "por",
+    "para",
+    "con",
+    "mi",
+    "mis",
+    "tu",
+    "está",
+    "están",
+    "cuál",
+    "cuáles",
+    "cuánto",
+    "cuántos",
+    "hay",
+    "sobre",
+    "es",
+    "y",
+    "en",
+    "se",
+    "su",
+    "sus",
+    "muéstrame",
+    "dame",
+    "busca",
+    "crea",
+    "envía",
+    "lista",
+    "todos",
+    "todas",
+    "mañana",
+    "hoy",
+    "como",
+    "cómo",
+    "dónde",
+    "cuando",
+    // German
+    "der",
+    "das",
+    "und",
+    "ist",
+    "ein",
+    "eine",
+    "einen",
+    "einem",
+    "mit",
+    "für",
+    "von",
+    "zu",
+    "im",
+    "auf",
+    "nicht",
+    "wie",
+    "was",
+    "welche",
+    "welcher",
+    "welches",
+    "mein",
+    "meine",
+    "meinem",
+    "meinen",
+    "meiner",
+    "den",
+    "dem",
+    "des",
+    "nach",
+    "über",
+    "bitte",
+    "zeig",
+    "zeige",
+    "mir",
+    "mich",
+    "ich",
+    "habe",
+    "gibt",
+    "sind",
+    "alle",
+    "aus",
+    "bei",
+    "oder",
+    "finde",
+    "suche",
+    "erstelle",
+    "schicke",
+    "sende",
+    "liste",
+    "heute",
+    "morgen",
+    "wo",
+    "wann",
+    // French
+    "le",
+    "les",
+    "une",
+    "du",
+    "au",
+    "aux",
+    "et",
+    "est",
+    "sont",
+    "pour",
+    "avec",
+    "dans",
+    "sur",
+    "mon",
+    "ma",
+    "mes",
+    "quel",
+    "quelle",
+    "quels",
+    "quelles",
+    "où",
+    "je",
+    "moi",
+    "montre",
+    "trouve",
+    "crée",
+    "envoie",
+    "cherche",
+    "demain",
+    "aujourd",
+    "ce",
+    "cette",
+    "ces",
+    "qui",
+    "il",
+    "y",
+    "des",
+    "pas",
+    "nous",
+    "vous",
+    // Portuguese
+    "os",
+    "um",
+    "uma",
+    "do",
+    "da",
+    "dos",
+    "das",
+    "em",
+    "no",
+    "na",
+    "nos",
+    "nas",
+    "com",
+    "meu",
+    "minha",
+    "meus",
+    "minhas",
+    "quais",
+    "qual",
+    "quanto",
+    "onde",
+    "há",
+    "mostre",
+    "encontre",
+    "envie",
+    "liste",
+    "crie",
+    "amanhã",
+    "hoje",
+    "para",
+    "pelo",
+    "pela",
+    "não",
+    "é",
+    "são",
+];
+
+/// Whether a request is not written in English: a fifth or more of its letters (two at least)
+/// are of a script other than Latin (Chinese, Japanese, Korean, Cyrillic, ...: a Greek letter in
+/// a formula is not enough), or it has Spanish, German, French or Portuguese function words or
+/// accented words, and these with the words the English vocabulary does not have
+/// (`english_word`, half as sure: a typo is one too) outweigh its English function words.
+pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
+    let mut end = query.len().min(MAX_TEXT);
+    while !query.is_char_boundary(end) {
+        end -= 1;
+    }
+    let query = &query[..end];
+    let letters = query.chars().filter(|c| c.is_alphabetic()).count();
+    let other = query.chars().filter(|&c| c.is_alphabetic() && !is_latin(c)).count();
+    if other >= 2 && other * 5 >= letters {
+        return true;
+    }
+    let (mut strong, mut unknown, mut english) = (0.0_f32, 0.0_f32, 0.0_f32);
+    for raw in query.split_whitespace() {
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        // Addresses, paths, names with digits say nothing of the language.
+        if word.is_empty() || !word.chars().all(char::is_alphabetic) || raw.contains(['@', '/', '.', '#']) {
+            continue;
+        }
+        if ENGLISH.contains(&word.as_str()) {
+            english += 1.0;
+        } else if FOREIGN.contains(&word.as_str()) || !word.is_ascii() {
+            strong += 1.0;
+        } else if word.len() >= 4 && !english_word(&word) {
+            unknown += 0.5;
+        }
+    }
+    strong >= 1.0 && strong + unknown >= 1.5 && strong + unknown > english
+}
+
+fn is_latin(c: char) -> bool {
+    c.is_ascii() || matches!(u32::from(c), 0xc0..=0x24f | 0x1e00..=0x1eff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn the_committed_table_decodes_and_relates_languages() {
+        let t = table().expect("model/multilingual.bin decodes");
+        let e = |s: &str| t.embed(s).expect("known pieces");
+        let send = e("send an email");
+        let calendar = e("calendar events");
+        for (same, other) in [
+            ("enviar un correo", &calendar),
+            ("eine E-Mail senden", &calendar),
+            ("发送邮件", &calendar),
+            ("メールを送る", &calendar),
+        ] {
+            assert!(cosine(&e(same), &send) > cosine(&e(same), other), "{same}");
+        }
+        for (same, other) in [("Kalendertermine", &send), ("eventos del calendario", &send)] {
+            assert!(cosine(&e(same), &calendar) > cosine(&e(same), other), "{same}");
+        }
+        assert!(t.embed("!!! ,,,").is_none());
+    }
+
+    #[test]
+    fn unigram_segmentation_reads_words_and_unspaced_scripts() {
+        let t = table().expect("decodes");
+        let pieces = |s: &str| {
+            let mut ids = Vec::new();
+            t.segment(s, &mut ids);
+            ids.into_iter().map(|id| t.piece(id)).collect::<Vec<_>>()
+        };
+        assert_eq!(pieces("Send"), ["\u{2581}send"]);
+        // Full-width letters read as ASCII ones.
+        assert_eq!(pieces("ＳＥＮＤ"), ["\u{2581}send"]);
+        // Chinese without spaces: several pieces, not one unknown word.
+        assert!(pieces("发送邮件给我的同事").len() >= 3);
+        // Every piece is found as itself.
+        for id in (0..t.count).step_by(101) {
+            assert_eq!(t.id(t.piece(id)), Some(id));
+        }
+    }
+
+    /// Attack: a hostile agent sends a megabyte of mixed scripts, lone combining marks and
+    /// piece-like junk; nothing panics and only the text's start is read.
+    #[test]
+    fn hostile_text_is_bounded_and_never_panics() {
+        let t = table().expect("decodes");
+        let junk = "\u{2581}\u{2581}x\u{301}\u{301}\u{301} 发送ｍａｉｌ\u{0}\u{feff}\u{200d}𝔘𝔫𝔦 ق\u{308}ß\u{2581}ing ";
+        let huge = junk.repeat((1 << 20) / junk.len() + 1);
+        let started = std::time::Instant::now();
+        assert_eq!(t.embed(&huge), t.embed(&huge[..huge.floor_char_boundary(MAX_TEXT)]));
+        let marks = "\u{301}".repeat(500_000);
+        assert!(t.embed(&marks).is_none());
+        let one_run: String = "邮".repeat(400_000);
+        assert!(t.embed(&one_run).is_some());
+        for s in ["", " ", "\u{2581}", "\u{301}a", "a\u{301}", "\u{10ffff}", "ａ", "\u{3000}\u{3000}"] {
+            let _ = t.embed(s);
+            let _ = is_foreign(s, &|_| true);
+        }
+        let _ = is_foreign(&huge, &|_| false);
+        assert!(started.elapsed() < std::time::Duration::from_secs(3), "{:?}", started.elapsed());
+    }
+
+    /// An English request never reads the multilingual table nor embeds a tool with it; the
+    /// first request in another language does, once, and finds the tool it asks for.
+    #[test]
+    fn the_tier_is_made_only_for_requests_not_in_english() {
+        let registry = crate::registry::Registry::standard();
+        let index = registry.index();
+        let connected = |_: &str| true;
+        let hits = index.search("send an email to the finance team", 5, &connected);
+        assert!(!hits.is_empty());
+        assert!(index.foreign.get().is_none(), "an English request made the multilingual vectors");
+        let hits = index.search("envía un correo electrónico al equipo de finanzas con gmail", 5, &connected);
+        assert!(index.foreign.get().is_some());
+        assert_eq!(hits.first().map(|h| h.integration), Some("gmail"), "{hits:?}");
+    }
+
+    #[test]
+    fn foreign_requests_are_told_from_english_ones() {
+        let english = |w: &str| ["send", "email", "calendar", "events", "tokyo", "berlin", "weather"].contains(&w);
+        for q in [
+            "send an email to bob",
+            "what time is it in tokyo",
+            "jira",
+            "weather in berlin",
+            "PAY-123",
+            "x y z",
+            "lsit trello bords",
+            "the first hinge sits at θ = 45° and the second at φ = 30°, so compute the jacobian",
+        ] {
+            assert!(!is_foreign(q, &english), "{q}");
+        }
+        for q in [
+            "envía un correo a bob",
+            "qué hora es en tokio",
+            "wie ist das Wetter in Berlin",
+            "发送邮件",
+            "メールを送る",
+        ] {
+            assert!(is_foreign(q, &english), "{q}");
+        }
+    }
+}
