@@ -124,7 +124,7 @@ impl Model {
         let unit = f32_at(20);
         let points: [f32; 2 * POINTS] = std::array::from_fn(|k| f32_at(24 + 4 * k));
         // Token ids are u16 in the table: a larger vocabulary is not this build's.
-        if dim == 0 || !dim.is_multiple_of(2) || count == 0 || count >= usize::from(EMPTY) || exact > count {
+        if dim == 0 || dim % 2 != 0 || count == 0 || count >= usize::from(EMPTY) || exact > count {
             return None;
         }
         if !unit.is_finite() || points.iter().any(|p| !p.is_finite()) {
