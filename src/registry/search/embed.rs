@@ -1,14 +1,11 @@
 //! The semantic tier: static token embeddings (model2vec-style), distilled offline from the
 //! all-MiniLM-L6-v2 sentence encoder by scripts/distill-embeddings.py, fine-tuned contrastively
-//! on tool-finding queries by scripts/train-embeddings.py, quantised to 4 bits a value by
-//! scripts/quantize-embeddings.py, and committed under `model/` (the vocabulary and one vector
-//! per WordPiece token: the 2,000 most frequent tokens keep int8 values, each other token has a
-//! code byte per pair of values, a point of a 256-point codebook shared by all, with a scale per
-//! column; every row's scale carries the token's weight). A text's vector is
-//! the sum of its tokens' vectors, L2 normalised; two texts are as related as their vectors'
-//! cosine.
+//! on tool-finding queries by scripts/train-embeddings.py, and committed under `model/` (the
+//! vocabulary and one int8 vector per WordPiece token, with a scale that carries the token's
+//! weight). A text's vector is the sum of its tokens' vectors, L2 normalised; two texts are as
+//! related as their vectors' cosine.
 //!
-//! Nothing is read at start-up, and the table is never decoded into the heap: the codes and
+//! Nothing is read at start-up, and the table is never decoded into the heap: the vectors and
 //! scales are read in place from the binary's static bytes, and the vocabulary is found through
 //! a small open-addressing table of token ids over the static vocabulary text (built on the
 //! first search: about 240 KB, where a map of strings took about 1 MB). Tool vectors are kept
@@ -47,13 +44,6 @@ const MAX_WORD: usize = 100;
 /// Only a text's first this many bytes are embedded: the meaning of a request is in its start,
 /// and a megabyte query from a hostile agent must not stall search in WordPiece.
 const MAX_TEXT: usize = 4096;
-/// The table's format: int8 rows for the most frequent tokens, then a code byte for each pair
-/// of values (scripts/quantize-embeddings.py).
-const MAGIC: &[u8; 8] = b"WBEMB4\0\0";
-/// The codebook's size: every value of a code byte.
-const POINTS: usize = 256;
-/// Magic, count, dim, exact, unit and the codebook.
-const HEADER: usize = 24 + 2 * POINTS * 4;
 /// An empty slot of the vocabulary table.
 const EMPTY: u16 = u16::MAX;
 
@@ -73,22 +63,9 @@ pub fn tool_embeddings() -> u64 {
 pub struct Model {
     dim: usize,
     count: usize,
-    /// Tokens below this id (the most frequent) keep int8 rows.
-    exact: usize,
-    /// exact little-endian f32 scales of the int8 rows, as stored.
-    exact_scales: &'static [u8],
-    /// exact x dim int8 values, as stored.
-    exact_data: &'static [u8],
-    /// What a row scale of 1 is.
-    unit: f32,
-    /// The 256 pairs of values a code byte stands for (before the row's and the columns' scales),
-    /// flat.
-    points: [f32; 2 * POINTS],
-    /// dim little-endian f32 column scales, as stored.
-    columns: &'static [u8],
-    /// count - exact little-endian u16 row scales (multiples of `unit`), as stored.
+    /// count little-endian f32 scales, as stored.
     scales: &'static [u8],
-    /// count - exact rows of dim/2 code bytes (byte j codes values 2j and 2j + 1), as stored.
+    /// count x dim int8 values, as stored.
     data: &'static [u8],
     vocab: &'static str,
     /// Where each token's line starts in `vocab` (count + 1 entries: the last one is the end).
@@ -113,32 +90,19 @@ fn slot_hash(token: &[u8]) -> usize {
 
 impl Model {
     fn decode(bytes: &'static [u8], vocab: &'static str) -> Option<Model> {
-        let header = bytes.get(..HEADER)?;
-        if &header[..8] != MAGIC {
+        let header = bytes.get(..16)?;
+        if &header[..8] != b"WBEMB1\0\0" {
             return None;
         }
-        let f32_at = |at: usize| f32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
         let count = u32::from_le_bytes(header[8..12].try_into().ok()?) as usize;
         let dim = u32::from_le_bytes(header[12..16].try_into().ok()?) as usize;
-        let exact = u32::from_le_bytes(header[16..20].try_into().ok()?) as usize;
-        let unit = f32_at(20);
-        let points: [f32; 2 * POINTS] = std::array::from_fn(|k| f32_at(24 + 4 * k));
         // Token ids are u16 in the table: a larger vocabulary is not this build's.
-        if dim == 0 || dim % 2 != 0 || count == 0 || count >= usize::from(EMPTY) || exact > count {
+        if dim == 0 || count == 0 || count >= usize::from(EMPTY) {
             return None;
         }
-        if !unit.is_finite() || points.iter().any(|p| !p.is_finite()) {
-            return None;
-        }
-        let columns_end = HEADER + dim * 4;
-        let columns = bytes.get(HEADER..columns_end)?;
-        let exact_scales_end = columns_end + exact * 4;
-        let exact_scales = bytes.get(columns_end..exact_scales_end)?;
-        let exact_end = exact_scales_end + exact * dim;
-        let exact_data = bytes.get(exact_scales_end..exact_end)?;
-        let scales_end = exact_end + (count - exact) * 2;
-        let scales = bytes.get(exact_end..scales_end)?;
-        let data = bytes.get(scales_end..scales_end.checked_add((count - exact).checked_mul(dim / 2)?)?)?;
+        let scales_end = 16 + count * 4;
+        let scales = bytes.get(16..scales_end)?;
+        let data = bytes.get(scales_end..scales_end.checked_add(count.checked_mul(dim)?)?)?;
         let mut starts = Vec::with_capacity(count + 1);
         let mut at = 0;
         for line in vocab.split_inclusive('\n') {
@@ -149,21 +113,8 @@ impl Model {
             return None;
         }
         starts.push(at as u32);
-        let mut model = Model {
-            dim,
-            count,
-            exact,
-            exact_scales,
-            exact_data,
-            unit,
-            points,
-            columns,
-            scales,
-            data,
-            vocab,
-            starts,
-            slots: vec![EMPTY; (2 * count).next_power_of_two()],
-        };
+        let mut model =
+            Model { dim, count, scales, data, vocab, starts, slots: vec![EMPTY; (2 * count).next_power_of_two()] };
         let mask = model.slots.len() - 1;
         for id in 0..count {
             let token = model.token(id);
@@ -207,18 +158,8 @@ impl Model {
         }
     }
 
-    /// Row `id`'s scale: an int8 row's, or a coded row's (`id` counted from `exact`).
     fn scale(&self, id: usize) -> f32 {
-        if id < self.exact {
-            let b = &self.exact_scales[id * 4..id * 4 + 4];
-            return f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }
-        let at = (id - self.exact) * 2;
-        self.unit * f32::from(u16::from_le_bytes([self.scales[at], self.scales[at + 1]]))
-    }
-
-    fn column(&self, j: usize) -> f32 {
-        let b = &self.columns[j * 4..j * 4 + 4];
+        let b = &self.scales[id * 4..id * 4 + 4];
         f32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 
@@ -294,8 +235,6 @@ impl Model {
         let text = &text[..end];
         let mut ids = Vec::new();
         self.tokens(text, &mut ids);
-        // The coded rows' sum is in units of the column scales, the int8 rows' is not.
-        let mut coded = vec![0.0_f32; self.dim];
         let mut v = vec![0.0_f32; self.dim];
         for id in ids {
             let id = id as usize;
@@ -303,22 +242,10 @@ impl Model {
                 continue;
             }
             let scale = self.scale(id);
-            if id < self.exact {
-                let row = &self.exact_data[id * self.dim..(id + 1) * self.dim];
-                for (x, &q) in v.iter_mut().zip(row) {
-                    *x += scale * f32::from(q as i8);
-                }
-                continue;
+            let row = &self.data[id * self.dim..(id + 1) * self.dim];
+            for (x, &q) in v.iter_mut().zip(row) {
+                *x += scale * f32::from(q as i8);
             }
-            let at = (id - self.exact) * self.dim / 2;
-            for (pair, &b) in coded.chunks_exact_mut(2).zip(&self.data[at..at + self.dim / 2]) {
-                let at = 2 * usize::from(b);
-                pair[0] += scale * self.points[at];
-                pair[1] += scale * self.points[at + 1];
-            }
-        }
-        for (j, (x, c)) in v.iter_mut().zip(&coded).enumerate() {
-            *x += c * self.column(j);
         }
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm <= f32::EPSILON {
@@ -459,32 +386,6 @@ mod tests {
         let issue = e("create a new issue");
         assert!(cosine(&issue, &e("open a bug ticket")) > cosine(&issue, &e("weather forecast for paris")));
         assert!(m.embed("@@@ ###").is_none());
-    }
-
-    /// Both tiers of the table are read: a frequent token's int8 row and a rarer token's codes
-    /// give vectors, and a table cut short or in another format is refused (search is then
-    /// lexical only) rather than read out of bounds.
-    #[test]
-    fn both_tiers_decode_and_a_damaged_table_is_refused() {
-        let m = model().expect("decodes");
-        assert!(m.exact > 0 && m.exact < m.count, "{} of {}", m.exact, m.count);
-        // A whole word of each tier (the word is its own single piece).
-        let word = |ids: &mut dyn Iterator<Item = usize>| {
-            ids.map(|id| m.token(id))
-                .find(|t| t.len() > 3 && t.bytes().all(|b| b.is_ascii_lowercase()))
-                .expect("a word")
-        };
-        let frequent = word(&mut (0..m.exact).rev());
-        let rarer = word(&mut (m.exact..m.count));
-        assert!(m.id(frequent).expect("known") < m.exact as u32 && m.id(rarer).expect("known") >= m.exact as u32);
-        let (a, b) = (m.embed(frequent).expect("int8 row"), m.embed(rarer).expect("coded row"));
-        assert_eq!((a.len(), b.len()), (m.dim, m.dim));
-        assert!(cosine(&a, &b) < 0.99, "{frequent} and {rarer} are different words");
-        assert!(Model::decode(&VECTORS[..VECTORS.len() - 1], VOCAB).is_none());
-        assert!(Model::decode(&VECTORS[..HEADER], VOCAB).is_none());
-        let mut foreign = VECTORS.to_vec();
-        foreign[..8].copy_from_slice(b"WBEMB1\0\0");
-        assert!(Model::decode(Box::leak(foreign.into_boxed_slice()), VOCAB).is_none());
     }
 
     /// Attack: a hostile agent sends a megabyte query to stall search; only its first
