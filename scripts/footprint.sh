@@ -49,7 +49,11 @@ fi
 
 cd "$ROOT"
 if [ "$BUILD" = 1 ]; then
-  cargo build --release --locked --bin workbench --example rmcp_mini >&2
+  # Two commands, not one: an example pulls in the dev-dependencies, whose features would then be
+  # unified into the binary's crates, changing their symbol names; the binary must be the one
+  # `cargo build --release --locked` makes (build/startup-order.txt names its functions).
+  cargo build --release --locked >&2
+  cargo build --release --locked --example rmcp_mini >&2
 fi
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 WB="$TARGET/release/workbench"
