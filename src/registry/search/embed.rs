@@ -17,9 +17,10 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use std::collections::hash_map::DefaultHasher;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::Hasher;
 
 use super::hash::Map;
+use super::lines::Lines;
 
 static VECTORS: &[u8] = MODEL_BYTES;
 static VOCAB: &str = include_str!("model/vocab.txt");
@@ -44,8 +45,6 @@ const MAX_WORD: usize = 100;
 /// Only a text's first this many bytes are embedded: the meaning of a request is in its start,
 /// and a megabyte query from a hostile agent must not stall search in WordPiece.
 const MAX_TEXT: usize = 4096;
-/// An empty slot of the vocabulary table.
-const EMPTY: u16 = u16::MAX;
 
 thread_local! {
     /// How many tool texts this thread has embedded (not found in the cache or the store): an
@@ -67,12 +66,8 @@ pub struct Model {
     scales: &'static [u8],
     /// count x dim int8 values, as stored.
     data: &'static [u8],
-    vocab: &'static str,
-    /// Where each token's line starts in `vocab` (count + 1 entries: the last one is the end).
-    starts: Vec<u32>,
-    /// Open addressing (linear probing) over token ids, a power of two at least twice the
-    /// vocabulary: a miss, WordPiece's usual case, ends in about two probes.
-    slots: Vec<u16>,
+    /// The vocabulary, one token a line, found by its text ([`Lines`]).
+    vocab: Lines,
 }
 
 /// The model, made ready on first use; `None` if the committed table does not parse (then search
@@ -80,12 +75,6 @@ pub struct Model {
 pub fn model() -> Option<&'static Model> {
     static MODEL: OnceLock<Option<Model>> = OnceLock::new();
     MODEL.get_or_init(|| Model::decode(VECTORS, VOCAB)).as_ref()
-}
-
-fn slot_hash(token: &[u8]) -> usize {
-    let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    h.write(token);
-    h.finish() as usize
 }
 
 impl Model {
@@ -96,66 +85,20 @@ impl Model {
         }
         let count = u32::from_le_bytes(header[8..12].try_into().ok()?) as usize;
         let dim = u32::from_le_bytes(header[12..16].try_into().ok()?) as usize;
-        // Token ids are u16 in the table: a larger vocabulary is not this build's.
-        if dim == 0 || count == 0 || count >= usize::from(EMPTY) {
+        if dim == 0 {
             return None;
         }
         let scales_end = 16 + count * 4;
         let scales = bytes.get(16..scales_end)?;
         let data = bytes.get(scales_end..scales_end.checked_add(count.checked_mul(dim)?)?)?;
-        let mut starts = Vec::with_capacity(count + 1);
-        let mut at = 0;
-        for line in vocab.split_inclusive('\n') {
-            starts.push(at as u32);
-            at += line.len();
-        }
-        if starts.len() != count {
-            return None;
-        }
-        starts.push(at as u32);
-        let mut model =
-            Model { dim, count, scales, data, vocab, starts, slots: vec![EMPTY; (2 * count).next_power_of_two()] };
-        let mask = model.slots.len() - 1;
-        for id in 0..count {
-            let token = model.token(id);
-            let mut i = slot_hash(token.as_bytes()) & mask;
-            loop {
-                let slot = model.slots[i];
-                if slot == EMPTY {
-                    model.slots[i] = id as u16;
-                    break;
-                }
-                // A repeated line: the later id wins, as a map built in order would have it.
-                if model.token(usize::from(slot)) == token {
-                    model.slots[i] = id as u16;
-                    break;
-                }
-                i = (i + 1) & mask;
-            }
-        }
-        Some(model)
-    }
-
-    /// Token `id`'s text (its vocabulary line without the line end).
-    fn token(&self, id: usize) -> &'static str {
-        let (start, end) = (self.starts[id] as usize, self.starts[id + 1] as usize);
-        self.vocab[start..end].trim_end_matches(['\n', '\r'])
+        // Token ids are u16 in the lookup table: a larger vocabulary is not this build's.
+        let vocab = Lines::new(vocab, count)?;
+        Some(Model { dim, count, scales, data, vocab })
     }
 
     /// The id of a vocabulary token.
     fn id(&self, piece: &str) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let mut i = slot_hash(piece.as_bytes()) & mask;
-        loop {
-            let slot = self.slots[i];
-            if slot == EMPTY {
-                return None;
-            }
-            if self.token(usize::from(slot)) == piece {
-                return Some(u32::from(slot));
-            }
-            i = (i + 1) & mask;
-        }
+        self.vocab.id(piece).map(|id| id as u32)
     }
 
     fn scale(&self, id: usize) -> f32 {
@@ -341,7 +284,7 @@ impl Model {
 
     /// Bytes of heap the table takes (the vocabulary's line starts and its table of ids).
     pub fn heap_bytes(&self) -> usize {
-        self.starts.capacity() * 4 + self.slots.capacity() * 2
+        self.vocab.heap_bytes()
     }
 
     /// A tool text's compact vector, counted as one embedding done.
@@ -408,8 +351,8 @@ mod tests {
         assert!(ids.len() >= 4, "{ids:?}");
         // Every vocabulary line is found as itself, through the table of ids.
         for id in (0..m.count).step_by(97) {
-            let token = m.token(id);
-            assert_eq!(m.token(m.id(token).expect("known") as usize), token);
+            let token = m.vocab.get(id);
+            assert_eq!(m.vocab.get(m.id(token).expect("known") as usize), token);
         }
         assert_eq!(m.id("zzqxzzqx"), None);
     }

@@ -51,6 +51,7 @@ mod embed;
 mod hash;
 mod index;
 mod lexicon;
+mod lines;
 mod multilingual;
 mod precomputed;
 mod query;

@@ -16,7 +16,7 @@
 
 use std::sync::OnceLock;
 
-use std::hash::{BuildHasher, Hasher};
+use super::lines::Lines;
 
 const MODEL_BYTES: &[u8] = include_bytes!("model/multilingual.bin");
 static PIECES: &str = include_str!("model/multilingual.txt");
@@ -31,7 +31,6 @@ const MAX_PIECE: usize = 24;
 const UNKNOWN: f32 = -30.0;
 /// SIF's `a`: a piece of probability `a` weighs half as much as a rare one.
 const SIF: f32 = 1e-3;
-const EMPTY: u16 = u16::MAX;
 
 /// The table, read in place.
 pub struct Table {
@@ -43,10 +42,8 @@ pub struct Table {
     scales: &'static [u8],
     /// count x dim/2 bytes, two 4-bit values (+8) a byte, low nibble first.
     data: &'static [u8],
-    /// Where each piece's line starts in [`PIECES`] (count + 1 entries).
-    starts: Vec<u32>,
-    /// Open addressing over piece ids, a power of two at least twice the pieces.
-    slots: Vec<u16>,
+    /// The pieces of [`PIECES`], one a line, found by their text.
+    pieces: Lines,
     /// The longest piece, in characters (at most [`MAX_PIECE`]).
     longest: usize,
 }
@@ -55,12 +52,6 @@ pub struct Table {
 pub fn table() -> Option<&'static Table> {
     static TABLE: OnceLock<Option<Table>> = OnceLock::new();
     TABLE.get_or_init(|| Table::decode(MODEL_BYTES, PIECES)).as_ref()
-}
-
-fn slot_hash(piece: &[u8]) -> usize {
-    let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    h.write(piece);
-    h.finish() as usize
 }
 
 /// An IEEE half-precision value.
@@ -83,64 +74,20 @@ impl Table {
         }
         let count = u32::from_le_bytes(header[8..12].try_into().ok()?) as usize;
         let dim = u32::from_le_bytes(header[12..16].try_into().ok()?) as usize;
-        if dim == 0 || !dim.is_multiple_of(2) || count == 0 || count >= usize::from(EMPTY) {
+        if dim == 0 || !dim.is_multiple_of(2) {
             return None;
         }
         let scores = bytes.get(16..16 + count)?;
         let scales = bytes.get(16 + count..16 + 3 * count)?;
         let data_start = 16 + 3 * count;
         let data = bytes.get(data_start..data_start.checked_add(count.checked_mul(dim / 2)?)?)?;
-        let mut starts = Vec::with_capacity(count + 1);
-        let mut at = 0;
-        for line in pieces.split_inclusive('\n') {
-            starts.push(at as u32);
-            at += line.len();
-        }
-        if starts.len() != count {
-            return None;
-        }
-        starts.push(at as u32);
-        let mut table = Table {
-            dim,
-            count,
-            scores,
-            scales,
-            data,
-            starts,
-            slots: vec![EMPTY; (2 * count).next_power_of_two()],
-            longest: 1,
-        };
-        let mask = table.slots.len() - 1;
-        for id in 0..count {
-            let piece = table.piece(id);
-            table.longest = table.longest.max(piece.chars().count().min(MAX_PIECE));
-            let mut i = slot_hash(piece.as_bytes()) & mask;
-            while table.slots[i] != EMPTY && table.piece(usize::from(table.slots[i])) != piece {
-                i = (i + 1) & mask;
-            }
-            table.slots[i] = id as u16;
-        }
-        Some(table)
-    }
-
-    fn piece(&self, id: usize) -> &'static str {
-        let (start, end) = (self.starts[id] as usize, self.starts[id + 1] as usize);
-        PIECES[start..end].trim_end_matches(['\n', '\r'])
+        let pieces = Lines::new(pieces, count)?;
+        let longest = (0..count).map(|id| pieces.get(id).chars().count().min(MAX_PIECE)).max().unwrap_or(0).max(1);
+        Some(Table { dim, count, scores, scales, data, pieces, longest })
     }
 
     fn id(&self, piece: &str) -> Option<usize> {
-        let mask = self.slots.len() - 1;
-        let mut i = slot_hash(piece.as_bytes()) & mask;
-        loop {
-            let slot = self.slots[i];
-            if slot == EMPTY {
-                return None;
-            }
-            if self.piece(usize::from(slot)) == piece {
-                return Some(usize::from(slot));
-            }
-            i = (i + 1) & mask;
-        }
+        self.pieces.id(piece)
     }
 
     fn log_prob(&self, id: usize) -> f32 {
@@ -153,7 +100,7 @@ impl Table {
 
     /// Bytes of heap the table takes (its line starts and its table of ids).
     pub fn heap_bytes(&self) -> usize {
-        self.starts.capacity() * 4 + self.slots.capacity() * 2
+        self.pieces.heap_bytes()
     }
 
     /// The pieces of `text` (ids), in order.
@@ -524,7 +471,7 @@ mod tests {
         let pieces = |s: &str| {
             let mut ids = Vec::new();
             t.segment(s, &mut ids);
-            ids.into_iter().map(|id| t.piece(id)).collect::<Vec<_>>()
+            ids.into_iter().map(|id| t.pieces.get(id)).collect::<Vec<_>>()
         };
         assert_eq!(pieces("Send"), ["\u{2581}send"]);
         // Full-width letters read as ASCII ones.
@@ -533,7 +480,7 @@ mod tests {
         assert!(pieces("发送邮件给我的同事").len() >= 3);
         // Every piece is found as itself.
         for id in (0..t.count).step_by(101) {
-            assert_eq!(t.id(t.piece(id)), Some(id));
+            assert_eq!(t.id(t.pieces.get(id)), Some(id));
         }
     }
 
