@@ -378,7 +378,7 @@ fn the_state_check_finds_planted_regressions() {
     let found = state_violations(&unnamed, &sources);
     assert!(found.iter().any(|p| p.contains("only `pub name: Type,` fields")), "{found:?}");
     let mut planted = sources.clone();
-    planted.push(("src/engine/sneaky.rs".into(), "fn f() -> State {\n    State { search: todo!() }\n}\n".into()));
+    planted.push(("src/engine/sneaky.rs".into(), "fn f(search: Search) -> State {\n    State { search }\n}\n".into()));
     let found = state_violations(&text, &planted);
     assert_eq!(found, vec!["only src/start.rs builds the state, not src/engine/sneaky.rs".to_string()]);
 }
