@@ -31,6 +31,8 @@ if command -v "$python" >/dev/null 2>&1 && ! "$python" -c 'import ensurepip, ven
   case "$distro" in debian | ubuntu) missing+=(python3-venv) ;; *) notes+=("$python has no venv/ensurepip module: install your distribution's venv package for it") ;; esac
 fi
 command -v dbus-run-session >/dev/null 2>&1 || missing+=(dbus)
+# tzdata: the time tool reads zone rules from the system's database on Linux, as a desktop has it.
+[ -e /usr/share/zoneinfo/Europe/Berlin ] || missing+=(tzdata)
 command -v gnome-keyring-daemon >/dev/null 2>&1 || missing+=(gnome-keyring)
 command -v secret-tool >/dev/null 2>&1 || missing+=(libsecret-tools)
 if [ -z "$(wb_browser)" ]; then

@@ -59,7 +59,7 @@ struct SearchLog {
 }
 
 fn to_utc(path: &str, expr: &str) -> Result<String, ToolError> {
-    let now = chrono::Utc::now().with_timezone(&chrono_tz::Tz::UTC);
+    let now = chrono::Utc::now().with_timezone(&super::time::Tz::utc());
     let t = super::time::resolve(expr, now)
         .map_err(|why| ToolError::invalid(format!("{path}: could not understand '{expr}': {why}")))?;
     Ok(t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc, Weekday};
-use chrono_tz::Tz;
+use chrono::{
+    DateTime, Datelike, Duration, FixedOffset, MappedLocalTime, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc,
+    Weekday,
+};
 use plugins::api::{ArgProblem, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -44,18 +46,128 @@ fn bad(path: &str, message: String) -> ToolError {
     }
 }
 
+/// An IANA time zone for chrono's calendar arithmetic. The rules come from jiff's database:
+/// the system's copy on Linux and macOS (`/usr/share/zoneinfo`, kept current by the OS's
+/// updates), a copy bundled into the binary on Windows, which has none. (chrono-tz compiled the
+/// whole database into every build as about 1.3 MB of tables; docs/footprint.md.)
+#[derive(Clone, Debug)]
+pub struct Tz {
+    name: Arc<str>,
+    rules: jiff::tz::TimeZone,
+}
+
+/// A zone's offset at one instant, with the zone (chrono rebuilds the zone from it).
+#[derive(Clone, Debug)]
+pub struct ZoneOffset {
+    zone: Tz,
+    fixed: FixedOffset,
+}
+
+impl chrono::Offset for ZoneOffset {
+    fn fix(&self) -> FixedOffset {
+        self.fixed
+    }
+}
+
+impl std::fmt::Display for ZoneOffset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.fixed.fmt(f)
+    }
+}
+
+/// Years jiff's calendar covers; a time outside them is refused ("out of range").
+const YEARS: std::ops::RangeInclusive<i32> = -9999..=9999;
+
+impl Tz {
+    pub fn utc() -> Tz {
+        Tz { name: "UTC".into(), rules: jiff::tz::TimeZone::UTC }
+    }
+
+    /// The zone an IANA name ("Europe/Berlin", any case) names, or `None`. A name is looked up
+    /// in the database's list of zones, never used as a path: "../../etc/passwd" is no zone.
+    pub fn named(name: &str) -> Option<Tz> {
+        let plausible = !name.is_empty()
+            && name.len() <= 64
+            && name.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '+'));
+        if !plausible {
+            return None;
+        }
+        let rules = jiff::tz::TimeZone::get(name).ok()?;
+        let name = rules.iana_name().unwrap_or(name).into();
+        Some(Tz { name, rules })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn offset(&self, offset: jiff::tz::Offset) -> ZoneOffset {
+        let fixed = FixedOffset::east_opt(offset.seconds()).unwrap_or(FixedOffset::east_opt(0).expect("zero offset"));
+        ZoneOffset { zone: self.clone(), fixed }
+    }
+}
+
+impl TimeZone for Tz {
+    type Offset = ZoneOffset;
+
+    fn from_offset(offset: &ZoneOffset) -> Tz {
+        offset.zone.clone()
+    }
+
+    fn offset_from_local_date(&self, local: &NaiveDate) -> MappedLocalTime<ZoneOffset> {
+        self.offset_from_local_datetime(&local.and_time(NaiveTime::MIN))
+    }
+
+    fn offset_from_local_datetime(&self, local: &NaiveDateTime) -> MappedLocalTime<ZoneOffset> {
+        use jiff::tz::AmbiguousOffset;
+        let civil = i16::try_from(local.year()).ok().filter(|_| YEARS.contains(&local.year())).and_then(|year| {
+            jiff::civil::DateTime::new(
+                year,
+                local.month() as i8,
+                local.day() as i8,
+                chrono::Timelike::hour(local) as i8,
+                chrono::Timelike::minute(local) as i8,
+                chrono::Timelike::second(local).min(59) as i8,
+                0,
+            )
+            .ok()
+        });
+        let Some(civil) = civil else { return MappedLocalTime::None };
+        match self.rules.to_ambiguous_timestamp(civil).offset() {
+            AmbiguousOffset::Unambiguous { offset } => MappedLocalTime::Single(self.offset(offset)),
+            AmbiguousOffset::Gap { .. } => MappedLocalTime::None,
+            // The earlier instant first: the offset before the clocks went back.
+            AmbiguousOffset::Fold { before, after } => {
+                MappedLocalTime::Ambiguous(self.offset(before), self.offset(after))
+            }
+        }
+    }
+
+    fn offset_from_utc_date(&self, utc: &NaiveDate) -> ZoneOffset {
+        self.offset_from_utc_datetime(&utc.and_time(NaiveTime::MIN))
+    }
+
+    fn offset_from_utc_datetime(&self, utc: &NaiveDateTime) -> ZoneOffset {
+        let offset = jiff::Timestamp::from_second(utc.and_utc().timestamp())
+            .map(|t| self.rules.to_offset(t))
+            .unwrap_or(jiff::tz::Offset::UTC);
+        self.offset(offset)
+    }
+}
+
 /// The computer's IANA zone, or UTC when it cannot be determined.
 fn local_zone() -> Tz {
     std::env::var("TZ")
         .ok()
-        .and_then(|z| z.trim_start_matches(':').parse().ok())
-        .or_else(|| iana_time_zone::get_timezone().ok().and_then(|z| z.parse().ok()))
-        .unwrap_or(Tz::UTC)
+        .and_then(|z| Tz::named(z.trim_start_matches(':')))
+        .or_else(|| iana_time_zone::get_timezone().ok().and_then(|z| Tz::named(&z)))
+        .unwrap_or_else(Tz::utc)
 }
 
 async fn get_current(_app: Arc<App>, args: GetCurrent) -> Result<Value, ToolError> {
     let tz: Tz = match &args.timezone {
-        Some(name) => name.parse().map_err(|_| {
+        Some(name) => Tz::named(name).ok_or_else(|| {
             bad(
                 "/timezone",
                 format!(
@@ -160,6 +272,9 @@ pub fn resolve(expr: &str, now: DateTime<Tz>) -> Result<DateTime<Tz>, String> {
 }
 
 fn local(tz: Tz, naive: NaiveDateTime) -> Result<DateTime<Tz>, String> {
+    if !YEARS.contains(&naive.year()) {
+        return Err("that date is out of range".into());
+    }
     tz.from_local_datetime(&naive)
         .earliest()
         .ok_or_else(|| "that local time does not exist (a clock change skips it)".to_string())
@@ -167,27 +282,27 @@ fn local(tz: Tz, naive: NaiveDateTime) -> Result<DateTime<Tz>, String> {
 
 fn add_units(now: DateTime<Tz>, n: i64, unit: &str) -> Result<DateTime<Tz>, String> {
     let unit = unit.trim_end_matches('s');
+    let out_of_range = || "that date is out of range".to_string();
     let d = match unit {
-        "second" | "sec" => Duration::seconds(n),
-        "minute" | "min" => Duration::minutes(n),
-        "hour" | "hr" | "h" => Duration::hours(n),
-        "day" | "d" => Duration::days(n),
-        "week" | "wk" | "w" => Duration::weeks(n),
-        "month" => {
-            let months = chrono::Months::new(n.unsigned_abs() as u32);
+        "second" | "sec" => Duration::try_seconds(n),
+        "minute" | "min" => Duration::try_minutes(n),
+        "hour" | "hr" | "h" => Duration::try_hours(n),
+        "day" | "d" => Duration::try_days(n),
+        "week" | "wk" | "w" => Duration::try_weeks(n),
+        "month" | "year" => {
+            let per = if unit == "year" { 12 } else { 1 };
+            let months =
+                n.unsigned_abs().checked_mul(per).and_then(|m| u32::try_from(m).ok()).ok_or_else(out_of_range)?;
+            let months = chrono::Months::new(months);
             let moved = if n >= 0 { now.checked_add_months(months) } else { now.checked_sub_months(months) };
-            return moved.ok_or_else(|| "that date is out of range".into());
-        }
-        "year" => {
-            let months = chrono::Months::new((n.unsigned_abs() * 12) as u32);
-            let moved = if n >= 0 { now.checked_add_months(months) } else { now.checked_sub_months(months) };
-            return moved.ok_or_else(|| "that date is out of range".into());
+            return moved.filter(|t| YEARS.contains(&t.year())).ok_or_else(out_of_range);
         }
         other => {
             return Err(format!("'{other}' is not a unit (minutes, hours, days, weeks, months, years)"));
         }
-    };
-    now.checked_add_signed(d).ok_or_else(|| "that date is out of range".into())
+    }
+    .ok_or_else(out_of_range)?;
+    now.checked_add_signed(d).filter(|t| YEARS.contains(&t.year())).ok_or_else(|| "that date is out of range".into())
 }
 
 fn weekday(w: &str) -> Option<Weekday> {
@@ -261,7 +376,7 @@ mod tests {
 
     fn check(expr: &str, want_local: &str) {
         // Monday 30 November 2026, 10:15 in Berlin.
-        let now = at("2026-11-30T09:15:00Z", chrono_tz::Europe::Berlin);
+        let now = at("2026-11-30T09:15:00Z", Tz::named("Europe/Berlin").unwrap());
         let got = resolve(expr, now).unwrap_or_else(|e| panic!("{expr}: {e}"));
         assert_eq!(got.to_rfc3339_opts(chrono::SecondsFormat::Secs, false), want_local, "{expr}");
     }
@@ -283,10 +398,63 @@ mod tests {
     }
 
     #[test]
+    fn zones_come_from_the_database_by_name_never_by_path() {
+        assert_eq!(Tz::named("europe/berlin").unwrap().name(), "Europe/Berlin");
+        assert_eq!(Tz::named("America/New_York").unwrap().name(), "America/New_York");
+        for hostile in [
+            "../../../../etc/passwd",
+            "/etc/localtime",
+            "Europe/../../../etc/passwd",
+            "Europe//Berlin",
+            "./UTC",
+            "",
+            "Not/A_Zone",
+            "Europe/Berlin\0",
+            &"A".repeat(100_000),
+        ] {
+            assert!(Tz::named(hostile).is_none(), "{hostile:.40}");
+        }
+    }
+
+    #[test]
+    fn clock_changes_are_the_zones_own() {
+        // Berlin: summer time ends 2026-10-25 03:00 (+02:00 -> +01:00), starts 2026-03-29 02:00.
+        let berlin = Tz::named("Europe/Berlin").unwrap();
+        let now = at("2026-10-20T08:00:00Z", berlin.clone());
+        assert_eq!(now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false), "2026-10-20T10:00:00+02:00");
+        // 02:30 happens twice: the earlier one (still summer time) is meant.
+        let fold = resolve("2026-10-25 02:30", now.clone()).unwrap();
+        assert_eq!(fold.to_rfc3339_opts(chrono::SecondsFormat::Secs, false), "2026-10-25T02:30:00+02:00");
+        let gap = resolve("2026-03-29 02:30", now.clone()).unwrap_err();
+        assert!(gap.contains("does not exist"), "{gap}");
+        // Sydney is on summer time in December, behind Berlin's winter by ten hours.
+        let sydney = at("2026-12-01T00:00:00Z", Tz::named("Australia/Sydney").unwrap());
+        assert_eq!(sydney.to_rfc3339_opts(chrono::SecondsFormat::Secs, false), "2026-12-01T11:00:00+11:00");
+        assert_eq!(describe(sydney)["utc_offset"], "+11:00");
+    }
+
+    #[test]
+    fn far_dates_are_refused_not_a_panic() {
+        let now = at("2026-11-30T09:15:00Z", Tz::utc());
+        for far in [
+            "in 99999999999999 weeks",
+            "in 9223372036854775807 seconds",
+            "in 99999999999 years",
+            "in 5000000000 months",
+            "in 10000 years",
+            "9223372036854775807 days ago",
+        ] {
+            let err = resolve(far, now.clone()).unwrap_err();
+            assert!(err.contains("out of range") || err.contains("not"), "{far}: {err}");
+        }
+        assert!(resolve("in 100 years", now).is_ok());
+    }
+
+    #[test]
     fn nonsense_is_refused() {
-        let now = at("2026-11-30T09:15:00Z", Tz::UTC);
+        let now = at("2026-11-30T09:15:00Z", Tz::utc());
         for bad in ["the day after the party", "in many days", "tomorrow 25pm", "in 3 fortnights"] {
-            assert!(resolve(bad, now).is_err(), "{bad}");
+            assert!(resolve(bad, now.clone()).is_err(), "{bad}");
         }
     }
 }
