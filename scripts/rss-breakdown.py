@@ -6,7 +6,7 @@ prints the RSS by kind of mapping after `initialize`, after the first `search_to
 more searches:
 
   binary text / rodata / data   the executable's file-backed code, read-only data, writable data
-  embedding table               the pages of the embedded int8 table present (of its total)
+  embedding table               the pages of the embedded token table present (of its total)
   libs                          the shared libraries and the loader
   heap (brk)                    the main thread's malloc heap
   malloc arenas                 anonymous mappings of glibc's per-thread arenas (64 MiB reserves)
@@ -36,7 +36,7 @@ USUAL = [
     "search my email for invoices",
     "add an event to my calendar",
 ]
-MAGIC = b"WBEMB1\0\0"
+MAGIC = b"WBEMB2\0\0"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -115,9 +115,9 @@ def table_range(binary):
     at = data.find(MAGIC)
     if at < 0:
         return None
-    count, dim = struct.unpack_from("<II", data, at + 8)
-    # int8 rows; a 4-bit table (WBEMB4) would be half, but its magic differs.
-    return at, 16 + count * 4 + count * dim
+    count, dim, bits = struct.unpack_from("<III", data, at + 8)
+    # Rows of dim values of `bits` bits each (src/registry/search/embed.rs).
+    return at, 20 + count * 4 + count * dim * bits // 8
 
 
 def breakdown(pid, binary, table):

@@ -14,6 +14,7 @@ with the encoder's cosine. Parameters are chosen on the dev two thirds only; hel
 import importlib.util
 import json
 import os
+import struct
 import sys
 from collections import defaultdict
 
@@ -91,14 +92,51 @@ def encode_texts(w, wp, texts):
     return np.array(out)
 
 
+def read_table(path):
+    """A token table as float rows: WBEMB1 (int8 rows, as scripts/distill-embeddings.py writes
+    them) or WBEMB2 (BITS-bit rows packed eight values to BITS bytes, as
+    scripts/train-embeddings.py writes the committed one; src/registry/search/embed.rs reads it)."""
+    raw = open(path, "rb").read()
+    magic = raw[:8]
+    if magic == b"WBEMB1\0\0":
+        count, dim = (int(x) for x in np.frombuffer(raw[8:16], "<u4"))
+        scales = np.frombuffer(raw[16 : 16 + 4 * count], "<f4")
+        data = np.frombuffer(raw[16 + 4 * count : 16 + 4 * count + count * dim], np.int8).reshape(count, dim)
+        return scales[:, None] * data.astype(np.float32)
+    if magic != b"WBEMB2\0\0":
+        raise ValueError(f"{path}: not a token table")
+    count, dim, bits = (int(x) for x in np.frombuffer(raw[8:20], "<u4"))
+    scales = np.frombuffer(raw[20 : 20 + 4 * count], "<f4")
+    packed = np.frombuffer(raw[20 + 4 * count :], np.uint8).reshape(count, dim // 8, bits)
+    words = np.zeros((count, dim // 8), np.uint64)
+    for b in range(bits):
+        words |= packed[:, :, b].astype(np.uint64) << np.uint64(8 * b)
+    shifts = (np.arange(8, dtype=np.uint64) * np.uint64(bits))[None, None, :]
+    values = (words[:, :, None] >> shifts) & np.uint64((1 << bits) - 1)
+    q = values.reshape(count, dim).astype(np.float32) - ((1 << (bits - 1)) - 1)
+    return scales[:, None] * q
+
+
+def pack_table(table, bits):
+    """The WBEMB2 bytes of a float table: each row rounded to BITS-bit steps of its largest value."""
+    top = (1 << (bits - 1)) - 1
+    count, dim = table.shape
+    scale = np.maximum(np.abs(table).max(1), 1e-12) / top
+    q = np.clip(np.round(table / scale[:, None]), -top, top).astype(np.int64) + top
+    words = np.zeros((count, dim // 8), np.uint64)
+    for k in range(8):
+        words |= q[:, k::8].astype(np.uint64) << np.uint64(k * bits)
+    packed = np.stack([((words >> np.uint64(8 * b)) & np.uint64(255)).astype(np.uint8) for b in range(bits)], axis=2)
+    head = b"WBEMB2\0\0" + struct.pack("<III", count, dim, bits)
+    return head + scale.astype("<f4").tobytes() + packed.tobytes()
+
+
 def static_model():
     base = os.path.join(HERE, "..", "src", "registry", "search", "model")
-    raw = open(os.path.join(base, "vectors.bin"), "rb").read()
-    count, dim = np.frombuffer(raw[8:16], "<u4")
-    scales = np.frombuffer(raw[16 : 16 + 4 * count], "<f4")
-    data = np.frombuffer(raw[16 + 4 * count : 16 + 4 * count + count * dim], np.int8).reshape(count, dim)
-    vocab = open(os.path.join(base, "vocab.txt"), encoding="utf-8").read().split("\n")[:count]
-    return WordPiece(vocab), scales, data
+    table = read_table(os.path.join(base, "vectors.bin"))
+    vocab = open(os.path.join(base, "vocab.txt"), encoding="utf-8").read().split("\n")[: table.shape[0]]
+    scales = np.ones(table.shape[0], np.float32)
+    return WordPiece(vocab), scales, table
 
 
 def static_embed(model, texts):

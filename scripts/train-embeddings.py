@@ -12,8 +12,8 @@ A text's vector is the weighted sum of its tokens' vectors, L2-normalised (as sr
 embed.rs computes it); the loss is a softmax over every tool of the catalogue (upstream servers'
 tools included) at temperature TAU, "any expected tool" as the target, plus an L2 pull towards the
 distilled table so that tokens the training texts rarely show stay where the teacher put them.
-Tokens that no training text contains keep their vectors exactly. The result is re-quantised to
-the same format (int8 rows, one f32 scale each), so nothing in Rust changes.
+Tokens that no training text contains keep their vectors exactly. The result is quantised to
+BITS (default 6) bits a value, one f32 scale a row, packed (WBEMB2, src/registry/search/embed.rs).
 
 Reproduce the committed table (the venv as scripts/distill-embeddings.py says):
 
@@ -51,26 +51,21 @@ TAU = float(os.environ.get("TAU", "0.05"))
 LR = float(os.environ.get("LR", "3e-3"))
 PULL = float(os.environ.get("PULL", "1e-3"))
 EPOCHS = int(os.environ.get("EPOCHS", "60"))
+# Bits a stored value: 6 ranks as int8 did (5 flipped a near tie, docs/search.md).
+BITS = int(os.environ.get("BITS", "6"))
 SEED = 19
 
 
 def load_table():
-    raw = open(os.environ.get("START", os.path.join(MODEL_DIR, "vectors.bin")), "rb").read()
-    count, dim = (int(x) for x in np.frombuffer(raw[8:16], "<u4"))
-    scales = np.frombuffer(raw[16 : 16 + 4 * count], "<f4")
-    data = np.frombuffer(raw[16 + 4 * count : 16 + 4 * count + count * dim], np.int8).reshape(count, dim)
-    vocab = open(os.path.join(MODEL_DIR, "vocab.txt"), encoding="utf-8").read().split("\n")[:count]
-    return vocab, scales[:, None] * data.astype(np.float32)
+    table = exp.read_table(os.environ.get("START", os.path.join(MODEL_DIR, "vectors.bin")))
+    vocab = open(os.path.join(MODEL_DIR, "vocab.txt"), encoding="utf-8").read().split("\n")[: table.shape[0]]
+    return vocab, table
 
 
 def write_table(vocab, table):
-    scale = np.maximum(np.abs(table).max(1), 1e-12) / 127.0
-    q = np.clip(np.round(table / scale[:, None]), -127, 127).astype(np.int8)
+    assert len(vocab) == table.shape[0]
     with open(os.path.join(MODEL_DIR, "vectors.bin"), "wb") as f:
-        f.write(b"WBEMB1\0\0")
-        f.write(struct.pack("<II", len(vocab), table.shape[1]))
-        f.write(scale.astype("<f4").tobytes())
-        f.write(q.tobytes())
+        f.write(exp.pack_table(table, BITS))
 
 
 def synthetic(tools):

@@ -1,9 +1,9 @@
 //! The semantic tier: static token embeddings (model2vec-style), distilled offline from the
 //! all-MiniLM-L6-v2 sentence encoder by scripts/distill-embeddings.py, fine-tuned contrastively
 //! on tool-finding queries by scripts/train-embeddings.py, and committed under `model/` (the
-//! vocabulary and one int8 vector per WordPiece token, with a scale that carries the token's
-//! weight). A text's vector is the sum of its tokens' vectors, L2 normalised; two texts are as
-//! related as their vectors' cosine.
+//! vocabulary and one vector per WordPiece token: `bits`-bit signed integers, packed, with a
+//! scale that carries the token's weight). A text's vector is the sum of its tokens' vectors, L2
+//! normalised; two texts are as related as their vectors' cosine.
 //!
 //! Nothing is read at start-up, and the table is never decoded into the heap: the vectors and
 //! scales are read in place from the binary's static bytes, and the vocabulary is found through
@@ -58,13 +58,22 @@ pub fn tool_embeddings() -> u64 {
     TOOL_EMBEDDINGS.with(std::cell::Cell::get)
 }
 
+/// The table's format: magic, count, dim, bits (u32 each), then count little-endian f32 scales,
+/// then count rows of `dim` values of `bits` bits each, packed eight values to `bits` bytes
+/// (least significant first), each stored as `q + (2^(bits-1) - 1)` for `q` in
+/// `-(2^(bits-1) - 1)..=2^(bits-1) - 1` (scripts/train-embeddings.py writes it).
+const MAGIC: &[u8; 8] = b"WBEMB2\0\0";
+const HEADER: usize = 20;
+
 /// The table, read in place.
 pub struct Model {
     dim: usize,
     count: usize,
+    /// Bits a value (2 to 8).
+    bits: usize,
     /// count little-endian f32 scales, as stored.
     scales: &'static [u8],
-    /// count x dim int8 values, as stored.
+    /// count rows of dim * bits / 8 bytes, as stored.
     data: &'static [u8],
     /// The vocabulary, one token a line, found by its text ([`Lines`]).
     vocab: Lines,
@@ -79,21 +88,43 @@ pub fn model() -> Option<&'static Model> {
 
 impl Model {
     fn decode(bytes: &'static [u8], vocab: &'static str) -> Option<Model> {
-        let header = bytes.get(..16)?;
-        if &header[..8] != b"WBEMB1\0\0" {
+        let header = bytes.get(..HEADER)?;
+        if &header[..8] != MAGIC {
             return None;
         }
-        let count = u32::from_le_bytes(header[8..12].try_into().ok()?) as usize;
-        let dim = u32::from_le_bytes(header[12..16].try_into().ok()?) as usize;
-        if dim == 0 {
+        let u32_at = |at: usize| u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+        let (count, dim, bits) = (u32_at(8) as usize, u32_at(12) as usize, u32_at(16) as usize);
+        // Whole groups of eight values a row, at most a byte a value.
+        if dim == 0 || !dim.is_multiple_of(8) || !(2..=8).contains(&bits) {
             return None;
         }
-        let scales_end = 16 + count * 4;
-        let scales = bytes.get(16..scales_end)?;
-        let data = bytes.get(scales_end..scales_end.checked_add(count.checked_mul(dim)?)?)?;
+        let scales_end = HEADER + count.checked_mul(4)?;
+        let scales = bytes.get(HEADER..scales_end)?;
+        let row = dim / 8 * bits;
+        let data = bytes.get(scales_end..scales_end.checked_add(count.checked_mul(row)?)?)?;
+        if scales_end + data.len() != bytes.len() {
+            return None;
+        }
         // Token ids are u16 in the lookup table: a larger vocabulary is not this build's.
         let vocab = Lines::new(vocab, count)?;
-        Some(Model { dim, count, scales, data, vocab })
+        Some(Model { dim, count, bits, scales, data, vocab })
+    }
+
+    /// Adds `scale` times row `id` to `v` (`v.len() == dim`).
+    fn add_row(&self, id: usize, scale: f32, v: &mut [f32]) {
+        let bits = self.bits;
+        let row = self.dim / 8 * bits;
+        let bytes = &self.data[id * row..(id + 1) * row];
+        let mask = (1u64 << bits) - 1;
+        let offset = ((1u64 << (bits - 1)) - 1) as f32;
+        for (group, out) in bytes.chunks_exact(bits).zip(v.chunks_exact_mut(8)) {
+            let mut word = [0u8; 8];
+            word[..bits].copy_from_slice(group);
+            let word = u64::from_le_bytes(word);
+            for (k, x) in out.iter_mut().enumerate() {
+                *x += scale * (((word >> (k * bits)) & mask) as f32 - offset);
+            }
+        }
     }
 
     /// The id of a vocabulary token.
@@ -184,11 +215,7 @@ impl Model {
             if id >= self.count {
                 continue;
             }
-            let scale = self.scale(id);
-            let row = &self.data[id * self.dim..(id + 1) * self.dim];
-            for (x, &q) in v.iter_mut().zip(row) {
-                *x += scale * f32::from(q as i8);
-            }
+            self.add_row(id, self.scale(id), &mut v);
         }
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm <= f32::EPSILON {
@@ -341,6 +368,47 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(m.embed(&huge), m.embed(&huge[..MAX_TEXT]));
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    /// The packed rows read as the values written: a table of two tokens in each width, and a
+    /// table cut short, padded, in another format or width is refused (search is then lexical
+    /// only) rather than read out of bounds.
+    #[test]
+    fn packed_rows_decode_exactly_and_a_damaged_table_is_refused() {
+        for bits in 2..=8usize {
+            let top = (1i64 << (bits - 1)) - 1;
+            let rows: Vec<Vec<i64>> = vec![(0..16).map(|j| j % (2 * top + 1) - top).collect(), vec![top; 16]];
+            let mut bytes = MAGIC.to_vec();
+            for n in [2u32, 16, bits as u32] {
+                bytes.extend(n.to_le_bytes());
+            }
+            bytes.extend(0.5f32.to_le_bytes());
+            bytes.extend(2.0f32.to_le_bytes());
+            for row in &rows {
+                for group in row.chunks(8) {
+                    let word = group.iter().enumerate().fold(0u64, |w, (k, &q)| w | (((q + top) as u64) << (k * bits)));
+                    bytes.extend(&word.to_le_bytes()[..bits]);
+                }
+            }
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            let m = Model::decode(bytes, "a\nb\n").unwrap_or_else(|| panic!("{bits} bits decode"));
+            for (id, row) in rows.iter().enumerate() {
+                let mut v = vec![0.0; 16];
+                m.add_row(id, m.scale(id), &mut v);
+                let want: Vec<f32> = row.iter().map(|&q| q as f32 * [0.5, 2.0][id]).collect();
+                assert_eq!(v, want, "{bits} bits, row {id}");
+            }
+            assert!(Model::decode(&bytes[..bytes.len() - 1], "a\nb\n").is_none());
+            let padded: &'static [u8] = Box::leak([bytes, &[0]].concat().into_boxed_slice());
+            assert!(Model::decode(padded, "a\nb\n").is_none());
+            let mut other = bytes.to_vec();
+            other[16] = 9;
+            assert!(Model::decode(Box::leak(other.into_boxed_slice()), "a\nb\n").is_none());
+            let mut old = bytes.to_vec();
+            old[..8].copy_from_slice(b"WBEMB1\0\0");
+            assert!(Model::decode(Box::leak(old.into_boxed_slice()), "a\nb\n").is_none());
+        }
+        assert!(Model::decode(&VECTORS[..VECTORS.len() - 1], VOCAB).is_none());
     }
 
     #[test]
