@@ -10,6 +10,7 @@
 //! - `mock` (tests only): `MockUpstream`, an [`api::Upstream`] that records requests and answers
 //!   with canned replies, for request-building and shaping tests next to each tool.
 //! - [`schema`]: argument types to portable JSON Schema.
+//! - [`schemas`] (generated): every tool's schema as committed text, read at run time.
 //! - [`text`]: rich text (HTML) to plain text at the tool boundary.
 //! - [`time`]: calendar arithmetic (chrono) for dates agents type and timestamps results show.
 //! - one module per integration, each exporting `INTEGRATION`, all listed in [`INTEGRATIONS`].
@@ -28,6 +29,7 @@ pub mod markdown;
 #[cfg(test)]
 pub mod mock;
 pub mod schema;
+pub mod schemas;
 pub mod text;
 pub mod time;
 
