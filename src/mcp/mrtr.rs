@@ -199,6 +199,10 @@ pub struct Approve {
     pub approve: bool,
 }
 
+/// The form asking [`Approve`] as sent: what `ElicitationSchema::from_type::<Approve>()` makes,
+/// committed so the server runs no schema generator (a test checks the two are the same).
+const APPROVE_FORM: &str = r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","title":"Approve","properties":{"approve":{"type":"boolean","description":"Allow workbench to run it."}},"required":["approve"],"description":"The user's answer to \"allow this?\" (the same form as 2025-11-25 elicitation)."}"#;
+
 /// One `tools/call` on a 2026-07-28 session with form elicitation: what the retry brought (the
 /// verified questions and the client's answers) and what this round still has to ask.
 pub struct Round {
@@ -264,7 +268,7 @@ impl Round {
             return None;
         }
         let sealer = self.sealer.get()?.clone();
-        let schema = ElicitationSchema::from_type::<Approve>().ok()?;
+        let schema: ElicitationSchema = serde_json::from_str(APPROVE_FORM).ok()?;
         let mut requests = InputRequests::new();
         let mut entries = Vec::new();
         for (entry, request) in asked {
@@ -326,6 +330,15 @@ fn answer(response: Option<&Value>) -> Approval {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_committed_approve_form_is_the_generated_one() {
+        let generated = ElicitationSchema::from_type::<Approve>().unwrap();
+        assert_eq!(serde_json::to_string(&generated).unwrap(), APPROVE_FORM, "update APPROVE_FORM");
+        let read: ElicitationSchema = serde_json::from_str(APPROVE_FORM).unwrap();
+        assert_eq!(read, generated);
+        assert_eq!(serde_json::to_string(&read).unwrap(), APPROVE_FORM);
+    }
 
     fn request(args: Value) -> ApprovalRequest {
         ApprovalRequest {
