@@ -9,7 +9,7 @@
 //! ([`crate::schemas`] here, `src/schemas.rs` for workbench's own tools) and read with
 //! [`committed`]. [`schema_for`] stays the source of truth: the tests of both crates regenerate
 //! every committed schema with it from the argument types and fail on any difference
-//! ([`drift`], [`check_table_file`]); nothing outside tests calls it, so it and the types'
+//! ([`drift`], [`check_table`]); nothing outside tests calls it, so it and the types'
 //! `JsonSchema` impls are left out of the release build.
 
 use schemars::JsonSchema;
@@ -118,31 +118,24 @@ pub fn drift(committed: &[(&str, &str)], generated: &[(String, Value)]) -> Vec<S
     out
 }
 
-/// The check of a committed table file (`path` under the crate `root`) against the schemas
-/// generated now: `Err` names each [`drift`] and says how to update the file. With
-/// `UPDATE_SCHEMAS=1` in the environment the file is rewritten instead (`Ok(true)`: the table
-/// compiled into this test is the old one until the next build).
-pub fn check_table_file(
-    root: &std::path::Path,
+/// The check of a committed table file `path` whose text is `on_disk` against the schemas
+/// generated now: `Err` names each [`drift`] (or a file not as [`render_table`] writes it) and
+/// says how to update the file (`UPDATE_SCHEMAS=1 <update>`). Reading and rewriting the file is
+/// the tests' part (this crate does no I/O).
+pub fn check_table(
     path: &str,
+    on_disk: &str,
     doc: &str,
     committed: &[(&str, &str)],
     generated: &[(String, Value)],
     update: &str,
-) -> Result<bool, String> {
-    let file = root.join(path);
-    let rendered = render_table(doc, generated);
-    if std::env::var_os("UPDATE_SCHEMAS").is_some_and(|v| v == "1") {
-        std::fs::write(&file, &rendered).map_err(|e| format!("{path}: {e}"))?;
-        return Ok(true);
-    }
+) -> Result<(), String> {
     let mut problems = drift(committed, generated);
-    let on_disk = std::fs::read_to_string(&file).map_err(|e| format!("{path}: {e}"))?;
-    if problems.is_empty() && on_disk != rendered {
+    if problems.is_empty() && on_disk != render_table(doc, generated) {
         problems.push("the file is not as the generator writes it".into());
     }
     if problems.is_empty() {
-        return Ok(false);
+        return Ok(());
     }
     Err(format!(
         "{path} does not match the argument types:\n  {}\nRegenerate it with `UPDATE_SCHEMAS=1 {update}` and commit it.",
@@ -294,14 +287,21 @@ mod committed_tests {
     fn committed_schemas_match_the_argument_types() {
         let generated = generated();
         assert!(generated.len() > 100, "the tools were read: {}", generated.len());
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let update = "cargo test --locked -p workbench-plugins committed_schemas";
-        let rewritten =
-            check_table_file(root, "src/schemas.rs", PLUGINS_DOC, crate::schemas::SCHEMAS, &generated, update)
-                .unwrap_or_else(|e| panic!("{e}"));
+        let rewritten = crate::schema_file::update_if_asked("src/schemas.rs", PLUGINS_DOC, &generated)
+            .unwrap_or_else(|e| panic!("{e}"));
         if rewritten {
             return;
         }
+        check_table(
+            "plugins/src/schemas.rs",
+            crate::schema_file::PLUGINS_SCHEMAS,
+            PLUGINS_DOC,
+            crate::schemas::SCHEMAS,
+            &generated,
+            update,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         // What the server reads is the generated schema, keys in the same order.
         for (name, schema) in &generated {
             assert_eq!(committed(crate::schemas::SCHEMAS, name).to_string(), schema.to_string(), "{name}");
@@ -345,18 +345,14 @@ mod committed_tests {
         let unsorted = [("b_tool", texts[1].as_str()), ("a_tool", texts[0].as_str()), ("c_tool", texts[2].as_str())];
         assert_eq!(drift(&unsorted, &generated), ["the committed keys are not sorted (lookups search them by halves)"]);
 
-        let dir = std::env::temp_dir().join(format!("workbench-schemas-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("schemas.rs"), render_table("//! doc\n", &generated)).unwrap();
-        assert_eq!(check_table_file(&dir, "schemas.rs", "//! doc\n", &agreeing, &generated, "cargo test x"), Ok(false));
-        let err = check_table_file(&dir, "schemas.rs", "//! doc\n", &planted, &generated, "cargo test x").unwrap_err();
-        assert!(err.contains("`b_tool`: the committed schema differs"), "{err}");
-        assert!(err.contains("UPDATE_SCHEMAS=1 cargo test x"), "{err}");
+        let file = render_table("//! doc\n", &generated);
+        assert_eq!(check_table("t.rs", &file, "//! doc\n", &agreeing, &generated, "cargo test x"), Ok(()));
+        let err = check_table("t.rs", &file, "//! doc\n", &planted, &generated, "cargo test x").unwrap_err();
+        assert!(err.starts_with("t.rs does not match the argument types:\n  `b_tool`: the committed"), "{err}");
+        assert!(err.ends_with("Regenerate it with `UPDATE_SCHEMAS=1 cargo test x` and commit it."), "{err}");
         // Same schemas, but the file is not what the generator writes (edited by hand).
-        std::fs::write(dir.join("schemas.rs"), "//! doc, edited\n").unwrap();
-        let err = check_table_file(&dir, "schemas.rs", "//! doc\n", &agreeing, &generated, "cargo test x").unwrap_err();
+        let err = check_table("t.rs", "//! doc, edited\n", "//! doc\n", &agreeing, &generated, "x").unwrap_err();
         assert!(err.contains("not as the generator writes it"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A schema text holding `"#` gets a raw string with more `#`s, and the table reads back.
