@@ -100,9 +100,10 @@ pub fn drift(committed: &[(&str, &str)], generated: &[(String, Value)]) -> Vec<S
             out.push(format!("`{key}`: two tools have this key (each needs its own schema)"));
             continue;
         }
+        let text = schema.to_string();
         match committed.iter().filter(|(k, _)| k == key).map(|(_, t)| *t).collect::<Vec<_>>()[..] {
             [] => out.push(format!("`{key}`: no committed schema")),
-            [text] if text == schema.to_string() => {}
+            [committed_text] if committed_text == text => {}
             [_] => out.push(format!("`{key}`: the committed schema differs from its argument type's")),
             _ => out.push(format!("`{key}`: committed more than once")),
         }
