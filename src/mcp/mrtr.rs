@@ -193,8 +193,7 @@ pub async fn sealer(app: &Arc<App>) -> Result<Sealer, StateError> {
 }
 
 /// The user's answer to "allow this?" (the same form as 2025-11-25 elicitation).
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct Approve {
     /// Allow workbench to run it.
     pub approve: bool,
