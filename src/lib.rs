@@ -10,6 +10,7 @@
 //! - [`engine`]: execute_tools: batch rules, refs, validation, bounded runs, scrub, cap, audit.
 //! - [`registry`]: the tool catalogue (plugins + built-ins) and search.
 //! - [`builtins`]: tools that run inside workbench.
+//! - [`schemas`] (generated): the built-in and meta-tools' input schemas as committed text.
 //! - [`validate`]: JSON Schema argument validation with agent-friendly errors.
 //! - [`storage`]: SQLite metadata (user, audit log, vault metadata); never secrets.
 //! - [`auth`]: connections: credentials from the environment or the secret store, and injection.
@@ -47,6 +48,7 @@ pub mod platform;
 pub mod portal;
 pub mod proxy;
 pub mod registry;
+pub mod schemas;
 pub mod scrub;
 pub mod secrets;
 pub mod send;

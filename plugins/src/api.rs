@@ -428,7 +428,8 @@ pub struct ToolSpec {
     pub results: Option<crate::flow::Results>,
     /// For a write: who will see what it sends; every mutating tool declares it (a test checks).
     pub audience: Option<crate::flow::Audience>,
-    /// The tool's JSON Schema (object-rooted); see [`crate::schema::schema_for`].
+    /// The tool's JSON Schema (object-rooted): its committed text ([`crate::schemas`]), generated
+    /// from the argument type by [`crate::schema::schema_for`].
     pub schema: fn() -> Value,
     pub run: Handler,
 }
@@ -452,6 +453,15 @@ macro_rules! tool {
     (@files $kind:ident $names:expr) => { $crate::api::Files::$kind($names) };
     (@opt) => { None };
     (@opt $v:expr) => { Some($v) };
+    // The committed schema of the tool; in this crate's tests, the one generated from its
+    // argument type (a test checks the two are the same text).
+    (@schema $name:literal, $args:ty) => {{
+        #[cfg(not(test))]
+        let schema: fn() -> _ = || $crate::schema::committed($crate::schemas::SCHEMAS, $name);
+        #[cfg(test)]
+        let schema: fn() -> _ = $crate::schema::schema_for::<$args>;
+        schema
+    }};
     (
         name: $name:literal,
         effect: $effect:ident,
@@ -471,7 +481,7 @@ macro_rules! tool {
             files: $crate::tool!(@files $($fkind $fnames)?),
             results: $crate::tool!(@opt $($crate::flow::Results::$results)?),
             audience: $crate::tool!(@opt $($audience)?),
-            schema: $crate::schema::schema_for::<$args>,
+            schema: $crate::tool!(@schema $name, $args),
             run: |upstream, args| {
                 Box::pin(async move {
                     let args: $args = $crate::api::parse_args(args)?;

@@ -10,6 +10,8 @@
 //! - `mock` (tests only): `MockUpstream`, an [`api::Upstream`] that records requests and answers
 //!   with canned replies, for request-building and shaping tests next to each tool.
 //! - [`schema`]: argument types to portable JSON Schema.
+//! - [`schemas`] (generated): every tool's schema as committed text, read at run time;
+//!   `schema_file` (tests only) rewrites it with `UPDATE_SCHEMAS=1`.
 //! - [`text`]: rich text (HTML) to plain text at the tool boundary.
 //! - [`time`]: calendar arithmetic (chrono) for dates agents type and timestamps results show.
 //! - one module per integration, each exporting `INTEGRATION`, all listed in [`INTEGRATIONS`].
@@ -28,6 +30,9 @@ pub mod markdown;
 #[cfg(test)]
 pub mod mock;
 pub mod schema;
+#[cfg(test)]
+mod schema_file;
+pub mod schemas;
 pub mod text;
 pub mod time;
 

@@ -34,7 +34,16 @@ macro_rules! builtin {
             effect: plugins::api::Effect::$effect,
             results: plugins::tool!(@opt $(plugins::flow::Results::$results)?),
             audience: plugins::tool!(@opt $($audience)?),
-            schema: plugins::schema::schema_for::<$args>,
+            schema: {
+                // The committed schema; in this crate's tests, the one generated from the
+                // argument type (a test checks the two are the same text: `meta::schema`). `src/schemas.rs` is the committed file.
+                #[cfg(not(test))]
+                let schema: fn() -> _ =
+                    || plugins::schema::committed($crate::schemas::SCHEMAS, concat!("builtin/", $name));
+                #[cfg(test)]
+                let schema: fn() -> _ = plugins::schema::schema_for::<$args>;
+                schema
+            },
             run: |app, args| {
                 Box::pin(async move {
                     let args: $args = plugins::api::parse_args(args)?;

@@ -476,8 +476,6 @@ impl Server {
     }
 }
 
-rmcp::elicit_safe!(mrtr::Approve);
-
 /// How long the user has to answer an approval question.
 const APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
@@ -646,6 +644,40 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// rmcp's `Peer::elicit_with_timeout::<mrtr::Approve>` (on the sessions before 2026-07-28 that
+/// [`approver`] serves) with the committed form ([`mrtr::approve_form`]) instead of one generated
+/// by schemars on every question: the same request, the same answers and errors.
+async fn ask_approval(
+    peer: &rmcp::Peer<RoleServer>,
+    message: String,
+) -> Result<Option<mrtr::Approve>, rmcp::service::ElicitationError> {
+    use rmcp::model::{ElicitRequestParams, ElicitationAction};
+    use rmcp::service::{ElicitationError, ElicitationMode};
+    if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+        return Err(ElicitationError::CapabilityNotSupported);
+    }
+    let requested_schema = mrtr::approve_form().map_err(|e| {
+        ElicitationError::Service(rmcp::ServiceError::McpError(McpError::invalid_params(
+            format!("Invalid schema for type {}: {e}", std::any::type_name::<mrtr::Approve>()),
+            None,
+        )))
+    })?;
+    let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
+    let response = peer.create_elicitation_with_timeout(params, Some(APPROVAL_TIMEOUT)).await?;
+    match response.action {
+        ElicitationAction::Accept => match response.content {
+            Some(value) => match serde_json::from_value::<mrtr::Approve>(value.clone()) {
+                Ok(parsed) => Ok(Some(parsed)),
+                Err(error) => Err(ElicitationError::ParseError { error, data: value }),
+            },
+            None => Err(ElicitationError::NoContent),
+        },
+        ElicitationAction::Decline => Err(ElicitationError::UserDeclined),
+        // `Cancel` (and any action a later revision adds: no answer either).
+        _ => Err(ElicitationError::UserCancelled),
+    }
+}
+
 /// Asks the human behind the client to approve an action the safety policy holds. The answer
 /// comes from the client's own UI (elicitation), never from anything the model sends.
 fn approver(peer: rmcp::Peer<RoleServer>) -> crate::engine::policy::ApproveFn {
@@ -654,7 +686,7 @@ fn approver(peer: rmcp::Peer<RoleServer>) -> crate::engine::policy::ApproveFn {
     Arc::new(move |request| {
         let peer = peer.clone();
         Box::pin(async move {
-            match peer.elicit_with_timeout::<mrtr::Approve>(request.summary, Some(APPROVAL_TIMEOUT)).await {
+            match ask_approval(&peer, request.summary).await {
                 Ok(Some(a)) if a.approve => Approval::Approved,
                 Ok(Some(_)) => Approval::Declined("the user answered no".into()),
                 Ok(None) => Approval::Declined("the user gave no answer".into()),

@@ -193,10 +193,22 @@ pub async fn sealer(app: &Arc<App>) -> Result<Sealer, StateError> {
 }
 
 /// The user's answer to "allow this?" (the same form as 2025-11-25 elicitation).
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Approve {
     /// Allow workbench to run it.
     pub approve: bool,
+}
+
+/// The form asking [`Approve`] as sent (both the 2025-11-25 elicitation and the input-required
+/// round): what `ElicitationSchema::from_type::<Approve>()` makes, committed so the server runs
+/// no schema generator (a test checks the two are the same; `Approve` derives `JsonSchema` in
+/// tests only).
+const APPROVE_FORM: &str = r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","title":"Approve","properties":{"approve":{"type":"boolean","description":"Allow workbench to run it."}},"required":["approve"],"description":"The user's answer to \"allow this?\" (the same form as 2025-11-25 elicitation)."}"#;
+
+/// The form asking [`Approve`], read from its committed text.
+pub fn approve_form() -> Result<ElicitationSchema, serde_json::Error> {
+    serde_json::from_str(APPROVE_FORM)
 }
 
 /// One `tools/call` on a 2026-07-28 session with form elicitation: what the retry brought (the
@@ -264,7 +276,7 @@ impl Round {
             return None;
         }
         let sealer = self.sealer.get()?.clone();
-        let schema = ElicitationSchema::from_type::<Approve>().ok()?;
+        let schema = approve_form().ok()?;
         let mut requests = InputRequests::new();
         let mut entries = Vec::new();
         for (entry, request) in asked {
@@ -326,6 +338,15 @@ fn answer(response: Option<&Value>) -> Approval {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_committed_approve_form_is_the_generated_one() {
+        let generated = ElicitationSchema::from_type::<Approve>().unwrap();
+        assert_eq!(serde_json::to_string(&generated).unwrap(), APPROVE_FORM, "update APPROVE_FORM");
+        let read = approve_form().unwrap();
+        assert_eq!(read, generated);
+        assert_eq!(serde_json::to_string(&read).unwrap(), APPROVE_FORM);
+    }
 
     fn request(args: Value) -> ApprovalRequest {
         ApprovalRequest {

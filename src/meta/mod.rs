@@ -55,7 +55,8 @@ pub trait MetaTool: 'static {
     const OFFERS_LINK: bool = false;
     type Args: DeserializeOwned + Send;
     type Answer: Serialize + Send;
-    /// The input schema (generated once per process from an `Args`-shaped type: [`schema_of`]).
+    /// The input schema (committed text described by an `Args`-shaped type, read once per
+    /// process: [`schema_of`]).
     fn schema() -> Value;
     fn run(
         app: &Arc<App>,
@@ -104,7 +105,7 @@ pub struct Tool {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
-    /// The input schema, generated from the tool's `Args` ([`schema::args_schema`]).
+    /// The input schema: committed text generated from the tool's `Args` ([`schema`]).
     pub schema: fn() -> Value,
     pub read_only: bool,
     pub destructive: bool,
@@ -165,11 +166,19 @@ pub static META_TOOLS: &[Tool] = &[
     Tool::of::<curl_session::CurlSession>(),
 ];
 
-/// A meta-tool's input schema from an `Args`-shaped type, generated once per process.
+/// A meta-tool's input schema, described by an `Args`-shaped type: its committed text
+/// (`src/schemas.rs`, keyed by profile and name), parsed once per process. In this crate's tests it
+/// is generated from the type instead, and a test checks the committed text is the same
+/// ([`schema`]).
 macro_rules! schema_of {
     ($args:ty) => {{
         static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
-        SCHEMA.get_or_init($crate::meta::schema::args_schema::<$args>).clone()
+        #[cfg(not(test))]
+        let schema = SCHEMA
+            .get_or_init(|| $crate::meta::schema::committed(module_path!(), <Self as $crate::meta::MetaTool>::NAME));
+        #[cfg(test)]
+        let schema = SCHEMA.get_or_init($crate::meta::schema::args_schema::<$args>);
+        schema.clone()
     }};
 }
 pub(crate) use schema_of;

@@ -77,8 +77,12 @@ fn every_rust_file_opens_with_a_module_doc() {
 
 #[test]
 fn plugins_import_no_io_crate() {
+    // The one exception: the tests' rewrite of the committed schema table, compiled only in tests.
+    let exempt = "plugins/src/schema_file.rs";
+    let lib = std::fs::read_to_string(root().join("plugins/src/lib.rs")).unwrap();
+    assert!(lib.contains("#[cfg(test)]\nmod schema_file;"), "{exempt} is a test-only module");
     let mut offenders = Vec::new();
-    for (p, t) in files(&["plugins/src"]) {
+    for (p, t) in files(&["plugins/src"]).into_iter().filter(|(p, _)| p != exempt) {
         for line in split(&t).0 {
             for banned in ["tokio", "reqwest", "std::fs", "std::net", "std::process", "hyper"] {
                 if line.contains(&format!("{banned}::")) || line.contains(&format!("use {banned}")) {
