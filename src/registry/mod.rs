@@ -69,7 +69,8 @@ pub struct ToolEntry {
 }
 
 impl ToolEntry {
-    /// The tool's JSON Schema, generated on first use.
+    /// The tool's JSON Schema: an upstream or custom tool's as listed, a compiled tool's parsed
+    /// from its committed text on first use (`plugins::schema::committed`) and kept.
     pub fn schema(&self) -> &Value {
         if let Some((catalogue, server, tool)) = &self.listed {
             return &catalogue.servers[*server].1[*tool].schema;
@@ -80,8 +81,8 @@ impl ToolEntry {
         self.schema.get_or_init(self.schema_fn)
     }
 
-    /// The schema when it is at hand (an upstream or custom tool's, or one generated before),
-    /// without generating it.
+    /// The schema when it is at hand (an upstream or custom tool's, or one parsed before),
+    /// without parsing it.
     pub fn schema_if_ready(&self) -> Option<&Value> {
         if self.listed.is_some() || matches!(self.runner, Runner::Custom(_)) {
             return Some(self.schema());
@@ -89,7 +90,7 @@ impl ToolEntry {
         self.schema.get()
     }
 
-    /// The schema, generated for the caller and not kept when it was not at hand.
+    /// The schema, parsed for the caller and not kept when it was not at hand.
     pub fn with_schema<T>(&self, f: impl FnOnce(&Value) -> T) -> T {
         match self.schema_if_ready() {
             Some(schema) => f(schema),
