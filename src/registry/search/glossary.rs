@@ -1,0 +1,674 @@
+//! A request that is not written in English, read as English words.
+//!
+//! `model/glossary.z` (zlib-compressed text, built by `scripts/build-glossary.py` from open wordnets: Princeton
+//! WordNet 3.0, the Open Multilingual Wordnet's Wiktionary, French, Portuguese and Chinese
+//! wordnets and the Spanish MCR 3.0; licences in `model/GLOSSARY-LICENSES.md`) gives each
+//! Spanish, German, French, Portuguese, Japanese and Chinese lemma up to three English words.
+//! [`gloss`] turns a request into those words, so that the English tiers, which carry over to
+//! tools nobody here wrote, rank it: "envía el informe por correo" reads as "send report mail".
+//!
+//! - Spanish, German, French and Portuguese words meet the glossary as they are, or else at
+//!   their Snowball stem ("envía" and "enviar" both at `envi`). The request's language is the
+//!   one under which most of its words are found; only that language's entries are read, so a
+//!   French "envie" (envy) does not translate a Portuguese "envie" (send).
+//! - Chinese and Japanese runs are read by the longest entry at each position; kana mark
+//!   Japanese.
+//! - Function words of these languages are dropped; words with no entry (product names, ids,
+//!   English words) are kept as written.
+//!
+//! The lookup table (hashes of entries, sorted) is made on the first request that needs it,
+//! never for an English one.
+
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// The glossary, zlib-compressed (`scripts/build-glossary.py`).
+static COMPRESSED: &[u8] = include_bytes!("model/glossary.z");
+/// What it may inflate to at most (it is 4.4 MB).
+const MAX_INFLATED: usize = 16 << 20;
+
+/// The glossary's text, inflated on first use: lines `<lang> <lemma>\t<english> ...`, sorted.
+fn text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(COMPRESSED, MAX_INFLATED)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .unwrap_or_default()
+    })
+}
+
+/// At most this much of a request is read (as the other tiers).
+const MAX_TEXT: usize = 4096;
+/// At most this many characters in a Chinese or Japanese entry.
+const MAX_CJK: usize = 6;
+/// English words given for one foreign word.
+const PER_WORD: usize = 3;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Lang {
+    Es,
+    De,
+    Fr,
+    Pt,
+    Ja,
+    Zh,
+}
+
+const LATIN: [Lang; 4] = [Lang::Es, Lang::De, Lang::Fr, Lang::Pt];
+
+impl Lang {
+    fn code(self) -> &'static str {
+        match self {
+            Lang::Es => "es",
+            Lang::De => "de",
+            Lang::Fr => "fr",
+            Lang::Pt => "pt",
+            Lang::Ja => "ja",
+            Lang::Zh => "zh",
+        }
+    }
+
+    fn of(code: &str) -> Option<Lang> {
+        Some(match code {
+            "es" => Lang::Es,
+            "de" => Lang::De,
+            "fr" => Lang::Fr,
+            "pt" => Lang::Pt,
+            "ja" => Lang::Ja,
+            "zh" => Lang::Zh,
+            _ => return None,
+        })
+    }
+
+    fn stemmer(self) -> Option<Stemmer> {
+        Some(Stemmer::create(match self {
+            Lang::Es => Algorithm::Spanish,
+            Lang::De => Algorithm::German,
+            Lang::Fr => Algorithm::French,
+            Lang::Pt => Algorithm::Portuguese,
+            Lang::Ja | Lang::Zh => return None,
+        }))
+    }
+}
+
+/// Articles, prepositions, pronouns, conjunctions and auxiliaries of each language: never
+/// translated (several are also rare nouns: Spanish "sus" is a genus of pigs, French "est" east),
+/// and the surest sign of the request's language.
+const STOP_ES: &[&str] = &[
+    "el", "la", "los", "las", "un", "una", "unos", "unas", "de", "del", "al", "a", "en", "y", "o", "que", "por",
+    "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
+    "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
+    "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
+    "tiene", "va", "ha", "he",
+];
+const STOP_DE: &[&str] = &[
+    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
+    "sind", "mit", "für", "von", "vom", "zu", "zum", "zur", "im", "in", "ins", "auf", "an", "am", "aus", "bei", "beim",
+    "nach", "ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner", "du", "dir", "welche", "welcher",
+    "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
+    "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "um", "als", "auch", "noch", "per", "ab",
+    "wird", "werden",
+];
+const STOP_FR: &[&str] = &[
+    "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
+    "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
+    "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
+    "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
+    "combien",
+];
+const STOP_PT: &[&str] = &[
+    "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
+    "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
+    "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
+    "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
+    "todos", "todas", "vai",
+];
+/// Chinese function characters and words, and Japanese function words written in kana (single
+/// kana are never read as words).
+const STOP_CJK: &[&str] = &[
+    "的",
+    "了",
+    "在",
+    "是",
+    "我",
+    "有",
+    "和",
+    "把",
+    "为",
+    "被",
+    "给",
+    "从",
+    "对",
+    "里",
+    "吗",
+    "呢",
+    "吧",
+    "个",
+    "条",
+    "一",
+    "这",
+    "那",
+    "些",
+    "上",
+    "也",
+    "都",
+    "很",
+    "就",
+    "请",
+    "帮",
+    "一个",
+    "哪些",
+    "什么",
+    "你",
+    "他",
+    "她",
+    "它",
+    "们",
+    "我的",
+    "して",
+    "する",
+    "した",
+    "します",
+    "ある",
+    "いる",
+    "です",
+    "ます",
+    "ください",
+    "どの",
+    "どんな",
+    "この",
+    "その",
+    "あの",
+    "について",
+    "による",
+    "ため",
+    "こと",
+    "もの",
+    "いくら",
+    "ている",
+    "てい",
+];
+
+fn stop_words(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Es => STOP_ES,
+        Lang::De => STOP_DE,
+        Lang::Fr => STOP_FR,
+        Lang::Pt => STOP_PT,
+        Lang::Ja | Lang::Zh => STOP_CJK,
+    }
+}
+
+/// The glossary's lookup table: (hash of language and key, the entry's byte offset in [`text`]),
+/// sorted. Each entry is filed under its lemma and, for the Latin languages, under its stem.
+struct Table {
+    keys: Vec<(u64, u32)>,
+    stemmers: [Stemmer; 4],
+}
+
+fn hash(lang: Lang, key: &str) -> u64 {
+    // FNV-1a: stable, and two entries sharing a hash only cost a wrong-but-harmless gloss.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in lang.code().bytes().chain([b' ']).chain(key.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let stemmers = LATIN.map(|l| l.stemmer().expect("a Latin language has a stemmer"));
+        let text = text();
+        let mut keys = Vec::with_capacity(text.len() / 16);
+        let mut offset = 0usize;
+        for line in text.split_inclusive('\n') {
+            let at = offset as u32;
+            offset += line.len();
+            let Some((head, _)) = line.split_once('\t') else { continue };
+            let Some((code, lemma)) = head.split_once(' ') else { continue };
+            let Some(lang) = Lang::of(code) else { continue };
+            let exact = hash(lang, lemma);
+            keys.push((exact, at));
+            if let Some(i) = LATIN.iter().position(|l| *l == lang) {
+                let stem = stemmers[i].stem(lemma);
+                let h = hash(lang, &stem);
+                if h != exact {
+                    keys.push((h, at));
+                }
+            }
+        }
+        keys.sort_unstable();
+        keys.shrink_to_fit();
+        Table { keys, stemmers }
+    })
+}
+
+/// An entry's lemma and English words.
+fn entry(at: u32) -> (&'static str, impl Iterator<Item = &'static str>) {
+    let line = text()[at as usize..].split('\n').next().unwrap_or_default();
+    let (head, english) = line.split_once('\t').unwrap_or((line, ""));
+    let lemma = head.split_once(' ').map_or("", |(_, l)| l);
+    (lemma, english.split(' ').filter(|w| !w.is_empty()))
+}
+
+impl Table {
+    fn find(&self, lang: Lang, key: &str) -> impl Iterator<Item = u32> + '_ {
+        let h = hash(lang, key);
+        let start = self.keys.partition_point(|(k, _)| *k < h);
+        self.keys[start..].iter().take_while(move |(k, _)| *k == h).map(|(_, at)| *at)
+    }
+
+    /// The entry for a Latin-script word in `lang`: the word itself, else the entry sharing
+    /// its stem whose lemma shares the longest beginning with the word.
+    fn latin(&self, lang: Lang, word: &str) -> Option<u32> {
+        let exact = |w: &str| self.find(lang, w).find(|at| entry(*at).0 == w);
+        if let Some(at) = exact(word) {
+            return Some(at);
+        }
+        // A verb as requests write it ("abre", "sende", "crée", "envie") is found at its
+        // infinitive more surely than at a stem it may share with nouns ("sender", "envio").
+        if let Some(at) = infinitives(lang, word).find_map(|w| exact(&w)) {
+            return Some(at);
+        }
+        let i = LATIN.iter().position(|l| *l == lang)?;
+        let stem = self.stemmers[i].stem(word);
+        let common = |a: &str| a.chars().zip(word.chars()).take_while(|(x, y)| x == y).count();
+        self.find(lang, &stem).max_by_key(|at| {
+            let lemma = entry(*at).0;
+            (common(lemma), std::cmp::Reverse(lemma.len()))
+        })
+    }
+
+    /// A German compound read as two entries ("Quartalsbericht": Quartal + Bericht, with its
+    /// joining s): the longest head that splits it.
+    fn compound(&self, word: &str) -> Option<(u32, u32)> {
+        let chars: Vec<char> = word.chars().collect();
+        // A verb prefix ("durchsuchen", "abrufen") reads as the verb.
+        for prefix in [
+            "durch", "über", "unter", "zurück", "weg", "aus", "auf", "ein", "nach", "vor", "ab", "an", "er", "ver",
+            "be",
+        ] {
+            if let Some(at) =
+                word.strip_prefix(prefix).filter(|r| r.chars().count() >= 4).and_then(|r| self.latin(Lang::De, r))
+            {
+                return Some((at, at));
+            }
+        }
+        if chars.len() < 8 {
+            return None;
+        }
+        (3..=chars.len() - 4).find_map(|i| {
+            let tail: String = chars[i..].iter().collect();
+            let tail_at = self.latin(Lang::De, &tail)?;
+            let head: String = chars[..i].iter().collect();
+            let head_at = self.latin(Lang::De, &head).or_else(|| {
+                head.strip_suffix('s').filter(|h| h.chars().count() >= 3).and_then(|h| self.latin(Lang::De, h))
+            })?;
+            Some((head_at, tail_at))
+        })
+    }
+
+    /// The longest entry starting at `chars[i..]`, and its length in characters.
+    fn cjk(&self, lang: Lang, chars: &[char], i: usize) -> Option<(u32, usize)> {
+        let mut key = String::new();
+        let mut best = None;
+        for (n, c) in chars[i..].iter().take(MAX_CJK).enumerate() {
+            key.push(*c);
+            if let Some(at) = self.find(lang, &key).find(|at| entry(*at).0 == key) {
+                best = Some((at, n + 1));
+            }
+        }
+        if lang == Lang::Ja && best.is_none_or(|(_, n)| n < 2) {
+            // A verb written with its ending in kana ("探して", "送って", "丸めて") is found at
+            // its dictionary form: the kanji, up to two kana of its stem, then a verb ending.
+            let kanji = chars[i..].iter().take(2).take_while(|c| !is_kana(**c)).count();
+            for k in (1..=kanji).rev() {
+                for j in (0..=2).rev() {
+                    let stem = &chars[i..(i + k + j).min(chars.len())];
+                    if stem.len() < k + j || !stem[k..].iter().all(|c| is_kana(*c)) {
+                        continue;
+                    }
+                    let stem: String = stem.iter().collect();
+                    for ending in ["る", "す", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"] {
+                        let key = format!("{stem}{ending}");
+                        if let Some(at) = self.find(lang, &key).find(|at| entry(*at).0 == key) {
+                            return Some((at, k + j));
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+/// The infinitives a verb form written in a request may come from: the imperative and present
+/// forms of regular verbs ("abre" -> abrir, "busca" -> buscar, "sende" -> senden, "crée" ->
+/// créer, "envie" -> enviar).
+fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
+    let chars: Vec<char> = word.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    if chars.len() >= 3 {
+        let last = chars[chars.len() - 1];
+        let body: String = chars[..chars.len() - 1].iter().collect();
+        let endings: &[&str] = match (lang, last) {
+            (Lang::Es | Lang::Pt, 'a') => &["ar"],
+            (Lang::Es, 'e') => &["er", "ir", "ar"],
+            (Lang::Pt, 'e') => &["er", "ir", "ar"],
+            (Lang::De, 'e') => &["en"],
+            (Lang::De, 't') if body.ends_with('e') => &["n"],
+            (Lang::De, 't') => &["en"],
+            (Lang::Fr, 'e') => &["er", "re", "ir"],
+            (Lang::Fr, 's') => &["r", "re"],
+            _ => &[],
+        };
+        out.extend(endings.iter().map(|e| format!("{body}{e}")));
+        // Plurals: "espacios" -> espacio, "reuniões" -> reunião, "réunions" -> réunion.
+        match lang {
+            Lang::Es | Lang::Pt | Lang::Fr if last == 's' => {
+                out.push(body.clone());
+                if let Some(b) = body.strip_suffix('e') {
+                    out.push(b.to_string());
+                }
+                if let Some(b) = word.strip_suffix("ões") {
+                    out.push(format!("{b}ão"));
+                }
+            }
+            Lang::De if matches!(last, 'n' | 's') => out.push(body.clone()),
+            _ => {}
+        }
+        // German participles and past forms: "gespeichert" -> speichern, "benötigten" ->
+        // benötigen, "erstellte" -> erstellen.
+        if lang == Lang::De {
+            let w = word.strip_suffix("en").or_else(|| word.strip_suffix('e')).unwrap_or(word);
+            if let Some(b) = w.strip_suffix('t') {
+                let b = b.strip_prefix("ge").filter(|b| b.chars().count() >= 3).unwrap_or(b);
+                out.push(format!("{b}en"));
+                out.push(format!("{b}n"));
+            }
+        }
+        match lang {
+            Lang::Es | Lang::Pt if matches!(last, 'a' | 'e') => out.push(format!("{word}r")),
+            Lang::Fr if last == 'e' => out.push(format!("{word}r")),
+            Lang::De => out.push(format!("{word}n")),
+            _ => {}
+        }
+    }
+    out.into_iter()
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(u32::from(c), 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0x31f0..=0x31ff)
+}
+
+fn is_kana(c: char) -> bool {
+    matches!(u32::from(c), 0x3040..=0x30ff | 0x31f0..=0x31ff)
+}
+
+/// A piece of the request: a word of letters and digits (with the characters that join names:
+/// `#`, `@`, `.`, `-`, `_`, `/`), or a run of Chinese or Japanese characters.
+enum Piece<'a> {
+    Word(&'a str),
+    Cjk(Vec<char>),
+}
+
+fn pieces(text: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut run: Vec<char> = Vec::new();
+    let joins = |c: char| c.is_alphanumeric() || matches!(c, '#' | '@' | '.' | '-' | '_' | '/' | ':' | '\'');
+    for (i, c) in text.char_indices() {
+        if is_cjk(c) {
+            if let Some(s) = start.take() {
+                out.push(Piece::Word(&text[s..i]));
+            }
+            run.push(c);
+            continue;
+        }
+        if !run.is_empty() {
+            out.push(Piece::Cjk(std::mem::take(&mut run)));
+        }
+        if joins(c) && !c.is_whitespace() && !matches!(c, '\u{3000}'..='\u{303f}' | '\u{ff00}'..='\u{ffef}') {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            out.push(Piece::Word(&text[s..i]));
+        }
+    }
+    if let Some(s) = start {
+        out.push(Piece::Word(&text[s..]));
+    }
+    if !run.is_empty() {
+        out.push(Piece::Cjk(run));
+    }
+    out
+}
+
+/// The request read as English words, or `None` when the glossary gives none of its words.
+/// Words `keep` says are names (of a product or server the index knows: Spanish "jira" is an
+/// outing, French "notion" a notion) are kept as written.
+pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
+    let mut end = query.len().min(MAX_TEXT);
+    while !query.is_char_boundary(end) {
+        end -= 1;
+    }
+    let pieces = pieces(&query[..end]);
+    let t = table();
+    // Latin-script words as (lower-cased, as written, capitalised after the first word); a
+    // hyphenated or elided word of letters ("Notion-Seite", "d'argent", "est-il") is read as
+    // its parts, an id ("PROJ-42") as it is.
+    let mut first = true;
+    let mut words_of = |raw: &str| -> Vec<(String, String, bool)> {
+        let capital = !first && raw.chars().next().is_some_and(char::is_uppercase);
+        first = false;
+        let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let parts: Vec<&str> = trimmed.split(['-', '\'', '’']).collect();
+        if parts.len() > 1 && parts.iter().all(|p| p.chars().all(char::is_alphabetic)) {
+            parts.iter().filter(|p| !p.is_empty()).map(|p| (p.to_lowercase(), p.to_string(), capital)).collect()
+        } else if trimmed.is_empty() {
+            Vec::new()
+        } else {
+            vec![(trimmed.to_lowercase(), raw.to_string(), capital)]
+        }
+    };
+    let latin: Vec<Option<Vec<(String, String, bool)>>> = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Word(w) => Some(words_of(w)),
+            Piece::Cjk(_) => None,
+        })
+        .collect();
+    let cjk = pieces.iter().any(|p| matches!(p, Piece::Cjk(_)));
+    // The language: Japanese when kana are written, Chinese for other ideographs, else the Latin
+    // language whose function words and entries the request has most of.
+    let lang = if cjk {
+        let kana = pieces.iter().any(|p| matches!(p, Piece::Cjk(run) if run.iter().any(|c| is_kana(*c))));
+        if kana { Lang::Ja } else { Lang::Zh }
+    } else {
+        let words: Vec<&String> = latin.iter().flatten().flatten().map(|(w, _, _)| w).collect();
+        let score = |lang: Lang| {
+            let stop = stop_words(lang);
+            words
+                .iter()
+                .map(|w| {
+                    if stop.contains(&w.as_str()) {
+                        2
+                    } else if !keep(w) && w.chars().all(char::is_alphabetic) && t.latin(lang, w).is_some() {
+                        1
+                    } else {
+                        0
+                    }
+                })
+                .sum::<usize>()
+        };
+        let mut best = (0, Lang::Es);
+        for lang in LATIN {
+            let n = score(lang);
+            if n > best.0 {
+                best = (n, lang);
+            }
+        }
+        if best.0 == 0 {
+            return None;
+        }
+        best.1
+    };
+    let stop = stop_words(lang);
+    let mut out: Vec<String> = Vec::new();
+    let mut translated = 0;
+    let mut dropped = 0;
+    let mut english = |at: u32, out: &mut Vec<String>| {
+        translated += 1;
+        out.extend(entry(at).1.take(PER_WORD).map(str::to_string));
+    };
+    for (piece, words) in pieces.iter().zip(&latin) {
+        match piece {
+            Piece::Word(_) => {
+                for (w, raw, capital) in words.iter().flatten() {
+                    let plain = w.chars().all(char::is_alphabetic);
+                    if plain && stop.contains(&w.as_str()) {
+                        dropped += 1;
+                        continue;
+                    }
+                    // A name (of a product, a person, a place) is kept as written; German
+                    // capitalises every noun, so there only known names are.
+                    let name = *capital && lang != Lang::De && t.find(lang, w).next().is_none();
+                    if keep(w) || name || !plain || cjk {
+                        out.push(raw.clone());
+                        continue;
+                    }
+                    if let Some(at) = t.latin(lang, w) {
+                        english(at, &mut out);
+                    } else if let Some((head, tail)) = (lang == Lang::De).then(|| t.compound(w)).flatten() {
+                        if head != tail {
+                            english(head, &mut out);
+                        }
+                        english(tail, &mut out);
+                    } else {
+                        out.push(raw.clone());
+                    }
+                }
+            }
+            Piece::Cjk(run) => {
+                let mut i = 0;
+                while i < run.len() {
+                    // A Japanese request also reads Chinese entries for kanji compounds the
+                    // Japanese glossary lacks, and the other way round.
+                    let other = if lang == Lang::Ja { Lang::Zh } else { Lang::Ja };
+                    let found = t
+                        .cjk(lang, run, i)
+                        .filter(|(_, n)| readable(run, i, *n))
+                        .or_else(|| t.cjk(other, run, i).filter(|(_, n)| *n >= 2 && readable(run, i, *n)));
+                    match found {
+                        Some((at, n)) => {
+                            let word: String = run[i..i + n].iter().collect();
+                            if !stop.contains(&word.as_str()) {
+                                english(at, &mut out);
+                            }
+                            i += n;
+                        }
+                        None => i += 1,
+                    }
+                }
+            }
+        }
+    }
+    // Even with no word found, a request rid of its function words reads better in English.
+    (translated > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
+}
+
+/// Whether `run[i..i + n]` may be read as a word: not a single kana (a particle), and a short
+/// katakana word only when it is the whole loanword ("シークレット" is not "シーク" + "レット").
+fn readable(run: &[char], i: usize, n: usize) -> bool {
+    let katakana = |c: char| matches!(u32::from(c), 0x30a0..=0x30ff | 0x31f0..=0x31ff);
+    if n == 1 && is_kana(run[i]) {
+        return false;
+    }
+    if n < 3 && run[i..i + n].iter().all(|c| katakana(*c)) {
+        let before = i > 0 && katakana(run[i - 1]);
+        let after = run.get(i + n).is_some_and(|c| katakana(*c));
+        return !before && !after;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn none(_: &str) -> bool {
+        false
+    }
+
+    #[test]
+    fn requests_read_as_english_words() {
+        for (query, want) in [
+            ("envía el informe por correo", ["send", "report", "mail"].as_slice()),
+            ("sende eine Nachricht", &["send", "message"]),
+            ("crée une réunion demain", &["create", "meeting", "tomorrow"]),
+            ("envie uma mensagem", &["send", "message"]),
+            ("发送邮件", &["send", "mail"]),
+            ("メールを送る", &["email", "send"]),
+        ] {
+            let g = gloss(query, &none).unwrap_or_default();
+            for w in want {
+                assert!(g.split(' ').any(|x| x == *w), "{query:?} -> {g:?}: no {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_and_ids_pass_through_and_function_words_drop() {
+        let g = gloss("abre un ticket en jira por el error PROJ-42 del checkout", &|w| w == "jira").expect("a gloss");
+        for w in ["open", "jira", "proj-42", "checkout"] {
+            assert!(g.split(' ').any(|x| x.eq_ignore_ascii_case(w)), "{g:?}: no {w}");
+        }
+        for w in ["un", "en", "por", "el", "del"] {
+            assert!(!g.split(' ').any(|x| x == w), "{g:?}: kept {w}");
+        }
+    }
+
+    #[test]
+    fn english_and_unknown_text_get_no_gloss() {
+        assert_eq!(gloss("", &none), None);
+        assert_eq!(gloss("!!! ,,, ###", &none), None);
+        assert_eq!(gloss("zzqx vvbn", &none), None);
+    }
+
+    #[test]
+    fn the_language_is_the_one_most_words_are_found_in() {
+        // "envie" is Portuguese "send" here, not French "envy".
+        let g = gloss("envie uma mensagem para o canal", &none).expect("a gloss");
+        assert!(g.split(' ').any(|x| x == "send"), "{g:?}");
+        assert!(!g.split(' ').any(|x| x == "envy"), "{g:?}");
+    }
+
+    #[test]
+    fn hostile_text_is_bounded() {
+        let big = "envía ".repeat(200_000) + &"发".repeat(100_000) + "\u{301}\u{301}";
+        let g = gloss(&big, &none).expect("a gloss of the first 4 KiB");
+        assert!(g.len() < 8 * MAX_TEXT, "{}", g.len());
+        let run: String = "邮件".repeat(300_000);
+        assert!(gloss(&run, &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
+    }
+
+    #[test]
+    fn every_entry_is_well_formed() {
+        let mut last = "";
+        assert!(text().len() > 1 << 20, "model/glossary.z inflates");
+        for line in text().lines() {
+            let (head, english) = line.split_once('\t').expect("a tab");
+            let (code, lemma) = head.split_once(' ').expect("a language");
+            assert!(Lang::of(code).is_some(), "{line}");
+            assert!(!lemma.is_empty() && !lemma.contains(' '), "{line}");
+            let words: Vec<&str> = english.split(' ').collect();
+            assert!((1..=3).contains(&words.len()), "{line}");
+            assert!(words.iter().all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase())), "{line}");
+            assert!(head > last, "not sorted at {line}");
+            last = head;
+        }
+    }
+}
