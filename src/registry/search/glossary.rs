@@ -43,6 +43,11 @@ const MAX_TEXT: usize = 4096;
 const MAX_CJK: usize = 6;
 /// English words given for one foreign word.
 const PER_WORD: usize = 3;
+/// German particles of separable verbs, written at the end of a request.
+const SEPARABLE: &[&str] =
+    &["an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los"];
+/// English light verbs: a sense of nearly every verb.
+const LIGHT: &[&str] = &["get", "make", "be", "do", "have", "take", "give", "put", "go", "come", "set", "let"];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Lang {
@@ -354,6 +359,16 @@ fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
             _ => &[],
         };
         out.extend(endings.iter().map(|e| format!("{body}{e}")));
+        // German verbs in -eln and -ern: "wandle" -> wandeln, "ändere" -> ändern.
+        if lang == Lang::De && last == 'e' {
+            let mut b: Vec<char> = body.chars().collect();
+            if let Some(&l @ ('l' | 'r')) = b.last() {
+                b.pop();
+                let stem: String = b.iter().collect();
+                out.push(format!("{stem}e{l}n"));
+                out.push(format!("{}n", body.strip_suffix('r').map_or(body.clone(), |s| format!("{s}er"))));
+            }
+        }
         // Plurals: "espacios" -> espacio, "reuniões" -> reunião, "réunions" -> réunion.
         match lang {
             Lang::Es | Lang::Pt | Lang::Fr if last == 's' => {
@@ -510,12 +525,31 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     let mut dropped = 0;
     let mut english = |words: &'static str, out: &mut Vec<String>| {
         translated += 1;
-        out.extend(words.split(' ').filter(|w| !w.is_empty()).take(PER_WORD).map(str::to_string));
+        // A light verb ("get", "make") as a second or third sense is mostly noise ("通过", pass
+        // through, also reads "get"): only a first sense gives it.
+        let mut senses = words.split(' ').filter(|w| !w.is_empty()).take(PER_WORD);
+        out.extend(senses.next().map(str::to_string));
+        out.extend(senses.filter(|w| !LIGHT.contains(w)).map(str::to_string));
     };
+    // A German separable verb: the request's first word with the particle that ends it ("lege
+    // ... an" is anlegen, "rufe ... ab" abrufen, "wandle ... um" umwandeln).
+    let all: Vec<&String> = words_by_piece.iter().flatten().flatten().map(|(w, _, _)| w).collect();
+    let separable = match (lang, all.first(), all.last()) {
+        (Lang::De, Some(verb), Some(particle)) if all.len() > 2 && SEPARABLE.contains(&particle.as_str()) => {
+            latin(Lang::De, &format!("{particle}{verb}")).map(|english| (verb.to_string(), english))
+        }
+        _ => None,
+    };
+    let mut first_word = true;
     for (piece, words) in pieces.iter().zip(&words_by_piece) {
         match piece {
             Piece::Word(_) => {
                 for (w, raw, capital) in words.iter().flatten() {
+                    let first = std::mem::take(&mut first_word);
+                    if let Some((_, english_words)) = separable.as_ref().filter(|(v, _)| first && v == w) {
+                        english(english_words, &mut out);
+                        continue;
+                    }
                     let plain = w.chars().all(char::is_alphabetic);
                     if plain && stop.contains(&w.as_str()) {
                         dropped += 1;
@@ -599,6 +633,13 @@ mod tests {
             ("envie uma mensagem", &["send", "message"]),
             ("发送邮件", &["send", "mail"]),
             ("メールを送る", &["email", "send"]),
+            // A separable verb, its particle at the end.
+            ("wandle die Datei in PDF um", &["convert"]),
+            ("rufe die neuesten Daten ab", &["retrieve"]),
+            // A compound, a participle, a verb with its kana ending.
+            ("schicke den Quartalsbericht", &["send", "quarter", "report"]),
+            ("welche Dateien sind gespeichert", &["save"]),
+            ("ページを探して", &["page", "search"]),
         ] {
             let g = gloss(query, &none).unwrap_or_default();
             for w in want {
