@@ -43,6 +43,52 @@ const MAX_TEXT: usize = 4096;
 const MAX_CJK: usize = 6;
 /// English words given for one foreign word.
 const PER_WORD: usize = 3;
+/// Question words: function words, but they say what kind of answer is asked for ("which
+/// secrets are stored" lists them), so they are given in English rather than dropped.
+const QUESTION: &[(&str, &str)] = &[
+    ("qué", "what"),
+    ("cuál", "which"),
+    ("cuáles", "which"),
+    ("cuánto", "how much"),
+    ("cuántos", "how many"),
+    ("cuántas", "how many"),
+    ("dónde", "where"),
+    ("cuándo", "when"),
+    ("welche", "which"),
+    ("welcher", "which"),
+    ("welches", "which"),
+    ("welchen", "which"),
+    ("was", "what"),
+    ("wo", "where"),
+    ("wann", "when"),
+    ("quel", "which"),
+    ("quelle", "which"),
+    ("quels", "which"),
+    ("quelles", "which"),
+    ("combien", "how much"),
+    ("où", "where"),
+    ("quais", "which"),
+    ("qual", "which"),
+    ("quanto", "how much"),
+    ("quantos", "how many"),
+    ("onde", "where"),
+    ("哪些", "which"),
+    ("哪个", "which"),
+    ("什么", "what"),
+    ("多少", "how much"),
+    ("哪里", "where"),
+    ("どの", "which"),
+    ("どんな", "which"),
+    ("何", "what"),
+    ("いくら", "how much"),
+    ("どこ", "where"),
+    ("いつ", "when"),
+];
+
+fn question(word: &str) -> Option<&'static str> {
+    QUESTION.iter().find(|(w, _)| *w == word).map(|(_, e)| *e)
+}
+
 /// German particles of separable verbs, written at the end of a request.
 const SEPARABLE: &[&str] =
     &["an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los"];
@@ -553,6 +599,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                     let plain = w.chars().all(char::is_alphabetic);
                     if plain && stop.contains(&w.as_str()) {
                         dropped += 1;
+                        out.extend(question(w).map(str::to_string));
                         continue;
                     }
                     // A name (of a product, a person, a place) is kept as written; German
@@ -586,7 +633,9 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                     match found {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();
-                            if !stop.contains(&word.as_str()) {
+                            if let Some(q) = question(&word) {
+                                out.push(q.to_string());
+                            } else if !stop.contains(&word.as_str()) {
                                 english(words, &mut out);
                             }
                             i += n;
