@@ -689,6 +689,8 @@ mod tests {
             ("schicke den Quartalsbericht", &["send", "quarter", "report"]),
             ("welche Dateien sind gespeichert", &["save"]),
             ("ページを探して", &["page", "search"]),
+            // A CC-CEDICT word in Japanese forms (總額 -> 総額).
+            ("請求の総額を表示して", &["total", "show"]),
         ] {
             let g = gloss(query, &none).unwrap_or_default();
             for w in want {

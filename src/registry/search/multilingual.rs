@@ -505,8 +505,9 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(3), "{:?}", started.elapsed());
     }
 
-    /// An English request never reads the multilingual table nor embeds a tool with it; the
-    /// first request in another language does, once, and finds the tool it asks for.
+    /// An English request never reads the multilingual table nor embeds a tool with it; nor
+    /// does a request the glossary reads into English words (it is ranked as English); the first
+    /// request in another language the glossary has no word of does, once.
     #[test]
     fn the_tier_is_made_only_for_requests_not_in_english() {
         let registry = crate::registry::Registry::standard();
@@ -516,8 +517,12 @@ mod tests {
         assert!(!hits.is_empty());
         assert!(index.foreign.get().is_none(), "an English request made the multilingual vectors");
         let hits = index.search("envía un correo electrónico al equipo de finanzas con gmail", 5, &connected);
-        assert!(index.foreign.get().is_some());
         assert_eq!(hits.first().map(|h| h.integration), Some("gmail"), "{hits:?}");
+        assert!(index.foreign.get().is_none(), "a glossed request made the multilingual vectors");
+        // Katakana the glossary has no word of: the multilingual table ranks it.
+        assert_eq!(super::super::glossary::gloss("ズンドコベロンチョ", &|_| false), None);
+        let _ = index.search("ズンドコベロンチョ", 5, &connected);
+        assert!(index.foreign.get().is_some());
     }
 
     #[test]
