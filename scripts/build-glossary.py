@@ -240,7 +240,11 @@ def main():
         senses = collections.defaultdict(set)
         for lemma, synset in pairs:
             key = " ".join(lemma.lower().replace("+", "").split())
-            if not key or " " in key or len(key) > 30:
+            # Phrases of two or three words for the languages written with spaces ("correo
+            # electrónico", "mot de passe"), single words for Chinese and Japanese.
+            if not key or len(key) > 30 or len(key.split(" ")) > (3 if lang in ("es", "de", "fr", "pt") else 1):
+                continue
+            if " " in key and not all(w.isalpha() for w in key.split(" ")):
                 continue
             if lang == "zh" and len(key) > 4:
                 continue

@@ -998,9 +998,9 @@ fn multilingual_requests_find_their_tools() {
 }
 
 const MULTILINGUAL_DEV: &str = include_str!("data/mcpbench/multilingual_dev.json");
-/// What the dev translations reach today (the test's floor): 0.683 (BM25 0.042; 0.300 with the
+/// What the dev translations reach today (the test's floor): 0.692 (BM25 0.042; 0.300 with the
 /// multilingual table alone, before the glossary; 0.175 before either).
-const MULTILINGUAL_DEV_FLOOR: f64 = 0.65;
+const MULTILINGUAL_DEV_FLOOR: f64 = 0.66;
 
 /// Dev English requests (of `../search_dev.json`'s and MCP-Bench's dev parts) translated into
 /// the same six languages (tests/it/data/mcpbench/README.md): what the multilingual tier is

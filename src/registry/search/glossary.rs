@@ -41,6 +41,8 @@ const MAX_INFLATED: usize = 8 << 20;
 const MAX_TEXT: usize = 4096;
 /// At most this many characters in a Chinese or Japanese entry.
 const MAX_CJK: usize = 6;
+/// The most words in a phrase of the glossary.
+const MAX_PHRASE: usize = 3;
 /// English words given for one foreign word.
 const PER_WORD: usize = 3;
 /// Question words: function words, but they say what kind of answer is asked for ("which
@@ -587,10 +589,35 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         _ => None,
     };
     let mut first_word = true;
+    let (mut next, mut skip) = (0, 0);
     for (piece, words) in pieces.iter().zip(&words_by_piece) {
         match piece {
             Piece::Word(_) => {
                 for (w, raw, capital) in words.iter().flatten() {
+                    let k = next;
+                    next += 1;
+                    if skip > 0 {
+                        skip -= 1;
+                        continue;
+                    }
+                    // A phrase the glossary has ("correo electrónico", "previsão do tempo",
+                    // "base de données"), longest first, neither starting nor ending with a
+                    // function word.
+                    if !unspaced && !stop.contains(&w.as_str()) {
+                        let phrase = (2..=MAX_PHRASE).rev().find_map(|n| {
+                            let words = all.get(k..k + n)?;
+                            if stop.contains(&words[n - 1].as_str()) {
+                                return None;
+                            }
+                            let text = words.iter().map(|w| w.as_str()).collect::<Vec<_>>().join(" ");
+                            exact(lang, &text).map(|e| (e, n))
+                        });
+                        if let Some((english_words, n)) = phrase {
+                            english(english_words, &mut out);
+                            skip = n - 1;
+                            continue;
+                        }
+                    }
                     let first = std::mem::take(&mut first_word);
                     if let Some((_, english_words)) = separable.as_ref().filter(|(v, _)| first && v == w) {
                         english(english_words, &mut out);
@@ -691,6 +718,9 @@ mod tests {
             ("ページを探して", &["page", "search"]),
             // A CC-CEDICT word in Japanese forms (總額 -> 総額).
             ("請求の総額を表示して", &["total", "show"]),
+            // Phrases.
+            ("envía un correo electrónico", &["send", "email"]),
+            ("busca en la base de datos", &["search", "database"]),
         ] {
             let g = gloss(query, &none).unwrap_or_default();
             for w in want {
@@ -742,7 +772,7 @@ mod tests {
             let mut last = "";
             for line in text.lines() {
                 let (lemma, english) = line.split_once('\t').expect("a tab");
-                assert!(!lemma.is_empty() && !lemma.contains(' '), "{line}");
+                assert!(!lemma.is_empty() && lemma.split(' ').count() <= MAX_PHRASE, "{line}");
                 let words: Vec<&str> = english.split(' ').collect();
                 assert!((1..=3).contains(&words.len()), "{line}");
                 assert!(words.iter().all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase())), "{line}");
