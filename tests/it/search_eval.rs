@@ -931,6 +931,54 @@ fn unseen_servers_beat_bm25() {
     assert!(ours > baseline, "held-out: no better than BM25 overall ({ours:.3} vs {baseline:.3})");
 }
 
+/// A server whose tools are described in Spanish or Chinese (a user's own, nobody here wrote
+/// it): an English request and a request in another language both find the right tool, through
+/// the glossary's reading of the descriptions (the tools' names say nothing: `op_1`...).
+#[test]
+fn tools_described_in_other_languages_are_found() {
+    use std::sync::Arc;
+    use workbench::upstream::{Catalogue, Listed, schema};
+    let t = app();
+    let tool = |name: &str, description: &str| {
+        let normalised = schema::normalise(&json!({"type": "object", "properties": {}}));
+        Listed {
+            tool: name.to_string(),
+            description: description.to_string(),
+            schema: normalised.schema,
+            effect: plugins::api::Effect::Read,
+            unchecked: normalised.unchecked,
+        }
+    };
+    let servers = vec![(
+        "granja".to_string(),
+        vec![
+            tool("op_1", "Registra la vacuna de una mascota en su historial médico."),
+            tool("op_2", "Elimina un proveedor de la lista de proveedores."),
+            tool("op_3", "列出农场里所有的奶牛"),
+            tool("op_4", "Calcule le solde du compte bancaire."),
+        ],
+    )];
+    let registry = t.app.registry().with_upstream(Arc::new(Catalogue { generation: 1, servers }));
+    let connected = |_: &str| true;
+    let index = registry.index();
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("record a vaccine for a pet", "granja_op_1"),
+        ("remove a supplier", "granja_op_2"),
+        ("list the cows on the farm", "granja_op_3"),
+        ("calculate the bank account balance", "granja_op_4"),
+        ("registra una vacuna para mi mascota", "granja_op_1"),
+        ("lösche den Lieferanten", "granja_op_2"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            let got: Vec<String> = hits.iter().take(3).map(|h| format!("{} {:.2}", h.name, h.score)).collect();
+            wrong.push(format!("{query:?}: want {want}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A request that names a server or a tool, even misspelled, ranks that server's tools first,
 /// and the own catalogue does not push out the tools of a server the query names (queries of no
 /// evaluation set).

@@ -497,6 +497,40 @@ fn pieces(text: &str) -> Vec<Piece<'_>> {
     out
 }
 
+/// English function words, to tell a text in English from one in the glossary's languages.
+const ENGLISH_FUNCTION: &[&str] = &[
+    "the", "of", "a", "an", "to", "and", "in", "for", "is", "are", "with", "on", "by", "from", "this", "that", "it",
+    "or", "as", "be", "at", "if", "not", "all", "which", "returns", "your", "you",
+];
+
+/// Whether a text (a tool's description) is written in one of the glossary's languages: a third
+/// or more of its letters Chinese or Japanese; or, counting the first 4 KiB's words, at least
+/// two function words of Spanish, German, French or Portuguese and more than twice as many as
+/// English ones.
+pub fn written_in_glossary_language(text: &str) -> bool {
+    let mut end = text.len().min(MAX_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &text[..end];
+    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+    let cjk = text.chars().filter(|c| is_cjk(*c)).count();
+    if cjk * 3 >= letters && cjk >= 2 {
+        return true;
+    }
+    // Function words are short: longer words are not looked at (nor lower-cased).
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty() && w.len() <= 10)
+        .map(str::to_lowercase)
+        .collect();
+    let english = words.iter().filter(|w| ENGLISH_FUNCTION.contains(&w.as_str())).count();
+    LATIN.iter().any(|l| {
+        let foreign = words.iter().filter(|w| stop_words(*l).contains(&w.as_str())).count();
+        foreign >= 2 && foreign > 2 * english
+    })
+}
+
 /// The request read as English words, or `None` when the glossary gives none of its words.
 /// Words `keep` says are names (of a product or server the index knows: Spanish "jira" is an
 /// outing, French "notion" a notion) are kept as written.
@@ -737,6 +771,26 @@ mod tests {
         }
         for w in ["un", "en", "por", "el", "del"] {
             assert!(!g.split(' ').any(|x| x == w), "{g:?}: kept {w}");
+        }
+    }
+
+    #[test]
+    fn descriptions_are_told_by_their_function_words() {
+        for english in [
+            "Corrects the QT interval for heart rate. References: Bazett HC et al. Heart. 1920",
+            "Determines whether acute kidney injury is due to prerenal or intrinsic renal pathology",
+            "혈압 센타일(percentile)을 계산하는 함수",
+            "Plots a 3D vector field from a string, e.g. x y z",
+        ] {
+            assert!(!written_in_glossary_language(english), "{english}");
+        }
+        for foreign in [
+            "Registra la vacuna de una mascota en su historial médico.",
+            "Löscht einen Lieferanten aus der Liste der Lieferanten.",
+            "Calcule le solde du compte bancaire de l'utilisateur.",
+            "列出农场里所有的奶牛",
+        ] {
+            assert!(written_in_glossary_language(foreign), "{foreign}");
         }
     }
 

@@ -13,7 +13,20 @@ impl SearchIndex {
         let mut vocab = Vocab::default();
         // Each integration's own words, read once: (name and display name, keywords).
         let mut products_words: Map<&str, (Vec<Form>, Vec<Form>)> = Map::default();
-        let texts: Vec<(String, String)> = tools.iter().map(|t| text::split_examples(t.description)).collect();
+        // A description not written in English is read with its English words too (the
+        // glossary's reading): lexical and BM25 match an English request, or a request glossed
+        // from any of the glossary's languages, against it.
+        let texts: Vec<(String, String)> = tools
+            .iter()
+            .map(|t| {
+                let (examples, mut prose) = text::split_examples(t.description);
+                if let Some(english) = glossed_description(&prose) {
+                    prose.push_str(" \n");
+                    prose.push_str(&english);
+                }
+                (examples, prose)
+            })
+            .collect();
         // The compiled tools' parameter names and vectors, as committed (no schema generated, no
         // table row read for them); other tools' parameter names read once (a schema not built
         // yet is built and dropped).
@@ -255,6 +268,17 @@ fn name_words(name: &str, integration: &str) -> Vec<String> {
         words.drain(..repeated);
     }
     words
+}
+
+/// A tool description's English reading through the glossary, when it is written in one of the
+/// glossary's languages ([`super::glossary::written_in_glossary_language`]: stricter than a
+/// request's test, since a description in English with Latin terms and abbreviations, "et al.",
+/// must not be read as French).
+fn glossed_description(prose: &str) -> Option<String> {
+    if !super::glossary::written_in_glossary_language(prose) {
+        return None;
+    }
+    super::glossary::gloss(prose, &|_| false)
 }
 
 /// What the semantic tier embeds of a tool: its name's words, its integration's display name,
