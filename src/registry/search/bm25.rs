@@ -43,12 +43,12 @@ pub fn terms(text: &str) -> Vec<String> {
 impl Bm25 {
     /// Bytes of heap the index takes (estimated from capacities).
     pub fn heap_bytes(&self) -> usize {
-        super::map_bytes(&self.terms)
+        super::heap::map_bytes(&self.terms)
             + self.terms.keys().map(String::capacity).sum::<usize>()
-            + super::vec_bytes(&self.postings)
-            + self.postings.iter().map(super::vec_bytes).sum::<usize>()
-            + super::vec_bytes(&self.norm)
-            + super::vec_bytes(&self.idf)
+            + super::heap::vec_bytes(&self.postings)
+            + self.postings.iter().map(super::heap::vec_bytes).sum::<usize>()
+            + super::heap::vec_bytes(&self.norm)
+            + super::heap::vec_bytes(&self.idf)
     }
 
     /// `texts`: each tool's name and description, in the index's order.

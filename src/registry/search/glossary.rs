@@ -260,8 +260,9 @@ fn hash(key: &str) -> u64 {
     h
 }
 
+static PARTS: [OnceLock<Part>; 6] = [const { OnceLock::new() }; 6];
+
 fn part(lang: Lang) -> &'static Part {
-    static PARTS: [OnceLock<Part>; 6] = [const { OnceLock::new() }; 6];
     PARTS[lang as usize].get_or_init(|| {
         let text = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(COMPRESSED[lang as usize], MAX_INFLATED)
             .ok()
@@ -287,6 +288,15 @@ fn part(lang: Lang) -> &'static Part {
         keys.shrink_to_fit();
         Part { text, keys }
     })
+}
+
+/// Heap bytes of the parts inflated so far (text and lookup table).
+pub fn heap_bytes() -> usize {
+    PARTS
+        .iter()
+        .filter_map(OnceLock::get)
+        .map(|p| p.text.capacity() + p.keys.capacity() * std::mem::size_of::<(u64, u32)>())
+        .sum()
 }
 
 /// An entry's lemma and English words.
