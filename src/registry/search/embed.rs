@@ -283,12 +283,11 @@ impl Vectors {
         if q.len() != self.dim || self.dim == 0 {
             return vec![None; self.scales.len()];
         }
+        let dot = dot_fn(self.dim);
         self.scales
             .iter()
             .zip(self.data.chunks_exact(self.dim))
-            .map(|(&scale, row)| {
-                (scale > 0.0).then(|| scale * q.iter().zip(row).map(|(x, &r)| x * f32::from(r)).sum::<f32>())
-            })
+            .map(|(&scale, row)| (scale > 0.0).then(|| scale * dot(q, row)))
             .collect()
     }
 
@@ -296,6 +295,74 @@ impl Vectors {
     pub fn heap_bytes(&self) -> usize {
         self.scales.capacity() * 4 + self.data.capacity()
     }
+}
+
+/// The dot product of a query vector and an int8 row, the fastest way this machine has. Every
+/// way sums in the same order ([`dot_lanes`]), so they give the same bits.
+fn dot_fn(dim: usize) -> fn(&[f32], &[i8]) -> f32 {
+    if !dim.is_multiple_of(LANES) {
+        return dot_sequential;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        return dot_avx2_checked;
+    }
+    dot_lanes
+}
+
+/// Lanes of the dot product: lane `k` sums components `k`, `k + 8`, ..., and the lanes are added
+/// pairwise at the end (`(0+4) + (2+6)`, then `(1+5) + (3+7)`, then those two), as the AVX2 path
+/// does in its registers.
+const LANES: usize = 8;
+
+fn dot_sequential(q: &[f32], row: &[i8]) -> f32 {
+    q.iter().zip(row).map(|(x, &r)| x * f32::from(r)).sum()
+}
+
+/// The scalar dot product in lanes (`q.len()` a multiple of [`LANES`]).
+fn dot_lanes(q: &[f32], row: &[i8]) -> f32 {
+    let mut acc = [0.0_f32; LANES];
+    for (x, r) in q.chunks_exact(LANES).zip(row.chunks_exact(LANES)) {
+        for k in 0..LANES {
+            acc[k] += x[k] * f32::from(r[k]);
+        }
+    }
+    let b = [acc[0] + acc[4], acc[1] + acc[5], acc[2] + acc[6], acc[3] + acc[7]];
+    let c = [b[0] + b[2], b[1] + b[3]];
+    c[0] + c[1]
+}
+
+#[cfg(target_arch = "x86_64")]
+fn dot_avx2_checked(q: &[f32], row: &[i8]) -> f32 {
+    assert!(q.len() == row.len() && q.len().is_multiple_of(LANES));
+    // SAFETY: chosen by `dot_fn` only when the CPU has AVX2; the lengths are checked above.
+    unsafe { dot_avx2(q, row) }
+}
+
+/// [`dot_lanes`] in AVX2 registers: multiply and add apart (no fused multiply-add, which rounds
+/// once where the scalar path rounds twice), the lanes reduced in the scalar path's order.
+///
+/// # Safety
+/// The CPU must have AVX2; `q` and `row` must have the same length, a multiple of 8.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_avx2(q: &[f32], row: &[i8]) -> f32 {
+    use std::arch::x86_64::*;
+    let mut acc = _mm256_setzero_ps();
+    let mut i = 0;
+    while i < q.len() {
+        // SAFETY: i + 8 <= len for both slices (same length, a multiple of 8).
+        let (x, r) =
+            unsafe { (_mm256_loadu_ps(q.as_ptr().add(i)), _mm_loadl_epi64(row.as_ptr().add(i).cast::<__m128i>())) };
+        let r = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(r));
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(x, r));
+        i += LANES;
+    }
+    // (0+4, 1+5, 2+6, 3+7), then (b0+b2, b1+b3), then c0+c1.
+    let b = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    let c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    let d = _mm_add_ss(c, _mm_shuffle_ps(c, c, 1));
+    _mm_cvtss_f32(d)
 }
 
 impl Model {
@@ -423,6 +490,30 @@ mod tests {
             assert_eq!(m.vocab.get(m.id(token).expect("known") as usize), token);
         }
         assert_eq!(m.id("zzqxzzqx"), None);
+    }
+
+    /// The AVX2 dot product gives the scalar one's bits, on the table's own vectors and on
+    /// extreme values.
+    #[test]
+    fn every_dot_product_path_gives_the_same_bits() {
+        let m = model().expect("decodes");
+        let texts = ["open a ticket about the login bug", "weather forecast for paris", "list my pull requests"];
+        let queries: Vec<Vec<f32>> = texts.iter().map(|t| m.embed(t).expect("known")).collect();
+        let mut rows: Vec<Vec<i8>> = queries.iter().map(|q| Quantized::new(q).data.into_vec()).collect();
+        rows.push(vec![127; m.dim()]);
+        rows.push(vec![-127; m.dim()]);
+        rows.push((0..m.dim()).map(|i| (i as i64 * 37 % 255 - 127) as i8).collect());
+        for q in &queries {
+            for row in &rows {
+                let lanes = dot_lanes(q, row);
+                assert!((lanes - dot_sequential(q, row)).abs() < 1e-3);
+                assert_eq!(dot_fn(m.dim())(q, row).to_bits(), lanes.to_bits());
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    assert_eq!(dot_avx2_checked(q, row).to_bits(), lanes.to_bits());
+                }
+            }
+        }
     }
 
     #[test]

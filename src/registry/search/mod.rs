@@ -595,14 +595,13 @@ impl SearchIndex {
         }
         let mut plain = vec![0.0_f32; n];
         if fusion.bm25 > 0.0 || fusion.bare_bm25 > 0.0 {
-            let mut listed: Set<u32> = candidates.iter().copied().collect();
-            for (d, s) in semantic.iter().enumerate() {
-                if *s > 0.0 {
-                    listed.insert(d as u32);
-                }
+            // Every tool with a semantic part is a candidate already.
+            let mut listed = vec![false; n];
+            for &d in &candidates {
+                listed[d as usize] = true;
             }
             for d in self.bm25.score(&parsed.semantic_text(trimmed), &mut plain) {
-                if listed.insert(d) {
+                if !std::mem::replace(&mut listed[d as usize], true) {
                     candidates.push(d);
                 }
             }

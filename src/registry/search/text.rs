@@ -194,7 +194,7 @@ pub fn joined_by_dash_or_slash(raw: &str) -> bool {
 /// Whether `word` may be a misspelling of `term`: one edit apart, and for words of four letters
 /// or fewer, not a substitution ("wash" is not "cash"), only a swap or a missing/extra letter.
 pub fn plausible_typo(word: &str, term: &str) -> bool {
-    if word == term || word.len().abs_diff(term.len()) > 1 || crate::validate::levenshtein(word, term) > 1 {
+    if word == term || word.len().abs_diff(term.len()) > 1 || !within_one_edit(word, term) {
         return false;
     }
     let (lw, lt) = (word.chars().count(), term.chars().count());
@@ -209,6 +209,35 @@ pub fn plausible_typo(word: &str, term: &str) -> bool {
     a.sort_unstable();
     b.sort_unstable();
     a == b
+}
+
+/// Whether two words are at most one edit apart (a letter changed, added, dropped, or two
+/// neighbouring letters swapped): `crate::validate::levenshtein(a, b) <= 1`, without its table
+/// (typo matching asks this of hundreds of verbs per query word).
+pub fn within_one_edit(a: &str, b: &str) -> bool {
+    fn within<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+        let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+        if long.len() - short.len() > 1 {
+            return false;
+        }
+        let Some(i) = long.iter().zip(short).position(|(x, y)| x != y) else {
+            // Equal, or one letter added at the end.
+            return true;
+        };
+        if long.len() != short.len() {
+            return long[i + 1..] == short[i..];
+        }
+        long[i + 1..] == short[i + 1..]
+            || (i + 1 < long.len()
+                && long[i] == short[i + 1]
+                && long[i + 1] == short[i]
+                && long[i + 2..] == short[i + 2..])
+    }
+    if a.is_ascii() && b.is_ascii() {
+        return within(a.as_bytes(), b.as_bytes());
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    within(&a, &b)
 }
 
 /// Whether `word` is `term` with two neighbouring letters swapped.
@@ -240,4 +269,36 @@ pub fn split_examples(text: &str) -> (String, String) {
         prev = c;
     }
     (examples, prose)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::within_one_edit;
+
+    /// The quick check says what the full edit distance says, for every pair of short words over
+    /// a small alphabet (every kind of edit, repeated letters, non-ASCII) and for real words.
+    #[test]
+    fn one_edit_check_agrees_with_the_edit_distance() {
+        let alphabet = ['a', 'b', 'é'];
+        let mut words = vec![String::new()];
+        for len in 1..=4 {
+            let mut next = Vec::new();
+            for w in words.iter().filter(|w| w.chars().count() == len - 1) {
+                for c in alphabet {
+                    next.push(format!("{w}{c}"));
+                }
+            }
+            words.extend(next);
+        }
+        for a in &words {
+            for b in &words {
+                assert_eq!(within_one_edit(a, b), crate::validate::levenshtein(a, b) <= 1, "{a:?} {b:?}");
+            }
+        }
+        for (a, b) in [("calender", "calendar"), ("jria", "jira"), ("opne", "open"), ("sned", "send"), ("pul", "pull")]
+        {
+            assert!(within_one_edit(a, b), "{a} {b}");
+        }
+        assert!(!within_one_edit("jira", "jazz"));
+    }
 }
