@@ -5,11 +5,12 @@
 //! under new server names.
 //!
 //!   cargo run --example search_footprint [-- --upstream 10000] [--searches 2000] [--schemas]
-//!       [--store FILE]
+//!       [--store FILE] [--dump FILE]
 //!
 //! `--store FILE` keeps the upstream servers' vectors in that SQLite file, as the server does:
 //! the first run embeds every upstream tool and stores them, a second run with the same file (a
 //! restart) loads them and embeds nothing (the line "embedded" says how many were).
+//! `--dump FILE` writes every query's results there, to diff two builds' rankings.
 //!
 //! Figures from a dev build are for relative change (heap and RSS); latency needs an optimised
 //! build (`--release`, see docs/search.md). `--schemas` builds every tool's schema before the
@@ -192,6 +193,19 @@ fn main() {
         samples.push(t.elapsed());
     }
     step(&format!("after {searches} more"));
+    if let Some(path) = args.iter().position(|a| a == "--dump").and_then(|i| args.get(i + 1)) {
+        // Every query's results, to check that a change to the search leaves rankings as they were.
+        let mut out = String::new();
+        let hostile = "find the issue, then plot it and save it; notify the team\n".repeat(70);
+        for q in queries.iter().chain([&hostile]) {
+            out.push_str(q);
+            out.push('\n');
+            for hit in registry.index().search(q, 10, &connected) {
+                out.push_str(&format!("  {} {} {}\n", hit.name, hit.score, hit.weak));
+            }
+        }
+        std::fs::write(path, out).expect("writes the dump");
+    }
     samples.sort();
     println!(
         "tools {}  index build {build:.2?}  first search {first_time:.2?} ({} hits)  embedded {} tool texts",

@@ -278,7 +278,9 @@ impl Vectors {
         }
     }
 
-    /// Each tool's cosine with the unit vector `q` (`None` for tools without a vector).
+    /// Each tool's cosine with the unit vector `q` (`None` for tools without a vector): the
+    /// reference [`Vectors::cosines_many`] is checked against.
+    #[cfg(test)]
     pub fn cosines(&self, q: &[f32]) -> Vec<Option<f32>> {
         if q.len() != self.dim || self.dim == 0 {
             return vec![None; self.scales.len()];
@@ -289,6 +291,27 @@ impl Vectors {
             .zip(self.data.chunks_exact(self.dim))
             .map(|(&scale, row)| (scale > 0.0).then(|| scale * dot(q, row)))
             .collect()
+    }
+
+    /// Each tool's cosine with each of the unit vectors `qs`, in one pass over the tools (each
+    /// row is read once for all of them): query `k`'s cosine with tool `d` at `k * tools + d`,
+    /// NaN for tools without a vector. The same bits as [`Vectors::cosines`].
+    pub fn cosines_many(&self, qs: &[&[f32]]) -> Vec<f32> {
+        let tools = self.scales.len();
+        let mut out = vec![f32::NAN; qs.len() * tools];
+        if self.dim == 0 {
+            return out;
+        }
+        let dot = dot_fn(self.dim);
+        let valid: Vec<(usize, &[f32])> = qs.iter().copied().enumerate().filter(|(_, q)| q.len() == self.dim).collect();
+        for (d, (&scale, row)) in self.scales.iter().zip(self.data.chunks_exact(self.dim)).enumerate() {
+            if scale > 0.0 {
+                for &(k, q) in &valid {
+                    out[k * tools + d] = scale * dot(q, row);
+                }
+            }
+        }
+        out
     }
 
     /// Bytes of heap the vectors take.
@@ -539,5 +562,36 @@ mod tests {
         bad.push(Some(&Quantized { scale: 1.0, data: vec![1; 3].into() }));
         bad.push(Some(&Quantized { scale: f32::NAN, data: vec![1; m.dim()].into() }));
         assert_eq!(bad.cosines(&q), vec![None, None]);
+    }
+
+    /// Several queries' cosines in one pass are each query's own, to the bit, NaN where a tool
+    /// has no vector or a query the wrong length.
+    #[test]
+    fn cosines_of_several_queries_are_each_ones_own() {
+        let m = model().expect("decodes");
+        let texts = ["create a jira issue", "post a slack message", "list pull requests", "report a bug"];
+        let mut block = Vectors::with_capacity(m.dim(), texts.len() + 1);
+        for t in texts {
+            block.push(m.embed_tool(t).as_ref());
+        }
+        block.push(None);
+        let queries: Vec<Vec<f32>> = ["open a ticket about the login bug", "weather in paris", "merge my branch"]
+            .iter()
+            .map(|t| m.embed(t).expect("known"))
+            .collect();
+        let short = vec![0.5_f32; 3];
+        let qs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).chain([short.as_slice()]).collect();
+        let many = block.cosines_many(&qs);
+        let tools = texts.len() + 1;
+        assert_eq!(many.len(), qs.len() * tools);
+        for (k, q) in queries.iter().enumerate() {
+            for (d, c) in block.cosines(q).into_iter().enumerate() {
+                match c {
+                    Some(c) => assert_eq!(many[k * tools + d].to_bits(), c.to_bits()),
+                    None => assert!(many[k * tools + d].is_nan()),
+                }
+            }
+        }
+        assert!(many[queries.len() * tools..].iter().all(|c| c.is_nan()));
     }
 }

@@ -59,6 +59,7 @@ mod lines;
 mod multilingual;
 mod precomputed;
 mod query;
+mod rank;
 mod store;
 mod text;
 
@@ -460,252 +461,6 @@ impl SearchIndex {
         ranked.into_iter().map(|(s, d)| self.hit(s, d)).collect()
     }
 
-    /// A text's ranking: whole, and for a request of several steps clause by clause, merged.
-    fn ranked(
-        &self,
-        trimmed: &str,
-        limit: usize,
-        connected: &dyn Fn(&str) -> bool,
-        fusion: Fusion,
-        foreign: bool,
-    ) -> Vec<(f32, u32)> {
-        let parts = clauses(trimmed);
-        if parts.len() < 2 {
-            return self.rank(trimmed, limit, connected, fusion, foreign);
-        }
-        let lists: Vec<Vec<(f32, u32)>> = std::iter::once(trimmed)
-            .chain(parts.iter().map(String::as_str))
-            .map(|q| self.rank(q, limit, connected, fusion, foreign))
-            .collect();
-        merge(&lists, limit)
-    }
-
-    /// One text's ranking: (score, tool) best first, at most `limit`, down to [`WEAK_FLOOR`].
-    fn rank(
-        &self,
-        trimmed: &str,
-        limit: usize,
-        connected: &dyn Fn(&str) -> bool,
-        fusion: Fusion,
-        foreign: bool,
-    ) -> Vec<(f32, u32)> {
-        let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
-        let parsed = self.parse(trimmed);
-        let n = self.docs.len();
-        let mut acc = vec![0.0_f32; n];
-        let mut best = vec![0.0_f32; n];
-        // The weight of the words that can make a tool relevant, as matched.
-        let mut anchored = vec![0.0_f32; n];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut candidates: Vec<u32> = Vec::new();
-        let mut total = 0.0;
-        for word in &parsed.words {
-            total += word.weight;
-            for &(id, discount) in &word.alts {
-                for &(d, strength) in &self.postings[id as usize] {
-                    let v = strength * discount;
-                    let b = &mut best[d as usize];
-                    if v > *b {
-                        if *b == 0.0 {
-                            touched.push(d);
-                        }
-                        *b = v;
-                    }
-                }
-            }
-            for &d in &touched {
-                if acc[d as usize] == 0.0 {
-                    candidates.push(d);
-                }
-                acc[d as usize] += word.weight * best[d as usize];
-                if word.anchor {
-                    anchored[d as usize] += word.weight * best[d as usize];
-                }
-                best[d as usize] = 0.0;
-            }
-            touched.clear();
-        }
-        // Long queries carry more context than intent: the share of words a tool matches means
-        // more the longer the query is.
-        let softening = if parsed.meaningful <= 3 {
-            1.0
-        } else {
-            (1.0 - SOFT_SLOPE * (parsed.meaningful - 3) as f32).max(SOFT_MIN)
-        };
-        let mut matched: Map<u32, f32> = Map::default();
-        for word in &parsed.words {
-            for &(id, discount) in &word.alts {
-                let e = matched.entry(id).or_default();
-                *e = e.max(discount);
-            }
-        }
-        let mut phrase_hits: Set<u32> = Set::default();
-        for ngram in &parsed.ngrams {
-            phrase_hits.extend(self.phrases.get(ngram).into_iter().flatten());
-        }
-        let content_of = |d: u32| {
-            let content = if total > 0.0 { (acc[d as usize] / total).min(1.0).powf(softening) } else { 0.0 };
-            let evidence = anchored[d as usize];
-            if parsed.verbs_only {
-                content
-            } else if evidence == 0.0 {
-                content * UNANCHORED
-            } else {
-                // One common word ("name", "list") is thin evidence, however well it matches.
-                content * (evidence / MIN_EVIDENCE).min(1.0)
-            }
-        };
-        // The semantic tier: the query's cosine with every tool, mapped onto 0..1 from `lo`; a
-        // request not in English is read by the multilingual table.
-        let mut semantic = vec![0.0_f32; n];
-        let (cosines, lo, hi) = match foreign.then(multilingual::table).flatten() {
-            Some(table) => {
-                let q = table.embed(&parsed.semantic_text(trimmed));
-                (q.map(|q| self.foreign_vectors(table).cosines(&q)), fusion.foreign_lo, fusion.foreign_hi)
-            }
-            None if (fusion.blend > 0.0 || fusion.bare_blend > 0.0) && !self.vectors.is_empty() => {
-                let q = embed::model().and_then(|m| m.embed(&parsed.semantic_text(trimmed)));
-                (q.map(|q| self.vectors.cosines(&q)), fusion.lo, fusion.hi)
-            }
-            None => (None, fusion.lo, fusion.hi),
-        };
-        if let Some(cosines) = cosines {
-            let mut listed = vec![false; n];
-            for &d in &candidates {
-                listed[d as usize] = true;
-            }
-            // The multilingual cosines are read relative to the query's mean over the tools:
-            // how near a request is to every tool varies with its language and script.
-            let shift = if fusion.centre || foreign {
-                let known = cosines.iter().flatten();
-                known.clone().sum::<f32>() / known.count().max(1) as f32
-            } else {
-                0.0
-            };
-            for (d, c) in cosines.into_iter().enumerate() {
-                let Some(c) = c else { continue };
-                let s = ((c - shift - lo) / (hi - lo)).clamp(0.0, 1.0);
-                if s > 0.0 {
-                    if !listed[d] {
-                        candidates.push(d as u32);
-                    }
-                    semantic[d] = s;
-                }
-            }
-        }
-        let mut plain = vec![0.0_f32; n];
-        if fusion.bm25 > 0.0 || fusion.bare_bm25 > 0.0 {
-            // Every tool with a semantic part is a candidate already.
-            let mut listed = vec![false; n];
-            for &d in &candidates {
-                listed[d as usize] = true;
-            }
-            for d in self.bm25.score(&parsed.semantic_text(trimmed), &mut plain) {
-                if !std::mem::replace(&mut listed[d as usize], true) {
-                    candidates.push(d);
-                }
-            }
-        }
-        let fusion = if foreign {
-            Fusion {
-                blend: fusion.foreign_blend,
-                bare_blend: fusion.foreign_blend,
-                lexical_floor: fusion.foreign_floor,
-                ..fusion
-            }
-        } else {
-            fusion
-        };
-        let blend_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
-        let bm25_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_bm25 } else { fusion.bm25 };
-        let base_of = |d: u32, lexical: f32| {
-            let blend = blend_of(d);
-            let b = bm25_of(d);
-            (1.0 - b) * ((1.0 - blend) * lexical + blend * semantic[d as usize]) + b * plain[d as usize]
-        };
-        // Only implied products (no product named outright): tools outside the lexicon are not
-        // judged by it.
-        let implied_only = parsed.mentioned.values().all(|c| *c < 1.0);
-        // Score the candidates in order of what they could at best reach, and stop once that is
-        // below the `limit`-th score found (thousands of tools share a common word).
-        let mut order: Vec<(f32, u32)> = candidates
-            .into_iter()
-            .map(|d| {
-                let content = content_of(d);
-                (base_of(d, content).max(fusion.lexical_floor * content), d)
-            })
-            .collect();
-        order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-        let ceiling = |content: f32| content * (1.0 + PRODUCT_BONUS) + PHRASE_BONUS;
-        let mut connection: Map<&str, bool> = Map::default();
-        // A query that is exactly a tool's name finds that tool first.
-        let mut hits: Vec<(f32, bool, u32)> = exact.map(|e| (1.0, true, e)).into_iter().collect();
-        let mut floor = WEAK_FLOOR;
-        let mut top: Vec<f32> = Vec::new();
-        for (ceil_base, d) in order {
-            if Some(d) == exact {
-                continue;
-            }
-            if ceiling(ceil_base) < floor {
-                break;
-            }
-            let content = content_of(d);
-            let doc = &self.docs[d as usize];
-            let many = matches!(doc.verb.as_str(), "list" | "search" | "query");
-            let one_item = if parsed.identifier && many { ONE_ITEM } else { 1.0 };
-            let intent = one_item * (INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(&parsed, doc));
-            let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
-            let lexical = content * cover * intent;
-            let blend = blend_of(d);
-            let semantic_part = semantic[d as usize] * intent.powf(fusion.semantic_intent);
-            let b = bm25_of(d);
-            let mut score = ((1.0 - b) * ((1.0 - blend) * lexical + blend * semantic_part)
-                + b * plain[d as usize] * intent)
-                .max(fusion.lexical_floor * lexical);
-            if parsed.verbs_only {
-                score *= VERBS_ONLY;
-            }
-            if !parsed.mentioned.is_empty() {
-                score *= match parsed.mentioned.get(doc.integration) {
-                    // The query named this tool's product: that is evidence too.
-                    Some(c) => *c * (1.0 + PRODUCT_BONUS * (1.0 - score)),
-                    None if doc.agnostic => 1.0,
-                    None if doc.bare && implied_only => IMPLIED,
-                    None => OTHER_PRODUCT,
-                };
-            } else if !*connection.entry(doc.integration).or_insert_with(|| connected(doc.integration)) {
-                score *= fusion.unconnected;
-            }
-            if parsed.local && doc.remote && !parsed.mentioned.contains_key(doc.integration) {
-                // The user's machine is the product the query names: a service is another one.
-                score *= OTHER_PRODUCT;
-            }
-            if phrase_hits.contains(&d) {
-                score += PHRASE_BONUS;
-            }
-            if score < WEAK_FLOOR {
-                continue;
-            }
-            hits.push((score, false, d));
-            // The limit-th best score so far bounds what is still worth scoring.
-            let at = top.partition_point(|s| *s > score);
-            top.insert(at, score);
-            if top.len() > limit {
-                top.pop();
-            }
-            if top.len() == limit {
-                floor = floor.max(top[limit - 1]);
-            }
-        }
-        hits.sort_by(|a, b| {
-            b.1.cmp(&a.1)
-                .then(b.0.total_cmp(&a.0))
-                .then_with(|| self.docs[a.2 as usize].name.cmp(self.docs[b.2 as usize].name))
-        });
-        hits.truncate(limit);
-        hits.into_iter().map(|(score, _, d)| (score, d)).collect()
-    }
-
     /// Every tool's vector in the multilingual table (made on first use).
     fn foreign_vectors(&self, table: &multilingual::Table) -> &embed::Vectors {
         self.foreign.get_or_init(|| {
@@ -779,7 +534,17 @@ const STEP_VERBS: &[&str] = &[
 ];
 
 fn starts_step(word: &str) -> bool {
-    lexicon::is_verb(word) || STEP_VERBS.contains(&word)
+    // The lexicon's verbs and these, as one set (made on first use).
+    static STEPS: std::sync::OnceLock<Set<&'static str>> = std::sync::OnceLock::new();
+    STEPS
+        .get_or_init(|| {
+            lexicon::VERBS
+                .iter()
+                .flat_map(|(words, _)| words.iter().copied())
+                .chain(STEP_VERBS.iter().copied())
+                .collect()
+        })
+        .contains(word)
 }
 
 /// Most clauses one request is ranked by (a pasted document must not cost a search per line).
@@ -814,15 +579,14 @@ pub fn clauses(query: &str) -> Vec<String> {
     for sentence in sentences {
         let mut part: Vec<&str> = Vec::new();
         let words: Vec<&str> = sentence.split_whitespace().collect();
+        let bares: Vec<String> =
+            words.iter().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()).collect();
         for (i, word) in words.iter().enumerate() {
-            let bare = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+            let bare = &bares[i];
             let joiner = matches!(bare.as_str(), "then" | "and" | "afterwards") && !word.ends_with(',');
             let after_comma = i > 0 && words[i - 1].ends_with(',');
-            let next_verb = words
-                .get(i + 1)
-                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
-                .is_some_and(|w| starts_step(&w) || w == "then");
-            let starts_step = (after_comma && starts_step(&bare)) || (joiner && next_verb);
+            let next_verb = bares.get(i + 1).is_some_and(|w| starts_step(w) || w == "then");
+            let starts_step = (after_comma && starts_step(bare)) || (joiner && next_verb);
             if starts_step && part.len() >= 2 {
                 out.push(part.join(" ").trim_end_matches(',').to_string());
                 part.clear();
@@ -837,27 +601,6 @@ pub fn clauses(query: &str) -> Vec<String> {
     }
     out.retain(|c| c.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count() >= 2);
     out.truncate(MAX_CLAUSES);
-    out
-}
-
-/// Lists of (score, tool), best first, merged a rank at a time: the relevant entries first
-/// (every list's first, then every list's second, ...), then the weak ones the same way. A
-/// tool keeps its first place; scores are made non-increasing down the merged list.
-fn merge(lists: &[Vec<(f32, u32)>], limit: usize) -> Vec<(f32, u32)> {
-    let mut out: Vec<(f32, u32)> = Vec::new();
-    let mut seen: Set<u32> = Set::default();
-    let depth = lists.iter().map(Vec::len).max().unwrap_or(0);
-    for relevant in [true, false] {
-        for r in 0..depth {
-            for list in lists {
-                let Some(&(score, d)) = list.get(r) else { continue };
-                if (f64::from(score) >= RELEVANT_SCORE) == relevant && out.len() < limit && seen.insert(d) {
-                    let capped = out.last().map_or(score, |&(prev, _)| score.min(prev));
-                    out.push((capped, d));
-                }
-            }
-        }
-    }
     out
 }
 

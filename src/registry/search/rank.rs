@@ -1,0 +1,425 @@
+//! The query path: a request's texts (the whole request and, for one of several steps, each
+//! clause) read once, embedded and compared with every tool in one pass over the tool vectors,
+//! then scored with buffers of the tool count that the request's texts share.
+
+use super::*;
+
+/// One text of a request, read.
+struct Text<'a> {
+    text: &'a str,
+    parsed: Parsed,
+}
+
+/// Buffers of the tool count, made once per request and left zeroed by each text's ranking
+/// ([`Scratch::clear`] undoes what the text wrote).
+struct Scratch {
+    acc: Vec<f32>,
+    best: Vec<f32>,
+    /// The weight of the words that can make a tool relevant, as matched.
+    anchored: Vec<f32>,
+    semantic: Vec<f32>,
+    plain: Vec<f32>,
+    listed: Vec<bool>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Scratch {
+        Scratch {
+            acc: vec![0.0; n],
+            best: vec![0.0; n],
+            anchored: vec![0.0; n],
+            semantic: vec![0.0; n],
+            plain: vec![0.0; n],
+            listed: vec![false; n],
+        }
+    }
+
+    /// Zeroes what a ranking wrote: every entry it set is a candidate's.
+    fn clear(&mut self, candidates: impl Iterator<Item = u32>) {
+        for d in candidates {
+            let d = d as usize;
+            self.acc[d] = 0.0;
+            self.anchored[d] = 0.0;
+            self.semantic[d] = 0.0;
+            self.plain[d] = 0.0;
+            self.listed[d] = false;
+        }
+    }
+}
+
+/// The tools' integrations as runs of neighbours (an integration's tools are listed together),
+/// with whether the user has connected each: one call of `connected` per run and request.
+struct Runs {
+    of_doc: Vec<u32>,
+    names: Vec<&'static str>,
+    connected: Vec<bool>,
+}
+
+impl Runs {
+    fn new(docs: &[Doc], connected: &dyn Fn(&str) -> bool) -> Runs {
+        let mut runs = Runs { of_doc: Vec::with_capacity(docs.len()), names: Vec::new(), connected: Vec::new() };
+        for doc in docs {
+            if runs.names.last() != Some(&doc.integration) {
+                runs.names.push(doc.integration);
+                runs.connected.push(connected(doc.integration));
+            }
+            runs.of_doc.push(runs.names.len() as u32 - 1);
+        }
+        runs
+    }
+}
+
+/// The query's cosines with every tool (NaN for a tool without a vector), mapped onto 0..1
+/// from `lo` to `hi`.
+struct Cosines<'a> {
+    values: &'a [f32],
+    lo: f32,
+    hi: f32,
+}
+
+/// How many candidates are put in order at a time: scoring stops after the first few dozen
+/// (below the `limit`-th score found), so the rest of thousands is rarely sorted at all.
+const ORDER_CHUNK: usize = 64;
+
+impl SearchIndex {
+    /// A text's ranking: whole, and for a request of several steps clause by clause, merged.
+    pub(super) fn ranked(
+        &self,
+        trimmed: &str,
+        limit: usize,
+        connected: &dyn Fn(&str) -> bool,
+        fusion: Fusion,
+        foreign: bool,
+    ) -> Vec<(f32, u32)> {
+        let parts = clauses(trimmed);
+        let texts: Vec<Text> = if parts.len() < 2 {
+            vec![Text { text: trimmed, parsed: self.parse(trimmed) }]
+        } else {
+            std::iter::once(trimmed)
+                .chain(parts.iter().map(String::as_str))
+                .map(|text| Text { text, parsed: self.parse(text) })
+                .collect()
+        };
+        // The semantic tier: each text's cosine with every tool, in one pass over the tools; a
+        // request not in English is read by the multilingual table.
+        let n = self.docs.len();
+        let (queries, vectors, lo, hi) = match foreign.then(multilingual::table).flatten() {
+            Some(table) => {
+                let q: Vec<Option<Vec<f32>>> =
+                    texts.iter().map(|t| table.embed(&t.parsed.semantic_text(t.text))).collect();
+                // The multilingual tool vectors are made on first use, when a text has a vector.
+                let vectors = q.iter().any(Option::is_some).then(|| self.foreign_vectors(table));
+                (q, vectors, fusion.foreign_lo, fusion.foreign_hi)
+            }
+            None if (fusion.blend > 0.0 || fusion.bare_blend > 0.0) && !self.vectors.is_empty() => {
+                let q = texts
+                    .iter()
+                    .map(|t| embed::model().and_then(|m| m.embed(&t.parsed.semantic_text(t.text))))
+                    .collect();
+                (q, Some(&self.vectors), fusion.lo, fusion.hi)
+            }
+            None => (Vec::new(), None, fusion.lo, fusion.hi),
+        };
+        let present: Vec<&[f32]> = queries.iter().flatten().map(Vec::as_slice).collect();
+        let cosines = vectors.map(|v| v.cosines_many(&present)).unwrap_or_default();
+        let mut next = 0;
+        let runs = Runs::new(&self.docs, connected);
+        let mut scratch = Scratch::new(n);
+        let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            let cos = match queries.get(i) {
+                Some(Some(_)) if !cosines.is_empty() => {
+                    next += 1;
+                    Some(Cosines { values: &cosines[(next - 1) * n..next * n], lo, hi })
+                }
+                _ => None,
+            };
+            lists.push(self.rank(t, cos, &mut scratch, &runs, limit, fusion, foreign));
+        }
+        if lists.len() == 1 { lists.pop().unwrap_or_default() } else { merge(&lists, limit) }
+    }
+
+    /// One text's ranking: (score, tool) best first, at most `limit`, down to [`WEAK_FLOOR`].
+    #[allow(clippy::too_many_arguments)]
+    fn rank(
+        &self,
+        text: &Text,
+        cosines: Option<Cosines>,
+        scratch: &mut Scratch,
+        runs: &Runs,
+        limit: usize,
+        fusion: Fusion,
+        foreign: bool,
+    ) -> Vec<(f32, u32)> {
+        let trimmed = text.text;
+        let parsed = &text.parsed;
+        let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
+        let Scratch { acc, best, anchored, semantic, plain, listed } = scratch;
+        let mut touched: Vec<u32> = Vec::new();
+        let mut candidates: Vec<u32> = Vec::new();
+        let mut total = 0.0;
+        for word in &parsed.words {
+            total += word.weight;
+            for &(id, discount) in &word.alts {
+                for &(d, strength) in &self.postings[id as usize] {
+                    let v = strength * discount;
+                    let b = &mut best[d as usize];
+                    if v > *b {
+                        if *b == 0.0 {
+                            touched.push(d);
+                        }
+                        *b = v;
+                    }
+                }
+            }
+            for &d in &touched {
+                if acc[d as usize] == 0.0 {
+                    candidates.push(d);
+                }
+                acc[d as usize] += word.weight * best[d as usize];
+                if word.anchor {
+                    anchored[d as usize] += word.weight * best[d as usize];
+                }
+                best[d as usize] = 0.0;
+            }
+            touched.clear();
+        }
+        // Long queries carry more context than intent: the share of words a tool matches means
+        // more the longer the query is.
+        let softening = if parsed.meaningful <= 3 {
+            1.0
+        } else {
+            (1.0 - SOFT_SLOPE * (parsed.meaningful - 3) as f32).max(SOFT_MIN)
+        };
+        let mut matched: Map<u32, f32> = Map::default();
+        for word in &parsed.words {
+            for &(id, discount) in &word.alts {
+                let e = matched.entry(id).or_default();
+                *e = e.max(discount);
+            }
+        }
+        let mut phrase_hits: Set<u32> = Set::default();
+        for ngram in &parsed.ngrams {
+            phrase_hits.extend(self.phrases.get(ngram).into_iter().flatten());
+        }
+        let acc = &*acc;
+        let anchored = &*anchored;
+        let content_of = |d: u32| {
+            let a = acc[d as usize];
+            // 0 to any power is 0: most candidates of a large catalogue match no word at all.
+            let content = if total > 0.0 && a != 0.0 { (a / total).min(1.0).powf(softening) } else { 0.0 };
+            let evidence = anchored[d as usize];
+            if parsed.verbs_only {
+                content
+            } else if evidence == 0.0 {
+                content * UNANCHORED
+            } else {
+                // One common word ("name", "list") is thin evidence, however well it matches.
+                content * (evidence / MIN_EVIDENCE).min(1.0)
+            }
+        };
+        if let Some(Cosines { values, lo, hi }) = cosines {
+            for &d in &candidates {
+                listed[d as usize] = true;
+            }
+            // The multilingual cosines are read relative to the query's mean over the tools:
+            // how near a request is to every tool varies with its language and script.
+            let shift = if fusion.centre || foreign {
+                let known = values.iter().copied().filter(|c| !c.is_nan());
+                known.clone().sum::<f32>() / known.count().max(1) as f32
+            } else {
+                0.0
+            };
+            for (d, &c) in values.iter().enumerate() {
+                if c.is_nan() {
+                    continue;
+                }
+                let s = ((c - shift - lo) / (hi - lo)).clamp(0.0, 1.0);
+                if s > 0.0 {
+                    if !listed[d] {
+                        candidates.push(d as u32);
+                    }
+                    semantic[d] = s;
+                }
+            }
+        }
+        if fusion.bm25 > 0.0 || fusion.bare_bm25 > 0.0 {
+            // Every tool with a semantic part is a candidate already.
+            for &d in &candidates {
+                listed[d as usize] = true;
+            }
+            for d in self.bm25.score(&parsed.semantic_text(trimmed), plain) {
+                if !std::mem::replace(&mut listed[d as usize], true) {
+                    candidates.push(d);
+                }
+            }
+        }
+        let semantic = &*semantic;
+        let plain = &*plain;
+        let fusion = if foreign {
+            Fusion {
+                blend: fusion.foreign_blend,
+                bare_blend: fusion.foreign_blend,
+                lexical_floor: fusion.foreign_floor,
+                ..fusion
+            }
+        } else {
+            fusion
+        };
+        let blend_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
+        let bm25_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_bm25 } else { fusion.bm25 };
+        let base_of = |d: u32, lexical: f32| {
+            let blend = blend_of(d);
+            let b = bm25_of(d);
+            (1.0 - b) * ((1.0 - blend) * lexical + blend * semantic[d as usize]) + b * plain[d as usize]
+        };
+        // Only implied products (no product named outright): tools outside the lexicon are not
+        // judged by it.
+        let implied_only = parsed.mentioned.values().all(|c| *c < 1.0);
+        // Each run's product named or implied by the query (its confidence).
+        let named: Vec<Option<f32>> = if parsed.mentioned.is_empty() {
+            Vec::new()
+        } else {
+            runs.names.iter().map(|i| parsed.mentioned.get(i).copied()).collect()
+        };
+        // Score the candidates in order of what they could at best reach (their base, times the
+        // product, connection and place factors they will get), and stop once that is below the
+        // `limit`-th score found (thousands of tools share a common word). They are put in order
+        // a chunk at a time, as far as scoring goes.
+        let reach = |d: u32, content: f32| {
+            let doc = &self.docs[d as usize];
+            let run = runs.of_doc[d as usize] as usize;
+            let mut best = base_of(d, content).max(fusion.lexical_floor * content);
+            if parsed.verbs_only {
+                best *= VERBS_ONLY;
+            }
+            let named = named.get(run).copied().flatten();
+            if !parsed.mentioned.is_empty() {
+                best *= match named {
+                    // The most the product bonus gives (to a score of 0).
+                    Some(c) => c * (1.0 + PRODUCT_BONUS * (1.0 - 0.0)),
+                    None if doc.agnostic => 1.0,
+                    None if doc.bare && implied_only => IMPLIED,
+                    None => OTHER_PRODUCT,
+                };
+            } else if !runs.connected[run] {
+                best *= fusion.unconnected;
+            }
+            if parsed.local && doc.remote && named.is_none() {
+                best *= OTHER_PRODUCT;
+            }
+            if !phrase_hits.is_empty() && phrase_hits.contains(&d) {
+                best += PHRASE_BONUS;
+            }
+            best
+        };
+        let mut order: Vec<(f32, u32)> = candidates.iter().map(|&d| (reach(d, content_of(d)), d)).collect();
+        let by_reach = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0);
+        let mut sorted = 0;
+        // A query that is exactly a tool's name finds that tool first.
+        let mut hits: Vec<(f32, bool, u32)> = exact.map(|e| (1.0, true, e)).into_iter().collect();
+        let mut floor = WEAK_FLOOR;
+        let mut top: Vec<f32> = Vec::new();
+        for i in 0..order.len() {
+            if i == sorted {
+                let rest = &mut order[sorted..];
+                let chunk = ORDER_CHUNK.max(sorted);
+                if rest.len() > chunk {
+                    rest.select_nth_unstable_by(chunk, by_reach);
+                    rest[..chunk].sort_unstable_by(by_reach);
+                    sorted += chunk;
+                } else {
+                    rest.sort_unstable_by(by_reach);
+                    sorted = order.len();
+                }
+            }
+            let (reach, d) = order[i];
+            if Some(d) == exact {
+                continue;
+            }
+            if reach < floor {
+                break;
+            }
+            let content = content_of(d);
+            let doc = &self.docs[d as usize];
+            let many = matches!(doc.verb.as_str(), "list" | "search" | "query");
+            let one_item = if parsed.identifier && many { ONE_ITEM } else { 1.0 };
+            let intent = one_item * (INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(parsed, doc));
+            let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
+            let lexical = content * cover * intent;
+            let blend = blend_of(d);
+            let semantic_part = semantic[d as usize] * intent.powf(fusion.semantic_intent);
+            let b = bm25_of(d);
+            let mut score = ((1.0 - b) * ((1.0 - blend) * lexical + blend * semantic_part)
+                + b * plain[d as usize] * intent)
+                .max(fusion.lexical_floor * lexical);
+            if parsed.verbs_only {
+                score *= VERBS_ONLY;
+            }
+            if !parsed.mentioned.is_empty() {
+                score *= match parsed.mentioned.get(doc.integration) {
+                    // The query named this tool's product: that is evidence too.
+                    Some(c) => *c * (1.0 + PRODUCT_BONUS * (1.0 - score)),
+                    None if doc.agnostic => 1.0,
+                    None if doc.bare && implied_only => IMPLIED,
+                    None => OTHER_PRODUCT,
+                };
+            } else if !runs.connected[runs.of_doc[d as usize] as usize] {
+                score *= fusion.unconnected;
+            }
+            if parsed.local && doc.remote && !parsed.mentioned.contains_key(doc.integration) {
+                // The user's machine is the product the query names: a service is another one.
+                score *= OTHER_PRODUCT;
+            }
+            if phrase_hits.contains(&d) {
+                score += PHRASE_BONUS;
+            }
+            if score < WEAK_FLOOR {
+                continue;
+            }
+            hits.push((score, false, d));
+            // The limit-th best score so far bounds what is still worth scoring.
+            let at = top.partition_point(|s| *s > score);
+            top.insert(at, score);
+            if top.len() > limit {
+                top.pop();
+            }
+            if top.len() == limit {
+                floor = floor.max(top[limit - 1]);
+            }
+        }
+        scratch.clear(candidates.into_iter());
+        let by_score = |a: &(f32, bool, u32), b: &(f32, bool, u32)| {
+            b.1.cmp(&a.1)
+                .then(b.0.total_cmp(&a.0))
+                .then_with(|| self.docs[a.2 as usize].name.cmp(self.docs[b.2 as usize].name))
+        };
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, by_score);
+            hits.truncate(limit);
+        }
+        hits.sort_by(by_score);
+        hits.into_iter().map(|(score, _, d)| (score, d)).collect()
+    }
+}
+
+/// Lists of (score, tool), best first, merged a rank at a time: the relevant entries first
+/// (every list's first, then every list's second, ...), then the weak ones the same way. A
+/// tool keeps its first place; scores are made non-increasing down the merged list.
+fn merge(lists: &[Vec<(f32, u32)>], limit: usize) -> Vec<(f32, u32)> {
+    let mut out: Vec<(f32, u32)> = Vec::new();
+    let mut seen: Set<u32> = Set::default();
+    let depth = lists.iter().map(Vec::len).max().unwrap_or(0);
+    for relevant in [true, false] {
+        for r in 0..depth {
+            for list in lists {
+                let Some(&(score, d)) = list.get(r) else { continue };
+                if (f64::from(score) >= RELEVANT_SCORE) == relevant && out.len() < limit && seen.insert(d) {
+                    let capped = out.last().map_or(score, |&(prev, _)| score.min(prev));
+                    out.push((capped, d));
+                }
+            }
+        }
+    }
+    out
+}
