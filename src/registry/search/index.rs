@@ -8,7 +8,16 @@ use super::text::{self, index_tokens, stem, tokenize};
 use super::*;
 
 impl SearchIndex {
+    /// The index of `registry`'s tools. The build's temporaries (texts, token lists, maps) are
+    /// all dropped before the freed heap is given back: trimmed while they were still alive,
+    /// 10,000 upstream tools left about 37 MiB resident for nothing.
     pub fn build(registry: &Registry) -> SearchIndex {
+        let index = Self::build_inner(registry);
+        release_freed_memory();
+        index
+    }
+
+    fn build_inner(registry: &Registry) -> SearchIndex {
         let tools = registry.tools();
         let mut vocab = Vocab::default();
         // Each integration's own words, read once: (name and display name, keywords).
@@ -190,7 +199,6 @@ impl SearchIndex {
                 index.verbs.insert(w, map);
             }
         }
-        release_freed_memory();
         index
     }
 
