@@ -382,7 +382,7 @@ mod tests {
         assert_eq!(decode(&bytes, usize::MAX, dim), None);
     }
 
-    /// Two tools' analyses and vectors, as the build reads them.
+    /// Three upstream tools' analyses and vectors, as the build reads them.
     fn sample(pool: &mut Pool) -> Vec<(Analysis, Option<Quantized>)> {
         let m = embed::model().expect("decodes");
         let registry =
