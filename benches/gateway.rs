@@ -194,7 +194,7 @@ fn synthetic_upstream(size: usize) -> Arc<workbench::upstream::Catalogue> {
                     workbench::upstream::Listed {
                         tool: format!("{local}_{k}"),
                         description: t.description.replace(integration.display_name, &format!("Server {s}")),
-                        schema: (t.schema)(),
+                        schema: (t.schema)().into(),
                         effect: t.effect,
                         unchecked: vec![],
                     }

@@ -116,7 +116,7 @@ pub fn synthetic_upstream(size: usize) -> Arc<Catalogue> {
                 tools.push(Listed {
                     tool: name,
                     description: t["description"].as_str().unwrap_or("").to_string(),
-                    schema: normalised.schema,
+                    schema: normalised.schema.into(),
                     effect: plugins::api::Effect::Read,
                     unchecked: normalised.unchecked,
                 });

@@ -63,8 +63,8 @@ pub struct ToolEntry {
     pub runner: Runner,
     schema_fn: fn() -> Value,
     schema: OnceLock<Value>,
-    /// An upstream tool's place in the catalogue its schema is read from (server, tool): the
-    /// schema is not copied per snapshot (10,000 upstream tools' schemas are tens of MiB).
+    /// An upstream tool's place in the catalogue its schema text is read from (server, tool): the
+    /// schema is not copied per snapshot, and parsed only when asked for.
     listed: Option<(Arc<crate::upstream::Catalogue>, usize, usize)>,
 }
 
@@ -72,19 +72,24 @@ impl ToolEntry {
     /// The tool's JSON Schema: an upstream or custom tool's as listed, a compiled tool's parsed
     /// from its committed text on first use (`plugins::schema::committed`) and kept.
     pub fn schema(&self) -> &Value {
-        if let Some((catalogue, server, tool)) = &self.listed {
-            return &catalogue.servers[*server].1[*tool].schema;
-        }
         if let Runner::Custom(op) = &self.runner {
             return &op.schema;
         }
-        self.schema.get_or_init(self.schema_fn)
+        self.schema.get_or_init(|| match self.listed_schema() {
+            Some(text) => text.parse(),
+            None => (self.schema_fn)(),
+        })
     }
 
-    /// The schema when it is at hand (an upstream or custom tool's, or one parsed before),
-    /// without parsing it.
+    /// An upstream tool's schema text, as its catalogue keeps it.
+    pub fn listed_schema(&self) -> Option<&crate::upstream::SchemaText> {
+        self.listed.as_ref().map(|(catalogue, server, tool)| &catalogue.servers[*server].1[*tool].schema)
+    }
+
+    /// The schema when it is at hand (a custom tool's, or one parsed before), without parsing
+    /// it.
     pub fn schema_if_ready(&self) -> Option<&Value> {
-        if self.listed.is_some() || matches!(self.runner, Runner::Custom(_)) {
+        if matches!(self.runner, Runner::Custom(_)) {
             return Some(self.schema());
         }
         self.schema.get()
@@ -92,9 +97,10 @@ impl ToolEntry {
 
     /// The schema, parsed for the caller and not kept when it was not at hand.
     pub fn with_schema<T>(&self, f: impl FnOnce(&Value) -> T) -> T {
-        match self.schema_if_ready() {
-            Some(schema) => f(schema),
-            None => f(&(self.schema_fn)()),
+        match (self.schema_if_ready(), self.listed_schema()) {
+            (Some(schema), _) => f(schema),
+            (None, Some(text)) => f(&text.parse()),
+            (None, None) => f(&(self.schema_fn)()),
         }
     }
 

@@ -56,7 +56,7 @@ pub(super) fn listed_from(tool: &Value) -> Option<Listed> {
     Some(Listed {
         tool: name.to_string(),
         description,
-        schema: normalised.schema,
+        schema: normalised.schema.into(),
         effect,
         unchecked: normalised.unchecked,
     })
@@ -146,7 +146,7 @@ mod tests {
         Listed {
             tool: tool.into(),
             description: String::new(),
-            schema: json!({}),
+            schema: json!({}).into(),
             effect: Effect::Destructive,
             unchecked: vec![],
         }

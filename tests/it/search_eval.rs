@@ -298,7 +298,7 @@ fn registry_with_upstream(base: &Registry) -> Registry {
                     Listed {
                         tool: t["name"].as_str().expect("tool name").to_string(),
                         description: t["description"].as_str().unwrap_or_default().to_string(),
-                        schema: normalised.schema,
+                        schema: normalised.schema.into(),
                         effect: plugins::api::Effect::Read,
                         unchecked: normalised.unchecked,
                     }
@@ -681,7 +681,7 @@ fn registry_with_mcpbench(base: &Registry) -> (Registry, BTreeMap<String, String
                     Listed {
                         tool: t.name.clone(),
                         description: t.description.clone(),
-                        schema: normalised.schema,
+                        schema: normalised.schema.into(),
                         effect: plugins::api::Effect::Read,
                         unchecked: normalised.unchecked,
                     }
@@ -944,7 +944,7 @@ fn tools_described_in_other_languages_are_found() {
         Listed {
             tool: name.to_string(),
             description: description.to_string(),
-            schema: normalised.schema,
+            schema: normalised.schema.into(),
             effect: plugins::api::Effect::Read,
             unchecked: normalised.unchecked,
         }
@@ -1127,7 +1127,7 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
             Listed {
                 tool: name.to_string(),
                 description: description.clone(),
-                schema: normalised.schema,
+                schema: normalised.schema.into(),
                 effect: plugins::api::Effect::Read,
                 unchecked: normalised.unchecked,
             }

@@ -484,7 +484,7 @@ fn upstream_names_cannot_shadow_builtins_or_meta_tools() {
     let listed = |tool: &str, description: &str| Listed {
         tool: tool.into(),
         description: description.into(),
-        schema: json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+        schema: json!({ "type": "object", "properties": {}, "additionalProperties": false }).into(),
         effect: plugins::api::Effect::Write,
         unchecked: vec![],
     };

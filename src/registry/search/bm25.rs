@@ -52,19 +52,29 @@ impl Bm25 {
     }
 
     /// `texts`: each tool's name and description, in the index's order.
+    #[cfg(test)]
     pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Bm25 {
+        let terms: Vec<Vec<String>> = texts.map(terms).collect();
+        Self::from_terms(terms.iter().map(|t| t.iter().map(String::as_str)))
+    }
+
+    /// The same from each text's [`terms`] (read before, or kept from an earlier build).
+    pub fn from_terms<'a, D: ExactSizeIterator<Item = &'a str>>(docs: impl Iterator<Item = D>) -> Bm25 {
         let mut index = Bm25::default();
         let mut lengths = Vec::new();
-        for (d, text) in texts.enumerate() {
+        for (d, words) in docs.enumerate() {
             let mut tf: Map<u32, f32> = Map::default();
-            let words = terms(text);
             lengths.push(words.len() as f32);
             for w in words {
-                let next = index.terms.len() as u32;
-                let id = *index.terms.entry(w).or_insert(next);
-                if id as usize == index.postings.len() {
-                    index.postings.push(Vec::new());
-                }
+                let id = match index.terms.get(w) {
+                    Some(&id) => id,
+                    None => {
+                        let id = index.terms.len() as u32;
+                        index.terms.insert(w.to_string(), id);
+                        index.postings.push(Vec::new());
+                        id
+                    }
+                };
                 *tf.entry(id).or_default() += 1.0;
             }
             for (id, f) in tf {
