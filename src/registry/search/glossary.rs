@@ -41,6 +41,8 @@ const MAX_INFLATED: usize = 8 << 20;
 const MAX_TEXT: usize = 4096;
 /// At most this many characters in a Chinese or Japanese entry.
 const MAX_CJK: usize = 6;
+/// The fewest characters of an entry read inside a katakana word that entries do not cover whole.
+const MIN_UNTILED: usize = 4;
 /// At most this many characters in a katakana entry (a loanword).
 const MAX_KATAKANA: usize = 16;
 /// At most this many characters in a German compound that is split.
@@ -733,13 +735,24 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
             }
             Piece::Cjk(run) => {
                 let mut i = 0;
+                // The end of the katakana word `i` is in, when the glossary's entries do not
+                // cover it whole: a name or a word the glossary lacks ("ズンドコベロンチョ" is not
+                // read as "ロンチ", launch), of which only long entries are read.
+                let mut unread_until = 0;
                 while i < run.len() {
+                    if katakana_word(run[i]) && (i == 0 || !katakana_word(run[i - 1])) {
+                        let end = i + run[i..].iter().take_while(|c| katakana_word(**c)).count();
+                        if !tiled(lang, &run[..end], i) {
+                            unread_until = end;
+                        }
+                    }
                     // A Japanese request also reads Chinese entries for kanji compounds the
                     // Japanese glossary lacks, and the other way round.
                     let other = if lang == Lang::Ja { Lang::Zh } else { Lang::Ja };
                     let found = cjk(lang, run, i)
                         .filter(|(_, n)| readable(run, i, *n))
-                        .or_else(|| cjk(other, run, i).filter(|(_, n)| *n >= 2 && readable(run, i, *n)));
+                        .or_else(|| cjk(other, run, i).filter(|(_, n)| *n >= 2 && readable(run, i, *n)))
+                        .filter(|(_, n)| i >= unread_until || *n >= MIN_UNTILED);
                     match found {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();
@@ -758,6 +771,23 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     }
     // Even with no word found, a request rid of its function words reads better in English.
     (translated > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
+}
+
+/// A character of a katakana word (the middle dot separates two).
+fn katakana_word(c: char) -> bool {
+    is_katakana(c) && c != '・'
+}
+
+/// Whether entries cover `run[i..]` (a katakana word) end to end, longest first ("ビジターセンター":
+/// ビジター + センター).
+fn tiled(lang: Lang, run: &[char], mut i: usize) -> bool {
+    while i < run.len() {
+        match cjk(lang, run, i).filter(|(_, n)| *n >= 2) {
+            Some((_, n)) => i += n,
+            None => return false,
+        }
+    }
+    true
 }
 
 /// Whether `run[i..i + n]` may be read as a word: not a single kana (a particle), and a short
@@ -805,6 +835,8 @@ mod tests {
             // compound with a Latin plural.
             ("ウィキペディアでコンピューティングを検索", &["wikipedia", "computing", "search"]),
             ("アドレスを探して", &["search"]),
+            // A katakana word that entries cover end to end.
+            ("データベースサーバーを再起動", &["database", "server"]),
             ("hole die Details der Besucherzentren", &["visitor", "center"]),
             // Phrases.
             ("envía un correo electrónico", &["send", "email"]),
@@ -853,6 +885,9 @@ mod tests {
         assert_eq!(gloss("", &none), None);
         assert_eq!(gloss("!!! ,,, ###", &none), None);
         assert_eq!(gloss("zzqx vvbn", &none), None);
+        // A katakana word the entries do not cover whole is not read by a short piece of it
+        // ("ロンチ", launch).
+        assert_eq!(gloss("ズンドコベロンチョ", &none), None);
     }
 
     #[test]
