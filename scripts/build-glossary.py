@@ -216,11 +216,18 @@ CORE = {
 # brought to the same consonant skeleton (krnd): l and r alike, b and v, s z j and soft c and g,
 # the u and o Japanese puts after a consonant, a non-rhotic r and vowels dropped. JMdict's
 # katakana entries that are not loanwords from English (species, foreign names) are left out.
-KATAKANA = {}
-_BASE = "ア a イ i ウ u エ e オ o カ ka キ ki ク ku ケ ke コ ko ガ ga ギ gi グ gu ゲ ge ゴ go サ sa シ si ス su セ se ソ so ザ za ジ ji ズ zu ゼ ze ゾ zo タ ta チ chi ツ tsu テ te ト to ダ da ヂ ji ヅ zu デ de ド do ナ na ニ ni ヌ nu ネ ne ノ no ハ ha ヒ hi フ fu ヘ he ホ ho バ ba ビ bi ブ bu ベ be ボ bo パ pa ピ pi プ pu ペ pe ポ po マ ma ミ mi ム mu メ me モ mo ヤ ya ユ yu ヨ yo ラ ra リ ri ル ru レ re ロ ro ワ wa ヲ o ン n ヴ bu".split()
-for i in range(0, len(_BASE), 2):
-    KATAKANA[_BASE[i]] = _BASE[i + 1]
+KATAKANA = dict(
+    pair.split(":")
+    for pair in """
+    ア:a イ:i ウ:u エ:e オ:o カ:ka キ:ki ク:ku ケ:ke コ:ko ガ:ga ギ:gi グ:gu ゲ:ge ゴ:go
+    サ:sa シ:si ス:su セ:se ソ:so ザ:za ジ:ji ズ:zu ゼ:ze ゾ:zo タ:ta チ:chi ツ:tsu テ:te ト:to
+    ダ:da ヂ:ji ヅ:zu デ:de ド:do ナ:na ニ:ni ヌ:nu ネ:ne ノ:no ハ:ha ヒ:hi フ:fu ヘ:he ホ:ho
+    バ:ba ビ:bi ブ:bu ベ:be ボ:bo パ:pa ピ:pi プ:pu ペ:pe ポ:po マ:ma ミ:mi ム:mu メ:me モ:mo
+    ヤ:ya ユ:yu ヨ:yo ラ:ra リ:ri ル:ru レ:re ロ:ro ワ:wa ヲ:o ン:n ヴ:bu
+    """.split()
+)
 SMALL = {"ァ": "a", "ィ": "i", "ゥ": "u", "ェ": "e", "ォ": "o", "ャ": "ya", "ュ": "yu", "ョ": "yo"}
+
 
 def romaji(kata):
     out = ""
@@ -235,8 +242,9 @@ def romaji(kata):
         if ch in SMALL:
             v = SMALL[ch]
             if out and out[-1] in "aeiou" and len(out) >= 2:
-                # replace the vowel of the previous mora: ティ ti, ファ fa, シャ sha
-                out = out[:-1] + (v[-1] if not v.startswith("y") or out[-2:-1] in "sjc" and out[-2:] != "" else v)
+                # The small kana replaces the vowel of the mora before: ティ ti, ファ fa, シャ sha.
+                after_sjc = out[-2:-1] in "sjc"
+                out = out[:-1] + (v[-1] if not v.startswith("y") or after_sjc else v)
             else:
                 out += v
             continue
@@ -249,11 +257,13 @@ def romaji(kata):
         out += r
     return out
 
+
 def skel_romaji(r):
     r = r.replace("tsu", "ts").replace("chi", "ch").replace("shi", "sh").replace("si", "s")
     r = re.sub(r"([bcdfghjkmnprstvz])u", r"\1", r)  # epenthetic u
     r = re.sub(r"([td])o", r"\1", r)  # epenthetic o after t/d
     return norm(r)
+
 
 def skel_english(w):
     w = re.sub(r"([aeiou])r(?![aeiouy])", r"\1", w)  # non-rhotic r: car -> kaa
@@ -262,11 +272,15 @@ def skel_english(w):
     w = re.sub(r"e$", "", w)
     return norm(w)
 
+
 def norm(s):
-    s = s.replace("ph", "f").replace("th", "s").replace("sh", "s").replace("ch", "s").replace("ck", "k").replace("qu", "kw").replace("x", "ks")
-    s = s.replace("c", "k").replace("l", "r").replace("v", "b").replace("j", "s").replace("z", "s").replace("h", "")
+    for a, b in (("ph", "f"), ("th", "s"), ("sh", "s"), ("ch", "s"), ("ck", "k"), ("qu", "kw"), ("x", "ks")):
+        s = s.replace(a, b)
+    for a, b in (("c", "k"), ("l", "r"), ("v", "b"), ("j", "s"), ("z", "s"), ("h", "")):
+        s = s.replace(a, b)
     s = re.sub(r"[aeiouyw]", "", s)
     return re.sub(r"(.)\1+", r"\1", s)
+
 
 def loanword(kata, english):
     r = romaji(kata)
