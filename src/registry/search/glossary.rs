@@ -41,6 +41,12 @@ const MAX_INFLATED: usize = 8 << 20;
 const MAX_TEXT: usize = 4096;
 /// At most this many characters in a Chinese or Japanese entry.
 const MAX_CJK: usize = 6;
+/// The fewest characters of an entry read inside a katakana word that entries do not cover whole.
+const MIN_UNTILED: usize = 4;
+/// At most this many characters in a katakana entry (a loanword).
+const MAX_KATAKANA: usize = 16;
+/// At most this many characters in a German compound that is split.
+const MAX_COMPOUND: usize = 32;
 /// The most words in a phrase of the glossary.
 const MAX_PHRASE: usize = 3;
 /// English words given for one foreign word.
@@ -341,6 +347,10 @@ fn latin(lang: Lang, word: &str) -> Option<&'static str> {
 /// joining s), the longest head that splits it; or a verb with its prefix ("durchsuchen") read
 /// as the verb (no head).
 fn compound(word: &str) -> Option<(Option<&'static str>, &'static str)> {
+    compound_of(word, false)
+}
+
+fn compound_of(word: &str, nested: bool) -> Option<(Option<&'static str>, &'static str)> {
     let chars: Vec<char> = word.chars().collect();
     for prefix in
         ["durch", "über", "unter", "zurück", "weg", "aus", "auf", "ein", "nach", "vor", "ab", "an", "er", "ver", "be"]
@@ -351,7 +361,7 @@ fn compound(word: &str) -> Option<(Option<&'static str>, &'static str)> {
             return Some((None, english));
         }
     }
-    if chars.len() < 8 {
+    if !(8..=MAX_COMPOUND).contains(&chars.len()) {
         return None;
     }
     (3..=chars.len() - 4).find_map(|i| {
@@ -359,7 +369,10 @@ fn compound(word: &str) -> Option<(Option<&'static str>, &'static str)> {
         let tail = latin(Lang::De, &tail)?;
         let head: String = chars[..i].iter().collect();
         let head = latin(Lang::De, &head)
-            .or_else(|| head.strip_suffix('s').filter(|h| h.chars().count() >= 3).and_then(|h| latin(Lang::De, h)))?;
+            .or_else(|| head.strip_suffix('s').filter(|h| h.chars().count() >= 3).and_then(|h| latin(Lang::De, h)))
+            // A head that is itself a compound ("Arzneimittel" in
+            // "Arzneimittelinformationen") is read by its last part.
+            .or_else(|| (!nested).then(|| compound_of(&head, true)).flatten().map(|(_, last)| last))?;
         Some((Some(head), tail))
     })
 }
@@ -368,7 +381,12 @@ fn compound(word: &str) -> Option<(Option<&'static str>, &'static str)> {
 fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
     let mut key = String::new();
     let mut best = None;
-    for (n, c) in chars[i..].iter().take(MAX_CJK).enumerate() {
+    // A loanword is read whole, however long its katakana ("コンピューティング").
+    let katakana = chars[i..].iter().take(MAX_KATAKANA).take_while(|c| is_katakana(**c)).count();
+    for (n, c) in chars[i..].iter().take(MAX_CJK.max(katakana)).enumerate() {
+        if n >= MAX_CJK && n >= katakana {
+            break;
+        }
         key.push(*c);
         if let Some(english) = exact(lang, &key) {
             best = Some((english, n + 1));
@@ -385,7 +403,7 @@ fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
                     continue;
                 }
                 let stem: String = stem.iter().collect();
-                for ending in ["る", "す", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"] {
+                for ending in endings(chars.get(i + k + j).copied()) {
                     if let Some(english) = exact(lang, &format!("{stem}{ending}")) {
                         return Some((english, k + j));
                     }
@@ -394,6 +412,18 @@ fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
         }
     }
     best
+}
+
+/// The dictionary endings of a Japanese verb whose stem is followed by `next`, likeliest first:
+/// the te- and masu-forms tell most ("探して" 探す, "送って" 送る, "読んで" 読む).
+fn endings(next: Option<char>) -> [&'static str; 10] {
+    match next {
+        Some('し') => ["す", "る", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"],
+        Some('っ') => ["う", "つ", "る", "す", "く", "む", "ぶ", "ぐ", "ぬ", "い"],
+        Some('ん') => ["む", "ぶ", "ぬ", "る", "す", "う", "く", "つ", "ぐ", "い"],
+        Some('い') => ["く", "ぐ", "る", "す", "う", "む", "つ", "ぶ", "ぬ", "い"],
+        _ => ["る", "す", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"],
+    }
 }
 
 /// The infinitives a verb form written in a request may come from: the imperative and present
@@ -438,7 +468,14 @@ fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
                     out.push(format!("{b}ão"));
                 }
             }
-            Lang::De if matches!(last, 'n' | 's') => out.push(body.clone()),
+            Lang::De if matches!(last, 'n' | 's') => {
+                out.push(body.clone());
+                // Latin plurals: "Zentren" -> Zentrum, "Themen" -> Thema.
+                if let Some(b) = word.strip_suffix("en") {
+                    out.push(format!("{b}um"));
+                    out.push(format!("{b}a"));
+                }
+            }
             _ => {}
         }
         // German participles and past forms: "gespeichert" -> speichern, "benötigten" ->
@@ -463,6 +500,10 @@ fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
 
 fn is_cjk(c: char) -> bool {
     matches!(u32::from(c), 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0x31f0..=0x31ff)
+}
+
+fn is_katakana(c: char) -> bool {
+    matches!(u32::from(c), 0x30a0..=0x30ff | 0x31f0..=0x31ff)
 }
 
 fn is_kana(c: char) -> bool {
@@ -694,13 +735,24 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
             }
             Piece::Cjk(run) => {
                 let mut i = 0;
+                // The end of the katakana word `i` is in, when the glossary's entries do not
+                // cover it whole: a name or a word the glossary lacks ("ズンドコベロンチョ" is not
+                // read as "ロンチ", launch), of which only long entries are read.
+                let mut unread_until = 0;
                 while i < run.len() {
+                    if katakana_word(run[i]) && (i == 0 || !katakana_word(run[i - 1])) {
+                        let end = i + run[i..].iter().take_while(|c| katakana_word(**c)).count();
+                        if !tiled(lang, &run[..end], i) {
+                            unread_until = end;
+                        }
+                    }
                     // A Japanese request also reads Chinese entries for kanji compounds the
                     // Japanese glossary lacks, and the other way round.
                     let other = if lang == Lang::Ja { Lang::Zh } else { Lang::Ja };
                     let found = cjk(lang, run, i)
                         .filter(|(_, n)| readable(run, i, *n))
-                        .or_else(|| cjk(other, run, i).filter(|(_, n)| *n >= 2 && readable(run, i, *n)));
+                        .or_else(|| cjk(other, run, i).filter(|(_, n)| *n >= 2 && readable(run, i, *n)))
+                        .filter(|(_, n)| i >= unread_until || *n >= MIN_UNTILED);
                     match found {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();
@@ -721,10 +773,27 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     (translated > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
 }
 
+/// A character of a katakana word (the middle dot separates two).
+fn katakana_word(c: char) -> bool {
+    is_katakana(c) && c != '・'
+}
+
+/// Whether entries cover `run[i..]` (a katakana word) end to end, longest first ("ビジターセンター":
+/// ビジター + センター).
+fn tiled(lang: Lang, run: &[char], mut i: usize) -> bool {
+    while i < run.len() {
+        match cjk(lang, run, i).filter(|(_, n)| *n >= 2) {
+            Some((_, n)) => i += n,
+            None => return false,
+        }
+    }
+    true
+}
+
 /// Whether `run[i..i + n]` may be read as a word: not a single kana (a particle), and a short
 /// katakana word only when it is the whole loanword ("シークレット" is not "シーク" + "レット").
 fn readable(run: &[char], i: usize, n: usize) -> bool {
-    let katakana = |c: char| matches!(u32::from(c), 0x30a0..=0x30ff | 0x31f0..=0x31ff);
+    let katakana = is_katakana;
     if n == 1 && is_kana(run[i]) {
         return false;
     }
@@ -762,6 +831,13 @@ mod tests {
             ("ページを探して", &["page", "search"]),
             // A CC-CEDICT word in Japanese forms (總額 -> 総額).
             ("請求の総額を表示して", &["total", "show"]),
+            // A loanword longer than other entries (JMdict), a te-form of a su-verb, a German
+            // compound with a Latin plural.
+            ("ウィキペディアでコンピューティングを検索", &["wikipedia", "computing", "search"]),
+            ("アドレスを探して", &["search"]),
+            // A katakana word that entries cover end to end.
+            ("データベースサーバーを再起動", &["database", "server"]),
+            ("hole die Details der Besucherzentren", &["visitor", "center"]),
             // Phrases.
             ("envía un correo electrónico", &["send", "email"]),
             ("busca en la base de datos", &["search", "database"]),
@@ -809,6 +885,9 @@ mod tests {
         assert_eq!(gloss("", &none), None);
         assert_eq!(gloss("!!! ,,, ###", &none), None);
         assert_eq!(gloss("zzqx vvbn", &none), None);
+        // A katakana word the entries do not cover whole is not read by a short piece of it
+        // ("ロンチ", launch).
+        assert_eq!(gloss("ズンドコベロンチョ", &none), None);
     }
 
     #[test]
@@ -824,6 +903,10 @@ mod tests {
         let big = "envía ".repeat(200_000) + &"发".repeat(100_000) + "\u{301}\u{301}";
         let g = gloss(&big, &none).expect("a gloss of the first 4 KiB");
         assert!(g.len() < 8 * MAX_TEXT, "{}", g.len());
+        let long: String = "Arzneimittel".repeat(400);
+        assert!(gloss(&format!("rufe {long} {long} ab"), &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
+        let katakana: String = "コンピューティング".repeat(100_000);
+        assert!(gloss(&katakana, &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
         let run: String = "邮件".repeat(300_000);
         assert!(gloss(&run, &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
     }
