@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
             Listed {
                 tool: tool.to_string(),
                 description: description.to_string(),
-                schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+                schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}).into(),
                 effect: Effect::Read,
                 unchecked: Vec::new(),
             }
