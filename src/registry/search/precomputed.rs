@@ -76,21 +76,22 @@ fn parse(data: &'static [u8], dim: usize) -> Option<Records> {
     r.0.is_empty().then_some(out)
 }
 
-struct Reader(&'static [u8]);
+/// A little-endian reader over a byte slice; every read is checked (also `store.rs`'s rows).
+pub(super) struct Reader<'a>(pub &'a [u8]);
 
-impl Reader {
-    fn take(&mut self, n: usize) -> Option<&'static [u8]> {
+impl<'a> Reader<'a> {
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let (a, b) = (self.0.get(..n)?, self.0.get(n..)?);
         self.0 = b;
         Some(a)
     }
-    fn u32(&mut self) -> Option<u32> {
+    pub fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
-    fn u64(&mut self) -> Option<u64> {
+    pub fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn str(&mut self) -> Option<&'static str> {
+    pub fn str(&mut self) -> Option<&'a str> {
         let n = usize::from(u16::from_le_bytes(self.take(2)?.try_into().ok()?));
         std::str::from_utf8(self.take(n)?).ok()
     }

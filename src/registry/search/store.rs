@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use super::embed::{self, Model, Quantized, Vectors};
 use super::hash::Map;
 use super::index::{Analysis, Pool, analyse, embedded_text_with};
-use super::precomputed::Entry;
+use super::precomputed::{Entry, Reader};
 use crate::registry::ToolEntry;
 use crate::storage::Storage;
 
@@ -244,19 +244,6 @@ pub fn decode_row(
         }
     }
     Some(out)
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (a, b) = (self.0.get(..n)?, self.0.get(n..)?);
-        self.0 = b;
-        Some(a)
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
 }
 
 /// Every tool's [`Analysis`] and vector, in the registry's order. The catalogue's and custom
