@@ -162,6 +162,8 @@ pub struct Storage {
     conn: Mutex<Option<Connection>>,
     /// Audit rows (with their time) not yet written because the database was busy.
     pending_audit: Mutex<Vec<PendingAudit>>,
+    /// Upstream pin writes made through this connection ([`Storage::pins_version`]).
+    pin_writes: std::sync::atomic::AtomicU64,
 }
 
 pub fn now_rfc3339() -> String {
@@ -170,7 +172,12 @@ pub fn now_rfc3339() -> String {
 
 impl Storage {
     pub fn new(path: PathBuf) -> Arc<Storage> {
-        Arc::new(Storage { path, conn: Mutex::new(None), pending_audit: Mutex::new(Vec::new()) })
+        Arc::new(Storage {
+            path,
+            conn: Mutex::new(None),
+            pending_audit: Mutex::new(Vec::new()),
+            pin_writes: std::sync::atomic::AtomicU64::new(0),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -294,6 +301,37 @@ fn restrict_dir(_: &Path) {}
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    /// The pins' version moves when another process commits a pin (or anything) and when this
+    /// process writes pins itself, and stays put otherwise: what lets a server with thousands
+    /// of upstream tools skip reading them all again every few seconds, without missing a change.
+    #[test]
+    fn the_pins_version_moves_with_every_pin_change_and_only_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workbench.db");
+        let here = Storage::new(path.clone());
+        let other = Storage::new(path);
+        let pin = |tool: &str| UpstreamPin {
+            server: "notes".into(),
+            tool: tool.into(),
+            hash: "ab".into(),
+            definition: "{}".into(),
+        };
+        let v0 = here.pins_version().unwrap();
+        assert_eq!(here.pins_version().unwrap(), v0, "nothing changed");
+        assert!(here.upstream_pin_hashes().unwrap().0.is_empty());
+        other.pin_upstream("notes", vec![pin("read")], true).unwrap();
+        let v1 = here.pins_version().unwrap();
+        assert_ne!(v1, v0, "another connection's pin is seen");
+        here.pin_upstream("notes", vec![pin("write")], false).unwrap();
+        let v2 = here.pins_version().unwrap();
+        assert_ne!(v2, v1, "this connection's own pin write is seen");
+        assert_eq!(here.pins_version().unwrap(), v2);
+        here.delete_upstream_pins("notes").unwrap();
+        assert_ne!(here.pins_version().unwrap(), v2, "a removal is seen");
+        assert!(here.upstream_pin_hashes().unwrap().0.is_empty());
+        assert_eq!(here.upstream_pin_definition("notes", "read").unwrap(), None);
+    }
 
     /// A database as today's workbench leaves it (migrations 1-4, one GitHub connection, one
     /// audit row) migrates to accounts with nothing lost: the connection becomes the account

@@ -84,8 +84,48 @@ impl Storage {
         })
     }
 
+    /// Every pinned tool's (server, tool, hash), and the servers accepted at least once: what a
+    /// process keeps of the pins (the definitions are read one at a time, [`Self::upstream_pin_definition`]).
+    #[allow(clippy::type_complexity)]
+    pub fn upstream_pin_hashes(&self) -> Result<(Vec<(String, String, String)>, Vec<String>), StorageError> {
+        self.call_blocking(|c| {
+            let mut stmt = c.prepare("SELECT server, tool, hash FROM upstream_pin ORDER BY server, tool")?;
+            let pins =
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut stmt = c.prepare("SELECT server FROM upstream_pinned_server ORDER BY server")?;
+            let servers = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok((pins, servers))
+        })
+    }
+
+    /// The definition the user accepted for one tool of `server` (JSON text), if any.
+    pub fn upstream_pin_definition(&self, server: &str, tool: &str) -> Result<Option<String>, StorageError> {
+        let (server, tool) = (server.to_string(), tool.to_string());
+        self.call_blocking(move |c| {
+            use rusqlite::OptionalExtension as _;
+            c.query_row("SELECT definition FROM upstream_pin WHERE server = ?1 AND tool = ?2", [&server, &tool], |r| {
+                r.get(0)
+            })
+            .optional()
+        })
+    }
+
+    /// What may have changed the pins since a last look, cheaply: SQLite's `data_version` (it
+    /// moves when another connection, another workbench process, commits anything) and the pin
+    /// writes made through this one. Equal versions: the pins are as last read, and a process
+    /// with thousands of upstream tools does not read them all again every few seconds.
+    pub fn pins_version(&self) -> Result<(i64, u64), StorageError> {
+        let data = self.call_blocking(|c| c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)))?;
+        Ok((data, self.pin_writes.load(std::sync::atomic::Ordering::Acquire)))
+    }
+
+    fn pins_written(&self) {
+        self.pin_writes.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
     /// Accepts `pins` for `server` (marking it accepted); with `replace`, its other pins go.
     pub fn pin_upstream(&self, server: &str, pins: Vec<UpstreamPin>, replace: bool) -> Result<(), StorageError> {
+        self.pins_written();
         let server = server.to_string();
         self.call_blocking(move |c| {
             let tx = rusqlite::Transaction::new_unchecked(c, rusqlite::TransactionBehavior::Immediate)?;
@@ -111,6 +151,7 @@ impl Storage {
 
     /// Forgets what the user accepted of a server (it is removed).
     pub fn delete_upstream_pins(&self, server: &str) -> Result<(), StorageError> {
+        self.pins_written();
         let server = server.to_string();
         self.call_blocking(move |c| {
             c.execute("DELETE FROM upstream_pin WHERE server = ?1", [&server])?;

@@ -15,6 +15,40 @@ use crate::storage::Storage;
 use super::names::listed_from;
 use super::*;
 
+/// One server's raw `tools/list` tools, kept as the compact JSON text they are cached as in
+/// SQLite and parsed when they are needed (the catalogue rebuilt, a listing accepted or pinned).
+/// A `serde_json::Value` tree of them is several times the text's size: with 10,000 upstream
+/// tools it was about 24 MiB of the server's memory, held for nothing between rebuilds.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    text: Arc<str>,
+    count: usize,
+}
+
+impl Listing {
+    pub fn new(tools: &[Value]) -> Listing {
+        let text = serde_json::to_string(tools).unwrap_or_else(|_| "[]".to_string());
+        Listing { text: text.into(), count: tools.len() }
+    }
+
+    /// The tools, parsed (empty if the text is not a JSON array, which [`Listing::new`] never makes).
+    pub fn tools(&self) -> Vec<Value> {
+        serde_json::from_str(&self.text).unwrap_or_default()
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
 impl Upstreams {
     /// No I/O: the cache is read on first use.
     pub fn new(configs: Configs) -> Upstreams {
@@ -41,10 +75,19 @@ impl Upstreams {
         if current.as_ref().is_some_and(|r| r.at.elapsed() < pins::REREAD) {
             return false;
         }
+        // Read before the pins, so that a commit in between is seen at the next look.
+        let version = storage.pins_version().ok();
+        if let Some(r) = current.as_mut()
+            && version.is_some()
+            && r.version == version
+        {
+            r.at = Instant::now();
+            return false;
+        }
         match pins::Pins::load(storage) {
             Ok(fresh) => {
                 let changed = current.as_ref().is_none_or(|r| r.pins != fresh);
-                *current = Some(pins::Read { pins: fresh, at: Instant::now() });
+                *current = Some(pins::Read { pins: fresh, at: Instant::now(), version });
                 changed
             }
             Err(e) => {
@@ -64,14 +107,15 @@ impl Upstreams {
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
         let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
         let Some(read) = current.as_mut() else { return };
-        for (server, tools) in listings.iter() {
+        for (server, listing) in listings.iter() {
             if read.pins.servers.contains(server)
                 || !self.is_server(server)
-                || (tools.is_empty() && listed != Some(server.as_str()))
+                || (listing.is_empty() && listed != Some(server.as_str()))
             {
                 continue;
             }
-            match read.pins.accept(storage, server, tools) {
+            let tools = listing.tools();
+            match read.pins.accept(storage, server, &tools) {
                 Ok(()) => {
                     tracing::info!(server, tools = tools.len(), "upstream tool definitions pinned (first listing)")
                 }
@@ -85,10 +129,15 @@ impl Upstreams {
     pub fn accept(&self, storage: &Storage, server: &str) -> Result<usize, crate::storage::StorageError> {
         let _ = self.catalogue(storage);
         let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).get(server).map_or(0, Vec::len);
-        let tools = self.listings.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned().unwrap_or_default();
+        let listing = self.listings.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned();
+        let tools = listing.map(|l| l.tools()).unwrap_or_default();
         {
             let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
-            let read = current.get_or_insert_with(|| pins::Read { pins: Default::default(), at: Instant::now() });
+            let read = current.get_or_insert_with(|| pins::Read {
+                pins: Default::default(),
+                at: Instant::now(),
+                version: None,
+            });
             read.pins.accept(storage, server, &tools)?;
         }
         let fresh = Arc::new(self.build());
@@ -99,7 +148,19 @@ impl Upstreams {
     /// The tools of each server waiting for the user's review (new or changed definitions).
     pub fn pending(&self, storage: &Storage) -> Arc<BTreeMap<String, Vec<pins::Change>>> {
         let _ = self.catalogue(storage);
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        // What each changed tool's accepted definition was is read from SQLite only now, for the
+        // review (the pins in memory are hashes).
+        if pending.values().flatten().any(|c| c.pinned && c.was.is_none()) {
+            let mut filled = (**pending).clone();
+            for (server, changes) in filled.iter_mut() {
+                for c in changes {
+                    c.read_accepted(storage, server);
+                }
+            }
+            *pending = Arc::new(filled);
+        }
+        pending.clone()
     }
 
     /// The user finished an OAuth consent for `server`: the next call connects with the new token
@@ -210,7 +271,7 @@ impl Upstreams {
                 for row in rows {
                     // Every cached row, also of servers not configured now: one may come back.
                     if let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools) {
-                        listings.entry(row.server).or_insert(tools);
+                        listings.entry(row.server).or_insert_with(|| Listing::new(&tools));
                     }
                 }
             }
@@ -236,7 +297,7 @@ impl Upstreams {
             let mut attempted = self.attempted.lock().unwrap_or_else(|p| p.into_inner());
             configs
                 .iter()
-                .filter(|(name, c)| c.is_ok() && listings.get(*name).is_none_or(Vec::is_empty))
+                .filter(|(name, c)| c.is_ok() && listings.get(*name).is_none_or(Listing::is_empty))
                 .filter(|&(name, _)| attempted.insert(name.clone()))
                 .map(|(name, _)| name.clone())
                 .collect()
@@ -266,9 +327,10 @@ impl Upstreams {
         let servers = listings
             .iter()
             .filter(|(server, _)| self.is_server(server))
-            .map(|(server, tools)| {
+            .map(|(server, listing)| {
                 // Only the definitions the user accepted are offered ([`pins`]).
                 let mut changes = Vec::new();
+                let tools = listing.tools();
                 let accepted: Vec<&Value> = tools
                     .iter()
                     .filter(|t| match read.as_ref() {
@@ -306,9 +368,11 @@ impl Upstreams {
     /// it changed.
     pub(super) async fn store_listing(&self, app: &App, server: &str, raw: Vec<Value>) -> usize {
         let count = raw.len();
+        let listing = Listing::new(&raw);
+        drop(raw);
         let changed = {
             let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
-            listings.insert(server.to_string(), raw.clone()) != Some(raw.clone())
+            listings.insert(server.to_string(), listing.clone()).as_ref() != Some(&listing)
         };
         // The pins are read (and a first listing pinned) off the async workers.
         let pinned = {
@@ -326,8 +390,7 @@ impl Upstreams {
             let fresh = Arc::new(self.build());
             *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
         }
-        let text = Value::Array(raw).to_string();
-        if let Err(e) = app.storage.put_upstream_listing(server.to_string(), text).await {
+        if let Err(e) = app.storage.put_upstream_listing(server.to_string(), listing.text().to_string()).await {
             tracing::warn!(server, error = %e, "could not cache the upstream tool list");
         }
         count

@@ -30,7 +30,7 @@ impl Upstreams {
         self.refresh_config();
         self.connection(app, server).await?;
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(listings.get(server).map_or(0, Vec::len))
+        Ok(listings.get(server).map_or(0, catalogue::Listing::len))
     }
 
     /// Ends every running server: stdin closed, then SIGTERM, then kill (rmcp's shutdown order).

@@ -255,8 +255,8 @@ pub struct Upstreams {
     stamp: Mutex<Option<Stamp>>,
     /// `None` until the SQLite cache is first read.
     catalogue: Mutex<Option<Arc<Catalogue>>>,
-    /// The raw `tools/list` tools of each server, as last seen.
-    listings: Mutex<BTreeMap<String, Vec<Value>>>,
+    /// The raw `tools/list` tools of each server, as last seen ([`Listing`]: kept as text).
+    listings: Mutex<BTreeMap<String, catalogue::Listing>>,
     /// Servers this process already tried to list because they had no listing.
     attempted: Mutex<std::collections::HashSet<String>>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,

@@ -57,8 +57,10 @@ pub fn hash(definition: &Value) -> String {
 pub struct Pins {
     /// Servers accepted at least once.
     pub servers: HashSet<String>,
-    /// By server, then tool name: (hash, definition as JSON text).
-    pub tools: HashMap<String, HashMap<String, (String, String)>>,
+    /// By server, then tool name: the accepted definition's hash. The definitions themselves stay
+    /// in SQLite (read only for a tool that changed, to say what changed): with thousands of
+    /// upstream tools they were megabytes of text held and compared every [`REREAD`].
+    pub tools: HashMap<String, HashMap<String, String>>,
 }
 
 /// [`Pins`] and when they were read.
@@ -66,27 +68,30 @@ pub struct Pins {
 pub struct Read {
     pub pins: Pins,
     pub at: Instant,
+    /// [`Storage::pins_version`] just before they were read (`None`: unknown, read them again).
+    pub version: Option<(i64, u64)>,
 }
 
 impl Pins {
     pub fn load(storage: &Storage) -> Result<Pins, StorageError> {
-        let (rows, servers) = storage.upstream_pins()?;
-        let mut tools: HashMap<String, HashMap<String, (String, String)>> = HashMap::new();
-        for p in rows {
-            tools.entry(p.server).or_default().insert(p.tool, (p.hash, p.definition));
+        let (rows, servers) = storage.upstream_pin_hashes()?;
+        let mut tools: HashMap<String, HashMap<String, String>> = HashMap::new();
+        for (server, tool, hash) in rows {
+            tools.entry(server).or_default().insert(tool, hash);
         }
         Ok(Pins { servers: servers.into_iter().collect(), tools })
     }
 
-    /// `None` when `tool` (raw, of `server`) is the definition the user accepted; else the change.
+    /// `None` when `tool` (raw, of `server`) is the definition the user accepted; else the change
+    /// (for a changed tool, the accepted definition is read by [`Change::read_accepted`]).
     pub fn check(&self, server: &str, tool: &Value) -> Option<Change> {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         let now = definition(tool);
         let h = hash(&now);
         match self.tools.get(server).and_then(|t| t.get(&name)) {
-            Some((pinned, _)) if *pinned == h => None,
-            Some((_, was)) => Some(Change { tool: name, was: serde_json::from_str(was).ok(), now }),
-            None => Some(Change { tool: name, was: None, now }),
+            Some(pinned) if *pinned == h => None,
+            Some(_) => Some(Change { tool: name, pinned: true, was: None, now }),
+            None => Some(Change { tool: name, pinned: false, was: None, now }),
         }
     }
 
@@ -102,7 +107,7 @@ impl Pins {
             .collect();
         storage.pin_upstream(server, pins.clone(), true)?;
         self.servers.insert(server.to_string());
-        self.tools.insert(server.to_string(), pins.into_iter().map(|p| (p.tool, (p.hash, p.definition))).collect());
+        self.tools.insert(server.to_string(), pins.into_iter().map(|p| (p.tool, p.hash)).collect());
         Ok(())
     }
 }
@@ -111,16 +116,30 @@ impl Pins {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     pub tool: String,
-    /// The accepted definition, for a changed tool; `None` for a new one.
+    /// Whether a definition of this tool was accepted before (a changed tool, not a new one).
+    pub pinned: bool,
+    /// The accepted definition, for a changed tool, once read ([`Change::read_accepted`]).
     pub was: Option<Value>,
     pub now: Value,
 }
 
 impl Change {
+    /// Reads the definition the user accepted for this changed tool of `server` from SQLite.
+    pub fn read_accepted(&mut self, storage: &Storage, server: &str) {
+        if self.pinned && self.was.is_none() {
+            self.was = storage
+                .upstream_pin_definition(server, &self.tool)
+                .ok()
+                .flatten()
+                .and_then(|d| serde_json::from_str(&d).ok());
+        }
+    }
+
     /// What changed, in words (`new tool`, or the fields that differ).
     pub fn describe(&self) -> String {
         match &self.was {
-            None => "new tool".to_string(),
+            None if !self.pinned => "new tool".to_string(),
+            None => "changed: its definition".to_string(),
             Some(was) => {
                 let fields: Vec<&str> = ["name", "title", "description", "inputSchema", "annotations"]
                     .into_iter()

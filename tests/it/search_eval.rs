@@ -507,7 +507,12 @@ fn dev_set_held_out_meets_the_targets() {
 fn probe_one_query() {
     let Ok(q) = std::env::var("SEARCH_PROBE") else { return };
     let t = app();
-    let registry = registry_with_upstream(&t.app.registry());
+    // SEARCH_PROBE_MCPBENCH=1: over MCP-Bench's servers instead of the four upstream ones.
+    let registry = if std::env::var_os("SEARCH_PROBE_MCPBENCH").is_some() {
+        registry_with_mcpbench(&t.app.registry()).0
+    } else {
+        registry_with_upstream(&t.app.registry())
+    };
     let index = registry.index();
     let c = |i: &str| t.app.is_connected(i);
     for (label, f) in [
