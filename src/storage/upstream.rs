@@ -41,6 +41,15 @@ impl Storage {
         })
     }
 
+    /// One server's cached listing (the tools as JSON text), if any.
+    pub fn upstream_listing(&self, server: &str) -> Result<Option<String>, StorageError> {
+        let server = server.to_string();
+        self.call_blocking(move |c| {
+            use rusqlite::OptionalExtension as _;
+            c.query_row("SELECT tools FROM upstream_listing WHERE server = ?1", [&server], |r| r.get(0)).optional()
+        })
+    }
+
     /// Stores a server's fresh listing (clearing its last error).
     pub async fn put_upstream_listing(self: &Arc<Self>, server: String, tools: String) -> Result<(), StorageError> {
         self.call(move |c| {

@@ -15,29 +15,43 @@ use crate::storage::Storage;
 use super::names::listed_from;
 use super::*;
 
-/// One server's raw `tools/list` tools, kept as the compact JSON text they are cached as in
-/// SQLite and parsed when they are needed (the catalogue rebuilt, a listing accepted or pinned).
-/// A `serde_json::Value` tree of them is several times the text's size: with 10,000 upstream
-/// tools it was about 24 MiB of the server's memory, held for nothing between rebuilds.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// One server's raw `tools/list` tools: how many, and a digest of their compact JSON text. The
+/// text itself is in SQLite (`upstream_listing`, the cache a restart reads) and is read and parsed
+/// only when it is needed: the catalogue rebuilt, a listing accepted or pinned. Held as a
+/// `serde_json::Value` tree, 10,000 upstream tools took about 24 MiB of the server's memory, and
+/// 5.7 MB as text, for nothing between rebuilds. The text is held here only while SQLite does
+/// not have it (a fresh listing not yet written, or a write that failed).
+#[derive(Clone, Default)]
 pub struct Listing {
-    text: Arc<str>,
+    text: Option<Arc<str>>,
+    digest: [u8; 32],
     count: usize,
 }
 
+impl PartialEq for Listing {
+    fn eq(&self, other: &Listing) -> bool {
+        self.digest == other.digest && self.count == other.count
+    }
+}
+
 impl Listing {
+    /// A fresh listing, its text held until SQLite has it.
     pub fn new(tools: &[Value]) -> Listing {
         let text = serde_json::to_string(tools).unwrap_or_else(|_| "[]".to_string());
-        Listing { text: text.into(), count: tools.len() }
+        let mut l = Listing::stored(&text, tools.len());
+        l.text = Some(text.into());
+        l
     }
 
-    /// The tools, parsed (empty if the text is not a JSON array, which [`Listing::new`] never makes).
-    pub fn tools(&self) -> Vec<Value> {
-        serde_json::from_str(&self.text).unwrap_or_default()
+    /// A listing whose text SQLite holds.
+    fn stored(text: &str, count: usize) -> Listing {
+        use sha2::Digest as _;
+        Listing { text: None, digest: sha2::Sha256::digest(text.as_bytes()).into(), count }
     }
 
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The text, when this listing holds it.
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
     }
 
     pub fn len(&self) -> usize {
@@ -46,6 +60,14 @@ impl Listing {
 
     pub fn is_empty(&self) -> bool {
         self.count == 0
+    }
+}
+
+/// Parses a listing's text (an empty list when it is not a JSON array).
+fn tools_of(text: &str) -> Vec<Value> {
+    match serde_json::from_str(text) {
+        Ok(Value::Array(tools)) => tools,
+        _ => Vec::new(),
     }
 }
 
@@ -61,6 +83,7 @@ impl Upstreams {
             attempted: Mutex::new(Default::default()),
             slots: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
+            stale: std::sync::atomic::AtomicBool::new(false),
             empty: Arc::default(),
             oauth: Default::default(),
             pins: Mutex::new(None),
@@ -114,7 +137,7 @@ impl Upstreams {
             {
                 continue;
             }
-            let tools = listing.tools();
+            let tools = self.tools_of(storage, server, listing);
             match read.pins.accept(storage, server, &tools) {
                 Ok(()) => {
                     tracing::info!(server, tools = tools.len(), "upstream tool definitions pinned (first listing)")
@@ -130,7 +153,7 @@ impl Upstreams {
         let _ = self.catalogue(storage);
         let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).get(server).map_or(0, Vec::len);
         let listing = self.listings.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned();
-        let tools = listing.map(|l| l.tools()).unwrap_or_default();
+        let tools = listing.map(|l| self.tools_of(storage, server, &l)).unwrap_or_default();
         {
             let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
             let read = current.get_or_insert_with(|| pins::Read {
@@ -140,7 +163,7 @@ impl Upstreams {
             });
             read.pins.accept(storage, server, &tools)?;
         }
-        let fresh = Arc::new(self.build());
+        let fresh = Arc::new(self.build(storage));
         *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
         Ok(waiting)
     }
@@ -242,11 +265,7 @@ impl Upstreams {
                 attempted.remove(name);
             }
         }
-        let loaded = self.catalogue.lock().unwrap_or_else(|p| p.into_inner()).is_some();
-        if loaded {
-            let rebuilt = Arc::new(self.build());
-            *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(rebuilt);
-        }
+        self.stale.store(true, Ordering::SeqCst);
     }
 
     /// The catalogue now; the first call reads the SQLite cache (one query). Every call first
@@ -258,20 +277,22 @@ impl Upstreams {
         }
         let mut current = self.catalogue.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = current.as_ref() {
-            if !self.reread_pins(storage) {
+            let stale = self.stale.swap(false, Ordering::SeqCst);
+            if !self.reread_pins(storage) && !stale {
                 return c.clone();
             }
-            let fresh = Arc::new(self.build());
+            let fresh = Arc::new(self.build(storage));
             *current = Some(fresh.clone());
             return fresh;
         }
+        self.stale.store(false, Ordering::SeqCst);
         match storage.upstream_listings() {
             Ok(rows) => {
                 let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
                 for row in rows {
                     // Every cached row, also of servers not configured now: one may come back.
                     if let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools) {
-                        listings.entry(row.server).or_insert_with(|| Listing::new(&tools));
+                        listings.entry(row.server).or_insert_with(|| Listing::stored(&row.tools, tools.len()));
                     }
                 }
             }
@@ -279,9 +300,24 @@ impl Upstreams {
         }
         self.reread_pins(storage);
         self.pin_first_listings(storage, None);
-        let fresh = Arc::new(self.build());
+        let fresh = Arc::new(self.build(storage));
         *current = Some(fresh.clone());
         fresh
+    }
+
+    /// A server's tools: the listing's own text, else the one SQLite holds for it.
+    fn tools_of(&self, storage: &Storage, server: &str, listing: &Listing) -> Vec<Value> {
+        match listing.text() {
+            Some(text) => tools_of(text),
+            None => match storage.upstream_listing(server) {
+                Ok(Some(text)) => tools_of(&text),
+                Ok(None) => Vec::new(),
+                Err(e) => {
+                    tracing::warn!(server, error = %e, "the upstream tool cache could not be read");
+                    Vec::new()
+                }
+            },
+        }
     }
 
     /// Lists the configured servers that have no tool listing yet (pasted into config.json by
@@ -320,17 +356,25 @@ impl Upstreams {
         let _ = tokio::time::timeout(LIST_WAIT, futures::future::join_all(tasks)).await;
     }
 
-    fn build(&self) -> Catalogue {
+    fn build(&self, storage: &Storage) -> Catalogue {
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
         let read = self.pins.lock().unwrap_or_else(|p| p.into_inner());
         let mut pending = BTreeMap::new();
+        // The listings' text is in SQLite: read in one query when any is needed.
+        let mut stored: HashMap<String, String> = HashMap::new();
+        if listings.iter().any(|(server, l)| l.text().is_none() && self.is_server(server)) {
+            match storage.upstream_listings() {
+                Ok(rows) => stored = rows.into_iter().map(|r| (r.server, r.tools)).collect(),
+                Err(e) => tracing::warn!(error = %e, "the upstream tool cache could not be read"),
+            }
+        }
         let servers = listings
             .iter()
             .filter(|(server, _)| self.is_server(server))
             .map(|(server, listing)| {
                 // Only the definitions the user accepted are offered ([`pins`]).
                 let mut changes = Vec::new();
-                let tools = listing.tools();
+                let tools = tools_of(listing.text().or(stored.get(server).map(String::as_str)).unwrap_or("[]"));
                 let accepted: Vec<&Value> = tools
                     .iter()
                     .filter(|t| match read.as_ref() {
@@ -386,12 +430,24 @@ impl Upstreams {
             .await
             .unwrap_or(false)
         };
-        if changed || pinned {
-            let fresh = Arc::new(self.build());
-            *self.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
+        // Cached first: then the listing's text need not be held here (a rebuild reads SQLite).
+        let text = listing.text().unwrap_or("[]").to_string();
+        match app.storage.put_upstream_listing(server.to_string(), text).await {
+            Ok(()) => {
+                let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(l) = listings.get_mut(server).filter(|l| **l == listing) {
+                    l.text = None;
+                }
+            }
+            Err(e) => tracing::warn!(server, error = %e, "could not cache the upstream tool list"),
         }
-        if let Err(e) = app.storage.put_upstream_listing(server.to_string(), listing.text().to_string()).await {
-            tracing::warn!(server, error = %e, "could not cache the upstream tool list");
+        if changed || pinned {
+            let (up, storage) = (app.upstream(), app.storage.clone());
+            let _ = tokio::task::spawn_blocking(move || {
+                let fresh = Arc::new(up.build(&storage));
+                *up.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
+            })
+            .await;
         }
         count
     }

@@ -261,6 +261,9 @@ pub struct Upstreams {
     attempted: Mutex<std::collections::HashSet<String>>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     generation: AtomicU64,
+    /// config.json changed since the catalogue was built: the next [`Upstreams::catalogue`]
+    /// rebuilds it (with the storage it is given, where the listings' text is).
+    stale: std::sync::atomic::AtomicBool,
     empty: Arc<Catalogue>,
     /// OAuth consents in progress for Streamable HTTP servers ([`oauth`]).
     pub oauth: oauth::Flights,
