@@ -291,7 +291,8 @@ impl Upstreams {
                 let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
                 for row in rows {
                     // Every cached row, also of servers not configured now: one may come back.
-                    if let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(&row.tools) {
+                    // Checked to be a JSON array and counted, without building its values.
+                    if let Ok(tools) = serde_json::from_str::<Vec<serde::de::IgnoredAny>>(&row.tools) {
                         listings.entry(row.server).or_insert_with(|| Listing::stored(&row.tools, tools.len()));
                     }
                 }
