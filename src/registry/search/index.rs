@@ -343,6 +343,28 @@ pub(super) fn param_names(tool: &crate::registry::ToolEntry) -> Vec<String> {
     tool.with_schema(names)
 }
 
+/// How much of a description the semantic tier reads: where a description says what its tool
+/// does. Long descriptions of real servers go on with parameter lists, questionnaires, examples
+/// and usage rules ("Little interest or pleasure in doing things", "You MUST use this tool
+/// BEFORE ..."), which pulled each of them toward the same generic centre, where a chatty request
+/// lands too. The lexical tier and BM25 still read the whole description. Tuned on the dev two
+/// thirds of MCP-Bench (120, 200, 300, 450 bytes, and the first paragraph): at 300, single-step
+/// top-1 0.639 -> 0.689 and recall@5 0.852 -> 0.885, multi-step recall@10 0.452 -> 0.463, every
+/// own-catalogue and multilingual dev figure the same.
+const SEMANTIC_DESCRIPTION: usize = 300;
+
+/// The first [`SEMANTIC_DESCRIPTION`] bytes of a description (at a character boundary).
+fn summary(description: &str) -> &str {
+    if description.len() <= SEMANTIC_DESCRIPTION {
+        return description;
+    }
+    let mut end = SEMANTIC_DESCRIPTION;
+    while !description.is_char_boundary(end) {
+        end -= 1;
+    }
+    &description[..end]
+}
+
 pub(super) fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[String]) -> String {
     let mut text = tool.name.replace('_', " ");
     if let Some(integration) = tool.plugin() {
@@ -350,7 +372,7 @@ pub(super) fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[St
         text.push_str(integration.display_name);
     }
     text.push_str(". ");
-    text.push_str(tool.description);
+    text.push_str(summary(tool.description));
     for name in params {
         text.push(' ');
         text.push_str(&name.replace('_', " "));
@@ -489,5 +511,18 @@ mod tests {
         assert_eq!(lexicon::tool_verb("move"), "transition");
         assert_eq!(lexicon::tool_verb("commit"), "commit");
         assert_eq!(lexicon::tool_verb(""), "");
+    }
+
+    #[test]
+    fn the_semantic_tier_reads_a_description_s_start_only() {
+        assert_eq!(summary("Reads a note."), "Reads a note.");
+        let long = format!("Scores depression severity. {}", "Little interest in doing things. ".repeat(40));
+        let s = summary(&long);
+        assert_eq!(s.len(), SEMANTIC_DESCRIPTION);
+        assert!(s.starts_with("Scores depression severity."));
+        // Never inside a character: a description of multi-byte letters is cut before one.
+        let wide = "é".repeat(400);
+        let s = summary(&wide);
+        assert!(s.len() <= SEMANTIC_DESCRIPTION && s.len() >= SEMANTIC_DESCRIPTION - 1 && s.chars().all(|c| c == 'é'));
     }
 }
