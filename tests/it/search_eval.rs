@@ -70,12 +70,20 @@ fn fusion() -> Fusion {
     }
 }
 
-/// `SEARCH_FOREIGN=blend,lo,hi,floor` tries other settings of the multilingual tier.
+/// `SEARCH_FOREIGN=blend,lo,hi,floor[,gloss_table]` tries other settings of the multilingual
+/// tier.
 fn foreign_fusion(f: Fusion) -> Fusion {
     let Ok(v) = std::env::var("SEARCH_FOREIGN") else { return f };
     let n: Vec<f32> = v.split(',').map(|x| x.trim().parse().expect("SEARCH_FOREIGN numbers")).collect();
-    assert!(n.len() == 4, "SEARCH_FOREIGN=blend,lo,hi,floor");
-    Fusion { foreign_blend: n[0], foreign_lo: n[1], foreign_hi: n[2], foreign_floor: n[3], ..f }
+    assert!(n.len() == 4 || n.len() == 5, "SEARCH_FOREIGN=blend,lo,hi,floor[,gloss_table]");
+    Fusion {
+        foreign_blend: n[0],
+        foreign_lo: n[1],
+        foreign_hi: n[2],
+        foreign_floor: n[3],
+        gloss_table: n.get(4).copied().unwrap_or(f.gloss_table),
+        ..f
+    }
 }
 
 #[derive(Default)]
@@ -1089,7 +1097,21 @@ fn run_multilingual(label: &str, data: &str, misses_var: &str) -> f64 {
         e.2 += usize::from(baseline);
         english.entry(q.en.clone()).or_insert_with(|| first(&q.en).is_some_and(|f| right.contains(&f)));
         if !ours {
-            misses.push(format!("  [{}] {:?} want {:?}; got {:?}", q.lang, q.q, right, first(&q.q)));
+            let top = |text: &str| -> Vec<String> {
+                index
+                    .search_with(text, 3, &connected, fusion())
+                    .iter()
+                    .map(|h| format!("{} {}", h.name, h.score))
+                    .collect()
+            };
+            misses.push(format!(
+                "  [{}] {:?} want {:?}; got {:?} (English: {:?})",
+                q.lang,
+                q.q,
+                right,
+                top(&q.q),
+                top(&q.en)
+            ));
         }
     }
     println!("{label}: {:<4} {:>4} {:>9} {:>7}", "lang", "n", "workbench", "BM25");

@@ -722,7 +722,12 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         continue;
                     }
                     if let Some(words) = latin(lang, w) {
-                        english(words, &mut out);
+                        if words == w {
+                            // Its own English word ("message", "article"): as written.
+                            out.push(raw.clone());
+                        } else {
+                            english(words, &mut out);
+                        }
                     } else if let Some((head, tail)) = (lang == Lang::De).then(|| compound(w)).flatten() {
                         if let Some(head) = head {
                             english(head, &mut out);
@@ -847,6 +852,22 @@ mod tests {
                 assert!(g.split(' ').any(|x| x == *w), "{query:?} -> {g:?}: no {w}");
             }
         }
+    }
+
+    #[test]
+    fn a_word_that_is_its_own_english_word_is_not_read_as_another() {
+        // French "message" is filed as itself: not read at the stem of "messager" (messenger).
+        for (query, word, not) in [
+            ("publie un message dans le canal", "message", "messenger"),
+            ("quels secrets sont enregistrés", "secret", "secretly"),
+        ] {
+            let g = gloss(query, &none).expect("a gloss");
+            assert!(g.split(' ').any(|x| x == word), "{query:?} -> {g:?}");
+            assert!(!g.split(' ').any(|x| x == not), "{query:?} -> {g:?}");
+        }
+        // As written, capitalised or not.
+        let g = gloss("va-t-il pleuvoir à Berlin demain", &none).expect("a gloss");
+        assert!(g.split(' ').any(|x| x == "Berlin"), "{g:?}");
     }
 
     #[test]
