@@ -37,11 +37,15 @@ impl SearchIndex {
             return glossed;
         }
         let written = self.ranked(trimmed, depth, connected, fusion, true);
-        let mut fused: Vec<(f32, u32)> = glossed.iter().map(|&(s, d)| ((1.0 - w) * s, d)).collect();
-        for &(s, d) in &written {
-            match fused.iter_mut().find(|(_, e)| *e == d) {
-                Some(e) => e.0 += w * s,
-                None => fused.push((w * s, d)),
+        let mut at: hash::Map<u32, usize> = hash::Map::default();
+        let mut fused: Vec<(f32, u32)> = Vec::with_capacity(glossed.len() + written.len());
+        for (share, list) in [(1.0 - w, &glossed), (w, &written)] {
+            for &(s, d) in list {
+                let i = *at.entry(d).or_insert_with(|| {
+                    fused.push((0.0, d));
+                    fused.len() - 1
+                });
+                fused[i].0 += share * s;
             }
         }
         fused.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
