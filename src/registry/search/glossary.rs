@@ -855,6 +855,24 @@ mod tests {
     }
 
     #[test]
+    fn request_verbs_are_read_as_verbs() {
+        // Imperatives that are also nouns the wordnets give first (`CORE`), or that they lack.
+        for (query, want, not) in [
+            ("muestra los archivos", "show", "sample"),
+            ("borra los archivos", "delete", "rubber"),
+            ("montre les fichiers", "show", "watch"),
+            ("mets à jour les fichiers", "update", "put"),
+            ("obtiens les fichiers", "get", "obtiens"),
+            ("abra os arquivos", "open", "harbor"),
+            ("suche die Dateien", "search", "quest"),
+        ] {
+            let g = gloss(query, &none).expect("a gloss");
+            assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}");
+            assert!(!g.split(' ').any(|x| x == not), "{query:?} -> {g:?}");
+        }
+    }
+
+    #[test]
     fn a_word_that_is_its_own_english_word_is_not_read_as_another() {
         // French "message" is filed as itself: not read at the stem of "messager" (messenger).
         for (query, word, not) in [
