@@ -343,6 +343,78 @@ fn latin(lang: Lang, word: &str) -> Option<&'static str> {
         .map(|(_, english)| english)
 }
 
+/// The singulars a plural noun may come from, likeliest first: German "Preise" Preis, "Bilder"
+/// Bild, "Kanäle" Kanal, "Dateien" Datei; French "tâches" tâche, "canaux" canal.
+fn singulars(lang: Lang, word: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match lang {
+        Lang::De => {
+            for suffix in ["en", "er", "e", "n", "s"] {
+                if let Some(b) = word.strip_suffix(suffix).filter(|b| b.chars().count() >= 3) {
+                    out.push(b.to_string());
+                    // An umlaut the plural adds ("Kanäle", "Passwörter", "Züge").
+                    let plain: String = b
+                        .chars()
+                        .map(|c| match c {
+                            'ä' => 'a',
+                            'ö' => 'o',
+                            'ü' => 'u',
+                            c => c,
+                        })
+                        .collect();
+                    if plain != b {
+                        out.push(plain);
+                    }
+                }
+            }
+        }
+        Lang::Fr => {
+            if let Some(b) = word.strip_suffix("aux") {
+                out.push(format!("{b}al"));
+            }
+            if let Some(b) = word.strip_suffix(['s', 'x']) {
+                out.push(b.to_string());
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The English words of a noun (a German word written with a capital inside the request, a French
+/// word after a plural determiner): at its singular before the verb forms it may share a spelling
+/// with ("Preise" prices, not praise; "les tâches" tasks, not tries).
+fn noun(lang: Lang, word: &str) -> Option<&'static str> {
+    exact(lang, word)
+        .or_else(|| singulars(lang, word).iter().find_map(|w| exact(lang, w)))
+        .or_else(|| latin(lang, word))
+}
+
+/// French determiners before a plural noun.
+const PLURAL_FR: &[&str] = &[
+    "les",
+    "des",
+    "mes",
+    "tes",
+    "ses",
+    "nos",
+    "vos",
+    "leurs",
+    "ces",
+    "aux",
+    "quels",
+    "quelles",
+    "plusieurs",
+    "certains",
+    "certaines",
+    "tous",
+    "toutes",
+    "derniers",
+    "dernières",
+    "nouveaux",
+    "nouvelles",
+];
+
 /// A German compound read as two entries ("Quartalsbericht": Quartal + Bericht, with its
 /// joining s), the longest head that splits it; or a verb with its prefix ("durchsuchen") read
 /// as the verb (no head).
@@ -466,6 +538,15 @@ fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
                 }
                 if let Some(b) = word.strip_suffix("ões") {
                     out.push(format!("{b}ão"));
+                }
+                // Portuguese: "mensagens" mensagem, "canais" canal, "papéis" papel.
+                if lang == Lang::Pt {
+                    for (plural, singular) in [("ns", "m"), ("ais", "al"), ("éis", "el"), ("óis", "ol"), ("is", "l")]
+                    {
+                        if let Some(b) = word.strip_suffix(plural) {
+                            out.push(format!("{b}{singular}"));
+                        }
+                    }
                 }
             }
             Lang::De if matches!(last, 'n' | 's') => {
@@ -721,7 +802,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         out.push(raw.clone());
                         continue;
                     }
-                    if let Some(words) = latin(lang, w) {
+                    let is_noun = match lang {
+                        Lang::De => *capital,
+                        Lang::Fr => k > 0 && PLURAL_FR.contains(&all[k - 1].as_str()),
+                        _ => false,
+                    };
+                    let found = if is_noun { noun(lang, w) } else { latin(lang, w) };
+                    if let Some(words) = found {
                         if words == w {
                             // Its own English word ("message", "article"): as written.
                             out.push(raw.clone());
@@ -865,6 +952,25 @@ mod tests {
             ("obtiens les fichiers", "get", "obtiens"),
             ("abra os arquivos", "open", "harbor"),
             ("suche die Dateien", "search", "quest"),
+        ] {
+            let g = gloss(query, &none).expect("a gloss");
+            assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}");
+            assert!(!g.split(' ').any(|x| x == not), "{query:?} -> {g:?}");
+        }
+    }
+
+    #[test]
+    fn plural_nouns_are_read_at_their_singular() {
+        // Not at a verb sharing their spelling: German nouns are capitalised, French ones
+        // follow a determiner.
+        for (query, want, not) in [
+            ("zeige die Preise", "price", "praise"),
+            ("zeige die Bilder", "picture", "form"),
+            ("zeige die Kanäle", "channel", "stomach"),
+            ("voir les tâches", "task", "try"),
+            ("voir les équipes", "team", "fit"),
+            ("voir les messages", "message", "messenger"),
+            ("ver as mensagens", "message", "mensagens"),
         ] {
             let g = gloss(query, &none).expect("a gloss");
             assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}");
