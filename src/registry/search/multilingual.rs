@@ -506,8 +506,9 @@ mod tests {
     }
 
     /// An English request never reads the multilingual table nor embeds a tool with it; nor
-    /// does a request the glossary reads into English words (it is ranked as English); the first
-    /// request in another language the glossary has no word of does, once.
+    /// does a request the glossary reads into English words when its ranking is not fused with
+    /// the table's (`gloss_table` 0, or a first tool that leads clearly); the first request in
+    /// another language whose ranking is does, once.
     #[test]
     fn the_tier_is_made_only_for_requests_not_in_english() {
         let registry = crate::registry::Registry::standard();
@@ -516,13 +517,20 @@ mod tests {
         let hits = index.search("send an email to the finance team", 5, &connected);
         assert!(!hits.is_empty());
         assert!(index.foreign.get().is_none(), "an English request made the multilingual vectors");
-        let hits = index.search("envía un correo electrónico al equipo de finanzas con gmail", 5, &connected);
+        let spanish = "envía un correo electrónico al equipo de finanzas con gmail";
+        let alone = super::super::Fusion { gloss_table: 0.0, ..Default::default() };
+        let hits = index.search_with(spanish, 5, &connected, alone);
         assert_eq!(hits.first().map(|h| h.integration), Some("gmail"), "{hits:?}");
-        assert!(index.foreign.get().is_none(), "a glossed request made the multilingual vectors");
-        // Katakana the glossary has no word of: the multilingual table ranks it.
+        assert!(index.foreign.get().is_none(), "a glossed request alone made the multilingual vectors");
+        let hits = index.search(spanish, 5, &connected);
+        assert_eq!(hits.first().map(|h| h.integration), Some("gmail"), "{hits:?}");
+        assert!(index.foreign.get().is_none(), "a glossed request that leads clearly asked the table");
+        // Near tools ("merge" and "pull request" are several tools' words): the table is asked.
+        let hits = index.search("fusiona la pull request en github", 5, &connected);
+        assert_eq!(hits.first().map(|h| h.integration), Some("github"), "{hits:?}");
+        assert!(index.foreign.get().is_some(), "the glossed request's ranking was not fused with the table's");
+        // Katakana the glossary has no word of: the multilingual table alone ranks it.
         assert_eq!(super::super::glossary::gloss("ズンドコベロンチョ", &|_| false), None);
-        let _ = index.search("ズンドコベロンチョ", 5, &connected);
-        assert!(index.foreign.get().is_some());
     }
 
     #[test]

@@ -1,0 +1,176 @@
+//! Tests of the glossary's reading of requests and descriptions.
+
+use super::*;
+
+fn none(_: &str) -> bool {
+    false
+}
+
+#[test]
+fn requests_read_as_english_words() {
+    for (query, want) in [
+        ("envía el informe por correo", ["send", "report", "mail"].as_slice()),
+        ("sende eine Nachricht", &["send", "message"]),
+        ("crée une réunion demain", &["create", "meeting", "tomorrow"]),
+        ("envie uma mensagem", &["send", "message"]),
+        ("发送邮件", &["send", "mail"]),
+        ("メールを送る", &["email", "send"]),
+        // A separable verb, its particle at the end.
+        ("wandle die Datei in PDF um", &["convert"]),
+        ("rufe die neuesten Daten ab", &["retrieve"]),
+        // A compound, a participle, a verb with its kana ending.
+        ("schicke den Quartalsbericht", &["send", "quarter", "report"]),
+        ("welche Dateien sind gespeichert", &["save"]),
+        ("ページを探して", &["page", "search"]),
+        // A CC-CEDICT word in Japanese forms (總額 -> 総額).
+        ("請求の総額を表示して", &["total", "show"]),
+        // A loanword longer than other entries (JMdict), a te-form of a su-verb, a German
+        // compound with a Latin plural.
+        ("ウィキペディアでコンピューティングを検索", &["wikipedia", "computing", "search"]),
+        ("アドレスを探して", &["search"]),
+        // A katakana word that entries cover end to end.
+        ("データベースサーバーを再起動", &["database", "server"]),
+        ("hole die Details der Besucherzentren", &["visitor", "center"]),
+        // Phrases.
+        ("envía un correo electrónico", &["send", "email"]),
+        ("busca en la base de datos", &["search", "database"]),
+    ] {
+        let g = gloss(query, &none).unwrap_or_default();
+        for w in want {
+            assert!(g.split(' ').any(|x| x == *w), "{query:?} -> {g:?}: no {w}");
+        }
+    }
+}
+
+#[test]
+fn request_verbs_are_read_as_verbs() {
+    // Imperatives that are also nouns the wordnets give first (`CORE`), or that they lack.
+    for (query, want, not) in [
+        ("muestra los archivos", "show", "sample"),
+        ("borra los archivos", "delete", "rubber"),
+        ("montre les fichiers", "show", "watch"),
+        ("mets à jour les fichiers", "update", "put"),
+        ("obtiens les fichiers", "get", "obtiens"),
+        ("abra os arquivos", "open", "harbor"),
+        ("suche die Dateien", "search", "quest"),
+    ] {
+        let g = gloss(query, &none).expect("a gloss");
+        assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}");
+        assert!(!g.split(' ').any(|x| x == not), "{query:?} -> {g:?}");
+    }
+}
+
+#[test]
+fn plural_nouns_are_read_at_their_singular() {
+    // Not at a verb sharing their spelling: German nouns are capitalised, French ones
+    // follow a determiner.
+    for (query, want, not) in [
+        ("zeige die Preise", "price", "praise"),
+        ("zeige die Bilder", "picture", "form"),
+        ("zeige die Kanäle", "channel", "stomach"),
+        ("voir les tâches", "task", "try"),
+        ("voir les équipes", "team", "fit"),
+        ("voir les messages", "message", "messenger"),
+        ("ver as mensagens", "message", "mensagens"),
+    ] {
+        let g = gloss(query, &none).expect("a gloss");
+        assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}");
+        assert!(!g.split(' ').any(|x| x == not), "{query:?} -> {g:?}");
+    }
+}
+
+#[test]
+fn a_word_that_is_its_own_english_word_is_not_read_as_another() {
+    // French "message" is filed as itself: not read at the stem of "messager" (messenger).
+    for (query, word, not) in [
+        ("publie un message dans le canal", "message", "messenger"),
+        ("quels secrets sont enregistrés", "secret", "secretly"),
+    ] {
+        let g = gloss(query, &none).expect("a gloss");
+        assert!(g.split(' ').any(|x| x == word), "{query:?} -> {g:?}");
+        assert!(!g.split(' ').any(|x| x == not), "{query:?} -> {g:?}");
+    }
+    // As written, capitalised or not.
+    let g = gloss("va-t-il pleuvoir à Berlin demain", &none).expect("a gloss");
+    assert!(g.split(' ').any(|x| x == "Berlin"), "{g:?}");
+}
+
+#[test]
+fn names_and_ids_pass_through_and_function_words_drop() {
+    let g = gloss("abre un ticket en jira por el error PROJ-42 del checkout", &|w| w == "jira").expect("a gloss");
+    for w in ["open", "jira", "proj-42", "checkout"] {
+        assert!(g.split(' ').any(|x| x.eq_ignore_ascii_case(w)), "{g:?}: no {w}");
+    }
+    for w in ["un", "en", "por", "el", "del"] {
+        assert!(!g.split(' ').any(|x| x == w), "{g:?}: kept {w}");
+    }
+}
+
+#[test]
+fn descriptions_are_told_by_their_function_words() {
+    for english in [
+        "Corrects the QT interval for heart rate. References: Bazett HC et al. Heart. 1920",
+        "Determines whether acute kidney injury is due to prerenal or intrinsic renal pathology",
+        "혈압 센타일(percentile)을 계산하는 함수",
+        "Plots a 3D vector field from a string, e.g. x y z",
+    ] {
+        assert!(!written_in_glossary_language(english), "{english}");
+    }
+    for foreign in [
+        "Registra la vacuna de una mascota en su historial médico.",
+        "Löscht einen Lieferanten aus der Liste der Lieferanten.",
+        "Calcule le solde du compte bancaire de l'utilisateur.",
+        "列出农场里所有的奶牛",
+    ] {
+        assert!(written_in_glossary_language(foreign), "{foreign}");
+    }
+}
+
+#[test]
+fn english_and_unknown_text_get_no_gloss() {
+    assert_eq!(gloss("", &none), None);
+    assert_eq!(gloss("!!! ,,, ###", &none), None);
+    assert_eq!(gloss("zzqx vvbn", &none), None);
+    // A katakana word the entries do not cover whole is not read by a short piece of it
+    // ("ロンチ", launch).
+    assert_eq!(gloss("ズンドコベロンチョ", &none), None);
+}
+
+#[test]
+fn the_language_is_the_one_most_words_are_found_in() {
+    // "envie" is Portuguese "send" here, not French "envy".
+    let g = gloss("envie uma mensagem para o canal", &none).expect("a gloss");
+    assert!(g.split(' ').any(|x| x == "send"), "{g:?}");
+    assert!(!g.split(' ').any(|x| x == "envy"), "{g:?}");
+}
+
+#[test]
+fn hostile_text_is_bounded() {
+    let big = "envía ".repeat(200_000) + &"发".repeat(100_000) + "\u{301}\u{301}";
+    let g = gloss(&big, &none).expect("a gloss of the first 4 KiB");
+    assert!(g.len() < 8 * MAX_TEXT, "{}", g.len());
+    let long: String = "Arzneimittel".repeat(400);
+    assert!(gloss(&format!("rufe {long} {long} ab"), &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
+    let katakana: String = "コンピューティング".repeat(100_000);
+    assert!(gloss(&katakana, &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
+    let run: String = "邮件".repeat(300_000);
+    assert!(gloss(&run, &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
+}
+
+#[test]
+fn every_entry_is_well_formed() {
+    for lang in [Lang::Es, Lang::De, Lang::Fr, Lang::Pt, Lang::Ja, Lang::Zh] {
+        let text = &part(lang).text;
+        assert!(text.len() > 100_000, "model/glossary-{}.z inflates", lang.code());
+        let mut last = "";
+        for line in text.lines() {
+            let (lemma, english) = line.split_once('\t').expect("a tab");
+            assert!(!lemma.is_empty() && lemma.split(' ').count() <= MAX_PHRASE, "{line}");
+            let words: Vec<&str> = english.split(' ').collect();
+            assert!((1..=3).contains(&words.len()), "{line}");
+            assert!(words.iter().all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase())), "{line}");
+            assert!(lemma > last, "not sorted at {line}");
+            last = lemma;
+        }
+    }
+}
