@@ -22,12 +22,12 @@ impl SearchIndex {
         let mut vocab = Vocab::default();
         // Each integration's own words, read once: (name and display name, keywords).
         let mut products_words: Map<&str, (Vec<Form>, Vec<Form>)> = Map::default();
-        // What the build reads of each tool's text: from an upstream server's stored row when it
-        // has one for these very tools, else read now (`super::store`).
+        // What the build reads of each tool's text: from the committed catalogue data for a
+        // compiled tool recorded as it is (`super::precomputed`), from an upstream server's
+        // stored row when it has one for these very tools, else read now (`super::store`).
         let model = embed::model();
-        let mut pre: Vec<Option<super::precomputed::Entry>> =
-            tools.iter().map(|t| super::precomputed::lookup(model, t)).collect();
         let mut pool = Pool::default();
+        let mut pre = super::precomputed::lookup(model, tools, &mut pool);
         let (analyses, vectors) = super::store::tool_data(model, tools, &mut pre, &mut pool, registry.vector_store());
         // Each pooled string's term and stem, once looked up (a server's row holds each of its
         // strings once).
@@ -270,13 +270,8 @@ pub(super) struct Analysis {
     pub bm25: Vec<u32>,
 }
 
-/// `tool`'s [`Analysis`], its strings pushed to `pool`, and its parameter names; `params`: those
-/// names when known (the compiled catalogue's committed ones).
-pub(super) fn analyse(
-    tool: &crate::registry::ToolEntry,
-    params: Option<Vec<String>>,
-    pool: &mut Pool,
-) -> (Analysis, Vec<String>) {
+/// `tool`'s [`Analysis`], its strings pushed to `pool`, and its parameter names.
+pub(super) fn analyse(tool: &crate::registry::ToolEntry, pool: &mut Pool) -> (Analysis, Vec<String>) {
     // A description not written in English is read with its English words too (the glossary's
     // reading): lexical and BM25 match an English request, or a request glossed from any of
     // the glossary's languages, against it.
@@ -287,7 +282,7 @@ pub(super) fn analyse(
     }
     let name = name_words(tool.name, tool.integration);
     let plain = format!("{} {} {prose}", tool.integration.replace('_', " "), name.join(" "));
-    let params = params.unwrap_or_else(|| param_names(tool));
+    let params = param_names(tool);
     let param_tokens: Vec<String> = params.iter().flat_map(|p| index_tokens(&p.replace('_', " "))).collect();
     let mut ids = |tokens: &[String]| tokens.iter().map(|t| pool.push(t)).collect::<Vec<u32>>();
     let analysis = Analysis {
