@@ -22,13 +22,20 @@ impl SearchIndex {
         let mut vocab = Vocab::default();
         // Each integration's own words, read once: (name and display name, keywords).
         let mut products_words: Map<&str, (Vec<Form>, Vec<Form>)> = Map::default();
-        // What the build reads of each tool's text: from an upstream server's stored row when it
-        // has one for these very tools, else read now (`super::store`).
+        // What the build reads of each tool's text: from the committed catalogue data for a
+        // compiled tool recorded as it is (`super::precomputed`), from an upstream server's
+        // stored row when it has one for these very tools, else read now (`super::store`).
         let model = embed::model();
-        let mut pre: Vec<Option<super::precomputed::Entry>> =
-            tools.iter().map(|t| super::precomputed::lookup(model, t)).collect();
         let mut pool = Pool::default();
+        let mut pre = super::precomputed::lookup(model, tools, &mut pool);
+        let committed: Vec<Option<Keywords>> =
+            pre.iter_mut().map(|e| e.as_mut().map(|e| std::mem::take(&mut e.keywords))).collect();
         let (analyses, vectors) = super::store::tool_data(model, tools, &mut pre, &mut pool, registry.vector_store());
+        let keywords: Vec<Keywords> = tools
+            .iter()
+            .zip(committed)
+            .map(|(tool, committed)| committed.unwrap_or_else(|| keyword_analysis(tool, &mut pool)))
+            .collect();
         // Each pooled string's term and stem, once looked up (a server's row holds each of its
         // strings once).
         let mut memo: Vec<Option<Form>> = vec![None; pool.len()];
@@ -75,13 +82,9 @@ impl SearchIndex {
             add(own, W_PRODUCT, true);
             add(product_keywords, W_PRODUCT_KEYWORD, false);
             let mut intents: Vec<String> = name_tokens.first().map(|t| stem(t)).into_iter().collect();
-            for kw in tool.keywords {
-                let tokens = index_tokens(kw);
-                if tokens.len() >= 2 && lexicon::is_verb(&tokens[0]) {
-                    intents.push(stem(&tokens[0]));
-                }
-                add(&vocab.forms(&tokens), W_KEYWORD, false);
-            }
+            let keywords = &keywords[d];
+            intents.extend(keywords.intents.iter().map(|&i| pool.get(i).to_string()));
+            add(&vocab.forms_of(&pool, &mut memo, &keywords.tokens), W_KEYWORD, false);
             intents
                 .extend(analysis.prose.iter().take(1).map(|&i| pool.get(i)).filter(|t| lexicon::is_verb(t)).map(stem));
             let norm = 1.0 - B_DESCRIPTION + B_DESCRIPTION * analysis.prose.len() as f32 / avg_description;
@@ -93,8 +96,8 @@ impl SearchIndex {
                 let other = (best + DAMPING * (sum - best)).min(CAP_OTHER);
                 vocab.postings[id as usize].push((d as u32, name_w.max(other)));
             }
-            for phrase in tool.keywords.iter().map(|k| query_tokens(k)).filter(|t| t.len() >= 2) {
-                let tools = phrases.entry(phrase.join(" ")).or_default();
+            for phrase in keywords.phrases.iter().map(|&i| pool.get(i)) {
+                let tools = phrases.entry(phrase.to_string()).or_default();
                 if tools.last() != Some(&(d as u32)) {
                     tools.push(d as u32);
                 }
@@ -270,13 +273,8 @@ pub(super) struct Analysis {
     pub bm25: Vec<u32>,
 }
 
-/// `tool`'s [`Analysis`], its strings pushed to `pool`, and its parameter names; `params`: those
-/// names when known (the compiled catalogue's committed ones).
-pub(super) fn analyse(
-    tool: &crate::registry::ToolEntry,
-    params: Option<Vec<String>>,
-    pool: &mut Pool,
-) -> (Analysis, Vec<String>) {
+/// `tool`'s [`Analysis`], its strings pushed to `pool`, and its parameter names.
+pub(super) fn analyse(tool: &crate::registry::ToolEntry, pool: &mut Pool) -> (Analysis, Vec<String>) {
     // A description not written in English is read with its English words too (the glossary's
     // reading): lexical and BM25 match an English request, or a request glossed from any of
     // the glossary's languages, against it.
@@ -287,7 +285,7 @@ pub(super) fn analyse(
     }
     let name = name_words(tool.name, tool.integration);
     let plain = format!("{} {} {prose}", tool.integration.replace('_', " "), name.join(" "));
-    let params = params.unwrap_or_else(|| param_names(tool));
+    let params = param_names(tool);
     let param_tokens: Vec<String> = params.iter().flat_map(|p| index_tokens(&p.replace('_', " "))).collect();
     let mut ids = |tokens: &[String]| tokens.iter().map(|t| pool.push(t)).collect::<Vec<u32>>();
     let analysis = Analysis {
@@ -299,6 +297,35 @@ pub(super) fn analyse(
         bm25: ids(&bm25::terms(&plain)),
     };
     (analysis, params)
+}
+
+/// What the index reads of a tool's own keywords, as strings of a [`Pool`]: computed by
+/// [`keyword_analysis`] or read back from the compiled catalogue's committed data.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) struct Keywords {
+    /// Every keyword's tokens, in order (they weigh alike).
+    pub tokens: Vec<u32>,
+    /// The stems of the verbs that start a keyword of two words or more (the tool's intents).
+    pub intents: Vec<u32>,
+    /// The keywords of two canonical tokens or more, those tokens joined by spaces.
+    pub phrases: Vec<u32>,
+}
+
+/// `tool`'s [`Keywords`], their strings pushed to `pool`.
+pub(super) fn keyword_analysis(tool: &crate::registry::ToolEntry, pool: &mut Pool) -> Keywords {
+    let mut out = Keywords::default();
+    for kw in tool.keywords {
+        let tokens = index_tokens(kw);
+        if tokens.len() >= 2 && lexicon::is_verb(&tokens[0]) {
+            out.intents.push(pool.push(&stem(&tokens[0])));
+        }
+        out.tokens.extend(tokens.iter().map(|t| pool.push(t)));
+        let phrase = query_tokens(kw);
+        if phrase.len() >= 2 {
+            out.phrases.push(pool.push(&phrase.join(" ")));
+        }
+    }
+    out
 }
 
 /// A tool name's words after its integration prefix, as the index reads them. Upstream servers'

@@ -250,7 +250,7 @@ pub fn decode_row(
 /// apps' tools are read here (their vectors from the committed data or the process-wide cache);
 /// upstream servers' tools, with a store and the table, from their server's row when its key
 /// matches, else they are read and embedded (that server's only) and the row replaced.
-/// `pre`: the compiled tools' committed data (their parameter names are taken from it).
+/// `pre`: the compiled tools' committed data (their analyses and vectors, used as they are).
 pub fn tool_data(
     model: Option<&Model>,
     tools: &[ToolEntry],
@@ -264,7 +264,12 @@ pub fn tool_data(
     let mut order: Vec<&str> = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
         let entry = pre.get_mut(i).and_then(Option::take);
-        if let (Some(_), Some(_), Some(u), None) = (model, store, tool.upstream(), &entry) {
+        if let Some(e) = entry {
+            analyses.push(Some(e.analysis));
+            found.push(e.vector);
+            continue;
+        }
+        if let (Some(_), Some(_), Some(u)) = (model, store, tool.upstream()) {
             let members = servers.entry(u.server.as_str()).or_default();
             if members.is_empty() {
                 order.push(u.server.as_str());
@@ -274,16 +279,9 @@ pub fn tool_data(
             found.push(None);
             continue;
         }
-        let (params, known) = match entry {
-            Some(e) => (Some(e.params), Some(e.vector)),
-            None => (None, None),
-        };
-        let (analysis, params) = analyse(tool, params, pool);
-        found.push(match (model, known) {
-            (_, Some(v)) => v,
-            (Some(m), None) => embed::embed_cached(m, &embedded_text_with(tool, &params)).map(|q| (*q).clone()),
-            (None, None) => None,
-        });
+        let (analysis, params) = analyse(tool, pool);
+        found
+            .push(model.and_then(|m| embed::embed_cached(m, &embedded_text_with(tool, &params))).map(|q| (*q).clone()));
         analyses.push(Some(analysis));
     }
     if let (Some(model), Some(store)) = (model, store) {
@@ -302,7 +300,7 @@ pub fn tool_data(
                     let fresh: Vec<(Analysis, Option<Quantized>)> = entries
                         .iter()
                         .map(|t| {
-                            let (analysis, params) = analyse(t, None, pool);
+                            let (analysis, params) = analyse(t, pool);
                             let vector = model.embed_tool(&embedded_text_with(t, &params));
                             (analysis, vector)
                         })
@@ -380,7 +378,7 @@ mod tests {
             .filter(|t| t.upstream().is_some())
             .take(3)
             .map(|t| {
-                let (analysis, params) = analyse(t, None, pool);
+                let (analysis, params) = analyse(t, pool);
                 (analysis, m.embed_tool(&embedded_text_with(t, &params)))
             })
             .collect()
@@ -489,7 +487,7 @@ mod tests {
         let mut pool = Pool::default();
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for tool in registry.tools() {
-            let (analysis, params) = analyse(tool, None, &mut pool);
+            let (analysis, params) = analyse(tool, &mut pool);
             let text = format!("{:?} {} {params:?}", strings(&pool, &analysis), analysis.agnostic);
             for &b in text.as_bytes() {
                 h ^= u64::from(b);
