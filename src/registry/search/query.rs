@@ -27,13 +27,16 @@ enum Role {
     Verb,
 }
 
+/// A word expanded, and the products (with confidence) it names.
+type Expanded = (Word, Vec<(&'static str, f32)>);
+
 /// What reading a request's texts shares: a request of several steps is read whole and then
 /// clause by clause, the same words again, and each word's expansion (its alternatives, typos
 /// and the products it names) is the same wherever it stands.
 #[derive(Default)]
 pub(super) struct Memo {
     /// (word, argument, with synonyms) -> the word expanded, and the products it names.
-    expanded: Map<(String, bool, bool), (Word, Vec<(&'static str, f32)>)>,
+    expanded: Map<(String, bool, bool), Expanded>,
     /// An unknown word at a verb's place -> the verb it is a typo of.
     verb_typos: Map<String, Option<&'static str>>,
     /// A word -> the two known words it is made of.
@@ -60,13 +63,8 @@ impl SearchIndex {
         self.docs.iter().map(|d| d.integration).find(|i| *i == name)
     }
 
-    /// Reads a query into weighted words, verbs and product mentions.
-    #[cfg(test)]
-    pub(super) fn parse(&self, query: &str) -> Parsed {
-        self.parse_with(query, &mut Memo::default())
-    }
-
-    /// [`SearchIndex::parse`], with what the request's other texts read already.
+    /// Reads a query into weighted words, verbs and product mentions, with what the request's
+    /// other texts read already.
     pub(super) fn parse_with(&self, query: &str, memo: &mut Memo) -> Parsed {
         let mut mentioned: Map<&'static str, f32> = Map::default();
         let mut tokens: Vec<(String, Token)> = Vec::new();

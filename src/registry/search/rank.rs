@@ -75,7 +75,7 @@ impl Layout {
         }
         layout.flags = docs
             .iter()
-            .map(|d| u8::from(d.bare) * BARE | u8::from(d.agnostic) * AGNOSTIC | u8::from(d.remote) * REMOTE)
+            .map(|d| (u8::from(d.bare) * BARE) | (u8::from(d.agnostic) * AGNOSTIC) | (u8::from(d.remote) * REMOTE))
             .collect();
         layout
     }
