@@ -20,7 +20,15 @@ const STOP: &[&str] = &[
 /// request's own).
 #[derive(Default)]
 pub struct Memo {
+    /// Off for a request of one text.
+    on: bool,
     known: Map<String, Vec<u32>>,
+}
+
+impl Memo {
+    pub fn new(on: bool) -> Memo {
+        Memo { on, known: Map::default() }
+    }
 }
 
 #[derive(Default)]
@@ -118,6 +126,7 @@ impl Bm25 {
         for word in query.split_whitespace() {
             match memo.known.get(word) {
                 Some(known) => ids.extend_from_slice(known),
+                None if !memo.on => ids.extend(terms(word).iter().filter_map(|t| self.terms.get(t).copied())),
                 None => {
                     let known: Vec<u32> = terms(word).iter().filter_map(|t| self.terms.get(t).copied()).collect();
                     ids.extend_from_slice(&known);
@@ -181,7 +190,7 @@ mod tests {
         for t in ["getPoolDetails List the pools", "the networks' details, of pools", ""] {
             assert_eq!(terms(t), t.split_whitespace().flat_map(terms).collect::<Vec<_>>(), "{t}");
         }
-        let mut memo = Memo::default();
+        let mut memo = Memo::new(true);
         for q in ["details of the liquidity pool", "pool details", "list networks and echo", "pool details"] {
             let (mut alone, mut together) = (vec![0.0; 4], vec![0.0; 4]);
             let a = bm.score(q, &mut alone);

@@ -35,12 +35,20 @@ type Expanded = (Word, Vec<(&'static str, f32)>);
 /// and the products it names) is the same wherever it stands.
 #[derive(Default)]
 pub(super) struct Memo {
+    /// Off for a request of one text, which reads each word once anyway.
+    on: bool,
     /// (word, argument, with synonyms) -> the word expanded, and the products it names.
     expanded: Map<(String, bool, bool), Expanded>,
     /// An unknown word at a verb's place -> the verb it is a typo of.
     verb_typos: Map<String, Option<&'static str>>,
     /// A word -> the two known words it is made of.
     compounds: Map<String, Option<(String, String)>>,
+}
+
+impl Memo {
+    pub(super) fn new(on: bool) -> Memo {
+        Memo { on, ..Memo::default() }
+    }
 }
 
 impl SearchIndex {
@@ -162,6 +170,7 @@ impl SearchIndex {
                 let arg = capitalised || p.chars().any(|c| c.is_ascii_digit()) || raw.starts_with('$');
                 let compound = match memo.compounds.get(&p) {
                     Some(c) => c.clone(),
+                    None if !memo.on => self.split_compound(&p),
                     None => {
                         let c = self.split_compound(&p);
                         memo.compounds.insert(p.clone(), c.clone());
@@ -282,10 +291,12 @@ impl SearchIndex {
             let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w.as_str()) };
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
+                let find = || self.verbs.keys().find(|v| v.len() >= 4 && text::plausible_typo(w, v)).copied();
                 let typo = match memo.verb_typos.get(w.as_str()) {
                     Some(v) => *v,
+                    None if !memo.on => find(),
                     None => {
-                        let v = self.verbs.keys().find(|v| v.len() >= 4 && text::plausible_typo(w, v)).copied();
+                        let v = find();
                         memo.verb_typos.insert(w.clone(), v);
                         v
                     }
@@ -389,7 +400,7 @@ impl SearchIndex {
         synonyms: bool,
         memo: &mut Memo,
     ) -> Word {
-        if token.opaque {
+        if token.opaque || !memo.on {
             return self.expand_as(word, token, mentioned, synonyms);
         }
         let key = (word.to_string(), token.arg, synonyms);

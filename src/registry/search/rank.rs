@@ -24,7 +24,7 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(n: usize) -> Scratch {
+    fn new(n: usize, texts: usize) -> Scratch {
         Scratch {
             acc: vec![0.0; n],
             best: vec![0.0; n],
@@ -32,7 +32,7 @@ impl Scratch {
             semantic: vec![0.0; n],
             plain: vec![0.0; n],
             listed: vec![false; n],
-            bm25: bm25::Memo::default(),
+            bm25: bm25::Memo::new(texts > 1),
         }
     }
 
@@ -154,7 +154,7 @@ impl SearchIndex {
         foreign: bool,
     ) -> Vec<(f32, u32)> {
         let parts = clauses(trimmed);
-        let mut memo = query::Memo::default();
+        let mut memo = query::Memo::new(parts.len() >= 2);
         let texts: Vec<Text> = if parts.len() < 2 {
             vec![Text { text: trimmed, parsed: self.parse_with(trimmed, &mut memo) }]
         } else {
@@ -178,7 +178,8 @@ impl SearchIndex {
                 let semantic: Vec<String> = texts.iter().map(|t| t.parsed.semantic_text(t.text)).collect();
                 let semantic: Vec<&str> = semantic.iter().map(String::as_str).collect();
                 let q = match embed::model() {
-                    Some(m) => m.embed_many(&semantic),
+                    Some(m) if semantic.len() > 1 => m.embed_many(&semantic),
+                    Some(m) => semantic.iter().map(|t| m.embed(t)).collect(),
                     None => vec![None; texts.len()],
                 };
                 (q, Some(&self.vectors), fusion.lo, fusion.hi)
@@ -189,7 +190,7 @@ impl SearchIndex {
         let cosines = vectors.map(|v| v.cosines_many(&present)).unwrap_or_default();
         let mut next = 0;
         let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected);
-        let mut scratch = Scratch::new(n);
+        let mut scratch = Scratch::new(n, texts.len());
         let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
             let cos = match queries.get(i) {
