@@ -16,6 +16,21 @@ const STOP: &[&str] = &[
     "any", "some", "want", "need", "like", "so", "do", "if", "then", "them", "they", "their", "there", "what", "which",
 ];
 
+/// What scoring a request's texts shares: each word's known terms (a clause's words are the
+/// request's own).
+#[derive(Default)]
+pub struct Memo {
+    /// Off for a request of one text.
+    on: bool,
+    known: Map<String, Vec<u32>>,
+}
+
+impl Memo {
+    pub fn new(on: bool) -> Memo {
+        Memo { on, known: Map::default() }
+    }
+}
+
 #[derive(Default)]
 pub struct Bm25 {
     terms: Map<String, u32>,
@@ -97,11 +112,29 @@ impl Bm25 {
 
     /// Each matching doc's score over the best one's (0..1], into `out` (indexed by doc);
     /// returns the docs that match.
+    #[cfg(test)]
     pub fn score(&self, query: &str, out: &mut [f32]) -> Vec<u32> {
+        self.score_with(query, out, &mut Memo::default())
+    }
+
+    /// [`Bm25::score`], each word's terms read once for all of a request's texts.
+    pub fn score_with(&self, query: &str, out: &mut [f32], memo: &mut Memo) -> Vec<u32> {
         let mut touched = Vec::new();
         let mut seen: Vec<u32> = Vec::new();
-        for t in terms(query) {
-            let Some(&id) = self.terms.get(&t) else { continue };
+        // A text's terms are its words' terms, one after the other.
+        let mut ids: Vec<u32> = Vec::new();
+        for word in query.split_whitespace() {
+            match memo.known.get(word) {
+                Some(known) => ids.extend_from_slice(known),
+                None if !memo.on => ids.extend(terms(word).iter().filter_map(|t| self.terms.get(t).copied())),
+                None => {
+                    let known: Vec<u32> = terms(word).iter().filter_map(|t| self.terms.get(t).copied()).collect();
+                    ids.extend_from_slice(&known);
+                    memo.known.insert(word.to_string(), known);
+                }
+            }
+        }
+        for id in ids {
             if seen.contains(&id) {
                 continue;
             }
@@ -141,5 +174,33 @@ mod tests {
         assert!((out[0] - 1.0).abs() < 1e-6);
         let mut out = vec![0.0; 3];
         assert!(bm.score("the of and", &mut out).is_empty());
+    }
+
+    /// A text's terms are its words' terms in order, so texts scored with a shared memo score
+    /// as each alone, to the bit.
+    #[test]
+    fn texts_scored_together_score_as_each_alone() {
+        let texts = [
+            "getPoolDetails Get details of a liquidity pool",
+            "list_networks List the networks",
+            "echo Echo back what's said",
+            "fetch-pool-stats for the network's pools",
+        ];
+        let bm = Bm25::build(texts.into_iter());
+        for t in ["getPoolDetails List the pools", "the networks' details, of pools", ""] {
+            assert_eq!(terms(t), t.split_whitespace().flat_map(terms).collect::<Vec<_>>(), "{t}");
+        }
+        let mut memo = Memo::new(true);
+        for q in ["details of the liquidity pool", "pool details", "list networks and echo", "pool details"] {
+            let (mut alone, mut together) = (vec![0.0; 4], vec![0.0; 4]);
+            let a = bm.score(q, &mut alone);
+            let b = bm.score_with(q, &mut together, &mut memo);
+            assert_eq!(a, b, "{q}");
+            assert_eq!(
+                alone.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                together.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+            assert!(!a.is_empty(), "{q}");
+        }
     }
 }

@@ -141,11 +141,16 @@ impl Model {
     /// snake_case, which tool and parameter names use), then each word greedily into the longest
     /// vocabulary pieces (`##` marks a continuation). Punctuation itself is dropped.
     fn tokens(&self, text: &str, out: &mut Vec<u32>) {
+        self.tokens_with(text, out, &mut |word, out| self.word_pieces(word, out));
+    }
+
+    /// [`Model::tokens`], each word split by `pieces`.
+    fn tokens_with(&self, text: &str, out: &mut Vec<u32>, pieces: &mut dyn FnMut(&str, &mut Vec<u32>)) {
         let mut word = String::new();
         let mut prev_lower = false;
-        let flush = |word: &mut String, out: &mut Vec<u32>| {
+        let mut flush = |word: &mut String, out: &mut Vec<u32>| {
             if !word.is_empty() {
-                self.word_pieces(word, out);
+                pieces(word, out);
                 word.clear();
             }
         };
@@ -202,13 +207,8 @@ impl Model {
 
     /// The text's vector (unit length), or `None` when no token of it is known.
     pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
-        let mut end = text.len().min(MAX_TEXT);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let text = &text[..end];
         let mut ids = Vec::new();
-        self.tokens(text, &mut ids);
+        self.tokens(head(text), &mut ids);
         let mut v = vec![0.0_f32; self.dim];
         for id in ids {
             let id = id as usize;
@@ -217,13 +217,70 @@ impl Model {
             }
             self.add_row(id, self.scale(id), &mut v);
         }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm <= f32::EPSILON {
-            return None;
-        }
-        v.iter_mut().for_each(|x| *x /= norm);
-        Some(v)
+        unit(v)
     }
+
+    /// [`Model::embed`] of each of a request's texts, to the bit, with what they share read once:
+    /// a word's pieces, and a token's row decoded and scaled (the clauses of a request are its
+    /// own words again).
+    pub fn embed_many(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        let mut pieces: Map<String, Vec<u32>> = Map::default();
+        // Token id -> its scaled row's place in `rows`.
+        let mut at: Map<u32, usize> = Map::default();
+        let mut rows: Vec<f32> = Vec::new();
+        let mut ids = Vec::new();
+        let mut split = |word: &str, out: &mut Vec<u32>| match pieces.get(word) {
+            Some(p) => out.extend_from_slice(p),
+            None => {
+                let start = out.len();
+                self.word_pieces(word, out);
+                pieces.insert(word.to_string(), out[start..].to_vec());
+            }
+        };
+        texts
+            .iter()
+            .map(|text| {
+                ids.clear();
+                self.tokens_with(head(text), &mut ids, &mut split);
+                let mut v = vec![0.0_f32; self.dim];
+                for &id in &ids {
+                    if id as usize >= self.count {
+                        continue;
+                    }
+                    let start = *at.entry(id).or_insert_with(|| {
+                        let start = rows.len();
+                        rows.resize(start + self.dim, 0.0);
+                        // Added to zeros, each value is the scaled one `add_row` adds.
+                        self.add_row(id as usize, self.scale(id as usize), &mut rows[start..]);
+                        start
+                    });
+                    for (x, r) in v.iter_mut().zip(&rows[start..start + self.dim]) {
+                        *x += r;
+                    }
+                }
+                unit(v)
+            })
+            .collect()
+    }
+}
+
+/// The first [`MAX_TEXT`] bytes of a text (at a character boundary): what is embedded of it.
+fn head(text: &str) -> &str {
+    let mut end = text.len().min(MAX_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// `v` over its length, or `None` when it has none.
+fn unit(mut v: Vec<f32>) -> Option<Vec<f32>> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm <= f32::EPSILON {
+        return None;
+    }
+    v.iter_mut().for_each(|x| *x /= norm);
+    Some(v)
 }
 
 /// A tool's vector, compact: int8 components and the scale that makes them the unit vector
@@ -302,12 +359,18 @@ impl Vectors {
         if self.dim == 0 {
             return out;
         }
-        let dot = dot_fn(self.dim);
+        let dots = dots_fn(self.dim);
         let valid: Vec<(usize, &[f32])> = qs.iter().copied().enumerate().filter(|(_, q)| q.len() == self.dim).collect();
-        for (d, (&scale, row)) in self.scales.iter().zip(self.data.chunks_exact(self.dim)).enumerate() {
-            if scale > 0.0 {
-                for &(k, q) in &valid {
-                    out[k * tools + d] = scale * dot(q, row);
+        let mut dot = vec![0.0_f32; valid.len()];
+        for group in valid.chunks(GROUP) {
+            let queries: Vec<&[f32]> = group.iter().map(|&(_, q)| q).collect();
+            let dot = &mut dot[..group.len()];
+            for (d, (&scale, row)) in self.scales.iter().zip(self.data.chunks_exact(self.dim)).enumerate() {
+                if scale > 0.0 {
+                    dots(&queries, row, dot);
+                    for (&(k, _), &x) in group.iter().zip(dot.iter()) {
+                        out[k * tools + d] = scale * x;
+                    }
                 }
             }
         }
@@ -320,8 +383,9 @@ impl Vectors {
     }
 }
 
-/// The dot product of a query vector and an int8 row, the fastest way this machine has. Every
-/// way sums in the same order ([`dot_lanes`]), so they give the same bits.
+/// The dot product of a query vector and an int8 row, the fastest way this machine has (the
+/// reference [`dots_fn`] is checked against). Every way sums in the same order ([`dot_lanes`]), so they give the same bits.
+#[cfg(test)]
 fn dot_fn(dim: usize) -> fn(&[f32], &[i8]) -> f32 {
     if !dim.is_multiple_of(LANES) {
         return dot_sequential;
@@ -331,6 +395,91 @@ fn dot_fn(dim: usize) -> fn(&[f32], &[i8]) -> f32 {
         return dot_avx2_checked;
     }
     dot_lanes
+}
+
+/// How many queries one pass over the rows takes (a request's texts: the whole request and up
+/// to eight clauses).
+const GROUP: usize = 9;
+
+/// The dot products of up to [`GROUP`] query vectors with one int8 row, into `out`: each the
+/// bits of [`dot_fn`]'s, the row converted once for all of them.
+fn dots_fn(dim: usize) -> fn(&[&[f32]], &[i8], &mut [f32]) {
+    if dim.is_multiple_of(LANES) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return dots_avx2_checked;
+        }
+        return |qs, row, out| qs.iter().zip(out).for_each(|(q, o)| *o = dot_lanes(q, row));
+    }
+    |qs, row, out| qs.iter().zip(out).for_each(|(q, o)| *o = dot_sequential(q, row))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn dots_avx2_checked(qs: &[&[f32]], row: &[i8], out: &mut [f32]) {
+    assert!(qs.len() <= GROUP && out.len() >= qs.len() && row.len().is_multiple_of(LANES));
+    assert!(qs.iter().all(|q| q.len() == row.len()));
+    // SAFETY: chosen by `dots_fn` only when the CPU has AVX2; the lengths are checked above.
+    unsafe { dots_avx2(qs, row, out) }
+}
+
+/// [`dot_lanes`] of several queries with one row in AVX2 registers, four queries at a time:
+/// the row's eight values converted once for the four, then multiplied and added into each
+/// query's own sums (multiply and add apart: no fused multiply-add, which rounds once where the
+/// scalar path rounds twice), and each query's lanes reduced in the scalar path's order.
+///
+/// # Safety
+/// The CPU must have AVX2; `out` at least as long as `qs`, each query of `row`'s length (a
+/// multiple of 8).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dots_avx2(qs: &[&[f32]], row: &[i8], out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    // (0+4, 1+5, 2+6, 3+7), then (b0+b2, b1+b3), then c0+c1.
+    let reduce = |acc: __m256| {
+        let b = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+        let c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+        _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, 1)))
+    };
+    let len = row.len();
+    let r = row.as_ptr();
+    let mut k = 0;
+    while k + 4 <= qs.len() {
+        let (q0, q1, q2, q3) = (qs[k].as_ptr(), qs[k + 1].as_ptr(), qs[k + 2].as_ptr(), qs[k + 3].as_ptr());
+        let (mut a0, mut a1, mut a2, mut a3) =
+            (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut i = 0;
+        while i < len {
+            // SAFETY: i + 8 <= len, and every query is len long.
+            unsafe {
+                let x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(r.add(i).cast::<__m128i>())));
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(q0.add(i)), x));
+                a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(q1.add(i)), x));
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(q2.add(i)), x));
+                a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(q3.add(i)), x));
+            }
+            i += LANES;
+        }
+        out[k] = reduce(a0);
+        out[k + 1] = reduce(a1);
+        out[k + 2] = reduce(a2);
+        out[k + 3] = reduce(a3);
+        k += 4;
+    }
+    while k < qs.len() {
+        let q = qs[k].as_ptr();
+        let mut a = _mm256_setzero_ps();
+        let mut i = 0;
+        while i < len {
+            // SAFETY: as above.
+            unsafe {
+                let x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(r.add(i).cast::<__m128i>())));
+                a = _mm256_add_ps(a, _mm256_mul_ps(_mm256_loadu_ps(q.add(i)), x));
+            }
+            i += LANES;
+        }
+        out[k] = reduce(a);
+        k += 1;
+    }
 }
 
 /// Lanes of the dot product: lane `k` sums components `k`, `k + 8`, ..., and the lanes are added
@@ -355,6 +504,7 @@ fn dot_lanes(q: &[f32], row: &[i8]) -> f32 {
     c[0] + c[1]
 }
 
+#[cfg(test)]
 #[cfg(target_arch = "x86_64")]
 fn dot_avx2_checked(q: &[f32], row: &[i8]) -> f32 {
     assert!(q.len() == row.len() && q.len().is_multiple_of(LANES));
@@ -367,6 +517,7 @@ fn dot_avx2_checked(q: &[f32], row: &[i8]) -> f32 {
 ///
 /// # Safety
 /// The CPU must have AVX2; `q` and `row` must have the same length, a multiple of 8.
+#[cfg(test)]
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dot_avx2(q: &[f32], row: &[i8]) -> f32 {
@@ -539,6 +690,67 @@ mod tests {
         }
     }
 
+    /// A request's texts embedded together are each embedded alone, to the bit: repeated
+    /// words, camelCase, unknown words, an empty text and one past the bytes embedded.
+    #[test]
+    fn texts_embedded_together_are_each_ones_own() {
+        let m = model().expect("decodes");
+        let long = "list open pull requests, then merge them ".repeat(150);
+        let texts = [
+            "read the sales sheet, plot it as a bar chart and save it",
+            "read the sales sheet",
+            "plot it as a bar chart",
+            "listDirectory git_status zzqxzzqx",
+            "",
+            "@@@ ###",
+            long.as_str(),
+            "plot it as a bar chart",
+        ];
+        let together = m.embed_many(&texts);
+        assert_eq!(together.len(), texts.len());
+        for (t, v) in texts.iter().zip(&together) {
+            let alone = m.embed(t);
+            let bits = |v: &Option<Vec<f32>>| v.as_ref().map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            assert_eq!(bits(v), bits(&alone), "{t:.40}");
+        }
+        assert!(together[4].is_none() && together[5].is_none() && together[0].is_some());
+    }
+
+    /// The fused kernel gives each query the single dot product's bits, for every count of
+    /// queries up to a group, on the table's vectors and on extreme rows.
+    #[test]
+    fn the_fused_dot_products_give_each_querys_own_bits() {
+        let m = model().expect("decodes");
+        let texts = [
+            "open a ticket about the login bug",
+            "weather forecast for paris",
+            "list my pull requests",
+            "send an email to the team",
+            "plot the sales as a bar chart",
+            "read the config file",
+            "search the web for rust news",
+            "book a table for two",
+            "merge the branch",
+        ];
+        let queries: Vec<Vec<f32>> = texts.iter().map(|t| m.embed(t).expect("known")).collect();
+        let mut rows: Vec<Vec<i8>> = queries.iter().map(|q| Quantized::new(q).data.into_vec()).collect();
+        rows.push(vec![127; m.dim()]);
+        rows.push(vec![-127; m.dim()]);
+        rows.push((0..m.dim()).map(|i| (i as i64 * 37 % 255 - 127) as i8).collect());
+        let single = dot_fn(m.dim());
+        for n in 1..=GROUP {
+            let qs: Vec<&[f32]> = queries[queries.len() - n..].iter().map(Vec::as_slice).collect();
+            for row in &rows {
+                let mut out = vec![f32::NAN; n];
+                dots_fn(m.dim())(&qs, row, &mut out);
+                for (q, x) in qs.iter().zip(&out) {
+                    assert_eq!(x.to_bits(), single(q, row).to_bits(), "{n} queries");
+                    assert_eq!(x.to_bits(), dot_lanes(q, row).to_bits(), "{n} queries");
+                }
+            }
+        }
+    }
+
     #[test]
     fn compact_vectors_rank_as_the_full_ones() {
         let m = model().expect("decodes");
@@ -575,10 +787,23 @@ mod tests {
             block.push(m.embed_tool(t).as_ref());
         }
         block.push(None);
-        let queries: Vec<Vec<f32>> = ["open a ticket about the login bug", "weather in paris", "merge my branch"]
-            .iter()
-            .map(|t| m.embed(t).expect("known"))
-            .collect();
+        // More queries than the fused kernel takes at once, and one of the wrong length among them.
+        let queries: Vec<Vec<f32>> = [
+            "open a ticket about the login bug",
+            "weather in paris",
+            "merge my branch",
+            "send an email",
+            "read a file",
+            "plot a chart",
+            "search the web",
+            "book a flight",
+            "list my calendar events",
+            "translate this text",
+        ]
+        .iter()
+        .map(|t| m.embed(t).expect("known"))
+        .collect();
+        assert!(queries.len() > GROUP);
         let short = vec![0.5_f32; 3];
         let qs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).chain([short.as_slice()]).collect();
         let many = block.cosines_many(&qs);

@@ -157,6 +157,7 @@ impl SearchIndex {
             vectors,
             foreign: std::sync::OnceLock::new(),
             bm25,
+            layout: std::sync::OnceLock::new(),
         };
         index.by_name = index.docs.iter().enumerate().map(|(i, d)| (d.name, i as u32)).collect();
         for (words, map) in lexicon::VERBS {

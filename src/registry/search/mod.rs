@@ -324,6 +324,8 @@ pub struct SearchIndex {
     /// English arrives.
     foreign: std::sync::OnceLock<embed::Vectors>,
     bm25: bm25::Bm25,
+    /// What ranking reads of every tool, laid out compactly (made on the first search).
+    layout: std::sync::OnceLock<rank::Layout>,
 }
 
 /// The typo index: deletion keys and the surface words that have them, as two sorted columns
@@ -349,6 +351,7 @@ impl TypoKeys {
 }
 
 /// A query word ready to match: its alternatives (term, discount) and its weight.
+#[derive(Clone)]
 struct Word {
     alts: Vec<(u32, f32)>,
     weight: f32,
@@ -365,8 +368,8 @@ struct Parsed {
     verbs: Vec<(lexicon::VerbMap, f32, String)>,
     /// Products named or implied, with confidence.
     mentioned: Map<&'static str, f32>,
-    /// Canonical query n-grams (2..=4 tokens), for keyword phrases.
-    ngrams: Set<String>,
+    /// The tools a keyword phrase of which is a run of 2 to 4 of the query's canonical tokens.
+    phrase_hits: Set<u32>,
     verbs_only: bool,
     /// The query places what it asks for on the user's own machine ("the local file", "on my
     /// disk"): a service's tools fit it less, unless the query names that service.

@@ -27,6 +27,30 @@ enum Role {
     Verb,
 }
 
+/// A word expanded, and the products (with confidence) it names.
+type Expanded = (Word, Vec<(&'static str, f32)>);
+
+/// What reading a request's texts shares: a request of several steps is read whole and then
+/// clause by clause, the same words again, and each word's expansion (its alternatives, typos
+/// and the products it names) is the same wherever it stands.
+#[derive(Default)]
+pub(super) struct Memo {
+    /// Off for a request of one text, which reads each word once anyway.
+    on: bool,
+    /// (word, argument, with synonyms) -> the word expanded, and the products it names.
+    expanded: Map<(String, bool, bool), Expanded>,
+    /// An unknown word at a verb's place -> the verb it is a typo of.
+    verb_typos: Map<String, Option<&'static str>>,
+    /// A word -> the two known words it is made of.
+    compounds: Map<String, Option<(String, String)>>,
+}
+
+impl Memo {
+    pub(super) fn new(on: bool) -> Memo {
+        Memo { on, ..Memo::default() }
+    }
+}
+
 impl SearchIndex {
     /// A known word's weight: its rarity, as far as the catalogue really carries it.
     fn idf(&self, id: u32) -> f32 {
@@ -47,8 +71,9 @@ impl SearchIndex {
         self.docs.iter().map(|d| d.integration).find(|i| *i == name)
     }
 
-    /// Reads a query into weighted words, verbs and product mentions.
-    pub(super) fn parse(&self, query: &str) -> Parsed {
+    /// Reads a query into weighted words, verbs and product mentions, with what the request's
+    /// other texts read already.
+    pub(super) fn parse_with(&self, query: &str, memo: &mut Memo) -> Parsed {
         let mut mentioned: Map<&'static str, f32> = Map::default();
         let mut tokens: Vec<(String, Token)> = Vec::new();
         // What issue keys and #channels stand for: a product (and an issue).
@@ -143,7 +168,16 @@ impl SearchIndex {
             }
             for p in parts {
                 let arg = capitalised || p.chars().any(|c| c.is_ascii_digit()) || raw.starts_with('$');
-                match self.split_compound(&p) {
+                let compound = match memo.compounds.get(&p) {
+                    Some(c) => c.clone(),
+                    None if !memo.on => self.split_compound(&p),
+                    None => {
+                        let c = self.split_compound(&p);
+                        memo.compounds.insert(p.clone(), c.clone());
+                        c
+                    }
+                };
+                match compound {
                     Some((a, b)) => {
                         tokens.push((a, Token { arg, opaque: false, brk }));
                         tokens.push((b, Token { arg, opaque: false, brk: false }));
@@ -153,13 +187,26 @@ impl SearchIndex {
             }
         }
         let tokens = canonicalize_query(&tokens);
-        let mut ngrams = Set::default();
         let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_str()).collect();
+        // The tools whose keyword phrase the query's 2- to 4-token runs are.
+        let mut phrase_hits: Set<u32> = Set::default();
+        let mut gram = String::new();
         for n in 2..=4 {
             for w in plain.windows(n) {
-                ngrams.insert(w.join(" "));
+                gram.clear();
+                for (j, x) in w.iter().enumerate() {
+                    if j > 0 {
+                        gram.push(' ');
+                    }
+                    gram.push_str(x);
+                }
+                phrase_hits.extend(self.phrases.get(gram.as_str()).into_iter().flatten());
             }
         }
+        let has_run = |phrase: &str| {
+            let words: Vec<&str> = phrase.split(' ').collect();
+            plain.windows(words.len()).any(|w| w == words.as_slice())
+        };
         // A number or key naming one item ("issue 4521", "PAY-123", "commit abc123f").
         let identifier = issue_key
             || tokens.iter().any(|(w, t)| {
@@ -174,7 +221,7 @@ impl SearchIndex {
         let local = local_path
             || plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w))
             || plain.first().is_some_and(|w| lexicon::SHELL_COMMANDS.contains(w))
-            || lexicon::LOCAL_PHRASES.iter().any(|p| ngrams.contains(*p));
+            || lexicon::LOCAL_PHRASES.iter().any(|p| has_run(p));
         // Where a verb may stand: a clause's first word after subjects and modals ("I need to",
         // "could you", "please") or after "to", "so", "and", "then". Not after "my", "the":
         // "my open issues", "our deploy pipeline" are things.
@@ -244,7 +291,17 @@ impl SearchIndex {
             let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w.as_str()) };
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
-                verb = self.verbs.iter().find(|(v, _)| v.len() >= 4 && text::plausible_typo(w, v));
+                let find = || self.verbs.keys().find(|v| v.len() >= 4 && text::plausible_typo(w, v)).copied();
+                let typo = match memo.verb_typos.get(w.as_str()) {
+                    Some(v) => *v,
+                    None if !memo.on => find(),
+                    None => {
+                        let v = find();
+                        memo.verb_typos.insert(w.clone(), v);
+                        v
+                    }
+                };
+                verb = typo.and_then(|v| self.verbs.get_key_value(v));
             }
             match verb {
                 Some((&key, map)) if verb_position[i] => {
@@ -293,7 +350,7 @@ impl SearchIndex {
         let mut meaningful = 0;
         let mut expanded: Vec<Word> = Vec::with_capacity(words.len() + 2);
         for (w, t, role) in words {
-            let word = self.expand_as(&w, &t, &mut mentioned, role != Role::Verb);
+            let word = self.expand_memo(&w, &t, &mut mentioned, role != Role::Verb, memo);
             if role == Role::Verb && word.alts.is_empty() {
                 // A verb the catalogue never mentions says nothing more than its intent.
                 continue;
@@ -330,7 +387,37 @@ impl SearchIndex {
                 expanded.push(issue);
             }
         }
-        Parsed { words: expanded, verbs, mentioned, ngrams, verbs_only, meaningful, local, identifier }
+        Parsed { words: expanded, verbs, mentioned, phrase_hits, verbs_only, meaningful, local, identifier }
+    }
+
+    /// [`Self::expand_as`] through the request's memo: the same word, products named the same
+    /// (a product's confidence is the most any word gives it, in whatever order they come).
+    fn expand_memo(
+        &self,
+        word: &str,
+        token: &Token,
+        mentioned: &mut Map<&'static str, f32>,
+        synonyms: bool,
+        memo: &mut Memo,
+    ) -> Word {
+        if token.opaque || !memo.on {
+            return self.expand_as(word, token, mentioned, synonyms);
+        }
+        let key = (word.to_string(), token.arg, synonyms);
+        if let Some((w, named)) = memo.expanded.get(&key) {
+            for &(p, c) in named {
+                Self::mention(mentioned, &[p], c);
+            }
+            return w.clone();
+        }
+        let mut named: Map<&'static str, f32> = Map::default();
+        let w = self.expand_as(word, token, &mut named, synonyms);
+        let named: Vec<(&'static str, f32)> = named.into_iter().collect();
+        for &(p, c) in &named {
+            Self::mention(mentioned, &[p], c);
+        }
+        memo.expanded.insert(key, (w.clone(), named));
+        w
     }
 
     /// "mergerequests" -> merge, requests: an unknown word made of two known ones.

@@ -20,10 +20,11 @@ struct Scratch {
     semantic: Vec<f32>,
     plain: Vec<f32>,
     listed: Vec<bool>,
+    bm25: bm25::Memo,
 }
 
 impl Scratch {
-    fn new(n: usize) -> Scratch {
+    fn new(n: usize, texts: usize) -> Scratch {
         Scratch {
             acc: vec![0.0; n],
             best: vec![0.0; n],
@@ -31,6 +32,7 @@ impl Scratch {
             semantic: vec![0.0; n],
             plain: vec![0.0; n],
             listed: vec![false; n],
+            bm25: bm25::Memo::new(texts > 1),
         }
     }
 
@@ -47,25 +49,59 @@ impl Scratch {
     }
 }
 
-/// The tools' integrations as runs of neighbours (an integration's tools are listed together),
-/// with whether the user has connected each: one call of `connected` per run and request.
-struct Runs {
+/// What ranking reads of every tool, apart from the tools' records (made on the first search):
+/// a large catalogue's candidates are read by the thousand, and a record takes two cache lines.
+pub(super) struct Layout {
+    /// Each tool's run of neighbours of one integration (an integration's tools are listed
+    /// together): its place in `names`.
     of_doc: Vec<u32>,
     names: Vec<&'static str>,
+    /// Each tool's [`BARE`], [`AGNOSTIC`] and [`REMOTE`].
+    flags: Vec<u8>,
+}
+
+const BARE: u8 = 1;
+const AGNOSTIC: u8 = 2;
+const REMOTE: u8 = 4;
+
+impl Layout {
+    fn new(docs: &[Doc]) -> Layout {
+        let mut layout = Layout { of_doc: Vec::with_capacity(docs.len()), names: Vec::new(), flags: Vec::new() };
+        for doc in docs {
+            if layout.names.last() != Some(&doc.integration) {
+                layout.names.push(doc.integration);
+            }
+            layout.of_doc.push(layout.names.len() as u32 - 1);
+        }
+        layout.flags = docs
+            .iter()
+            .map(|d| (u8::from(d.bare) * BARE) | (u8::from(d.agnostic) * AGNOSTIC) | (u8::from(d.remote) * REMOTE))
+            .collect();
+        layout
+    }
+}
+
+/// The runs of a request, with whether the user has connected each: one call of `connected`
+/// per run and request.
+struct Runs<'a> {
+    of_doc: &'a [u32],
+    names: &'a [&'static str],
+    flags: &'a [u8],
     connected: Vec<bool>,
 }
 
-impl Runs {
-    fn new(docs: &[Doc], connected: &dyn Fn(&str) -> bool) -> Runs {
-        let mut runs = Runs { of_doc: Vec::with_capacity(docs.len()), names: Vec::new(), connected: Vec::new() };
-        for doc in docs {
-            if runs.names.last() != Some(&doc.integration) {
-                runs.names.push(doc.integration);
-                runs.connected.push(connected(doc.integration));
-            }
-            runs.of_doc.push(runs.names.len() as u32 - 1);
+impl Runs<'_> {
+    fn new<'a>(layout: &'a Layout, connected: &dyn Fn(&str) -> bool) -> Runs<'a> {
+        Runs {
+            of_doc: &layout.of_doc,
+            names: &layout.names,
+            flags: &layout.flags,
+            connected: layout.names.iter().map(|n| connected(n)).collect(),
         }
-        runs
+    }
+
+    fn is(&self, d: u32, flag: u8) -> bool {
+        self.flags[d as usize] & flag != 0
     }
 }
 
@@ -75,6 +111,32 @@ struct Cosines<'a> {
     values: &'a [f32],
     lo: f32,
     hi: f32,
+}
+
+/// The hits of a text's ranking so far: every candidate scored down to [`WEAK_FLOOR`] (and an
+/// exact name's tool), and the `limit` best scores, the lowest of which bounds what is still
+/// worth scoring.
+struct Best {
+    hits: Vec<(f32, bool, u32)>,
+    top: Vec<f32>,
+    floor: f32,
+}
+
+impl Best {
+    fn add(&mut self, score: f32, d: u32, limit: usize) {
+        if score < WEAK_FLOOR {
+            return;
+        }
+        self.hits.push((score, false, d));
+        let at = self.top.partition_point(|s| *s > score);
+        self.top.insert(at, score);
+        if self.top.len() > limit {
+            self.top.pop();
+        }
+        if self.top.len() == limit {
+            self.floor = self.floor.max(self.top[limit - 1]);
+        }
+    }
 }
 
 /// How many candidates are put in order at a time: scoring stops after the first few dozen
@@ -92,12 +154,13 @@ impl SearchIndex {
         foreign: bool,
     ) -> Vec<(f32, u32)> {
         let parts = clauses(trimmed);
+        let mut memo = query::Memo::new(parts.len() >= 2);
         let texts: Vec<Text> = if parts.len() < 2 {
-            vec![Text { text: trimmed, parsed: self.parse(trimmed) }]
+            vec![Text { text: trimmed, parsed: self.parse_with(trimmed, &mut memo) }]
         } else {
             std::iter::once(trimmed)
                 .chain(parts.iter().map(String::as_str))
-                .map(|text| Text { text, parsed: self.parse(text) })
+                .map(|text| Text { text, parsed: self.parse_with(text, &mut memo) })
                 .collect()
         };
         // The semantic tier: each text's cosine with every tool, in one pass over the tools; a
@@ -112,10 +175,13 @@ impl SearchIndex {
                 (q, vectors, fusion.foreign_lo, fusion.foreign_hi)
             }
             None if (fusion.blend > 0.0 || fusion.bare_blend > 0.0) && !self.vectors.is_empty() => {
-                let q = texts
-                    .iter()
-                    .map(|t| embed::model().and_then(|m| m.embed(&t.parsed.semantic_text(t.text))))
-                    .collect();
+                let semantic: Vec<String> = texts.iter().map(|t| t.parsed.semantic_text(t.text)).collect();
+                let semantic: Vec<&str> = semantic.iter().map(String::as_str).collect();
+                let q = match embed::model() {
+                    Some(m) if semantic.len() > 1 => m.embed_many(&semantic),
+                    Some(m) => semantic.iter().map(|t| m.embed(t)).collect(),
+                    None => vec![None; texts.len()],
+                };
                 (q, Some(&self.vectors), fusion.lo, fusion.hi)
             }
             None => (Vec::new(), None, fusion.lo, fusion.hi),
@@ -123,8 +189,8 @@ impl SearchIndex {
         let present: Vec<&[f32]> = queries.iter().flatten().map(Vec::as_slice).collect();
         let cosines = vectors.map(|v| v.cosines_many(&present)).unwrap_or_default();
         let mut next = 0;
-        let runs = Runs::new(&self.docs, connected);
-        let mut scratch = Scratch::new(n);
+        let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected);
+        let mut scratch = Scratch::new(n, texts.len());
         let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
             let cos = match queries.get(i) {
@@ -146,7 +212,7 @@ impl SearchIndex {
         text: &Text,
         cosines: Option<Cosines>,
         scratch: &mut Scratch,
-        runs: &Runs,
+        runs: &Runs<'_>,
         limit: usize,
         fusion: Fusion,
         foreign: bool,
@@ -154,7 +220,7 @@ impl SearchIndex {
         let trimmed = text.text;
         let parsed = &text.parsed;
         let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
-        let Scratch { acc, best, anchored, semantic, plain, listed } = scratch;
+        let Scratch { acc, best, anchored, semantic, plain, listed, bm25 } = scratch;
         let mut touched: Vec<u32> = Vec::new();
         let mut candidates: Vec<u32> = Vec::new();
         let mut total = 0.0;
@@ -198,10 +264,7 @@ impl SearchIndex {
                 *e = e.max(discount);
             }
         }
-        let mut phrase_hits: Set<u32> = Set::default();
-        for ngram in &parsed.ngrams {
-            phrase_hits.extend(self.phrases.get(ngram).into_iter().flatten());
-        }
+        let phrase_hits = &parsed.phrase_hits;
         let acc = &*acc;
         let anchored = &*anchored;
         let content_of = |d: u32| {
@@ -218,10 +281,24 @@ impl SearchIndex {
                 content * (evidence / MIN_EVIDENCE).min(1.0)
             }
         };
-        if let Some(Cosines { values, lo, hi }) = cosines {
-            for &d in &candidates {
-                listed[d as usize] = true;
+        // The tools that match a word, by the lexical tier or by BM25: their semantic part is
+        // filled in below. A tool only the semantic tier sees is a candidate only when what it
+        // could at best reach can pass the `limit`-th score (most of a large catalogue is
+        // somewhat near any request, and cannot).
+        for &d in &candidates {
+            listed[d as usize] = true;
+        }
+        // The tools only BM25 finds: candidates as those only the semantic tier sees.
+        let mut plain_only: Vec<u32> = Vec::new();
+        if fusion.bm25 > 0.0 || fusion.bare_bm25 > 0.0 {
+            for d in self.bm25.score_with(&parsed.semantic_text(trimmed), plain, bm25) {
+                if !listed[d as usize] {
+                    plain_only.push(d);
+                }
             }
+        }
+        // The cosine mapped onto 0..1 (0: nothing, NaN: the tool has no vector).
+        let cosines = cosines.map(|Cosines { values, lo, hi }| {
             // The multilingual cosines are read relative to the query's mean over the tools:
             // how near a request is to every tool varies with its language and script.
             let shift = if fusion.centre || foreign {
@@ -230,32 +307,20 @@ impl SearchIndex {
             } else {
                 0.0
             };
-            for (d, &c) in values.iter().enumerate() {
-                if c.is_nan() {
-                    continue;
-                }
-                let s = ((c - shift - lo) / (hi - lo)).clamp(0.0, 1.0);
-                if s > 0.0 {
-                    if !listed[d] {
-                        candidates.push(d as u32);
-                    }
-                    semantic[d] = s;
-                }
-            }
-        }
-        if fusion.bm25 > 0.0 || fusion.bare_bm25 > 0.0 {
-            // Every tool with a semantic part is a candidate already.
+            (values, move |c: f32| ((c - shift - lo) / (hi - lo)).clamp(0.0, 1.0))
+        });
+        if let Some((values, mapped)) = &cosines {
             for &d in &candidates {
-                listed[d as usize] = true;
-            }
-            for d in self.bm25.score(&parsed.semantic_text(trimmed), plain) {
-                if !std::mem::replace(&mut listed[d as usize], true) {
-                    candidates.push(d);
+                let s = mapped(values[d as usize]);
+                if s > 0.0 {
+                    semantic[d as usize] = s;
                 }
             }
         }
-        let semantic = &*semantic;
+        // Written once more below, for the tools only the semantic tier sees that may pass.
+        let semantic = std::cell::Cell::from_mut(&mut semantic[..]).as_slice_of_cells();
         let plain = &*plain;
+        let listed = &*listed;
         let fusion = if foreign {
             Fusion {
                 blend: fusion.foreign_blend,
@@ -266,12 +331,12 @@ impl SearchIndex {
         } else {
             fusion
         };
-        let blend_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_blend } else { fusion.blend };
-        let bm25_of = |d: u32| if self.docs[d as usize].bare { fusion.bare_bm25 } else { fusion.bm25 };
+        let blend_of = |d: u32| if runs.is(d, BARE) { fusion.bare_blend } else { fusion.blend };
+        let bm25_of = |d: u32| if runs.is(d, BARE) { fusion.bare_bm25 } else { fusion.bm25 };
         let base_of = |d: u32, lexical: f32| {
             let blend = blend_of(d);
             let b = bm25_of(d);
-            (1.0 - b) * ((1.0 - blend) * lexical + blend * semantic[d as usize]) + b * plain[d as usize]
+            (1.0 - b) * ((1.0 - blend) * lexical + blend * semantic[d as usize].get()) + b * plain[d as usize]
         };
         // Only implied products (no product named outright): tools outside the lexicon are not
         // judged by it.
@@ -287,7 +352,6 @@ impl SearchIndex {
         // `limit`-th score found (thousands of tools share a common word). They are put in order
         // a chunk at a time, as far as scoring goes.
         let reach = |d: u32, content: f32| {
-            let doc = &self.docs[d as usize];
             let run = runs.of_doc[d as usize] as usize;
             let mut best = base_of(d, content).max(fusion.lexical_floor * content);
             if parsed.verbs_only {
@@ -298,14 +362,14 @@ impl SearchIndex {
                 best *= match named {
                     // The most the product bonus gives (to a score of 0).
                     Some(c) => c * (1.0 + PRODUCT_BONUS * (1.0 - 0.0)),
-                    None if doc.agnostic => 1.0,
-                    None if doc.bare && implied_only => IMPLIED,
+                    None if runs.is(d, AGNOSTIC) => 1.0,
+                    None if runs.is(d, BARE) && implied_only => IMPLIED,
                     None => OTHER_PRODUCT,
                 };
             } else if !runs.connected[run] {
                 best *= fusion.unconnected;
             }
-            if parsed.local && doc.remote && named.is_none() {
+            if parsed.local && runs.is(d, REMOTE) && named.is_none() {
                 best *= OTHER_PRODUCT;
             }
             if !phrase_hits.is_empty() && phrase_hits.contains(&d) {
@@ -313,33 +377,7 @@ impl SearchIndex {
             }
             best
         };
-        let mut order: Vec<(f32, u32)> = candidates.iter().map(|&d| (reach(d, content_of(d)), d)).collect();
-        let by_reach = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0);
-        let mut sorted = 0;
-        // A query that is exactly a tool's name finds that tool first.
-        let mut hits: Vec<(f32, bool, u32)> = exact.map(|e| (1.0, true, e)).into_iter().collect();
-        let mut floor = WEAK_FLOOR;
-        let mut top: Vec<f32> = Vec::new();
-        for i in 0..order.len() {
-            if i == sorted {
-                let rest = &mut order[sorted..];
-                let chunk = ORDER_CHUNK.max(sorted);
-                if rest.len() > chunk {
-                    rest.select_nth_unstable_by(chunk, by_reach);
-                    rest[..chunk].sort_unstable_by(by_reach);
-                    sorted += chunk;
-                } else {
-                    rest.sort_unstable_by(by_reach);
-                    sorted = order.len();
-                }
-            }
-            let (reach, d) = order[i];
-            if Some(d) == exact {
-                continue;
-            }
-            if reach < floor {
-                break;
-            }
+        let score_of = |d: u32| {
             let content = content_of(d);
             let doc = &self.docs[d as usize];
             let many = matches!(doc.verb.as_str(), "list" | "search" | "query");
@@ -348,7 +386,7 @@ impl SearchIndex {
             let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
             let lexical = content * cover * intent;
             let blend = blend_of(d);
-            let semantic_part = semantic[d as usize] * intent.powf(fusion.semantic_intent);
+            let semantic_part = semantic[d as usize].get() * intent.powf(fusion.semantic_intent);
             let b = bm25_of(d);
             let mut score = ((1.0 - b) * ((1.0 - blend) * lexical + blend * semantic_part)
                 + b * plain[d as usize] * intent)
@@ -374,21 +412,82 @@ impl SearchIndex {
             if phrase_hits.contains(&d) {
                 score += PHRASE_BONUS;
             }
-            if score < WEAK_FLOOR {
-                continue;
+            score
+        };
+        // A query that is exactly a tool's name finds that tool first.
+        let mut best =
+            Best { hits: exact.map(|e| (1.0, true, e)).into_iter().collect(), top: Vec::new(), floor: WEAK_FLOOR };
+        // Scores a list of (reach, tool) best reach first, as far as a reach can pass the floor.
+        let score_in_order = |order: &mut [(f32, u32)], best: &mut Best| {
+            let by_reach = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0);
+            let mut sorted = 0;
+            for i in 0..order.len() {
+                if i == sorted {
+                    let rest = &mut order[sorted..];
+                    let chunk = ORDER_CHUNK.max(sorted);
+                    if rest.len() > chunk {
+                        rest.select_nth_unstable_by(chunk, by_reach);
+                        rest[..chunk].sort_unstable_by(by_reach);
+                        sorted += chunk;
+                    } else {
+                        rest.sort_unstable_by(by_reach);
+                        sorted = order.len();
+                    }
+                }
+                let (reach, d) = order[i];
+                if Some(d) == exact {
+                    continue;
+                }
+                if reach < best.floor {
+                    break;
+                }
+                best.add(score_of(d), d, limit);
             }
-            hits.push((score, false, d));
-            // The limit-th best score so far bounds what is still worth scoring.
-            let at = top.partition_point(|s| *s > score);
-            top.insert(at, score);
-            if top.len() > limit {
-                top.pop();
+        };
+        let mut order: Vec<(f32, u32)> = candidates.iter().map(|&d| (reach(d, content_of(d)), d)).collect();
+        score_in_order(&mut order, &mut best);
+        // A tool no word matches has content 0: its reach is its semantic part and its BM25
+        // part, times at most the largest product or connection factor, plus the phrase bonus.
+        // Those that can pass the floor found so far are scored as the others (a tool skipped
+        // scores below `limit` tools found, whatever the order).
+        let factor = if parsed.mentioned.is_empty() {
+            fusion.unconnected.max(1.0)
+        } else {
+            parsed.mentioned.values().fold(1.0_f32, |m, c| m.max(c * (1.0 + PRODUCT_BONUS)))
+        };
+        let bonus = if phrase_hits.is_empty() { 0.0 } else { PHRASE_BONUS };
+        // A margin of rounding: the bound is only a filter, each survivor's reach is exact.
+        let most = |part: f32| part.max(0.0) * factor * 1.001;
+        let most_semantic =
+            most((fusion.blend * (1.0 - fusion.bm25)).max(fusion.bare_blend * (1.0 - fusion.bare_bm25)));
+        let most_plain = most(fusion.bm25.max(fusion.bare_bm25));
+        let mut extra: Vec<(f32, u32)> = Vec::new();
+        let mut consider = |d: usize, s: f32| {
+            let p = plain[d];
+            if (s > 0.0 || p > 0.0) && s.max(0.0) * most_semantic + p * most_plain + bonus >= best.floor {
+                if s > 0.0 {
+                    semantic[d].set(s);
+                }
+                candidates.push(d as u32);
+                extra.push((reach(d as u32, content_of(d as u32)), d as u32));
             }
-            if top.len() == limit {
-                floor = floor.max(top[limit - 1]);
+        };
+        match &cosines {
+            Some((values, mapped)) => {
+                for (d, &c) in values.iter().enumerate() {
+                    if !listed[d] {
+                        consider(d, mapped(c));
+                    }
+                }
             }
+            None => plain_only.iter().for_each(|&d| consider(d as usize, 0.0)),
         }
+        score_in_order(&mut extra, &mut best);
+        let Best { mut hits, .. } = best;
         scratch.clear(candidates.into_iter());
+        for d in plain_only {
+            scratch.plain[d as usize] = 0.0;
+        }
         let by_score = |a: &(f32, bool, u32), b: &(f32, bool, u32)| {
             b.1.cmp(&a.1)
                 .then(b.0.total_cmp(&a.0))

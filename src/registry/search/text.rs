@@ -1,6 +1,8 @@
 //! Text handling shared by the index and the query: words, stems, phrases, typo keys.
 
 use std::collections::HashMap;
+
+use super::hash::Map;
 use std::sync::LazyLock;
 
 use super::lexicon;
@@ -144,17 +146,35 @@ pub fn canonicalize_query<T: Clone>(tokens: &[(String, T)]) -> Vec<(String, T)> 
     static PAIRS: LazyLock<Vec<(String, [&str; 2])>> = LazyLock::new(|| {
         lexicon::PHRASES.iter().filter(|(p, _)| p.len() == 2).map(|(p, _)| (p.concat(), [p[0], p[1]])).collect()
     });
+    // Each length's pairs, in their order: a pair is near a joined word of its length give or
+    // take one, and equal only at its length.
+    static BY_LEN: LazyLock<Map<usize, Vec<usize>>> = LazyLock::new(|| {
+        let mut by_len: Map<usize, Vec<usize>> = Map::default();
+        for (i, (target, _)) in PAIRS.iter().enumerate() {
+            by_len.entry(target.len()).or_default().push(i);
+        }
+        by_len
+    });
     let mut fixed: Vec<(String, T)> = Vec::with_capacity(tokens.len());
+    let mut joined = String::new();
     let mut i = 0;
     while i < tokens.len() {
         if let Some(next) = tokens.get(i + 1) {
-            let joined = format!("{}{}", tokens[i].0, next.0);
-            let near = |target: &String| target.len() >= 8 && target.len().abs_diff(joined.len()) <= 1;
-            let exact = PAIRS.iter().any(|(target, _)| *target == joined);
-            if !exact
-                && let Some((_, [a, b])) =
-                    PAIRS.iter().find(|(target, _)| near(target) && plausible_typo(&joined, target))
-            {
+            joined.clear();
+            joined.push_str(&tokens[i].0);
+            joined.push_str(&next.0);
+            let len = joined.len();
+            let at = |l: usize| BY_LEN.get(&l).map_or(&[][..], Vec::as_slice);
+            let exact = at(len).iter().any(|&p| PAIRS[p].0 == joined);
+            // The first pair in PAIRS' order that is a plausible typo of the joined word.
+            let near = [len.wrapping_sub(1), len, len + 1]
+                .into_iter()
+                .filter(|&l| l >= 8)
+                .flat_map(at)
+                .copied()
+                .filter(|&p| plausible_typo(&joined, &PAIRS[p].0))
+                .min();
+            if !exact && let Some((_, [a, b])) = near.map(|p| &PAIRS[p]) {
                 fixed.push((a.to_string(), tokens[i].1.clone()));
                 fixed.push((b.to_string(), next.1.clone()));
                 i += 2;
