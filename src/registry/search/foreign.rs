@@ -105,7 +105,7 @@ mod tests {
     fn a_fused_ranking_keeps_no_result_below_the_floor() {
         let registry = crate::registry::Registry::standard();
         let index = registry.index();
-        let connected = |i: &str| i.len() % 2 == 0;
+        let connected = |i: &str| i.len().is_multiple_of(2);
         let q = "onva/Chhert 3pm CET to A\u{10}con CETom et Arica2 mkdmerica/Chikago, PAY-2/2";
         let hits = index.search(q, 50, &connected);
         assert!(!hits.is_empty());
