@@ -208,7 +208,7 @@ impl Model {
     /// The text's vector (unit length), or `None` when no token of it is known.
     pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
         let mut ids = Vec::new();
-        self.tokens(head(text), &mut ids);
+        self.tokens(super::text::prefix(text, MAX_TEXT), &mut ids);
         let mut v = vec![0.0_f32; self.dim];
         for id in ids {
             let id = id as usize;
@@ -241,7 +241,7 @@ impl Model {
             .iter()
             .map(|text| {
                 ids.clear();
-                self.tokens_with(head(text), &mut ids, &mut split);
+                self.tokens_with(super::text::prefix(text, MAX_TEXT), &mut ids, &mut split);
                 let mut v = vec![0.0_f32; self.dim];
                 for &id in &ids {
                     if id as usize >= self.count {
@@ -262,15 +262,6 @@ impl Model {
             })
             .collect()
     }
-}
-
-/// The first [`MAX_TEXT`] bytes of a text (at a character boundary): what is embedded of it.
-fn head(text: &str) -> &str {
-    let mut end = text.len().min(MAX_TEXT);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// `v` over its length, or `None` when it has none.

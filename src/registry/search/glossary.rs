@@ -640,11 +640,7 @@ const ENGLISH_FUNCTION: &[&str] = &[
 /// two function words of Spanish, German, French or Portuguese and more than twice as many as
 /// English ones.
 pub fn written_in_glossary_language(text: &str) -> bool {
-    let mut end = text.len().min(MAX_TEXT);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let text = &text[..end];
+    let text = super::text::prefix(text, MAX_TEXT);
     let letters = text.chars().filter(|c| c.is_alphabetic()).count();
     let cjk = text.chars().filter(|c| is_cjk(*c)).count();
     if cjk * 3 >= letters && cjk >= 2 {
@@ -667,11 +663,7 @@ pub fn written_in_glossary_language(text: &str) -> bool {
 /// Words `keep` says are names (of a product or server the index knows: Spanish "jira" is an
 /// outing, French "notion" a notion) are kept as written.
 pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
-    let mut end = query.len().min(MAX_TEXT);
-    while !query.is_char_boundary(end) {
-        end -= 1;
-    }
-    let pieces = pieces(&query[..end]);
+    let pieces = pieces(super::text::prefix(query, MAX_TEXT));
     // Latin-script words as (lower-cased, as written, capitalised after the first word); a
     // hyphenated or elided word of letters ("Notion-Seite", "d'argent", "est-il") is read as
     // its parts, an id ("PROJ-42") as it is.

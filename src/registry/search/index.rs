@@ -383,14 +383,7 @@ const SEMANTIC_DESCRIPTION: usize = 300;
 
 /// The first [`SEMANTIC_DESCRIPTION`] bytes of a description (at a character boundary).
 fn summary(description: &str) -> &str {
-    if description.len() <= SEMANTIC_DESCRIPTION {
-        return description;
-    }
-    let mut end = SEMANTIC_DESCRIPTION;
-    while !description.is_char_boundary(end) {
-        end -= 1;
-    }
-    &description[..end]
+    text::prefix(description, SEMANTIC_DESCRIPTION)
 }
 
 pub(super) fn embedded_text_with(tool: &crate::registry::ToolEntry, params: &[String]) -> String {

@@ -105,13 +105,9 @@ impl Table {
 
     /// The pieces of `text` (ids), in order.
     pub fn segment(&self, text: &str, out: &mut Vec<usize>) {
-        let mut end = text.len().min(MAX_TEXT);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
         let mut run: Vec<char> = Vec::new();
         let mut marked = true;
-        for c in text[..end].chars().flat_map(fold) {
+        for c in super::text::prefix(text, MAX_TEXT).chars().flat_map(fold) {
             if c.is_alphanumeric() {
                 if run.is_empty() && marked {
                     run.push(MARKER);
@@ -405,11 +401,7 @@ const FOREIGN: &[&str] = &[
 /// accented words, and these with the words the English vocabulary does not have
 /// (`english_word`, half as sure: a typo is one too) outweigh its English function words.
 pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
-    let mut end = query.len().min(MAX_TEXT);
-    while !query.is_char_boundary(end) {
-        end -= 1;
-    }
-    let query = &query[..end];
+    let query = super::text::prefix(query, MAX_TEXT);
     let letters = query.chars().filter(|c| c.is_alphabetic()).count();
     let other = query.chars().filter(|&c| c.is_alphabetic() && !is_latin(c)).count();
     if other >= 2 && other * 5 >= letters {

@@ -9,6 +9,16 @@ use super::lexicon;
 
 /// Lower-cased alphanumeric runs: "Post to #general, please!" -> post, to, general, please.
 /// Apostrophes go ("what's" -> whats, "customer's" -> customers).
+/// The first `max` bytes of `text`, cut back to a character boundary: how every bounded read of
+/// an agent's request or a server's text takes its start.
+pub fn prefix(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 pub fn tokenize(text: &str) -> Vec<String> {
     // Chinese and Japanese are written without spaces: a run of their script is a word of its
     // own beside the Latin names in it ("jira看板上的冲刺" -> "jira", "看板上的冲刺").
