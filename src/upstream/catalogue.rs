@@ -126,7 +126,8 @@ impl Upstreams {
     /// time, or added before pinning existed) has that listing accepted.
     /// `listed` is a server that just answered `tools/list`: pinned even when it listed nothing
     /// (a cached empty listing may be a failure record, never a listing).
-    fn pin_first_listings(&self, storage: &Storage, listed: Option<&str>) {
+    /// `read_texts` holds listings' text already read from SQLite (by server), if any.
+    fn pin_first_listings(&self, storage: &Storage, listed: Option<&str>, read_texts: &HashMap<String, String>) {
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
         let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
         let Some(read) = current.as_mut() else { return };
@@ -137,7 +138,7 @@ impl Upstreams {
             {
                 continue;
             }
-            let tools = self.tools_of(storage, server, listing);
+            let tools = self.tools_of(storage, server, listing, read_texts);
             match read.pins.accept(storage, server, &tools) {
                 Ok(()) => {
                     tracing::info!(server, tools = tools.len(), "upstream tool definitions pinned (first listing)")
@@ -153,7 +154,7 @@ impl Upstreams {
         let _ = self.catalogue(storage);
         let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).get(server).map_or(0, Vec::len);
         let listing = self.listings.lock().unwrap_or_else(|p| p.into_inner()).get(server).cloned();
-        let tools = listing.map(|l| self.tools_of(storage, server, &l)).unwrap_or_default();
+        let tools = listing.map(|l| self.tools_of(storage, server, &l, &HashMap::new())).unwrap_or_default();
         {
             let mut current = self.pins.lock().unwrap_or_else(|p| p.into_inner());
             let read = current.get_or_insert_with(|| pins::Read {
@@ -286,6 +287,9 @@ impl Upstreams {
             return fresh;
         }
         self.stale.store(false, Ordering::SeqCst);
+        // The cache is read once here; its text serves the first pins and the first build, and
+        // is dropped after them.
+        let mut texts = HashMap::new();
         match storage.upstream_listings() {
             Ok(rows) => {
                 let mut listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
@@ -293,22 +297,30 @@ impl Upstreams {
                     // Every cached row, also of servers not configured now: one may come back.
                     // Checked to be a JSON array and counted, without building its values.
                     if let Ok(tools) = serde_json::from_str::<Vec<serde::de::IgnoredAny>>(&row.tools) {
-                        listings.entry(row.server).or_insert_with(|| Listing::stored(&row.tools, tools.len()));
+                        listings.entry(row.server.clone()).or_insert_with(|| Listing::stored(&row.tools, tools.len()));
+                        texts.insert(row.server, row.tools);
                     }
                 }
             }
             Err(e) => tracing::warn!(error = %e, "the upstream tool cache could not be read"),
         }
         self.reread_pins(storage);
-        self.pin_first_listings(storage, None);
-        let fresh = Arc::new(self.build(storage));
+        self.pin_first_listings(storage, None, &texts);
+        let fresh = Arc::new(self.build_with(&texts));
         *current = Some(fresh.clone());
         fresh
     }
 
-    /// A server's tools: the listing's own text, else the one SQLite holds for it.
-    fn tools_of(&self, storage: &Storage, server: &str, listing: &Listing) -> Vec<Value> {
-        match listing.text() {
+    /// A server's tools: the listing's own text, else the one already read (`read_texts`), else
+    /// the one SQLite holds for it.
+    fn tools_of(
+        &self,
+        storage: &Storage,
+        server: &str,
+        listing: &Listing,
+        read_texts: &HashMap<String, String>,
+    ) -> Vec<Value> {
+        match listing.text().or(read_texts.get(server).map(String::as_str)) {
             Some(text) => tools_of(text),
             None => match storage.upstream_listing(server) {
                 Ok(Some(text)) => tools_of(&text),
@@ -357,18 +369,27 @@ impl Upstreams {
         let _ = tokio::time::timeout(LIST_WAIT, futures::future::join_all(tasks)).await;
     }
 
+    /// The catalogue from the listings, their text read from SQLite in one query when any is needed.
     fn build(&self, storage: &Storage) -> Catalogue {
-        let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
-        let read = self.pins.lock().unwrap_or_else(|p| p.into_inner());
-        let mut pending = BTreeMap::new();
-        // The listings' text is in SQLite: read in one query when any is needed.
-        let mut stored: HashMap<String, String> = HashMap::new();
-        if listings.iter().any(|(server, l)| l.text().is_none() && self.is_server(server)) {
+        let needed = {
+            let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+            listings.iter().any(|(server, l)| l.text().is_none() && self.is_server(server))
+        };
+        let mut stored = HashMap::new();
+        if needed {
             match storage.upstream_listings() {
                 Ok(rows) => stored = rows.into_iter().map(|r| (r.server, r.tools)).collect(),
                 Err(e) => tracing::warn!(error = %e, "the upstream tool cache could not be read"),
             }
         }
+        self.build_with(&stored)
+    }
+
+    /// The catalogue from the listings, `stored` holding the text of those that do not hold it.
+    fn build_with(&self, stored: &HashMap<String, String>) -> Catalogue {
+        let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
+        let read = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pending = BTreeMap::new();
         let servers = listings
             .iter()
             .filter(|(server, _)| self.is_server(server))
@@ -425,7 +446,7 @@ impl Upstreams {
             tokio::task::spawn_blocking(move || {
                 let first = app.pins.lock().unwrap_or_else(|p| p.into_inner()).is_none();
                 let changed = app.reread_pins(&storage) && !first;
-                app.pin_first_listings(&storage, Some(&server));
+                app.pin_first_listings(&storage, Some(&server), &HashMap::new());
                 changed
             })
             .await
