@@ -209,6 +209,10 @@ fn fold(c: char) -> impl Iterator<Item = char> {
 }
 
 /// English function words: evidence that a Latin-script request is English.
+/// [`ENGLISH`] and [`FOREIGN`] as sets (asked about every word of a request).
+static ENGLISH_SET: super::lexicon::Words = super::lexicon::Words::new(ENGLISH);
+static FOREIGN_SET: super::lexicon::Words = super::lexicon::Words::new(FOREIGN);
+
 const ENGLISH: &[&str] = &[
     "the", "a", "an", "of", "to", "in", "on", "for", "with", "and", "or", "is", "are", "my", "me", "i", "it", "this",
     "that", "what", "which", "how", "from", "by", "all", "our", "your", "do", "can", "please", "about", "at", "be",
@@ -414,9 +418,9 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         if word.is_empty() || !word.chars().all(char::is_alphabetic) || raw.contains(['@', '/', '.', '#']) {
             continue;
         }
-        if ENGLISH.contains(&word.as_str()) {
+        if ENGLISH_SET.contains(&word) {
             english += 1.0;
-        } else if FOREIGN.contains(&word.as_str()) || !word.is_ascii() {
+        } else if FOREIGN_SET.contains(&word) || !word.is_ascii() {
             strong += 1.0;
         } else if word.len() >= 4 && !english_word(&word) {
             unknown += 0.5;
