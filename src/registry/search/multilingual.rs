@@ -209,19 +209,15 @@ fn fold(c: char) -> impl Iterator<Item = char> {
 }
 
 /// English function words: evidence that a Latin-script request is English.
-/// [`ENGLISH`] and [`FOREIGN`] as sets (asked about every word of a request).
-static ENGLISH_SET: super::lexicon::Words = super::lexicon::Words::new(ENGLISH);
-static FOREIGN_SET: super::lexicon::Words = super::lexicon::Words::new(FOREIGN);
-
-const ENGLISH: &[&str] = &[
+static ENGLISH: super::lexicon::Words = super::lexicon::Words::new(&[
     "the", "a", "an", "of", "to", "in", "on", "for", "with", "and", "or", "is", "are", "my", "me", "i", "it", "this",
     "that", "what", "which", "how", "from", "by", "all", "our", "your", "do", "can", "please", "about", "at", "be",
     "there", "any", "new", "show", "find", "get", "list", "who", "where", "when", "will", "should", "into", "out",
-];
+]);
 
 /// Function words of Spanish, German, French and Portuguese that English does not use: evidence
 /// that a request is not English.
-const FOREIGN: &[&str] = &[
+static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     // Spanish
     "el",
     "los",
@@ -397,7 +393,7 @@ const FOREIGN: &[&str] = &[
     "não",
     "é",
     "são",
-];
+]);
 
 /// Whether a request is not written in English: a fifth or more of its letters (two at least)
 /// are of a script other than Latin (Chinese, Japanese, Korean, Cyrillic, ...: a Greek letter in
@@ -418,9 +414,9 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         if word.is_empty() || !word.chars().all(char::is_alphabetic) || raw.contains(['@', '/', '.', '#']) {
             continue;
         }
-        if ENGLISH_SET.contains(&word) {
+        if ENGLISH.contains(&word) {
             english += 1.0;
-        } else if FOREIGN_SET.contains(&word) || !word.is_ascii() {
+        } else if FOREIGN.contains(&word) || !word.is_ascii() {
             strong += 1.0;
         } else if word.len() >= 4 && !english_word(&word) {
             unknown += 0.5;

@@ -142,7 +142,7 @@ impl SearchIndex {
                 continue;
             }
             let lower = raw.to_lowercase();
-            if lexicon::TIME_ZONES_SET.contains(&lower)
+            if lexicon::TIME_ZONES.contains(&lower)
                 || lower
                     .split_once('/')
                     .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
@@ -238,7 +238,7 @@ impl SearchIndex {
                 naming = 0;
             }
             if at_start {
-                if lexicon::SKIPPABLE_SET.contains(w) {
+                if lexicon::SKIPPABLE.contains(w) {
                     continue;
                 }
                 verb_position[i] = true;
@@ -323,15 +323,15 @@ impl SearchIndex {
                         Self::mention(&mut mentioned, &[p], 0.9);
                         hints.push((p, 0.9));
                     }
-                    if lexicon::OBJECT_VERBS_SET.contains(key) {
+                    if lexicon::OBJECT_VERBS.contains(key) {
                         words.push((key.to_string(), t, Role::Word));
-                    } else if !lexicon::GENERIC_VERBS_SET.contains(key) {
+                    } else if !lexicon::GENERIC_VERBS.contains(key) {
                         words.push((key.to_string(), t, Role::Verb));
                     }
                 }
                 Some((&key, map)) if !self.dual.contains(key) => {
                     verbs.push((*map, OFF_VERB, stem(key)));
-                    if !lexicon::GENERIC_VERBS_SET.contains(key) {
+                    if !lexicon::GENERIC_VERBS.contains(key) {
                         words.push((key.to_string(), t, Role::Verb));
                     }
                 }
@@ -555,15 +555,15 @@ impl SearchIndex {
         if alts.is_empty() {
             weight = if token.arg { UNKNOWN_ARG } else { UNKNOWN_PLAIN };
         }
-        if lexicon::TIME_WORDS_SET.contains(word) || lexicon::MODIFIERS_SET.contains(word) {
+        let qualifier = lexicon::TIME_WORDS.contains(word) || lexicon::MODIFIERS.contains(word);
+        if qualifier {
             weight = weight.min(lexicon::TIME_WEIGHT);
         }
         if word.chars().any(|c| c.is_ascii_digit()) {
             // "3pm", "2026", "v2": arguments, whatever a description's example says.
             weight = weight.min(UNKNOWN_ARG);
         }
-        let anchor = !lexicon::TIME_WORDS_SET.contains(word) && !lexicon::MODIFIERS_SET.contains(word);
-        Word { alts, weight, anchor, direct }
+        Word { alts, weight, anchor: !qualifier, direct }
     }
 }
 
