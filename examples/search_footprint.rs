@@ -5,12 +5,13 @@
 //! under new server names.
 //!
 //!   cargo run --example search_footprint [-- --upstream 10000] [--searches 2000] [--schemas]
-//!       [--store FILE] [--dump FILE]
+//!       [--store FILE] [--dump FILE] [--min-words N]
 //!
 //! `--store FILE` keeps the upstream servers' vectors in that SQLite file, as the server does:
 //! the first run embeds every upstream tool and stores them, a second run with the same file (a
 //! restart) loads them and embeds nothing (the line "embedded" says how many were).
 //! `--dump FILE` writes every query's results there, to diff two builds' rankings.
+//! `--min-words N` keeps only the queries of at least N words (to profile the tail).
 //!
 //! Figures from a dev build are for relative change (heap and RSS); latency needs an optimised
 //! build (`--release`, see docs/search.md). `--schemas` builds every tool's schema before the
@@ -152,7 +153,10 @@ fn main() {
     };
     let upstream = arg("--upstream", 0);
     let searches = arg("--searches", 2000);
-    let queries = queries();
+    // Only the requests of at least this many words (the tail: MCP-Bench's multi-step tasks).
+    let min_words = arg("--min-words", 0);
+    let mut queries = queries();
+    queries.retain(|q| q.split_whitespace().count() >= min_words);
     step("start");
     let mut registry = Registry::standard();
     step("registry (catalogue)");

@@ -4,17 +4,18 @@
 //! tool says about itself is all it uses.
 
 use super::hash::Map;
+use super::lexicon::Words;
 use super::text::{stem, tokenize};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
 /// Words that say nothing about which tool (articles, pronouns, "please").
-const STOP: &[&str] = &[
+static STOP: Words = Words::new(&[
     "a", "an", "the", "of", "to", "for", "and", "or", "in", "on", "with", "by", "is", "it", "me", "my", "i", "you",
     "your", "we", "our", "be", "are", "this", "that", "from", "at", "as", "can", "could", "would", "please", "all",
     "any", "some", "want", "need", "like", "so", "do", "if", "then", "them", "they", "their", "there", "what", "which",
-];
+]);
 
 /// What scoring a request's texts shares: each word's known terms (a clause's words are the
 /// request's own).
@@ -52,7 +53,7 @@ pub fn terms(text: &str) -> Vec<String> {
         prev_lower = c.is_lowercase();
         spaced.push(if c == '_' || c == '-' { ' ' } else { c });
     }
-    tokenize(&spaced).into_iter().filter(|t| !STOP.contains(&t.as_str())).map(|t| stem(&t)).collect()
+    tokenize(&spaced).into_iter().filter(|t| !STOP.contains(t)).map(|t| stem(&t)).collect()
 }
 
 impl Bm25 {

@@ -160,7 +160,11 @@ impl Model {
                     flush(&mut word, out);
                 }
                 prev_lower = c.is_lowercase() || c.is_ascii_digit();
-                word.extend(c.to_lowercase());
+                if c.is_ascii() {
+                    word.push(c.to_ascii_lowercase());
+                } else {
+                    word.extend(c.to_lowercase());
+                }
             } else {
                 prev_lower = false;
                 flush(&mut word, out);

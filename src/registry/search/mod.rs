@@ -567,11 +567,15 @@ const MAX_CLAUSES: usize = 8;
 /// with a verb after ", ", "then", "and" ("read the sales sheet, plot it as a bar chart and save
 /// it" -> three). One clause (a plain request) when there are no such parts.
 pub fn clauses(query: &str) -> Vec<String> {
-    let mut sentences: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = query.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
+    let mut out: Vec<String> = Vec::new();
+    let mut start = 0;
+    let mut chars = query.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if out.len() >= MAX_CLAUSES {
+            return out;
+        }
+        let next = chars.peek().map(|&(_, n)| n);
+        let current = &query[start..i];
         let ends = match c {
             '\n' | ';' | '•' | '?' | '!' => true,
             // A full stop or colon before a space ends a sentence; "e.g.", "3.5", "p.V600E" do not.
@@ -582,45 +586,60 @@ pub fn clauses(query: &str) -> Vec<String> {
             _ => false,
         };
         if ends {
-            sentences.push(std::mem::take(&mut current));
-        } else {
-            current.push(c);
+            sentence_clauses(current, &mut out);
+            start = i + c.len_utf8();
         }
     }
-    sentences.push(current);
-    let mut out: Vec<String> = Vec::new();
-    for sentence in sentences {
-        let mut part: Vec<&str> = Vec::new();
-        let words: Vec<&str> = sentence.split_whitespace().collect();
-        let bares: Vec<String> =
-            words.iter().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()).collect();
-        for (i, word) in words.iter().enumerate() {
-            let bare = &bares[i];
-            let joiner = matches!(bare.as_str(), "then" | "and" | "afterwards") && !word.ends_with(',');
-            let after_comma = i > 0 && words[i - 1].ends_with(',');
-            let next_verb = bares.get(i + 1).is_some_and(|w| starts_step(w) || w == "then");
-            let starts_step = (after_comma && starts_step(bare)) || (joiner && next_verb);
-            if starts_step && part.len() >= 2 {
-                out.push(part.join(" ").trim_end_matches(',').to_string());
-                part.clear();
-            }
-            if !(joiner && next_verb) {
-                part.push(word);
-            }
-        }
-        if !part.is_empty() {
-            out.push(part.join(" "));
-        }
-    }
-    out.retain(|c| c.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count() >= 2);
-    out.truncate(MAX_CLAUSES);
+    sentence_clauses(&query[start..], &mut out);
     out
+}
+
+/// The clauses of one sentence ([`clauses`]) added to `out`, those of two words or more, while
+/// it has fewer than [`MAX_CLAUSES`].
+fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
+    let mut keep = |clause: String| {
+        if out.len() < MAX_CLAUSES
+            && clause.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count() >= 2
+        {
+            out.push(clause);
+        }
+    };
+    fn trim(w: &str) -> &str {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+    }
+    let bare = |w: &str| trim(w).to_lowercase();
+    let mut part: Vec<&str> = Vec::new();
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    for (i, word) in words.iter().enumerate() {
+        // ("then", "and" and "afterwards" are what no other word lower-cases to.)
+        let joiner =
+            ["then", "and", "afterwards"].iter().any(|j| trim(word).eq_ignore_ascii_case(j)) && !word.ends_with(',');
+        let next_verb = || {
+            words.get(i + 1).is_some_and(|w| {
+                let b = bare(w);
+                starts_step(&b) || b == "then"
+            })
+        };
+        let joins_step = joiner && next_verb();
+        let after_comma = i > 0 && words[i - 1].ends_with(',');
+        let starts = (after_comma && starts_step(&bare(word))) || joins_step;
+        if starts && part.len() >= 2 {
+            keep(part.join(" ").trim_end_matches(',').to_string());
+            part.clear();
+        }
+        if !joins_step {
+            part.push(word);
+        }
+    }
+    if !part.is_empty() {
+        keep(part.join(" "));
+    }
 }
 
 /// A keyword's canonical tokens, as a query would read them.
 fn query_tokens(text: &str) -> Vec<String> {
     let tokens: Vec<(String, ())> = tokenize(text).into_iter().map(|t| (t, ())).collect();
-    canonicalize(&tokens, false).into_iter().map(|(t, _)| t).collect()
+    canonicalize(tokens, false).into_iter().map(|(t, _)| t).collect()
 }
 
 #[cfg(test)]
@@ -670,6 +689,12 @@ mod tests {
         assert_eq!(clauses("convert 3.5 km to miles").len(), 1);
         // A hostile request of many lines costs at most MAX_CLAUSES rankings.
         assert_eq!(clauses(&"search the web\n".repeat(1000)).len(), MAX_CLAUSES);
+        // Clauses of one word are left out before the first eight are taken.
+        let mixed: String = (0..12).map(|i| format!("ok. search the web for item {i}. ")).collect();
+        let read = clauses(&mixed);
+        assert_eq!(read.len(), MAX_CLAUSES);
+        assert_eq!(read[0], "search the web for item 0");
+        assert_eq!(read[MAX_CLAUSES - 1], format!("search the web for item {}", MAX_CLAUSES - 1));
     }
 
     #[test]

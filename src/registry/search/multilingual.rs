@@ -407,22 +407,40 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
     if other >= 2 && other * 5 >= letters {
         return true;
     }
-    let (mut strong, mut unknown, mut english) = (0.0_f32, 0.0_f32, 0.0_f32);
-    for raw in query.split_whitespace() {
+    // The words that count, lower-cased: addresses, paths, names with digits say nothing of
+    // the language.
+    let words = query.split_whitespace().filter_map(|raw| {
         let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-        // Addresses, paths, names with digits say nothing of the language.
-        if word.is_empty() || !word.chars().all(char::is_alphabetic) || raw.contains(['@', '/', '.', '#']) {
-            continue;
-        }
+        let counts = !word.is_empty() && word.chars().all(char::is_alphabetic) && !raw.contains(['@', '/', '.', '#']);
+        counts.then_some(word)
+    });
+    let (mut strong, mut english) = (0.0_f32, 0.0_f32);
+    for word in words.clone() {
         if ENGLISH.contains(&word) {
             english += 1.0;
         } else if FOREIGN.contains(&word) || !word.is_ascii() {
             strong += 1.0;
-        } else if word.len() >= 4 && !english_word(&word) {
+        }
+    }
+    if strong < 1.0 {
+        // Not one foreign word: English, whatever else (the vocabulary is asked only below).
+        return false;
+    }
+    let mut unknown = 0.0_f32;
+    for word in words {
+        if strong + unknown >= 1.5 && strong + unknown > english {
+            break;
+        }
+        if !ENGLISH.contains(&word)
+            && !FOREIGN.contains(&word)
+            && word.is_ascii()
+            && word.len() >= 4
+            && !english_word(&word)
+        {
             unknown += 0.5;
         }
     }
-    strong >= 1.0 && strong + unknown >= 1.5 && strong + unknown > english
+    strong + unknown >= 1.5 && strong + unknown > english
 }
 
 fn is_latin(c: char) -> bool {

@@ -37,8 +37,9 @@ type Expanded = (Word, Vec<(&'static str, f32)>);
 pub(super) struct Memo {
     /// Off for a request of one text, which reads each word once anyway.
     on: bool,
-    /// (word, argument, with synonyms) -> the word expanded, and the products it names.
-    expanded: Map<(String, bool, bool), Expanded>,
+    /// word -> for each (argument, with synonyms) ([`Memo::slot`]), the word expanded and the
+    /// products it names.
+    expanded: Map<String, [Option<Expanded>; 4]>,
     /// An unknown word at a verb's place -> the verb it is a typo of.
     verb_typos: Map<String, Option<&'static str>>,
     /// A word -> the two known words it is made of.
@@ -48,6 +49,10 @@ pub(super) struct Memo {
 impl Memo {
     pub(super) fn new(on: bool) -> Memo {
         Memo { on, ..Memo::default() }
+    }
+
+    fn slot(arg: bool, synonyms: bool) -> usize {
+        usize::from(arg) * 2 + usize::from(synonyms)
     }
 }
 
@@ -141,12 +146,16 @@ impl SearchIndex {
                 }
                 continue;
             }
-            let lower = raw.to_lowercase();
-            if lexicon::TIME_ZONES.contains(&lower)
-                || lower
-                    .split_once('/')
-                    .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
-            {
+            // (A zone's abbreviation has four letters at most, and lower-casing adds letters, never
+            // takes any away.)
+            let zone =
+                (raw.contains('/') || raw.chars().nth(4).is_none()).then(|| raw.to_lowercase()).filter(|lower| {
+                    lexicon::TIME_ZONES.contains(lower)
+                        || lower
+                            .split_once('/')
+                            .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
+                });
+            if let Some(lower) = zone {
                 // "CET", "America/Chicago": an argument that says the query is about time zones.
                 tokens.push((lower, Token { arg: true, opaque: true, brk }));
                 if !implied.iter().any(|(w, _)| *w == "timezone") {
@@ -186,7 +195,7 @@ impl SearchIndex {
                 }
             }
         }
-        let tokens = canonicalize_query(&tokens);
+        let tokens = canonicalize_query(tokens);
         let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_str()).collect();
         // The tools whose keyword phrase the query's 2- to 4-token runs are.
         let mut phrase_hits: Set<u32> = Set::default();
@@ -275,8 +284,9 @@ impl SearchIndex {
             }
         }
         let mut verbs = Vec::new();
-        let mut words: Vec<(String, Token, Role)> = Vec::new();
-        let mut fallback: Vec<(String, Token)> = Vec::new();
+        let mut words: Vec<(&str, Token, Role)> = Vec::new();
+        // The words as they stand, should the query be verbs only.
+        let mut fallback: Vec<(&str, Token)> = Vec::new();
         let mut first_verb = true;
         for (i, (w, t)) in tokens.iter().enumerate() {
             if !t.opaque && (self.stopwords.contains(w.as_str()) || w.chars().count() < 2) {
@@ -287,11 +297,16 @@ impl SearchIndex {
             }
             let mut t = t.clone();
             t.arg |= argument[i];
-            fallback.push((w.clone(), t.clone()));
+            fallback.push((w, t.clone()));
             let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w.as_str()) };
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
-                let find = || self.verbs.keys().find(|v| v.len() >= 4 && text::plausible_typo(w, v)).copied();
+                let find = || {
+                    self.verbs
+                        .keys()
+                        .find(|v| v.len() >= 4 && v.len().abs_diff(w.len()) <= 1 && text::plausible_typo(w, v))
+                        .copied()
+                };
                 let typo = match memo.verb_typos.get(w.as_str()) {
                     Some(v) => *v,
                     None if !memo.on => find(),
@@ -324,20 +339,20 @@ impl SearchIndex {
                         hints.push((p, 0.9));
                     }
                     if lexicon::OBJECT_VERBS.contains(key) {
-                        words.push((key.to_string(), t, Role::Word));
+                        words.push((key, t, Role::Word));
                     } else if !lexicon::GENERIC_VERBS.contains(key) {
-                        words.push((key.to_string(), t, Role::Verb));
+                        words.push((key, t, Role::Verb));
                     }
                 }
                 Some((&key, map)) if !self.dual.contains(key) => {
                     verbs.push((*map, OFF_VERB, stem(key)));
                     if !lexicon::GENERIC_VERBS.contains(key) {
-                        words.push((key.to_string(), t, Role::Verb));
+                        words.push((key, t, Role::Verb));
                     }
                 }
                 _ => {
                     let role = if verb_position[i] && first_verb { Role::Lead } else { Role::Word };
-                    words.push((w.clone(), t, role));
+                    words.push((w, t, role));
                 }
             }
         }
@@ -350,7 +365,7 @@ impl SearchIndex {
         let mut meaningful = 0;
         let mut expanded: Vec<Word> = Vec::with_capacity(words.len() + 2);
         for (w, t, role) in words {
-            let word = self.expand_memo(&w, &t, &mut mentioned, role != Role::Verb, memo);
+            let word = self.expand_memo(w, &t, &mut mentioned, role != Role::Verb, memo);
             if role == Role::Verb && word.alts.is_empty() {
                 // A verb the catalogue never mentions says nothing more than its intent.
                 continue;
@@ -364,7 +379,7 @@ impl SearchIndex {
                 // The query starts with an action the catalogue does not know ("reserve",
                 // "translate"): no tool's verb answers it. Half so when the word may be a typo.
                 let unknown: lexicon::VerbMap = if word.alts.is_empty() { &[] } else { &[("*", 0.5)] };
-                verbs.push((unknown, 1.0, stem(&w)));
+                verbs.push((unknown, 1.0, stem(w)));
             }
             expanded.push(word);
         }
@@ -403,8 +418,8 @@ impl SearchIndex {
         if token.opaque || !memo.on {
             return self.expand_as(word, token, mentioned, synonyms);
         }
-        let key = (word.to_string(), token.arg, synonyms);
-        if let Some((w, named)) = memo.expanded.get(&key) {
+        let slot = Memo::slot(token.arg, synonyms);
+        if let Some((w, named)) = memo.expanded.get(word).and_then(|e| e[slot].as_ref()) {
             for &(p, c) in named {
                 Self::mention(mentioned, &[p], c);
             }
@@ -416,7 +431,7 @@ impl SearchIndex {
         for &(p, c) in &named {
             Self::mention(mentioned, &[p], c);
         }
-        memo.expanded.insert(key, (w.clone(), named));
+        memo.expanded.entry(word.to_string()).or_default()[slot] = Some((w.clone(), named));
         w
     }
 
@@ -570,6 +585,9 @@ impl SearchIndex {
 /// Whether a raw query word is a path on the user's machine: absolute ("/tmp/data"), from the
 /// home folder ("~/notes.md") or relative ("./src", "../out"), with a name after the slash.
 fn is_local_path(raw: &str) -> bool {
+    if !raw.contains('/') {
+        return false;
+    }
     let raw = raw.trim_matches(|c: char| "\"'`(),;".contains(c));
     let rest = ["~/", "./", "../", "/"].iter().find_map(|p| raw.strip_prefix(p));
     rest.is_some_and(|r| r.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '.' || c == '_'))

@@ -1,8 +1,6 @@
 //! Text handling shared by the index and the query: words, stems, phrases, typo keys.
 
-use std::collections::HashMap;
-
-use super::hash::Map;
+use super::hash::{Map, Set};
 use std::sync::LazyLock;
 
 use super::lexicon;
@@ -20,6 +18,20 @@ pub fn prefix(text: &str, max: usize) -> &str {
 }
 
 pub fn tokenize(text: &str) -> Vec<String> {
+    // Most words are ASCII: split at what is not a letter or digit, lower-case in place (what
+    // `tokenize_any` gives them, faster).
+    if text.is_ascii() && !text.contains('\'') {
+        return text
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect();
+    }
+    tokenize_any(text)
+}
+
+/// [`tokenize`] of any text.
+fn tokenize_any(text: &str) -> Vec<String> {
     // Chinese and Japanese are written without spaces: a run of their script is a word of its
     // own beside the Latin names in it ("jira看板上的冲刺" -> "jira", "看板上的冲刺").
     let split = |text: &str| -> Vec<String> {
@@ -115,10 +127,10 @@ pub fn is_issue_key(word: &str) -> bool {
 /// ("pull request" -> "pr", "on call" -> "oncall"). `keep` also keeps the original words (the
 /// index does, so "request" alone still finds the tool; the query does not, so that a phrase
 /// counts as one idea).
-pub fn canonicalize<T: Clone>(tokens: &[(String, T)], keep: bool) -> Vec<(String, T)> {
+pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(String, T)> {
     // The phrases by their first word, longest first.
-    static BY_FIRST: LazyLock<HashMap<&str, Vec<lexicon::Phrase>>> = LazyLock::new(|| {
-        let mut map: HashMap<&str, Vec<lexicon::Phrase>> = HashMap::new();
+    static BY_FIRST: LazyLock<Map<&str, Vec<lexicon::Phrase>>> = LazyLock::new(|| {
+        let mut map: Map<&str, Vec<lexicon::Phrase>> = Map::default();
         for &(phrase, canonical) in lexicon::PHRASES {
             map.entry(phrase[0]).or_default().push((phrase, canonical));
         }
@@ -135,14 +147,16 @@ pub fn canonicalize<T: Clone>(tokens: &[(String, T)], keep: bool) -> Vec<(String
                 i + phrase.len() <= tokens.len() && phrase.iter().zip(&tokens[i..]).all(|(p, (t, _))| p == t)
             })
         });
-        if let Some((phrase, canonical)) = found {
+        // Matching looks ahead only: a token behind `i` is moved out, not cloned.
+        if let Some(&(phrase, canonical)) = found {
+            let tag = tokens[i].1.clone();
             if keep {
-                out.extend(tokens[i..i + phrase.len()].iter().cloned());
+                out.extend(tokens[i..i + phrase.len()].iter_mut().map(|(w, t)| (std::mem::take(w), t.clone())));
             }
-            out.push((canonical.to_string(), tokens[i].1.clone()));
+            out.push((canonical.to_string(), tag));
             i += phrase.len();
         } else {
-            out.push(tokens[i].clone());
+            out.push((std::mem::take(&mut tokens[i].0), tokens[i].1.clone()));
             i += 1;
         }
     }
@@ -151,20 +165,26 @@ pub fn canonicalize<T: Clone>(tokens: &[(String, T)], keep: bool) -> Vec<(String
 
 /// Like [`canonicalize`] (without keeping), for a query: a two-word phrase may also be
 /// misspelt by one edit, judged on the whole phrase ("pul request" -> `pr`).
-pub fn canonicalize_query<T: Clone>(tokens: &[(String, T)]) -> Vec<(String, T)> {
+pub fn canonicalize_query<T: Clone>(mut tokens: Vec<(String, T)>) -> Vec<(String, T)> {
     // The two-word phrases, written together ("pullrequest"), long enough to judge a typo on.
     static PAIRS: LazyLock<Vec<(String, [&str; 2])>> = LazyLock::new(|| {
         lexicon::PHRASES.iter().filter(|(p, _)| p.len() == 2).map(|(p, _)| (p.concat(), [p[0], p[1]])).collect()
     });
-    // Each length's pairs, in their order: a pair is near a joined word of its length give or
-    // take one, and equal only at its length.
-    static BY_LEN: LazyLock<Map<usize, Vec<usize>>> = LazyLock::new(|| {
-        let mut by_len: Map<usize, Vec<usize>> = Map::default();
+    // The pairs by (length, first letter) and by (length, last letter), in PAIRS' order: a word
+    // one edit from a pair of seven letters or more shares its first letter with it or its last
+    // (an edit at the start leaves the end).
+    static BY_END: LazyLock<Map<(usize, char, bool), Vec<usize>>> = LazyLock::new(|| {
+        let mut by_end: Map<(usize, char, bool), Vec<usize>> = Map::default();
         for (i, (target, _)) in PAIRS.iter().enumerate() {
-            by_len.entry(target.len()).or_default().push(i);
+            for (c, last) in [(target.chars().next(), false), (target.chars().next_back(), true)] {
+                if let Some(c) = c {
+                    by_end.entry((target.len(), c, last)).or_default().push(i);
+                }
+            }
         }
-        by_len
+        by_end
     });
+    static JOINED: LazyLock<Set<&'static str>> = LazyLock::new(|| PAIRS.iter().map(|(t, _)| t.as_str()).collect());
     let mut fixed: Vec<(String, T)> = Vec::with_capacity(tokens.len());
     let mut joined = String::new();
     let mut i = 0;
@@ -173,17 +193,24 @@ pub fn canonicalize_query<T: Clone>(tokens: &[(String, T)]) -> Vec<(String, T)> 
             joined.clear();
             joined.push_str(&tokens[i].0);
             joined.push_str(&next.0);
-            let len = joined.len();
-            let at = |l: usize| BY_LEN.get(&l).map_or(&[][..], Vec::as_slice);
-            let exact = at(len).iter().any(|&p| PAIRS[p].0 == joined);
-            // The first pair in PAIRS' order that is a plausible typo of the joined word.
-            let near = [len.wrapping_sub(1), len, len + 1]
-                .into_iter()
-                .filter(|&l| l >= 8)
-                .flat_map(at)
-                .copied()
-                .filter(|&p| plausible_typo(&joined, &PAIRS[p].0))
-                .min();
+            let exact = JOINED.contains(joined.as_str());
+            // The first pair in PAIRS' order, eight letters or more, that is a plausible typo of
+            // the joined word (none can be when the joined word is shorter than seven).
+            let near = if exact || joined.len() + 1 < 8 {
+                None
+            } else {
+                let (first, last) = (joined.chars().next(), joined.chars().next_back());
+                let bucket = |l: usize, c: Option<char>, end: bool| {
+                    c.and_then(|c| BY_END.get(&(l, c, end))).map_or(&[][..], Vec::as_slice)
+                };
+                [joined.len() - 1, joined.len(), joined.len() + 1]
+                    .into_iter()
+                    .filter(|&l| l >= 8)
+                    .flat_map(|l| bucket(l, first, false).iter().chain(bucket(l, last, true)))
+                    .copied()
+                    .filter(|&p| plausible_typo(&joined, &PAIRS[p].0))
+                    .min()
+            };
             if !exact && let Some((_, [a, b])) = near.map(|p| &PAIRS[p]) {
                 fixed.push((a.to_string(), tokens[i].1.clone()));
                 fixed.push((b.to_string(), next.1.clone()));
@@ -191,10 +218,10 @@ pub fn canonicalize_query<T: Clone>(tokens: &[(String, T)]) -> Vec<(String, T)> 
                 continue;
             }
         }
-        fixed.push(tokens[i].clone());
+        fixed.push((std::mem::take(&mut tokens[i].0), tokens[i].1.clone()));
         i += 1;
     }
-    canonicalize(&fixed, false)
+    canonicalize(fixed, false)
 }
 
 /// The tokens of a catalogue text: words, joined compounds ("on-call" also gives "oncall",
@@ -212,7 +239,7 @@ pub fn index_tokens(text: &str) -> Vec<String> {
         }
         tokens.extend(parts.into_iter().map(|p| (p, ())));
     }
-    canonicalize(&tokens, true).into_iter().map(|(t, _)| t).collect()
+    canonicalize(tokens, true).into_iter().map(|(t, _)| t).collect()
 }
 
 /// Whether a raw word's parts are letters joined by '-' or '/' only ("on-call", "CI/CD").
@@ -303,7 +330,7 @@ pub fn split_examples(text: &str) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::within_one_edit;
+    use super::*;
 
     /// The quick check says what the full edit distance says, for every pair of short words over
     /// a small alphabet (every kind of edit, repeated letters, non-ASCII) and for real words.
@@ -330,5 +357,70 @@ mod tests {
             assert!(within_one_edit(a, b), "{a} {b}");
         }
         assert!(!within_one_edit("jira", "jazz"));
+    }
+
+    /// The ASCII path of `tokenize` splits and lower-cases as the path for any text does.
+    #[test]
+    fn ascii_text_is_split_as_any_text() {
+        for text in [
+            "Post to #general, please!",
+            "list_open PRs in ENG-123 (v2.0)",
+            "snake_case camelCase  trailing-- dots... 3.5km",
+            "a",
+            "",
+            "!!!",
+            "what's the customer's order", // apostrophes: the general path
+        ] {
+            assert_eq!(tokenize(text), tokenize_any(text), "{text:?}");
+        }
+    }
+
+    /// A misspelt two-word phrase is found through the pairs that share its first or its last
+    /// letter as it was by trying every pair: the same pair for every kind of edit, at the start,
+    /// inside and at the end (the first letter changed, dropped or swapped; the last one too).
+    #[test]
+    fn a_misspelt_phrase_is_found_as_by_trying_every_phrase() {
+        let pairs: Vec<(String, [&str; 2])> =
+            lexicon::PHRASES.iter().filter(|(p, _)| p.len() == 2).map(|(p, _)| (p.concat(), [p[0], p[1]])).collect();
+        // Every pair in order, as the query reads it: the first one eight letters or more that the
+        // joined word may be a misspelling of, unless it is one exactly.
+        let every = |joined: &str| {
+            if pairs.iter().any(|(t, _)| t == joined) {
+                return None;
+            }
+            pairs.iter().find(|(t, _)| t.len() >= 8 && plausible_typo(joined, t)).map(|(_, p)| *p)
+        };
+        let mut checked = 0;
+        for (_, [a, b]) in
+            pairs.iter().filter(|(t, [a, b])| t.len() >= 7 && t.is_ascii() && a.len() >= 2 && b.len() >= 2)
+        {
+            let (a, b) = (a.to_string(), b.to_string());
+            let mut typos: Vec<(String, String)> = Vec::new();
+            let first = |s: &str, c: char| format!("{c}{}", &s[1..]);
+            let last = |s: &str, c: char| format!("{}{c}", &s[..s.len() - 1]);
+            typos.push((first(&a, 'q'), b.clone()));
+            typos.push((a[1..].to_string(), b.clone()));
+            typos.push((format!("{}{}{}", &a[1..2], &a[..1], &a[2..]), b.clone()));
+            typos.push((a.clone(), last(&b, 'q')));
+            typos.push((a.clone(), b[..b.len() - 1].to_string()));
+            typos.push((a.clone(), format!("{b}s")));
+            typos.push((a[..a.len() - 1].to_string(), b.clone()));
+            typos.push((a.clone(), b.clone()));
+            for (x, y) in typos.into_iter().filter(|(x, y)| !x.is_empty() && !y.is_empty()) {
+                let joined = format!("{x}{y}");
+                let read: Vec<String> =
+                    canonicalize_query(vec![(x.clone(), ()), (y.clone(), ())]).into_iter().map(|(w, _)| w).collect();
+                let want: Vec<String> = match every(&joined) {
+                    Some([p, q]) => canonicalize(vec![(p.to_string(), ()), (q.to_string(), ())], false),
+                    None => canonicalize(vec![(x.clone(), ()), (y.clone(), ())], false),
+                }
+                .into_iter()
+                .map(|(w, _)| w)
+                .collect();
+                assert_eq!(read, want, "{x} {y}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 40, "{checked} typos checked");
     }
 }
