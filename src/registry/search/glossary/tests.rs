@@ -174,3 +174,31 @@ fn every_entry_is_well_formed() {
         }
     }
 }
+
+#[test]
+fn a_word_after_a_determiner_is_read_at_its_noun_senses() {
+    // "entero", "entier", "inteiro": entire as adjectives, integer as nouns.
+    for query in [
+        "redondea al entero más cercano",
+        "arrondis à l'entier le plus proche",
+        "arredonde para o inteiro mais próximo",
+    ] {
+        let g = gloss(query, &none).unwrap_or_default();
+        assert!(g.split(' ').any(|x| x == "integer"), "{query:?} -> {g:?}");
+    }
+    // An adjective before its noun keeps its senses ("el entero día" is not a noun phrase).
+    let g = gloss("muestra el entero día", &none).unwrap_or_default();
+    assert!(!g.split(' ').any(|x| x == "integer"), "{g:?}");
+    // A noun entry is never found at another word's stem.
+    assert!(!gloss("enteramente", &none).unwrap_or_default().contains("integer"));
+}
+
+#[test]
+fn a_term_the_vocabulary_lacks_is_kept() {
+    // A headword whose only English word is outside the WordPiece vocabulary (CC-CEDICT "特征值",
+    // JMdict "固有値", both eigenvalue) is kept with it: the lexical tier matches it in tools' texts.
+    for query in ["计算特征值", "固有値を計算して"] {
+        let g = gloss(query, &none).unwrap_or_default();
+        assert!(g.split(' ').any(|x| x == "eigenvalue"), "{query:?} -> {g:?}");
+    }
+}
