@@ -24,7 +24,7 @@ use crate::storage::Storage;
 /// The version of what a row holds besides vectors: bump it whenever tokenising, stemming, the
 /// glossary's reading of a description, BM25's terms or parameter names change, so that rows
 /// written before are read again (`the_analysis_version_is_current` fails until it is).
-pub const ANALYSIS_VERSION: u32 = 3;
+pub const ANALYSIS_VERSION: u32 = 2;
 
 /// The largest row read back (a larger one is recomputed, and not stored).
 pub const MAX_ROW: usize = 32 << 20;
