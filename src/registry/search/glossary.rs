@@ -400,6 +400,40 @@ fn noun_sense(lang: Lang, word: &str) -> Option<&'static str> {
         .find_map(|w| exact(lang, &format!("={w}")))
 }
 
+/// The English words of the verb a past participle comes from ("guardados" guardar,
+/// "enregistrés" enregistrer, "gespeichert" speichern), when the word is no entry itself (nor
+/// at its singular: "estados" is estado, state).
+fn participle_of(lang: Lang, word: &str) -> Option<&'static str> {
+    let singular = word.strip_suffix('s').unwrap_or(word);
+    if exact(lang, word).is_some() || exact(lang, singular).is_some() {
+        return None;
+    }
+    let base = singular.strip_suffix(['a', 'o']).filter(|_| matches!(lang, Lang::Es | Lang::Pt));
+    let infinitives: Vec<String> = match lang {
+        Lang::Es | Lang::Pt => {
+            let base = base?;
+            if let Some(b) = base.strip_suffix("ad") {
+                vec![format!("{b}ar")]
+            } else if let Some(b) = base.strip_suffix("id") {
+                vec![format!("{b}er"), format!("{b}ir")]
+            } else {
+                return None;
+            }
+        }
+        Lang::Fr => {
+            let b = singular.strip_suffix('e').unwrap_or(singular).strip_suffix('é')?;
+            vec![format!("{b}er")]
+        }
+        Lang::De => {
+            let b = word.strip_prefix("ge")?;
+            let b = ["ten", "tes", "ter", "te", "t"].iter().find_map(|e| b.strip_suffix(e))?;
+            vec![format!("{b}en"), format!("{b}n")]
+        }
+        _ => return None,
+    };
+    infinitives.iter().filter(|w| w.chars().count() >= 4).find_map(|w| exact(lang, w))
+}
+
 /// Determiners of Spanish, French and Portuguese: the word after one starts a noun phrase.
 fn determiners(lang: Lang) -> &'static [&'static str] {
     match lang {
@@ -758,6 +792,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     let mut out: Vec<String> = Vec::new();
     let mut translated = 0;
     let mut dropped = 0;
+    let mut participles = 0;
     let mut english = |words: &'static str, out: &mut Vec<String>| {
         translated += 1;
         // A light verb ("get", "make") as a second or third sense is mostly noise ("通过", pass
@@ -828,6 +863,15 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         Lang::Fr => k > 0 && PLURAL_FR.contains(&all[k - 1].as_str()),
                         _ => false,
                     };
+                    // A past participle ("guardados", "enregistrés", "gespeichert") as one:
+                    // saved, not save.
+                    if let Some(verb) = (!is_noun).then(|| participle_of(lang, w)).flatten() {
+                        participles += 1;
+                        let mut senses = verb.split(' ').filter(|w| !w.is_empty()).take(PER_WORD);
+                        out.extend(senses.next().map(participle));
+                        out.extend(senses.filter(|w| !LIGHT.contains(w)).map(participle));
+                        continue;
+                    }
                     // A word between a determiner and a function word (or the end) is a noun:
                     // "al entero más cercano" the integer, not entire.
                     let noun_senses = matches!(lang, Lang::Es | Lang::Fr | Lang::Pt)
@@ -881,7 +925,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             if let Some(q) = question(&word) {
                                 out.push(q.to_string());
                             } else if !stop.contains(&word.as_str()) {
+                                let start = out.len();
                                 english(words, &mut out);
+                                if passive(lang, &run[i + n..]) {
+                                    for w in &mut out[start..] {
+                                        *w = participle(w);
+                                    }
+                                }
                             }
                             i += n;
                         }
@@ -892,7 +942,85 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         }
     }
     // Even with no word found, a request rid of its function words reads better in English.
-    (translated > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
+    (translated + participles > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
+}
+
+/// Whether the characters after a verb make it a participle: Japanese passive "される",
+/// "された", "されて" (保存されている, saved), Chinese perfective "了" (保存了, saved).
+fn passive(lang: Lang, after: &[char]) -> bool {
+    match lang {
+        Lang::Ja => after.starts_with(&['さ', 'れ']),
+        Lang::Zh => after.first() == Some(&'了'),
+        _ => false,
+    }
+}
+
+/// Irregular English past participles of verbs requests use.
+const IRREGULAR: &[(&str, &str)] = &[
+    ("keep", "kept"),
+    ("send", "sent"),
+    ("make", "made"),
+    ("get", "got"),
+    ("find", "found"),
+    ("hold", "held"),
+    ("write", "written"),
+    ("take", "taken"),
+    ("give", "given"),
+    ("set", "set"),
+    ("put", "put"),
+    ("build", "built"),
+    ("run", "run"),
+    ("read", "read"),
+    ("buy", "bought"),
+    ("pay", "paid"),
+    ("lose", "lost"),
+    ("leave", "left"),
+    ("bring", "brought"),
+    ("show", "shown"),
+    ("choose", "chosen"),
+    ("begin", "begun"),
+    ("do", "done"),
+    ("be", "been"),
+    ("go", "gone"),
+    ("see", "seen"),
+    ("know", "known"),
+    ("tell", "told"),
+    ("say", "said"),
+    ("sell", "sold"),
+    ("spend", "spent"),
+    ("meet", "met"),
+    ("break", "broken"),
+    ("freeze", "frozen"),
+    ("hide", "hidden"),
+    ("forget", "forgotten"),
+    ("commit", "committed"),
+    ("submit", "submitted"),
+    ("forward", "forwarded"),
+];
+
+/// An English verb's past participle ("save" saved, "store" stored, "send" sent, "copy"
+/// copied, "stop" stopped).
+fn participle(verb: &str) -> String {
+    if let Some((_, p)) = IRREGULAR.iter().find(|(v, _)| *v == verb) {
+        return (*p).to_string();
+    }
+    let vowel = |c: char| "aeiou".contains(c);
+    let chars: Vec<char> = verb.chars().collect();
+    match chars.as_slice() {
+        [.., 'e'] => format!("{verb}d"),
+        [.., c, 'y'] if !vowel(*c) => format!("{}ied", &verb[..verb.len() - 1]),
+        // One syllable ending in a vowel and a consonant doubles it.
+        [.., a, b, c]
+            if !vowel(*a)
+                && vowel(*b)
+                && !vowel(*c)
+                && !"wxy".contains(*c)
+                && chars.iter().filter(|c| vowel(**c)).count() == 1 =>
+        {
+            format!("{verb}{c}ed")
+        }
+        _ => format!("{verb}ed"),
+    }
 }
 
 /// A character of a katakana word (the middle dot separates two).

@@ -20,7 +20,7 @@ fn requests_read_as_english_words() {
         ("rufe die neuesten Daten ab", &["retrieve"]),
         // A compound, a participle, a verb with its kana ending.
         ("schicke den Quartalsbericht", &["send", "quarter", "report"]),
-        ("welche Dateien sind gespeichert", &["save"]),
+        ("welche Dateien sind gespeichert", &["saved"]),
         ("ページを探して", &["page", "search"]),
         // A CC-CEDICT word in Japanese forms (總額 -> 総額).
         ("請求の総額を表示して", &["total", "show"]),
@@ -200,5 +200,28 @@ fn a_term_the_vocabulary_lacks_is_kept() {
     for query in ["计算特征值", "固有値を計算して"] {
         let g = gloss(query, &none).unwrap_or_default();
         assert!(g.split(' ').any(|x| x == "eigenvalue"), "{query:?} -> {g:?}");
+    }
+}
+
+#[test]
+fn participles_are_read_as_participles() {
+    // Saved, not save: "which secrets are saved" lists them, "save" sets one.
+    for (query, want) in [
+        ("qué secretos están guardados en el vault", "saved"),
+        ("quels secrets sont enregistrés dans le coffre", "recorded"),
+        ("welche Secrets sind im Vault gespeichert", "saved"),
+        ("los archivos creados ayer", "created"),
+        ("zeige die gelöschten Dateien", "deleted"),
+        ("保管庫にはどのシークレットが保存されている", "saved"),
+        ("保险库里保存了哪些密钥", "preserved"),
+    ] {
+        let g = gloss(query, &none).unwrap_or_default();
+        assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}");
+    }
+    // A word that is an entry itself, or at its singular, stays one ("estados": states).
+    assert!(!gloss("muestra los estados", &none).unwrap_or_default().contains("been"));
+    for (verb, past) in [("save", "saved"), ("copy", "copied"), ("stop", "stopped"), ("send", "sent"), ("add", "added")]
+    {
+        assert_eq!(participle(verb), past);
     }
 }
