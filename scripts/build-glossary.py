@@ -219,6 +219,7 @@ CORE = {
         "aktualisieren": "update", "schicken": "send", "senden": "send", "durchsuchen": "search",
         "speichern": "save store", "hinzufügen": "add", "umwandeln": "convert", "nachschlagen": "look up",
         "zusammenfassen": "summarize", "abfragen": "query", "einrichten": "set up", "posten": "post",
+        "erinnerung": "reminder", "erinnere": "remind", "erinnern": "remind",
     },
     "zh": {
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
@@ -227,6 +228,12 @@ CORE = {
         "工单": "ticket issue", "密钥": "secret key", "保险库": "vault", "结账": "checkout", "仓库": "repository",
         "提交": "commit submit", "分支": "branch", "评论": "comment", "日程": "schedule event", "会议": "meeting",
         "几点": "time", "哪些": "which", "哪个": "which", "什么": "what", "多少": "how much", "哪里": "where", "余额": "balance", "天气": "weather", "预报": "forecast", "经纬度": "latitude longitude coordinates",
+        # Common request words CC-CEDICT reads at another sense first ("周" Zhou dynasty, "读"
+        # phrase marked pause, "运行" move along), found by glossing a list of common requests
+        # written for the purpose.
+        "周": "week", "本周": "this week", "下周": "next week", "上周": "last week", "这周": "this week",
+        "读": "read", "未读": "unread", "已读": "read", "运行": "run execute", "酒店": "hotel", "餐厅": "restaurant",
+        "回复": "reply", "四舍五入": "round", "百分比": "percentage percent",
     },
     "ja": {
         "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
@@ -246,6 +253,16 @@ CORE = {
         "データベース": "database", "クエリ": "query", "ジョブ": "job", "ビルド": "build", "リリース": "release",
         "ビジター": "visitor", "センター": "center", "ベクトル": "vector", "スケーリング": "scaling",
         "コンピューティング": "computing", "ウィキペディア": "wikipedia", "ツイート": "tweet", "画像": "image",
+        # Common request words the Japanese wordnet reads at another sense first ("会議"
+        # conference, "文書" sentence, "調べる" tune, "動画" operate) or lacks ("確認", "在庫",
+        # "アップロード"), found by glossing a list of common requests written for the purpose.
+        "会議": "meeting conference", "打ち合わせ": "meeting", "添付": "attachment attach", "文書": "document",
+        "株価": "stock price", "合計": "total sum", "経路": "route", "気温": "temperature", "動画": "video",
+        "今週": "this week", "来週": "next week", "先週": "last week", "今月": "this month", "来月": "next month",
+        "先月": "last month", "空き時間": "free time", "共有": "share", "権限": "permission", "編集": "edit",
+        "確認": "check confirm", "実行": "run execute", "再起動": "restart", "統計": "statistics",
+        "生成": "generate create", "調べる": "search check", "在庫": "stock inventory", "アップロード": "upload",
+        "ダウンロード": "download",
     },
 }
 
@@ -512,6 +529,12 @@ def main():
                 if form not in glossary and lemma in glossary:
                     glossary[form] = glossary[lemma]
         glossary.update(nouns)
+        for key in [k for k in glossary if "-" in k and lang in ("es", "de", "fr", "pt")]:
+            # A hyphenated lemma ("segunda-feira", Monday) as the phrase of its parts: a request's
+            # hyphenated word is read as its parts.
+            phrase = key.replace("-", " ")
+            if phrase not in glossary and len(phrase.split()) <= 3 and all(w.isalpha() for w in phrase.split()):
+                glossary[phrase] = glossary[key]
         for key, best in glossary.items():
             # A lemma whose first English word is itself ("message", "article") is filed as
             # that word alone: it passes through as written, and is not read at the stem of

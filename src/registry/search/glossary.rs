@@ -154,8 +154,8 @@ const STOP_DE: &[&str] = &[
     "sind", "mit", "für", "von", "vom", "zu", "zum", "zur", "im", "in", "ins", "auf", "an", "am", "aus", "bei", "beim",
     "nach", "ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner", "du", "dir", "welche", "welcher",
     "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
-    "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "um", "als", "auch", "noch", "per", "ab",
-    "wird", "werden",
+    "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
+    "noch", "per", "ab", "wird", "werden",
 ];
 const STOP_FR: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
@@ -394,7 +394,8 @@ fn noun(lang: Lang, word: &str) -> Option<&'static str> {
 /// (filed as `=<lemma>` where they differ from all its senses), at the word or its singular.
 fn noun_sense(lang: Lang, word: &str) -> Option<&'static str> {
     let singular = word.strip_suffix('s');
-    [Some(word), singular, singular.and_then(|w| w.strip_suffix('e'))]
+    let accented = word.strip_suffix("iones").filter(|_| lang == Lang::Es).map(|b| format!("{b}ión"));
+    [Some(word), singular, singular.and_then(|w| w.strip_suffix('e')), accented.as_deref()]
         .into_iter()
         .flatten()
         .find_map(|w| exact(lang, &format!("={w}")))
@@ -527,6 +528,17 @@ fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
             best = Some((english, n + 1));
         }
     }
+    // An ichidan verb's stem that is also a noun ("調べ" tune) before its ending ("調べて"): the
+    // verb ("調べる", look into).
+    let stem = best.filter(|(_, n)| {
+        lang == Lang::Ja && is_kana(chars[i + n - 1]) && matches!(chars.get(i + n), Some('て' | 'た' | 'ま' | 'な'))
+    });
+    if let Some((_, n)) = stem {
+        let verb: String = chars[i..i + n].iter().chain(['る'].iter()).collect();
+        if let Some(english) = exact(lang, &verb) {
+            return Some((english, n));
+        }
+    }
     if lang == Lang::Ja && best.is_none_or(|(_, n)| n < 2) {
         // A verb written with its ending in kana ("探して", "送って", "丸めて") is found at
         // its dictionary form: the kanji, up to two kana of its stem, then a verb ending.
@@ -602,6 +614,10 @@ fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
                 if let Some(b) = word.strip_suffix("ões") {
                     out.push(format!("{b}ão"));
                 }
+                // Spanish "acciones" acción, "reuniones" reunión (the plural drops the accent).
+                if let Some(b) = word.strip_suffix("iones").filter(|_| lang == Lang::Es) {
+                    out.push(format!("{b}ión"));
+                }
                 // Portuguese: "mensagens" mensagem, "canais" canal, "papéis" papel.
                 if lang == Lang::Pt {
                     for (plural, singular) in [("ns", "m"), ("ais", "al"), ("éis", "el"), ("óis", "ol"), ("is", "l")]
@@ -630,6 +646,13 @@ fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
                 let b = b.strip_prefix("ge").filter(|b| b.chars().count() >= 3).unwrap_or(b);
                 out.push(format!("{b}en"));
                 out.push(format!("{b}n"));
+            }
+        }
+        // An adjective at its masculine singular: "nueva" nuevo (not "nuevas", news), "nova" novo.
+        if matches!(lang, Lang::Es | Lang::Pt) {
+            let singular = word.strip_suffix('s').unwrap_or(word);
+            if let Some(b) = singular.strip_suffix('a') {
+                out.push(format!("{b}o"));
             }
         }
         match lang {

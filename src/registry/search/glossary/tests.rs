@@ -225,3 +225,34 @@ fn participles_are_read_as_participles() {
         assert_eq!(participle(verb), past);
     }
 }
+
+#[test]
+fn common_request_words_are_read_at_their_request_sense() {
+    // Found by glossing a list of common requests written for the purpose (not from any
+    // evaluation request); what each read as before is in the comment.
+    for (query, want, not) in [
+        // The wordnets' other senses first, or no entry.
+        ("会議を探して", "meeting", "congress"),
+        ("来週の予定", "next", "come"),
+        ("在庫を確認して", "check", ""),
+        ("ファイルをアップロードして", "upload", ""),
+        ("本周的日程", "week", "dynasty"),
+        ("未读邮件", "unread", "pause"),
+        ("运行脚本", "run", "along"),
+        ("sende eine Erinnerung an das Team", "reminder", "relic"),
+        // An ichidan verb whose stem is also a noun: "調べて" look into, not tune.
+        ("天気を調べて", "search", "tune"),
+        // A hyphenated lemma read from its parts: Portuguese "segunda-feira", Monday.
+        ("agende uma reunião para segunda-feira", "monday", "market"),
+        // Spanish "-iones" at "-ión": "acciones", actions, not the verb accionar.
+        ("el precio de las acciones", "action", "trigger"),
+        // A feminine adjective at its masculine: "nueva" new, not "nuevas" news.
+        ("crea una rama nueva", "new", "news"),
+        // German "diesen" is a function word.
+        ("übersetze diesen Text", "translate", "diesen"),
+    ] {
+        let g = gloss(query, &none).unwrap_or_default();
+        assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}: no {want}");
+        assert!(not.is_empty() || !g.split(' ').any(|x| x == not), "{query:?} -> {g:?}: {not}");
+    }
+}
