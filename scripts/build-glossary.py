@@ -219,7 +219,7 @@ CORE = {
         "aktualisieren": "update", "schicken": "send", "senden": "send", "durchsuchen": "search",
         "speichern": "save store", "hinzufügen": "add", "umwandeln": "convert", "nachschlagen": "look up",
         "zusammenfassen": "summarize", "abfragen": "query", "einrichten": "set up", "posten": "post",
-        "erinnerung": "reminder", "erinnere": "remind", "erinnern": "remind",
+        "erinnerung": "reminder", "erinnere": "remind", "erinnern": "remind", "umrechnen": "convert",
     },
     "zh": {
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
@@ -529,11 +529,11 @@ def main():
                 if form not in glossary and lemma in glossary:
                     glossary[form] = glossary[lemma]
         glossary.update(nouns)
-        for key in [k for k in glossary if "-" in k and lang in ("es", "de", "fr", "pt")]:
-            # A hyphenated lemma ("segunda-feira", Monday) as the phrase of its parts: a request's
-            # hyphenated word is read as its parts.
-            phrase = key.replace("-", " ")
-            if phrase not in glossary and len(phrase.split()) <= 3 and all(w.isalpha() for w in phrase.split()):
+        for key in [k for k in glossary if ("-" in k or "'" in k) and lang in ("es", "de", "fr", "pt")]:
+            # A hyphenated or elided lemma ("segunda-feira", Monday; "aujourd'hui", today) as the
+            # phrase of its parts: a request's hyphenated or elided word is read as its parts.
+            phrase = " ".join(key.replace("-", " ").replace("'", " ").split())
+            if phrase not in glossary and 2 <= len(phrase.split()) <= 3 and all(w.isalpha() for w in phrase.split()):
                 glossary[phrase] = glossary[key]
         for key, best in glossary.items():
             # A lemma whose first English word is itself ("message", "article") is filed as

@@ -98,8 +98,10 @@ fn question(word: &str) -> Option<&'static str> {
 }
 
 /// German particles of separable verbs, written at the end of a request.
-const SEPARABLE: &[&str] =
-    &["an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los"];
+const SEPARABLE: &[&str] = &[
+    "an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los",
+    "herunter", "hoch", "hinzu", "zusammen", "heraus", "weiter", "wieder", "fort", "bereit", "vorbei",
+];
 /// English light verbs: a sense of nearly every verb.
 const LIGHT: &[&str] = &["get", "make", "be", "do", "have", "take", "give", "put", "go", "come", "set", "let"];
 
@@ -147,7 +149,7 @@ const STOP_ES: &[&str] = &[
     "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he",
+    "tiene", "va", "ha", "he", "mí", "ti",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -162,14 +164,14 @@ const STOP_FR: &[&str] = &[
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien",
+    "combien", "jusqu",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
     "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
-    "todos", "todas", "vai",
+    "todos", "todas", "vai", "mim", "até",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -417,6 +419,9 @@ fn participle_of(lang: Lang, word: &str) -> Option<&'static str> {
                 vec![format!("{b}ar")]
             } else if let Some(b) = base.strip_suffix("id") {
                 vec![format!("{b}er"), format!("{b}ir")]
+            } else if let Some(b) = base.strip_suffix("íd") {
+                // After a vowel: "concluído" concluir, "leído" leer.
+                vec![format!("{b}ir"), format!("{b}er")]
             } else {
                 return None;
             }
@@ -862,6 +867,10 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             skip = n - 1;
                             continue;
                         }
+                    }
+                    // The separable verb's particle, read with its verb ("herunter", "hinzu").
+                    if separable.is_some() && k + 1 == all.len() {
+                        continue;
                     }
                     let first = std::mem::take(&mut first_word);
                     if let Some((_, english_words)) = separable.as_ref().filter(|(v, _)| first && v == w) {

@@ -250,6 +250,16 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("crea una rama nueva", "new", "news"),
         // German "diesen" is a function word.
         ("übersetze diesen Text", "translate", "diesen"),
+        // Separable verbs with longer particles, the particle read with its verb.
+        ("lade den Bericht herunter", "download", "down"),
+        ("füge dem Ticket einen Kommentar hinzu", "add", "hinzu"),
+        ("rechne 100 Dollar in Euro um", "convert", ""),
+        // An elided lemma read from its parts: "aujourd'hui", today.
+        ("affiche les événements d'aujourd'hui", "today", "hui"),
+        // Pronouns and prepositions are function words ("mim" was baby, "até" yet).
+        ("procure restaurantes perto de mim", "restaurant", "baby"),
+        // A participle in -ído: "concluído" concluded.
+        ("mova o cartão para a coluna concluído", "concluded", ""),
     ] {
         let g = gloss(query, &none).unwrap_or_default();
         assert!(g.split(' ').any(|x| x == want), "{query:?} -> {g:?}: no {want}");
