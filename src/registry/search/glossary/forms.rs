@@ -1,0 +1,360 @@
+//! The forms a word of a request may take: plurals at their singular, verb forms at their
+//! infinitive, participles, German compounds and separable verbs' heads, Japanese verb endings;
+//! and English past participles.
+
+use super::{Lang, MAX_COMPOUND, exact, latin};
+
+/// The singulars a plural noun may come from, likeliest first: German "Preise" Preis, "Bilder"
+/// Bild, "Kanäle" Kanal, "Dateien" Datei; French "tâches" tâche, "canaux" canal.
+pub(super) fn singulars(lang: Lang, word: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match lang {
+        Lang::De => {
+            for suffix in ["en", "er", "e", "n", "s"] {
+                if let Some(b) = word.strip_suffix(suffix).filter(|b| b.chars().count() >= 3) {
+                    out.push(b.to_string());
+                    // An umlaut the plural adds ("Kanäle", "Passwörter", "Züge").
+                    let plain: String = b
+                        .chars()
+                        .map(|c| match c {
+                            'ä' => 'a',
+                            'ö' => 'o',
+                            'ü' => 'u',
+                            c => c,
+                        })
+                        .collect();
+                    if plain != b {
+                        out.push(plain);
+                    }
+                }
+            }
+        }
+        Lang::Fr => {
+            if let Some(b) = word.strip_suffix("aux") {
+                out.push(format!("{b}al"));
+            }
+            if let Some(b) = word.strip_suffix(['s', 'x']) {
+                out.push(b.to_string());
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The English words of a noun (a German word written with a capital inside the request, a French
+/// word after a plural determiner): at its singular before the verb forms it may share a spelling
+/// with ("Preise" prices, not praise; "les tâches" tasks, not tries).
+pub(super) fn noun(lang: Lang, word: &str) -> Option<&'static str> {
+    exact(lang, word)
+        .or_else(|| singulars(lang, word).iter().find_map(|w| exact(lang, w)))
+        .or_else(|| latin(lang, word))
+}
+
+/// The noun senses of a Spanish, French or Portuguese word that is also an adjective or a verb
+/// (filed as `=<lemma>` where they differ from all its senses), at the word or its singular.
+pub(super) fn noun_sense(lang: Lang, word: &str) -> Option<&'static str> {
+    let singular = word.strip_suffix('s');
+    let accented = word.strip_suffix("iones").filter(|_| lang == Lang::Es).map(|b| format!("{b}ión"));
+    [Some(word), singular, singular.and_then(|w| w.strip_suffix('e')), accented.as_deref()]
+        .into_iter()
+        .flatten()
+        .find_map(|w| exact(lang, &format!("={w}")))
+}
+
+/// The English words of the verb a past participle comes from ("guardados" guardar,
+/// "enregistrés" enregistrer, "gespeichert" speichern), when the word is no entry itself (nor
+/// at its singular: "estados" is estado, state).
+pub(super) fn participle_of(lang: Lang, word: &str) -> Option<&'static str> {
+    let singular = word.strip_suffix('s').unwrap_or(word);
+    if exact(lang, word).is_some() || exact(lang, singular).is_some() {
+        return None;
+    }
+    let base = singular.strip_suffix(['a', 'o']).filter(|_| matches!(lang, Lang::Es | Lang::Pt));
+    let infinitives: Vec<String> = match lang {
+        Lang::Es | Lang::Pt => {
+            let base = base?;
+            if let Some(b) = base.strip_suffix("ad") {
+                vec![format!("{b}ar")]
+            } else if let Some(b) = base.strip_suffix("id") {
+                vec![format!("{b}er"), format!("{b}ir")]
+            } else if let Some(b) = base.strip_suffix("íd") {
+                // After a vowel: "concluído" concluir, "leído" leer.
+                vec![format!("{b}ir"), format!("{b}er")]
+            } else {
+                return None;
+            }
+        }
+        Lang::Fr => {
+            let b = singular.strip_suffix('e').unwrap_or(singular).strip_suffix('é')?;
+            vec![format!("{b}er")]
+        }
+        Lang::De => {
+            let b = word.strip_prefix("ge")?;
+            let b = ["ten", "tes", "ter", "te", "t"].iter().find_map(|e| b.strip_suffix(e))?;
+            vec![format!("{b}en"), format!("{b}n")]
+        }
+        _ => return None,
+    };
+    infinitives.iter().filter(|w| w.chars().count() >= 4).find_map(|w| exact(lang, w))
+}
+
+/// Determiners of Spanish, French and Portuguese: the word after one starts a noun phrase.
+pub(super) fn determiners(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Es => &[
+            "el", "la", "los", "las", "un", "una", "unos", "unas", "al", "del", "mi", "mis", "tu", "tus", "su", "sus",
+            "este", "esta", "estos", "estas", "ese", "esa",
+        ],
+        Lang::Fr => &[
+            "le", "la", "l", "les", "un", "une", "des", "du", "au", "aux", "mon", "ma", "mes", "ton", "ta", "tes",
+            "son", "sa", "ses", "ce", "cette", "ces", "nos", "vos", "leur", "leurs",
+        ],
+        Lang::Pt => &[
+            "o", "os", "as", "um", "uma", "uns", "umas", "ao", "aos", "do", "da", "dos", "das", "no", "na", "nos",
+            "nas", "pelo", "pela", "meu", "minha", "seu", "sua", "este", "esta", "esse", "essa",
+        ],
+        _ => &[],
+    }
+}
+
+/// French determiners before a plural noun.
+pub(super) const PLURAL_FR: &[&str] = &[
+    "les",
+    "des",
+    "mes",
+    "tes",
+    "ses",
+    "nos",
+    "vos",
+    "leurs",
+    "ces",
+    "aux",
+    "quels",
+    "quelles",
+    "plusieurs",
+    "certains",
+    "certaines",
+    "tous",
+    "toutes",
+    "derniers",
+    "dernières",
+    "nouveaux",
+    "nouvelles",
+];
+
+/// A German compound read as two entries ("Quartalsbericht": Quartal + Bericht, with its
+/// joining s), the longest head that splits it; or a verb with its prefix ("durchsuchen") read
+/// as the verb (no head).
+pub(super) fn compound(word: &str) -> Option<(Option<&'static str>, &'static str)> {
+    compound_of(word, false)
+}
+
+pub(super) fn compound_of(word: &str, nested: bool) -> Option<(Option<&'static str>, &'static str)> {
+    let chars: Vec<char> = word.chars().collect();
+    for prefix in
+        ["durch", "über", "unter", "zurück", "weg", "aus", "auf", "ein", "nach", "vor", "ab", "an", "er", "ver", "be"]
+    {
+        if let Some(english) =
+            word.strip_prefix(prefix).filter(|r| r.chars().count() >= 4).and_then(|r| latin(Lang::De, r))
+        {
+            return Some((None, english));
+        }
+    }
+    if !(8..=MAX_COMPOUND).contains(&chars.len()) {
+        return None;
+    }
+    (3..=chars.len() - 4).find_map(|i| {
+        let tail: String = chars[i..].iter().collect();
+        let tail = latin(Lang::De, &tail)?;
+        let head: String = chars[..i].iter().collect();
+        let head = latin(Lang::De, &head)
+            .or_else(|| head.strip_suffix('s').filter(|h| h.chars().count() >= 3).and_then(|h| latin(Lang::De, h)))
+            // A head that is itself a compound ("Arzneimittel" in
+            // "Arzneimittelinformationen") is read by its last part.
+            .or_else(|| (!nested).then(|| compound_of(&head, true)).flatten().map(|(_, last)| last))?;
+        Some((Some(head), tail))
+    })
+}
+
+/// The dictionary endings of a Japanese verb whose stem is followed by `next`, likeliest first:
+/// the te- and masu-forms tell most ("探して" 探す, "送って" 送る, "読んで" 読む).
+pub(super) fn endings(next: Option<char>) -> [&'static str; 10] {
+    match next {
+        Some('し') => ["す", "る", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"],
+        Some('っ') => ["う", "つ", "る", "す", "く", "む", "ぶ", "ぐ", "ぬ", "い"],
+        Some('ん') => ["む", "ぶ", "ぬ", "る", "す", "う", "く", "つ", "ぐ", "い"],
+        Some('い') => ["く", "ぐ", "る", "す", "う", "む", "つ", "ぶ", "ぬ", "い"],
+        _ => ["る", "す", "う", "く", "む", "つ", "ぶ", "ぐ", "ぬ", "い"],
+    }
+}
+
+/// The infinitives a verb form written in a request may come from: the imperative and present
+/// forms of regular verbs ("abre" -> abrir, "busca" -> buscar, "sende" -> senden, "crée" ->
+/// créer, "envie" -> enviar).
+pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
+    let chars: Vec<char> = word.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    if chars.len() >= 3 {
+        let last = chars[chars.len() - 1];
+        let body: String = chars[..chars.len() - 1].iter().collect();
+        let endings: &[&str] = match (lang, last) {
+            (Lang::Es | Lang::Pt, 'a') => &["ar"],
+            (Lang::Es, 'e') => &["er", "ir", "ar"],
+            (Lang::Pt, 'e') => &["er", "ir", "ar"],
+            (Lang::De, 'e') => &["en"],
+            (Lang::De, 't') if body.ends_with('e') => &["n"],
+            (Lang::De, 't') => &["en"],
+            (Lang::Fr, 'e') => &["er", "re", "ir"],
+            (Lang::Fr, 's') => &["r", "re"],
+            _ => &[],
+        };
+        out.extend(endings.iter().map(|e| format!("{body}{e}")));
+        // German verbs in -eln and -ern: "wandle" -> wandeln, "ändere" -> ändern.
+        if lang == Lang::De && last == 'e' {
+            let mut b: Vec<char> = body.chars().collect();
+            if let Some(&l @ ('l' | 'r')) = b.last() {
+                b.pop();
+                let stem: String = b.iter().collect();
+                out.push(format!("{stem}e{l}n"));
+                out.push(format!("{}n", body.strip_suffix('r').map_or(body.clone(), |s| format!("{s}er"))));
+            }
+        }
+        // Plurals: "espacios" -> espacio, "reuniões" -> reunião, "réunions" -> réunion.
+        match lang {
+            Lang::Es | Lang::Pt | Lang::Fr if last == 's' => {
+                out.push(body.clone());
+                if let Some(b) = body.strip_suffix('e') {
+                    out.push(b.to_string());
+                }
+                if let Some(b) = word.strip_suffix("ões") {
+                    out.push(format!("{b}ão"));
+                }
+                // Spanish "acciones" acción, "reuniones" reunión (the plural drops the accent).
+                if let Some(b) = word.strip_suffix("iones").filter(|_| lang == Lang::Es) {
+                    out.push(format!("{b}ión"));
+                }
+                // Portuguese: "mensagens" mensagem, "canais" canal, "papéis" papel.
+                if lang == Lang::Pt {
+                    for (plural, singular) in [("ns", "m"), ("ais", "al"), ("éis", "el"), ("óis", "ol"), ("is", "l")]
+                    {
+                        if let Some(b) = word.strip_suffix(plural) {
+                            out.push(format!("{b}{singular}"));
+                        }
+                    }
+                }
+            }
+            Lang::De if matches!(last, 'n' | 's') => {
+                out.push(body.clone());
+                // Latin plurals: "Zentren" -> Zentrum, "Themen" -> Thema.
+                if let Some(b) = word.strip_suffix("en") {
+                    out.push(format!("{b}um"));
+                    out.push(format!("{b}a"));
+                }
+            }
+            _ => {}
+        }
+        // German participles and past forms: "gespeichert" -> speichern, "benötigten" ->
+        // benötigen, "erstellte" -> erstellen.
+        if lang == Lang::De {
+            let w = word.strip_suffix("en").or_else(|| word.strip_suffix('e')).unwrap_or(word);
+            if let Some(b) = w.strip_suffix('t') {
+                let b = b.strip_prefix("ge").filter(|b| b.chars().count() >= 3).unwrap_or(b);
+                out.push(format!("{b}en"));
+                out.push(format!("{b}n"));
+            }
+        }
+        // An adjective at its masculine singular: "nueva" nuevo (not "nuevas", news), "nova" novo.
+        if matches!(lang, Lang::Es | Lang::Pt) {
+            let singular = word.strip_suffix('s').unwrap_or(word);
+            if let Some(b) = singular.strip_suffix('a') {
+                out.push(format!("{b}o"));
+            }
+        }
+        match lang {
+            Lang::Es | Lang::Pt if matches!(last, 'a' | 'e') => out.push(format!("{word}r")),
+            Lang::Fr if last == 'e' => out.push(format!("{word}r")),
+            Lang::De => out.push(format!("{word}n")),
+            _ => {}
+        }
+    }
+    out.into_iter()
+}
+
+/// Whether the characters after a verb make it a participle: Japanese passive "される",
+/// "された", "されて" (保存されている, saved), Chinese perfective "了" (保存了, saved).
+pub(super) fn passive(lang: Lang, after: &[char]) -> bool {
+    match lang {
+        Lang::Ja => after.starts_with(&['さ', 'れ']),
+        Lang::Zh => after.first() == Some(&'了'),
+        _ => false,
+    }
+}
+
+/// Irregular English past participles of verbs requests use.
+pub(super) const IRREGULAR: &[(&str, &str)] = &[
+    ("keep", "kept"),
+    ("send", "sent"),
+    ("make", "made"),
+    ("get", "got"),
+    ("find", "found"),
+    ("hold", "held"),
+    ("write", "written"),
+    ("take", "taken"),
+    ("give", "given"),
+    ("set", "set"),
+    ("put", "put"),
+    ("build", "built"),
+    ("run", "run"),
+    ("read", "read"),
+    ("buy", "bought"),
+    ("pay", "paid"),
+    ("lose", "lost"),
+    ("leave", "left"),
+    ("bring", "brought"),
+    ("show", "shown"),
+    ("choose", "chosen"),
+    ("begin", "begun"),
+    ("do", "done"),
+    ("be", "been"),
+    ("go", "gone"),
+    ("see", "seen"),
+    ("know", "known"),
+    ("tell", "told"),
+    ("say", "said"),
+    ("sell", "sold"),
+    ("spend", "spent"),
+    ("meet", "met"),
+    ("break", "broken"),
+    ("freeze", "frozen"),
+    ("hide", "hidden"),
+    ("forget", "forgotten"),
+    ("commit", "committed"),
+    ("submit", "submitted"),
+    ("forward", "forwarded"),
+];
+
+/// An English verb's past participle ("save" saved, "store" stored, "send" sent, "copy"
+/// copied, "stop" stopped).
+pub(super) fn participle(verb: &str) -> String {
+    if let Some((_, p)) = IRREGULAR.iter().find(|(v, _)| *v == verb) {
+        return (*p).to_string();
+    }
+    let vowel = |c: char| "aeiou".contains(c);
+    let chars: Vec<char> = verb.chars().collect();
+    match chars.as_slice() {
+        [.., 'e'] => format!("{verb}d"),
+        [.., c, 'y'] if !vowel(*c) => format!("{}ied", &verb[..verb.len() - 1]),
+        // One syllable ending in a vowel and a consonant doubles it.
+        [.., a, b, c]
+            if !vowel(*a)
+                && vowel(*b)
+                && !vowel(*c)
+                && !"wxy".contains(*c)
+                && chars.iter().filter(|c| vowel(**c)).count() == 1 =>
+        {
+            format!("{verb}{c}ed")
+        }
+        _ => format!("{verb}ed"),
+    }
+}
