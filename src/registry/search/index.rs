@@ -137,6 +137,17 @@ impl SearchIndex {
         let typo_keys = TypoKeys::new(typo_pairs);
         let products = Self::products(registry, &docs, &terms, &postings);
         let bm25 = bm25::Bm25::from_terms(analyses.iter().map(|a| a.bm25.iter().map(|&i| pool.get(i))));
+        // Each phrase's leading words as keys too, with no tools of their own: a query's run is
+        // looked up a word at a time, and stops where no phrase goes on.
+        let whole: Vec<String> = phrases.keys().cloned().collect();
+        for phrase in whole {
+            let mut end = 0;
+            while let Some(space) = phrase[end..].find(' ') {
+                end += space;
+                phrases.entry(phrase[..end].to_string()).or_default();
+                end += 1;
+            }
+        }
         let mut index = SearchIndex {
             docs,
             by_name: Map::default(),

@@ -308,7 +308,8 @@ pub struct SearchIndex {
     sorted: Vec<(String, u32)>,
     /// Deletion key -> surface words (typo candidates).
     typo_keys: TypoKeys,
-    /// A tool keyword of several words (canonical tokens joined by spaces) -> its tools.
+    /// A tool keyword of several words (canonical tokens joined by spaces) -> its tools; each
+    /// such keyword's leading words -> no tools (where a query's run may still become one).
     phrases: Map<String, Vec<u32>>,
     /// Word (and its stem) -> the integrations it names.
     products: Map<String, Vec<&'static str>>,
@@ -353,7 +354,9 @@ impl TypoKeys {
 /// A query word ready to match: its alternatives (term, discount) and its weight.
 #[derive(Clone)]
 struct Word {
-    alts: Vec<(u32, f32)>,
+    /// (term, discount): shared by every place the request has the word (a clause repeats the
+    /// request's words), never changed once made.
+    alts: std::rc::Rc<[(u32, f32)]>,
     weight: f32,
     /// Whether matching it can make a tool relevant at all: verbs, dates and qualifiers
     /// ("approve", "tomorrow", "best") only add to a tool that matches something else.

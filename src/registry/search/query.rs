@@ -200,16 +200,20 @@ impl SearchIndex {
         // The tools whose keyword phrase the query's 2- to 4-token runs are.
         let mut phrase_hits: Set<u32> = Set::default();
         let mut gram = String::new();
-        for n in 2..=4 {
-            for w in plain.windows(n) {
-                gram.clear();
-                for (j, x) in w.iter().enumerate() {
-                    if j > 0 {
-                        gram.push(' ');
-                    }
-                    gram.push_str(x);
+        for (i, first) in plain.iter().enumerate() {
+            // A run that begins no keyword phrase is no phrase however it goes on.
+            if !self.phrases.contains_key(*first) {
+                continue;
+            }
+            gram.clear();
+            gram.push_str(first);
+            for next in plain[i + 1..].iter().take(3) {
+                gram.push(' ');
+                gram.push_str(next);
+                match self.phrases.get(gram.as_str()) {
+                    Some(tools) => phrase_hits.extend(tools),
+                    None => break,
                 }
-                phrase_hits.extend(self.phrases.get(gram.as_str()).into_iter().flatten());
             }
         }
         let has_run = |phrase: &str| {
@@ -395,7 +399,7 @@ impl SearchIndex {
                     alts.push((id, *c));
                 }
             }
-            expanded.push(Word { alts, weight: HINT_WEIGHT, anchor: true, direct: true });
+            expanded.push(Word { alts: alts.into(), weight: HINT_WEIGHT, anchor: true, direct: true });
             if issue_key {
                 let mut issue = self.expand("issue", &Token { arg: false, opaque: false, brk: false }, &mut mentioned);
                 issue.weight = HINT_WEIGHT;
@@ -469,7 +473,7 @@ impl SearchIndex {
     /// [`Self::expand`], with or without synonyms (a verb's are not its noun's: "page someone").
     fn expand_as(&self, word: &str, token: &Token, mentioned: &mut Map<&'static str, f32>, synonyms: bool) -> Word {
         if token.opaque {
-            return Word { alts: Vec::new(), weight: UNKNOWN_ARG, anchor: false, direct: false };
+            return Word { alts: std::rc::Rc::new([]), weight: UNKNOWN_ARG, anchor: false, direct: false };
         }
         let mut alts: Vec<(u32, f32)> = Vec::new();
         let push = |alts: &mut Vec<(u32, f32)>, term: &str, discount: f32| {
@@ -578,7 +582,7 @@ impl SearchIndex {
             // "3pm", "2026", "v2": arguments, whatever a description's example says.
             weight = weight.min(UNKNOWN_ARG);
         }
-        Word { alts, weight, anchor: !qualifier, direct }
+        Word { alts: alts.into(), weight, anchor: !qualifier, direct }
     }
 }
 

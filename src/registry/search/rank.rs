@@ -226,7 +226,7 @@ impl SearchIndex {
         let mut total = 0.0;
         for word in &parsed.words {
             total += word.weight;
-            for &(id, discount) in &word.alts {
+            for &(id, discount) in word.alts.iter() {
                 for &(d, strength) in &self.postings[id as usize] {
                     let v = strength * discount;
                     let b = &mut best[d as usize];
@@ -259,7 +259,7 @@ impl SearchIndex {
         };
         let mut matched: Map<u32, f32> = Map::default();
         for word in &parsed.words {
-            for &(id, discount) in &word.alts {
+            for &(id, discount) in word.alts.iter() {
                 let e = matched.entry(id).or_default();
                 *e = e.max(discount);
             }
