@@ -409,16 +409,20 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
     }
     // The words that count, lower-cased: addresses, paths, names with digits say nothing of
     // the language.
-    let words = query.split_whitespace().filter_map(|raw| {
-        let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-        let counts = !word.is_empty() && word.chars().all(char::is_alphabetic) && !raw.contains(['@', '/', '.', '#']);
-        counts.then_some(word)
-    });
+    let words: Vec<String> = query
+        .split_whitespace()
+        .filter_map(|raw| {
+            let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+            let counts =
+                !word.is_empty() && word.chars().all(char::is_alphabetic) && !raw.contains(['@', '/', '.', '#']);
+            counts.then_some(word)
+        })
+        .collect();
     let (mut strong, mut english) = (0.0_f32, 0.0_f32);
-    for word in words.clone() {
-        if ENGLISH.contains(&word) {
+    for word in &words {
+        if ENGLISH.contains(word) {
             english += 1.0;
-        } else if FOREIGN.contains(&word) || !word.is_ascii() {
+        } else if FOREIGN.contains(word) || !word.is_ascii() {
             strong += 1.0;
         }
     }
@@ -427,15 +431,15 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         return false;
     }
     let mut unknown = 0.0_f32;
-    for word in words {
+    for word in &words {
         if strong + unknown >= 1.5 && strong + unknown > english {
             break;
         }
-        if !ENGLISH.contains(&word)
-            && !FOREIGN.contains(&word)
+        if !ENGLISH.contains(word)
+            && !FOREIGN.contains(word)
             && word.is_ascii()
             && word.len() >= 4
-            && !english_word(&word)
+            && !english_word(word)
         {
             unknown += 0.5;
         }
