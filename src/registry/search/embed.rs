@@ -306,11 +306,19 @@ pub struct Vectors {
     dim: usize,
     scales: Vec<f32>,
     data: Vec<i8>,
+    /// Each row's L1 norm times its scale (the unit vector's L1 norm): how far a query rounded
+    /// to int8 steps can move the row's dot product ([`Vectors::approx_many`]).
+    spread: Vec<f32>,
 }
 
 impl Vectors {
     pub fn with_capacity(dim: usize, tools: usize) -> Vectors {
-        Vectors { dim, scales: Vec::with_capacity(tools), data: Vec::with_capacity(dim * tools) }
+        Vectors {
+            dim,
+            scales: Vec::with_capacity(tools),
+            data: Vec::with_capacity(dim * tools),
+            spread: Vec::with_capacity(tools),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -322,10 +330,13 @@ impl Vectors {
             Some(q) if q.data.len() == self.dim && q.scale.is_finite() && q.scale > 0.0 => {
                 self.scales.push(q.scale);
                 self.data.extend_from_slice(&q.data);
+                let l1: i64 = q.data.iter().map(|&x| i64::from(x).abs()).sum();
+                self.spread.push(q.scale * l1 as f32);
             }
             _ => {
                 self.scales.push(0.0);
                 self.data.extend(std::iter::repeat_n(0, self.dim));
+                self.spread.push(0.0);
             }
         }
     }
@@ -372,15 +383,221 @@ impl Vectors {
         out
     }
 
+    /// Tool `d`'s cosine with the unit vector `q`: the bits [`Vectors::cosines_many`] gives it,
+    /// NaN when the tool has no vector or `q` is of another length.
+    #[inline]
+    pub fn cosine(&self, d: usize, q: &[f32]) -> f32 {
+        let scale = self.scales[d];
+        if scale > 0.0 && q.len() == self.dim && self.dim > 0 {
+            scale * dot_fn(self.dim)(q, &self.data[d * self.dim..(d + 1) * self.dim])
+        } else {
+            f32::NAN
+        }
+    }
+
+    /// Each tool's cosine with each of the unit vectors `qs`, nearly: each query rounded to
+    /// int8 steps of its largest component and multiplied in integers, in one pass over the
+    /// tools (NaN for tools without a vector). Query `k`'s true cosine
+    /// with tool `d` (what [`Vectors::cosine`] gives) is within [`Vectors::bounds`] of it. A large
+    /// catalogue's cosines are read this way, and the exact one is made only for the tools
+    /// whose bound can still matter (the integer products cost about a third of the float ones).
+    /// `None` when this machine has no fast integer products (or the rows are not of a length
+    /// they take): every cosine is then taken exactly, with [`Vectors::cosines_many`].
+    pub fn approx_many(&self, qs: &[&[f32]]) -> Option<Approx> {
+        let int_dots = int_dots_fn(self.dim)?;
+        let tools = self.scales.len();
+        // Each query in int8 steps of its largest component; a query of the wrong length or
+        // without a finite largest component is left out (it has no values).
+        let mut slots = vec![None; qs.len()];
+        let mut steps: Vec<f32> = Vec::new();
+        let mut rounded: Vec<i8> = Vec::new();
+        for (k, q) in qs.iter().enumerate() {
+            let max = q.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+            if q.len() != self.dim || max <= f32::EPSILON || !max.is_finite() {
+                continue;
+            }
+            let step = max / 127.0;
+            rounded.extend(q.iter().map(|x| (x / step).round().clamp(-127.0, 127.0) as i8));
+            slots[k] = Some(steps.len());
+            steps.push(step);
+        }
+        let mut values = vec![f32::NAN; steps.len() * tools];
+        if !values.is_empty() {
+            int_dots(&rounded, &steps, &self.data, &self.scales, &mut values);
+        }
+        Some(Approx { values, slots, steps })
+    }
+
+    /// Query `k`'s values in `approx`, and what bounds each tool's cosine from above: the
+    /// cosine of tool `d` is at most `values[d] + half * spread[d] + MARGIN` (half an int8 step
+    /// of the query, with room for rounding, times the row's L1 norm: each component of the
+    /// query is off by at most half a step). `None` when the query was left out.
+    pub fn bounds<'a>(&'a self, approx: &'a Approx, k: usize) -> Option<Bounds<'a>> {
+        let tools = self.scales.len();
+        let j = approx.slots.get(k).copied().flatten()?;
+        let half = approx.steps[j] / 2.0 * 1.001;
+        Some(Bounds { values: &approx.values[j * tools..(j + 1) * tools], spread: &self.spread, half })
+    }
+
     /// Bytes of heap the vectors take.
     pub fn heap_bytes(&self) -> usize {
-        self.scales.capacity() * 4 + self.data.capacity()
+        self.scales.capacity() * 4 + self.data.capacity() + self.spread.capacity() * 4
+    }
+}
+
+/// [`Vectors::approx_many`]'s values: query `k`'s near cosine with tool `d` at
+/// `slots[k] * tools + d` (no slot: the query was left out), and each slot's int8 step.
+pub struct Approx {
+    values: Vec<f32>,
+    slots: Vec<Option<usize>>,
+    steps: Vec<f32>,
+}
+
+/// One query's near cosines with every tool, and what bounds the true ones ([`Vectors::bounds`]).
+pub struct Bounds<'a> {
+    pub values: &'a [f32],
+    pub spread: &'a [f32],
+    pub half: f32,
+}
+
+impl Bounds<'_> {
+    /// Room for the float sums' rounding (the exact cosine's and the near one's).
+    pub const MARGIN: f32 = 1e-4;
+
+    /// At least tool `d`'s cosine (NaN for a tool without a vector).
+    #[inline]
+    pub fn upper(&self, d: usize) -> f32 {
+        self.values[d] + self.half * self.spread[d] + Self::MARGIN
+    }
+}
+
+/// The near cosines of int8 queries with every row of a table of tools, when this machine has
+/// a fast way (`None`: take every cosine exactly): `int_dots(qs, steps, data, scales, out)`, the
+/// queries one after another in `qs`, each of the rows' length (`data.len() / scales.len()`),
+/// query `j`'s integer product with row `d` times `scales[d] * steps[j]` into
+/// `out[j * tools + d]` (rows of scale 0 are left as they are). The integer sums are exact in
+/// any order: every way gives the same values.
+type IntDots = fn(&[i8], &[f32], &[i8], &[f32], &mut [f32]);
+
+fn int_dots_fn(dim: usize) -> Option<IntDots> {
+    #[cfg(target_arch = "x86_64")]
+    if dim > 0 && dim.is_multiple_of(32) && std::arch::is_x86_feature_detected!("avx2") {
+        return Some(int_dots_avx2_checked);
+    }
+    let _ = dim;
+    None
+}
+
+/// The reference the fast [`IntDots`] are checked against. (127 * 128 * a row's length stays
+/// far inside i32 for any table this build reads.)
+#[cfg(test)]
+fn int_dots(qs: &[i8], steps: &[f32], data: &[i8], scales: &[f32], out: &mut [f32]) {
+    let tools = scales.len();
+    let dim = data.len() / tools;
+    for (d, row) in data.chunks_exact(dim).enumerate() {
+        if scales[d] > 0.0 {
+            for (j, q) in qs.chunks_exact(dim).enumerate() {
+                let x: i32 = q.iter().zip(row).map(|(&a, &b)| i32::from(a) * i32::from(b)).sum();
+                out[j * tools + d] = scales[d] * steps[j] * x as f32;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn int_dots_avx2_checked(qs: &[i8], steps: &[f32], data: &[i8], scales: &[f32], out: &mut [f32]) {
+    let tools = scales.len();
+    assert!(tools > 0 && data.len().is_multiple_of(tools));
+    let dim = data.len() / tools;
+    assert!(dim > 0 && dim.is_multiple_of(32) && qs.len() == steps.len() * dim);
+    assert!(out.len() == tools * steps.len());
+    // SAFETY: chosen by `int_dots_fn` only when the CPU has AVX2; the lengths are checked above.
+    unsafe { int_dots_avx2(qs, steps, data, dim, scales, out) }
+}
+
+/// [`int_dots`] in AVX2 registers, 32 values and four queries at a time: the row's absolute
+/// values (read unsigned, so a stored -128 is 128) times each query's values with the row's
+/// signs, in pairs of i16 (at most 2 * 128 * 127: no saturation), summed into i32 lanes. The
+/// queries are rounded by [`Vectors::approx_many`] and never -128 (whose sign could not be
+/// turned).
+///
+/// # Safety
+/// The CPU must have AVX2; `dim` a multiple of 32, `data` rows of `dim`, one per scale, `qs`
+/// one query of `dim` per step, and `out` one value per row and query.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn int_dots_avx2(qs: &[i8], steps: &[f32], data: &[i8], dim: usize, scales: &[f32], out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let nq = steps.len();
+    let tools = scales.len();
+    let ones = _mm256_set1_epi16(1);
+    let q = qs.as_ptr();
+    // One query's 32-value products with a row's, paired into i32 lanes (a macro: a closure
+    // would not be compiled for AVX2).
+    macro_rules! term {
+        ($x:expr, $ax:expr, $y:expr) => {
+            _mm256_madd_epi16(
+                _mm256_maddubs_epi16($ax, _mm256_sign_epi8(_mm256_loadu_si256($y.cast::<__m256i>()), $x)),
+                ones,
+            )
+        };
+    }
+    for (d, &scale) in scales.iter().enumerate() {
+        if scale.is_nan() || scale <= 0.0 {
+            continue;
+        }
+        // SAFETY: row d is data[d * dim..(d + 1) * dim].
+        let r = unsafe { data.as_ptr().add(d * dim) };
+        let mut j = 0;
+        while j + 4 <= nq {
+            let (mut a0, mut a1, mut a2, mut a3) =
+                (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
+            let mut i = 0;
+            while i < dim {
+                // SAFETY: i + 32 <= dim; queries j..j + 4 are below nq.
+                unsafe {
+                    let x = _mm256_loadu_si256(r.add(i).cast::<__m256i>());
+                    let ax = _mm256_abs_epi8(x);
+                    a0 = _mm256_add_epi32(a0, term!(x, ax, q.add(j * dim + i)));
+                    a1 = _mm256_add_epi32(a1, term!(x, ax, q.add((j + 1) * dim + i)));
+                    a2 = _mm256_add_epi32(a2, term!(x, ax, q.add((j + 2) * dim + i)));
+                    a3 = _mm256_add_epi32(a3, term!(x, ax, q.add((j + 3) * dim + i)));
+                }
+                i += 32;
+            }
+            // Per 128-bit half: (a0, a1, a2, a3) summed, then the halves added.
+            let h = _mm256_hadd_epi32(_mm256_hadd_epi32(a0, a1), _mm256_hadd_epi32(a2, a3));
+            let s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+            let mut four = [0_i32; 4];
+            // SAFETY: four i32 into an array of four.
+            unsafe { _mm_storeu_si128(four.as_mut_ptr().cast::<__m128i>(), s) };
+            for (t, x) in four.into_iter().enumerate() {
+                out[(j + t) * tools + d] = scale * steps[j + t] * x as f32;
+            }
+            j += 4;
+        }
+        while j < nq {
+            let mut a = _mm256_setzero_si256();
+            let mut i = 0;
+            while i < dim {
+                // SAFETY: as above.
+                unsafe {
+                    let x = _mm256_loadu_si256(r.add(i).cast::<__m256i>());
+                    a = _mm256_add_epi32(a, term!(x, _mm256_abs_epi8(x), q.add(j * dim + i)));
+                }
+                i += 32;
+            }
+            let s = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+            out[j * tools + d] = scale * steps[j] * _mm_cvtsi128_si32(s) as f32;
+            j += 1;
+        }
     }
 }
 
 /// The dot product of a query vector and an int8 row, the fastest way this machine has (the
 /// reference [`dots_fn`] is checked against). Every way sums in the same order ([`dot_lanes`]), so they give the same bits.
-#[cfg(test)]
 fn dot_fn(dim: usize) -> fn(&[f32], &[i8]) -> f32 {
     if !dim.is_multiple_of(LANES) {
         return dot_sequential;
@@ -499,7 +716,6 @@ fn dot_lanes(q: &[f32], row: &[i8]) -> f32 {
     c[0] + c[1]
 }
 
-#[cfg(test)]
 #[cfg(target_arch = "x86_64")]
 fn dot_avx2_checked(q: &[f32], row: &[i8]) -> f32 {
     assert!(q.len() == row.len() && q.len().is_multiple_of(LANES));
@@ -512,7 +728,6 @@ fn dot_avx2_checked(q: &[f32], row: &[i8]) -> f32 {
 ///
 /// # Safety
 /// The CPU must have AVX2; `q` and `row` must have the same length, a multiple of 8.
-#[cfg(test)]
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dot_avx2(q: &[f32], row: &[i8]) -> f32 {
@@ -813,5 +1028,79 @@ mod tests {
             }
         }
         assert!(many[queries.len() * tools..].iter().all(|c| c.is_nan()));
+    }
+
+    /// The fast integer products give the reference's values to the bit, for every count of
+    /// queries up to a request's texts, on extreme rows (a stored -128 among them) and a row
+    /// without a vector.
+    #[test]
+    fn the_integer_products_give_the_reference_values() {
+        let Some(fast) = int_dots_fn(128) else { return };
+        let dim = 128;
+        let mut data: Vec<i8> = Vec::new();
+        data.extend(std::iter::repeat_n(127, dim));
+        data.extend(std::iter::repeat_n(-128, dim));
+        data.extend((0..dim).map(|i| (i as i64 * 37 % 256 - 128) as i8));
+        data.extend(std::iter::repeat_n(5, dim));
+        let scales = [0.01, 0.02, 0.003, 0.0];
+        for nq in 1..=GROUP {
+            let qs: Vec<i8> = (0..nq * dim).map(|i| (i as i64 * 53 % 255 - 127) as i8).collect();
+            let steps: Vec<f32> = (0..nq).map(|j| 0.001 * (j + 1) as f32).collect();
+            let (mut a, mut b) = (vec![f32::NAN; nq * 4], vec![f32::NAN; nq * 4]);
+            fast(&qs, &steps, &data, &scales, &mut a);
+            int_dots(&qs, &steps, &data, &scales, &mut b);
+            assert_eq!(
+                a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+            // The row without a vector is left as it was.
+            assert!((0..nq).all(|j| a[j * 4 + 3].is_nan()));
+        }
+    }
+
+    /// Every exact cosine lies within the near one's bounds, for the table's own texts as
+    /// queries and tools; the bounds are tight enough to pass most tools over.
+    #[test]
+    fn near_cosines_bound_the_exact_ones() {
+        let m = model().expect("decodes");
+        let texts = [
+            "create a jira issue",
+            "post a slack message to the team channel",
+            "list pull requests waiting for my review",
+            "report a bug",
+            "weather forecast for paris tomorrow",
+            "convert 100 usd to eur",
+            "read the sales sheet, plot it as a bar chart and save it",
+            "x",
+        ];
+        let mut block = Vectors::with_capacity(m.dim(), texts.len() + 1);
+        for t in texts {
+            block.push(m.embed_tool(t).as_ref());
+        }
+        block.push(None);
+        let queries: Vec<Vec<f32>> = texts.iter().filter_map(|t| m.embed(t)).collect();
+        let mut qs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+        qs.insert(2, &[0.5; 3]);
+        let Some(approx) = block.approx_many(&qs) else { return };
+        assert!(block.bounds(&approx, 2).is_none(), "a query of the wrong length has no values");
+        let mut widest = 0.0_f32;
+        for (k, q) in qs.iter().enumerate().filter(|(k, _)| *k != 2) {
+            let bounds = block.bounds(&approx, k).expect("a query of the table's length");
+            for d in 0..texts.len() + 1 {
+                let exact = block.cosine(d, q);
+                if d == texts.len() {
+                    assert!(exact.is_nan() && bounds.upper(d).is_nan());
+                    continue;
+                }
+                let (near, upper) = (bounds.values[d], bounds.upper(d));
+                assert!(
+                    exact <= upper && exact >= near - (upper - near),
+                    "{k} {d}: {exact} vs {near} +- {}",
+                    upper - near
+                );
+                widest = widest.max(upper - near);
+            }
+        }
+        assert!(widest < 0.05, "bounds {widest} wide");
     }
 }

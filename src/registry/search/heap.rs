@@ -78,6 +78,10 @@ impl SearchIndex {
                 },
             ),
             ("glossary (the parts inflated so far)", glossary::heap_bytes()),
+            (
+                "search buffers",
+                self.scratch.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, rank::Scratch::heap_bytes),
+            ),
         ]
     }
 }

@@ -169,6 +169,7 @@ impl SearchIndex {
             foreign: std::sync::OnceLock::new(),
             bm25,
             layout: std::sync::OnceLock::new(),
+            scratch: std::sync::Mutex::new(None),
         };
         index.by_name = index.docs.iter().enumerate().map(|(i, d)| (d.name, i as u32)).collect();
         for (words, map) in lexicon::VERBS {

@@ -327,6 +327,9 @@ pub struct SearchIndex {
     bm25: bm25::Bm25,
     /// What ranking reads of every tool, laid out compactly (made on the first search).
     layout: std::sync::OnceLock<rank::Layout>,
+    /// Buffers of the tool count, zeroed, kept from one search for the next (a search that
+    /// finds them taken, running beside another, makes its own).
+    scratch: std::sync::Mutex<Option<rank::Scratch>>,
 }
 
 /// The typo index: deletion keys and the surface words that have them, as two sorted columns

@@ -10,9 +10,10 @@ struct Text<'a> {
     parsed: Parsed,
 }
 
-/// Buffers of the tool count, made once per request and left zeroed by each text's ranking
-/// ([`Scratch::clear`] undoes what the text wrote).
-struct Scratch {
+/// Buffers of the tool count, kept by the index from one request to the next and left zeroed
+/// by each text's ranking ([`Scratch::clear`] undoes what the text wrote): a catalogue of
+/// 10,000 tools would otherwise allocate and zero a quarter of a megabyte a request.
+pub(super) struct Scratch {
     acc: Vec<f32>,
     best: Vec<f32>,
     /// The weight of the words that can make a tool relevant, as matched.
@@ -24,7 +25,7 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(n: usize, texts: usize) -> Scratch {
+    fn new(n: usize) -> Scratch {
         Scratch {
             acc: vec![0.0; n],
             best: vec![0.0; n],
@@ -32,7 +33,7 @@ impl Scratch {
             semantic: vec![0.0; n],
             plain: vec![0.0; n],
             listed: vec![false; n],
-            bm25: bm25::Memo::new(texts > 1),
+            bm25: bm25::Memo::new(false),
         }
     }
 
@@ -46,6 +47,21 @@ impl Scratch {
             self.plain[d] = 0.0;
             self.listed[d] = false;
         }
+    }
+
+    /// Whether every buffer is zeroed, as a ranking must leave it.
+    fn is_clear(&self) -> bool {
+        let zero = |v: &[f32]| v.iter().all(|x| *x == 0.0);
+        zero(&self.acc)
+            && zero(&self.best)
+            && zero(&self.anchored)
+            && zero(&self.semantic)
+            && zero(&self.plain)
+            && !self.listed.contains(&true)
+    }
+
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.acc.capacity() * 4 * 5 + self.listed.capacity()
     }
 }
 
@@ -105,12 +121,41 @@ impl Runs<'_> {
     }
 }
 
-/// The query's cosines with every tool (NaN for a tool without a vector), mapped onto 0..1
+/// A text's cosines with every tool (NaN for a tool without a vector), to be mapped onto 0..1
 /// from `lo` to `hi`.
 struct Cosines<'a> {
-    values: &'a [f32],
+    values: Values<'a>,
     lo: f32,
     hi: f32,
+}
+
+enum Values<'a> {
+    /// Every tool's cosine.
+    Exact(&'a [f32]),
+    /// Every tool's cosine bounded from above ([`embed::Vectors::bounds`]), the exact one made
+    /// from `query` for the tools that are scored or whose bound can still pass: a large
+    /// catalogue has thousands of tools near a request, and few of them can reach the list.
+    Bounded { vectors: &'a embed::Vectors, bounds: embed::Bounds<'a>, query: &'a [f32] },
+}
+
+impl Values<'_> {
+    /// Tool `d`'s cosine, exactly.
+    #[inline]
+    fn exact(&self, d: usize) -> f32 {
+        match self {
+            Values::Exact(v) => v[d],
+            Values::Bounded { vectors, query, .. } => vectors.cosine(d, query),
+        }
+    }
+
+    /// At least tool `d`'s cosine (NaN for a tool without a vector).
+    #[inline]
+    fn upper(&self, d: usize) -> f32 {
+        match self {
+            Values::Exact(v) => v[d],
+            Values::Bounded { bounds, .. } => bounds.upper(d),
+        }
+    }
 }
 
 /// The hits of a text's ranking so far: every candidate scored down to [`WEAK_FLOOR`] (and an
@@ -153,6 +198,20 @@ impl SearchIndex {
         fusion: Fusion,
         foreign: bool,
     ) -> Vec<(f32, u32)> {
+        self.ranked_cosines(trimmed, limit, connected, fusion, foreign, false)
+    }
+
+    /// [`SearchIndex::ranked`], with every tool's cosine computed exactly when `exact` (the
+    /// reference the bounded reading is checked against: the same rankings to the bit).
+    fn ranked_cosines(
+        &self,
+        trimmed: &str,
+        limit: usize,
+        connected: &dyn Fn(&str) -> bool,
+        fusion: Fusion,
+        foreign: bool,
+        exact: bool,
+    ) -> Vec<(f32, u32)> {
         let parts = clauses(trimmed);
         let mut memo = query::Memo::new(parts.len() >= 2);
         let texts: Vec<Text> = if parts.len() < 2 {
@@ -187,21 +246,41 @@ impl SearchIndex {
             None => (Vec::new(), None, fusion.lo, fusion.hi),
         };
         let present: Vec<&[f32]> = queries.iter().flatten().map(Vec::as_slice).collect();
-        let cosines = vectors.map(|v| v.cosines_many(&present)).unwrap_or_default();
+        // Cosines taken relative to their mean over the tools need every one exactly; else a
+        // near value of each is enough to pass most tools over ([`Values::Bounded`]).
+        let bounded = !(exact || fusion.centre || foreign);
+        let approx = vectors.filter(|_| bounded).and_then(|v| v.approx_many(&present));
+        let cosines = match vectors {
+            Some(v) if approx.is_none() => v.cosines_many(&present),
+            _ => Vec::new(),
+        };
         let mut next = 0;
         let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected);
-        let mut scratch = Scratch::new(n, texts.len());
+        let kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let mut scratch = kept.filter(|s| s.acc.len() == n).unwrap_or_else(|| Scratch::new(n));
+        scratch.bm25 = bm25::Memo::new(texts.len() > 1);
         let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
-            let cos = match queries.get(i) {
-                Some(Some(_)) if !cosines.is_empty() => {
+            let cos = match (queries.get(i), vectors, &approx) {
+                (Some(Some(query)), Some(vectors), Some(approx)) => {
                     next += 1;
-                    Some(Cosines { values: &cosines[(next - 1) * n..next * n], lo, hi })
+                    vectors.bounds(approx, next - 1).map(|bounds| Cosines {
+                        values: Values::Bounded { vectors, bounds, query },
+                        lo,
+                        hi,
+                    })
+                }
+                (Some(Some(_)), _, None) if !cosines.is_empty() => {
+                    next += 1;
+                    Some(Cosines { values: Values::Exact(&cosines[(next - 1) * n..next * n]), lo, hi })
                 }
                 _ => None,
             };
             lists.push(self.rank(t, cos, &mut scratch, &runs, limit, fusion, foreign));
         }
+        debug_assert!(scratch.is_clear(), "a ranking left its buffers written");
+        scratch.bm25 = bm25::Memo::new(false);
+        *self.scratch.lock().unwrap_or_else(|p| p.into_inner()) = Some(scratch);
         if lists.len() == 1 { lists.pop().unwrap_or_default() } else { merge(&lists, limit) }
     }
 
@@ -298,20 +377,25 @@ impl SearchIndex {
             }
         }
         // The cosine mapped onto 0..1 (0: nothing, NaN: the tool has no vector).
+        let n = self.docs.len();
         let cosines = cosines.map(|Cosines { values, lo, hi }| {
             // The multilingual cosines are read relative to the query's mean over the tools:
             // how near a request is to every tool varies with its language and script.
-            let shift = if fusion.centre || foreign {
-                let known = values.iter().copied().filter(|c| !c.is_nan());
-                known.clone().sum::<f32>() / known.count().max(1) as f32
-            } else {
-                0.0
+            let shift = match values {
+                Values::Exact(values) if fusion.centre || foreign => {
+                    let known = values.iter().copied().filter(|c| !c.is_nan());
+                    known.clone().sum::<f32>() / known.count().max(1) as f32
+                }
+                _ => 0.0,
             };
-            (values, move |c: f32| ((c - shift - lo) / (hi - lo)).clamp(0.0, 1.0))
+            (values, move |c: f32| ((c - shift - lo) / (hi - lo)).clamp(0.0, 1.0), lo, hi)
         });
-        if let Some((values, mapped)) = &cosines {
+        // A candidate's reach is read with its cosine at its most; the exact one is taken when
+        // it is scored (few are: scoring stops at the first reach below the `limit`-th score).
+        let bounded = matches!(&cosines, Some((Values::Bounded { .. }, ..)));
+        if let Some((values, mapped, ..)) = &cosines {
             for &d in &candidates {
-                let s = mapped(values[d as usize]);
+                let s = mapped(values.upper(d as usize));
                 if s > 0.0 {
                     semantic[d as usize] = s;
                 }
@@ -378,6 +462,10 @@ impl SearchIndex {
             best
         };
         let score_of = |d: u32| {
+            if let (true, Some((values, mapped, ..))) = (bounded, &cosines) {
+                let s = mapped(values.exact(d as usize));
+                semantic[d as usize].set(if s > 0.0 { s } else { 0.0 });
+            }
             let content = content_of(d);
             let doc = &self.docs[d as usize];
             let many = matches!(doc.verb.as_str(), "list" | "search" | "query");
@@ -462,9 +550,11 @@ impl SearchIndex {
             most((fusion.blend * (1.0 - fusion.bm25)).max(fusion.bare_blend * (1.0 - fusion.bare_bm25)));
         let most_plain = most(fusion.bm25.max(fusion.bare_bm25));
         let mut extra: Vec<(f32, u32)> = Vec::new();
+        let floor = best.floor;
+        let may_pass =
+            |s: f32, p: f32| (s > 0.0 || p > 0.0) && s.max(0.0) * most_semantic + p * most_plain + bonus >= floor;
         let mut consider = |d: usize, s: f32| {
-            let p = plain[d];
-            if (s > 0.0 || p > 0.0) && s.max(0.0) * most_semantic + p * most_plain + bonus >= best.floor {
+            if may_pass(s, plain[d]) {
                 if s > 0.0 {
                     semantic[d].set(s);
                 }
@@ -473,10 +563,20 @@ impl SearchIndex {
             }
         };
         match &cosines {
-            Some((values, mapped)) => {
-                for (d, &c) in values.iter().enumerate() {
-                    if !listed[d] {
-                        consider(d, mapped(c));
+            Some((values, mapped, lo, hi)) => {
+                // A tool whose cosine at its most cannot pass is passed over (the mapping never
+                // goes down as the cosine goes up). Bounded cosines are first compared with the
+                // least one that can pass without BM25 (a little below, for rounding).
+                let least = match (values, most_semantic > 0.0 && hi > lo) {
+                    (Values::Bounded { .. }, true) => {
+                        lo + (hi - lo) * ((floor - bonus) / most_semantic).max(0.0) - 1e-5
+                    }
+                    _ => f32::NEG_INFINITY,
+                };
+                for d in 0..n {
+                    let upper = values.upper(d);
+                    if (upper >= least || plain[d] > 0.0) && !listed[d] && may_pass(mapped(upper), plain[d]) {
+                        consider(d, mapped(values.exact(d)));
                     }
                 }
             }
@@ -521,4 +621,72 @@ fn merge(lists: &[Vec<(f32, u32)>], limit: usize) -> Vec<(f32, u32)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(list: &[(f32, u32)]) -> Vec<(u32, u32)> {
+        list.iter().map(|&(s, d)| (s.to_bits(), d)).collect()
+    }
+
+    /// Cosines read through their bounds rank every request as the exact ones do, to the bit:
+    /// each tool's own description as a request, short and long requests, with a server of
+    /// the user's beside the catalogue.
+    #[test]
+    fn bounded_cosines_rank_as_exact_ones() {
+        let registry = crate::registry::Registry::standard();
+        let index = registry.index();
+        let mut requests: Vec<String> = index.docs.iter().map(|d| d.description.to_string()).collect();
+        requests.extend(
+            [
+                "send a message",
+                "weather",
+                "read the sales sheet, plot it as a bar chart and save it to my drive, then email the chart to the team",
+                "find the trending repositories and summarise the top three; create a ticket for each",
+                "zzzz qqqq",
+            ]
+            .map(String::from),
+        );
+        let fusion = Fusion::default();
+        let mut compared = 0;
+        for r in &requests {
+            let r = r.trim();
+            if r.is_empty() {
+                continue;
+            }
+            for limit in [5, 20] {
+                let bounded = index.ranked_cosines(r, limit, &|_| true, fusion, false, false);
+                let exact = index.ranked_cosines(r, limit, &|_| true, fusion, false, true);
+                assert_eq!(bits(&bounded), bits(&exact), "{r:.60}");
+                compared += 1;
+            }
+        }
+        assert!(compared > 400);
+    }
+
+    /// The buffers a search keeps for the next are left as a new search would find them: the
+    /// same request ranks the same before and after others, and as a new index ranks it.
+    #[test]
+    fn kept_buffers_leave_no_trace() {
+        let requests = [
+            "open a ticket about the login bug",
+            "read the sales sheet, plot it as a bar chart, then save it",
+            "weather forecast for paris",
+            "gmial",
+        ];
+        let registry = crate::registry::Registry::standard();
+        let index = registry.index();
+        let first: Vec<Vec<&str>> =
+            requests.iter().map(|r| index.search(r, 10, &|_| true).into_iter().map(|h| h.name).collect()).collect();
+        for (r, expected) in requests.iter().zip(&first).rev() {
+            let again: Vec<&str> = index.search(r, 10, &|_| true).into_iter().map(|h| h.name).collect();
+            assert_eq!(&again, expected, "{r}");
+            let fresh = crate::registry::Registry::standard();
+            let anew: Vec<&str> = fresh.index().search(r, 10, &|_| true).into_iter().map(|h| h.name).collect();
+            assert_eq!(&anew, expected, "{r}");
+        }
+        assert!(index.scratch.lock().unwrap().as_ref().is_some_and(Scratch::is_clear));
+    }
 }
