@@ -577,6 +577,17 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         skip -= 1;
                         continue;
                     }
+                    // A set phrase of requests ("wie spät ist es", "quel temps fait-il"), read
+                    // whole though it starts or ends with function words.
+                    if !unspaced {
+                        let end = (k + phrases::MAX_WORDS).min(all.len());
+                        if let Some((english_words, n)) = phrases::words(lang, &all[k..end]) {
+                            english(english_words, &mut out);
+                            skip = n - 1;
+                            first_word = false;
+                            continue;
+                        }
+                    }
                     // A phrase the glossary has ("correo electrónico", "previsão do tempo",
                     // "base de données"), longest first, neither starting nor ending with a
                     // function word.
@@ -671,6 +682,12 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             unread_until = end;
                         }
                     }
+                    // A set phrase of requests ("几点了", "何曜日").
+                    if let Some((words, n)) = phrases::chars(lang, &run[i..]) {
+                        english(words, &mut out);
+                        i += n;
+                        continue;
+                    }
                     // A Japanese request also reads Chinese entries for kanji compounds the
                     // Japanese glossary lacks, and the other way round.
                     let other = if lang == Lang::Ja { Lang::Zh } else { Lang::Ja };
@@ -737,5 +754,6 @@ fn readable(run: &[char], i: usize, n: usize) -> bool {
 }
 
 mod forms;
+mod phrases;
 #[cfg(test)]
 mod tests;

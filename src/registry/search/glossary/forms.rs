@@ -195,6 +195,9 @@ pub(super) fn endings(next: Option<char>) -> [&'static str; 10] {
 pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
     let chars: Vec<char> = word.chars().collect();
     let mut out: Vec<String> = Vec::new();
+    if lang == Lang::Es {
+        out.extend(enclitic(word));
+    }
     if chars.len() >= 3 {
         let last = chars[chars.len() - 1];
         let body: String = chars[..chars.len() - 1].iter().collect();
@@ -209,6 +212,17 @@ pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String
             (Lang::Fr, 's') => &["r", "re"],
             _ => &[],
         };
+        // The spelling a stem's c, g or z takes before e: "busque" buscar, "pague" pagar,
+        // "organice" organizar, "coloque" colocar, "comece" começar.
+        if matches!(lang, Lang::Es | Lang::Pt) {
+            if let Some(b) = word.strip_suffix("que") {
+                out.push(format!("{b}car"));
+            } else if let Some(b) = word.strip_suffix("gue") {
+                out.push(format!("{b}gar"));
+            } else if let Some(b) = word.strip_suffix("ce") {
+                out.push(format!("{b}{}", if lang == Lang::Es { "zar" } else { "çar" }));
+            }
+        }
         out.extend(endings.iter().map(|e| format!("{body}{e}")));
         // German verbs in -eln and -ern: "wandle" -> wandeln, "ändere" -> ändern.
         if lang == Lang::De && last == 'e' {
@@ -279,6 +293,32 @@ pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String
         }
     }
     out.into_iter()
+}
+
+/// Spanish object pronouns written at the end of an imperative, longest first.
+const CLITICS: &[&str] = &[
+    "melo", "mela", "melos", "melas", "selo", "sela", "selos", "selas", "nos", "los", "las", "les", "me", "te", "se",
+    "lo", "la", "le",
+];
+
+/// A Spanish imperative with its object pronouns written on ("muéstrame" muestra, "envíame"
+/// envía, "búscalo" busca, "descárgalos" descarga): the imperative as written and without the
+/// accent the pronoun added, and that form's infinitives. Only a word with an accent is read so
+/// (the pronoun moves the stress), so "cola" or "tele" are not.
+fn enclitic(word: &str) -> Vec<String> {
+    const ACCENTED: [(char, char); 5] = [('á', 'a'), ('é', 'e'), ('í', 'i'), ('ó', 'o'), ('ú', 'u')];
+    let Some(body) = CLITICS.iter().find_map(|c| word.strip_suffix(c)) else { return Vec::new() };
+    if body.chars().count() < 3 || !body.chars().any(|c| ACCENTED.iter().any(|(a, _)| *a == c)) {
+        return Vec::new();
+    }
+    let plain: String = body.chars().map(|c| ACCENTED.iter().find(|(a, _)| *a == c).map_or(c, |(_, p)| *p)).collect();
+    let mut out = vec![body.to_string(), plain.clone()];
+    if let Some(b) = plain.strip_suffix('a') {
+        out.push(format!("{b}ar"));
+    } else if let Some(b) = plain.strip_suffix('e') {
+        out.extend([format!("{b}er"), format!("{b}ir")]);
+    }
+    out
 }
 
 /// Whether the characters after a verb make it a participle: Japanese passive "される",

@@ -257,5 +257,68 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("procure restaurantes perto de mim", "restaurant", "baby"),
         // A participle in -ído: "concluído" concluded.
         ("mova o cartão para a coluna concluído", "concluded", ""),
+        // Round 7 (`ml9`): "morgen" acre, "schick" smart, "haz" ray, "Posteingang" post entrance,
+        // "比特币" bit money, "受信" faith, "セット" set meal, "行き方" accomplish wage.
+        ("wird es morgen regnen", "tomorrow", "acre"),
+        ("schick mir den Bericht", "send", "smart"),
+        ("prüfe meinen Posteingang", "inbox", "entrance"),
+        ("haz un commit de los cambios", "make", "ray"),
+        ("比特币多少钱", "bitcoin", "bit"),
+        ("受信トレイを確認して", "inbox", "faith"),
+        ("7時にアラームをセットして", "set", "meal"),
+        ("空港への行き方", "route", "wage"),
     ]);
+}
+
+#[test]
+fn set_phrases_are_read_whole() {
+    // Idioms of requests (`phrases`), which word by word read as something else: what each read
+    // as before is in the comment.
+    assert_reads(&[
+        // "late later"; "which time hour hr"; "hour time hr".
+        ("wie spät ist es in Berlin", "time", "late"),
+        ("quelle heure est-il à Londres", "what", "hr"),
+        ("que horas são em Lisboa", "what", "hr"),
+        // "which time period weather fact"; "what time while weather ago".
+        ("quel temps fait-il à Lyon", "weather", "fact"),
+        ("qué tiempo hace en Madrid", "weather", "ago"),
+        // "how much slope incline"; "much lots lot cost sample taste".
+        ("cuánto cuesta un bitcoin", "price", "slope"),
+        ("wie viel kostet ein Bitcoin", "price", "taste"),
+        // "comment remark commentary": French "comment" is how.
+        ("comment aller à la gare", "directions", "remark"),
+        // "box bin nightclub reception".
+        ("vérifie ma boîte de réception", "inbox", "nightclub"),
+        ("montre-moi les titres à la une", "headlines", ""),
+        // "currently timed" (了 read as a perfective); "sun day sunday"; "when".
+        ("伦敦现在几点了", "time", "timed"),
+        ("今日は何曜日", "week", "sunday"),
+        ("今日は何日ですか", "date", "when"),
+        ("去机场怎么走", "directions", "walk"),
+    ]);
+    // A phrase's word on its own keeps its senses: "tiempo", "temps" and "heure" are time.
+    assert_reads(&[
+        ("el tiempo de respuesta del servidor", "time", "weather"),
+        ("le temps de réponse du serveur", "time", ""),
+        ("la hora de la reunión", "hour", ""),
+    ]);
+    // Bounded however long a request of phrase words is.
+    let long = "wie spät ist es ".repeat(100_000);
+    assert!(gloss(&long, &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
+}
+
+#[test]
+fn spanish_imperatives_with_pronouns_and_spelling_changes_are_read_as_verbs() {
+    // "muéstrame" muestra, "envíame" envía, "descárgalos" descarga: the pronoun written on.
+    assert_reads(&[
+        ("muéstrame los titulares de hoy", "show", "muéstrame"),
+        ("envíame un correo con el informe", "send", "envíame"),
+        ("descárgalos ahora", "download", "descárgalos"),
+        // "coloque" colocar, "marque" marcar: c before e spelled qu.
+        ("coloque um alarme para as sete", "lay", "coloque"),
+        ("marque uma consulta com o dentista", "mark", "marque"),
+    ]);
+    // A word without an accent is not read as an imperative with a pronoun ("cola" queue), nor
+    // is an entry ("películas" films).
+    assert_reads(&[("abre la cola de impresión", "queue", ""), ("busca películas de terror", "film", "")]);
 }
