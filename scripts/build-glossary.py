@@ -205,7 +205,7 @@ CORE = {
         "mets à jour": "update", "mettez à jour": "update", "mettre à jour": "update",
     },
     "pt": {
-        "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do",
+        "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
         "mostra": "show", "mostre": "show", "mostrar": "show", "abra": "open", "abrir": "open", "baixe": "download",
         "baixar": "download", "apague": "delete erase", "apagar": "delete erase", "obtenha": "get obtain",
         "obter": "get obtain", "verifique": "check verify", "verificar": "check verify", "renomeie": "rename",

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use forms::{
-    PLURAL_FR, compound, determiners, endings, infinitives, noun, noun_sense, participle, participle_of, passive,
+    PLURAL_FR, compound, determiners, eigen, endings, infinitives, noun, noun_sense, participle, participle_of, passive,
 };
 
 /// The glossary, one zlib-compressed part per language (`scripts/build-glossary.py`), in the
@@ -605,6 +605,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             skip = n - 1;
                             continue;
                         }
+                    }
+                    // A term of linear algebra: "valores propios", "autovalores" (eigenvalue).
+                    if let Some((term, n)) = eigen(lang, w, all.get(k + 1).map(|n| n.as_str())) {
+                        english(term, &mut out);
+                        skip = n - 1;
+                        first_word = false;
+                        continue;
                     }
                     // The separable verb's particle, read with its verb ("herunter", "hinzu").
                     if separable.is_some() && k + 1 == all.len() {

@@ -295,6 +295,34 @@ pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String
     out.into_iter()
 }
 
+/// Terms of linear algebra that Spanish, French and Portuguese write as a noun and "own"
+/// ("valores propios", "valeurs propres") or with "auto-" ("autovalores", "autovetores"), and
+/// German with "Eigen-" ("Eigenwerte"), which the wordnets lack or misread.
+const EIGEN: &[&str] = &["eigenvalue", "eigenvector", "eigenspace", "eigenfunction", "eigenstate", "eigenbasis"];
+const OWN: &[&str] =
+    &["propio", "propios", "propia", "propias", "propre", "propres", "próprio", "próprios", "própria", "próprias"];
+
+/// An eigen-term ("valores propios", "autovalores", "Eigenwerte": eigenvalue) and how many words
+/// it takes: the noun's English words, one of which (or its singular) is the term's second
+/// part ("value", "vector"); any other noun is left to be read as it is ("automóvil").
+pub(super) fn eigen(lang: Lang, word: &str, next: Option<&str>) -> Option<(&'static str, usize)> {
+    let prefix = match lang {
+        Lang::Es | Lang::Fr | Lang::Pt => "auto",
+        Lang::De => "eigen",
+        _ => return None,
+    };
+    let (noun, n) = if lang != Lang::De && next.is_some_and(|n| OWN.contains(&n)) {
+        (word, 2)
+    } else {
+        (word.strip_prefix(prefix).filter(|r| r.chars().count() >= 4)?, 1)
+    };
+    let english = if lang == Lang::De { super::forms::noun(lang, noun) } else { latin(lang, noun) }?;
+    english.split(' ').find_map(|e| {
+        let e = e.strip_suffix('s').unwrap_or(e);
+        EIGEN.iter().find(|t| t.strip_prefix("eigen") == Some(e)).map(|t| (*t, n))
+    })
+}
+
 /// Spanish object pronouns written at the end of an imperative, longest first.
 const CLITICS: &[&str] = &[
     "melo", "mela", "melos", "melas", "selo", "sela", "selos", "selas", "nos", "los", "las", "les", "me", "te", "se",

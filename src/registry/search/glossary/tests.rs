@@ -322,3 +322,17 @@ fn spanish_imperatives_with_pronouns_and_spelling_changes_are_read_as_verbs() {
     // is an entry ("películas" films).
     assert_reads(&[("abre la cola de impresión", "queue", ""), ("busca películas de terror", "film", "")]);
 }
+
+#[test]
+fn eigen_terms_are_read_as_terms() {
+    // "values certificate security own special" and "matrix of square" before.
+    assert_reads(&[
+        ("calcula los valores propios de la matriz", "eigenvalue", "certificate"),
+        ("calcule les vecteurs propres de la matrice", "eigenvector", "proper"),
+        ("calcule os autovalores da matriz", "eigenvalue", "autovalores"),
+        ("calcula los autovalores de la matriz", "eigenvalue", "square"),
+        ("berechne die Eigenwerte der Matrix", "eigenvalue", "Eigenwerte"),
+    ]);
+    // Any other noun with "own" or "auto-" is read as it is.
+    assert_reads(&[("crea mi propio calendario", "calendar", ""), ("compra un automóvil nuevo", "car", "")]);
+}
