@@ -190,13 +190,15 @@ CORE = {
         # Words of everyday requests read at another sense first ("haz" ray, "cita" date), found by
         # glossing a list of requests written for the purpose (round 7, `ml9`).
         "haz": "make do", "hazlo": "make do", "cita": "appointment date meeting", "citas": "appointment date meeting",
+        "incidencia": "issue incident ticket", "correos": "mail email",
         "muestra": "show display", "mostrar": "show display", "borra": "delete erase", "borrar": "delete erase",
         "descarga": "download", "descargar": "download", "sube": "upload", "subir": "upload", "dame": "give get",
         "dime": "tell", "guarda": "save store", "guardar": "save store", "renombra": "rename", "renombrar": "rename",
         "cancela": "cancel", "cancelar": "cancel", "resume": "summarize", "resumir": "summarize",
     },
     "fr": {
-        "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how",
+        "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
+        "dépôt": "repository deposit", "téléverse": "upload", "téléverser": "upload", "argent": "money silver",
         "montre": "show", "montrez": "show", "montrer": "show", "affiche": "show display", "affichez": "show display",
         "afficher": "show display", "envoie": "send", "envoyez": "send", "envoyer": "send", "ferme": "close",
         "fermez": "close", "fermer": "close", "obtiens": "get obtain", "obtenez": "get obtain", "obtenir": "get obtain",
@@ -216,7 +218,7 @@ CORE = {
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
-        "termin": "appointment date meeting",
+        "termin": "appointment date meeting", "ungelesen": "unread", "beitrag": "post contribution article",
         "suche": "search find", "öffne": "open", "öffnen": "open", "storniere": "cancel", "stornieren": "cancel",
         "verschiebe": "move", "verschieben": "move", "speichere": "save store", "veröffentliche": "publish",
         "veröffentlichen": "publish", "prüfe": "check verify", "prüfen": "check verify", "hole": "get fetch",
@@ -230,6 +232,7 @@ CORE = {
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
+        "谷歌云端硬盘": "google drive", "云端硬盘": "drive cloud", "错误": "error mistake wrong",
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
         "检索": "search retrieve", "获取": "get fetch", "列出": "list", "发送": "send", "发": "send", "更新": "update",
         "修改": "update edit", "查看": "view show", "显示": "show display", "上传": "upload", "下载": "download",
@@ -245,7 +248,7 @@ CORE = {
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
-        "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound",
+        "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact",
         "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
         "一覧": "list", "送信": "send", "送る": "send", "更新": "update", "表示": "show display", "変換": "convert",
         "追加": "add", "投稿": "post", "保存": "save store", "詳細": "details", "残高": "balance", "予定": "schedule event",

@@ -45,6 +45,12 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Es, "por ciento", "percent"),
     (Lang::Es, "últimas noticias", "latest news"),
     (Lang::Es, "correo no deseado", "spam"),
+    (Lang::Es, "no leídos", "unread"),
+    (Lang::Es, "no leídas", "unread"),
+    (Lang::Es, "no leído", "unread"),
+    (Lang::Es, "no leída", "unread"),
+    (Lang::Es, "solicitud de incorporación de cambios", "pull request"),
+    (Lang::Es, "solicitud de extracción", "pull request"),
     // German.
     (Lang::De, "wie spät ist es", "what time"),
     (Lang::De, "wie spät", "what time"),
@@ -74,6 +80,7 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::De, "wie lange dauert", "how long"),
     (Lang::De, "wie lange", "how long"),
     (Lang::De, "erinnere mich", "remind reminder"),
+    (Lang::De, "e mails", "email mail"),
     // French.
     (Lang::Fr, "quelle heure est il", "what time"),
     (Lang::Fr, "quelle heure il est", "what time"),
@@ -121,6 +128,13 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Fr, "pas chère", "cheap"),
     (Lang::Fr, "pas chères", "cheap"),
     (Lang::Fr, "ordre du jour", "agenda"),
+    (Lang::Fr, "non lus", "unread"),
+    (Lang::Fr, "non lues", "unread"),
+    (Lang::Fr, "non lu", "unread"),
+    (Lang::Fr, "non lue", "unread"),
+    (Lang::Fr, "e mails", "email mail"),
+    (Lang::Fr, "demande de tirage", "pull request"),
+    (Lang::Fr, "demande de fusion", "merge request"),
     // Portuguese.
     (Lang::Pt, "que horas são", "what time"),
     (Lang::Pt, "que horas sao", "what time"),
@@ -157,6 +171,12 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Pt, "na quarta", "wednesday"),
     (Lang::Pt, "na quinta", "thursday"),
     (Lang::Pt, "na sexta", "friday"),
+    (Lang::Pt, "não lidos", "unread"),
+    (Lang::Pt, "não lidas", "unread"),
+    (Lang::Pt, "não lido", "unread"),
+    (Lang::Pt, "não lida", "unread"),
+    (Lang::Pt, "e mails", "email mail"),
+    (Lang::Pt, "e mail", "email mail"),
     // Chinese.
     (Lang::Zh, "现在几点", "current time"),
     (Lang::Zh, "几点了", "what time"),
@@ -175,6 +195,9 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Zh, "提醒我", "remind reminder"),
     (Lang::Zh, "多长时间", "how long"),
     (Lang::Zh, "多久", "how long"),
+    (Lang::Zh, "转换成", "convert"),
+    (Lang::Zh, "换算成", "convert"),
+    (Lang::Zh, "翻译成", "translate"),
     // Japanese.
     (Lang::Ja, "今何時", "current time"),
     (Lang::Ja, "何時ですか", "what time"),
@@ -189,6 +212,7 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Ja, "どうやって", "how"),
     (Lang::Ja, "いくつ", "how many"),
     (Lang::Ja, "どのくらい", "how long"),
+    (Lang::Ja, "何通", "how many"),
 ];
 
 /// The longest phrase of `lang` that the words `words` start with: its English words and its

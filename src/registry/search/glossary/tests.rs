@@ -267,6 +267,17 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("受信トレイを確認して", "inbox", "faith"),
         ("7時にアラームをセットして", "set", "meal"),
         ("空港への行き方", "route", "wage"),
+        // "incidencia" incidence, "dépôts" directory, "错误" mistaken, "連絡先" first tip, "何通" pass;
+        // "no leídos", "non lus", "não lidos", "ungelesene": unread.
+        ("abre una incidencia", "issue", ""),
+        ("liste mes dépôts github", "repository", ""),
+        ("为结账错误创建一个jira工单", "error", "false"),
+        ("hubspotで連絡先を探して", "contact", "tip"),
+        ("未読メールは何通ありますか", "many", "pass"),
+        ("cuántos correos no leídos tengo", "unread", "say"),
+        ("combien de courriels non lus ai-je", "unread", "nay"),
+        ("quantos e-mails não lidos eu tenho", "unread", "deal"),
+        ("wie viele ungelesene E-Mails habe ich", "unread", "ungelesene"),
     ]);
 }
 
