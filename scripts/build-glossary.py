@@ -199,6 +199,7 @@ CORE = {
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
         "dépôt": "repository deposit", "téléverse": "upload", "téléverser": "upload", "argent": "money silver",
+        "tableau": "board table chart", "tableaux": "board table chart",
         "montre": "show", "montrez": "show", "montrer": "show", "affiche": "show display", "affichez": "show display",
         "afficher": "show display", "envoie": "send", "envoyez": "send", "envoyer": "send", "ferme": "close",
         "fermez": "close", "fermer": "close", "obtiens": "get obtain", "obtenez": "get obtain", "obtenir": "get obtain",
@@ -219,6 +220,7 @@ CORE = {
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
         "termin": "appointment date meeting", "ungelesen": "unread", "beitrag": "post contribution article",
+        "arzneimittel": "drug medicine medication",
         "suche": "search find", "öffne": "open", "öffnen": "open", "storniere": "cancel", "stornieren": "cancel",
         "verschiebe": "move", "verschieben": "move", "speichere": "save store", "veröffentliche": "publish",
         "veröffentlichen": "publish", "prüfe": "check verify", "prüfen": "check verify", "hole": "get fetch",
@@ -233,6 +235,7 @@ CORE = {
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
         "谷歌云端硬盘": "google drive", "云端硬盘": "drive cloud", "错误": "error mistake wrong",
+        "游客中心": "visitor center", "访客": "visitor",
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
         "检索": "search retrieve", "获取": "get fetch", "列出": "list", "发送": "send", "发": "send", "更新": "update",
         "修改": "update edit", "查看": "view show", "显示": "show display", "上传": "upload", "下载": "download",
@@ -248,7 +251,7 @@ CORE = {
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
-        "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact",
+        "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
         "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
         "一覧": "list", "送信": "send", "送る": "send", "更新": "update", "表示": "show display", "変換": "convert",
         "追加": "add", "投稿": "post", "保存": "save store", "詳細": "details", "残高": "balance", "予定": "schedule event",

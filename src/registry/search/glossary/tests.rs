@@ -278,6 +278,12 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("combien de courriels non lus ai-je", "unread", "nay"),
         ("quantos e-mails não lidos eu tenho", "unread", "deal"),
         ("wie viele ungelesene E-Mails habe ich", "unread", "ungelesene"),
+        // Words of dev misses, general readings ("Arzneimittel" resource vehicle, "tableaux" picture,
+        // "游客" traveler, "保管庫" storage): drug, board, visitor, vault.
+        ("rufe Arzneimittelinformationen ab", "drug", "vehicle"),
+        ("quels tableaux trello est-ce que j'ai", "board", "picture"),
+        ("获取游客中心的详细信息", "visitor", "traveler"),
+        ("保管庫のシークレット", "vault", ""),
     ]);
 }
 
@@ -306,6 +312,12 @@ fn set_phrases_are_read_whole() {
         ("今日は何曜日", "week", "sunday"),
         ("今日は何日ですか", "date", "when"),
         ("去机场怎么走", "directions", "walk"),
+        // Superlatives of place: "close near almost"; "highest degree most approach".
+        ("redondea al entero más cercano", "nearest", "almost"),
+        ("arrondis à l'entier le plus proche", "nearest", ""),
+        ("四舍五入到最接近的整数", "nearest", "approach"),
+        // "down downwards below moon month".
+        ("下个月的会议", "next", "downwards"),
     ]);
     // A phrase's word on its own keeps its senses: "tiempo", "temps" and "heure" are time.
     assert_reads(&[
