@@ -191,6 +191,7 @@ CORE = {
         # glossing a list of requests written for the purpose (round 7, `ml9`).
         "haz": "make do", "hazlo": "make do", "cita": "appointment date meeting", "citas": "appointment date meeting",
         "incidencia": "issue incident ticket", "correos": "mail email",
+        "aprendizaje automático": "machine learning", "masa corporal": "body mass",
         "muestra": "show display", "mostrar": "show display", "borra": "delete erase", "borrar": "delete erase",
         "descarga": "download", "descargar": "download", "sube": "upload", "subir": "upload", "dame": "give get",
         "dime": "tell", "guarda": "save store", "guardar": "save store", "renombra": "rename", "renombrar": "rename",
@@ -200,6 +201,8 @@ CORE = {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
         "dépôt": "repository deposit", "téléverse": "upload", "téléverser": "upload", "argent": "money silver",
         "tableau": "board table chart", "tableaux": "board table chart",
+        "médicament": "drug medicine medication", "apprentissage automatique": "machine learning",
+        "masse corporelle": "body mass",
         "montre": "show", "montrez": "show", "montrer": "show", "affiche": "show display", "affichez": "show display",
         "afficher": "show display", "envoie": "send", "envoyez": "send", "envoyer": "send", "ferme": "close",
         "fermez": "close", "fermer": "close", "obtiens": "get obtain", "obtenez": "get obtain", "obtenir": "get obtain",
@@ -209,6 +212,8 @@ CORE = {
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
+        "aprendizado de máquina": "machine learning", "aprendizagem automática": "machine learning",
+        "massa corporal": "body mass",
         "mostra": "show", "mostre": "show", "mostrar": "show", "abra": "open", "abrir": "open", "baixe": "download",
         "baixar": "download", "apague": "delete erase", "apagar": "delete erase", "obtenha": "get obtain",
         "obter": "get obtain", "verifique": "check verify", "verificar": "check verify", "renomeie": "rename",
@@ -220,7 +225,8 @@ CORE = {
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
         "termin": "appointment date meeting", "ungelesen": "unread", "beitrag": "post contribution article",
-        "arzneimittel": "drug medicine medication",
+        "arzneimittel": "drug medicine medication", "mittelwert": "mean average",
+        "maschinelles lernen": "machine learning",
         "suche": "search find", "öffne": "open", "öffnen": "open", "storniere": "cancel", "stornieren": "cancel",
         "verschiebe": "move", "verschieben": "move", "speichere": "save store", "veröffentliche": "publish",
         "veröffentlichen": "publish", "prüfe": "check verify", "prüfen": "check verify", "hole": "get fetch",
@@ -235,7 +241,8 @@ CORE = {
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
         "谷歌云端硬盘": "google drive", "云端硬盘": "drive cloud", "错误": "error mistake wrong",
-        "游客中心": "visitor center", "访客": "visitor",
+        "游客中心": "visitor center", "访客": "visitor", "当前": "current present", "机器学习": "machine learning",
+        "平均值": "average mean", "标准差": "standard deviation", "身体质量指数": "body mass index",
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
         "检索": "search retrieve", "获取": "get fetch", "列出": "list", "发送": "send", "发": "send", "更新": "update",
         "修改": "update edit", "查看": "view show", "显示": "show display", "上传": "upload", "下载": "download",
@@ -252,6 +259,7 @@ CORE = {
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
         "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
+        "機械学習": "machine learning", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",
         "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
         "一覧": "list", "送信": "send", "送る": "send", "更新": "update", "表示": "show display", "変換": "convert",
         "追加": "add", "投稿": "post", "保存": "save store", "詳細": "details", "残高": "balance", "予定": "schedule event",

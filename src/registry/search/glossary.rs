@@ -241,6 +241,8 @@ const STOP_CJK: &[&str] = &[
     "いくら",
     "ている",
     "てい",
+    "关于",
+    "に関する",
 ];
 
 fn stop_words(lang: Lang) -> &'static [&'static str] {

@@ -284,6 +284,14 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("quels tableaux trello est-ce que j'ai", "board", "picture"),
         ("获取游客中心的详细信息", "visitor", "traveler"),
         ("保管庫のシークレット", "vault", ""),
+        // Science and health: "automatic reflex robotic", "resource vehicle value" (Mittel + Wert),
+        // "médicament" music, "临床" floor, "关于" pertaining (a function word).
+        ("busca artículos sobre aprendizaje automático", "machine", "reflex"),
+        ("berechne den Mittelwert der Zahlen", "mean", "vehicle"),
+        ("cherche le médicament ibuprofène", "drug", "music"),
+        ("肺がんの臨床試験を検索して", "clinical", "floor"),
+        ("搜索关于机器学习的论文", "learning", "pertaining"),
+        ("计算这些数字的平均值和标准差", "deviation", "happen"),
     ]);
 }
 
