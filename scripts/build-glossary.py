@@ -241,7 +241,7 @@ CORE = {
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
         "谷歌云端硬盘": "google drive", "云端硬盘": "drive cloud", "错误": "error mistake wrong",
-        "游客中心": "visitor center", "访客": "visitor", "当前": "current present", "机器学习": "machine learning",
+        "游客中心": "visitor center", "访客": "visitor", "当前": "current present", "待办事项": "todo task", "待办": "todo task", "发给": "send", "机器学习": "machine learning",
         "平均值": "average mean", "标准差": "standard deviation", "身体质量指数": "body mass index",
         "创建": "create", "新建": "create new", "删除": "delete remove", "查找": "find search", "查询": "query search",
         "检索": "search retrieve", "获取": "get fetch", "列出": "list", "发送": "send", "发": "send", "更新": "update",
@@ -260,6 +260,7 @@ CORE = {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
         "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
         "機械学習": "machine learning", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",
+        "未完了": "unfinished incomplete pending",
         "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
         "一覧": "list", "送信": "send", "送る": "send", "更新": "update", "表示": "show display", "変換": "convert",
         "追加": "add", "投稿": "post", "保存": "save store", "詳細": "details", "残高": "balance", "予定": "schedule event",

@@ -292,6 +292,9 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("肺がんの臨床試験を検索して", "clinical", "floor"),
         ("搜索关于机器学习的论文", "learning", "pertaining"),
         ("计算这些数字的平均值和标准差", "deviation", "happen"),
+        // "待办事项" stay remain handle work, "未完了" finished done ruined.
+        ("我想看看我的待办事项", "todo", "remain"),
+        ("未完了のタスクを見たい", "unfinished", "finished"),
     ]);
 }
 
@@ -327,6 +330,19 @@ fn set_phrases_are_read_whole() {
         // "down downwards below moon month".
         ("下个月的会议", "next", "downwards"),
     ]);
+    // Frames of a polite request are read as nothing ("power can ability", "thousand grand
+    // shaft", "exact precise accurate" before).
+    for (query, noise) in [
+        ("puedes enviarme el informe por correo", "power"),
+        ("peux-tu m'envoyer le rapport par courriel", "thousand"),
+        ("preciso de uma lista dos meus contatos", "precise"),
+        ("s'il te plaît, crée une nouvelle note", "ti"),
+        ("kannst du mir den Bericht schicken", "kannst"),
+    ] {
+        let g = gloss(query, &none).unwrap_or_default();
+        assert!(!g.split(' ').any(|x| x == noise), "{query:?} -> {g:?}");
+        assert!(g.split(' ').any(|x| x == "report" || x == "list" || x == "note"), "{query:?} -> {g:?}");
+    }
     // A phrase's word on its own keeps its senses: "tiempo", "temps" and "heure" are time.
     assert_reads(&[
         ("el tiempo de respuesta del servidor", "time", "weather"),
