@@ -261,6 +261,13 @@ CORE = {
         "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
         "機械学習": "machine learning", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",
         "未完了": "unfinished incomplete pending",
+        # Loanwords of software that JMdict lacks or that its entries tile wrongly ("ワークスペース"
+        # works + pace, "カロリー" gram, "ナレッジベース" knowledge bass).
+        "イシュー": "issue", "プルリクエスト": "pull request", "ワークスペース": "workspace", "デプロイ": "deploy",
+        "アプリ": "app application", "エンドポイント": "endpoint", "ワークフロー": "workflow",
+        "プレイリスト": "playlist", "カロリー": "calorie", "ナレッジベース": "knowledge base",
+        "ウェブフック": "webhook", "インボイス": "invoice bill", "スクリーンショット": "screenshot",
+        "呼び出し": "call invoke", "呼び出す": "call invoke", "設定": "settings configure set",
         "作成": "create", "削除": "delete remove", "検索": "search", "探す": "search find", "取得": "get fetch",
         "一覧": "list", "送信": "send", "送る": "send", "更新": "update", "表示": "show display", "変換": "convert",
         "追加": "add", "投稿": "post", "保存": "save store", "詳細": "details", "残高": "balance", "予定": "schedule event",

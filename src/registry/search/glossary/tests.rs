@@ -295,6 +295,11 @@ fn common_request_words_are_read_at_their_request_sense() {
         // "待办事项" stay remain handle work, "未完了" finished done ruined.
         ("我想看看我的待办事项", "todo", "remain"),
         ("未完了のタスクを見たい", "unfinished", "finished"),
+        // Software loanwords JMdict lacks or tiles wrongly: "works pace", "gram", nothing.
+        ("ワークスペースの一覧", "workspace", "pace"),
+        ("カロリーを計算して", "calorie", "gram"),
+        ("アプリをデプロイして", "deploy", ""),
+        ("エンドポイントを呼び出して", "invoke", "exhaust"),
     ]);
 }
 
