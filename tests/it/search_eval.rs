@@ -1042,11 +1042,12 @@ fn named_servers_rank_first_even_misspelled() {
 const MULTILINGUAL: &str = include_str!("data/mcpbench/multilingual.json");
 /// The target: top-1 over the whole multilingual set.
 const MULTILINGUAL_TOP1: f64 = 0.80;
-/// What is reached today (the test's floor, a request below): 0.717 (BM25 0.350; 0.708 before
-/// round 7's common request words; 0.700 before round 6's request verbs; 0.692 before round 5's
+/// What is reached today (the test's floor, a request below): 0.742 (BM25 0.350; 0.717 before
+/// round 7's set phrases, eigen-terms and request words (`ml9`); 0.708 before round 7's common
+/// request words; 0.700 before round 6's request verbs; 0.692 before round 5's
 /// Japanese loanwords; 0.358 with the multilingual table alone, before the glossary; 0.258
 /// before either).
-const MULTILINGUAL_FLOOR: f64 = 0.705;
+const MULTILINGUAL_FLOOR: f64 = 0.733;
 
 #[derive(Deserialize)]
 struct Translated {
