@@ -300,6 +300,18 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("カロリーを計算して", "calorie", "gram"),
         ("アプリをデプロイして", "deploy", ""),
         ("エンドポイントを呼び出して", "invoke", "exhaust"),
+        // A fifth list: "pendientes" commotion, "servidor" servant, "empfiehl" and "offenen" unread,
+        // "Webseite" weaver, "黄石" yellow pornographic, "点积" touch briefly, "待处理" stay
+        // remain, "几部" ministry, "一下" bit (a function word), "征稿" journey trip.
+        ("muestra mis pedidos pendientes", "pending", "commotion"),
+        ("muestra los registros del servidor", "server", "servant"),
+        ("empfiehl mir ein paar Filme", "recommend", "pair"),
+        ("hole den Inhalt dieser Webseite", "website", "weaver"),
+        ("找一下黄石公园的露营地", "yellowstone", "pornographic"),
+        ("计算两个向量的点积", "dot", "tap"),
+        ("显示我的待处理订单", "pending", "remain"),
+        ("推荐几部科幻电影", "some", "ministry"),
+        ("搜索关于深度学习的会议征稿", "papers", "trip"),
     ]);
 }
 
