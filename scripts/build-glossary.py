@@ -195,6 +195,7 @@ CORE = {
         "producto escalar": "dot product scalar", "aprendizaje profundo": "deep learning", "pedido": "order request", "pedidos": "order request",
         "pendiente": "pending outstanding", "pendientes": "pending outstanding", "servidor": "server host",
         "tabla": "table board", "tablas": "table board",
+        "celsius": "celsius", "fahrenheit": "fahrenheit",
         "muestra": "show display", "mostrar": "show display", "borra": "delete erase", "borrar": "delete erase",
         "descarga": "download", "descargar": "download", "sube": "upload", "subir": "upload", "dame": "give get",
         "dime": "tell", "guarda": "save store", "guardar": "save store", "renombra": "rename", "renombrar": "rename",
@@ -206,6 +207,7 @@ CORE = {
         "tableau": "board table chart", "tableaux": "board table chart",
         "médicament": "drug medicine medication", "apprentissage automatique": "machine learning",
         "masse corporelle": "body mass", "produit scalaire": "dot product scalar", "apprentissage profond": "deep learning",
+        "rapports": "reports report", "celsius": "celsius", "fahrenheit": "fahrenheit",
         "montre": "show", "montrez": "show", "montrer": "show", "affiche": "show display", "affichez": "show display",
         "afficher": "show display", "envoie": "send", "envoyez": "send", "envoyer": "send", "ferme": "close",
         "fermez": "close", "fermer": "close", "obtiens": "get obtain", "obtenez": "get obtain", "obtenir": "get obtain",
@@ -217,6 +219,7 @@ CORE = {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
         "aprendizado de máquina": "machine learning", "aprendizagem automática": "machine learning",
         "massa corporal": "body mass", "produto escalar": "dot product scalar", "aprendizado profundo": "deep learning",
+        "servidor": "server host", "celsius": "celsius", "fahrenheit": "fahrenheit",
         "mostra": "show", "mostre": "show", "mostrar": "show", "abra": "open", "abrir": "open", "baixe": "download",
         "baixar": "download", "apague": "delete erase", "apagar": "delete erase", "obtenha": "get obtain",
         "obter": "get obtain", "verifique": "check verify", "verificar": "check verify", "renomeie": "rename",
@@ -267,7 +270,9 @@ CORE = {
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
         "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
-        "機械学習": "machine learning", "深層学習": "deep learning", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",
+        "機械学習": "machine learning", "深層学習": "deep learning",
+        "おすすめ": "recommend recommendation", "内積": "dot product inner", "外積": "cross product",
+        "摂氏": "celsius", "華氏": "fahrenheit", "保留中": "pending", "中": "in during middle", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",
         "未完了": "unfinished incomplete pending",
         # Loanwords of software that JMdict lacks or that its entries tile wrongly ("ワークスペース"
         # works + pace, "カロリー" gram, "ナレッジベース" knowledge bass).

@@ -108,7 +108,7 @@ pub(super) fn determiners(lang: Lang) -> &'static [&'static str] {
         ],
         Lang::Fr => &[
             "le", "la", "l", "les", "un", "une", "des", "du", "au", "aux", "mon", "ma", "mes", "ton", "ta", "tes",
-            "son", "sa", "ses", "ce", "cette", "ces", "nos", "vos", "leur", "leurs",
+            "son", "sa", "ses", "ce", "cet", "cette", "ces", "nos", "vos", "leur", "leurs",
         ],
         Lang::Pt => &[
             "o", "os", "as", "um", "uma", "uns", "umas", "ao", "aos", "do", "da", "dos", "das", "no", "na", "nos",

@@ -192,6 +192,7 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Fr, "le plus proche", "nearest closest"),
     (Lang::Fr, "la plus proche", "nearest closest"),
     (Lang::Fr, "les plus proches", "nearest closest"),
+    (Lang::Fr, "en attente", "pending waiting"),
     (Lang::Fr, "non lus", "unread"),
     (Lang::Fr, "non lues", "unread"),
     (Lang::Fr, "non lu", "unread"),
@@ -296,6 +297,7 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Ja, "いくつ", "how many"),
     (Lang::Ja, "どのくらい", "how long"),
     (Lang::Ja, "何通", "how many"),
+    (Lang::Ja, "いくつか", "some"),
     (Lang::Ja, "最も近い", "nearest closest"),
     (Lang::Ja, "一番近い", "nearest closest"),
 ];

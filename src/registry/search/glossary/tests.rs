@@ -312,6 +312,14 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("显示我的待处理订单", "pending", "remain"),
         ("推荐几部科幻电影", "some", "ministry"),
         ("搜索关于深度学习的会议征稿", "papers", "trip"),
+        // A sixth list: "cet" car cruiser (a determiner), "Fahrenheit" daniel gabriel, "おすすめ"
+        // buster dude, "内積" load freight, "華氏" flashiness, "保留中" suspend chinese.
+        ("résume cet article de Wikipédia", "article", "cruiser"),
+        ("convertis 10 degrés Celsius en Fahrenheit", "Fahrenheit", "gabriel"),
+        ("SFの映画をいくつかおすすめして", "recommend", "dude"),
+        ("2つのベクトルの内積を計算して", "dot", "freight"),
+        ("摂氏10度を華氏に変換して", "fahrenheit", "flashiness"),
+        ("保留中の注文を表示して", "pending", "chinese"),
     ]);
 }
 
