@@ -1042,11 +1042,12 @@ fn named_servers_rank_first_even_misspelled() {
 const MULTILINGUAL: &str = include_str!("data/mcpbench/multilingual.json");
 /// The target: top-1 over the whole multilingual set.
 const MULTILINGUAL_TOP1: f64 = 0.80;
-/// What is reached today (the test's floor, a request below): 0.717 (BM25 0.350; 0.708 before
-/// round 7's common request words; 0.700 before round 6's request verbs; 0.692 before round 5's
+/// What is reached today (the test's floor, a request below): 0.742 (BM25 0.350; 0.717 before
+/// round 7's set phrases, eigen-terms and request words (`ml9`); 0.708 before round 7's common
+/// request words; 0.700 before round 6's request verbs; 0.692 before round 5's
 /// Japanese loanwords; 0.358 with the multilingual table alone, before the glossary; 0.258
 /// before either).
-const MULTILINGUAL_FLOOR: f64 = 0.705;
+const MULTILINGUAL_FLOOR: f64 = 0.733;
 
 #[derive(Deserialize)]
 struct Translated {
@@ -1061,32 +1062,47 @@ struct Translated {
 /// originals and BM25.
 #[test]
 fn multilingual_requests_find_their_tools() {
-    let top1 = run_multilingual("multilingual", MULTILINGUAL, "SEARCH_MULTILINGUAL_MISSES");
+    let top1 = run_multilingual("multilingual", MULTILINGUAL, "SEARCH_MULTILINGUAL_MISSES", &[]);
     assert!(top1 >= MULTILINGUAL_FLOOR, "multilingual top-1 {top1:.3} below its floor {MULTILINGUAL_FLOOR}");
 }
 
 const MULTILINGUAL_DEV: &str = include_str!("data/mcpbench/multilingual_dev.json");
-/// What the dev translations reach today (the test's floor, a request below): 0.792 (BM25 0.042;
-/// 0.742 before round 7's noun senses, terms, participles and common request words; 0.708
+/// What the dev translations reach today (the test's floor, a request below): 0.883 with the
+/// widened label (`MULTILINGUAL_DEV_WIDENED`; 0.833 as labelled; BM25 0.042; 0.792 before round
+/// 7's set phrases and eigen-terms (`ml9`); 0.742 before round 7's noun senses, terms,
+/// participles and common request words; 0.708
 /// before round 6's fusion with the multilingual table; 0.692 before round 5; 0.300 with the
 /// multilingual table alone, before the glossary; 0.175 before either).
-const MULTILINGUAL_DEV_FLOOR: f64 = 0.78;
+const MULTILINGUAL_DEV_FLOOR: f64 = 0.875;
 
 /// Dev English requests (of `../search_dev.json`'s and MCP-Bench's dev parts) translated into
 /// the same six languages (tests/it/data/mcpbench/README.md): what the multilingual tier is
 /// tuned on (`SEARCH_FOREIGN`, `SEARCH_MULTILINGUAL_DEV_MISSES=1`).
 #[test]
 fn multilingual_dev_requests_find_their_tools() {
-    let top1 = run_multilingual("multilingual dev", MULTILINGUAL_DEV, "SEARCH_MULTILINGUAL_DEV_MISSES");
+    let top1 = run_multilingual(
+        "multilingual dev",
+        MULTILINGUAL_DEV,
+        "SEARCH_MULTILINGUAL_DEV_MISSES",
+        MULTILINGUAL_DEV_WIDENED,
+    );
     assert!(
         top1 >= MULTILINGUAL_DEV_FLOOR,
         "multilingual dev top-1 {top1:.3} below its floor {MULTILINGUAL_DEV_FLOOR}"
     );
 }
 
+/// Dev labels widened (English original, a tool as right as the label's), as
+/// `upstream_and_local_requests_find_their_tools` does for "what time is it in Europe/Berlin":
+/// "what time is it in tokyo" is labelled `time_get_current` only, but MCP-Bench's
+/// `time_mcp_get_current_time` ("Get current time in a specific timezones") answers it as well
+/// and ranks first for the English original too (0.785 vs 0.649). A request right only by a
+/// widened label is counted apart (printed), not as a ranking gain.
+const MULTILINGUAL_DEV_WIDENED: &[(&str, &str)] = &[("what time is it in tokyo", "time_mcp_get_current_time")];
+
 /// Top-1 over a set of translated requests, printed per language beside BM25 and the English
-/// originals.
-fn run_multilingual(label: &str, data: &str, misses_var: &str) -> f64 {
+/// originals; `widened` adds right tools to the labels of some English originals.
+fn run_multilingual(label: &str, data: &str, misses_var: &str, widened: &[(&str, &str)]) -> f64 {
     let t = app();
     let (registry, exposed) = registry_with_mcpbench(&t.app.registry());
     let connected = |i: &str| t.app.is_connected(i) || registry.is_upstream_server(i);
@@ -1097,13 +1113,18 @@ fn run_multilingual(label: &str, data: &str, misses_var: &str) -> f64 {
     let mut by_lang: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut english: BTreeMap<String, bool> = BTreeMap::new();
     let mut misses = Vec::new();
+    let mut by_widening = 0;
     for q in &set {
-        let right: Vec<&str> = q.expect.iter().map(|e| exposed.get(e).map_or(e.as_str(), String::as_str)).collect();
+        let written: Vec<&str> = q.expect.iter().map(|e| exposed.get(e).map_or(e.as_str(), String::as_str)).collect();
+        let mut right = written.clone();
+        right.extend(widened.iter().filter(|(en, _)| *en == q.en).map(|(_, tool)| *tool));
         for name in &right {
             assert!(registry.get(name).is_some(), "{:?} expects unknown tool {name}", q.q);
         }
         let first = |text: &str| index.search_with(text, 5, &connected, fusion()).first().map(|h| h.name);
-        let ours = first(&q.q).is_some_and(|f| right.contains(&f));
+        let top = first(&q.q);
+        let ours = top.is_some_and(|f| right.contains(&f));
+        by_widening += usize::from(ours && !top.is_some_and(|f| written.contains(&f)));
         let baseline = bm25.search(&q.q, 1).first().is_some_and(|f| right.contains(f));
         let e = by_lang.entry(q.lang.clone()).or_default();
         e.0 += 1;
@@ -1146,6 +1167,12 @@ fn run_multilingual(label: &str, data: &str, misses_var: &str) -> f64 {
         "{label}: all  {n:>4} {top1:>9.3} {:>7.3} (target {MULTILINGUAL_TOP1}); the English originals: {en:.3}",
         base as f64 / n as f64
     );
+    if !widened.is_empty() {
+        println!(
+            "{label}: {by_widening} of these right only by a widened label; as labelled: {:.3}",
+            (ok - by_widening) as f64 / n as f64
+        );
+    }
     if std::env::var_os(misses_var).is_some() {
         println!("{label} misses:\n{}", misses.join("\n"));
     }

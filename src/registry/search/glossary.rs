@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use forms::{
-    PLURAL_FR, compound, determiners, endings, infinitives, noun, noun_sense, participle, participle_of, passive,
+    PLURAL_FR, compound, determiners, eigen, endings, infinitives, noun, noun_sense, participle, participle_of, passive,
 };
 
 /// The glossary, one zlib-compressed part per language (`scripts/build-glossary.py`), in the
@@ -168,14 +168,14 @@ const STOP_FR: &[&str] = &[
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien", "jusqu",
+    "combien", "jusqu", "cet",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
     "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
-    "todos", "todas", "vai", "mim", "até",
+    "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -241,6 +241,10 @@ const STOP_CJK: &[&str] = &[
     "いくら",
     "ている",
     "てい",
+    "关于",
+    "一下",
+    "さん",
+    "に関する",
 ];
 
 fn stop_words(lang: Lang) -> &'static [&'static str] {
@@ -577,6 +581,17 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         skip -= 1;
                         continue;
                     }
+                    // A set phrase of requests ("wie spät ist es", "quel temps fait-il"), read
+                    // whole though it starts or ends with function words.
+                    if !unspaced {
+                        let end = (k + phrases::MAX_WORDS).min(all.len());
+                        if let Some((english_words, n)) = phrases::words(lang, &all[k..end]) {
+                            english(english_words, &mut out);
+                            skip = n - 1;
+                            first_word = false;
+                            continue;
+                        }
+                    }
                     // A phrase the glossary has ("correo electrónico", "previsão do tempo",
                     // "base de données"), longest first, neither starting nor ending with a
                     // function word.
@@ -594,6 +609,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             skip = n - 1;
                             continue;
                         }
+                    }
+                    // A term of linear algebra: "valores propios", "autovalores" (eigenvalue).
+                    if let Some((term, n)) = eigen(lang, w, all.get(k + 1).map(|n| n.as_str())) {
+                        english(term, &mut out);
+                        skip = n - 1;
+                        first_word = false;
+                        continue;
                     }
                     // The separable verb's particle, read with its verb ("herunter", "hinzu").
                     if separable.is_some() && k + 1 == all.len() {
@@ -671,6 +693,12 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             unread_until = end;
                         }
                     }
+                    // A set phrase of requests ("几点了", "何曜日").
+                    if let Some((words, n)) = phrases::chars(lang, &run[i..]) {
+                        english(words, &mut out);
+                        i += n;
+                        continue;
+                    }
                     // A Japanese request also reads Chinese entries for kanji compounds the
                     // Japanese glossary lacks, and the other way round.
                     let other = if lang == Lang::Ja { Lang::Zh } else { Lang::Ja };
@@ -737,5 +765,6 @@ fn readable(run: &[char], i: usize, n: usize) -> bool {
 }
 
 mod forms;
+mod phrases;
 #[cfg(test)]
 mod tests;

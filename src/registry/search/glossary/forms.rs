@@ -108,7 +108,7 @@ pub(super) fn determiners(lang: Lang) -> &'static [&'static str] {
         ],
         Lang::Fr => &[
             "le", "la", "l", "les", "un", "une", "des", "du", "au", "aux", "mon", "ma", "mes", "ton", "ta", "tes",
-            "son", "sa", "ses", "ce", "cette", "ces", "nos", "vos", "leur", "leurs",
+            "son", "sa", "ses", "ce", "cet", "cette", "ces", "nos", "vos", "leur", "leurs",
         ],
         Lang::Pt => &[
             "o", "os", "as", "um", "uma", "uns", "umas", "ao", "aos", "do", "da", "dos", "das", "no", "na", "nos",
@@ -195,6 +195,9 @@ pub(super) fn endings(next: Option<char>) -> [&'static str; 10] {
 pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String> {
     let chars: Vec<char> = word.chars().collect();
     let mut out: Vec<String> = Vec::new();
+    if lang == Lang::Es {
+        out.extend(enclitic(word));
+    }
     if chars.len() >= 3 {
         let last = chars[chars.len() - 1];
         let body: String = chars[..chars.len() - 1].iter().collect();
@@ -209,6 +212,17 @@ pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String
             (Lang::Fr, 's') => &["r", "re"],
             _ => &[],
         };
+        // The spelling a stem's c, g or z takes before e: "busque" buscar, "pague" pagar,
+        // "organice" organizar, "coloque" colocar, "comece" começar.
+        if matches!(lang, Lang::Es | Lang::Pt) {
+            if let Some(b) = word.strip_suffix("que") {
+                out.push(format!("{b}car"));
+            } else if let Some(b) = word.strip_suffix("gue") {
+                out.push(format!("{b}gar"));
+            } else if let Some(b) = word.strip_suffix("ce") {
+                out.push(format!("{b}{}", if lang == Lang::Es { "zar" } else { "çar" }));
+            }
+        }
         out.extend(endings.iter().map(|e| format!("{body}{e}")));
         // German verbs in -eln and -ern: "wandle" -> wandeln, "ändere" -> ändern.
         if lang == Lang::De && last == 'e' {
@@ -279,6 +293,60 @@ pub(super) fn infinitives(lang: Lang, word: &str) -> impl Iterator<Item = String
         }
     }
     out.into_iter()
+}
+
+/// Terms of linear algebra that Spanish, French and Portuguese write as a noun and "own"
+/// ("valores propios", "valeurs propres") or with "auto-" ("autovalores", "autovetores"), and
+/// German with "Eigen-" ("Eigenwerte"), which the wordnets lack or misread.
+const EIGEN: &[&str] = &["eigenvalue", "eigenvector", "eigenspace", "eigenfunction", "eigenstate", "eigenbasis"];
+const OWN: &[&str] =
+    &["propio", "propios", "propia", "propias", "propre", "propres", "próprio", "próprios", "própria", "próprias"];
+
+/// An eigen-term ("valores propios", "autovalores", "Eigenwerte": eigenvalue) and how many words
+/// it takes: the noun's English words, one of which (or its singular) is the term's second
+/// part ("value", "vector"); any other noun is left to be read as it is ("automóvil").
+pub(super) fn eigen(lang: Lang, word: &str, next: Option<&str>) -> Option<(&'static str, usize)> {
+    let prefix = match lang {
+        Lang::Es | Lang::Fr | Lang::Pt => "auto",
+        Lang::De => "eigen",
+        _ => return None,
+    };
+    let (noun, n) = if lang != Lang::De && next.is_some_and(|n| OWN.contains(&n)) {
+        (word, 2)
+    } else {
+        (word.strip_prefix(prefix).filter(|r| r.chars().count() >= 4)?, 1)
+    };
+    let english = if lang == Lang::De { super::forms::noun(lang, noun) } else { latin(lang, noun) }?;
+    english.split(' ').find_map(|e| {
+        let e = e.strip_suffix('s').unwrap_or(e);
+        EIGEN.iter().find(|t| t.strip_prefix("eigen") == Some(e)).map(|t| (*t, n))
+    })
+}
+
+/// Spanish object pronouns written at the end of an imperative, longest first.
+const CLITICS: &[&str] = &[
+    "melo", "mela", "melos", "melas", "selo", "sela", "selos", "selas", "nos", "los", "las", "les", "me", "te", "se",
+    "lo", "la", "le",
+];
+
+/// A Spanish imperative with its object pronouns written on ("muéstrame" muestra, "envíame"
+/// envía, "búscalo" busca, "descárgalos" descarga): the imperative as written and without the
+/// accent the pronoun added, and that form's infinitives. Only a word with an accent is read so
+/// (the pronoun moves the stress), so "cola" or "tele" are not.
+fn enclitic(word: &str) -> Vec<String> {
+    const ACCENTED: [(char, char); 5] = [('á', 'a'), ('é', 'e'), ('í', 'i'), ('ó', 'o'), ('ú', 'u')];
+    let Some(body) = CLITICS.iter().find_map(|c| word.strip_suffix(c)) else { return Vec::new() };
+    if body.chars().count() < 3 || !body.chars().any(|c| ACCENTED.iter().any(|(a, _)| *a == c)) {
+        return Vec::new();
+    }
+    let plain: String = body.chars().map(|c| ACCENTED.iter().find(|(a, _)| *a == c).map_or(c, |(_, p)| *p)).collect();
+    let mut out = vec![body.to_string(), plain.clone()];
+    if let Some(b) = plain.strip_suffix('a') {
+        out.push(format!("{b}ar"));
+    } else if let Some(b) = plain.strip_suffix('e') {
+        out.extend([format!("{b}er"), format!("{b}ir")]);
+    }
+    out
 }
 
 /// Whether the characters after a verb make it a participle: Japanese passive "される",

@@ -257,5 +257,154 @@ fn common_request_words_are_read_at_their_request_sense() {
         ("procure restaurantes perto de mim", "restaurant", "baby"),
         // A participle in -ído: "concluído" concluded.
         ("mova o cartão para a coluna concluído", "concluded", ""),
+        // Round 7 (`ml9`): "morgen" acre, "schick" smart, "haz" ray, "Posteingang" post entrance,
+        // "比特币" bit money, "受信" faith, "セット" set meal, "行き方" accomplish wage.
+        ("wird es morgen regnen", "tomorrow", "acre"),
+        ("schick mir den Bericht", "send", "smart"),
+        ("prüfe meinen Posteingang", "inbox", "entrance"),
+        ("haz un commit de los cambios", "make", "ray"),
+        ("比特币多少钱", "bitcoin", "bit"),
+        ("受信トレイを確認して", "inbox", "faith"),
+        ("7時にアラームをセットして", "set", "meal"),
+        ("空港への行き方", "route", "wage"),
+        // "incidencia" incidence, "dépôts" directory, "错误" mistaken, "連絡先" first tip, "何通" pass;
+        // "no leídos", "non lus", "não lidos", "ungelesene": unread.
+        ("abre una incidencia", "issue", ""),
+        ("liste mes dépôts github", "repository", ""),
+        ("为结账错误创建一个jira工单", "error", "false"),
+        ("hubspotで連絡先を探して", "contact", "tip"),
+        ("未読メールは何通ありますか", "many", "pass"),
+        ("cuántos correos no leídos tengo", "unread", "say"),
+        ("combien de courriels non lus ai-je", "unread", "nay"),
+        ("quantos e-mails não lidos eu tenho", "unread", "deal"),
+        ("wie viele ungelesene E-Mails habe ich", "unread", "ungelesene"),
+        // Words of dev misses, general readings ("Arzneimittel" resource vehicle, "tableaux" picture,
+        // "游客" traveler, "保管庫" storage): drug, board, visitor, vault.
+        ("rufe Arzneimittelinformationen ab", "drug", "vehicle"),
+        ("quels tableaux trello est-ce que j'ai", "board", "picture"),
+        ("获取游客中心的详细信息", "visitor", "traveler"),
+        ("保管庫のシークレット", "vault", ""),
+        // Science and health: "automatic reflex robotic", "resource vehicle value" (Mittel + Wert),
+        // "médicament" music, "临床" floor, "关于" pertaining (a function word).
+        ("busca artículos sobre aprendizaje automático", "machine", "reflex"),
+        ("berechne den Mittelwert der Zahlen", "mean", "vehicle"),
+        ("cherche le médicament ibuprofène", "drug", "music"),
+        ("肺がんの臨床試験を検索して", "clinical", "floor"),
+        ("搜索关于机器学习的论文", "learning", "pertaining"),
+        ("计算这些数字的平均值和标准差", "deviation", "happen"),
+        // "待办事项" stay remain handle work, "未完了" finished done ruined.
+        ("我想看看我的待办事项", "todo", "remain"),
+        ("未完了のタスクを見たい", "unfinished", "finished"),
+        // Software loanwords JMdict lacks or tiles wrongly: "works pace", "gram", nothing.
+        ("ワークスペースの一覧", "workspace", "pace"),
+        ("カロリーを計算して", "calorie", "gram"),
+        ("アプリをデプロイして", "deploy", ""),
+        ("エンドポイントを呼び出して", "invoke", "exhaust"),
+        // A fifth list: "pendientes" commotion, "servidor" servant, "empfiehl" and "offenen" unread,
+        // "Webseite" weaver, "黄石" yellow pornographic, "点积" touch briefly, "待处理" stay
+        // remain, "几部" ministry, "一下" bit (a function word), "征稿" journey trip.
+        ("muestra mis pedidos pendientes", "pending", "commotion"),
+        ("muestra los registros del servidor", "server", "servant"),
+        ("empfiehl mir ein paar Filme", "recommend", "pair"),
+        ("hole den Inhalt dieser Webseite", "website", "weaver"),
+        ("找一下黄石公园的露营地", "yellowstone", "pornographic"),
+        ("计算两个向量的点积", "dot", "tap"),
+        ("显示我的待处理订单", "pending", "remain"),
+        ("推荐几部科幻电影", "some", "ministry"),
+        ("搜索关于深度学习的会议征稿", "papers", "trip"),
+        // A sixth list: "cet" car cruiser (a determiner), "Fahrenheit" daniel gabriel, "おすすめ"
+        // buster dude, "内積" load freight, "華氏" flashiness, "保留中" suspend chinese.
+        ("résume cet article de Wikipédia", "article", "cruiser"),
+        ("convertis 10 degrés Celsius en Fahrenheit", "Fahrenheit", "gabriel"),
+        ("SFの映画をいくつかおすすめして", "recommend", "dude"),
+        ("2つのベクトルの内積を計算して", "dot", "freight"),
+        ("摂氏10度を華氏に変換して", "fahrenheit", "flashiness"),
+        ("保留中の注文を表示して", "pending", "chinese"),
     ]);
+}
+
+#[test]
+fn set_phrases_are_read_whole() {
+    // Idioms of requests (`phrases`), which word by word read as something else: what each read
+    // as before is in the comment.
+    assert_reads(&[
+        // "late later"; "which time hour hr"; "hour time hr".
+        ("wie spät ist es in Berlin", "time", "late"),
+        ("quelle heure est-il à Londres", "what", "hr"),
+        ("que horas são em Lisboa", "what", "hr"),
+        // "which time period weather fact"; "what time while weather ago".
+        ("quel temps fait-il à Lyon", "weather", "fact"),
+        ("qué tiempo hace en Madrid", "weather", "ago"),
+        // "how much slope incline"; "much lots lot cost sample taste".
+        ("cuánto cuesta un bitcoin", "price", "slope"),
+        ("wie viel kostet ein Bitcoin", "price", "taste"),
+        // "comment remark commentary": French "comment" is how.
+        ("comment aller à la gare", "directions", "remark"),
+        // "box bin nightclub reception".
+        ("vérifie ma boîte de réception", "inbox", "nightclub"),
+        ("montre-moi les titres à la une", "headlines", ""),
+        // "currently timed" (了 read as a perfective); "sun day sunday"; "when".
+        ("伦敦现在几点了", "time", "timed"),
+        ("今日は何曜日", "week", "sunday"),
+        ("今日は何日ですか", "date", "when"),
+        ("去机场怎么走", "directions", "walk"),
+        // Superlatives of place: "close near almost"; "highest degree most approach".
+        ("redondea al entero más cercano", "nearest", "almost"),
+        ("arrondis à l'entier le plus proche", "nearest", ""),
+        ("四舍五入到最接近的整数", "nearest", "approach"),
+        // "down downwards below moon month".
+        ("下个月的会议", "next", "downwards"),
+    ]);
+    // Frames of a polite request are read as nothing ("power can ability", "thousand grand
+    // shaft", "exact precise accurate" before).
+    for (query, noise) in [
+        ("puedes enviarme el informe por correo", "power"),
+        ("peux-tu m'envoyer le rapport par courriel", "thousand"),
+        ("preciso de uma lista dos meus contatos", "precise"),
+        ("s'il te plaît, crée une nouvelle note", "ti"),
+        ("kannst du mir den Bericht schicken", "kannst"),
+    ] {
+        let g = gloss(query, &none).unwrap_or_default();
+        assert!(!g.split(' ').any(|x| x == noise), "{query:?} -> {g:?}");
+        assert!(g.split(' ').any(|x| x == "report" || x == "list" || x == "note"), "{query:?} -> {g:?}");
+    }
+    // A phrase's word on its own keeps its senses: "tiempo", "temps" and "heure" are time.
+    assert_reads(&[
+        ("el tiempo de respuesta del servidor", "time", "weather"),
+        ("le temps de réponse du serveur", "time", ""),
+        ("la hora de la reunión", "hour", ""),
+    ]);
+    // Bounded however long a request of phrase words is.
+    let long = "wie spät ist es ".repeat(100_000);
+    assert!(gloss(&long, &none).is_some_and(|g| g.len() < 8 * MAX_TEXT));
+}
+
+#[test]
+fn spanish_imperatives_with_pronouns_and_spelling_changes_are_read_as_verbs() {
+    // "muéstrame" muestra, "envíame" envía, "descárgalos" descarga: the pronoun written on.
+    assert_reads(&[
+        ("muéstrame los titulares de hoy", "show", "muéstrame"),
+        ("envíame un correo con el informe", "send", "envíame"),
+        ("descárgalos ahora", "download", "descárgalos"),
+        // "coloque" colocar, "marque" marcar: c before e spelled qu.
+        ("coloque um alarme para as sete", "lay", "coloque"),
+        ("marque uma consulta com o dentista", "mark", "marque"),
+    ]);
+    // A word without an accent is not read as an imperative with a pronoun ("cola" queue), nor
+    // is an entry ("películas" films).
+    assert_reads(&[("abre la cola de impresión", "queue", ""), ("busca películas de terror", "film", "")]);
+}
+
+#[test]
+fn eigen_terms_are_read_as_terms() {
+    // "values certificate security own special" and "matrix of square" before.
+    assert_reads(&[
+        ("calcula los valores propios de la matriz", "eigenvalue", "certificate"),
+        ("calcule les vecteurs propres de la matrice", "eigenvector", "proper"),
+        ("calcule os autovalores da matriz", "eigenvalue", "autovalores"),
+        ("calcula los autovalores de la matriz", "eigenvalue", "square"),
+        ("berechne die Eigenwerte der Matrix", "eigenvalue", "Eigenwerte"),
+    ]);
+    // Any other noun with "own" or "auto-" is read as it is.
+    assert_reads(&[("crea mi propio calendario", "calendar", ""), ("compra un automóvil nuevo", "car", "")]);
 }
