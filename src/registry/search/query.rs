@@ -305,10 +305,21 @@ impl SearchIndex {
             let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w.as_str()) };
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
+                // (One edit leaves a word of three letters or more its first letter or its last:
+                // a cheap test that rules out most verbs before the full one.)
+                let ends = |v: &str| {
+                    let (a, b) = (w.as_bytes(), v.as_bytes());
+                    a.first() == b.first() || a.last() == b.last()
+                };
                 let find = || {
                     self.verbs
                         .keys()
-                        .find(|v| v.len() >= 4 && v.len().abs_diff(w.len()) <= 1 && text::plausible_typo(w, v))
+                        .find(|v| {
+                            v.len() >= 4
+                                && v.len().abs_diff(w.len()) <= 1
+                                && (!v.is_ascii() || ends(v))
+                                && text::plausible_typo(w, v)
+                        })
                         .copied()
                 };
                 let typo = match memo.verb_typos.get(w.as_str()) {
