@@ -5,7 +5,7 @@
 
 use super::hash::Map;
 use super::lexicon::Words;
-use super::text::{stem, tokenize};
+use super::text::{stem_owned, tokenize};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -53,7 +53,7 @@ pub fn terms(text: &str) -> Vec<String> {
         prev_lower = c.is_lowercase();
         spaced.push(if c == '_' || c == '-' { ' ' } else { c });
     }
-    tokenize(&spaced).into_iter().filter(|t| !STOP.contains(t)).map(|t| stem(&t)).collect()
+    tokenize(&spaced).into_iter().filter(|t| !STOP.contains(t)).map(stem_owned).collect()
 }
 
 impl Bm25 {

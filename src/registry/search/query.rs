@@ -3,7 +3,7 @@
 use super::hash::{Map, Set};
 
 use super::hash::deletion_hashes;
-use super::text::{self, canonicalize_query, is_issue_key, joined_by_dash_or_slash, stem, tokenize};
+use super::text::{self, canonicalize_query, is_issue_key, joined_by_dash_or_slash, stem, stem_str, tokenize};
 use super::*;
 
 /// One token of the query, before matching.
@@ -471,7 +471,7 @@ impl SearchIndex {
     /// Whether the catalogue knows a word, directly or through a synonym.
     pub(super) fn knows(&self, word: &str) -> bool {
         self.terms.contains_key(word)
-            || self.terms.contains_key(&stem(word))
+            || self.terms.contains_key(stem_str(word).as_ref())
             || self.synonyms.contains_key(word)
             || self.verbs.contains_key(word)
     }
@@ -495,7 +495,7 @@ impl SearchIndex {
                 }
             }
         };
-        let stemmed = stem(word);
+        let stemmed = stem_str(word);
         push(&mut alts, word, 1.0);
         push(&mut alts, &stemmed, if stemmed == word { 1.0 } else { STEM_ONLY });
         if let Some(products) = self.products.get(word) {
@@ -507,12 +507,12 @@ impl SearchIndex {
         }
         let mut direct = !alts.is_empty();
         let mut weight = alts.iter().map(|&(id, _)| self.idf(id)).fold(0.0, f32::max);
-        let syns = self.synonyms.get(word).or_else(|| self.synonyms_by_stem.get(stemmed.as_str()));
+        let syns = self.synonyms.get(word).or_else(|| self.synonyms_by_stem.get(stemmed.as_ref()));
         if let Some(syns) = syns.filter(|_| synonyms) {
             let before = alts.len();
             for s in *syns {
                 push(&mut alts, s, SYNONYM);
-                push(&mut alts, &stem(s), SYNONYM * STEM_ONLY);
+                push(&mut alts, &stem_str(s), SYNONYM * STEM_ONLY);
             }
             if !direct {
                 weight = alts[before..].iter().map(|&(id, _)| self.idf(id)).fold(0.0, f32::max);

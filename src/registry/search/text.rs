@@ -1,6 +1,7 @@
 //! Text handling shared by the index and the query: words, stems, phrases, typo keys.
 
 use super::hash::{Map, Set};
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use super::lexicon;
@@ -67,44 +68,61 @@ pub fn is_cjk(c: char) -> bool {
 /// "issue"; "created", "create", "creating"; "replies", "reply" meet. Stems are index keys, not
 /// words ("create" -> "creat").
 pub fn stem(word: &str) -> String {
-    let mut w = word.to_string();
-    let len = w.chars().count();
-    if len <= 3 || !w.is_ascii() {
-        return w;
+    stem_str(word).into_owned()
+}
+
+/// [`stem`] of a word the caller owns: cut in place where the stem is a prefix of it.
+pub fn stem_owned(mut word: String) -> String {
+    let cut = match stem_str(&word) {
+        Cow::Borrowed(stem) => stem.len(),
+        Cow::Owned(stem) => return stem,
+    };
+    word.truncate(cut);
+    word
+}
+
+/// [`stem`], borrowed from the word where the stem is a prefix of it (all but "-ies", "-ied"):
+/// a query's words are stemmed to be looked up, and most lookups need no new string.
+pub fn stem_str(word: &str) -> Cow<'_, str> {
+    // (An ASCII word's letters are its bytes: every cut below is at a letter.)
+    if word.len() <= 3 || !word.is_ascii() {
+        return Cow::Borrowed(word);
     }
-    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
-        w = format!("{base}y");
-    } else if let Some(base) = w.strip_suffix("ied").filter(|b| b.len() >= 2) {
-        w = format!("{base}y");
-    } else if w.ends_with("sses") {
-        w.truncate(w.len() - 2);
-    } else if w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
-        w.pop();
-    } else if let Some(base) = w.strip_suffix("ing").filter(|b| b.len() >= 3) {
-        w = undouble(base);
-    } else if let Some(base) = w.strip_suffix("ed").filter(|b| b.len() >= 3) {
-        w = undouble(base);
+    if let Some(base) = word.strip_suffix("ies").or_else(|| word.strip_suffix("ied")).filter(|b| b.len() >= 2) {
+        // (Ending in "y", the stem has none of the endings below.)
+        return Cow::Owned(format!("{base}y"));
     }
+    let mut w = if word.ends_with("sses") {
+        &word[..word.len() - 2]
+    } else if word.ends_with('s') && !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is")) {
+        &word[..word.len() - 1]
+    } else if let Some(base) = word.strip_suffix("ing").filter(|b| b.len() >= 3) {
+        undouble(base)
+    } else if let Some(base) = word.strip_suffix("ed").filter(|b| b.len() >= 3) {
+        undouble(base)
+    } else {
+        word
+    };
     // "assignee", "attendee" -> assign, attend; "owner", "commenter" -> own, comment.
     if let Some(base) = w.strip_suffix("ee").filter(|b| b.len() >= 4) {
-        w = base.to_string();
+        w = base;
     } else if let Some(base) = w.strip_suffix("er").filter(|b| b.len() >= 4) {
         w = undouble(base);
     }
     if w.len() > 3 && w.ends_with('e') {
-        w.pop();
+        w = &w[..w.len() - 1];
     }
-    w
+    Cow::Borrowed(w)
 }
 
 /// "runn" -> "run", "plann" -> "plan"; "bill", "pass" and "buzz" keep theirs.
-fn undouble(base: &str) -> String {
+fn undouble(base: &str) -> &str {
     let b = base.as_bytes();
     let n = b.len();
     if n >= 4 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'a' | b'e' | b'i' | b'o' | b'u') {
-        base[..n - 1].to_string()
+        &base[..n - 1]
     } else {
-        base.to_string()
+        base
     }
 }
 
@@ -357,6 +375,79 @@ mod tests {
             assert!(within_one_edit(a, b), "{a} {b}");
         }
         assert!(!within_one_edit("jira", "jazz"));
+    }
+
+    /// The stemmer as it was written first, a new string at each step: [`stem_str`] gives what
+    /// it gives.
+    fn stem_as_first_written(word: &str) -> String {
+        fn undouble(base: &str) -> String {
+            let b = base.as_bytes();
+            let n = b.len();
+            if n >= 4
+                && b[n - 1] == b[n - 2]
+                && !matches!(b[n - 1], b'l' | b's' | b'z' | b'a' | b'e' | b'i' | b'o' | b'u')
+            {
+                base[..n - 1].to_string()
+            } else {
+                base.to_string()
+            }
+        }
+        let mut w = word.to_string();
+        let len = w.chars().count();
+        if len <= 3 || !w.is_ascii() {
+            return w;
+        }
+        if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
+            w = format!("{base}y");
+        } else if let Some(base) = w.strip_suffix("ied").filter(|b| b.len() >= 2) {
+            w = format!("{base}y");
+        } else if w.ends_with("sses") {
+            w.truncate(w.len() - 2);
+        } else if w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
+            w.pop();
+        } else if let Some(base) = w.strip_suffix("ing").filter(|b| b.len() >= 3) {
+            w = undouble(base);
+        } else if let Some(base) = w.strip_suffix("ed").filter(|b| b.len() >= 3) {
+            w = undouble(base);
+        }
+        if let Some(base) = w.strip_suffix("ee").filter(|b| b.len() >= 4) {
+            w = base.to_string();
+        } else if let Some(base) = w.strip_suffix("er").filter(|b| b.len() >= 4) {
+            w = undouble(base);
+        }
+        if w.len() > 3 && w.ends_with('e') {
+            w.pop();
+        }
+        w
+    }
+
+    /// Every ending the stemmer knows, on short and long stems, doubled letters and not, and
+    /// the lexicon's words: the borrowed stem is the first one's.
+    #[test]
+    fn stem_str_stems_as_first_written() {
+        let bases = ["", "a", "ab", "abc", "t", "ti", "run", "runn", "plan", "bill", "pass", "buzz", "agr", "assign"];
+        let bases = bases.iter().chain(&["own", "comment", "stor", "repl", "bo", "statu", "gas", "é", "caf", "ss"]);
+        let endings = ["", "s", "es", "ies", "ied", "sses", "ss", "us", "is", "ing", "ed", "ee", "er", "e", "y"];
+        let endings = endings.iter().chain(&["ers", "ees", "eed", "ering", "erred", "ning", "ned", "ee's", "é", "ers"]);
+        let mut words: Vec<String> = Vec::new();
+        for b in bases {
+            for e in endings.clone() {
+                for f in ["", "s", "ed", "ing", "er", "e"] {
+                    words.push(format!("{b}{e}{f}"));
+                }
+            }
+        }
+        words.extend(lexicon::STOPWORDS.iter().map(|w| w.to_string()));
+        words.extend(
+            lexicon::SYNONYMS.iter().flat_map(|(w, s)| std::iter::once(*w).chain(s.iter().copied())).map(String::from),
+        );
+        words.extend(lexicon::VERBS.iter().flat_map(|(w, _)| w.iter()).map(|w| w.to_string()));
+        for w in &words {
+            assert_eq!(stem_str(w), stem_as_first_written(w), "{w:?}");
+            assert_eq!(stem(w), stem_as_first_written(w), "{w:?}");
+            assert_eq!(stem_owned(w.clone()), stem_as_first_written(w), "{w:?}");
+        }
+        assert!(words.len() > 2000, "{} words", words.len());
     }
 
     /// The ASCII path of `tokenize` splits and lower-cases as the path for any text does.
