@@ -147,14 +147,22 @@ impl SearchIndex {
                 continue;
             }
             // (A zone's abbreviation has four letters at most, and lower-casing adds letters, never
-            // takes any away.)
-            let zone =
-                (raw.contains('/') || raw.chars().nth(4).is_none()).then(|| raw.to_lowercase()).filter(|lower| {
-                    lexicon::TIME_ZONES.contains(lower)
-                        || lower
-                            .split_once('/')
-                            .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
-                });
+            // takes any away. A short ASCII word is lower-cased on the stack: most are no zone.)
+            let is_zone = |lower: &str| {
+                lexicon::TIME_ZONES.contains(lower)
+                    || lower
+                        .split_once('/')
+                        .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
+            };
+            let zone = if raw.len() <= 4 && raw.is_ascii() && !raw.contains('/') {
+                let mut short = [0u8; 4];
+                short[..raw.len()].copy_from_slice(raw.as_bytes());
+                short.make_ascii_lowercase();
+                let lower = std::str::from_utf8(&short[..raw.len()]).unwrap_or_default();
+                is_zone(lower).then(|| lower.to_string())
+            } else {
+                (raw.contains('/') || raw.chars().nth(4).is_none()).then(|| raw.to_lowercase()).filter(|l| is_zone(l))
+            };
             if let Some(lower) = zone {
                 // "CET", "America/Chicago": an argument that says the query is about time zones.
                 tokens.push((lower, Token { arg: true, opaque: true, brk }));
@@ -217,8 +225,9 @@ impl SearchIndex {
             }
         }
         let has_run = |phrase: &str| {
-            let words: Vec<&str> = phrase.split(' ').collect();
-            plain.windows(words.len()).any(|w| w == words.as_slice())
+            // (The first word tells most runs apart before the phrase is split again.)
+            let first = phrase.split(' ').next().unwrap_or_default();
+            plain.windows(phrase.split(' ').count()).any(|w| w[0] == first && w.iter().copied().eq(phrase.split(' ')))
         };
         // A number or key naming one item ("issue 4521", "PAY-123", "commit abc123f").
         let identifier = issue_key
@@ -232,7 +241,7 @@ impl SearchIndex {
         // A shell command counts as one where a command stands, first ("cat the config", not
         // "cat pictures").
         let local = local_path
-            || plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w))
+            || plain.iter().any(|w| lexicon::classes(w) & lexicon::LOCAL_WORD != 0)
             || plain.first().is_some_and(|w| lexicon::SHELL_COMMANDS.contains(w))
             || lexicon::LOCAL_PHRASES.iter().any(|p| has_run(p));
         // Where a verb may stand: a clause's first word after subjects and modals ("I need to",
@@ -266,10 +275,11 @@ impl SearchIndex {
                 // "with alice and bob": still the same phrase ("... and send it": a new clause).
                 continue;
             }
-            if lexicon::CLAUSE_MARKERS.contains(&w.as_str()) {
+            let class = lexicon::classes(w);
+            if class & lexicon::CLAUSE_MARKER != 0 {
                 at_start = true;
             }
-            if lexicon::NAMING.contains(&w.as_str()) {
+            if class & lexicon::NAMING_WORD != 0 {
                 naming = 3;
                 continue;
             }
@@ -279,9 +289,9 @@ impl SearchIndex {
                 naming -= 1;
                 continue;
             }
-            if lexicon::PREPOSITIONS.contains(&w.as_str()) {
+            if class & lexicon::PREPOSITION != 0 {
                 in_phrase = true;
-            } else if lexicon::POSSESSIVES.contains(&w.as_str()) {
+            } else if class & lexicon::POSSESSIVE != 0 {
                 in_phrase = false;
             } else if in_phrase && !t.opaque && !self.knows(w) {
                 argument[i] = true;
@@ -296,7 +306,7 @@ impl SearchIndex {
             if !t.opaque && (self.stopwords.contains(w.as_str()) || w.chars().count() < 2) {
                 continue;
             }
-            if !t.opaque && lexicon::LOCAL_WORDS.contains(&w.as_str()) {
+            if !t.opaque && lexicon::classes(w) & lexicon::LOCAL_WORD != 0 {
                 continue;
             }
             let mut t = t.clone();
