@@ -3,7 +3,9 @@
 use super::hash::{Map, Set};
 
 use super::hash::deletion_hashes;
-use super::text::{self, canonicalize_query, is_issue_key, joined_by_dash_or_slash, stem, stem_str, tokenize};
+use super::text::{
+    self, canonicalize_query, is_issue_key, joined_by_dash_or_slash, stem, stem_str, tokenize, tokenize_into,
+};
 use super::*;
 
 /// One token of the query, before matching.
@@ -89,6 +91,8 @@ impl SearchIndex {
         let mut brk = false;
         // A path on the user's machine ("/tmp/data", "~/notes.md", "./src"): the request is local.
         let mut local_path = false;
+        // A word's parts, one list for every word.
+        let mut parts: Vec<String> = Vec::new();
         for (i, raw) in query.split_whitespace().enumerate() {
             if is_local_path(raw) {
                 local_path = true;
@@ -98,7 +102,8 @@ impl SearchIndex {
                     implied.push(("directory", HINT_WEIGHT));
                 }
             }
-            let breaks = raw.ends_with([',', ';', ':', '.', '!', '?', ')']);
+            // (Bytes, not characters: the marks are ASCII, and no other character's last byte is.)
+            let breaks = matches!(raw.as_bytes().last(), Some(b',' | b';' | b':' | b'.' | b'!' | b'?' | b')'));
             let raw = raw.trim_matches(|c: char| !(c.is_alphanumeric() || "#@$".contains(c)));
             let brk = std::mem::replace(&mut brk, breaks) && !raw.is_empty();
             if raw.is_empty() {
@@ -131,7 +136,7 @@ impl SearchIndex {
                 || raw
                     .char_indices()
                     .any(|(j, c)| c == '.' && j > 0 && raw[j + 1..].chars().next().is_some_and(char::is_alphanumeric));
-            let parts = tokenize(raw);
+            tokenize_into(raw, &mut parts);
             if opaque || parts.is_empty() {
                 tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
                 // What the argument is says something: a file name, an email address.
@@ -177,14 +182,15 @@ impl SearchIndex {
                 if self.terms.contains_key(&joined) || lexicon::PHRASES.iter().any(|(_, c)| *c == joined) {
                     tokens.push((joined, Token { arg: false, opaque: false, brk }));
                 } else if joined_by_dash_or_slash(raw) && parts.iter().all(|p| self.knows(p)) {
-                    tokens.extend(parts.into_iter().map(|p| (p, Token { arg: false, opaque: false, brk })));
+                    tokens.extend(parts.drain(..).map(|p| (p, Token { arg: false, opaque: false, brk })));
                 } else {
                     tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
                 }
                 continue;
             }
-            for p in parts {
-                let arg = capitalised || p.chars().any(|c| c.is_ascii_digit()) || raw.starts_with('$');
+            let dollar = raw.starts_with('$');
+            for p in parts.drain(..) {
+                let arg = capitalised || dollar || p.bytes().any(|c| c.is_ascii_digit());
                 let compound = match memo.compounds.get(&p) {
                     Some(c) => c.clone(),
                     None if !memo.on => self.split_compound(&p),

@@ -19,19 +19,26 @@ pub fn prefix(text: &str, max: usize) -> &str {
 }
 
 pub fn tokenize(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    tokenize_into(text, &mut words);
+    words
+}
+
+/// [`tokenize`] into `words` (cleared first): a caller that reads many texts one at a time keeps
+/// one list for them all.
+pub fn tokenize_into(text: &str, words: &mut Vec<String>) {
+    words.clear();
     // Most words are ASCII: split at what is not a letter or digit, lower-case in place (what
     // `tokenize_any` gives them, faster). Most of a request's words are one such run.
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return vec![text.to_ascii_lowercase()];
+        words.push(text.to_ascii_lowercase());
+    } else if text.is_ascii() && !text.contains('\'') {
+        words.extend(
+            text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_ascii_lowercase),
+        );
+    } else {
+        words.extend(tokenize_any(text));
     }
-    if text.is_ascii() && !text.contains('\'') {
-        return text
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_ascii_lowercase)
-            .collect();
-    }
-    tokenize_any(text)
 }
 
 /// [`tokenize`] of any text.
@@ -87,32 +94,32 @@ pub fn stem_owned(mut word: String) -> String {
 /// [`stem`], borrowed from the word where the stem is a prefix of it (all but "-ies", "-ied"):
 /// a query's words are stemmed to be looked up, and most lookups need no new string.
 pub fn stem_str(word: &str) -> Cow<'_, str> {
-    // (An ASCII word's letters are its bytes: every cut below is at a letter.)
+    // (An ASCII word's letters are its bytes: every cut below is at a letter. The endings are
+    // matched as byte patterns, which compile to a few comparisons: stemming is asked of most
+    // words of every request.)
     if word.len() <= 3 || !word.is_ascii() {
         return Cow::Borrowed(word);
     }
-    if let Some(base) = word.strip_suffix("ies").or_else(|| word.strip_suffix("ied")).filter(|b| b.len() >= 2) {
-        // (Ending in "y", the stem has none of the endings below.)
-        return Cow::Owned(format!("{base}y"));
-    }
-    let mut w = if word.ends_with("sses") {
-        &word[..word.len() - 2]
-    } else if word.ends_with('s') && !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is")) {
-        &word[..word.len() - 1]
-    } else if let Some(base) = word.strip_suffix("ing").filter(|b| b.len() >= 3) {
-        undouble(base)
-    } else if let Some(base) = word.strip_suffix("ed").filter(|b| b.len() >= 3) {
-        undouble(base)
-    } else {
-        word
+    let n = word.len();
+    let mut w = match word.as_bytes() {
+        // "-ies", "-ied" on two letters or more -> "-y" (ending in "y", the stem has none of the
+        // endings below).
+        [.., b'i', b'e', b's' | b'd'] if n >= 5 => return Cow::Owned(format!("{}y", &word[..n - 3])),
+        [.., b's', b's', b'e', b's'] => &word[..n - 2],
+        [.., b's' | b'u' | b'i', b's'] => word,
+        [.., b's'] => &word[..n - 1],
+        [.., b'i', b'n', b'g'] if n >= 6 => undouble(&word[..n - 3]),
+        [.., b'e', b'd'] if n >= 5 => undouble(&word[..n - 2]),
+        _ => word,
     };
     // "assignee", "attendee" -> assign, attend; "owner", "commenter" -> own, comment.
-    if let Some(base) = w.strip_suffix("ee").filter(|b| b.len() >= 4) {
-        w = base;
-    } else if let Some(base) = w.strip_suffix("er").filter(|b| b.len() >= 4) {
-        w = undouble(base);
+    let m = w.len();
+    match w.as_bytes() {
+        [.., b'e', b'e'] if m >= 6 => w = &w[..m - 2],
+        [.., b'e', b'r'] if m >= 6 => w = undouble(&w[..m - 2]),
+        _ => {}
     }
-    if w.len() > 3 && w.ends_with('e') {
+    if w.len() > 3 && w.as_bytes().last() == Some(&b'e') {
         w = &w[..w.len() - 1];
     }
     Cow::Borrowed(w)
