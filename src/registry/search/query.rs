@@ -191,13 +191,18 @@ impl SearchIndex {
             let dollar = raw.starts_with('$');
             for p in parts.drain(..) {
                 let arg = capitalised || dollar || p.bytes().any(|c| c.is_ascii_digit());
-                let compound = match memo.compounds.get(&p) {
-                    Some(c) => c.clone(),
-                    None if !memo.on => self.split_compound(&p),
-                    None => {
-                        let c = self.split_compound(&p);
-                        memo.compounds.insert(p.clone(), c.clone());
-                        c
+                // (Most words are too short to be two words: no memo is asked about them.)
+                let compound = if !may_be_compound(&p) {
+                    None
+                } else {
+                    match memo.compounds.get(&p) {
+                        Some(c) => c.clone(),
+                        None if !memo.on => self.split_compound(&p),
+                        None => {
+                            let c = self.split_compound(&p);
+                            memo.compounds.insert(p.clone(), c.clone());
+                            c
+                        }
                     }
                 };
                 match compound {
@@ -468,10 +473,10 @@ impl SearchIndex {
 
     /// "mergerequests" -> merge, requests: an unknown word made of two known ones.
     fn split_compound(&self, word: &str) -> Option<(String, String)> {
-        let len = word.chars().count();
-        if len < 7 || !word.is_ascii() || !word.chars().all(|c| c.is_ascii_alphabetic()) || self.knows(word) {
+        if !may_be_compound(word) || self.knows(word) {
             return None;
         }
+        let len = word.len();
         (3..=len - 3)
             .rev()
             .map(|i| word.split_at(i))
@@ -611,6 +616,11 @@ impl SearchIndex {
         }
         Word { alts: alts.into(), weight, anchor: !qualifier, direct }
     }
+}
+
+/// Whether a word is long enough, and of letters only, to be two words run together.
+fn may_be_compound(word: &str) -> bool {
+    word.len() >= 7 && word.bytes().all(|c| c.is_ascii_alphabetic())
 }
 
 /// Whether a raw query word is a path on the user's machine: absolute ("/tmp/data"), from the
