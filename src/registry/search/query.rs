@@ -585,8 +585,9 @@ impl SearchIndex {
         if alts.is_empty() && len >= 6 {
             // "announcements" -> "announce": the longest known word the word starts with.
             for cut in (5.max(len * 3 / 5)..len).rev() {
-                let head: String = word.chars().take(cut).collect();
-                if let Some(&id) = self.terms.get(&head) {
+                // The first `cut` letters, as a slice of the word (no string per cut).
+                let head = word.char_indices().nth(cut).map_or(word, |(end, _)| &word[..end]);
+                if let Some(&id) = self.terms.get(head) {
                     alts.push((id, PREFIX));
                     break;
                 }
