@@ -1,6 +1,7 @@
 //! Reading a query: tokens, verbs as intents, arguments, product mentions, word alternatives.
 
 use super::hash::{Map, Set};
+use std::borrow::Cow;
 
 use super::hash::deletion_hashes;
 use super::text::{
@@ -82,7 +83,8 @@ impl SearchIndex {
     /// other texts read already.
     pub(super) fn parse_with(&self, query: &str, memo: &mut Memo) -> Parsed {
         let mut mentioned: Map<&'static str, f32> = Map::default();
-        let mut tokens: Vec<(String, Token)> = Vec::new();
+        // A word already lower-case is borrowed from the request.
+        let mut tokens: Vec<(Cow<'_, str>, Token)> = Vec::new();
         // What issue keys and #channels stand for: a product (and an issue).
         let mut hints: Vec<(&'static str, f32)> = Vec::new();
         let mut issue_key = false;
@@ -136,9 +138,15 @@ impl SearchIndex {
                 || raw
                     .char_indices()
                     .any(|(j, c)| c == '.' && j > 0 && raw[j + 1..].chars().next().is_some_and(char::is_alphanumeric));
-            tokenize_into(raw, &mut parts);
-            if opaque || parts.is_empty() {
-                tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
+            // A word of small letters and digits only is its own one part (most words are).
+            let own = raw.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            if own {
+                parts.clear();
+            } else {
+                tokenize_into(raw, &mut parts);
+            }
+            if opaque || (!own && parts.is_empty()) {
+                tokens.push((raw.to_lowercase().into(), Token { arg: true, opaque: true, brk }));
                 // What the argument is says something: a file name, an email address.
                 if raw.contains('@') && raw.contains('.') {
                     implied.push(("email", 0.5));
@@ -170,52 +178,53 @@ impl SearchIndex {
             };
             if let Some(lower) = zone {
                 // "CET", "America/Chicago": an argument that says the query is about time zones.
-                tokens.push((lower, Token { arg: true, opaque: true, brk }));
+                tokens.push((lower.into(), Token { arg: true, opaque: true, brk }));
                 if !implied.iter().any(|(w, _)| *w == "timezone") {
                     implied.push(("timezone", HINT_WEIGHT));
                 }
                 continue;
             }
             let capitalised = i > 0 && raw.chars().next().is_some_and(char::is_uppercase);
-            if parts.len() > 1 && (raw.contains('/') || joined_by_dash_or_slash(raw)) {
+            if !own && parts.len() > 1 && (raw.contains('/') || joined_by_dash_or_slash(raw)) {
                 let joined = parts.concat();
                 if self.terms.contains_key(&joined) || lexicon::PHRASES.iter().any(|(_, c)| *c == joined) {
-                    tokens.push((joined, Token { arg: false, opaque: false, brk }));
+                    tokens.push((joined.into(), Token { arg: false, opaque: false, brk }));
                 } else if joined_by_dash_or_slash(raw) && parts.iter().all(|p| self.knows(p)) {
-                    tokens.extend(parts.drain(..).map(|p| (p, Token { arg: false, opaque: false, brk })));
+                    tokens.extend(parts.drain(..).map(|p| (p.into(), Token { arg: false, opaque: false, brk })));
                 } else {
-                    tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
+                    tokens.push((raw.to_lowercase().into(), Token { arg: true, opaque: true, brk }));
                 }
                 continue;
             }
             let dollar = raw.starts_with('$');
-            for p in parts.drain(..) {
+            let own = own.then_some(Cow::Borrowed(raw));
+            for p in own.into_iter().chain(parts.drain(..).map(Cow::Owned)) {
                 let arg = capitalised || dollar || p.bytes().any(|c| c.is_ascii_digit());
                 // (Most words are too short to be two words: no memo is asked about them.)
                 let compound = if !may_be_compound(&p) {
                     None
                 } else {
-                    match memo.compounds.get(&p) {
+                    match memo.compounds.get(p.as_ref()) {
                         Some(c) => c.clone(),
                         None if !memo.on => self.split_compound(&p),
                         None => {
                             let c = self.split_compound(&p);
-                            memo.compounds.insert(p.clone(), c.clone());
+                            memo.compounds.insert(p.to_string(), c.clone());
                             c
                         }
                     }
                 };
                 match compound {
                     Some((a, b)) => {
-                        tokens.push((a, Token { arg, opaque: false, brk }));
-                        tokens.push((b, Token { arg, opaque: false, brk: false }));
+                        tokens.push((a.into(), Token { arg, opaque: false, brk }));
+                        tokens.push((b.into(), Token { arg, opaque: false, brk: false }));
                     }
                     None => tokens.push((p, Token { arg, opaque: false, brk })),
                 }
             }
         }
         let tokens = canonicalize_query(tokens);
-        let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_str()).collect();
+        let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_ref()).collect();
         // The tools whose keyword phrase the query's 2- to 4-token runs are.
         let mut phrase_hits: Set<u32> = Set::default();
         let mut gram = String::new();
@@ -265,6 +274,7 @@ impl SearchIndex {
         let mut in_phrase = false;
         let mut naming = 0;
         for (i, (w, t)) in tokens.iter().enumerate() {
+            let w: &str = w;
             if t.brk {
                 at_start = true;
                 in_phrase = false;
@@ -281,7 +291,7 @@ impl SearchIndex {
             }
             if in_phrase
                 && w == "and"
-                && !tokens.get(i + 1).is_some_and(|(next, _)| self.verbs.contains_key(next.as_str()))
+                && !tokens.get(i + 1).is_some_and(|(next, _)| self.verbs.contains_key(next.as_ref()))
             {
                 // "with alice and bob": still the same phrase ("... and send it": a new clause).
                 continue;
@@ -294,7 +304,7 @@ impl SearchIndex {
                 naming = 3;
                 continue;
             }
-            if naming > 0 && !self.stopwords.contains(w.as_str()) {
+            if naming > 0 && !self.stopwords.contains(w) {
                 // "a page called roadmap": a name, whatever the words.
                 argument[i] = true;
                 naming -= 1;
@@ -314,7 +324,8 @@ impl SearchIndex {
         let mut fallback: Vec<(&str, Token)> = Vec::new();
         let mut first_verb = true;
         for (i, (w, t)) in tokens.iter().enumerate() {
-            if !t.opaque && (self.stopwords.contains(w.as_str()) || w.chars().count() < 2) {
+            let w: &str = w;
+            if !t.opaque && (self.stopwords.contains(w) || w.chars().count() < 2) {
                 continue;
             }
             if !t.opaque && lexicon::classes(w) & lexicon::LOCAL_WORD != 0 {
@@ -323,7 +334,7 @@ impl SearchIndex {
             let mut t = t.clone();
             t.arg |= argument[i];
             fallback.push((w, t.clone()));
-            let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w.as_str()) };
+            let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w) };
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
                 // (One edit leaves a word of three letters or more its first letter or its last:
@@ -343,12 +354,12 @@ impl SearchIndex {
                         })
                         .copied()
                 };
-                let typo = match memo.verb_typos.get(w.as_str()) {
+                let typo = match memo.verb_typos.get(w) {
                     Some(v) => *v,
                     None if !memo.on => find(),
                     None => {
                         let v = find();
-                        memo.verb_typos.insert(w.clone(), v);
+                        memo.verb_typos.insert(w.to_string(), v);
                         v
                     }
                 };
@@ -357,7 +368,7 @@ impl SearchIndex {
             match verb {
                 Some((&key, map)) if verb_position[i] => {
                     // "open a ticket" makes one, "open the ticket" / "open my notes" reads one.
-                    let next = tokens.get(i + 1).map(|(n, _)| n.as_str());
+                    let next = tokens.get(i + 1).map(|(n, _)| n.as_ref());
                     let map = if lexicon::READ_WITH_DEFINITE.contains(&key)
                         && next.is_some_and(|n| lexicon::DEFINITE.contains(&n))
                     {

@@ -151,11 +151,30 @@ pub fn is_issue_key(word: &str) -> bool {
     }
 }
 
+/// A token's text as [`canonicalize`] reads it: an owned string (the index's) or one that may
+/// borrow the request (the query's, most of whose words are already lower-case).
+pub trait Word: AsRef<str> + Default {
+    /// A canonical token of the lexicon's.
+    fn lexicon(word: &'static str) -> Self;
+}
+
+impl Word for String {
+    fn lexicon(word: &'static str) -> String {
+        word.to_string()
+    }
+}
+
+impl Word for Cow<'_, str> {
+    fn lexicon(word: &'static str) -> Self {
+        Cow::Borrowed(word)
+    }
+}
+
 /// Replaces the multi-word phrases of [`lexicon::PHRASES`] by their single canonical token
 /// ("pull request" -> "pr", "on call" -> "oncall"). `keep` also keeps the original words (the
 /// index does, so "request" alone still finds the tool; the query does not, so that a phrase
 /// counts as one idea).
-pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(String, T)> {
+pub fn canonicalize<S: Word, T: Clone>(mut tokens: Vec<(S, T)>, keep: bool) -> Vec<(S, T)> {
     // The phrases by their first word, longest first.
     static BY_FIRST: LazyLock<Map<&str, Vec<lexicon::Phrase>>> = LazyLock::new(|| {
         let mut map: Map<&str, Vec<lexicon::Phrase>> = Map::default();
@@ -170,9 +189,9 @@ pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(
     let mut out = Vec::with_capacity(tokens.len());
     let mut i = 0;
     while i < tokens.len() {
-        let found = BY_FIRST.get(tokens[i].0.as_str()).and_then(|list| {
+        let found = BY_FIRST.get(tokens[i].0.as_ref()).and_then(|list| {
             list.iter().find(|(phrase, _)| {
-                i + phrase.len() <= tokens.len() && phrase.iter().zip(&tokens[i..]).all(|(p, (t, _))| p == t)
+                i + phrase.len() <= tokens.len() && phrase.iter().zip(&tokens[i..]).all(|(p, (t, _))| *p == t.as_ref())
             })
         });
         // Matching looks ahead only: a token behind `i` is moved out, not cloned.
@@ -181,7 +200,7 @@ pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(
             if keep {
                 out.extend(tokens[i..i + phrase.len()].iter_mut().map(|(w, t)| (std::mem::take(w), t.clone())));
             }
-            out.push((canonical.to_string(), tag));
+            out.push((S::lexicon(canonical), tag));
             i += phrase.len();
         } else {
             out.push((std::mem::take(&mut tokens[i].0), tokens[i].1.clone()));
@@ -193,7 +212,7 @@ pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(
 
 /// Like [`canonicalize`] (without keeping), for a query: a two-word phrase may also be
 /// misspelt by one edit, judged on the whole phrase ("pul request" -> `pr`).
-pub fn canonicalize_query<T: Clone>(mut tokens: Vec<(String, T)>) -> Vec<(String, T)> {
+pub fn canonicalize_query<S: Word, T: Clone>(mut tokens: Vec<(S, T)>) -> Vec<(S, T)> {
     // The two-word phrases, written together ("pullrequest"), long enough to judge a typo on.
     static PAIRS: LazyLock<Vec<(String, [&str; 2])>> = LazyLock::new(|| {
         lexicon::PHRASES.iter().filter(|(p, _)| p.len() == 2).map(|(p, _)| (p.concat(), [p[0], p[1]])).collect()
@@ -213,14 +232,14 @@ pub fn canonicalize_query<T: Clone>(mut tokens: Vec<(String, T)>) -> Vec<(String
         by_end
     });
     static JOINED: LazyLock<Set<&'static str>> = LazyLock::new(|| PAIRS.iter().map(|(t, _)| t.as_str()).collect());
-    let mut fixed: Vec<(String, T)> = Vec::with_capacity(tokens.len());
+    let mut fixed: Vec<(S, T)> = Vec::with_capacity(tokens.len());
     let mut joined = String::new();
     let mut i = 0;
     while i < tokens.len() {
         if let Some(next) = tokens.get(i + 1) {
             joined.clear();
-            joined.push_str(&tokens[i].0);
-            joined.push_str(&next.0);
+            joined.push_str(tokens[i].0.as_ref());
+            joined.push_str(next.0.as_ref());
             let exact = JOINED.contains(joined.as_str());
             // The first pair in PAIRS' order, eight letters or more, that is a plausible typo of
             // the joined word (none can be when the joined word is shorter than seven).
@@ -240,8 +259,8 @@ pub fn canonicalize_query<T: Clone>(mut tokens: Vec<(String, T)>) -> Vec<(String
                     .min()
             };
             if !exact && let Some((_, [a, b])) = near.map(|p| &PAIRS[p]) {
-                fixed.push((a.to_string(), tokens[i].1.clone()));
-                fixed.push((b.to_string(), next.1.clone()));
+                fixed.push((S::lexicon(a), tokens[i].1.clone()));
+                fixed.push((S::lexicon(b), next.1.clone()));
                 i += 2;
                 continue;
             }
