@@ -153,18 +153,18 @@ pub fn is_issue_key(word: &str) -> bool {
 
 /// A token's text as [`canonicalize`] reads it: an owned string (the index's) or one that may
 /// borrow the request (the query's, most of whose words are already lower-case).
-pub trait Word: AsRef<str> + Default {
+pub trait TokenText: AsRef<str> + Default {
     /// A canonical token of the lexicon's.
     fn lexicon(word: &'static str) -> Self;
 }
 
-impl Word for String {
+impl TokenText for String {
     fn lexicon(word: &'static str) -> String {
         word.to_string()
     }
 }
 
-impl Word for Cow<'_, str> {
+impl TokenText for Cow<'_, str> {
     fn lexicon(word: &'static str) -> Self {
         Cow::Borrowed(word)
     }
@@ -174,7 +174,7 @@ impl Word for Cow<'_, str> {
 /// ("pull request" -> "pr", "on call" -> "oncall"). `keep` also keeps the original words (the
 /// index does, so "request" alone still finds the tool; the query does not, so that a phrase
 /// counts as one idea).
-pub fn canonicalize<S: Word, T: Clone>(mut tokens: Vec<(S, T)>, keep: bool) -> Vec<(S, T)> {
+pub fn canonicalize<S: TokenText, T: Clone>(mut tokens: Vec<(S, T)>, keep: bool) -> Vec<(S, T)> {
     // The phrases by their first word, longest first.
     static BY_FIRST: LazyLock<Map<&str, Vec<lexicon::Phrase>>> = LazyLock::new(|| {
         let mut map: Map<&str, Vec<lexicon::Phrase>> = Map::default();
@@ -212,7 +212,7 @@ pub fn canonicalize<S: Word, T: Clone>(mut tokens: Vec<(S, T)>, keep: bool) -> V
 
 /// Like [`canonicalize`] (without keeping), for a query: a two-word phrase may also be
 /// misspelt by one edit, judged on the whole phrase ("pul request" -> `pr`).
-pub fn canonicalize_query<S: Word, T: Clone>(mut tokens: Vec<(S, T)>) -> Vec<(S, T)> {
+pub fn canonicalize_query<S: TokenText, T: Clone>(mut tokens: Vec<(S, T)>) -> Vec<(S, T)> {
     // The two-word phrases, written together ("pullrequest"), long enough to judge a typo on.
     static PAIRS: LazyLock<Vec<(String, [&str; 2])>> = LazyLock::new(|| {
         lexicon::PHRASES.iter().filter(|(p, _)| p.len() == 2).map(|(p, _)| (p.concat(), [p[0], p[1]])).collect()
