@@ -5,7 +5,7 @@
 
 use super::hash::Map;
 use super::lexicon::Words;
-use super::text::{stem, tokenize};
+use super::text::{stem_owned, stem_str, tokenize};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -53,7 +53,39 @@ pub fn terms(text: &str) -> Vec<String> {
         prev_lower = c.is_lowercase();
         spaced.push(if c == '_' || c == '-' { ' ' } else { c });
     }
-    tokenize(&spaced).into_iter().filter(|t| !STOP.contains(t)).map(|t| stem(&t)).collect()
+    tokenize(&spaced).into_iter().filter(|t| !STOP.contains(t)).map(stem_owned).collect()
+}
+
+/// [`terms`] of one word, each handed to `f` as it is read: for an ASCII word without an
+/// apostrophe (most of a request's), a piece at a time through `buf`, with no string made; any
+/// other word through [`terms`].
+fn each_term(word: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    if !word.is_ascii() || word.contains('\'') {
+        terms(word).iter().for_each(|t| f(t));
+        return;
+    }
+    // The pieces [`terms`] reads: runs of letters and digits, a new one at a capital after a
+    // small letter.
+    let bytes = word.as_bytes();
+    let mut start = 0;
+    let mut prev_lower = false;
+    for i in 0..=bytes.len() {
+        let b = bytes.get(i).copied();
+        let alnum = b.is_some_and(|b| b.is_ascii_alphanumeric());
+        let camel = b.is_some_and(|b| b.is_ascii_uppercase()) && prev_lower;
+        if !alnum || camel {
+            if start < i {
+                buf.clear();
+                buf.push_str(&word[start..i]);
+                buf.make_ascii_lowercase();
+                if !STOP.contains(buf) {
+                    f(&stem_str(buf));
+                }
+            }
+            start = if alnum { i } else { i + 1 };
+        }
+        prev_lower = b.is_some_and(|b| b.is_ascii_lowercase());
+    }
 }
 
 impl Bm25 {
@@ -124,14 +156,16 @@ impl Bm25 {
         let mut seen: Vec<u32> = Vec::new();
         // A text's terms are its words' terms, one after the other.
         let mut ids: Vec<u32> = Vec::new();
+        let mut buf = String::new();
         for word in query.split_whitespace() {
             match memo.known.get(word) {
                 Some(known) => ids.extend_from_slice(known),
-                None if !memo.on => ids.extend(terms(word).iter().filter_map(|t| self.terms.get(t).copied())),
                 None => {
-                    let known: Vec<u32> = terms(word).iter().filter_map(|t| self.terms.get(t).copied()).collect();
-                    ids.extend_from_slice(&known);
-                    memo.known.insert(word.to_string(), known);
+                    let before = ids.len();
+                    each_term(word, &mut buf, |t| ids.extend(self.terms.get(t).copied()));
+                    if memo.on {
+                        memo.known.insert(word.to_string(), ids[before..].to_vec());
+                    }
                 }
             }
         }
@@ -175,6 +209,47 @@ mod tests {
         assert!((out[0] - 1.0).abs() < 1e-6);
         let mut out = vec![0.0; 3];
         assert!(bm.score("the of and", &mut out).is_empty());
+    }
+
+    /// A word's terms read a piece at a time are its [`terms`], for words of every shape.
+    #[test]
+    fn each_term_reads_what_terms_reads() {
+        let words = [
+            "getPoolDetails",
+            "list_networks",
+            "fetch-pool-stats",
+            "Echo",
+            "ECHO",
+            "a",
+            "",
+            "_",
+            "--x--",
+            "the",
+            "The",
+            "issues,",
+            "(v2.0)",
+            "3.5km",
+            "camelCaseWordsHere",
+            "HTTPServer",
+            "iPhone",
+            "network's",
+            "café",
+            "naïveTerms",
+            "x_Y_z",
+            "aB",
+            "Ab",
+            "replies.",
+            "stories!",
+            "it's",
+            "UPPER_snake",
+            "a1B2c3",
+        ];
+        let mut buf = String::new();
+        for w in words {
+            let mut read: Vec<String> = Vec::new();
+            each_term(w, &mut buf, |t| read.push(t.to_string()));
+            assert_eq!(read, terms(w), "{w:?}");
+        }
     }
 
     /// A text's terms are its words' terms in order, so texts scored with a shared memo score

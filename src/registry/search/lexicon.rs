@@ -659,6 +659,36 @@ pub const LOCAL_PHRASES: &[&str] =
 /// Words that end an argument phrase: "on my calendar" is a thing, "on main" a name.
 pub const POSSESSIVES: &[&str] = &["my", "our", "your", "their", "his", "her", "its"];
 
+/// Which of the short lists above a word is in ([`classes`]).
+pub const CLAUSE_MARKER: u8 = 1;
+pub const NAMING_WORD: u8 = 2;
+pub const PREPOSITION: u8 = 4;
+pub const POSSESSIVE: u8 = 8;
+pub const LOCAL_WORD: u8 = 16;
+
+/// The lists among [`CLAUSE_MARKERS`], [`NAMING`], [`PREPOSITIONS`], [`POSSESSIVES`] and
+/// [`LOCAL_WORDS`] that have `word`, as bits: the parser asks all five of every word, and one
+/// lookup answers them all (a scan of each list was a few percent of a long request's work).
+pub fn classes(word: &str) -> u8 {
+    static CLASSES: std::sync::LazyLock<super::hash::Map<&'static str, u8>> = std::sync::LazyLock::new(|| {
+        let mut map: super::hash::Map<&'static str, u8> = super::hash::Map::default();
+        let lists = [
+            (CLAUSE_MARKERS, CLAUSE_MARKER),
+            (NAMING, NAMING_WORD),
+            (PREPOSITIONS, PREPOSITION),
+            (POSSESSIVES, POSSESSIVE),
+            (LOCAL_WORDS, LOCAL_WORD),
+        ];
+        for (list, class) in lists {
+            for w in list {
+                *map.entry(w).or_default() |= class;
+            }
+        }
+        map
+    });
+    CLASSES.get(word).copied().unwrap_or(0)
+}
+
 /// Verbs that say nothing about a tool beyond its verb. Other verbs ("accept", "approve",
 /// "squash", "archive") also count as words: a tool that names them does them.
 pub static GENERIC_VERBS: Words = Words::new(&[
@@ -945,6 +975,24 @@ pub const PRODUCT_WORDS: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A word's classes are the lists that have it, for every word of the lists and words of
+    /// none.
+    #[test]
+    fn a_words_classes_are_the_lists_it_is_in() {
+        let lists = [
+            (CLAUSE_MARKERS, CLAUSE_MARKER),
+            (NAMING, NAMING_WORD),
+            (PREPOSITIONS, PREPOSITION),
+            (POSSESSIVES, POSSESSIVE),
+            (LOCAL_WORDS, LOCAL_WORD),
+        ];
+        let words = lists.iter().flat_map(|(l, _)| l.iter().copied()).chain(["", "the", "To", "tos", "disks"]);
+        for w in words {
+            let want = lists.iter().filter(|(l, _)| l.contains(&w)).fold(0, |bits, (_, c)| bits | c);
+            assert_eq!(classes(w), want, "{w:?}");
+        }
+    }
 
     #[test]
     fn a_word_set_holds_exactly_its_list() {

@@ -617,9 +617,12 @@ fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
     let mut part: Vec<&str> = Vec::new();
     let words: Vec<&str> = sentence.split_whitespace().collect();
     for (i, word) in words.iter().enumerate() {
-        // ("then", "and" and "afterwards" are what no other word lower-cases to.)
-        let joiner =
-            ["then", "and", "afterwards"].iter().any(|j| trim(word).eq_ignore_ascii_case(j)) && !word.ends_with(',');
+        // ("then", "and" and "afterwards" are what no other word lower-cases to; their lengths
+        // tell most words apart before their letters are compared.)
+        let core = trim(word);
+        let joiner = matches!(core.len(), 3 | 4 | 10)
+            && ["then", "and", "afterwards"].iter().any(|j| core.eq_ignore_ascii_case(j))
+            && !word.ends_with(',');
         let next_verb = || {
             words.get(i + 1).is_some_and(|w| {
                 let b = bare(w);
@@ -628,7 +631,7 @@ fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
         };
         let joins_step = joiner && next_verb();
         let after_comma = i > 0 && words[i - 1].ends_with(',');
-        let starts = (after_comma && starts_step(&bare(word))) || joins_step;
+        let starts = (after_comma && starts_step(&core.to_lowercase())) || joins_step;
         if starts && part.len() >= 2 {
             keep(part.join(" ").trim_end_matches(',').to_string());
             part.clear();

@@ -1,9 +1,12 @@
 //! Reading a query: tokens, verbs as intents, arguments, product mentions, word alternatives.
 
 use super::hash::{Map, Set};
+use std::borrow::Cow;
 
 use super::hash::deletion_hashes;
-use super::text::{self, canonicalize_query, is_issue_key, joined_by_dash_or_slash, stem, tokenize};
+use super::text::{
+    self, canonicalize_query, is_issue_key, joined_by_dash_or_slash, stem, stem_str, tokenize, tokenize_into,
+};
 use super::*;
 
 /// One token of the query, before matching.
@@ -80,7 +83,8 @@ impl SearchIndex {
     /// other texts read already.
     pub(super) fn parse_with(&self, query: &str, memo: &mut Memo) -> Parsed {
         let mut mentioned: Map<&'static str, f32> = Map::default();
-        let mut tokens: Vec<(String, Token)> = Vec::new();
+        // A word already lower-case is borrowed from the request.
+        let mut tokens: Vec<(Cow<'_, str>, Token)> = Vec::new();
         // What issue keys and #channels stand for: a product (and an issue).
         let mut hints: Vec<(&'static str, f32)> = Vec::new();
         let mut issue_key = false;
@@ -89,6 +93,8 @@ impl SearchIndex {
         let mut brk = false;
         // A path on the user's machine ("/tmp/data", "~/notes.md", "./src"): the request is local.
         let mut local_path = false;
+        // A word's parts, one list for every word.
+        let mut parts: Vec<String> = Vec::new();
         for (i, raw) in query.split_whitespace().enumerate() {
             if is_local_path(raw) {
                 local_path = true;
@@ -98,7 +104,8 @@ impl SearchIndex {
                     implied.push(("directory", HINT_WEIGHT));
                 }
             }
-            let breaks = raw.ends_with([',', ';', ':', '.', '!', '?', ')']);
+            // (Bytes, not characters: the marks are ASCII, and no other character's last byte is.)
+            let breaks = matches!(raw.as_bytes().last(), Some(b',' | b';' | b':' | b'.' | b'!' | b'?' | b')'));
             let raw = raw.trim_matches(|c: char| !(c.is_alphanumeric() || "#@$".contains(c)));
             let brk = std::mem::replace(&mut brk, breaks) && !raw.is_empty();
             if raw.is_empty() {
@@ -131,9 +138,15 @@ impl SearchIndex {
                 || raw
                     .char_indices()
                     .any(|(j, c)| c == '.' && j > 0 && raw[j + 1..].chars().next().is_some_and(char::is_alphanumeric));
-            let parts = tokenize(raw);
-            if opaque || parts.is_empty() {
-                tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
+            // A word of small letters and digits only is its own one part (most words are).
+            let own = raw.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            if own {
+                parts.clear();
+            } else {
+                tokenize_into(raw, &mut parts);
+            }
+            if opaque || (!own && parts.is_empty()) {
+                tokens.push((raw.to_lowercase().into(), Token { arg: true, opaque: true, brk }));
                 // What the argument is says something: a file name, an email address.
                 if raw.contains('@') && raw.contains('.') {
                     implied.push(("email", 0.5));
@@ -147,56 +160,71 @@ impl SearchIndex {
                 continue;
             }
             // (A zone's abbreviation has four letters at most, and lower-casing adds letters, never
-            // takes any away.)
-            let zone =
-                (raw.contains('/') || raw.chars().nth(4).is_none()).then(|| raw.to_lowercase()).filter(|lower| {
-                    lexicon::TIME_ZONES.contains(lower)
-                        || lower
-                            .split_once('/')
-                            .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
-                });
+            // takes any away. A short ASCII word is lower-cased on the stack: most are no zone.)
+            let is_zone = |lower: &str| {
+                lexicon::TIME_ZONES.contains(lower)
+                    || lower
+                        .split_once('/')
+                        .is_some_and(|(area, city)| lexicon::ZONE_AREAS.contains(&area) && !city.is_empty())
+            };
+            let zone = if raw.len() <= 4 && raw.is_ascii() && !raw.contains('/') {
+                let mut short = [0u8; 4];
+                short[..raw.len()].copy_from_slice(raw.as_bytes());
+                short.make_ascii_lowercase();
+                let lower = std::str::from_utf8(&short[..raw.len()]).unwrap_or_default();
+                is_zone(lower).then(|| lower.to_string())
+            } else {
+                (raw.contains('/') || raw.chars().nth(4).is_none()).then(|| raw.to_lowercase()).filter(|l| is_zone(l))
+            };
             if let Some(lower) = zone {
                 // "CET", "America/Chicago": an argument that says the query is about time zones.
-                tokens.push((lower, Token { arg: true, opaque: true, brk }));
+                tokens.push((lower.into(), Token { arg: true, opaque: true, brk }));
                 if !implied.iter().any(|(w, _)| *w == "timezone") {
                     implied.push(("timezone", HINT_WEIGHT));
                 }
                 continue;
             }
             let capitalised = i > 0 && raw.chars().next().is_some_and(char::is_uppercase);
-            if parts.len() > 1 && (raw.contains('/') || joined_by_dash_or_slash(raw)) {
+            if !own && parts.len() > 1 && (raw.contains('/') || joined_by_dash_or_slash(raw)) {
                 let joined = parts.concat();
                 if self.terms.contains_key(&joined) || lexicon::PHRASES.iter().any(|(_, c)| *c == joined) {
-                    tokens.push((joined, Token { arg: false, opaque: false, brk }));
+                    tokens.push((joined.into(), Token { arg: false, opaque: false, brk }));
                 } else if joined_by_dash_or_slash(raw) && parts.iter().all(|p| self.knows(p)) {
-                    tokens.extend(parts.into_iter().map(|p| (p, Token { arg: false, opaque: false, brk })));
+                    tokens.extend(parts.drain(..).map(|p| (p.into(), Token { arg: false, opaque: false, brk })));
                 } else {
-                    tokens.push((raw.to_lowercase(), Token { arg: true, opaque: true, brk }));
+                    tokens.push((raw.to_lowercase().into(), Token { arg: true, opaque: true, brk }));
                 }
                 continue;
             }
-            for p in parts {
-                let arg = capitalised || p.chars().any(|c| c.is_ascii_digit()) || raw.starts_with('$');
-                let compound = match memo.compounds.get(&p) {
-                    Some(c) => c.clone(),
-                    None if !memo.on => self.split_compound(&p),
-                    None => {
-                        let c = self.split_compound(&p);
-                        memo.compounds.insert(p.clone(), c.clone());
-                        c
+            let dollar = raw.starts_with('$');
+            let own = own.then_some(Cow::Borrowed(raw));
+            for p in own.into_iter().chain(parts.drain(..).map(Cow::Owned)) {
+                let arg = capitalised || dollar || p.bytes().any(|c| c.is_ascii_digit());
+                // (Most words are too short to be two words: no memo is asked about them.)
+                let compound = if !may_be_compound(&p) {
+                    None
+                } else {
+                    match memo.compounds.get(p.as_ref()) {
+                        Some(c) => c.clone(),
+                        None if !memo.on => self.split_compound(&p),
+                        None => {
+                            let c = self.split_compound(&p);
+                            memo.compounds.insert(p.to_string(), c.clone());
+                            c
+                        }
                     }
                 };
                 match compound {
                     Some((a, b)) => {
-                        tokens.push((a, Token { arg, opaque: false, brk }));
-                        tokens.push((b, Token { arg, opaque: false, brk: false }));
+                        tokens.push((a.into(), Token { arg, opaque: false, brk }));
+                        tokens.push((b.into(), Token { arg, opaque: false, brk: false }));
                     }
                     None => tokens.push((p, Token { arg, opaque: false, brk })),
                 }
             }
         }
         let tokens = canonicalize_query(tokens);
-        let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_str()).collect();
+        let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_ref()).collect();
         // The tools whose keyword phrase the query's 2- to 4-token runs are.
         let mut phrase_hits: Set<u32> = Set::default();
         let mut gram = String::new();
@@ -217,8 +245,9 @@ impl SearchIndex {
             }
         }
         let has_run = |phrase: &str| {
-            let words: Vec<&str> = phrase.split(' ').collect();
-            plain.windows(words.len()).any(|w| w == words.as_slice())
+            // (The first word tells most runs apart before the phrase is split again.)
+            let first = phrase.split(' ').next().unwrap_or_default();
+            plain.windows(phrase.split(' ').count()).any(|w| w[0] == first && w.iter().copied().eq(phrase.split(' ')))
         };
         // A number or key naming one item ("issue 4521", "PAY-123", "commit abc123f").
         let identifier = issue_key
@@ -232,7 +261,7 @@ impl SearchIndex {
         // A shell command counts as one where a command stands, first ("cat the config", not
         // "cat pictures").
         let local = local_path
-            || plain.iter().any(|w| lexicon::LOCAL_WORDS.contains(w))
+            || plain.iter().any(|w| lexicon::classes(w) & lexicon::LOCAL_WORD != 0)
             || plain.first().is_some_and(|w| lexicon::SHELL_COMMANDS.contains(w))
             || lexicon::LOCAL_PHRASES.iter().any(|p| has_run(p));
         // Where a verb may stand: a clause's first word after subjects and modals ("I need to",
@@ -245,6 +274,7 @@ impl SearchIndex {
         let mut in_phrase = false;
         let mut naming = 0;
         for (i, (w, t)) in tokens.iter().enumerate() {
+            let w: &str = w;
             if t.brk {
                 at_start = true;
                 in_phrase = false;
@@ -261,27 +291,28 @@ impl SearchIndex {
             }
             if in_phrase
                 && w == "and"
-                && !tokens.get(i + 1).is_some_and(|(next, _)| self.verbs.contains_key(next.as_str()))
+                && !tokens.get(i + 1).is_some_and(|(next, _)| self.verbs.contains_key(next.as_ref()))
             {
                 // "with alice and bob": still the same phrase ("... and send it": a new clause).
                 continue;
             }
-            if lexicon::CLAUSE_MARKERS.contains(&w.as_str()) {
+            let class = lexicon::classes(w);
+            if class & lexicon::CLAUSE_MARKER != 0 {
                 at_start = true;
             }
-            if lexicon::NAMING.contains(&w.as_str()) {
+            if class & lexicon::NAMING_WORD != 0 {
                 naming = 3;
                 continue;
             }
-            if naming > 0 && !self.stopwords.contains(w.as_str()) {
+            if naming > 0 && !self.stopwords.contains(w) {
                 // "a page called roadmap": a name, whatever the words.
                 argument[i] = true;
                 naming -= 1;
                 continue;
             }
-            if lexicon::PREPOSITIONS.contains(&w.as_str()) {
+            if class & lexicon::PREPOSITION != 0 {
                 in_phrase = true;
-            } else if lexicon::POSSESSIVES.contains(&w.as_str()) {
+            } else if class & lexicon::POSSESSIVE != 0 {
                 in_phrase = false;
             } else if in_phrase && !t.opaque && !self.knows(w) {
                 argument[i] = true;
@@ -293,30 +324,42 @@ impl SearchIndex {
         let mut fallback: Vec<(&str, Token)> = Vec::new();
         let mut first_verb = true;
         for (i, (w, t)) in tokens.iter().enumerate() {
-            if !t.opaque && (self.stopwords.contains(w.as_str()) || w.chars().count() < 2) {
+            let w: &str = w;
+            if !t.opaque && (self.stopwords.contains(w) || w.chars().count() < 2) {
                 continue;
             }
-            if !t.opaque && lexicon::LOCAL_WORDS.contains(&w.as_str()) {
+            if !t.opaque && lexicon::classes(w) & lexicon::LOCAL_WORD != 0 {
                 continue;
             }
             let mut t = t.clone();
             t.arg |= argument[i];
             fallback.push((w, t.clone()));
-            let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w.as_str()) };
+            let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w) };
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
+                // (One edit leaves a word of three letters or more its first letter or its last:
+                // a cheap test that rules out most verbs before the full one.)
+                let ends = |v: &str| {
+                    let (a, b) = (w.as_bytes(), v.as_bytes());
+                    a.first() == b.first() || a.last() == b.last()
+                };
                 let find = || {
                     self.verbs
                         .keys()
-                        .find(|v| v.len() >= 4 && v.len().abs_diff(w.len()) <= 1 && text::plausible_typo(w, v))
+                        .find(|v| {
+                            v.len() >= 4
+                                && v.len().abs_diff(w.len()) <= 1
+                                && (!v.is_ascii() || ends(v))
+                                && text::plausible_typo(w, v)
+                        })
                         .copied()
                 };
-                let typo = match memo.verb_typos.get(w.as_str()) {
+                let typo = match memo.verb_typos.get(w) {
                     Some(v) => *v,
                     None if !memo.on => find(),
                     None => {
                         let v = find();
-                        memo.verb_typos.insert(w.clone(), v);
+                        memo.verb_typos.insert(w.to_string(), v);
                         v
                     }
                 };
@@ -325,7 +368,7 @@ impl SearchIndex {
             match verb {
                 Some((&key, map)) if verb_position[i] => {
                     // "open a ticket" makes one, "open the ticket" / "open my notes" reads one.
-                    let next = tokens.get(i + 1).map(|(n, _)| n.as_str());
+                    let next = tokens.get(i + 1).map(|(n, _)| n.as_ref());
                     let map = if lexicon::READ_WITH_DEFINITE.contains(&key)
                         && next.is_some_and(|n| lexicon::DEFINITE.contains(&n))
                     {
@@ -441,10 +484,10 @@ impl SearchIndex {
 
     /// "mergerequests" -> merge, requests: an unknown word made of two known ones.
     fn split_compound(&self, word: &str) -> Option<(String, String)> {
-        let len = word.chars().count();
-        if len < 7 || !word.is_ascii() || !word.chars().all(|c| c.is_ascii_alphabetic()) || self.knows(word) {
+        if !may_be_compound(word) || self.knows(word) {
             return None;
         }
+        let len = word.len();
         (3..=len - 3)
             .rev()
             .map(|i| word.split_at(i))
@@ -460,7 +503,7 @@ impl SearchIndex {
     /// Whether the catalogue knows a word, directly or through a synonym.
     pub(super) fn knows(&self, word: &str) -> bool {
         self.terms.contains_key(word)
-            || self.terms.contains_key(&stem(word))
+            || self.terms.contains_key(stem_str(word).as_ref())
             || self.synonyms.contains_key(word)
             || self.verbs.contains_key(word)
     }
@@ -484,7 +527,7 @@ impl SearchIndex {
                 }
             }
         };
-        let stemmed = stem(word);
+        let stemmed = stem_str(word);
         push(&mut alts, word, 1.0);
         push(&mut alts, &stemmed, if stemmed == word { 1.0 } else { STEM_ONLY });
         if let Some(products) = self.products.get(word) {
@@ -496,12 +539,12 @@ impl SearchIndex {
         }
         let mut direct = !alts.is_empty();
         let mut weight = alts.iter().map(|&(id, _)| self.idf(id)).fold(0.0, f32::max);
-        let syns = self.synonyms.get(word).or_else(|| self.synonyms_by_stem.get(stemmed.as_str()));
+        let syns = self.synonyms.get(word).or_else(|| self.synonyms_by_stem.get(stemmed.as_ref()));
         if let Some(syns) = syns.filter(|_| synonyms) {
             let before = alts.len();
             for s in *syns {
                 push(&mut alts, s, SYNONYM);
-                push(&mut alts, &stem(s), SYNONYM * STEM_ONLY);
+                push(&mut alts, &stem_str(s), SYNONYM * STEM_ONLY);
             }
             if !direct {
                 weight = alts[before..].iter().map(|&(id, _)| self.idf(id)).fold(0.0, f32::max);
@@ -553,8 +596,9 @@ impl SearchIndex {
         if alts.is_empty() && len >= 6 {
             // "announcements" -> "announce": the longest known word the word starts with.
             for cut in (5.max(len * 3 / 5)..len).rev() {
-                let head: String = word.chars().take(cut).collect();
-                if let Some(&id) = self.terms.get(&head) {
+                // The first `cut` letters, as a slice of the word (no string per cut).
+                let head = word.char_indices().nth(cut).map_or(word, |(end, _)| &word[..end]);
+                if let Some(&id) = self.terms.get(head) {
                     alts.push((id, PREFIX));
                     break;
                 }
@@ -584,6 +628,11 @@ impl SearchIndex {
         }
         Word { alts: alts.into(), weight, anchor: !qualifier, direct }
     }
+}
+
+/// Whether a word is long enough, and of letters only, to be two words run together.
+fn may_be_compound(word: &str) -> bool {
+    word.len() >= 7 && word.bytes().all(|c| c.is_ascii_alphabetic())
 }
 
 /// Whether a raw query word is a path on the user's machine: absolute ("/tmp/data"), from the

@@ -1,6 +1,7 @@
 //! Text handling shared by the index and the query: words, stems, phrases, typo keys.
 
 use super::hash::{Map, Set};
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use super::lexicon;
@@ -18,16 +19,26 @@ pub fn prefix(text: &str, max: usize) -> &str {
 }
 
 pub fn tokenize(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    tokenize_into(text, &mut words);
+    words
+}
+
+/// [`tokenize`] into `words` (cleared first): a caller that reads many texts one at a time keeps
+/// one list for them all.
+pub fn tokenize_into(text: &str, words: &mut Vec<String>) {
+    words.clear();
     // Most words are ASCII: split at what is not a letter or digit, lower-case in place (what
-    // `tokenize_any` gives them, faster).
-    if text.is_ascii() && !text.contains('\'') {
-        return text
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_ascii_lowercase)
-            .collect();
+    // `tokenize_any` gives them, faster). Most of a request's words are one such run.
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        words.push(text.to_ascii_lowercase());
+    } else if text.is_ascii() && !text.contains('\'') {
+        words.extend(
+            text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_ascii_lowercase),
+        );
+    } else {
+        words.extend(tokenize_any(text));
     }
-    tokenize_any(text)
 }
 
 /// [`tokenize`] of any text.
@@ -67,44 +78,61 @@ pub fn is_cjk(c: char) -> bool {
 /// "issue"; "created", "create", "creating"; "replies", "reply" meet. Stems are index keys, not
 /// words ("create" -> "creat").
 pub fn stem(word: &str) -> String {
-    let mut w = word.to_string();
-    let len = w.chars().count();
-    if len <= 3 || !w.is_ascii() {
-        return w;
+    stem_str(word).into_owned()
+}
+
+/// [`stem`] of a word the caller owns: cut in place where the stem is a prefix of it.
+pub fn stem_owned(mut word: String) -> String {
+    let cut = match stem_str(&word) {
+        Cow::Borrowed(stem) => stem.len(),
+        Cow::Owned(stem) => return stem,
+    };
+    word.truncate(cut);
+    word
+}
+
+/// [`stem`], borrowed from the word where the stem is a prefix of it (all but "-ies", "-ied"):
+/// a query's words are stemmed to be looked up, and most lookups need no new string.
+pub fn stem_str(word: &str) -> Cow<'_, str> {
+    // (An ASCII word's letters are its bytes: every cut below is at a letter. The endings are
+    // matched as byte patterns, which compile to a few comparisons: stemming is asked of most
+    // words of every request.)
+    if word.len() <= 3 || !word.is_ascii() {
+        return Cow::Borrowed(word);
     }
-    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
-        w = format!("{base}y");
-    } else if let Some(base) = w.strip_suffix("ied").filter(|b| b.len() >= 2) {
-        w = format!("{base}y");
-    } else if w.ends_with("sses") {
-        w.truncate(w.len() - 2);
-    } else if w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
-        w.pop();
-    } else if let Some(base) = w.strip_suffix("ing").filter(|b| b.len() >= 3) {
-        w = undouble(base);
-    } else if let Some(base) = w.strip_suffix("ed").filter(|b| b.len() >= 3) {
-        w = undouble(base);
-    }
+    let n = word.len();
+    let mut w = match word.as_bytes() {
+        // "-ies", "-ied" on two letters or more -> "-y" (ending in "y", the stem has none of the
+        // endings below).
+        [.., b'i', b'e', b's' | b'd'] if n >= 5 => return Cow::Owned(format!("{}y", &word[..n - 3])),
+        [.., b's', b's', b'e', b's'] => &word[..n - 2],
+        [.., b's' | b'u' | b'i', b's'] => word,
+        [.., b's'] => &word[..n - 1],
+        [.., b'i', b'n', b'g'] if n >= 6 => undouble(&word[..n - 3]),
+        [.., b'e', b'd'] if n >= 5 => undouble(&word[..n - 2]),
+        _ => word,
+    };
     // "assignee", "attendee" -> assign, attend; "owner", "commenter" -> own, comment.
-    if let Some(base) = w.strip_suffix("ee").filter(|b| b.len() >= 4) {
-        w = base.to_string();
-    } else if let Some(base) = w.strip_suffix("er").filter(|b| b.len() >= 4) {
-        w = undouble(base);
+    let m = w.len();
+    match w.as_bytes() {
+        [.., b'e', b'e'] if m >= 6 => w = &w[..m - 2],
+        [.., b'e', b'r'] if m >= 6 => w = undouble(&w[..m - 2]),
+        _ => {}
     }
-    if w.len() > 3 && w.ends_with('e') {
-        w.pop();
+    if w.len() > 3 && w.as_bytes().last() == Some(&b'e') {
+        w = &w[..w.len() - 1];
     }
-    w
+    Cow::Borrowed(w)
 }
 
 /// "runn" -> "run", "plann" -> "plan"; "bill", "pass" and "buzz" keep theirs.
-fn undouble(base: &str) -> String {
+fn undouble(base: &str) -> &str {
     let b = base.as_bytes();
     let n = b.len();
     if n >= 4 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'a' | b'e' | b'i' | b'o' | b'u') {
-        base[..n - 1].to_string()
+        &base[..n - 1]
     } else {
-        base.to_string()
+        base
     }
 }
 
@@ -123,11 +151,30 @@ pub fn is_issue_key(word: &str) -> bool {
     }
 }
 
+/// A token's text as [`canonicalize`] reads it: an owned string (the index's) or one that may
+/// borrow the request (the query's, most of whose words are already lower-case).
+pub trait TokenText: AsRef<str> + Default {
+    /// A canonical token of the lexicon's.
+    fn lexicon(word: &'static str) -> Self;
+}
+
+impl TokenText for String {
+    fn lexicon(word: &'static str) -> String {
+        word.to_string()
+    }
+}
+
+impl TokenText for Cow<'_, str> {
+    fn lexicon(word: &'static str) -> Self {
+        Cow::Borrowed(word)
+    }
+}
+
 /// Replaces the multi-word phrases of [`lexicon::PHRASES`] by their single canonical token
 /// ("pull request" -> "pr", "on call" -> "oncall"). `keep` also keeps the original words (the
 /// index does, so "request" alone still finds the tool; the query does not, so that a phrase
 /// counts as one idea).
-pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(String, T)> {
+pub fn canonicalize<S: TokenText, T: Clone>(mut tokens: Vec<(S, T)>, keep: bool) -> Vec<(S, T)> {
     // The phrases by their first word, longest first.
     static BY_FIRST: LazyLock<Map<&str, Vec<lexicon::Phrase>>> = LazyLock::new(|| {
         let mut map: Map<&str, Vec<lexicon::Phrase>> = Map::default();
@@ -142,9 +189,9 @@ pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(
     let mut out = Vec::with_capacity(tokens.len());
     let mut i = 0;
     while i < tokens.len() {
-        let found = BY_FIRST.get(tokens[i].0.as_str()).and_then(|list| {
+        let found = BY_FIRST.get(tokens[i].0.as_ref()).and_then(|list| {
             list.iter().find(|(phrase, _)| {
-                i + phrase.len() <= tokens.len() && phrase.iter().zip(&tokens[i..]).all(|(p, (t, _))| p == t)
+                i + phrase.len() <= tokens.len() && phrase.iter().zip(&tokens[i..]).all(|(p, (t, _))| *p == t.as_ref())
             })
         });
         // Matching looks ahead only: a token behind `i` is moved out, not cloned.
@@ -153,7 +200,7 @@ pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(
             if keep {
                 out.extend(tokens[i..i + phrase.len()].iter_mut().map(|(w, t)| (std::mem::take(w), t.clone())));
             }
-            out.push((canonical.to_string(), tag));
+            out.push((S::lexicon(canonical), tag));
             i += phrase.len();
         } else {
             out.push((std::mem::take(&mut tokens[i].0), tokens[i].1.clone()));
@@ -165,7 +212,7 @@ pub fn canonicalize<T: Clone>(mut tokens: Vec<(String, T)>, keep: bool) -> Vec<(
 
 /// Like [`canonicalize`] (without keeping), for a query: a two-word phrase may also be
 /// misspelt by one edit, judged on the whole phrase ("pul request" -> `pr`).
-pub fn canonicalize_query<T: Clone>(mut tokens: Vec<(String, T)>) -> Vec<(String, T)> {
+pub fn canonicalize_query<S: TokenText, T: Clone>(mut tokens: Vec<(S, T)>) -> Vec<(S, T)> {
     // The two-word phrases, written together ("pullrequest"), long enough to judge a typo on.
     static PAIRS: LazyLock<Vec<(String, [&str; 2])>> = LazyLock::new(|| {
         lexicon::PHRASES.iter().filter(|(p, _)| p.len() == 2).map(|(p, _)| (p.concat(), [p[0], p[1]])).collect()
@@ -185,14 +232,14 @@ pub fn canonicalize_query<T: Clone>(mut tokens: Vec<(String, T)>) -> Vec<(String
         by_end
     });
     static JOINED: LazyLock<Set<&'static str>> = LazyLock::new(|| PAIRS.iter().map(|(t, _)| t.as_str()).collect());
-    let mut fixed: Vec<(String, T)> = Vec::with_capacity(tokens.len());
+    let mut fixed: Vec<(S, T)> = Vec::with_capacity(tokens.len());
     let mut joined = String::new();
     let mut i = 0;
     while i < tokens.len() {
         if let Some(next) = tokens.get(i + 1) {
             joined.clear();
-            joined.push_str(&tokens[i].0);
-            joined.push_str(&next.0);
+            joined.push_str(tokens[i].0.as_ref());
+            joined.push_str(next.0.as_ref());
             let exact = JOINED.contains(joined.as_str());
             // The first pair in PAIRS' order, eight letters or more, that is a plausible typo of
             // the joined word (none can be when the joined word is shorter than seven).
@@ -212,8 +259,8 @@ pub fn canonicalize_query<T: Clone>(mut tokens: Vec<(String, T)>) -> Vec<(String
                     .min()
             };
             if !exact && let Some((_, [a, b])) = near.map(|p| &PAIRS[p]) {
-                fixed.push((a.to_string(), tokens[i].1.clone()));
-                fixed.push((b.to_string(), next.1.clone()));
+                fixed.push((S::lexicon(a), tokens[i].1.clone()));
+                fixed.push((S::lexicon(b), next.1.clone()));
                 i += 2;
                 continue;
             }
@@ -359,6 +406,79 @@ mod tests {
         assert!(!within_one_edit("jira", "jazz"));
     }
 
+    /// The stemmer as it was written first, a new string at each step: [`stem_str`] gives what
+    /// it gives.
+    fn stem_as_first_written(word: &str) -> String {
+        fn undouble(base: &str) -> String {
+            let b = base.as_bytes();
+            let n = b.len();
+            if n >= 4
+                && b[n - 1] == b[n - 2]
+                && !matches!(b[n - 1], b'l' | b's' | b'z' | b'a' | b'e' | b'i' | b'o' | b'u')
+            {
+                base[..n - 1].to_string()
+            } else {
+                base.to_string()
+            }
+        }
+        let mut w = word.to_string();
+        let len = w.chars().count();
+        if len <= 3 || !w.is_ascii() {
+            return w;
+        }
+        if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
+            w = format!("{base}y");
+        } else if let Some(base) = w.strip_suffix("ied").filter(|b| b.len() >= 2) {
+            w = format!("{base}y");
+        } else if w.ends_with("sses") {
+            w.truncate(w.len() - 2);
+        } else if w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
+            w.pop();
+        } else if let Some(base) = w.strip_suffix("ing").filter(|b| b.len() >= 3) {
+            w = undouble(base);
+        } else if let Some(base) = w.strip_suffix("ed").filter(|b| b.len() >= 3) {
+            w = undouble(base);
+        }
+        if let Some(base) = w.strip_suffix("ee").filter(|b| b.len() >= 4) {
+            w = base.to_string();
+        } else if let Some(base) = w.strip_suffix("er").filter(|b| b.len() >= 4) {
+            w = undouble(base);
+        }
+        if w.len() > 3 && w.ends_with('e') {
+            w.pop();
+        }
+        w
+    }
+
+    /// Every ending the stemmer knows, on short and long stems, doubled letters and not, and
+    /// the lexicon's words: the borrowed stem is the first one's.
+    #[test]
+    fn stem_str_stems_as_first_written() {
+        let bases = ["", "a", "ab", "abc", "t", "ti", "run", "runn", "plan", "bill", "pass", "buzz", "agr", "assign"];
+        let bases = bases.iter().chain(&["own", "comment", "stor", "repl", "bo", "statu", "gas", "é", "caf", "ss"]);
+        let endings = ["", "s", "es", "ies", "ied", "sses", "ss", "us", "is", "ing", "ed", "ee", "er", "e", "y"];
+        let endings = endings.iter().chain(&["ers", "ees", "eed", "ering", "erred", "ning", "ned", "ee's", "é", "ers"]);
+        let mut words: Vec<String> = Vec::new();
+        for b in bases {
+            for e in endings.clone() {
+                for f in ["", "s", "ed", "ing", "er", "e"] {
+                    words.push(format!("{b}{e}{f}"));
+                }
+            }
+        }
+        words.extend(lexicon::STOPWORDS.iter().map(|w| w.to_string()));
+        words.extend(
+            lexicon::SYNONYMS.iter().flat_map(|(w, s)| std::iter::once(*w).chain(s.iter().copied())).map(String::from),
+        );
+        words.extend(lexicon::VERBS.iter().flat_map(|(w, _)| w.iter()).map(|w| w.to_string()));
+        for w in &words {
+            assert_eq!(stem_str(w), stem_as_first_written(w), "{w:?}");
+            assert_eq!(stem(w), stem_as_first_written(w), "{w:?}");
+            assert_eq!(stem_owned(w.clone()), stem_as_first_written(w), "{w:?}");
+        }
+        assert!(words.len() > 2000, "{} words", words.len());
+    }
+
     /// The ASCII path of `tokenize` splits and lower-cases as the path for any text does.
     #[test]
     fn ascii_text_is_split_as_any_text() {
@@ -370,6 +490,9 @@ mod tests {
             "",
             "!!!",
             "what's the customer's order", // apostrophes: the general path
+            "Word",
+            "v2",
+            "ENG",
         ] {
             assert_eq!(tokenize(text), tokenize_any(text), "{text:?}");
         }
