@@ -43,6 +43,9 @@ pub const MODEL_ID: u64 = {
 const MODEL_BYTES: &[u8] = include_bytes!("model/vectors.bin");
 const VECTORS_LEN: usize = MODEL_BYTES.len();
 
+/// The most rows of a request [`Model::embed_many`] makes room for at once (a long request has
+/// about 150 distinct tokens; more grow the buffer as needed).
+const RESERVED_ROWS: usize = 256;
 /// Longest word WordPiece splits; longer ones are skipped (as BERT does, by [UNK]).
 const MAX_WORD: usize = 100;
 /// Only a text's first this many bytes are embedded: the meaning of a request is in its start,
@@ -246,9 +249,10 @@ impl Model {
             .map(|text| {
                 ids.clear();
                 self.tokens_with(super::text::prefix(text, MAX_TEXT), &mut ids, &mut split);
-                // The first text is the whole request: room for every row its clauses read too.
+                // The first text is the whole request: room for the rows its clauses read too
+                // (a request's distinct tokens; a long run of one repeated word asks no more).
                 if rows.is_empty() {
-                    rows.reserve(ids.len().min(MAX_TEXT) * self.dim);
+                    rows.reserve(ids.len().min(RESERVED_ROWS) * self.dim);
                 }
                 let mut v = vec![0.0_f32; self.dim];
                 for &id in &ids {

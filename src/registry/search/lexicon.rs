@@ -408,20 +408,22 @@ pub const PREPOSITION: u8 = 4;
 pub const POSSESSIVE: u8 = 8;
 pub const LOCAL_WORD: u8 = 16;
 
+/// Each list [`classes`] answers for, with its bit.
+const CLASS_LISTS: [(&[&str], u8); 5] = [
+    (CLAUSE_MARKERS, CLAUSE_MARKER),
+    (NAMING, NAMING_WORD),
+    (PREPOSITIONS, PREPOSITION),
+    (POSSESSIVES, POSSESSIVE),
+    (LOCAL_WORDS, LOCAL_WORD),
+];
+
 /// The lists among [`CLAUSE_MARKERS`], [`NAMING`], [`PREPOSITIONS`], [`POSSESSIVES`] and
 /// [`LOCAL_WORDS`] that have `word`, as bits: the parser asks all five of every word, and one
 /// lookup answers them all (a scan of each list was a few percent of a long request's work).
 pub fn classes(word: &str) -> u8 {
     static CLASSES: std::sync::LazyLock<super::hash::Map<&'static str, u8>> = std::sync::LazyLock::new(|| {
         let mut map: super::hash::Map<&'static str, u8> = super::hash::Map::default();
-        let lists = [
-            (CLAUSE_MARKERS, CLAUSE_MARKER),
-            (NAMING, NAMING_WORD),
-            (PREPOSITIONS, PREPOSITION),
-            (POSSESSIVES, POSSESSIVE),
-            (LOCAL_WORDS, LOCAL_WORD),
-        ];
-        for (list, class) in lists {
+        for (list, class) in CLASS_LISTS {
             for w in list {
                 *map.entry(w).or_default() |= class;
             }
@@ -722,13 +724,7 @@ mod tests {
     /// none.
     #[test]
     fn a_words_classes_are_the_lists_it_is_in() {
-        let lists = [
-            (CLAUSE_MARKERS, CLAUSE_MARKER),
-            (NAMING, NAMING_WORD),
-            (PREPOSITIONS, PREPOSITION),
-            (POSSESSIVES, POSSESSIVE),
-            (LOCAL_WORDS, LOCAL_WORD),
-        ];
+        let lists = CLASS_LISTS;
         let words = lists.iter().flat_map(|(l, _)| l.iter().copied()).chain(["", "the", "To", "tos", "disks"]);
         for w in words {
             let want = lists.iter().filter(|(l, _)| l.contains(&w)).fold(0, |bits, (_, c)| bits | c);

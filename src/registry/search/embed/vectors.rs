@@ -127,7 +127,7 @@ impl Vectors {
     /// tools (NaN for tools without a vector). Query `k`'s true cosine
     /// with tool `d` (what [`Vectors::cosine`] gives) is within [`Vectors::bounds`] of it. A large
     /// catalogue's cosines are read this way, and the exact one is made only for the tools
-    /// whose bound can still matter (the integer products cost about a third of the float ones).
+    /// whose bound can still matter.
     /// `None` when this machine has no fast integer products (or the rows are not of a length
     /// they take): every cosine is then taken exactly, with [`Vectors::cosines_many`].
     pub fn approx_many(&self, qs: &[&[f32]]) -> Option<Approx> {
@@ -139,14 +139,17 @@ impl Vectors {
         let mut steps: Vec<f32> = Vec::new();
         let mut rounded: Vec<i8> = Vec::new();
         for (k, q) in qs.iter().enumerate() {
-            let max = q.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-            if q.len() != self.dim || max <= f32::EPSILON || !max.is_finite() {
+            // Rounded as a tool's vector is ([`Quantized`]: never -128); scale 0: no vector.
+            if q.len() != self.dim {
                 continue;
             }
-            let step = max / 127.0;
-            rounded.extend(q.iter().map(|x| (x / step).round().clamp(-127.0, 127.0) as i8));
+            let r = Quantized::new(q);
+            if r.scale <= 0.0 {
+                continue;
+            }
+            rounded.extend_from_slice(&r.data);
             slots[k] = Some(steps.len());
-            steps.push(step);
+            steps.push(r.scale);
         }
         let mut values = vec![f32::NAN; steps.len() * tools];
         if !values.is_empty() {
@@ -182,14 +185,14 @@ pub struct Approx {
 
 /// One query's near cosines with every tool, and what bounds the true ones ([`Vectors::bounds`]).
 pub struct Bounds<'a> {
-    pub values: &'a [f32],
-    pub spread: &'a [f32],
-    pub half: f32,
+    values: &'a [f32],
+    spread: &'a [f32],
+    half: f32,
 }
 
 impl Bounds<'_> {
     /// Room for the float sums' rounding (the exact cosine's and the near one's).
-    pub const MARGIN: f32 = 1e-4;
+    const MARGIN: f32 = 1e-4;
 
     /// At least tool `d`'s cosine (NaN for a tool without a vector).
     #[inline]
