@@ -1199,6 +1199,37 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
     base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
 }
 
+/// A product's name misspelt names the product wherever it stands: after "on" / "in", where
+/// unknown words are read as names ("on gitlba"), and where its stem is another word ("lineer"
+/// -> "line"). An English word one edit from a product's name ("nation", "notion") names
+/// nothing, nor does a person's name after "with".
+#[test]
+fn misspelt_product_names_are_read_wherever_they_stand() {
+    let t = app();
+    let registry = registry_with_upstream(&t.app.registry());
+    let index = registry.index();
+    let connected = |i: &str| t.app.is_connected(i);
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("find lineer issues mentioning billing", "linear_search_issues"),
+        ("creat an isue on gitlba for the broken export", "gitlab_create_issue"),
+        ("show failed pipelines in gitlba", "gitlab_list_pipelines"),
+        ("search confluance for the onboarding guide", "confluence_search_pages"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
+        }
+    }
+    for query in ["population of the nation", "the nation's capital"] {
+        let hits = index.search(query, 5, &connected);
+        if hits.iter().any(|h| h.integration == "notion") {
+            wrong.push(format!("{query:?} named notion: {hits:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// Attack: a hostile upstream server takes a misspelling of a product's name ("gmial") and stuffs
 /// its description with that product's words, to receive the agent's mail. A query that spells
 /// the product right names the product, not the look-alike; BM25's length normalisation and the

@@ -558,7 +558,16 @@ impl SearchIndex {
         let named_digits = !alphabetic
             && word.chars().all(char::is_alphanumeric)
             && word.chars().filter(|c| c.is_alphabetic()).count() >= 3;
-        if alts.is_empty() && (alphabetic && !token.arg || named_digits) && len >= 4 {
+        let typo = alts.is_empty() && (alphabetic && !token.arg || named_digits) && len >= 4;
+        // A product's own name misspelt ("lineer", "gitlba", "sentyr") names it wherever it
+        // stands and whatever its stem reads as ("lineer" -> "line"): a word of neither the
+        // catalogue nor English, one edit from a product's name, is read as that name too.
+        let misspelt_product = !typo
+            && alphabetic
+            && len >= 5
+            && !self.terms.contains_key(word)
+            && !embed::model().is_some_and(|m| m.knows_word(word));
+        if typo || misspelt_product {
             let mut found: Vec<u32> = Vec::new();
             for key in deletion_hashes(word) {
                 for &id in self.typo_keys.get(key) {
@@ -572,7 +581,13 @@ impl SearchIndex {
                 let term = &self.term_text[id as usize];
                 let product_name =
                     || self.products.get(term.as_str()).into_iter().flatten().any(|p| p.replace('_', "") == *term);
-                let fits = if alphabetic { term.chars().all(char::is_alphabetic) } else { product_name() };
+                let fits = if misspelt_product {
+                    product_name()
+                } else if alphabetic {
+                    term.chars().all(char::is_alphabetic)
+                } else {
+                    product_name()
+                };
                 if fits && text::plausible_typo(word, term) {
                     push(&mut alts, term, discount);
                     for syn in self.synonyms.get(term.as_str()).copied().unwrap_or_default() {
