@@ -1199,6 +1199,33 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
     base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
 }
 
+/// Verbs of two parts with their object between ("let the channel know", "drop sam a line",
+/// "give the team a heads up", "reach out") ask to send a message; "let me know" still asks to
+/// see, and "drop" alone still removes.
+#[test]
+fn two_part_verbs_are_read_as_the_verb_they_mean() {
+    let t = app();
+    let registry = registry_with_upstream(&t.app.registry());
+    let index = registry.index();
+    let connected = |i: &str| t.app.is_connected(i);
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("give the team a heads up on slack that the deploy is starting", "slack_send_message"),
+        ("reach out to the customer by email about the late shipment", "gmail_send_email"),
+        ("letting the discord channel know the stream starts at 8", "discord_send_message"),
+        ("drop sam a line on slack about the offsite", "slack_send_dm"),
+        ("put together a short message in #releases on slack saying 2.3 is out", "slack_send_message"),
+        ("let me know what's on my calendar today", "google_calendar_list_events"),
+        ("drop the newsletter email from my gmail inbox", "gmail_delete_email"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// A product's name misspelt names the product wherever it stands: after "on" / "in", where
 /// unknown words are read as names ("on gitlba"), and where its stem is another word ("lineer"
 /// -> "line"). An English word one edit from a product's name ("nation", "notion") names

@@ -392,6 +392,24 @@ pub const NAMING: &[&str] = &["called", "named", "titled", "entitled"];
 /// Words and phrases that place a request on the user's own machine rather than a service: they
 /// say where, not what, and are not matched as words.
 pub const LOCAL_WORDS: &[&str] = &["local", "locally", "disk", "laptop", "harddrive"];
+/// Verbs of two parts with an object between them ("let the team know", "drop sam a note",
+/// "shoot them an email", "put together a message"): the first word, the words that may close
+/// it, how many words may stand between, the verb the whole means, and whether the closing word
+/// is a particle read as nothing ("know", "off") or a thing kept as a word ("email", "note").
+/// Read before the request's verbs, so "drop" of "drop a note" is no deletion.
+pub type Phrasal = (&'static str, &'static [&'static str], usize, &'static str, bool);
+
+pub const PHRASAL: &[Phrasal] = &[
+    ("let", &["know"], 3, "notify", true),
+    ("letting", &["know"], 3, "notify", true),
+    ("drop", &["note", "line", "message", "msg", "dm"], 3, "send", false),
+    ("shoot", &["email", "mail", "message", "note", "line", "text", "dm"], 3, "send", false),
+    ("fire", &["off"], 0, "send", true),
+    ("reach", &["out"], 0, "message", true),
+    ("give", &["heads"], 4, "notify", true),
+    ("put", &["together"], 0, "compose", true),
+];
+
 /// Shell commands: whoever starts a request with one means files on their own machine. Words too
 /// (see [`SYNONYMS`]).
 pub const SHELL_COMMANDS: &[&str] = &["ls", "mkdir", "mv", "rm", "cat", "stat", "du", "cd", "pwd", "touch", "chmod"];

@@ -223,7 +223,8 @@ impl SearchIndex {
                 }
             }
         }
-        let tokens = canonicalize_query(tokens);
+        let mut tokens = canonicalize_query(tokens);
+        phrasal_verbs(&mut tokens);
         let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_ref()).collect();
         // The tools whose keyword phrase the query's 2- to 4-token runs are.
         let mut phrase_hits: Set<u32> = Set::default();
@@ -645,6 +646,34 @@ impl SearchIndex {
     }
 }
 
+/// A verb of two parts ([`lexicon::PHRASAL`]) read as the one verb it means: its first word
+/// replaced by that verb, its closing word dropped when a particle. Opaque tokens (addresses,
+/// paths) and clause breaks end the search for the closing word.
+fn phrasal_verbs(tokens: &mut Vec<(Cow<'_, str>, Token)>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        let (w, t) = &tokens[i];
+        let Some(&(_, ends, gap, verb, particle)) =
+            (!t.opaque).then(|| lexicon::PHRASAL.iter().find(|p| p.0 == w.as_ref())).flatten()
+        else {
+            i += 1;
+            continue;
+        };
+        let close = tokens[i + 1..]
+            .iter()
+            .take(gap + 1)
+            .take_while(|(_, t)| !t.opaque && !t.brk)
+            .position(|(w, _)| ends.contains(&w.as_ref()));
+        if let Some(k) = close {
+            tokens[i].0 = Cow::Borrowed(verb);
+            if particle {
+                tokens.remove(i + 1 + k);
+            }
+        }
+        i += 1;
+    }
+}
+
 /// Whether a word is long enough, and of letters only, to be two words run together.
 fn may_be_compound(word: &str) -> bool {
     word.len() >= 7 && word.bytes().all(|c| c.is_ascii_alphabetic())
@@ -663,7 +692,34 @@ fn is_local_path(raw: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_local_path;
+    use super::{Cow, Token, is_local_path, phrasal_verbs};
+
+    #[test]
+    fn two_part_verbs_become_one() {
+        let read = |q: &str| {
+            let mut tokens: Vec<(Cow<'_, str>, Token)> = Vec::new();
+            for (i, w) in q.split(' ').enumerate() {
+                let brk = w == "|";
+                if !brk {
+                    let prev_brk = i > 0 && q.split(' ').nth(i - 1) == Some("|");
+                    tokens.push((
+                        Cow::Owned(w.to_string()),
+                        Token { arg: false, opaque: w.contains('@'), brk: prev_brk },
+                    ));
+                }
+            }
+            phrasal_verbs(&mut tokens);
+            tokens.iter().map(|(w, _)| w.to_string()).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(read("let the whole team know"), "notify the whole team");
+        assert_eq!(read("drop sam a line"), "send sam a line");
+        assert_eq!(read("fire off an email"), "send an email");
+        // Too far apart, across a clause break or an address: no verb of two parts.
+        assert_eq!(read("let the old build of the api know"), "let the old build of the api know");
+        assert_eq!(read("drop it | a note"), "drop it a note");
+        assert_eq!(read("shoot a@b.c note"), "shoot a@b.c note");
+        assert_eq!(read("drop the table"), "drop the table");
+    }
 
     #[test]
     fn local_paths_are_told_from_other_slashes() {
