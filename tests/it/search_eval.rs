@@ -1199,6 +1199,34 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
     base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
 }
 
+/// A request that says what is wrong or due asks to change it or to be reminded ("still shows
+/// the old assignee", "should say 4", "has a typo", "don't let me forget"), or where a thing is
+/// to find it; a verb of its own still counts where the words may say otherwise ("a task that
+/// should be done by friday" is made), and "forget my credentials" still deletes them.
+#[test]
+fn what_is_wrong_or_due_asks_for_a_change() {
+    let t = app();
+    let registry = registry_with_upstream(&t.app.registry());
+    let index = registry.index();
+    let connected = |i: &str| t.app.is_connected(i);
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("the jira ticket PAY-12 still shows the old assignee", "jira_update_issue"),
+        ("the airtable record for the blue chair should say 4 in stock", "airtable_update_records"),
+        ("where did I save the invoice pdf on google drive", "google_drive_search_files"),
+        ("the marketing card on trello belongs to anna now", "trello_update_card"),
+        ("there's a typo in the title of the asana task about hiring", "asana_update_task"),
+        ("make sure the task that should be done by friday is in asana", "asana_create_task"),
+        ("forget my slack credentials", "connection_delete_credentials"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// Verbs of two parts with their object between ("let the channel know", "drop sam a line",
 /// "give the team a heads up", "reach out") ask to send a message; "let me know" still asks to
 /// see, and "drop" alone still removes.

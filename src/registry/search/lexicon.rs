@@ -410,6 +410,35 @@ pub const PHRASAL: &[Phrasal] = &[
     ("put", &["together"], 0, "compose", true),
 ];
 
+/// What a request asks for, told by how it says what is wrong or due: "the title should say
+/// 2.0", "the card belongs to anna now", "there's a typo in ...", "don't let me forget to call
+/// mom", "where did I put the deck". The words (a run of the request's words), the verb they
+/// stand for, and whether they stand for it over the request's own verbs (the idiom's verb:
+/// "say", "call", "put") or only where it has none ("should be" of "a task that should be done").
+pub const IMPLIED_VERBS: &[(&str, &str, bool)] = &[
+    ("should say", "update", true),
+    ("should read", "update", true),
+    ("needs to say", "update", true),
+    ("still says", "update", true),
+    ("still shows", "update", true),
+    // (Not "forget" alone: "forget the stored token" deletes it.)
+    ("me forget", "remind", true),
+    ("i forget", "remind", true),
+    ("forgetting", "remind", true),
+    ("where did", "find", true),
+    ("should be", "update", false),
+    ("should go", "update", false),
+    ("out of date", "update", false),
+    ("outdated", "update", false),
+    ("belongs to", "update", false),
+    ("is wrong", "update", false),
+    ("are wrong", "update", false),
+    ("typo", "update", false),
+    ("where is", "find", false),
+    ("where are", "find", false),
+    ("where's", "find", false),
+];
+
 /// Shell commands: whoever starts a request with one means files on their own machine. Words too
 /// (see [`SYNONYMS`]).
 pub const SHELL_COMMANDS: &[&str] = &["ls", "mkdir", "mv", "rm", "cat", "stat", "du", "cd", "pwd", "touch", "chmod"];

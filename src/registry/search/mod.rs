@@ -132,6 +132,8 @@ pub const INTENT_FLOOR: f32 = 0.6;
 const LATER_VERB: f32 = 0.85;
 /// ... and a verb elsewhere ("mark as read", "issues assigned to me") this much.
 const OFF_VERB: f32 = 0.6;
+/// ... and a verb a request without one implies ("the title should say 2.0": update) this much.
+const IMPLIED_VERB: f32 = 0.85;
 /// The factor of a product a query implies ("inbox", a misspelt name) rather than names.
 const IMPLIED: f32 = 0.9;
 /// The factor of tools of other products when the query names one.

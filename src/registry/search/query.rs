@@ -404,6 +404,17 @@ impl SearchIndex {
                 }
             }
         }
+        if let Some((&verb, map, over)) = lexicon::IMPLIED_VERBS
+            .iter()
+            .filter(|(_, _, over)| *over || verbs.is_empty())
+            .find(|(cue, _, _)| has_run(cue))
+            .and_then(|(_, verb, over)| self.verbs.get_key_value(verb).map(|(v, m)| (v, m, over)))
+        {
+            if *over {
+                verbs.clear();
+            }
+            verbs.push((*map, IMPLIED_VERB, stem(verb)));
+        }
         let mut verbs_only = false;
         if words.is_empty() && hints.is_empty() {
             // Only verbs ("create"): match them as words, for what little that says.
