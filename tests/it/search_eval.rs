@@ -1199,6 +1199,31 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
     base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
 }
 
+/// "so I can reply" says what the request is for, not what it asks: the email is found, not
+/// sent. "so post it" (no one between) still asks.
+#[test]
+fn a_purpose_clause_asks_for_nothing() {
+    let t = app();
+    let registry = registry_with_upstream(&t.app.registry());
+    let index = registry.index();
+    let connected = |i: &str| t.app.is_connected(i);
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("find the invoice email from acme in gmail so I can reply to it", "gmail_search_emails"),
+        (
+            "Bob from finance emailed me yesterday about the budget and I never answered. Find that email in my gmail so I can reply.",
+            "gmail_search_emails",
+        ),
+        ("the report is ready, so post it in #general on slack", "slack_send_message"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// A request that says what is wrong or due asks to change it or to be reminded ("still shows
 /// the old assignee", "should say 4", "has a typo", "don't let me forget"), or where a thing is
 /// to find it; a verb of its own still counts where the words may say otherwise ("a task that

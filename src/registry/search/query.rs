@@ -274,15 +274,23 @@ impl SearchIndex {
         let mut at_start = true;
         let mut in_phrase = false;
         let mut naming = 0;
+        // After "so I can", "so that we": the clause says what for ("find the email so I can
+        // reply"), and its verb is no ask.
+        let mut purpose = false;
         for (i, (w, t)) in tokens.iter().enumerate() {
             let w: &str = w;
             if t.brk {
                 at_start = true;
                 in_phrase = false;
                 naming = 0;
+                purpose = false;
             }
             if at_start {
                 if lexicon::SKIPPABLE.contains(w) {
+                    continue;
+                }
+                if std::mem::take(&mut purpose) {
+                    at_start = false;
                     continue;
                 }
                 verb_position[i] = true;
@@ -300,6 +308,10 @@ impl SearchIndex {
             let class = lexicon::classes(w);
             if class & lexicon::CLAUSE_MARKER != 0 {
                 at_start = true;
+                purpose = w == "so"
+                    && tokens
+                        .get(i + 1)
+                        .is_some_and(|(n, _)| matches!(n.as_ref(), "i" | "we" | "you" | "they" | "that"));
             }
             if class & lexicon::NAMING_WORD != 0 {
                 naming = 3;
