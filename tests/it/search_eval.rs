@@ -1199,6 +1199,36 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
     base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
 }
 
+/// Everyday verbs for the catalogue's actions, of one word or two: "scrap", "nuke", "toss"
+/// remove; "tweak", "bump", "amend" change; "jot down", "pin down" make; "dig up" finds; "wrap
+/// up" finishes; "peek at" reads.
+#[test]
+fn everyday_verbs_ask_for_their_action() {
+    let t = app();
+    let registry = registry_with_upstream(&t.app.registry());
+    let index = registry.index();
+    let connected = |i: &str| t.app.is_connected(i);
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("scrap the meeting with the vendor on friday from my calendar", "google_calendar_delete_event"),
+        ("tweak the due date of the todoist task about taxes", "todoist_update_task"),
+        ("nuke the old staging secret from the vault", "vault_delete_secret"),
+        ("jot down a todo in todoist to book flights", "todoist_create_task"),
+        ("dig up the confluence page about vacation policy", "confluence_search_pages"),
+        ("bump the linear issue about onboarding to urgent", "linear_update_issue"),
+        ("wrap up the pagerduty incident about the database", "pagerduty_update_incident"),
+        ("amend the title of jira issue OPS-4", "jira_update_issue"),
+        ("pin down a time for the retro on my calendar", "google_calendar_create_event"),
+        ("jot down a reminder to renew the domain", "todoist_create_task"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// "so I can reply" says what the request is for, not what it asks: the email is found, not
 /// sent. "so post it" (no one between) still asks.
 #[test]

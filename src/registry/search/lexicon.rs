@@ -231,7 +231,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
     (
         &[
             "get", "fetch", "retrieve", "read", "view", "see", "display", "inspect", "describe", "details", "take",
-            "cat", "stat",
+            "cat", "stat", "peek",
         ],
         &[("get", 1.0), ("list", 0.85), ("query", 0.85), ("search", 0.75), ("download", 0.7)],
     ),
@@ -310,6 +310,11 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
             "decline",
             "rsvp",
             "triage",
+            "bump",
+            "tweak",
+            "adjust",
+            "amend",
+            "revise",
         ],
         &[("update", 1.0), ("transition", 0.85), ("complete", 0.7), ("set", 0.7), ("add", 0.5)],
     ),
@@ -342,6 +347,11 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
             "bin",
             "empty",
             "rm",
+            "ditch",
+            "scrap",
+            "nuke",
+            "toss",
+            "junk",
         ],
         &[("delete", 1.0), ("update", 0.6)],
     ),
@@ -408,6 +418,13 @@ pub const PHRASAL: &[Phrasal] = &[
     ("reach", &["out"], 0, "message", true),
     ("give", &["heads"], 4, "notify", true),
     ("put", &["together"], 0, "compose", true),
+    ("jot", &["down"], 0, "write", true),
+    ("pin", &["down"], 0, "schedule", true),
+    ("dig", &["up"], 0, "find", true),
+    ("tidy", &["up"], 0, "fix", true),
+    ("wrap", &["up"], 0, "finish", true),
+    ("rope", &["in"], 2, "add", true),
+    ("give", &["thumbs"], 2, "add", false),
 ];
 
 /// What a request asks for, told by how it says what is wrong or due: "the title should say

@@ -673,21 +673,21 @@ impl SearchIndex {
 /// replaced by that verb, its closing word dropped when a particle. Opaque tokens (addresses,
 /// paths) and clause breaks end the search for the closing word.
 fn phrasal_verbs(tokens: &mut Vec<(Cow<'_, str>, Token)>) {
+    // (Not a `for` over the indices: a particle read as nothing leaves the list shorter.)
     let mut i = 0;
     while i < tokens.len() {
-        let (w, t) = &tokens[i];
-        let Some(&(_, ends, gap, verb, particle)) =
-            (!t.opaque).then(|| lexicon::PHRASAL.iter().find(|p| p.0 == w.as_ref())).flatten()
-        else {
-            i += 1;
-            continue;
-        };
-        let close = tokens[i + 1..]
-            .iter()
-            .take(gap + 1)
-            .take_while(|(_, t)| !t.opaque && !t.brk)
-            .position(|(w, _)| ends.contains(&w.as_ref()));
-        if let Some(k) = close {
+        // The first of the verbs starting with this word that closes in reach.
+        let found = lexicon::PHRASAL.iter().filter(|p| !tokens[i].1.opaque && p.0 == tokens[i].0.as_ref()).find_map(
+            |&(_, ends, gap, verb, particle)| {
+                tokens[i + 1..]
+                    .iter()
+                    .take(gap + 1)
+                    .take_while(|(_, t)| !t.opaque && !t.brk)
+                    .position(|(w, _)| ends.contains(&w.as_ref()))
+                    .map(|k| (k, verb, particle))
+            },
+        );
+        if let Some((k, verb, particle)) = found {
             tokens[i].0 = Cow::Borrowed(verb);
             if particle {
                 tokens.remove(i + 1 + k);
