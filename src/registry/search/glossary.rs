@@ -65,6 +65,12 @@ const QUESTION: &[(&str, &str)] = &[
     ("cuántos", "how many"),
     ("cuántas", "how many"),
     ("dónde", "where"),
+    ("quién", "who"),
+    ("quiénes", "who"),
+    ("wer", "who"),
+    ("quem", "who"),
+    ("谁", "who"),
+    ("誰", "who"),
     ("cuándo", "when"),
     ("welche", "which"),
     ("welcher", "which"),
@@ -153,7 +159,7 @@ const STOP_ES: &[&str] = &[
     "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he", "mí", "ti",
+    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -161,21 +167,22 @@ const STOP_DE: &[&str] = &[
     "nach", "ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner", "du", "dir", "welche", "welcher",
     "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
     "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
-    "noch", "per", "ab", "wird", "werden",
+    "noch", "per", "ab", "wird", "werden", "wer",
 ];
 const STOP_FR: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien", "jusqu", "cet",
+    "combien", "jusqu", "cet", "ci",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
     "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
-    "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta",
+    "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
+    "estão", "esteja", "estejam",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -245,6 +252,11 @@ const STOP_CJK: &[&str] = &[
     "一下",
     "さん",
     "に関する",
+    "から",
+    "まで",
+    "より",
+    "谁",
+    "誰",
 ];
 
 fn stop_words(lang: Lang) -> &'static [&'static str] {
