@@ -223,6 +223,7 @@ CORE = {
         "lis": "read", "lisez": "read", "lire": "read", "suivi": "tracking follow", "démarrage": "startup start boot",
         "rembourse": "refund", "remboursez": "refund", "rembourser": "refund", "remboursement": "refund",
         "astreinte": "on call duty",
+        "coffre-fort": "vault safe", "coffres-forts": "vault safe",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -240,6 +241,7 @@ CORE = {
         "inserir": "insert", "aba": "tab sheet", "abas": "tab sheet", "membro": "member", "membros": "member",
         "plantão": "on call duty", "reembolse": "refund", "reembolsar": "refund", "reembolso": "refund",
         "reaja": "react", "reagir": "react",
+        "comentário": "comment", "comentários": "comment", "cofre": "vault safe",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -258,9 +260,10 @@ CORE = {
         "speichern": "save store", "hinzufügen": "add", "umwandeln": "convert", "nachschlagen": "look up",
         "zusammenfassen": "summarize", "abfragen": "query", "einrichten": "set up", "posten": "post",
         "erinnerung": "reminder", "erinnere": "remind", "erinnern": "remind", "umrechnen": "convert",
-        "lies": "read", "lese": "read", "lesen": "read", "nachricht": "message news", "durchschnitt": "average mean",
+        "lies": "read", "lese": "read", "lesen": "read", "nachricht": "message", "durchschnitt": "average mean",
         "erstatte": "refund reimburse", "erstatten": "refund reimburse", "rückerstattung": "refund",
         "bereitschaft": "on call standby", "reagiere": "react", "reagieren": "react",
+        "tabellenblatt": "worksheet sheet", "blatt": "sheet page leaf", "verlauf": "history thread course",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -285,6 +288,7 @@ CORE = {
         "令牌": "token", "有空": "free available", "空闲": "free available idle", "帖子": "post thread",
         "标准正交基": "orthonormal basis", "正交基": "orthogonal basis", "中": "in during middle", "值班": "on call duty",
         "点赞": "like", "站会": "standup meeting",
+        "时间段": "time slot period", "单元格": "cell",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",

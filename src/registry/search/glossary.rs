@@ -25,7 +25,8 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use forms::{
-    PLURAL_FR, compound, determiners, eigen, endings, infinitives, noun, noun_sense, participle, participle_of, passive,
+    PLURAL_FR, compound, determiners, eigen, endings, english_plural, infinitives, noun, noun_sense, participle,
+    participle_of, passive, plural_noun,
 };
 
 /// The glossary, one zlib-compressed part per language (`scripts/build-glossary.py`), in the
@@ -159,7 +160,7 @@ const STOP_ES: &[&str] = &[
     "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes",
+    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -680,7 +681,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             // Its own English word ("message", "article"): as written.
                             out.push(raw.clone());
                         } else {
+                            let start = out.len();
                             english(words, &mut out);
+                            // A plural noun's first English word as a plural: "los comentarios"
+                            // comments (a request for several things asks for a list).
+                            if start < out.len() && plural_noun(lang, &all, k, *capital) {
+                                out[start] = english_plural(&out[start]);
+                            }
                         }
                     } else if let Some((head, tail)) = (lang == Lang::De).then(|| compound(w)).flatten() {
                         if let Some(head) = head {

@@ -419,6 +419,9 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         })
         .collect();
     let (mut strong, mut english) = (0.0_f32, 0.0_f32);
+    // A French article or pronoun elided before a word ("l'acheteur", "d'argent", "qu'il"):
+    // such words have an apostrophe, so they are not among `words`.
+    strong += query.split_whitespace().filter(|raw| elided(raw)).count() as f32;
     for word in &words {
         if ENGLISH.contains(word) {
             english += 1.0;
@@ -445,6 +448,15 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         }
     }
     strong + unknown >= 1.5 && strong + unknown > english
+}
+
+/// Whether a word starts with a French elided article or pronoun ("l'", "d'", "qu'", "j'", "n'",
+/// "s'", "c'", "m'", "t'") before at least two letters: "l'acheteur", not "o'clock" or "rock'n'roll".
+fn elided(raw: &str) -> bool {
+    let word = raw.trim_start_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let Some((head, rest)) = word.split_once(['\'', '\u{2019}']) else { return false };
+    matches!(head, "l" | "d" | "qu" | "j" | "n" | "s" | "c" | "m" | "t")
+        && rest.chars().take_while(|c| c.is_alphabetic()).count() >= 2
 }
 
 fn is_latin(c: char) -> bool {
