@@ -206,6 +206,9 @@ CORE = {
         "lee": "read", "leer": "read", "hueco": "slot gap free", "huecos": "slot gap free", "celda": "cell",
         "celdas": "cell", "seguimiento": "tracking follow", "tasa": "rate", "quita": "remove", "quitar": "remove",
         "reembolsa": "refund", "reembolsar": "refund", "reembolso": "refund", "gestor de incidencias": "issue tracker",
+        "lanza": "launch trigger", "lanzar": "launch trigger", "caída": "outage failure fall", "acceso": "access",
+        "dale": "give", "vencen": "due expire", "vence": "due expire", "vencer": "due expire", "llama": "call",
+        "llamar": "call", "coma": "comma", "comas": "comma",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -224,6 +227,9 @@ CORE = {
         "rembourse": "refund", "remboursez": "refund", "rembourser": "refund", "remboursement": "refund",
         "astreinte": "on call duty",
         "coffre-fort": "vault safe", "coffres-forts": "vault safe",
+        "prestataire": "contractor provider", "dossier": "folder file record", "tâche": "task job",
+        "tâches": "task job", "appelle": "call", "appelez": "call", "appeler": "call", "réassigne": "reassign",
+        "réassigner": "reassign", "panne": "outage failure breakdown",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -242,6 +248,9 @@ CORE = {
         "plantão": "on call duty", "reembolse": "refund", "reembolsar": "refund", "reembolso": "refund",
         "reaja": "react", "reagir": "react",
         "comentário": "comment", "comentários": "comment", "cofre": "vault safe",
+        "dispare": "trigger fire", "disparar": "trigger fire", "queda": "outage fall drop", "pasta": "folder",
+        "prestador": "provider contractor", "tarefa": "task job", "tarefas": "task job", "vencem": "due expire",
+        "vence": "due expire", "vencer": "due expire", "reatribua": "reassign", "reatribuir": "reassign",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -264,6 +273,10 @@ CORE = {
         "erstatte": "refund reimburse", "erstatten": "refund reimburse", "rückerstattung": "refund",
         "bereitschaft": "on call standby", "reagiere": "react", "reagieren": "react",
         "tabellenblatt": "worksheet sheet", "blatt": "sheet page leaf", "verlauf": "history thread course",
+        "auslösen": "trigger cause", "ausfall": "outage failure", "profil": "profile", "auftragnehmer": "contractor",
+        "zugriff": "access", "lesezugriff": "read access", "leere": "clear empty", "leeren": "clear empty",
+        "bereich": "range area", "aufgabe": "task job", "aufrufen": "call invoke", "endpunkt": "endpoint",
+        "setze": "set", "setzen": "set", "lauf": "run", "direktnachricht": "direct message",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -289,6 +302,9 @@ CORE = {
         "标准正交基": "orthonormal basis", "正交基": "orthogonal basis", "中": "in during middle", "值班": "on call duty",
         "点赞": "like", "站会": "standup meeting",
         "时间段": "time slot period", "单元格": "cell",
+        "承包商": "contractor", "文件夹": "folder", "权限": "permission access", "表格": "table sheet spreadsheet",
+        "仪表板": "dashboard", "仪表盘": "dashboard", "接口": "interface endpoint", "私信": "direct message",
+        "中位数": "median", "项目": "project item", "详细信息": "details information", "未解决": "unresolved open",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -335,6 +351,9 @@ CORE = {
         "業者": "vendor supplier trader", "上位": "top", "耐性": "resistance tolerance", "射影": "projection",
         "元": "original former", "正規直交基底": "orthonormal basis", "正規直交": "orthonormal", "基底": "basis",
         "列空間": "column space", "返金": "refund", "プレプリント": "preprint", "スレッド": "thread", "セル": "cell",
+        "発生": "occur trigger raise", "障害": "outage failure fault", "商談": "deal negotiation",
+        "成約": "closed deal contract", "中央値": "median", "挿入": "insert", "割り当て": "assign assignment",
+        "再割り当て": "reassign", "未解決": "unresolved open",
     },
 }
 

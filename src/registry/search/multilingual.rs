@@ -395,6 +395,11 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "são",
 ]);
 
+/// Function words of Spanish, French and Portuguese that also stand in English names ("de la
+/// Cruz", "LA", "O'Neil"): half the evidence of the others ("elimina filas de la tabla", "altere
+/// o número de telefone do contato" have few others).
+const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e"];
+
 /// Whether a request is not written in English: a fifth or more of its letters (two at least)
 /// are of a script other than Latin (Chinese, Japanese, Korean, Cyrillic, ...: a Greek letter in
 /// a formula is not enough), or it has Spanish, German, French or Portuguese function words or
@@ -427,6 +432,8 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
             english += 1.0;
         } else if FOREIGN.contains(word) || !word.is_ascii() {
             strong += 1.0;
+        } else if HALF_FOREIGN.contains(&word.as_str()) {
+            strong += 0.5;
         }
     }
     if strong < 1.0 {

@@ -427,6 +427,10 @@ pub(super) fn participle(verb: &str) -> String {
     }
 }
 
+/// German determiners of a singular genitive.
+const GENITIVE_DE: &[&str] =
+    &["des", "eines", "meines", "deines", "seines", "ihres", "unseres", "eures", "dieses", "jedes", "keines"];
+
 /// Spanish and Portuguese determiners before a plural noun.
 const PLURAL_ES: &[&str] = &[
     "los", "las", "mis", "tus", "sus", "unos", "unas", "estos", "estas", "esos", "esas", "nuestros", "nuestras",
@@ -444,7 +448,12 @@ const PLURAL_PT: &[&str] = &[
 pub(super) fn plural_noun<S: AsRef<str>>(lang: Lang, all: &[S], k: usize, capital: bool) -> bool {
     let word = all[k].as_ref();
     if lang == Lang::De {
-        return capital && exact(lang, word).is_none() && singulars(lang, word).iter().any(|s| exact(lang, s).is_some());
+        // After a genitive determiner an -s is the genitive's: "des Benutzers" one user.
+        let genitive = k > 0 && GENITIVE_DE.contains(&all[k - 1].as_ref());
+        return capital
+            && !genitive
+            && exact(lang, word).is_none()
+            && singulars(lang, word).iter().any(|s| exact(lang, s).is_some());
     }
     let determiners = match lang {
         Lang::Es => PLURAL_ES,
