@@ -209,6 +209,12 @@ CORE = {
         "lanza": "launch trigger", "lanzar": "launch trigger", "caída": "outage failure fall", "acceso": "access",
         "dale": "give", "vencen": "due expire", "vence": "due expire", "vencer": "due expire", "llama": "call",
         "llamar": "call", "coma": "comma", "comas": "comma",
+        # The four operations, whose verbs the wordnets read at other senses first ("multiplicar"
+        # double reproduce breed, "restar" remain).
+        "restar": "subtract", "resta": "subtract", "restando": "subtract", "multiplicar": "multiply",
+        "multiplica": "multiply", "multiplicando": "multiply", "dividir": "divide", "divide": "divide",
+        "dividiendo": "divide", "sumar": "add sum", "suma": "sum add", "sumando": "add sum",
+        "precio": "price cost", "hoy": "today", "dirección": "address direction", "equipo": "team equipment",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -230,6 +236,11 @@ CORE = {
         "prestataire": "contractor provider", "dossier": "folder file record", "tâche": "task job",
         "tâches": "task job", "appelle": "call", "appelez": "call", "appeler": "call", "réassigne": "reassign",
         "réassigner": "reassign", "panne": "outage failure breakdown",
+        "soustraire": "subtract", "soustrais": "subtract", "soustrayant": "subtract", "multiplier": "multiply",
+        "multiplie": "multiply", "multipliant": "multiply", "diviser": "divide", "divise": "divide",
+        "divisant": "divide", "additionner": "add sum", "additionne": "add sum", "additionnant": "add sum",
+        "somme": "sum", "chiffre d'affaires": "revenue turnover", "prépublication": "preprint",
+        "prépublications": "preprint",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -251,6 +262,11 @@ CORE = {
         "dispare": "trigger fire", "disparar": "trigger fire", "queda": "outage fall drop", "pasta": "folder",
         "prestador": "provider contractor", "tarefa": "task job", "tarefas": "task job", "vencem": "due expire",
         "vence": "due expire", "vencer": "due expire", "reatribua": "reassign", "reatribuir": "reassign",
+        "subtrair": "subtract", "subtraia": "subtract", "subtraindo": "subtract", "multiplicar": "multiply",
+        "multiplique": "multiply", "multiplicando": "multiply", "dividir": "divide", "divida": "divide",
+        "dividindo": "divide", "somar": "add sum", "some": "add sum", "somando": "add sum", "soma": "sum add",
+        "hoje": "today", "suportado": "supported", "suportados": "supported", "suportada": "supported",
+        "suportadas": "supported", "execução": "run execution", "execuções": "run execution",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -277,6 +293,11 @@ CORE = {
         "zugriff": "access", "lesezugriff": "read access", "leere": "clear empty", "leeren": "clear empty",
         "bereich": "range area", "aufgabe": "task job", "aufrufen": "call invoke", "endpunkt": "endpoint",
         "setze": "set", "setzen": "set", "lauf": "run", "direktnachricht": "direct message",
+        "subtrahieren": "subtract", "subtrahiere": "subtract", "abziehen": "subtract deduct", "multiplizieren": "multiply",
+        "multipliziere": "multiply", "multiplizierst": "multiply", "dividieren": "divide", "dividiere": "divide",
+        "addieren": "add", "addiere": "add", "gesamt": "total whole", "gesamte": "total whole",
+        "gesamten": "total whole", "heutig": "today", "heutige": "today", "heutigen": "today",
+        "resistenz": "resistance",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -305,6 +326,8 @@ CORE = {
         "承包商": "contractor", "文件夹": "folder", "权限": "permission access", "表格": "table sheet spreadsheet",
         "仪表板": "dashboard", "仪表盘": "dashboard", "接口": "interface endpoint", "私信": "direct message",
         "中位数": "median", "项目": "project item", "详细信息": "details information", "未解决": "unresolved open",
+        "减去": "subtract minus", "减": "subtract", "乘以": "multiply", "乘": "multiply", "除以": "divide",
+        "加上": "add plus", "总": "total overall", "耐药性": "drug resistance", "预印本": "preprint",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -354,6 +377,8 @@ CORE = {
         "発生": "occur trigger raise", "障害": "outage failure fault", "商談": "deal negotiation",
         "成約": "closed deal contract", "中央値": "median", "挿入": "insert", "割り当て": "assign assignment",
         "再割り当て": "reassign", "未解決": "unresolved open",
+        "掛ける": "multiply", "割る": "divide", "足す": "add", "総": "total gross", "純利益": "net profit",
+        "収量": "yield",
     },
 }
 

@@ -265,6 +265,10 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     // German
     "der",
     "das",
+    "zum",
+    "zur",
+    "vom",
+    "beim",
     "und",
     "ist",
     "ein",
@@ -359,6 +363,8 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "vous",
     // Portuguese
     "os",
+    "ao",
+    "aos",
     "um",
     "uma",
     "do",
@@ -398,7 +404,12 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
 /// Function words of Spanish, French and Portuguese that also stand in English names ("de la
 /// Cruz", "LA", "O'Neil"): half the evidence of the others ("elimina filas de la tabla", "altere
 /// o número de telefone do contato" have few others).
-const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e"];
+const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e", "die"];
+/// The words English "do" follows.
+const BEFORE_DO: &[&str] = &[
+    "i", "you", "we", "they", "how", "what", "why", "where", "when", "to", "not", "can", "please", "should", "would",
+    "could", "did", "does", "will", "must", "which", "who",
+];
 
 /// Whether a request is not written in English: a fifth or more of its letters (two at least)
 /// are of a script other than Latin (Chinese, Japanese, Korean, Cyrillic, ...: a Greek letter in
@@ -427,8 +438,16 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
     // A French article or pronoun elided before a word ("l'acheteur", "d'argent", "qu'il"):
     // such words have an apostrophe, so they are not among `words`.
     strong += query.split_whitespace().filter(|raw| elided(raw)).count() as f32;
-    for word in &words {
-        if ENGLISH.contains(word) {
+    for (i, word) in words.iter().enumerate() {
+        // "a" is also a Spanish, French and Portuguese preposition: evidence of neither. "do" is
+        // English first or after a pronoun, a question word or an auxiliary ("how do I", "to
+        // do"), else Portuguese's "of the" ("o token do cofre").
+        let english_do = i == 0 || words.get(i - 1).is_some_and(|p| BEFORE_DO.contains(&p.as_str()));
+        if word == "a" {
+            continue;
+        } else if word == "do" && !english_do {
+            strong += 0.5;
+        } else if ENGLISH.contains(word) {
             english += 1.0;
         } else if FOREIGN.contains(word) || !word.is_ascii() {
             strong += 1.0;

@@ -319,6 +319,8 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Es, "devuelve el dinero", "refund"),
     (Lang::Es, "devolver el dinero", "refund"),
     (Lang::Es, "me gusta", "like"),
+    (Lang::Es, "pulgar arriba", "like"),
+    (Lang::Es, "pulgares arriba", "like"),
     (Lang::Fr, "la semaine prochaine", "next week"),
     (Lang::Fr, "la semaine dernière", "last week"),
     (Lang::Fr, "cette semaine", "this week"),
