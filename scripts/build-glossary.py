@@ -215,6 +215,8 @@ CORE = {
         "multiplica": "multiply", "multiplicando": "multiply", "dividir": "divide", "divide": "divide",
         "dividiendo": "divide", "sumar": "add sum", "suma": "sum add", "sumando": "add sum",
         "precio": "price cost", "hoy": "today", "dirección": "address direction", "equipo": "team equipment",
+        "vela": "candle candlestick", "velas": "candle candlestick", "consulta": "query lookup consultation",
+        "conjunto de datos": "dataset data", "indicaciones": "directions instructions",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -241,6 +243,11 @@ CORE = {
         "divisant": "divide", "additionner": "add sum", "additionne": "add sum", "additionnant": "add sum",
         "somme": "sum", "chiffre d'affaires": "revenue turnover", "prépublication": "preprint",
         "prépublications": "preprint",
+        "actuel": "current present", "actuelle": "current present", "actuels": "current present",
+        "actuelles": "current present", "chandelier": "candlestick candle", "chandeliers": "candlestick candle",
+        "jeu de données": "dataset data", "jeux de données": "dataset data", "terrain de camping": "campground campsite",
+        "terrains de camping": "campground campsite", "déterminant": "determinant", "matrice": "matrix",
+        "inférieur": "lower below", "supérieur": "upper above",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -267,6 +274,7 @@ CORE = {
         "dividindo": "divide", "somar": "add sum", "some": "add sum", "somando": "add sum", "soma": "sum add",
         "hoje": "today", "suportado": "supported", "suportados": "supported", "suportada": "supported",
         "suportadas": "supported", "execução": "run execution", "execuções": "run execution",
+        "consulta": "query lookup consultation", "conjunto de dados": "dataset data", "trajeto": "route path",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -298,6 +306,8 @@ CORE = {
         "addieren": "add", "addiere": "add", "gesamt": "total whole", "gesamte": "total whole",
         "gesamten": "total whole", "heutig": "today", "heutige": "today", "heutigen": "today",
         "resistenz": "resistance",
+        "celsius": "celsius", "fahrenheit": "fahrenheit", "nährwert": "nutrition nutritional value",
+        "wegbeschreibung": "directions route", "abrunden": "round down floor", "aufrunden": "round up ceiling",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -328,6 +338,8 @@ CORE = {
         "中位数": "median", "项目": "project item", "详细信息": "details information", "未解决": "unresolved open",
         "减去": "subtract minus", "减": "subtract", "乘以": "multiply", "乘": "multiply", "除以": "divide",
         "加上": "add plus", "总": "total overall", "耐药性": "drug resistance", "预印本": "preprint",
+        "数据集": "dataset", "即将": "upcoming soon", "路线": "route", "求": "find compute seek",
+        "向下取整": "floor round down", "向上取整": "ceiling round up",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -379,6 +391,9 @@ CORE = {
         "再割り当て": "reassign", "未解決": "unresolved open",
         "掛ける": "multiply", "割る": "divide", "足す": "add", "総": "total gross", "純利益": "net profit",
         "収量": "yield",
+        "ローソク足": "candlestick", "今後": "upcoming future", "学会": "conference society", "標高": "elevation altitude",
+        "求める": "find compute", "切り捨て": "round down floor truncate", "切り捨てる": "round down floor truncate",
+        "切り上げ": "round up ceiling", "切り上げる": "round up ceiling",
     },
 }
 

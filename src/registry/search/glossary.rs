@@ -510,6 +510,17 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         let parts: Vec<&str> = trimmed.split(['-', '\'', '’']).collect();
         if parts.len() > 1 && parts.iter().all(|p| p.chars().all(char::is_alphabetic)) {
             parts.iter().filter(|p| !p.is_empty()).map(|p| (p.to_lowercase(), p.to_string(), capital)).collect()
+        } else if parts.len() > 1
+            && parts[0].chars().all(|c| c.is_ascii_digit())
+            && parts[1..].iter().all(|p| !p.is_empty() && p.chars().all(char::is_alphabetic))
+        {
+            // A number joined to words ("5-Tage-Wettervorhersage", "10-Tage"): the number, then
+            // the words (capitalised as written).
+            parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .map(|p| (p.to_lowercase(), p.to_string(), p.chars().next().is_some_and(char::is_uppercase)))
+                .collect()
         } else if trimmed.is_empty() {
             Vec::new()
         } else {
