@@ -217,6 +217,7 @@ CORE = {
         "precio": "price cost", "hoy": "today", "dirección": "address direction", "equipo": "team equipment",
         "vela": "candle candlestick", "velas": "candle candlestick", "consulta": "query lookup consultation",
         "conjunto de datos": "dataset data", "indicaciones": "directions instructions",
+        "edita": "edit", "editar": "edit",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -248,6 +249,8 @@ CORE = {
         "jeu de données": "dataset data", "jeux de données": "dataset data", "terrain de camping": "campground campsite",
         "terrains de camping": "campground campsite", "déterminant": "determinant", "matrice": "matrix",
         "inférieur": "lower below", "supérieur": "upper above",
+        "coffre": "vault safe trunk", "personnalisé": "custom personalized", "personnalisée": "custom personalized",
+        "personnalisés": "custom personalized", "personnalisées": "custom personalized",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -308,6 +311,7 @@ CORE = {
         "resistenz": "resistance",
         "celsius": "celsius", "fahrenheit": "fahrenheit", "nährwert": "nutrition nutritional value",
         "wegbeschreibung": "directions route", "abrunden": "round down floor", "aufrunden": "round up ceiling",
+        "bearbeite": "edit", "bearbeiten": "edit",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -394,6 +398,7 @@ CORE = {
         "ローソク足": "candlestick", "今後": "upcoming future", "学会": "conference society", "標高": "elevation altitude",
         "求める": "find compute", "切り捨て": "round down floor truncate", "切り捨てる": "round down floor truncate",
         "切り上げ": "round up ceiling", "切り上げる": "round up ceiling",
+        "消去": "erase delete clear", "消す": "delete erase",
     },
 }
 

@@ -160,7 +160,8 @@ const STOP_ES: &[&str] = &[
     "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra",
+    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro", "nuestra",
+    "nuestros", "nuestras",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -169,13 +170,14 @@ const STOP_DE: &[&str] = &[
     "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
     "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
     "noch", "per", "ab", "wird", "werden", "wer", "indem", "dass", "wenn", "weil", "ob", "gegen", "ohne",
+    "unser", "unsere", "unseren", "unserem", "unserer",
 ];
 const STOP_FR: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien", "jusqu", "cet", "ci",
+    "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
@@ -183,7 +185,7 @@ const STOP_PT: &[&str] = &[
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
     "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
-    "estão", "esteja", "estejam",
+    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -544,9 +546,11 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         let words: Vec<&String> = words_by_piece.iter().flatten().flatten().map(|(w, _, _)| w).collect();
         let stops = |lang: Lang| words.iter().filter(|w| stop_words(lang).contains(&w.as_str())).count();
         let content = words.iter().filter(|w| !LATIN.iter().any(|l| stop_words(*l).contains(&w.as_str()))).count();
-        // Each function word counts 2 and each word found 1; a language that cannot beat the
-        // best so far even if all its other words were found is not read (nor inflated).
-        let mut order: Vec<(usize, Lang)> = LATIN.iter().map(|l| (2 * stops(*l) + content, *l)).collect();
+        // Each function word counts 4, each word found as an entry (or at its infinitive) 2 and
+        // each word found only at a stem it shares 1 ("données" is at a Spanish stem too); a
+        // language that cannot beat the best so far even if all its other words were found is
+        // not read (nor inflated).
+        let mut order: Vec<(usize, Lang)> = LATIN.iter().map(|l| (4 * stops(*l) + 2 * content, *l)).collect();
         order.sort_by_key(|(bound, l)| (std::cmp::Reverse(*bound), *l as usize));
         let mut best: Option<(usize, Lang)> = None;
         for (bound, lang) in order {
@@ -555,16 +559,18 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
             if !beats(bound) {
                 continue;
             }
-            let found = words
+            let found: usize = words
                 .iter()
-                .filter(|w| {
-                    !stop_words(lang).contains(&w.as_str())
-                        && !keep(w)
-                        && w.chars().all(char::is_alphabetic)
-                        && latin(lang, w).is_some()
+                .filter(|w| !stop_words(lang).contains(&w.as_str()) && !keep(w) && w.chars().all(char::is_alphabetic))
+                .map(|w| {
+                    if exact(lang, w).is_some() || infinitives(lang, w).any(|i| exact(lang, &i).is_some()) {
+                        2
+                    } else {
+                        usize::from(latin(lang, w).is_some())
+                    }
                 })
-                .count();
-            let score = 2 * stops(lang) + found;
+                .sum();
+            let score = 4 * stops(lang) + found;
             if score > 0 && beats(score) {
                 best = Some((score, lang));
             }
