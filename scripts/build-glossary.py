@@ -213,11 +213,13 @@ CORE = {
         # double reproduce breed, "restar" remain).
         "restar": "subtract", "resta": "subtract", "restando": "subtract", "multiplicar": "multiply",
         "multiplica": "multiply", "multiplicando": "multiply", "dividir": "divide", "divide": "divide",
-        "dividiendo": "divide", "sumar": "add sum", "suma": "sum add", "sumando": "add sum",
+        "dividiendo": "divide", "sumar": "add", "suma": "add", "=suma": "sum", "sumando": "add",
         "precio": "price cost", "hoy": "today", "dirección": "address direction", "equipo": "team equipment",
         "vela": "candle candlestick", "velas": "candle candlestick", "consulta": "query lookup consultation",
         "conjunto de datos": "dataset data", "indicaciones": "directions instructions",
         "edita": "edit", "editar": "edit",
+        "moda": "mode fashion", "divergencia": "divergence", "vectorial": "vector", "grafica": "plot graph",
+        "graficar": "plot graph", "enlace": "link", "enlaces": "link",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -241,7 +243,7 @@ CORE = {
         "réassigner": "reassign", "panne": "outage failure breakdown",
         "soustraire": "subtract", "soustrais": "subtract", "soustrayant": "subtract", "multiplier": "multiply",
         "multiplie": "multiply", "multipliant": "multiply", "diviser": "divide", "divise": "divide",
-        "divisant": "divide", "additionner": "add sum", "additionne": "add sum", "additionnant": "add sum",
+        "divisant": "divide", "additionner": "add", "additionne": "add", "additionnant": "add",
         "somme": "sum", "chiffre d'affaires": "revenue turnover", "prépublication": "preprint",
         "prépublications": "preprint",
         "actuel": "current present", "actuelle": "current present", "actuels": "current present",
@@ -251,6 +253,7 @@ CORE = {
         "inférieur": "lower below", "supérieur": "upper above",
         "coffre": "vault safe trunk", "personnalisé": "custom personalized", "personnalisée": "custom personalized",
         "personnalisés": "custom personalized", "personnalisées": "custom personalized",
+        "tendance": "trend trending", "tendances": "trend trending",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -274,10 +277,11 @@ CORE = {
         "vence": "due expire", "vencer": "due expire", "reatribua": "reassign", "reatribuir": "reassign",
         "subtrair": "subtract", "subtraia": "subtract", "subtraindo": "subtract", "multiplicar": "multiply",
         "multiplique": "multiply", "multiplicando": "multiply", "dividir": "divide", "divida": "divide",
-        "dividindo": "divide", "somar": "add sum", "some": "add sum", "somando": "add sum", "soma": "sum add",
+        "dividindo": "divide", "somar": "add", "some": "add", "somando": "add", "soma": "sum add",
         "hoje": "today", "suportado": "supported", "suportados": "supported", "suportada": "supported",
         "suportadas": "supported", "execução": "run execution", "execuções": "run execution",
         "consulta": "query lookup consultation", "conjunto de dados": "dataset data", "trajeto": "route path",
+        "moda": "mode fashion", "divergência": "divergence", "vetorial": "vector", "vetor": "vector",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -312,6 +316,11 @@ CORE = {
         "celsius": "celsius", "fahrenheit": "fahrenheit", "nährwert": "nutrition nutritional value",
         "wegbeschreibung": "directions route", "abrunden": "round down floor", "aufrunden": "round up ceiling",
         "bearbeite": "edit", "bearbeiten": "edit",
+        "divergenz": "divergence", "modus": "mode", "rang": "rank", "matrizen": "matrix",
+        "singulärwertzerlegung": "singular value decomposition", "durchführen": "perform run",
+        "gebraucht": "used secondhand", "gebrauchte": "used secondhand", "gebrauchten": "used secondhand",
+        "angesagt": "trending popular", "angesagte": "trending popular", "angesagten": "trending popular",
+        "fahrzeit": "travel time", "links": "link left",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -344,6 +353,8 @@ CORE = {
         "加上": "add plus", "总": "total overall", "耐药性": "drug resistance", "预印本": "preprint",
         "数据集": "dataset", "即将": "upcoming soon", "路线": "route", "求": "find compute seek",
         "向下取整": "floor round down", "向上取整": "ceiling round up",
+        "众数": "mode", "奇异值分解": "singular value decomposition", "散度": "divergence", "绘制": "plot draw",
+        "系外行星": "exoplanet", "以太坊": "ethereum", "代币": "token", "二手": "used secondhand",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -399,6 +410,9 @@ CORE = {
         "求める": "find compute", "切り捨て": "round down floor truncate", "切り捨てる": "round down floor truncate",
         "切り上げ": "round up ceiling", "切り上げる": "round up ceiling",
         "消去": "erase delete clear", "消す": "delete erase",
+        "最頻値": "mode", "階数": "rank", "特異値分解": "singular value decomposition", "発散": "divergence",
+        "系外惑星": "exoplanet", "易経": "i ching", "占う": "divine divination fortune", "話題": "trending topic",
+        "所要時間": "travel time duration",
     },
 }
 

@@ -111,7 +111,7 @@ fn question(word: &str) -> Option<&'static str> {
 /// German particles of separable verbs, written at the end of a request.
 const SEPARABLE: &[&str] = &[
     "an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los",
-    "herunter", "hoch", "hinzu", "zusammen", "heraus", "weiter", "wieder", "fort", "bereit", "vorbei",
+    "herunter", "hoch", "hinzu", "zusammen", "heraus", "weiter", "wieder", "fort", "bereit", "vorbei", "durch",
 ];
 /// English light verbs: a sense of nearly every verb.
 const LIGHT: &[&str] = &["get", "make", "be", "do", "have", "take", "give", "put", "go", "come", "set", "let"];
@@ -561,7 +561,12 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
             }
             let found: usize = words
                 .iter()
-                .filter(|w| !stop_words(lang).contains(&w.as_str()) && !keep(w) && w.chars().all(char::is_alphabetic))
+                .filter(|w| {
+                    !stop_words(lang).contains(&w.as_str())
+                        && !keep(w)
+                        && w.chars().count() > 1
+                        && w.chars().all(char::is_alphabetic)
+                })
                 .map(|w| {
                     if exact(lang, w).is_some() || infinitives(lang, w).any(|i| exact(lang, &i).is_some()) {
                         2
@@ -665,7 +670,11 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                     // A name (of a product, a person, a place) is kept as written; German
                     // capitalises every noun, so there only known names are.
                     let name = *capital && lang != Lang::De && find(lang, w).next().is_none();
-                    if keep(w) || name || !plain || unspaced {
+                    // A single letter (a variable: "f(x, y)", "el v original") and an acronym
+                    // ("DNS", "API") are as written: "x" is not ten, German "DNS" not DNA.
+                    let letters = || raw.chars().filter(|c| c.is_alphabetic());
+                    let symbol = w.chars().count() == 1 || (letters().count() >= 2 && letters().all(char::is_uppercase));
+                    if keep(w) || name || symbol || !plain || unspaced {
                         out.push(raw.clone());
                         continue;
                     }
