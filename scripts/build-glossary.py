@@ -220,6 +220,7 @@ CORE = {
         "edita": "edit", "editar": "edit",
         "moda": "mode fashion", "divergencia": "divergence", "vectorial": "vector", "grafica": "plot graph",
         "graficar": "plot graph", "enlace": "link", "enlaces": "link",
+        "redondea": "round", "redondear": "round", "=entero": "integer whole",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -321,6 +322,7 @@ CORE = {
         "gebraucht": "used secondhand", "gebrauchte": "used secondhand", "gebrauchten": "used secondhand",
         "angesagt": "trending popular", "angesagte": "trending popular", "angesagten": "trending popular",
         "fahrzeit": "travel time", "links": "link left",
+        "breitengrad": "latitude", "breitengrade": "latitude", "längengrad": "longitude", "längengrade": "longitude",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",

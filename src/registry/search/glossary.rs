@@ -605,6 +605,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         _ => None,
     };
     let mut first_word = true;
+    let mut which = false;
     let (mut next, mut skip) = (0, 0);
     for (piece, words) in pieces.iter().zip(&words_by_piece) {
         match piece {
@@ -756,6 +757,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             let word: String = run[i..i + n].iter().collect();
                             if let Some(q) = question(&word) {
                                 out.push(q.to_string());
+                                which = q == "which";
                             } else if !stop.contains(&word.as_str()) {
                                 let start = out.len();
                                 english(words, &mut out);
@@ -763,6 +765,11 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                                     for w in &mut out[start..] {
                                         *w = participle(w);
                                     }
+                                } else if std::mem::take(&mut which) && start < out.len() {
+                                    // Chinese and Japanese mark no plural; "which" asks of
+                                    // several ("哪些成员", "どのシークレット": which members,
+                                    // which secrets).
+                                    out[start] = english_plural(&out[start]);
                                 }
                             }
                             i += n;

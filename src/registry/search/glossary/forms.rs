@@ -438,7 +438,7 @@ const PLURAL_ES: &[&str] = &[
 ];
 const PLURAL_PT: &[&str] = &[
     "os", "as", "meus", "minhas", "seus", "suas", "uns", "umas", "estes", "estas", "esses", "essas", "aos", "dos",
-    "das", "nos", "nas", "pelos", "pelas", "alguns", "algumas", "vários", "várias",
+    "das", "nos", "nas", "pelos", "pelas", "alguns", "algumas", "vários", "várias", "quais",
 ];
 
 /// Whether the word `all[k]` is a plural noun: in Spanish, French and Portuguese a word ending in
