@@ -221,6 +221,7 @@ CORE = {
         "moda": "mode fashion", "divergencia": "divergence", "vectorial": "vector", "grafica": "plot graph",
         "graficar": "plot graph", "enlace": "link", "enlaces": "link",
         "redondea": "round", "redondear": "round", "=entero": "integer whole",
+        "hecho": "done made fact", "aplicación": "app application", "aplicaciones": "app application",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -255,6 +256,8 @@ CORE = {
         "coffre": "vault safe trunk", "personnalisé": "custom personalized", "personnalisée": "custom personalized",
         "personnalisés": "custom personalized", "personnalisées": "custom personalized",
         "tendance": "trend trending", "tendances": "trend trending",
+        "canal": "channel canal", "canaux": "channel canal", "classeur": "spreadsheet workbook binder",
+        "affaire": "deal business matter", "affaires": "deal business matter",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -357,6 +360,7 @@ CORE = {
         "向下取整": "floor round down", "向上取整": "ceiling round up",
         "众数": "mode", "奇异值分解": "singular value decomposition", "散度": "divergence", "绘制": "plot draw",
         "系外行星": "exoplanet", "以太坊": "ethereum", "代币": "token", "二手": "used secondhand",
+        "预约": "appointment booking reservation",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",

@@ -461,13 +461,33 @@ pub(super) fn plural_noun<S: AsRef<str>>(lang: Lang, all: &[S], k: usize, capita
         Lang::Fr => PLURAL_FR,
         _ => return false,
     };
+    let prenominal = match lang {
+        Lang::Es => PRENOMINAL_ES,
+        Lang::Pt => PRENOMINAL_PT,
+        _ => PRENOMINAL_FR,
+    };
     let ends = |w: &str| w.chars().count() > 3 && (w.ends_with('s') || (lang == Lang::Fr && w.ends_with('x')));
-    let stop = super::stop_words(lang);
     k > 0
-        && determiners.contains(&all[k - 1].as_ref())
+        && (determiners.contains(&all[k - 1].as_ref()) || prenominal.contains(&all[k - 1].as_ref()))
         && ends(word)
-        && all.get(k + 1).is_none_or(|n| stop.contains(&n.as_ref()) || !ends(n.as_ref()))
+        && !prenominal.contains(&word)
 }
+
+/// Plural adjectives written before their noun (most follow it: "las aplicaciones
+/// personalizadas"): not nouns themselves, and a determiner of the noun that follows ("los
+/// últimos mensajes").
+const PRENOMINAL_ES: &[&str] = &[
+    "últimos", "últimas", "próximos", "próximas", "primeros", "primeras", "nuevos", "nuevas", "mejores", "principales",
+    "otros", "otras", "muchos", "muchas", "pocos", "pocas", "varios", "varias", "todos", "todas",
+];
+const PRENOMINAL_PT: &[&str] = &[
+    "últimos", "últimas", "próximos", "próximas", "primeiros", "primeiras", "novos", "novas", "melhores", "principais",
+    "outros", "outras", "muitos", "muitas", "poucos", "poucas", "vários", "várias", "todos", "todas",
+];
+const PRENOMINAL_FR: &[&str] = &[
+    "derniers", "dernières", "prochains", "prochaines", "premiers", "premières", "nouveaux", "nouvelles", "meilleurs",
+    "meilleures", "autres", "principaux", "principales", "plusieurs", "quelques", "tous", "toutes",
+];
 
 /// English nouns that take no plural.
 const UNCOUNTABLE: &[&str] = &[
