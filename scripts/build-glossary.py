@@ -222,6 +222,7 @@ CORE = {
         "graficar": "plot graph", "enlace": "link", "enlaces": "link",
         "redondea": "round", "redondear": "round", "=entero": "integer whole",
         "hecho": "done made fact", "aplicación": "app application", "aplicaciones": "app application",
+        "confirma": "confirm acknowledge", "despliegue": "deployment deploy", "bases de datos": "database",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -257,6 +258,7 @@ CORE = {
         "personnalisés": "custom personalized", "personnalisées": "custom personalized",
         "tendance": "trend trending", "tendances": "trend trending",
         "canal": "channel canal", "canaux": "channel canal", "classeur": "spreadsheet workbook binder",
+        "bases de données": "database",
         "affaire": "deal business matter", "affaires": "deal business matter",
     },
     "pt": {
@@ -286,6 +288,7 @@ CORE = {
         "suportadas": "supported", "execução": "run execution", "execuções": "run execution",
         "consulta": "query lookup consultation", "conjunto de dados": "dataset data", "trajeto": "route path",
         "moda": "mode fashion", "divergência": "divergence", "vetorial": "vector", "vetor": "vector",
+        "bancos de dados": "database", "banco de dados": "database", "previsão do tempo": "weather forecast",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -326,6 +329,8 @@ CORE = {
         "angesagt": "trending popular", "angesagte": "trending popular", "angesagten": "trending popular",
         "fahrzeit": "travel time", "links": "link left",
         "breitengrad": "latitude", "breitengrade": "latitude", "längengrad": "longitude", "längengrade": "longitude",
+        "teile": "share divide", "bestätige": "confirm acknowledge", "bestätigen": "confirm acknowledge",
+        "fertig": "done finished ready", "mitarbeiter": "employee staff colleague",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",

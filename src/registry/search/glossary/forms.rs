@@ -434,11 +434,11 @@ const GENITIVE_DE: &[&str] =
 /// Spanish and Portuguese determiners before a plural noun.
 const PLURAL_ES: &[&str] = &[
     "los", "las", "mis", "tus", "sus", "unos", "unas", "estos", "estas", "esos", "esas", "nuestros", "nuestras",
-    "algunos", "algunas", "varios", "varias",
+    "algunos", "algunas", "varios", "varias", "qué", "cuáles", "cuántos", "cuántas",
 ];
 const PLURAL_PT: &[&str] = &[
     "os", "as", "meus", "minhas", "seus", "suas", "uns", "umas", "estes", "estas", "esses", "essas", "aos", "dos",
-    "das", "nos", "nas", "pelos", "pelas", "alguns", "algumas", "vários", "várias", "quais",
+    "das", "nos", "nas", "pelos", "pelas", "alguns", "algumas", "vários", "várias", "quais", "quantos", "quantas",
 ];
 
 /// Whether the word `all[k]` is a plural noun: in Spanish, French and Portuguese a word ending in
