@@ -223,6 +223,8 @@ CORE = {
         "redondea": "round", "redondear": "round", "=entero": "integer whole",
         "hecho": "done made fact", "aplicación": "app application", "aplicaciones": "app application",
         "confirma": "confirm acknowledge", "despliegue": "deployment deploy", "bases de datos": "database",
+        "transpón": "transpose", "transponer": "transpose", "erupción solar": "solar flare",
+        "erupciones solares": "solar flare", "covid": "covid",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -259,6 +261,7 @@ CORE = {
         "tendance": "trend trending", "tendances": "trend trending",
         "canal": "channel canal", "canaux": "channel canal", "classeur": "spreadsheet workbook binder",
         "bases de données": "database",
+        "éruption solaire": "solar flare", "éruptions solaires": "solar flare",
         "affaire": "deal business matter", "affaires": "deal business matter",
     },
     "pt": {
@@ -289,6 +292,7 @@ CORE = {
         "consulta": "query lookup consultation", "conjunto de dados": "dataset data", "trajeto": "route path",
         "moda": "mode fashion", "divergência": "divergence", "vetorial": "vector", "vetor": "vector",
         "bancos de dados": "database", "banco de dados": "database", "previsão do tempo": "weather forecast",
+        "erupção solar": "solar flare", "erupções solares": "solar flare", "covid": "covid",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -331,6 +335,8 @@ CORE = {
         "breitengrad": "latitude", "breitengrade": "latitude", "längengrad": "longitude", "längengrade": "longitude",
         "teile": "share divide", "bestätige": "confirm acknowledge", "bestätigen": "confirm acknowledge",
         "fertig": "done finished ready", "mitarbeiter": "employee staff colleague",
+        "kreuzprodukt": "cross product", "foto": "photo photograph", "transponiere": "transpose",
+        "sonneneruption": "solar flare",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -366,6 +372,7 @@ CORE = {
         "众数": "mode", "奇异值分解": "singular value decomposition", "散度": "divergence", "绘制": "plot draw",
         "系外行星": "exoplanet", "以太坊": "ethereum", "代币": "token", "二手": "used secondhand",
         "预约": "appointment booking reservation",
+        "池": "pool pond", "交易": "transaction trade deal",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
