@@ -425,7 +425,7 @@ CORE = {
         "掛ける": "multiply", "割る": "divide", "足す": "add", "総": "total gross", "純利益": "net profit",
         "収量": "yield",
         "ローソク足": "candlestick", "今後": "upcoming future", "学会": "conference society", "標高": "elevation altitude",
-        "求める": "find compute", "切り捨て": "round down floor truncate", "切り捨てる": "round down floor truncate",
+        "求める": "find compute", "切り捨て": "floor round truncate", "切り捨てる": "floor round truncate",
         "切り上げ": "round up ceiling", "切り上げる": "round up ceiling",
         "消去": "erase delete clear", "消す": "delete erase",
         "最頻値": "mode", "階数": "rank", "特異値分解": "singular value decomposition", "発散": "divergence",

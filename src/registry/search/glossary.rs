@@ -256,6 +256,11 @@ const STOP_CJK: &[&str] = &[
     "さん",
     "に関する",
     "から",
+    "からの",
+    "までの",
+    "への",
+    "での",
+    "との",
     "到",
     "该",
     "まで",
@@ -383,6 +388,18 @@ fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
         key.push(*c);
         if let Some(english) = exact(lang, &key) {
             best = Some((english, n + 1));
+        }
+    }
+    // A Japanese entry that ends with a particle ("今月の" instant, as in "the 5th instant") where
+    // the word before it is one: the word ("今月", this month), the particle read apart.
+    if let Some((_, n)) = best
+        && lang == Lang::Ja
+        && n >= 3
+        && matches!(chars[i + n - 1], 'の' | 'を' | 'に' | 'が' | 'は' | 'で' | 'と' | 'へ' | 'も')
+    {
+        let shorter: String = chars[i..i + n - 1].iter().collect();
+        if let Some(english) = exact(lang, &shorter) {
+            best = Some((english, n - 1));
         }
     }
     // An ichidan verb's stem that is also a noun ("調べ" tune) before its ending ("調べて"): the

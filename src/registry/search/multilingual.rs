@@ -672,4 +672,33 @@ mod tests {
             assert!(is_foreign(q, &english), "{q}");
         }
     }
+
+    /// Requests with few of the strong function words: a French elided article, "de", "la", "o"
+    /// at half weight, Portuguese "do" after a noun, a request verb; English ones with those
+    /// words stay English.
+    #[test]
+    fn weak_evidence_adds_up_to_a_language() {
+        let english = |w: &str| {
+            ["send", "email", "token", "show", "lakers", "schedule", "posts", "robert", "niro", "add", "file", "repo"]
+                .contains(&w)
+        };
+        for q in [
+            "rembourse l'acheteur de la commande 5531",
+            "elimina filas de la tabla de airtable",
+            "remova o token armazenado do cofre",
+            "convierte 25 grados Celsius a Fahrenheit",
+            "hole die aktuelle Uhrzeit in London",
+        ] {
+            assert!(is_foreign(q, &english), "{q}");
+        }
+        for q in [
+            "how do I add a file to the repo",
+            "show me the la lakers schedule",
+            "find posts by robert de niro",
+            "what do you send at 5 o'clock",
+            "don't send the email",
+        ] {
+            assert!(!is_foreign(q, &english), "{q}");
+        }
+    }
 }
