@@ -169,8 +169,8 @@ const STOP_DE: &[&str] = &[
     "nach", "ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner", "du", "dir", "welche", "welcher",
     "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
     "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
-    "noch", "per", "ab", "wird", "werden", "wer", "indem", "dass", "wenn", "weil", "ob", "gegen", "ohne",
-    "unser", "unsere", "unseren", "unserem", "unserer",
+    "noch", "per", "ab", "wird", "werden", "wer", "indem", "dass", "wenn", "weil", "ob", "gegen", "ohne", "unser",
+    "unsere", "unseren", "unserem", "unserer",
 ];
 const STOP_FR: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
@@ -693,7 +693,8 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                     // A single letter (a variable: "f(x, y)", "el v original") and an acronym
                     // ("DNS", "API") are as written: "x" is not ten, German "DNS" not DNA.
                     let letters = || raw.chars().filter(|c| c.is_alphabetic());
-                    let symbol = w.chars().count() == 1 || (letters().count() >= 2 && letters().all(char::is_uppercase));
+                    let symbol =
+                        w.chars().count() == 1 || (letters().count() >= 2 && letters().all(char::is_uppercase));
                     if keep(w) || name || symbol || !plain || unspaced {
                         out.push(raw.clone());
                         continue;

@@ -456,10 +456,7 @@ fn variables_acronyms_and_numbered_compounds() {
 /// is at a Spanish stem), function words above both.
 #[test]
 fn entries_weigh_above_stems_in_choosing_the_language() {
-    assert_reads(&[
-        ("liste les jeux de données superset", "dataset", ""),
-        ("lista los datos de superset", "data", ""),
-    ]);
+    assert_reads(&[("liste les jeux de données superset", "dataset", ""), ("lista los datos de superset", "data", "")]);
 }
 
 /// Words and phrases of requests found by glossing lists of requests written for the purpose
