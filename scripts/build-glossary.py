@@ -262,6 +262,7 @@ CORE = {
         "canal": "channel canal", "canaux": "channel canal", "classeur": "spreadsheet workbook binder",
         "bases de données": "database",
         "éruption solaire": "solar flare", "éruptions solaires": "solar flare",
+        "clairance": "clearance", "créatinine": "creatinine", "hexagramme": "hexagram",
         "affaire": "deal business matter", "affaires": "deal business matter",
     },
     "pt": {
@@ -373,6 +374,7 @@ CORE = {
         "系外行星": "exoplanet", "以太坊": "ethereum", "代币": "token", "二手": "used secondhand",
         "预约": "appointment booking reservation",
         "池": "pool pond", "交易": "transaction trade deal",
+        "肌酐": "creatinine", "清除率": "clearance", "随机": "random", "卦": "hexagram", "整数": "integer",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -428,6 +430,7 @@ CORE = {
         "求める": "find compute", "切り捨て": "floor round truncate", "切り捨てる": "floor round truncate",
         "切り上げ": "round up ceiling", "切り上げる": "round up ceiling",
         "消去": "erase delete clear", "消す": "delete erase",
+        "整数": "integer",
         "最頻値": "mode", "階数": "rank", "特異値分解": "singular value decomposition", "発散": "divergence",
         "系外惑星": "exoplanet", "易経": "i ching", "占う": "divine divination fortune", "話題": "trending topic",
         "所要時間": "travel time duration",

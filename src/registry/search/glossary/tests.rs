@@ -493,5 +493,9 @@ fn request_words_of_the_written_lists() {
         ("berechne den Nettogewinn, indem du die gesamten Fixkosten abziehst", "total", "seeded"),
         ("列出该池的交易", "pool", "ought"),
         ("今月の銀行からのメールを探して", "email", "blank"),
+        ("quel temps fait-il à Rome en ce moment", "now", "moment"),
+        ("将矩阵A和B相加", "add", "shall"),
+        ("arrondis 4.2 à l'entier supérieur", "ceiling", ""),
+        ("计算患者的肌酐清除率", "creatinine", "flesh"),
     ]);
 }
