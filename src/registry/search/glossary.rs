@@ -25,7 +25,8 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use forms::{
-    PLURAL_FR, compound, determiners, eigen, endings, infinitives, noun, noun_sense, participle, participle_of, passive,
+    PLURAL_FR, compound, determiners, eigen, endings, english_plural, infinitives, noun, noun_sense, participle,
+    participle_of, passive, plural_noun,
 };
 
 /// The glossary, one zlib-compressed part per language (`scripts/build-glossary.py`), in the
@@ -65,6 +66,12 @@ const QUESTION: &[(&str, &str)] = &[
     ("cuántos", "how many"),
     ("cuántas", "how many"),
     ("dónde", "where"),
+    ("quién", "who"),
+    ("quiénes", "who"),
+    ("wer", "who"),
+    ("quem", "who"),
+    ("谁", "who"),
+    ("誰", "who"),
     ("cuándo", "when"),
     ("welche", "which"),
     ("welcher", "which"),
@@ -104,7 +111,7 @@ fn question(word: &str) -> Option<&'static str> {
 /// German particles of separable verbs, written at the end of a request.
 const SEPARABLE: &[&str] = &[
     "an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los",
-    "herunter", "hoch", "hinzu", "zusammen", "heraus", "weiter", "wieder", "fort", "bereit", "vorbei",
+    "herunter", "hoch", "hinzu", "zusammen", "heraus", "weiter", "wieder", "fort", "bereit", "vorbei", "durch",
 ];
 /// English light verbs: a sense of nearly every verb.
 const LIGHT: &[&str] = &["get", "make", "be", "do", "have", "take", "give", "put", "go", "come", "set", "let"];
@@ -153,7 +160,8 @@ const STOP_ES: &[&str] = &[
     "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he", "mí", "ti",
+    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro", "nuestra",
+    "nuestros", "nuestras",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -161,21 +169,23 @@ const STOP_DE: &[&str] = &[
     "nach", "ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner", "du", "dir", "welche", "welcher",
     "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
     "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
-    "noch", "per", "ab", "wird", "werden",
+    "noch", "per", "ab", "wird", "werden", "wer", "indem", "dass", "wenn", "weil", "ob", "gegen", "ohne", "unser",
+    "unsere", "unseren", "unserem", "unserer",
 ];
 const STOP_FR: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien", "jusqu", "cet",
+    "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
     "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
-    "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta",
+    "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
+    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -245,6 +255,19 @@ const STOP_CJK: &[&str] = &[
     "一下",
     "さん",
     "に関する",
+    "から",
+    "からの",
+    "までの",
+    "への",
+    "での",
+    "との",
+    "到",
+    "该",
+    "将",
+    "まで",
+    "より",
+    "谁",
+    "誰",
 ];
 
 fn stop_words(lang: Lang) -> &'static [&'static str] {
@@ -366,6 +389,18 @@ fn cjk(lang: Lang, chars: &[char], i: usize) -> Option<(&'static str, usize)> {
         key.push(*c);
         if let Some(english) = exact(lang, &key) {
             best = Some((english, n + 1));
+        }
+    }
+    // A Japanese entry that ends with a particle ("今月の" instant, as in "the 5th instant") where
+    // the word before it is one: the word ("今月", this month), the particle read apart.
+    if let Some((_, n)) = best
+        && lang == Lang::Ja
+        && n >= 3
+        && matches!(chars[i + n - 1], 'の' | 'を' | 'に' | 'が' | 'は' | 'で' | 'と' | 'へ' | 'も')
+    {
+        let shorter: String = chars[i..i + n - 1].iter().collect();
+        if let Some(english) = exact(lang, &shorter) {
+            best = Some((english, n - 1));
         }
     }
     // An ichidan verb's stem that is also a noun ("調べ" tune) before its ending ("調べて"): the
@@ -497,6 +532,17 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         let parts: Vec<&str> = trimmed.split(['-', '\'', '’']).collect();
         if parts.len() > 1 && parts.iter().all(|p| p.chars().all(char::is_alphabetic)) {
             parts.iter().filter(|p| !p.is_empty()).map(|p| (p.to_lowercase(), p.to_string(), capital)).collect()
+        } else if parts.len() > 1
+            && parts[0].chars().all(|c| c.is_ascii_digit())
+            && parts[1..].iter().all(|p| !p.is_empty() && p.chars().all(char::is_alphabetic))
+        {
+            // A number joined to words ("5-Tage-Wettervorhersage", "10-Tage"): the number, then
+            // the words (capitalised as written).
+            parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .map(|p| (p.to_lowercase(), p.to_string(), p.chars().next().is_some_and(char::is_uppercase)))
+                .collect()
         } else if trimmed.is_empty() {
             Vec::new()
         } else {
@@ -520,9 +566,11 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         let words: Vec<&String> = words_by_piece.iter().flatten().flatten().map(|(w, _, _)| w).collect();
         let stops = |lang: Lang| words.iter().filter(|w| stop_words(lang).contains(&w.as_str())).count();
         let content = words.iter().filter(|w| !LATIN.iter().any(|l| stop_words(*l).contains(&w.as_str()))).count();
-        // Each function word counts 2 and each word found 1; a language that cannot beat the
-        // best so far even if all its other words were found is not read (nor inflated).
-        let mut order: Vec<(usize, Lang)> = LATIN.iter().map(|l| (2 * stops(*l) + content, *l)).collect();
+        // Each function word counts 4, each word found as an entry (or at its infinitive) 2 and
+        // each word found only at a stem it shares 1 ("données" is at a Spanish stem too); a
+        // language that cannot beat the best so far even if all its other words were found is
+        // not read (nor inflated).
+        let mut order: Vec<(usize, Lang)> = LATIN.iter().map(|l| (4 * stops(*l) + 2 * content, *l)).collect();
         order.sort_by_key(|(bound, l)| (std::cmp::Reverse(*bound), *l as usize));
         let mut best: Option<(usize, Lang)> = None;
         for (bound, lang) in order {
@@ -531,16 +579,23 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
             if !beats(bound) {
                 continue;
             }
-            let found = words
+            let found: usize = words
                 .iter()
                 .filter(|w| {
                     !stop_words(lang).contains(&w.as_str())
                         && !keep(w)
+                        && w.chars().count() > 1
                         && w.chars().all(char::is_alphabetic)
-                        && latin(lang, w).is_some()
                 })
-                .count();
-            let score = 2 * stops(lang) + found;
+                .map(|w| {
+                    if exact(lang, w).is_some() || infinitives(lang, w).any(|i| exact(lang, &i).is_some()) {
+                        2
+                    } else {
+                        usize::from(latin(lang, w).is_some())
+                    }
+                })
+                .sum();
+            let score = 4 * stops(lang) + found;
             if score > 0 && beats(score) {
                 best = Some((score, lang));
             }
@@ -570,6 +625,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         _ => None,
     };
     let mut first_word = true;
+    let mut which = false;
     let (mut next, mut skip) = (0, 0);
     for (piece, words) in pieces.iter().zip(&words_by_piece) {
         match piece {
@@ -635,7 +691,12 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                     // A name (of a product, a person, a place) is kept as written; German
                     // capitalises every noun, so there only known names are.
                     let name = *capital && lang != Lang::De && find(lang, w).next().is_none();
-                    if keep(w) || name || !plain || unspaced {
+                    // A single letter (a variable: "f(x, y)", "el v original") and an acronym
+                    // ("DNS", "API") are as written: "x" is not ten, German "DNS" not DNA.
+                    let letters = || raw.chars().filter(|c| c.is_alphabetic());
+                    let symbol =
+                        w.chars().count() == 1 || (letters().count() >= 2 && letters().all(char::is_uppercase));
+                    if keep(w) || name || symbol || !plain || unspaced {
                         out.push(raw.clone());
                         continue;
                     }
@@ -668,7 +729,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             // Its own English word ("message", "article"): as written.
                             out.push(raw.clone());
                         } else {
+                            let start = out.len();
                             english(words, &mut out);
+                            // A plural noun's first English word as a plural: "los comentarios"
+                            // comments (a request for several things asks for a list).
+                            if start < out.len() && plural_noun(lang, &all, k, *capital) {
+                                out[start] = english_plural(&out[start]);
+                            }
                         }
                     } else if let Some((head, tail)) = (lang == Lang::De).then(|| compound(w)).flatten() {
                         if let Some(head) = head {
@@ -711,6 +778,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                             let word: String = run[i..i + n].iter().collect();
                             if let Some(q) = question(&word) {
                                 out.push(q.to_string());
+                                which = q == "which";
                             } else if !stop.contains(&word.as_str()) {
                                 let start = out.len();
                                 english(words, &mut out);
@@ -718,6 +786,11 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                                     for w in &mut out[start..] {
                                         *w = participle(w);
                                     }
+                                } else if std::mem::take(&mut which) && start < out.len() {
+                                    // Chinese and Japanese mark no plural; "which" asks of
+                                    // several ("哪些成员", "どのシークレット": which members,
+                                    // which secrets).
+                                    out[start] = english_plural(&out[start]);
                                 }
                             }
                             i += n;

@@ -252,6 +252,27 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "dame",
     "busca",
     "crea",
+    "cierra",
+    "comparte",
+    "publica",
+    "suma",
+    "resta",
+    "multiplica",
+    "grafica",
+    "convierte",
+    "calcula",
+    "obtén",
+    "encuentra",
+    "elimina",
+    "borra",
+    "añade",
+    "actualiza",
+    "descarga",
+    "sube",
+    "abre",
+    "muestra",
+    "enumera",
+    "consulta",
     "envía",
     "lista",
     "todos",
@@ -265,6 +286,10 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     // German
     "der",
     "das",
+    "zum",
+    "zur",
+    "vom",
+    "beim",
     "und",
     "ist",
     "ein",
@@ -307,6 +332,20 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "bei",
     "oder",
     "finde",
+    "teile",
+    "durch",
+    "addiere",
+    "multipliziere",
+    "berechne",
+    "rechne",
+    "wandle",
+    "lösche",
+    "schreibe",
+    "zeige",
+    "hole",
+    "rufe",
+    "aktuelle",
+    "aktuellen",
     "suche",
     "erstelle",
     "schicke",
@@ -342,6 +381,19 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "moi",
     "montre",
     "trouve",
+    "par",
+    "divise",
+    "additionne",
+    "soustrais",
+    "multiplie",
+    "convertis",
+    "calcule",
+    "donne",
+    "ajoute",
+    "supprime",
+    "affiche",
+    "télécharge",
+    "récupère",
     "crée",
     "envoie",
     "cherche",
@@ -359,6 +411,8 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "vous",
     // Portuguese
     "os",
+    "ao",
+    "aos",
     "um",
     "uma",
     "do",
@@ -382,6 +436,20 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "há",
     "mostre",
     "encontre",
+    "feche",
+    "pegue",
+    "compartilhe",
+    "busque",
+    "divida",
+    "subtraia",
+    "multiplique",
+    "converta",
+    "obtenha",
+    "adicione",
+    "remova",
+    "apague",
+    "baixe",
+    "atual",
     "envie",
     "liste",
     "crie",
@@ -394,6 +462,16 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "é",
     "são",
 ]);
+
+/// Function words of Spanish, French and Portuguese that also stand in English names ("de la
+/// Cruz", "LA", "O'Neil"): half the evidence of the others ("elimina filas de la tabla", "altere
+/// o número de telefone do contato" have few others).
+const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e", "die"];
+/// The words English "do" follows.
+const BEFORE_DO: &[&str] = &[
+    "i", "you", "we", "they", "how", "what", "why", "where", "when", "to", "not", "can", "please", "should", "would",
+    "could", "did", "does", "will", "must", "which", "who",
+];
 
 /// Whether a request is not written in English: a fifth or more of its letters (two at least)
 /// are of a script other than Latin (Chinese, Japanese, Korean, Cyrillic, ...: a Greek letter in
@@ -419,14 +497,27 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         })
         .collect();
     let (mut strong, mut english) = (0.0_f32, 0.0_f32);
-    for word in &words {
-        if ENGLISH.contains(word) {
+    // A French article or pronoun elided before a word ("l'acheteur", "d'argent", "qu'il"):
+    // such words have an apostrophe, so they are not among `words`.
+    strong += query.split_whitespace().filter(|raw| elided(raw)).count() as f32;
+    for (i, word) in words.iter().enumerate() {
+        // "a" is also a Spanish, French and Portuguese preposition: evidence of neither. "do" is
+        // English first or after a pronoun, a question word or an auxiliary ("how do I", "to
+        // do"), else Portuguese's "of the" ("o token do cofre").
+        let english_do = i == 0 || words.get(i - 1).is_some_and(|p| BEFORE_DO.contains(&p.as_str()));
+        if word == "a" {
+            continue;
+        } else if word == "do" && !english_do {
+            strong += 0.5;
+        } else if ENGLISH.contains(word) {
             english += 1.0;
         } else if FOREIGN.contains(word) || !word.is_ascii() {
             strong += 1.0;
+        } else if HALF_FOREIGN.contains(&word.as_str()) {
+            strong += 0.5;
         }
     }
-    if strong < 1.0 {
+    if strong < 0.5 {
         // Not one foreign word: English, whatever else (the vocabulary is asked only below).
         return false;
     }
@@ -445,6 +536,15 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         }
     }
     strong + unknown >= 1.5 && strong + unknown > english
+}
+
+/// Whether a word starts with a French elided article or pronoun ("l'", "d'", "qu'", "j'", "n'",
+/// "s'", "c'", "m'", "t'") before at least two letters: "l'acheteur", not "o'clock" or "rock'n'roll".
+fn elided(raw: &str) -> bool {
+    let word = raw.trim_start_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let Some((head, rest)) = word.split_once(['\'', '\u{2019}']) else { return false };
+    matches!(head, "l" | "d" | "qu" | "j" | "n" | "s" | "c" | "m" | "t")
+        && rest.chars().take_while(|c| c.is_alphabetic()).count() >= 2
 }
 
 fn is_latin(c: char) -> bool {
@@ -570,6 +670,35 @@ mod tests {
             "メールを送る",
         ] {
             assert!(is_foreign(q, &english), "{q}");
+        }
+    }
+
+    /// Requests with few of the strong function words: a French elided article, "de", "la", "o"
+    /// at half weight, Portuguese "do" after a noun, a request verb; English ones with those
+    /// words stay English.
+    #[test]
+    fn weak_evidence_adds_up_to_a_language() {
+        let english = |w: &str| {
+            ["send", "email", "token", "show", "lakers", "schedule", "posts", "robert", "niro", "add", "file", "repo"]
+                .contains(&w)
+        };
+        for q in [
+            "rembourse l'acheteur de la commande 5531",
+            "elimina filas de la tabla de airtable",
+            "remova o token armazenado do cofre",
+            "convierte 25 grados Celsius a Fahrenheit",
+            "hole die aktuelle Uhrzeit in London",
+        ] {
+            assert!(is_foreign(q, &english), "{q}");
+        }
+        for q in [
+            "how do I add a file to the repo",
+            "show me the la lakers schedule",
+            "find posts by robert de niro",
+            "what do you send at 5 o'clock",
+            "don't send the email",
+        ] {
+            assert!(!is_foreign(q, &english), "{q}");
         }
     }
 }

@@ -426,3 +426,163 @@ pub(super) fn participle(verb: &str) -> String {
         _ => format!("{verb}ed"),
     }
 }
+
+/// German determiners of a singular genitive.
+const GENITIVE_DE: &[&str] =
+    &["des", "eines", "meines", "deines", "seines", "ihres", "unseres", "eures", "dieses", "jedes", "keines"];
+
+/// Spanish and Portuguese determiners before a plural noun.
+const PLURAL_ES: &[&str] = &[
+    "los", "las", "mis", "tus", "sus", "unos", "unas", "estos", "estas", "esos", "esas", "nuestros", "nuestras",
+    "algunos", "algunas", "varios", "varias", "qué", "cuáles", "cuántos", "cuántas",
+];
+const PLURAL_PT: &[&str] = &[
+    "os", "as", "meus", "minhas", "seus", "suas", "uns", "umas", "estes", "estas", "esses", "essas", "aos", "dos",
+    "das", "nos", "nas", "pelos", "pelas", "alguns", "algumas", "vários", "várias", "quais", "quantos", "quantas",
+];
+
+/// Whether the word `all[k]` is a plural noun: in Spanish, French and Portuguese a word ending in
+/// -s (-x) right after a plural determiner and not before another such word (there it is an
+/// adjective: "los últimos mensajes"); in German a noun (`capital`) that is no entry itself but
+/// is at its singular ("Kommentare" Kommentar).
+pub(super) fn plural_noun<S: AsRef<str>>(lang: Lang, all: &[S], k: usize, capital: bool) -> bool {
+    let word = all[k].as_ref();
+    if lang == Lang::De {
+        // After a genitive determiner an -s is the genitive's: "des Benutzers" one user.
+        let genitive = k > 0 && GENITIVE_DE.contains(&all[k - 1].as_ref());
+        return capital
+            && !genitive
+            && exact(lang, word).is_none()
+            && singulars(lang, word).iter().any(|s| exact(lang, s).is_some());
+    }
+    let determiners = match lang {
+        Lang::Es => PLURAL_ES,
+        Lang::Pt => PLURAL_PT,
+        Lang::Fr => PLURAL_FR,
+        _ => return false,
+    };
+    let prenominal = match lang {
+        Lang::Es => PRENOMINAL_ES,
+        Lang::Pt => PRENOMINAL_PT,
+        _ => PRENOMINAL_FR,
+    };
+    let ends = |w: &str| w.chars().count() > 3 && (w.ends_with('s') || (lang == Lang::Fr && w.ends_with('x')));
+    k > 0
+        && (determiners.contains(&all[k - 1].as_ref()) || prenominal.contains(&all[k - 1].as_ref()))
+        && ends(word)
+        && !prenominal.contains(&word)
+}
+
+/// Plural adjectives written before their noun (most follow it: "las aplicaciones
+/// personalizadas"): not nouns themselves, and a determiner of the noun that follows ("los
+/// últimos mensajes").
+const PRENOMINAL_ES: &[&str] = &[
+    "últimos",
+    "últimas",
+    "próximos",
+    "próximas",
+    "primeros",
+    "primeras",
+    "nuevos",
+    "nuevas",
+    "mejores",
+    "principales",
+    "otros",
+    "otras",
+    "muchos",
+    "muchas",
+    "pocos",
+    "pocas",
+    "varios",
+    "varias",
+    "todos",
+    "todas",
+];
+const PRENOMINAL_PT: &[&str] = &[
+    "últimos",
+    "últimas",
+    "próximos",
+    "próximas",
+    "primeiros",
+    "primeiras",
+    "novos",
+    "novas",
+    "melhores",
+    "principais",
+    "outros",
+    "outras",
+    "muitos",
+    "muitas",
+    "poucos",
+    "poucas",
+    "vários",
+    "várias",
+    "todos",
+    "todas",
+];
+const PRENOMINAL_FR: &[&str] = &[
+    "derniers",
+    "dernières",
+    "prochains",
+    "prochaines",
+    "premiers",
+    "premières",
+    "nouveaux",
+    "nouvelles",
+    "meilleurs",
+    "meilleures",
+    "autres",
+    "principaux",
+    "principales",
+    "plusieurs",
+    "quelques",
+    "tous",
+    "toutes",
+];
+
+/// English nouns that take no plural.
+const UNCOUNTABLE: &[&str] = &[
+    "data",
+    "information",
+    "news",
+    "software",
+    "hardware",
+    "equipment",
+    "advice",
+    "feedback",
+    "money",
+    "weather",
+    "research",
+    "music",
+    "media",
+    "metadata",
+    "staff",
+    "traffic",
+    "evidence",
+    "knowledge",
+    "progress",
+    "mail",
+    "email",
+    "inventory",
+    "stock",
+    "spam",
+    "code",
+];
+
+/// The English plural of a noun ("comment" comments, "entry" entries, "box" boxes); a word the
+/// rules do not fit (uncountable, already plural, not a plain word) as it is.
+pub(super) fn english_plural(word: &str) -> String {
+    let plain = word.len() >= 3 && word.bytes().all(|b| b.is_ascii_lowercase());
+    if !plain || UNCOUNTABLE.contains(&word) || word.ends_with('s') {
+        return word.to_string();
+    }
+    if ["x", "z", "ch", "sh"].iter().any(|e| word.ends_with(e)) {
+        return format!("{word}es");
+    }
+    if let Some(stem) = word.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    format!("{word}s")
+}
