@@ -1201,6 +1201,33 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
     base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
 }
 
+/// A conversion's direction picks between two tools of the same words (MCP-Bench's Google Maps
+/// server: geocode converts an address to coordinates, reverse geocode coordinates to an
+/// address), in English and through another language's gloss.
+#[test]
+fn a_conversion_finds_the_tool_that_goes_its_way() {
+    let t = app();
+    let (registry, _) = registry_with_mcpbench(&t.app.registry());
+    let index = registry.index();
+    let connected = |_: &str| true;
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("Convert “Denver, CO” into latitude/longitude", "google_maps_maps_geocode"),
+        ("convert the office address 1600 Amphitheatre Parkway to coordinates", "google_maps_maps_geocode"),
+        ("convert the coordinates 39.7392, -104.9903 into a street address", "google_maps_maps_reverse_geocode"),
+        ("Convierte la dirección “Calle Mayor 5, Madrid” en coordenadas", "google_maps_maps_geocode"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            wrong.push(format!(
+                "{query:?}: want {want}, got {:?}",
+                hits.iter().map(|h| (&h.name, h.score)).collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// Everyday verbs for the catalogue's actions, of one word or two: "scrap", "nuke", "toss"
 /// remove; "tweak", "bump", "amend" change; "jot down", "pin down" make; "dig up" finds; "wrap
 /// up" finishes; "peek at" reads.

@@ -50,6 +50,7 @@
 //! ([`clauses`]), the lists merged a rank at a time.
 
 mod bm25;
+mod direction;
 mod embed;
 mod foreign;
 mod glossary;
@@ -475,10 +476,25 @@ impl SearchIndex {
         {
             eprintln!("gloss {trimmed:?} -> {g:?}");
         }
-        let ranked = match &glossed {
+        let mut ranked = match &glossed {
             Some(english) => self.ranked_glossed(trimmed, english, limit, connected, fusion),
             None => self.ranked(trimmed, limit, connected, fusion, foreign),
         };
+        // A conversion's direction orders what its words cannot ([`direction`]).
+        if let Some(target) = direction::target(glossed.as_deref().unwrap_or(trimmed)) {
+            let mut moved = false;
+            for (score, d) in ranked.iter_mut() {
+                let agrees = direction::agreement(&target, self.docs[*d as usize].description);
+                if agrees != 0 {
+                    *score = (*score + f32::from(agrees) * direction::DIRECTION).clamp(0.0, 1.0);
+                    moved = true;
+                }
+            }
+            if moved {
+                // (A stable sort: tools the direction leaves alone keep their order.)
+                ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+            }
+        }
         ranked.into_iter().map(|(s, d)| self.hit(s, d)).collect()
     }
 
