@@ -1201,6 +1201,22 @@ fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)])
     base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
 }
 
+/// A pdf or a receipt is a file: uploading them to a folder uploads files, it makes no folder.
+/// A photo taken with a webcam is no file any tool serves.
+#[test]
+fn kinds_of_file_are_files() {
+    let t = app();
+    let registry = registry_with_upstream(&t.app.registry());
+    let index = registry.index();
+    let connected = |i: &str| t.app.is_connected(i);
+    let q = "Tomorrow is the last day to submit expenses. I have the receipts as pdfs in my downloads folder. Upload \
+             them to the expenses folder on google drive.";
+    let hits = index.search(q, 5, &connected);
+    assert_eq!(hits.first().map(|h| h.name), Some("google_drive_upload_file"), "{hits:?}");
+    let hits = index.search("take a photo with the webcam", 5, &connected);
+    assert!(hits.iter().all(|h| h.weak), "{hits:?}");
+}
+
 /// A conversion's direction picks between two tools of the same words (MCP-Bench's Google Maps
 /// server: geocode converts an address to coordinates, reverse geocode coordinates to an
 /// address), in English and through another language's gloss.

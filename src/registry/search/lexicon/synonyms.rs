@@ -108,6 +108,12 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("document", &["doc", "file", "page"]),
     ("documents", &["docs", "files", "pages"]),
     ("wiki", &["confluence", "page"]),
+    // Kinds of file: what is uploaded, downloaded, attached or shared is a file. (Not "photo":
+    // "take a photo with the webcam" asks for no file tool.)
+    ("pdf", &["file", "document"]),
+    ("pdfs", &["files", "documents"]),
+    ("receipt", &["file"]),
+    ("receipts", &["files"]),
     ("folder", &["directory"]),
     ("directory", &["folder"]),
     // Shell commands, as developers name what they want done to files.
