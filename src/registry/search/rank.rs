@@ -22,6 +22,8 @@ pub(super) struct Scratch {
     plain: Vec<f32>,
     listed: Vec<bool>,
     bm25: bm25::Memo,
+    /// The near cosines' bounds of a request's texts ([`embed::Vectors::approx_many`]).
+    uppers: Vec<f32>,
 }
 
 impl Scratch {
@@ -34,6 +36,7 @@ impl Scratch {
             plain: vec![0.0; n],
             listed: vec![false; n],
             bm25: bm25::Memo::new(false),
+            uppers: Vec::new(),
         }
     }
 
@@ -61,7 +64,7 @@ impl Scratch {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.acc.capacity() * 4 * 5 + self.listed.capacity()
+        self.acc.capacity() * 4 * 5 + self.listed.capacity() + self.uppers.capacity() * 4
     }
 }
 
@@ -249,15 +252,18 @@ impl SearchIndex {
         // Cosines taken relative to their mean over the tools need every one exactly; else a
         // near value of each is enough to pass most tools over ([`Values::Bounded`]).
         let bounded = !(exact || fusion.centre || foreign);
-        let approx = vectors.filter(|_| bounded).and_then(|v| v.approx_many(&present));
+        let kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let mut scratch = kept.filter(|s| s.acc.len() == n).unwrap_or_else(|| Scratch::new(n));
+        let approx = match vectors {
+            Some(v) if bounded => v.approx_many(&present, std::mem::take(&mut scratch.uppers)),
+            _ => None,
+        };
         let cosines = match vectors {
             Some(v) if approx.is_none() => v.cosines_many(&present),
             _ => Vec::new(),
         };
         let mut next = 0;
         let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected);
-        let kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut scratch = kept.filter(|s| s.acc.len() == n).unwrap_or_else(|| Scratch::new(n));
         scratch.bm25 = bm25::Memo::new(texts.len() > 1);
         let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
@@ -280,6 +286,9 @@ impl SearchIndex {
         }
         debug_assert!(scratch.is_clear(), "a ranking left its buffers written");
         scratch.bm25 = bm25::Memo::new(false);
+        if let Some(approx) = approx {
+            scratch.uppers = approx.into_buffer();
+        }
         *self.scratch.lock().unwrap_or_else(|p| p.into_inner()) = Some(scratch);
         if lists.len() == 1 { lists.pop().unwrap_or_default() } else { merge(&lists, limit) }
     }
@@ -299,7 +308,7 @@ impl SearchIndex {
         let trimmed = text.text;
         let parsed = &text.parsed;
         let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
-        let Scratch { acc, best, anchored, semantic, plain, listed, bm25 } = scratch;
+        let Scratch { acc, best, anchored, semantic, plain, listed, bm25, .. } = scratch;
         let mut touched: Vec<u32> = Vec::new();
         let mut candidates: Vec<u32> = Vec::new();
         let mut total = 0.0;
@@ -573,11 +582,17 @@ impl SearchIndex {
                     }
                     _ => f32::NEG_INFINITY,
                 };
-                for d in 0..n {
+                let each = |d: usize| {
                     let upper = values.upper(d);
                     if (upper >= least || plain[d] > 0.0) && !listed[d] && may_pass(mapped(upper), plain[d]) {
                         consider(d, mapped(values.exact(d)));
                     }
+                };
+                match values {
+                    // Only the tools whose bound reaches `least` or that BM25 finds, read a few
+                    // at a time.
+                    Values::Bounded { bounds, .. } => bounds.each_reaching(least, plain, each),
+                    Values::Exact(_) => (0..n).for_each(each),
                 }
             }
             None => plain_only.iter().for_each(|&d| consider(d as usize, 0.0)),
