@@ -24,6 +24,26 @@ pub(super) struct Scratch {
     bm25: bm25::Memo,
     /// The near cosines' bounds of a request's texts ([`embed::Vectors::approx_many`]).
     uppers: Vec<f32>,
+    /// Lists a ranking fills, kept for their room (a common word matches thousands of tools):
+    /// left empty.
+    lists: Lists,
+}
+
+/// A text's lists of tools, kept with their room from one ranking to the next.
+#[derive(Default)]
+struct Lists {
+    touched: Vec<u32>,
+    candidates: Vec<u32>,
+    plain_only: Vec<u32>,
+    order: Vec<(f32, u32)>,
+    extra: Vec<(f32, u32)>,
+}
+
+impl Lists {
+    fn bytes(&self) -> usize {
+        (self.touched.capacity() + self.candidates.capacity() + self.plain_only.capacity()) * 4
+            + (self.order.capacity() + self.extra.capacity()) * 8
+    }
 }
 
 impl Scratch {
@@ -37,6 +57,7 @@ impl Scratch {
             listed: vec![false; n],
             bm25: bm25::Memo::new(false),
             uppers: Vec::new(),
+            lists: Lists::default(),
         }
     }
 
@@ -64,7 +85,7 @@ impl Scratch {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.acc.capacity() * 4 * 5 + self.listed.capacity() + self.uppers.capacity() * 4
+        self.acc.capacity() * 4 * 5 + self.listed.capacity() + self.uppers.capacity() * 4 + self.lists.bytes()
     }
 }
 
@@ -308,9 +329,9 @@ impl SearchIndex {
         let trimmed = text.text;
         let parsed = &text.parsed;
         let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
+        let Lists { mut touched, mut candidates, mut plain_only, mut order, mut extra } =
+            std::mem::take(&mut scratch.lists);
         let Scratch { acc, best, anchored, semantic, plain, listed, bm25, .. } = scratch;
-        let mut touched: Vec<u32> = Vec::new();
-        let mut candidates: Vec<u32> = Vec::new();
         let mut total = 0.0;
         for word in &parsed.words {
             total += word.weight;
@@ -355,10 +376,25 @@ impl SearchIndex {
         let phrase_hits = &parsed.phrase_hits;
         let acc = &*acc;
         let anchored = &*anchored;
+        // A share's power, kept for the next tool with the same share (thousands of tools
+        // match one common word alike): the same bits, without a `powf` a tool.
+        let powers: [std::cell::Cell<(u32, f32)>; 64] = std::array::from_fn(|_| std::cell::Cell::new((u32::MAX, 0.0)));
+        let softened = |share: f32| {
+            let bits = share.to_bits();
+            let slot = &powers[(bits.wrapping_mul(0x9E37_79B9) >> 26) as usize];
+            match slot.get() {
+                (key, power) if key == bits => power,
+                _ => {
+                    let power = share.powf(softening);
+                    slot.set((bits, power));
+                    power
+                }
+            }
+        };
         let content_of = |d: u32| {
             let a = acc[d as usize];
             // 0 to any power is 0: most candidates of a large catalogue match no word at all.
-            let content = if total > 0.0 && a != 0.0 { (a / total).min(1.0).powf(softening) } else { 0.0 };
+            let content = if total > 0.0 && a != 0.0 { softened((a / total).min(1.0)) } else { 0.0 };
             let evidence = anchored[d as usize];
             if parsed.verbs_only {
                 content
@@ -377,13 +413,9 @@ impl SearchIndex {
             listed[d as usize] = true;
         }
         // The tools only BM25 finds: candidates as those only the semantic tier sees.
-        let mut plain_only: Vec<u32> = Vec::new();
         if fusion.bm25 > 0.0 || fusion.bare_bm25 > 0.0 {
-            for d in self.bm25.score_with(&parsed.semantic_text(trimmed), plain, bm25) {
-                if !listed[d as usize] {
-                    plain_only.push(d);
-                }
-            }
+            self.bm25.score_with(&parsed.semantic_text(trimmed), plain, bm25, &mut touched);
+            plain_only.extend(touched.drain(..).filter(|&d| !listed[d as usize]));
         }
         // The cosine mapped onto 0..1 (0: nothing, NaN: the tool has no vector).
         let n = self.docs.len();
@@ -541,7 +573,7 @@ impl SearchIndex {
                 best.add(score_of(d), d, limit);
             }
         };
-        let mut order: Vec<(f32, u32)> = candidates.iter().map(|&d| (reach(d, content_of(d)), d)).collect();
+        order.extend(candidates.iter().map(|&d| (reach(d, content_of(d)), d)));
         score_in_order(&mut order, &mut best);
         // A tool no word matches has content 0: its reach is its semantic part and its BM25
         // part, times at most the largest product or connection factor, plus the phrase bonus.
@@ -558,7 +590,6 @@ impl SearchIndex {
         let most_semantic =
             most((fusion.blend * (1.0 - fusion.bm25)).max(fusion.bare_blend * (1.0 - fusion.bare_bm25)));
         let most_plain = most(fusion.bm25.max(fusion.bare_bm25));
-        let mut extra: Vec<(f32, u32)> = Vec::new();
         let floor = best.floor;
         let may_pass =
             |s: f32, p: f32| (s > 0.0 || p > 0.0) && s.max(0.0) * most_semantic + p * most_plain + bonus >= floor;
@@ -591,7 +622,7 @@ impl SearchIndex {
                 match values {
                     // Only the tools whose bound reaches `least` or that BM25 finds, read a few
                     // at a time.
-                    Values::Bounded { bounds, .. } => bounds.each_reaching(least, plain, each),
+                    Values::Bounded { bounds, .. } => bounds.each_reaching(least, plain, listed, each),
                     Values::Exact(_) => (0..n).for_each(each),
                 }
             }
@@ -599,10 +630,16 @@ impl SearchIndex {
         }
         score_in_order(&mut extra, &mut best);
         let Best { mut hits, .. } = best;
-        scratch.clear(candidates.into_iter());
-        for d in plain_only {
+        scratch.clear(candidates.iter().copied());
+        for &d in &plain_only {
             scratch.plain[d as usize] = 0.0;
         }
+        for list in [&mut touched, &mut candidates, &mut plain_only] {
+            list.clear();
+        }
+        order.clear();
+        extra.clear();
+        scratch.lists = Lists { touched, candidates, plain_only, order, extra };
         let by_score = |a: &(f32, bool, u32), b: &(f32, bool, u32)| {
             b.1.cmp(&a.1)
                 .then(b.0.total_cmp(&a.0))

@@ -96,19 +96,19 @@ impl Bounds<'_> {
         self.uppers[d]
     }
 
-    /// Calls `f` with every tool `d`, in order, whose bound is at least `least` or for which
-    /// `other[d] > 0` (`other` one value a tool): what a pass over every tool keeps, read four
-    /// tools at a time.
-    pub fn each_reaching(&self, least: f32, other: &[f32], mut f: impl FnMut(usize)) {
+    /// Calls `f` with every tool `d`, in order, that is not `skip`ped and whose bound is at
+    /// least `least` or for which `other[d] > 0` (`other` and `skip` one value a tool): what a
+    /// pass over every tool keeps, read eight tools at a time.
+    pub fn each_reaching(&self, least: f32, other: &[f32], skip: &[bool], mut f: impl FnMut(usize)) {
         let n = self.uppers.len();
-        assert!(other.len() >= n);
+        assert!(other.len() >= n && skip.len() >= n);
         let mut d = 0;
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
             while d + 8 <= n {
-                // SAFETY: SSE2 (every x86_64 machine has it); d + 8 <= n, and both slices are
-                // at least n long.
+                // SAFETY: SSE2 (every x86_64 machine has it); d + 8 <= n, and the slices are at
+                // least n long.
                 let mask = unsafe {
                     let (at_least, zero) = (_mm_set1_ps(least), _mm_setzero_ps());
                     let (u, o) = (self.uppers.as_ptr().add(d), other.as_ptr().add(d));
@@ -117,9 +117,12 @@ impl Bounds<'_> {
                         _mm_cmpge_ps(_mm_loadu_ps(u.add(4)), at_least),
                         _mm_cmpgt_ps(_mm_loadu_ps(o.add(4)), zero),
                     );
-                    _mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4)
+                    // A bool is one byte, 0 or 1: the eight not skipped.
+                    let skipped = _mm_loadl_epi64(skip.as_ptr().add(d).cast::<__m128i>());
+                    let kept = _mm_movemask_epi8(_mm_cmpeq_epi8(skipped, _mm_setzero_si128()));
+                    (_mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4)) & kept
                 };
-                let mut bits = mask as u32;
+                let mut bits = (mask & 0xFF) as u32;
                 while bits != 0 {
                     f(d + bits.trailing_zeros() as usize);
                     bits &= bits - 1;
@@ -128,7 +131,7 @@ impl Bounds<'_> {
             }
         }
         for d in d..n {
-            if self.uppers[d] >= least || other[d] > 0.0 {
+            if !skip[d] && (self.uppers[d] >= least || other[d] > 0.0) {
                 f(d);
             }
         }
@@ -369,7 +372,7 @@ mod tests {
         for (k, q) in qs.iter().enumerate().filter(|(k, _)| *k != 2) {
             let bounds = block.bounds(&approx, k).expect("a query of the table's length");
             let mut reached = Vec::new();
-            bounds.each_reaching(0.3, &[0.0; 9], |d| reached.push(d));
+            bounds.each_reaching(0.3, &[0.0; 9], &[false; 9], |d| reached.push(d));
             for d in 0..texts.len() + 1 {
                 let (exact, upper) = (block.cosine(d, q), bounds.upper(d));
                 assert_eq!(reached.contains(&d), upper >= 0.3, "{k} {d}");
@@ -385,18 +388,19 @@ mod tests {
     }
 
     /// The pass over every tool keeps what a plain loop keeps, in order, for counts of tools
-    /// around the eight read at once, NaN among the bounds.
+    /// around the eight read at once, NaN among the bounds, tools skipped.
     #[test]
     fn each_reaching_keeps_what_a_loop_keeps() {
         for n in [0, 1, 7, 8, 9, 16, 23, 64, 100] {
             let uppers: Vec<f32> =
                 (0..n).map(|i| if i % 5 == 4 { f32::NAN } else { (i * 37 % 19) as f32 / 19.0 - 0.3 }).collect();
             let other: Vec<f32> = (0..n).map(|i| if i % 7 == 2 { 0.5 } else { 0.0 }).collect();
+            let skip: Vec<bool> = (0..n).map(|i| i % 3 == 1).collect();
             for least in [f32::NEG_INFINITY, -0.1, 0.2, 0.5, 2.0] {
                 let bounds = Bounds { uppers: &uppers };
                 let mut got = Vec::new();
-                bounds.each_reaching(least, &other, |d| got.push(d));
-                let want: Vec<usize> = (0..n).filter(|&d| uppers[d] >= least || other[d] > 0.0).collect();
+                bounds.each_reaching(least, &other, &skip, |d| got.push(d));
+                let want: Vec<usize> = (0..n).filter(|&d| !skip[d] && (uppers[d] >= least || other[d] > 0.0)).collect();
                 assert_eq!(got, want, "{n} tools, least {least}");
             }
         }
