@@ -607,11 +607,15 @@ impl SearchIndex {
                 // A tool whose cosine at its most cannot pass is passed over (the mapping never
                 // goes down as the cosine goes up). Bounded cosines are first compared with the
                 // least one that can pass without BM25 (a little below, for rounding).
-                let least = match (values, most_semantic > 0.0 && hi > lo) {
+                let (least, plain_least) = match (values, most_semantic > 0.0 && hi > lo) {
                     (Values::Bounded { .. }, true) => {
-                        lo + (hi - lo) * ((floor - bonus) / most_semantic).max(0.0) - 1e-5
+                        let least = lo + (hi - lo) * ((floor - bonus) / most_semantic).max(0.0) - 1e-5;
+                        // A tool BM25 finds can pass only if its cosine at its most (no lower
+                        // than `lo`, where the mapping is 0) plus its BM25 part in units of
+                        // cosine reaches `least` (a little below, for rounding).
+                        (least, (*lo, (hi - lo) * most_plain / most_semantic, least - 1e-4))
                     }
-                    _ => f32::NEG_INFINITY,
+                    _ => (f32::NEG_INFINITY, (0.0, 0.0, f32::NEG_INFINITY)),
                 };
                 let each = |d: usize| {
                     let upper = values.upper(d);
@@ -620,9 +624,8 @@ impl SearchIndex {
                     }
                 };
                 match values {
-                    // Only the tools whose bound reaches `least` or that BM25 finds, read a few
-                    // at a time.
-                    Values::Bounded { bounds, .. } => bounds.each_reaching(least, plain, listed, each),
+                    // Only the tools that can pass so (a few of thousands), read eight at a time.
+                    Values::Bounded { bounds, .. } => bounds.each_reaching(least, plain_least, plain, listed, each),
                     Values::Exact(_) => (0..n).for_each(each),
                 }
             }

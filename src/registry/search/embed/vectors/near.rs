@@ -96,10 +96,18 @@ impl Bounds<'_> {
         self.uppers[d]
     }
 
-    /// Calls `f` with every tool `d`, in order, that is not `skip`ped and whose bound is at
-    /// least `least` or for which `other[d] > 0` (`other` and `skip` one value a tool): what a
-    /// pass over every tool keeps, read eight tools at a time.
-    pub fn each_reaching(&self, least: f32, other: &[f32], skip: &[bool], mut f: impl FnMut(usize)) {
+    /// Calls `f` with every tool `d`, in order, that is not `skip`ped and whose bound `u` is at
+    /// least `least`, or for which `other[d] > 0` and `max(u, lo) + other[d] * per_other` is at
+    /// least `least_other` (a NaN bound read as `lo`); `other` and `skip` one value a tool. What
+    /// a pass over every tool keeps, read eight tools at a time.
+    pub fn each_reaching(
+        &self,
+        least: f32,
+        (lo, per_other, least_other): (f32, f32, f32),
+        other: &[f32],
+        skip: &[bool],
+        mut f: impl FnMut(usize),
+    ) {
         let n = self.uppers.len();
         assert!(other.len() >= n && skip.len() >= n);
         let mut d = 0;
@@ -111,16 +119,22 @@ impl Bounds<'_> {
                 // least n long.
                 let mask = unsafe {
                     let (at_least, zero) = (_mm_set1_ps(least), _mm_setzero_ps());
+                    let (lo, per, at_least_other) = (_mm_set1_ps(lo), _mm_set1_ps(per_other), _mm_set1_ps(least_other));
                     let (u, o) = (self.uppers.as_ptr().add(d), other.as_ptr().add(d));
-                    let a = _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(u), at_least), _mm_cmpgt_ps(_mm_loadu_ps(o), zero));
-                    let b = _mm_or_ps(
-                        _mm_cmpge_ps(_mm_loadu_ps(u.add(4)), at_least),
-                        _mm_cmpgt_ps(_mm_loadu_ps(o.add(4)), zero),
-                    );
+                    // Four tools: the bound reaches `least`, or BM25 and the bound together do
+                    // (`_mm_max_ps` gives its second operand where the first is NaN).
+                    macro_rules! four {
+                        ($u:expr, $o:expr) => {{
+                            let (u, o) = (_mm_loadu_ps($u), _mm_loadu_ps($o));
+                            let with = _mm_add_ps(_mm_max_ps(u, lo), _mm_mul_ps(o, per));
+                            let plain = _mm_and_ps(_mm_cmpgt_ps(o, zero), _mm_cmpge_ps(with, at_least_other));
+                            _mm_movemask_ps(_mm_or_ps(_mm_cmpge_ps(u, at_least), plain))
+                        }};
+                    }
+                    let reached = four!(u, o) | (four!(u.add(4), o.add(4)) << 4);
                     // A bool is one byte, 0 or 1: the eight not skipped.
                     let skipped = _mm_loadl_epi64(skip.as_ptr().add(d).cast::<__m128i>());
-                    let kept = _mm_movemask_epi8(_mm_cmpeq_epi8(skipped, _mm_setzero_si128()));
-                    (_mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4)) & kept
+                    reached & _mm_movemask_epi8(_mm_cmpeq_epi8(skipped, _mm_setzero_si128()))
                 };
                 let mut bits = (mask & 0xFF) as u32;
                 while bits != 0 {
@@ -131,7 +145,9 @@ impl Bounds<'_> {
             }
         }
         for d in d..n {
-            if !skip[d] && (self.uppers[d] >= least || other[d] > 0.0) {
+            let u = self.uppers[d];
+            let floored = if u >= lo { u } else { lo };
+            if !skip[d] && (u >= least || (other[d] > 0.0 && floored + other[d] * per_other >= least_other)) {
                 f(d);
             }
         }
@@ -372,7 +388,7 @@ mod tests {
         for (k, q) in qs.iter().enumerate().filter(|(k, _)| *k != 2) {
             let bounds = block.bounds(&approx, k).expect("a query of the table's length");
             let mut reached = Vec::new();
-            bounds.each_reaching(0.3, &[0.0; 9], &[false; 9], |d| reached.push(d));
+            bounds.each_reaching(0.3, (0.0, 0.0, 0.3), &[0.0; 9], &[false; 9], |d| reached.push(d));
             for d in 0..texts.len() + 1 {
                 let (exact, upper) = (block.cosine(d, q), bounds.upper(d));
                 assert_eq!(reached.contains(&d), upper >= 0.3, "{k} {d}");
@@ -388,20 +404,30 @@ mod tests {
     }
 
     /// The pass over every tool keeps what a plain loop keeps, in order, for counts of tools
-    /// around the eight read at once, NaN among the bounds, tools skipped.
+    /// around the eight read at once, NaN among the bounds, tools skipped, with BM25 parts and
+    /// without.
     #[test]
     fn each_reaching_keeps_what_a_loop_keeps() {
         for n in [0, 1, 7, 8, 9, 16, 23, 64, 100] {
             let uppers: Vec<f32> =
                 (0..n).map(|i| if i % 5 == 4 { f32::NAN } else { (i * 37 % 19) as f32 / 19.0 - 0.3 }).collect();
-            let other: Vec<f32> = (0..n).map(|i| if i % 7 == 2 { 0.5 } else { 0.0 }).collect();
-            let skip: Vec<bool> = (0..n).map(|i| i % 3 == 1).collect();
+            let other: Vec<f32> = (0..n).map(|i| if i % 3 != 1 { (i * 13 % 7) as f32 / 7.0 } else { 0.0 }).collect();
+            let skip: Vec<bool> = (0..n).map(|i| i % 4 == 1).collect();
             for least in [f32::NEG_INFINITY, -0.1, 0.2, 0.5, 2.0] {
-                let bounds = Bounds { uppers: &uppers };
-                let mut got = Vec::new();
-                bounds.each_reaching(least, &other, &skip, |d| got.push(d));
-                let want: Vec<usize> = (0..n).filter(|&d| !skip[d] && (uppers[d] >= least || other[d] > 0.0)).collect();
-                assert_eq!(got, want, "{n} tools, least {least}");
+                for (lo, per) in [(0.0, 0.0), (0.1, 0.3), (-0.2, 1.5)] {
+                    let least_other = least - 0.05;
+                    let bounds = Bounds { uppers: &uppers };
+                    let mut got = Vec::new();
+                    bounds.each_reaching(least, (lo, per, least_other), &other, &skip, |d| got.push(d));
+                    let want: Vec<usize> = (0..n)
+                        .filter(|&d| {
+                            let u = if uppers[d].is_nan() { lo } else { uppers[d].max(lo) };
+                            !skip[d] && (uppers[d] >= least || (other[d] > 0.0 && u + other[d] * per >= least_other))
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{n} tools, least {least}, lo {lo}, per {per}");
+                    assert!(n < 23 || least > 1.0 || !got.is_empty());
+                }
             }
         }
     }
