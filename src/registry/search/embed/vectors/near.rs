@@ -184,7 +184,8 @@ fn kernel_fn(dim: usize) -> Option<Kernel> {
 fn upper_of(job: &Job, j: usize, d: usize) -> f32 {
     let v = job.vectors;
     let scale = v.scales[d];
-    if !(scale > 0.0) {
+    // NaN or not above 0: no vector.
+    if scale.is_nan() || scale <= 0.0 {
         return f32::NAN;
     }
     let row = &v.data[d * DIM..(d + 1) * DIM];
@@ -329,7 +330,7 @@ mod tests {
             }
         }
         let tools = block.scales.len();
-        assert!(tools % 8 != 0 && block.data.contains(&-128));
+        assert!(!tools.is_multiple_of(8) && block.data.contains(&-128));
         let queries: Vec<Vec<f32>> = texts.iter().map(|t| m.embed(t).expect("known")).collect();
         let mut extremes: Vec<f32> = vec![0.0; DIM];
         extremes[0] = 1.0;
