@@ -35,8 +35,8 @@ struct Lists {
     touched: Vec<u32>,
     candidates: Vec<u32>,
     plain_only: Vec<u32>,
-    order: Vec<(f32, u32)>,
-    extra: Vec<(f32, u32)>,
+    order: Vec<u64>,
+    extra: Vec<u64>,
 }
 
 impl Lists {
@@ -547,23 +547,23 @@ impl SearchIndex {
         let mut best =
             Best { hits: exact.map(|e| (1.0, true, e)).into_iter().collect(), top: Vec::new(), floor: WEAK_FLOOR };
         // Scores a list of (reach, tool) best reach first, as far as a reach can pass the floor.
-        let score_in_order = |order: &mut [(f32, u32)], best: &mut Best| {
-            let by_reach = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0);
+        // Keys of (reach, tool) ([`ordered`]): ascending is best reach first.
+        let score_in_order = |order: &mut [u64], best: &mut Best| {
             let mut sorted = 0;
             for i in 0..order.len() {
                 if i == sorted {
                     let rest = &mut order[sorted..];
                     let chunk = ORDER_CHUNK.max(sorted);
                     if rest.len() > chunk {
-                        rest.select_nth_unstable_by(chunk, by_reach);
-                        rest[..chunk].sort_unstable_by(by_reach);
+                        rest.select_nth_unstable(chunk);
+                        rest[..chunk].sort_unstable();
                         sorted += chunk;
                     } else {
-                        rest.sort_unstable_by(by_reach);
+                        rest.sort_unstable();
                         sorted = order.len();
                     }
                 }
-                let (reach, d) = order[i];
+                let (reach, d) = unordered(order[i]);
                 if Some(d) == exact {
                     continue;
                 }
@@ -573,7 +573,7 @@ impl SearchIndex {
                 best.add(score_of(d), d, limit);
             }
         };
-        order.extend(candidates.iter().map(|&d| (reach(d, content_of(d)), d)));
+        order.extend(candidates.iter().map(|&d| ordered(reach(d, content_of(d)), d)));
         score_in_order(&mut order, &mut best);
         // A tool no word matches has content 0: its reach is its semantic part and its BM25
         // part, times at most the largest product or connection factor, plus the phrase bonus.
@@ -599,7 +599,7 @@ impl SearchIndex {
                     semantic[d].set(s);
                 }
                 candidates.push(d as u32);
-                extra.push((reach(d as u32, content_of(d as u32)), d as u32));
+                extra.push(ordered(reach(d as u32, content_of(d as u32)), d as u32));
             }
         };
         match &cosines {
@@ -657,6 +657,24 @@ impl SearchIndex {
     }
 }
 
+/// A key of (reach, tool) that sorts ascending as the reach descends in `f32::total_cmp`'s
+/// order (a NaN first), a tool's number after: candidates are put in order by plain integer
+/// comparisons. Which of two tools of equal reach is scored first changes no ranking: a tool
+/// left unscored scores below `limit` others, whatever the order.
+fn ordered(reach: f32, d: u32) -> u64 {
+    let bits = reach.to_bits();
+    // Ascending with the value: negative numbers' bits all turned, positive ones' sign set.
+    let up = if bits & 0x8000_0000 != 0 { !bits } else { bits | 0x8000_0000 };
+    (u64::from(!up) << 32) | u64::from(d)
+}
+
+/// The (reach, tool) of an [`ordered`] key.
+fn unordered(key: u64) -> (f32, u32) {
+    let up = !((key >> 32) as u32);
+    let bits = if up & 0x8000_0000 != 0 { up & 0x7FFF_FFFF } else { !up };
+    (f32::from_bits(bits), key as u32)
+}
+
 /// Lists of (score, tool), best first, merged a rank at a time: the relevant entries first
 /// (every list's first, then every list's second, ...), then the weak ones the same way. A
 /// tool keeps its first place; scores are made non-increasing down the merged list.
@@ -684,6 +702,40 @@ mod tests {
 
     fn bits(list: &[(f32, u32)]) -> Vec<(u32, u32)> {
         list.iter().map(|&(s, d)| (s.to_bits(), d)).collect()
+    }
+
+    /// Keys of (reach, tool) come back as they went in and sort as `total_cmp` sorts the reach,
+    /// descending, on every kind of value.
+    #[test]
+    fn reach_keys_sort_as_the_reaches() {
+        let values = [
+            0.0_f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.02,
+            0.4999,
+            0.5,
+            1e-30,
+            -1e-30,
+            f32::MIN_POSITIVE / 2.0,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        let pairs: Vec<(f32, u32)> = values.iter().enumerate().map(|(i, &v)| (v, 100 - i as u32)).collect();
+        for &(v, d) in &pairs {
+            let (back, e) = unordered(ordered(v, d));
+            assert_eq!((back.to_bits(), e), (v.to_bits(), d));
+        }
+        for &(a, d) in &pairs {
+            for &(b, e) in &pairs {
+                let by_keys = ordered(a, d).cmp(&ordered(b, e));
+                assert_eq!(by_keys, b.total_cmp(&a).then(d.cmp(&e)), "{a} {b}");
+            }
+        }
     }
 
     /// Cosines read through their bounds rank every request as the exact ones do, to the bit:
