@@ -147,12 +147,15 @@ impl Bm25 {
     /// returns the docs that match.
     #[cfg(test)]
     pub fn score(&self, query: &str, out: &mut [f32]) -> Vec<u32> {
-        self.score_with(query, out, &mut Memo::default())
+        let mut touched = Vec::new();
+        self.score_with(query, out, &mut Memo::default(), &mut touched);
+        touched
     }
 
-    /// [`Bm25::score`], each word's terms read once for all of a request's texts.
-    pub fn score_with(&self, query: &str, out: &mut [f32], memo: &mut Memo) -> Vec<u32> {
-        let mut touched = Vec::new();
+    /// [`Bm25::score`], each word's terms read once for all of a request's texts; the docs
+    /// that match are added to `touched`.
+    pub fn score_with(&self, query: &str, out: &mut [f32], memo: &mut Memo, touched: &mut Vec<u32>) {
+        let start = touched.len();
         let mut seen: Vec<u32> = Vec::new();
         // A text's terms are its words' terms, one after the other.
         let mut ids: Vec<u32> = Vec::new();
@@ -183,13 +186,13 @@ impl Bm25 {
                 *slot += idf * f * (K1 + 1.0) / (f + self.norm[d as usize]);
             }
         }
+        let touched = &touched[start..];
         let best = touched.iter().map(|&d| out[d as usize]).fold(0.0, f32::max);
         if best > 0.0 {
-            for &d in &touched {
+            for &d in touched {
                 out[d as usize] /= best;
             }
         }
-        touched
     }
 }
 
@@ -270,8 +273,11 @@ mod tests {
         for q in ["details of the liquidity pool", "pool details", "list networks and echo", "pool details"] {
             let (mut alone, mut together) = (vec![0.0; 4], vec![0.0; 4]);
             let a = bm.score(q, &mut alone);
-            let b = bm.score_with(q, &mut together, &mut memo);
-            assert_eq!(a, b, "{q}");
+            // Added after what the list held.
+            let mut b = vec![7];
+            bm.score_with(q, &mut together, &mut memo, &mut b);
+            assert_eq!(b[0], 7);
+            assert_eq!(a, b[1..], "{q}");
             assert_eq!(
                 alone.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 together.iter().map(|x| x.to_bits()).collect::<Vec<_>>()

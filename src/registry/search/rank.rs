@@ -22,6 +22,28 @@ pub(super) struct Scratch {
     plain: Vec<f32>,
     listed: Vec<bool>,
     bm25: bm25::Memo,
+    /// The near cosines' bounds of a request's texts ([`embed::Vectors::approx_many`]).
+    uppers: Vec<f32>,
+    /// Lists a ranking fills, kept for their room (a common word matches thousands of tools):
+    /// left empty.
+    lists: Lists,
+}
+
+/// A text's lists of tools, kept with their room from one ranking to the next.
+#[derive(Default)]
+struct Lists {
+    touched: Vec<u32>,
+    candidates: Vec<u32>,
+    plain_only: Vec<u32>,
+    order: Vec<u64>,
+    extra: Vec<u64>,
+}
+
+impl Lists {
+    fn bytes(&self) -> usize {
+        (self.touched.capacity() + self.candidates.capacity() + self.plain_only.capacity()) * 4
+            + (self.order.capacity() + self.extra.capacity()) * 8
+    }
 }
 
 impl Scratch {
@@ -34,6 +56,8 @@ impl Scratch {
             plain: vec![0.0; n],
             listed: vec![false; n],
             bm25: bm25::Memo::new(false),
+            uppers: Vec::new(),
+            lists: Lists::default(),
         }
     }
 
@@ -61,7 +85,7 @@ impl Scratch {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.acc.capacity() * 4 * 5 + self.listed.capacity()
+        self.acc.capacity() * 4 * 5 + self.listed.capacity() + self.uppers.capacity() * 4 + self.lists.bytes()
     }
 }
 
@@ -249,15 +273,18 @@ impl SearchIndex {
         // Cosines taken relative to their mean over the tools need every one exactly; else a
         // near value of each is enough to pass most tools over ([`Values::Bounded`]).
         let bounded = !(exact || fusion.centre || foreign);
-        let approx = vectors.filter(|_| bounded).and_then(|v| v.approx_many(&present));
+        let kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let mut scratch = kept.filter(|s| s.acc.len() == n).unwrap_or_else(|| Scratch::new(n));
+        let approx = match vectors {
+            Some(v) if bounded => v.approx_many(&present, std::mem::take(&mut scratch.uppers)),
+            _ => None,
+        };
         let cosines = match vectors {
             Some(v) if approx.is_none() => v.cosines_many(&present),
             _ => Vec::new(),
         };
         let mut next = 0;
         let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected);
-        let kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut scratch = kept.filter(|s| s.acc.len() == n).unwrap_or_else(|| Scratch::new(n));
         scratch.bm25 = bm25::Memo::new(texts.len() > 1);
         let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
@@ -280,6 +307,9 @@ impl SearchIndex {
         }
         debug_assert!(scratch.is_clear(), "a ranking left its buffers written");
         scratch.bm25 = bm25::Memo::new(false);
+        if let Some(approx) = approx {
+            scratch.uppers = approx.into_buffer();
+        }
         *self.scratch.lock().unwrap_or_else(|p| p.into_inner()) = Some(scratch);
         if lists.len() == 1 { lists.pop().unwrap_or_default() } else { merge(&lists, limit) }
     }
@@ -299,9 +329,9 @@ impl SearchIndex {
         let trimmed = text.text;
         let parsed = &text.parsed;
         let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
-        let Scratch { acc, best, anchored, semantic, plain, listed, bm25 } = scratch;
-        let mut touched: Vec<u32> = Vec::new();
-        let mut candidates: Vec<u32> = Vec::new();
+        let Lists { mut touched, mut candidates, mut plain_only, mut order, mut extra } =
+            std::mem::take(&mut scratch.lists);
+        let Scratch { acc, best, anchored, semantic, plain, listed, bm25, .. } = scratch;
         let mut total = 0.0;
         for word in &parsed.words {
             total += word.weight;
@@ -346,10 +376,25 @@ impl SearchIndex {
         let phrase_hits = &parsed.phrase_hits;
         let acc = &*acc;
         let anchored = &*anchored;
+        // A share's power, kept for the next tool with the same share (thousands of tools
+        // match one common word alike): the same bits, without a `powf` a tool.
+        let powers: [std::cell::Cell<(u32, f32)>; 64] = std::array::from_fn(|_| std::cell::Cell::new((u32::MAX, 0.0)));
+        let softened = |share: f32| {
+            let bits = share.to_bits();
+            let slot = &powers[(bits.wrapping_mul(0x9E37_79B9) >> 26) as usize];
+            match slot.get() {
+                (key, power) if key == bits => power,
+                _ => {
+                    let power = share.powf(softening);
+                    slot.set((bits, power));
+                    power
+                }
+            }
+        };
         let content_of = |d: u32| {
             let a = acc[d as usize];
             // 0 to any power is 0: most candidates of a large catalogue match no word at all.
-            let content = if total > 0.0 && a != 0.0 { (a / total).min(1.0).powf(softening) } else { 0.0 };
+            let content = if total > 0.0 && a != 0.0 { softened((a / total).min(1.0)) } else { 0.0 };
             let evidence = anchored[d as usize];
             if parsed.verbs_only {
                 content
@@ -368,13 +413,9 @@ impl SearchIndex {
             listed[d as usize] = true;
         }
         // The tools only BM25 finds: candidates as those only the semantic tier sees.
-        let mut plain_only: Vec<u32> = Vec::new();
         if fusion.bm25 > 0.0 || fusion.bare_bm25 > 0.0 {
-            for d in self.bm25.score_with(&parsed.semantic_text(trimmed), plain, bm25) {
-                if !listed[d as usize] {
-                    plain_only.push(d);
-                }
-            }
+            self.bm25.score_with(&parsed.semantic_text(trimmed), plain, bm25, &mut touched);
+            plain_only.extend(touched.drain(..).filter(|&d| !listed[d as usize]));
         }
         // The cosine mapped onto 0..1 (0: nothing, NaN: the tool has no vector).
         let n = self.docs.len();
@@ -506,23 +547,23 @@ impl SearchIndex {
         let mut best =
             Best { hits: exact.map(|e| (1.0, true, e)).into_iter().collect(), top: Vec::new(), floor: WEAK_FLOOR };
         // Scores a list of (reach, tool) best reach first, as far as a reach can pass the floor.
-        let score_in_order = |order: &mut [(f32, u32)], best: &mut Best| {
-            let by_reach = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0);
+        // Keys of (reach, tool) ([`ordered`]): ascending is best reach first.
+        let score_in_order = |order: &mut [u64], best: &mut Best| {
             let mut sorted = 0;
             for i in 0..order.len() {
                 if i == sorted {
                     let rest = &mut order[sorted..];
                     let chunk = ORDER_CHUNK.max(sorted);
                     if rest.len() > chunk {
-                        rest.select_nth_unstable_by(chunk, by_reach);
-                        rest[..chunk].sort_unstable_by(by_reach);
+                        rest.select_nth_unstable(chunk);
+                        rest[..chunk].sort_unstable();
                         sorted += chunk;
                     } else {
-                        rest.sort_unstable_by(by_reach);
+                        rest.sort_unstable();
                         sorted = order.len();
                     }
                 }
-                let (reach, d) = order[i];
+                let (reach, d) = unordered(order[i]);
                 if Some(d) == exact {
                     continue;
                 }
@@ -532,7 +573,7 @@ impl SearchIndex {
                 best.add(score_of(d), d, limit);
             }
         };
-        let mut order: Vec<(f32, u32)> = candidates.iter().map(|&d| (reach(d, content_of(d)), d)).collect();
+        order.extend(candidates.iter().map(|&d| ordered(reach(d, content_of(d)), d)));
         score_in_order(&mut order, &mut best);
         // A tool no word matches has content 0: its reach is its semantic part and its BM25
         // part, times at most the largest product or connection factor, plus the phrase bonus.
@@ -549,7 +590,6 @@ impl SearchIndex {
         let most_semantic =
             most((fusion.blend * (1.0 - fusion.bm25)).max(fusion.bare_blend * (1.0 - fusion.bare_bm25)));
         let most_plain = most(fusion.bm25.max(fusion.bare_bm25));
-        let mut extra: Vec<(f32, u32)> = Vec::new();
         let floor = best.floor;
         let may_pass =
             |s: f32, p: f32| (s > 0.0 || p > 0.0) && s.max(0.0) * most_semantic + p * most_plain + bonus >= floor;
@@ -559,7 +599,7 @@ impl SearchIndex {
                     semantic[d].set(s);
                 }
                 candidates.push(d as u32);
-                extra.push((reach(d as u32, content_of(d as u32)), d as u32));
+                extra.push(ordered(reach(d as u32, content_of(d as u32)), d as u32));
             }
         };
         match &cosines {
@@ -567,27 +607,42 @@ impl SearchIndex {
                 // A tool whose cosine at its most cannot pass is passed over (the mapping never
                 // goes down as the cosine goes up). Bounded cosines are first compared with the
                 // least one that can pass without BM25 (a little below, for rounding).
-                let least = match (values, most_semantic > 0.0 && hi > lo) {
+                let (least, plain_least) = match (values, most_semantic > 0.0 && hi > lo) {
                     (Values::Bounded { .. }, true) => {
-                        lo + (hi - lo) * ((floor - bonus) / most_semantic).max(0.0) - 1e-5
+                        let least = lo + (hi - lo) * ((floor - bonus) / most_semantic).max(0.0) - 1e-5;
+                        // A tool BM25 finds can pass only if its cosine at its most (no lower
+                        // than `lo`, where the mapping is 0) plus its BM25 part in units of
+                        // cosine reaches `least` (a little below, for rounding).
+                        (least, (*lo, (hi - lo) * most_plain / most_semantic, least - 1e-4))
                     }
-                    _ => f32::NEG_INFINITY,
+                    _ => (f32::NEG_INFINITY, (0.0, 0.0, f32::NEG_INFINITY)),
                 };
-                for d in 0..n {
+                let each = |d: usize| {
                     let upper = values.upper(d);
                     if (upper >= least || plain[d] > 0.0) && !listed[d] && may_pass(mapped(upper), plain[d]) {
                         consider(d, mapped(values.exact(d)));
                     }
+                };
+                match values {
+                    // Only the tools that can pass so (a few of thousands), read eight at a time.
+                    Values::Bounded { bounds, .. } => bounds.each_reaching(least, plain_least, plain, listed, each),
+                    Values::Exact(_) => (0..n).for_each(each),
                 }
             }
             None => plain_only.iter().for_each(|&d| consider(d as usize, 0.0)),
         }
         score_in_order(&mut extra, &mut best);
         let Best { mut hits, .. } = best;
-        scratch.clear(candidates.into_iter());
-        for d in plain_only {
+        scratch.clear(candidates.iter().copied());
+        for &d in &plain_only {
             scratch.plain[d as usize] = 0.0;
         }
+        for list in [&mut touched, &mut candidates, &mut plain_only] {
+            list.clear();
+        }
+        order.clear();
+        extra.clear();
+        scratch.lists = Lists { touched, candidates, plain_only, order, extra };
         let by_score = |a: &(f32, bool, u32), b: &(f32, bool, u32)| {
             b.1.cmp(&a.1)
                 .then(b.0.total_cmp(&a.0))
@@ -600,6 +655,24 @@ impl SearchIndex {
         hits.sort_by(by_score);
         hits.into_iter().map(|(score, _, d)| (score, d)).collect()
     }
+}
+
+/// A key of (reach, tool) that sorts ascending as the reach descends in `f32::total_cmp`'s
+/// order (a NaN first), a tool's number after: candidates are put in order by plain integer
+/// comparisons. Which of two tools of equal reach is scored first changes no ranking: a tool
+/// left unscored scores below `limit` others, whatever the order.
+fn ordered(reach: f32, d: u32) -> u64 {
+    let bits = reach.to_bits();
+    // Ascending with the value: negative numbers' bits all turned, positive ones' sign set.
+    let up = if bits & 0x8000_0000 != 0 { !bits } else { bits | 0x8000_0000 };
+    (u64::from(!up) << 32) | u64::from(d)
+}
+
+/// The (reach, tool) of an [`ordered`] key.
+fn unordered(key: u64) -> (f32, u32) {
+    let up = !((key >> 32) as u32);
+    let bits = if up & 0x8000_0000 != 0 { up & 0x7FFF_FFFF } else { !up };
+    (f32::from_bits(bits), key as u32)
 }
 
 /// Lists of (score, tool), best first, merged a rank at a time: the relevant entries first
@@ -629,6 +702,40 @@ mod tests {
 
     fn bits(list: &[(f32, u32)]) -> Vec<(u32, u32)> {
         list.iter().map(|&(s, d)| (s.to_bits(), d)).collect()
+    }
+
+    /// Keys of (reach, tool) come back as they went in and sort as `total_cmp` sorts the reach,
+    /// descending, on every kind of value.
+    #[test]
+    fn reach_keys_sort_as_the_reaches() {
+        let values = [
+            0.0_f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.02,
+            0.4999,
+            0.5,
+            1e-30,
+            -1e-30,
+            f32::MIN_POSITIVE / 2.0,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        let pairs: Vec<(f32, u32)> = values.iter().enumerate().map(|(i, &v)| (v, 100 - i as u32)).collect();
+        for &(v, d) in &pairs {
+            let (back, e) = unordered(ordered(v, d));
+            assert_eq!((back.to_bits(), e), (v.to_bits(), d));
+        }
+        for &(a, d) in &pairs {
+            for &(b, e) in &pairs {
+                let by_keys = ordered(a, d).cmp(&ordered(b, e));
+                assert_eq!(by_keys, b.total_cmp(&a).then(d.cmp(&e)), "{a} {b}");
+            }
+        }
     }
 
     /// Cosines read through their bounds rank every request as the exact ones do, to the bit:
