@@ -37,11 +37,19 @@ fn content(words: &[String]) -> Vec<String> {
 /// request asks for no conversion.
 pub fn target(request: &str) -> Option<Vec<String>> {
     // Most requests ask for no conversion: a look at their bytes tells, before any word is made.
-    let holds = |stem: &str| request.as_bytes().windows(stem.len()).any(|w| w.eq_ignore_ascii_case(stem.as_bytes()));
-    if !["convert", "turn", "transform", "translat"].into_iter().any(holds) {
-        return None;
-    }
-    let words = tokenize(request);
+    let bytes = request.as_bytes();
+    let at = |i: usize, stem: &[u8]| bytes.get(i..i + stem.len()).is_some_and(|w| w.eq_ignore_ascii_case(stem));
+    // (At a word's start: "return" and "pattern" hold no conversion.)
+    let starts = |i: usize| i == 0 || !bytes[i - 1].is_ascii_alphabetic();
+    let asks = (0..bytes.len()).position(|i| match bytes[i] | 0x20 {
+        _ if !starts(i) => false,
+        b'c' => at(i, b"convert"),
+        b't' => at(i, b"turn") || at(i, b"transform") || at(i, b"translat"),
+        _ => false,
+    });
+    // The words from the first that may be a conversion's verb on (an ASCII letter: a character's
+    // first byte).
+    let words = tokenize(&request[asks?..]);
     let verb = words.iter().position(|w| VERBS.contains(&w.as_str()))?;
     let after = &words[verb + 1..];
     let target = match after.iter().rposition(|w| JOINS.contains(&w.as_str())) {
@@ -108,6 +116,7 @@ mod tests {
     fn no_direction_moves_nothing() {
         assert_eq!(target("find the coordinates of Denver"), None);
         assert_eq!(target("convert"), None);
+        assert_eq!(target("return the pattern of the turnstile"), None);
         let t = target("convert 3 km to miles").unwrap_or_default();
         assert_eq!(agreement(&t, "Convert length between units (km, miles, feet)."), 0);
         assert_eq!(agreement(&t, "Get the current weather"), 0);

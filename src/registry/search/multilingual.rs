@@ -541,9 +541,10 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
 /// Whether a word starts with a French elided article or pronoun ("l'", "d'", "qu'", "j'", "n'",
 /// "s'", "c'", "m'", "t'") before at least two letters: "l'acheteur", not "o'clock" or "rock'n'roll".
 fn elided(raw: &str) -> bool {
-    let word = raw.trim_start_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    // (No string made: most words have no apostrophe, and a head is ASCII.)
+    let word = raw.trim_start_matches(|c: char| !c.is_alphanumeric());
     let Some((head, rest)) = word.split_once(['\'', '\u{2019}']) else { return false };
-    matches!(head, "l" | "d" | "qu" | "j" | "n" | "s" | "c" | "m" | "t")
+    ["l", "d", "qu", "j", "n", "s", "c", "m", "t"].iter().any(|h| head.eq_ignore_ascii_case(h))
         && rest.chars().take_while(|c| c.is_alphabetic()).count() >= 2
 }
 

@@ -416,13 +416,10 @@ impl SearchIndex {
                 }
             }
         }
-        if let Some((&verb, map, over)) = lexicon::IMPLIED_VERBS
-            .iter()
-            .filter(|(_, _, over)| *over || verbs.is_empty())
-            .find(|(cue, _, _)| has_run(cue))
-            .and_then(|(_, verb, over)| self.verbs.get_key_value(verb).map(|(v, m)| (v, m, over)))
+        if let Some((&verb, map, over)) = implied_verb(&plain, verbs.is_empty())
+            .and_then(|(verb, over)| self.verbs.get_key_value(verb).map(|(v, m)| (v, m, over)))
         {
-            if *over {
+            if over {
                 verbs.clear();
             }
             verbs.push((*map, IMPLIED_VERB, stem(verb)));
@@ -669,15 +666,50 @@ impl SearchIndex {
     }
 }
 
+/// The verb the first of [`lexicon::IMPLIED_VERBS`] found in `plain` implies, and whether it
+/// stands over the request's own verbs; those that stand only where a request has none are
+/// passed over when `no_verb` is false. (The cues by their first word, so that most words of a
+/// long request are passed over with one look.)
+fn implied_verb(plain: &[&str], no_verb: bool) -> Option<(&'static str, bool)> {
+    type Cues = Map<&'static str, Vec<(usize, Vec<&'static str>)>>;
+    static BY_FIRST: std::sync::OnceLock<Cues> = std::sync::OnceLock::new();
+    let by_first = BY_FIRST.get_or_init(|| {
+        let mut m: Cues = Map::default();
+        for (i, (cue, _, _)) in lexicon::IMPLIED_VERBS.iter().enumerate() {
+            let words: Vec<&str> = cue.split(' ').collect();
+            m.entry(words[0]).or_default().push((i, words));
+        }
+        m
+    });
+    let mut first: Option<usize> = None;
+    for (at, w) in plain.iter().enumerate() {
+        for (i, words) in by_first.get(w).into_iter().flatten() {
+            if first.is_none_or(|f| *i < f)
+                && (no_verb || lexicon::IMPLIED_VERBS[*i].2)
+                && plain[at..].starts_with(words)
+            {
+                first = Some(*i);
+            }
+        }
+    }
+    first.map(|i| (lexicon::IMPLIED_VERBS[i].1, lexicon::IMPLIED_VERBS[i].2))
+}
+
 /// A verb of two parts ([`lexicon::PHRASAL`]) read as the one verb it means: its first word
 /// replaced by that verb, its closing word dropped when a particle. Opaque tokens (addresses,
 /// paths) and clause breaks end the search for the closing word.
 fn phrasal_verbs(tokens: &mut Vec<(Cow<'_, str>, Token)>) {
     // (Not a `for` over the indices: a particle read as nothing leaves the list shorter.)
+    static HEADS: std::sync::OnceLock<Set<&'static str>> = std::sync::OnceLock::new();
+    let heads = HEADS.get_or_init(|| lexicon::PHRASAL.iter().map(|p| p.0).collect());
     let mut i = 0;
     while i < tokens.len() {
+        if tokens[i].1.opaque || !heads.contains(tokens[i].0.as_ref()) {
+            i += 1;
+            continue;
+        }
         // The first of the verbs starting with this word that closes in reach.
-        let found = lexicon::PHRASAL.iter().filter(|p| !tokens[i].1.opaque && p.0 == tokens[i].0.as_ref()).find_map(
+        let found = lexicon::PHRASAL.iter().filter(|p| p.0 == tokens[i].0.as_ref()).find_map(
             |&(_, ends, gap, verb, particle)| {
                 tokens[i + 1..]
                     .iter()
