@@ -1217,23 +1217,25 @@ fn kinds_of_file_are_files() {
     assert!(hits.iter().all(|h| h.weak), "{hits:?}");
 }
 
-/// A conversion's direction picks between two tools of the same words (MCP-Bench's Google Maps
-/// server: geocode converts an address to coordinates, reverse geocode coordinates to an
-/// address), in English and through another language's gloss.
-#[test]
-fn a_conversion_finds_the_tool_that_goes_its_way() {
+/// Each request ranks its tool first over the catalogue and the four upstream servers, as the
+/// test app has them connected.
+fn firsts_over_the_catalogue(cases: &[(&str, &str)]) {
     let t = app();
-    let (registry, _) = registry_with_mcpbench(&t.app.registry());
-    let index = registry.index();
-    let connected = |_: &str| true;
+    let registry = registry_with_upstream(&t.app.registry());
+    let connected = |i: &str| t.app.is_connected(i);
+    let wrong = wrong_firsts(registry.index(), &connected, cases);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The cases whose first result is not the tool wanted, each with what came first instead.
+fn wrong_firsts(
+    index: &workbench::registry::search::SearchIndex,
+    connected: &dyn Fn(&str) -> bool,
+    cases: &[(&str, &str)],
+) -> Vec<String> {
     let mut wrong = Vec::new();
-    for (query, want) in [
-        ("Convert “Denver, CO” into latitude/longitude", "google_maps_maps_geocode"),
-        ("convert the office address 1600 Amphitheatre Parkway to coordinates", "google_maps_maps_geocode"),
-        ("convert the coordinates 39.7392, -104.9903 into a street address", "google_maps_maps_reverse_geocode"),
-        ("Convierte la dirección “Calle Mayor 5, Madrid” en coordenadas", "google_maps_maps_geocode"),
-    ] {
-        let hits = index.search(query, 5, &connected);
+    for &(query, want) in cases {
+        let hits = index.search(query, 5, connected);
         if hits.first().map(|h| h.name) != Some(want) {
             wrong.push(format!(
                 "{query:?}: want {want}, got {:?}",
@@ -1241,6 +1243,26 @@ fn a_conversion_finds_the_tool_that_goes_its_way() {
             ));
         }
     }
+    wrong
+}
+
+/// A conversion's direction picks between two tools of the same words (MCP-Bench's Google Maps
+/// server: geocode converts an address to coordinates, reverse geocode coordinates to an
+/// address), in English and through another language's gloss.
+#[test]
+fn a_conversion_finds_the_tool_that_goes_its_way() {
+    let t = app();
+    let (registry, _) = registry_with_mcpbench(&t.app.registry());
+    let wrong = wrong_firsts(
+        registry.index(),
+        &|_| true,
+        &[
+            ("Convert “Denver, CO” into latitude/longitude", "google_maps_maps_geocode"),
+            ("convert the office address 1600 Amphitheatre Parkway to coordinates", "google_maps_maps_geocode"),
+            ("convert the coordinates 39.7392, -104.9903 into a street address", "google_maps_maps_reverse_geocode"),
+            ("Convierte la dirección “Calle Mayor 5, Madrid” en coordenadas", "google_maps_maps_geocode"),
+        ],
+    );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -1249,12 +1271,7 @@ fn a_conversion_finds_the_tool_that_goes_its_way() {
 /// up" finishes; "peek at" reads.
 #[test]
 fn everyday_verbs_ask_for_their_action() {
-    let t = app();
-    let registry = registry_with_upstream(&t.app.registry());
-    let index = registry.index();
-    let connected = |i: &str| t.app.is_connected(i);
-    let mut wrong = Vec::new();
-    for (query, want) in [
+    firsts_over_the_catalogue(&[
         ("scrap the meeting with the vendor on friday from my calendar", "google_calendar_delete_event"),
         ("tweak the due date of the todoist task about taxes", "todoist_update_task"),
         ("nuke the old staging secret from the vault", "vault_delete_secret"),
@@ -1265,38 +1282,21 @@ fn everyday_verbs_ask_for_their_action() {
         ("amend the title of jira issue OPS-4", "jira_update_issue"),
         ("pin down a time for the retro on my calendar", "google_calendar_create_event"),
         ("jot down a reminder to renew the domain", "todoist_create_task"),
-    ] {
-        let hits = index.search(query, 5, &connected);
-        if hits.first().map(|h| h.name) != Some(want) {
-            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ]);
 }
 
 /// "so I can reply" says what the request is for, not what it asks: the email is found, not
 /// sent. "so post it" (no one between) still asks.
 #[test]
 fn a_purpose_clause_asks_for_nothing() {
-    let t = app();
-    let registry = registry_with_upstream(&t.app.registry());
-    let index = registry.index();
-    let connected = |i: &str| t.app.is_connected(i);
-    let mut wrong = Vec::new();
-    for (query, want) in [
+    firsts_over_the_catalogue(&[
         ("find the invoice email from acme in gmail so I can reply to it", "gmail_search_emails"),
         (
             "Bob from finance emailed me yesterday about the budget and I never answered. Find that email in my gmail so I can reply.",
             "gmail_search_emails",
         ),
         ("the report is ready, so post it in #general on slack", "slack_send_message"),
-    ] {
-        let hits = index.search(query, 5, &connected);
-        if hits.first().map(|h| h.name) != Some(want) {
-            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ]);
 }
 
 /// A request that says what is wrong or due asks to change it or to be reminded ("still shows
@@ -1305,12 +1305,7 @@ fn a_purpose_clause_asks_for_nothing() {
 /// should be done by friday" is made), and "forget my credentials" still deletes them.
 #[test]
 fn what_is_wrong_or_due_asks_for_a_change() {
-    let t = app();
-    let registry = registry_with_upstream(&t.app.registry());
-    let index = registry.index();
-    let connected = |i: &str| t.app.is_connected(i);
-    let mut wrong = Vec::new();
-    for (query, want) in [
+    firsts_over_the_catalogue(&[
         ("the jira ticket PAY-12 still shows the old assignee", "jira_update_issue"),
         ("the airtable record for the blue chair should say 4 in stock", "airtable_update_records"),
         ("where did I save the invoice pdf on google drive", "google_drive_search_files"),
@@ -1318,13 +1313,7 @@ fn what_is_wrong_or_due_asks_for_a_change() {
         ("there's a typo in the title of the asana task about hiring", "asana_update_task"),
         ("make sure the task that should be done by friday is in asana", "asana_create_task"),
         ("forget my slack credentials", "connection_delete_credentials"),
-    ] {
-        let hits = index.search(query, 5, &connected);
-        if hits.first().map(|h| h.name) != Some(want) {
-            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ]);
 }
 
 /// Verbs of two parts with their object between ("let the channel know", "drop sam a line",
@@ -1332,12 +1321,7 @@ fn what_is_wrong_or_due_asks_for_a_change() {
 /// see, and "drop" alone still removes.
 #[test]
 fn two_part_verbs_are_read_as_the_verb_they_mean() {
-    let t = app();
-    let registry = registry_with_upstream(&t.app.registry());
-    let index = registry.index();
-    let connected = |i: &str| t.app.is_connected(i);
-    let mut wrong = Vec::new();
-    for (query, want) in [
+    firsts_over_the_catalogue(&[
         ("give the team a heads up on slack that the deploy is starting", "slack_send_message"),
         ("reach out to the customer by email about the late shipment", "gmail_send_email"),
         ("letting the discord channel know the stream starts at 8", "discord_send_message"),
@@ -1345,13 +1329,7 @@ fn two_part_verbs_are_read_as_the_verb_they_mean() {
         ("put together a short message in #releases on slack saying 2.3 is out", "slack_send_message"),
         ("let me know what's on my calendar today", "google_calendar_list_events"),
         ("drop the newsletter email from my gmail inbox", "gmail_delete_email"),
-    ] {
-        let hits = index.search(query, 5, &connected);
-        if hits.first().map(|h| h.name) != Some(want) {
-            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ]);
 }
 
 /// A product's name misspelt names the product wherever it stands: after "on" / "in", where
@@ -1362,22 +1340,19 @@ fn two_part_verbs_are_read_as_the_verb_they_mean() {
 fn misspelt_product_names_are_read_wherever_they_stand() {
     let t = app();
     let registry = registry_with_upstream(&t.app.registry());
-    let index = registry.index();
     let connected = |i: &str| t.app.is_connected(i);
-    let mut wrong = Vec::new();
-    for (query, want) in [
-        ("find lineer issues mentioning billing", "linear_search_issues"),
-        ("creat an isue on gitlba for the broken export", "gitlab_create_issue"),
-        ("show failed pipelines in gitlba", "gitlab_list_pipelines"),
-        ("search confluance for the onboarding guide", "confluence_search_pages"),
-    ] {
-        let hits = index.search(query, 5, &connected);
-        if hits.first().map(|h| h.name) != Some(want) {
-            wrong.push(format!("{query:?}: want {want}, got {:?}", hits.iter().map(|h| &h.name).collect::<Vec<_>>()));
-        }
-    }
+    let mut wrong = wrong_firsts(
+        registry.index(),
+        &connected,
+        &[
+            ("find lineer issues mentioning billing", "linear_search_issues"),
+            ("creat an isue on gitlba for the broken export", "gitlab_create_issue"),
+            ("show failed pipelines in gitlba", "gitlab_list_pipelines"),
+            ("search confluance for the onboarding guide", "confluence_search_pages"),
+        ],
+    );
     for query in ["population of the nation", "the nation's capital"] {
-        let hits = index.search(query, 5, &connected);
+        let hits = registry.index().search(query, 5, &connected);
         if hits.iter().any(|h| h.integration == "notion") {
             wrong.push(format!("{query:?} named notion: {hits:?}"));
         }

@@ -284,6 +284,21 @@ unsafe fn dot_avx2(q: &[f32], row: &[i8]) -> f32 {
     _mm_cvtss_f32(d)
 }
 
+/// Requests of every kind the kernels' tests embed and multiply (a request has at most nine
+/// texts: the whole and eight clauses).
+#[cfg(test)]
+const SAMPLE_REQUESTS: [&str; 9] = [
+    "open a ticket about the login bug",
+    "weather forecast for paris",
+    "list my pull requests",
+    "send an email to the team",
+    "plot the sales as a bar chart",
+    "read the config file",
+    "search the web for rust news",
+    "book a table for two",
+    "merge the branch",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,17 +332,7 @@ mod tests {
     #[test]
     fn the_fused_dot_products_give_each_querys_own_bits() {
         let m = model().expect("decodes");
-        let texts = [
-            "open a ticket about the login bug",
-            "weather forecast for paris",
-            "list my pull requests",
-            "send an email to the team",
-            "plot the sales as a bar chart",
-            "read the config file",
-            "search the web for rust news",
-            "book a table for two",
-            "merge the branch",
-        ];
+        let texts = SAMPLE_REQUESTS;
         let queries: Vec<Vec<f32>> = texts.iter().map(|t| m.embed(t).expect("known")).collect();
         let mut rows: Vec<Vec<i8>> = queries.iter().map(|q| Quantized::new(q).data.into_vec()).collect();
         rows.push(vec![127; m.dim()]);

@@ -301,17 +301,7 @@ mod tests {
         let m = model().expect("decodes");
         assert_eq!(m.dim(), DIM, "the kernel is written for the table's width");
         let Some(fast) = kernel_fn(DIM) else { return };
-        let texts = [
-            "open a ticket about the login bug",
-            "weather forecast for paris",
-            "list my pull requests",
-            "send an email to the team",
-            "plot the sales as a bar chart",
-            "read the config file",
-            "search the web for rust news",
-            "book a table for two",
-            "merge the branch",
-        ];
+        let texts = super::super::SAMPLE_REQUESTS;
         let mut block = Vectors::with_capacity(DIM, 40);
         let extreme: [Vec<i8>; 4] = [
             vec![127; DIM],
