@@ -264,6 +264,9 @@ CORE = {
         "éruption solaire": "solar flare", "éruptions solaires": "solar flare",
         "clairance": "clearance", "créatinine": "creatinine", "hexagramme": "hexagram",
         "affaire": "deal business matter", "affaires": "deal business matter",
+        # Request words read at another sense first ("passe" master key, "onglets" picks), found
+        # by glossing requests written for the purpose (round 7, `ml11`).
+        "passe": "move set pass", "onglet": "tab", "onglets": "tab", "tableur": "spreadsheet",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -338,6 +341,10 @@ CORE = {
         "fertig": "done finished ready", "mitarbeiter": "employee staff colleague",
         "kreuzprodukt": "cross product", "foto": "photo photograph", "transponiere": "transpose",
         "sonneneruption": "solar flare",
+        # Round 7, `ml11`: "kündige" fire, "zugewiesen" read as Zug + Wiesen (train meadow),
+        # "Karten" carts.
+        "kündige": "cancel terminate", "kündigen": "cancel terminate", "zugewiesen": "assigned",
+        "karte": "card map", "karten": "card map", "umbenennen": "rename",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -375,6 +382,9 @@ CORE = {
         "预约": "appointment booking reservation",
         "池": "pool pond", "交易": "transaction trade deal",
         "肌酐": "creatinine", "清除率": "clearance", "随机": "random", "卦": "hexagram", "整数": "integer",
+        # Round 7, `ml11`: 加 was "canada" (加拿大), 任务 "mission" before "task", 未关闭 "not yet
+        # did close".
+        "加": "add", "任务": "task job", "未关闭": "open",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",

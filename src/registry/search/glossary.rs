@@ -73,6 +73,9 @@ const QUESTION: &[(&str, &str)] = &[
     ("谁", "who"),
     ("誰", "who"),
     ("cuándo", "when"),
+    ("cuando", "when"),
+    ("quand", "when"),
+    ("quando", "when"),
     ("welche", "which"),
     ("welcher", "which"),
     ("welches", "which"),
@@ -161,7 +164,7 @@ const STOP_ES: &[&str] = &[
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
     "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro", "nuestra",
-    "nuestros", "nuestras",
+    "nuestros", "nuestras", "cuándo", "cuando", "tenemos",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -177,7 +180,8 @@ const STOP_FR: &[&str] = &[
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs",
+    "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs", "se", "quand", "ils", "elles", "avons",
+    "avez",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
@@ -185,7 +189,7 @@ const STOP_PT: &[&str] = &[
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
     "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
-    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas",
+    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos", "têm",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -268,6 +272,8 @@ const STOP_CJK: &[&str] = &[
     "より",
     "谁",
     "誰",
+    "并",
+    "是否",
 ];
 
 fn stop_words(lang: Lang) -> &'static [&'static str] {

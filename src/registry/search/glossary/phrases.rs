@@ -159,6 +159,8 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Fr, "va t il neiger", "will snow"),
     (Lang::Fr, "il va pleuvoir", "will rain"),
     (Lang::Fr, "il va neiger", "will snow"),
+    (Lang::Fr, "se passe", "happening"),
+    (Lang::Fr, "s est passé", "happened"),
     (Lang::Fr, "combien coûte", "price cost"),
     (Lang::Fr, "combien coûtent", "price cost"),
     (Lang::Fr, "combien ça coûte", "price cost"),
