@@ -526,7 +526,8 @@ pub fn written_in_glossary_language(text: &str) -> bool {
 /// Words `keep` says are names (of a product or server the index knows: Spanish "jira" is an
 /// outing, French "notion" a notion) are kept as written.
 pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
-    let pieces = pieces(super::text::prefix(query, MAX_TEXT));
+    let text = super::text::prefix(query, MAX_TEXT);
+    let pieces = pieces(text);
     // Latin-script words as (lower-cased, as written, capitalised after the first word); a
     // hyphenated or elided word of letters ("Notion-Seite", "d'argent", "est-il") is read as
     // its parts, an id ("PROJ-42") as it is.
@@ -621,11 +622,26 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         out.extend(senses.next().map(str::to_string));
         out.extend(senses.filter(|w| !LIGHT.contains(w)).map(str::to_string));
     };
-    // A German separable verb: the request's first word with the particle that ends it ("lege
-    // ... an" is anlegen, "rufe ... ab" abrufen, "wandle ... um" umwandeln).
+    // A German separable verb: the request's first word with the particle that ends its first
+    // clause ("lege ... an" is anlegen, "rufe ... ab" abrufen, "schlage ... vor, ..." vorschlagen:
+    // a particle may stand before the comma of a clause that follows; "„Denver, CO“" is no
+    // particle's).
     let all: Vec<&String> = words_by_piece.iter().flatten().flatten().map(|(w, _, _)| w).collect();
-    let separable = match (lang, all.first(), all.last()) {
-        (Lang::De, Some(verb), Some(particle)) if all.len() > 2 && SEPARABLE.contains(&particle.as_str()) => {
+    let mut particle_at = all.len().saturating_sub(1);
+    let mut count = 0;
+    for (piece, words) in pieces.iter().zip(&words_by_piece) {
+        count += words.as_ref().map_or(0, Vec::len);
+        if let Piece::Word(w) = piece {
+            let end = w.as_ptr() as usize - text.as_ptr() as usize + w.len();
+            let particle = count > 0 && SEPARABLE.contains(&all[count - 1].as_str());
+            if particle && text[end..].trim_start().starts_with([',', ';']) {
+                particle_at = count - 1;
+                break;
+            }
+        }
+    }
+    let separable = match (lang, all.first(), all.get(particle_at)) {
+        (Lang::De, Some(verb), Some(particle)) if particle_at > 1 && SEPARABLE.contains(&particle.as_str()) => {
             latin(Lang::De, &format!("{particle}{verb}")).map(|english| (verb.to_string(), english))
         }
         _ => None,
@@ -680,7 +696,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         continue;
                     }
                     // The separable verb's particle, read with its verb ("herunter", "hinzu").
-                    if separable.is_some() && k + 1 == all.len() {
+                    if separable.is_some() && k == particle_at {
                         continue;
                     }
                     let first = std::mem::take(&mut first_word);

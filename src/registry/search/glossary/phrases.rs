@@ -159,6 +159,8 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Fr, "va t il neiger", "will snow"),
     (Lang::Fr, "il va pleuvoir", "will rain"),
     (Lang::Fr, "il va neiger", "will snow"),
+    (Lang::De, "in der nähe von", "near nearby"),
+    (Lang::De, "in der nähe", "near nearby"),
     (Lang::Fr, "se passe", "happening"),
     (Lang::Fr, "s est passé", "happened"),
     (Lang::Fr, "combien coûte", "price cost"),
