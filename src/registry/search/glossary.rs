@@ -795,6 +795,18 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         .filter(|(_, n)| readable(run, i, *n))
                         .or_else(|| cjk(other, run, i).filter(|(_, n)| *n >= 2 && readable(run, i, *n)))
                         .filter(|(_, n)| i >= unread_until || *n >= MIN_UNTILED);
+                    // A function character that starts a word only by taking the start of a longer
+                    // word after it is read alone: "为数据库" for the database (为 + 数据库), not
+                    // 为数 (a number of) + 据库.
+                    let longer_after = |n: usize| {
+                        n >= 2
+                            && stop.contains(&&*run[i].encode_utf8(&mut [0; 4]))
+                            && cjk(lang, run, i + 1).is_some_and(|(_, m)| 1 + m > n && readable(run, i + 1, m))
+                    };
+                    if found.is_some_and(|(_, n)| longer_after(n)) {
+                        i += 1;
+                        continue;
+                    }
                     match found {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();

@@ -517,5 +517,10 @@ fn when_words_pronouns_and_clause_particles() {
         ("suche klinische Studien zu Lungenkrebs", "trial", "sketches"),
         ("finde Restaurants in der Nähe des Eiffelturms", "nearby", "nears"),
         ("mostre os detalhes da reunião de revisão", "meeting", "collection"),
+        ("为数据库故障触发一个pagerduty事件", "database", "numbering"),
+        ("ejecuciones recientes de github actions", "runs", "performance"),
+        ("execuções recentes do github actions", "runs", ""),
+        ("muéstranos los tickets", "show", "shows"),
+        ("donne la météo actuelle à Paris", "weather", "forecast"),
     ]);
 }
