@@ -522,5 +522,8 @@ fn when_words_pronouns_and_clause_particles() {
         ("execuções recentes do github actions", "runs", ""),
         ("muéstranos los tickets", "show", "shows"),
         ("donne la météo actuelle à Paris", "weather", "forecast"),
+        ("convierte este texto separado por comas en filas", "csv", ""),
+        ("把这段逗号分隔的文本解析成对象行", "csv", ""),
+        ("显示与供应商的完整邮件往来", "thread", "dealings"),
     ]);
 }
