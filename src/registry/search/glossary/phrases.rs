@@ -159,6 +159,14 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Fr, "va t il neiger", "will snow"),
     (Lang::Fr, "il va pleuvoir", "will rain"),
     (Lang::Fr, "il va neiger", "will snow"),
+    // A thumbs up (a reaction).
+    (Lang::Es, "pulgar arriba", "thumbs up"),
+    (Lang::Es, "pulgar hacia arriba", "thumbs up"),
+    (Lang::Pt, "joinha", "thumbs up"),
+    (Lang::Pt, "polegar para cima", "thumbs up"),
+    (Lang::Fr, "pouce levé", "thumbs up"),
+    (Lang::Fr, "pouce en l air", "thumbs up"),
+    (Lang::De, "daumen hoch", "thumbs up"),
     // Text separated by commas (CSV), and an email exchange (a thread).
     (Lang::Es, "separado por comas", "comma separated csv"),
     (Lang::Es, "separados por comas", "comma separated csv"),

@@ -525,5 +525,6 @@ fn when_words_pronouns_and_clause_particles() {
         ("convierte este texto separado por comas en filas", "csv", ""),
         ("把这段逗号分隔的文本解析成对象行", "csv", ""),
         ("显示与供应商的完整邮件往来", "thread", "dealings"),
+        ("reaja com um joinha à mensagem do slack", "thumbs", ""),
     ]);
 }
