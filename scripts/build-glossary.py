@@ -211,6 +211,7 @@ CORE = {
         "llamar": "call", "coma": "comma", "comas": "comma",
         # Round 7, `ml11`: "ensayo" essay, "reunión" reunion congregation.
         "ensayo clínico": "clinical trial", "ensayos clínicos": "clinical trial", "reunión": "meeting",
+        "analiza": "parse analyze", "analizar": "parse analyze",
         "reuniones": "meeting", "ejecución": "run execution", "ejecuciones": "run execution",
         "identificador": "id identifier", "identificadores": "id identifier",
         # The four operations, whose verbs the wordnets read at other senses first ("multiplicar"
@@ -275,6 +276,7 @@ CORE = {
         "retire": "remove withdraw", "retirer": "remove withdraw", "déterminant": "determinant",
         "fil": "thread", "fils": "thread", "météo": "weather", "géocroiseur": "near earth",
         "géocroiseurs": "near earth", "exécution": "run execution", "exécutions": "run execution",
+        "analyse": "parse analyze", "analyser": "parse analyze",
         "passe": "move set pass", "onglet": "tab", "onglets": "tab", "tableur": "spreadsheet",
     },
     "pt": {
