@@ -73,6 +73,9 @@ const QUESTION: &[(&str, &str)] = &[
     ("谁", "who"),
     ("誰", "who"),
     ("cuándo", "when"),
+    ("cuando", "when"),
+    ("quand", "when"),
+    ("quando", "when"),
     ("welche", "which"),
     ("welcher", "which"),
     ("welches", "which"),
@@ -161,7 +164,7 @@ const STOP_ES: &[&str] = &[
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
     "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro", "nuestra",
-    "nuestros", "nuestras",
+    "nuestros", "nuestras", "cuándo", "cuando", "tenemos",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -177,7 +180,8 @@ const STOP_FR: &[&str] = &[
     "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs",
+    "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs", "se", "quand", "ils", "elles", "avons",
+    "avez",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
@@ -185,7 +189,7 @@ const STOP_PT: &[&str] = &[
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
     "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
-    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas",
+    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos", "têm",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).
@@ -268,6 +272,8 @@ const STOP_CJK: &[&str] = &[
     "より",
     "谁",
     "誰",
+    "并",
+    "是否",
 ];
 
 fn stop_words(lang: Lang) -> &'static [&'static str] {
@@ -520,7 +526,8 @@ pub fn written_in_glossary_language(text: &str) -> bool {
 /// Words `keep` says are names (of a product or server the index knows: Spanish "jira" is an
 /// outing, French "notion" a notion) are kept as written.
 pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
-    let pieces = pieces(super::text::prefix(query, MAX_TEXT));
+    let text = super::text::prefix(query, MAX_TEXT);
+    let pieces = pieces(text);
     // Latin-script words as (lower-cased, as written, capitalised after the first word); a
     // hyphenated or elided word of letters ("Notion-Seite", "d'argent", "est-il") is read as
     // its parts, an id ("PROJ-42") as it is.
@@ -615,11 +622,26 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         out.extend(senses.next().map(str::to_string));
         out.extend(senses.filter(|w| !LIGHT.contains(w)).map(str::to_string));
     };
-    // A German separable verb: the request's first word with the particle that ends it ("lege
-    // ... an" is anlegen, "rufe ... ab" abrufen, "wandle ... um" umwandeln).
+    // A German separable verb: the request's first word with the particle that ends its first
+    // clause ("lege ... an" is anlegen, "rufe ... ab" abrufen, "schlage ... vor, ..." vorschlagen:
+    // a particle may stand before the comma of a clause that follows; "„Denver, CO“" is no
+    // particle's).
     let all: Vec<&String> = words_by_piece.iter().flatten().flatten().map(|(w, _, _)| w).collect();
-    let separable = match (lang, all.first(), all.last()) {
-        (Lang::De, Some(verb), Some(particle)) if all.len() > 2 && SEPARABLE.contains(&particle.as_str()) => {
+    let mut particle_at = all.len().saturating_sub(1);
+    let mut count = 0;
+    for (piece, words) in pieces.iter().zip(&words_by_piece) {
+        count += words.as_ref().map_or(0, Vec::len);
+        if let Piece::Word(w) = piece {
+            let end = w.as_ptr() as usize - text.as_ptr() as usize + w.len();
+            let particle = count > 0 && SEPARABLE.contains(&all[count - 1].as_str());
+            if particle && text[end..].trim_start().starts_with([',', ';']) {
+                particle_at = count - 1;
+                break;
+            }
+        }
+    }
+    let separable = match (lang, all.first(), all.get(particle_at)) {
+        (Lang::De, Some(verb), Some(particle)) if particle_at > 1 && SEPARABLE.contains(&particle.as_str()) => {
             latin(Lang::De, &format!("{particle}{verb}")).map(|english| (verb.to_string(), english))
         }
         _ => None,
@@ -674,7 +696,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         continue;
                     }
                     // The separable verb's particle, read with its verb ("herunter", "hinzu").
-                    if separable.is_some() && k + 1 == all.len() {
+                    if separable.is_some() && k == particle_at {
                         continue;
                     }
                     let first = std::mem::take(&mut first_word);
@@ -773,6 +795,18 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         .filter(|(_, n)| readable(run, i, *n))
                         .or_else(|| cjk(other, run, i).filter(|(_, n)| *n >= 2 && readable(run, i, *n)))
                         .filter(|(_, n)| i >= unread_until || *n >= MIN_UNTILED);
+                    // A function character that starts a word only by taking the start of a longer
+                    // word after it is read alone: "为数据库" for the database (为 + 数据库), not
+                    // 为数 (a number of) + 据库.
+                    let longer_after = |n: usize| {
+                        n >= 2
+                            && stop.contains(&&*run[i].encode_utf8(&mut [0; 4]))
+                            && cjk(lang, run, i + 1).is_some_and(|(_, m)| 1 + m > n && readable(run, i + 1, m))
+                    };
+                    if found.is_some_and(|(_, n)| longer_after(n)) {
+                        i += 1;
+                        continue;
+                    }
                     match found {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();

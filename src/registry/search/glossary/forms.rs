@@ -467,8 +467,11 @@ pub(super) fn plural_noun<S: AsRef<str>>(lang: Lang, all: &[S], k: usize, capita
         _ => PRENOMINAL_FR,
     };
     let ends = |w: &str| w.chars().count() > 3 && (w.ends_with('s') || (lang == Lang::Fr && w.ends_with('x')));
-    k > 0
-        && (determiners.contains(&all[k - 1].as_ref()) || prenominal.contains(&all[k - 1].as_ref()))
+    // A Spanish or Portuguese request's first word in -s is a bare plural noun ("ejecuciones
+    // recientes de ...": runs): imperatives do not end in -s there but with a pronoun
+    // ("descárgalos", "muéstranos"). French imperatives end in -s ("convertis"), so not there.
+    let bare = k == 0 && matches!(lang, Lang::Es | Lang::Pt) && enclitic(word).is_empty();
+    (bare || k > 0 && (determiners.contains(&all[k - 1].as_ref()) || prenominal.contains(&all[k - 1].as_ref())))
         && ends(word)
         && !prenominal.contains(&word)
 }

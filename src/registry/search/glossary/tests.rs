@@ -499,3 +499,32 @@ fn request_words_of_the_written_lists() {
         ("计算患者的肌酐清除率", "creatinine", "flesh"),
     ]);
 }
+
+#[test]
+fn when_words_pronouns_and_clause_particles() {
+    assert_reads(&[
+        ("cuándo están libres lee y kim el miércoles", "when", "cuándo"),
+        ("quand lee et kim sont-ils libres mercredi", "when", "once"),
+        ("quando lee e kim estão livres na quarta-feira", "when", "spell"),
+        ("quais painéis de bi nós temos", "which", "theme"),
+        ("que se passe-t-il avec OPS-77", "happening", "southeast"),
+        ("passe le ticket jira WEB-9 à terminé", "move", "master"),
+        ("给这条discord消息加个表情回应", "add", "canada"),
+        ("wer ist dem PagerDuty-Vorfall Q1W2E3 zugewiesen", "assigned", "meadow"),
+        ("kündige den Stripe-Plan dieses Nutzers", "cancel", "fire"),
+        ("schlage auf GitHub vor, meinen Feature-Branch in main zu mergen", "propose", "ago"),
+        ("wandle „Denver, CO“ in Koordinaten um", "convert", ""),
+        ("suche klinische Studien zu Lungenkrebs", "trial", "sketches"),
+        ("finde Restaurants in der Nähe des Eiffelturms", "nearby", "nears"),
+        ("mostre os detalhes da reunião de revisão", "meeting", "collection"),
+        ("为数据库故障触发一个pagerduty事件", "database", "numbering"),
+        ("ejecuciones recientes de github actions", "runs", "performance"),
+        ("execuções recentes do github actions", "runs", ""),
+        ("muéstranos los tickets", "show", "shows"),
+        ("donne la météo actuelle à Paris", "weather", "forecast"),
+        ("convierte este texto separado por comas en filas", "csv", ""),
+        ("把这段逗号分隔的文本解析成对象行", "csv", ""),
+        ("显示与供应商的完整邮件往来", "thread", "dealings"),
+        ("reaja com um joinha à mensagem do slack", "thumbs", ""),
+    ]);
+}
