@@ -71,7 +71,15 @@ check "a malformed --sha256: refused (exit $rc)" sh -c "[ $rc -eq 1 ] && grep -q
 cp "$ARCHIVE" "$T/tampered.tar.gz"
 cp "$ARCHIVE.sha256" "$T/tampered.tar.gz.sha256"
 sed -i.bak 's/workbench-[^ ]*\.tar\.gz/tampered.tar.gz/' "$T/tampered.tar.gz.sha256"
-printf 'x' | dd of="$T/tampered.tar.gz" bs=1 seek=200 conv=notrunc 2>/dev/null
+# One byte flipped (not overwritten with a fixed one: the byte may already be that one).
+python3 - "$T/tampered.tar.gz" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(200)
+    b = f.read(1)[0]
+    f.seek(200)
+    f.write(bytes([b ^ 0x01]))
+PY
 run ./install.sh --from "$T/tampered.tar.gz"
 check "a changed byte: SHA-256 mismatch (exit $rc)" sh -c "[ $rc -eq 1 ] && grep -q 'SHA-256 MISMATCH' '$T/out'"
 run ./install.sh --from "$ARCHIVE" --sha256 "$(printf '0%.0s' $(seq 64))"
