@@ -24,7 +24,7 @@ const JOINS: &[&str] = &["to", "into"];
 /// Words that name nothing converted.
 const FILLER: &[&str] = &[
     "the", "a", "an", "of", "and", "or", "in", "on", "at", "for", "from", "with", "my", "our", "this", "that", "these",
-    "those", "please", "me", "it", "them", "some", "its", "their", "your", "human", "readable",
+    "those", "please", "me", "it", "them", "some", "its", "their", "your",
 ];
 
 /// A text's words that may name what is converted, stemmed, in order.

@@ -602,9 +602,7 @@ impl SearchIndex {
                 let term = &self.term_text[id as usize];
                 let product_name =
                     || self.products.get(term.as_str()).into_iter().flatten().any(|p| p.replace('_', "") == *term);
-                let fits = if misspelt_product {
-                    product_name()
-                } else if alphabetic {
+                let fits = if alphabetic && !misspelt_product {
                     term.chars().all(char::is_alphabetic)
                 } else {
                     product_name()
