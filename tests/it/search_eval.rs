@@ -518,7 +518,8 @@ fn dev_set_held_out_meets_the_targets() {
 /// without the variable).
 #[test]
 fn probe_one_query() {
-    let Ok(q) = std::env::var("SEARCH_PROBE") else { return };
+    let file = std::env::var("SEARCH_PROBE_FILE").ok();
+    let Some(q) = std::env::var("SEARCH_PROBE").ok().or_else(|| file.as_ref().map(|_| String::new())) else { return };
     let t = app();
     // SEARCH_PROBE_MCPBENCH=1: over MCP-Bench's servers instead of the four upstream ones.
     let registry = if std::env::var_os("SEARCH_PROBE_MCPBENCH").is_some() {
@@ -528,6 +529,26 @@ fn probe_one_query() {
     };
     let index = registry.index();
     let c = |i: &str| t.app.is_connected(i);
+    // SEARCH_PROBE_FILE=requests.tsv: one `request<TAB>right,tools` a line; prints each request's
+    // first three and whether a right tool is first (for requests written to look for misses).
+    if let Some(file) = file {
+        let text = std::fs::read_to_string(&file).expect("SEARCH_PROBE_FILE reads");
+        let (mut n, mut first) = (0, 0);
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let (q, want) = line.split_once('\t').unwrap_or((line, ""));
+            let want: Vec<&str> = want.split(',').map(str::trim).collect();
+            let hits = index.search_with(q, 5, &c, fusion());
+            let rank = hits.iter().position(|h| want.contains(&h.name));
+            n += 1;
+            first += usize::from(rank == Some(0));
+            if rank != Some(0) {
+                let got: Vec<String> = hits.iter().take(3).map(|h| format!("{} {:.3}", h.name, h.score)).collect();
+                println!("miss {q:?} want {want:?} rank {rank:?}; got {got:?}");
+            }
+        }
+        println!("probe file: {first} of {n} first");
+        return;
+    }
     for (label, f) in [
         ("lexical", Fusion::LEXICAL),
         ("fused", fusion()),
@@ -1329,6 +1350,24 @@ fn two_part_verbs_are_read_as_the_verb_they_mean() {
         ("put together a short message in #releases on slack saying 2.3 is out", "slack_send_message"),
         ("let me know what's on my calendar today", "google_calendar_list_events"),
         ("drop the newsletter email from my gmail inbox", "gmail_delete_email"),
+        ("throw away the spam email from the fake bank", "gmail_delete_email"),
+        ("the offsite got cancelled, take it off my calendar", "google_calendar_delete_event"),
+        ("back up this report to drive", "google_drive_upload_file"),
+    ]);
+}
+
+/// Words of everyday speech that ask for a tool without its words: a person's day is their
+/// schedule ("my thursday"), to "stop" a plan ends it, a sheet's figures are its values, and a pronoun of no thing in particular
+/// names no server, even one called "everything".
+#[test]
+fn everyday_words_name_what_they_mean() {
+    firsts_over_the_catalogue(&[
+        ("what does my thursday look like", "google_calendar_list_events"),
+        ("how does our week look", "google_calendar_list_events"),
+        ("the customer wants to stop their monthly plan", "stripe_delete_subscription"),
+        ("pull the sales figures from the Q3 sheet", "google_sheets_get_values"),
+        ("read me the figures in column B of the forecast spreadsheet", "google_sheets_get_values"),
+        ("tick off the groceries task, I already bought everything", "todoist_complete_task"),
     ]);
 }
 

@@ -71,6 +71,12 @@ pub const STOPWORDS: &[&str] = &[
     "us",
     "about",
     "into",
+    // Pronouns of no thing in particular ("I already bought everything", "nothing is on fire"),
+    // whatever server may be named so.
+    "everything",
+    "anything",
+    "something",
+    "nothing",
     "should",
     "would",
     "could",
@@ -352,6 +358,9 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
             "nuke",
             "toss",
             "junk",
+            "stop",
+            "terminate",
+            "kill",
         ],
         &[("delete", 1.0), ("update", 0.6)],
     ),
@@ -425,6 +434,13 @@ pub const PHRASAL: &[Phrasal] = &[
     ("wrap", &["up"], 0, "finish", true),
     ("rope", &["in"], 2, "add", true),
     ("give", &["thumbs"], 2, "add", false),
+    ("tick", &["off"], 3, "complete", true),
+    ("cross", &["off"], 3, "complete", true),
+    ("throw", &["away", "out"], 3, "delete", true),
+    ("toss", &["out"], 3, "delete", true),
+    ("take", &["off", "down"], 3, "remove", true),
+    ("get", &["rid"], 0, "delete", true),
+    ("back", &["up"], 0, "upload", true),
 ];
 
 /// What a request asks for, told by how it says what is wrong or due: "the title should say
@@ -572,6 +588,24 @@ pub static GENERIC_VERBS: Words = Words::new(&[
 
 /// Words that open a phrase whose unknown words are arguments (names, places, titles).
 pub const PREPOSITIONS: &[&str] = &["with", "for", "from", "in", "at", "on", "by", "about", "to", "of", "into", "as"];
+
+/// A person's day, week or weekday, possessed ("my thursday", "our week", "my afternoon"), is their
+/// schedule: "what does my thursday look like", "how's our week shaping up".
+pub const SCHEDULE_DAYS: &[&str] = &[
+    "day",
+    "week",
+    "weekend",
+    "morning",
+    "afternoon",
+    "evening",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
 
 /// Dates and times in a query are mostly arguments ("tomorrow", "last month"): they weigh as
 /// much as [`TIME_WEIGHT`] of a word at most.

@@ -226,6 +226,10 @@ impl SearchIndex {
         let mut tokens = canonicalize_query(tokens);
         phrasal_verbs(&mut tokens);
         let plain: Vec<&str> = tokens.iter().filter(|(_, t)| !t.opaque).map(|(w, _)| w.as_ref()).collect();
+        if plain.windows(2).any(|w| matches!(w[0], "my" | "our") && lexicon::SCHEDULE_DAYS.contains(&w[1])) {
+            // "what does my thursday look like": the day as the person's schedule.
+            implied.push(("agenda", HINT_WEIGHT));
+        }
         // The tools whose keyword phrase the query's 2- to 4-token runs are.
         let mut phrase_hits: Set<u32> = Set::default();
         let mut gram = String::new();

@@ -150,6 +150,8 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("cells", &["values", "range"]),
     ("value", &["cell"]),
     ("values", &["cells"]),
+    ("numbers", &["values"]),
+    ("figures", &["values"]),
     ("csv", &["tsv"]),
     ("json", &["jmespath"]),
     ("jq", &["jmespath"]),
