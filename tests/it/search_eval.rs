@@ -1367,7 +1367,25 @@ fn everyday_words_name_what_they_mean() {
         ("the customer wants to stop their monthly plan", "stripe_delete_subscription"),
         ("pull the sales figures from the Q3 sheet", "google_sheets_get_values"),
         ("read me the figures in column B of the forecast spreadsheet", "google_sheets_get_values"),
+        ("move the conference call with Berlin to 4pm", "google_calendar_update_event"),
+        ("set up a video call with the design agency for thursday", "google_calendar_create_event"),
+        ("the intern starts monday and needs access to the engineering folder", "google_drive_create_permission"),
+        ("congratulate Lee in the discord announcements channel on the promotion", "discord_send_message"),
+        ("the new hire's laptop order is stuck, is there a ticket for it in jira", "jira_search_issues"),
+        ("I keep forgetting to water the plants on sundays", "todoist_create_task"),
         ("tick off the groceries task, I already bought everything", "todoist_complete_task"),
+    ]);
+}
+
+/// A request placed on the user's machine ("on my laptop", "on my computer") wants its tools over
+/// a service's that a word of it only implies ("folder" of Drive); a service named outright still
+/// answers.
+#[test]
+fn the_users_machine_outranks_a_service_a_word_implies() {
+    firsts_over_the_catalogue(&[
+        ("make a folder called archive on my laptop", "filesystem_create_directory"),
+        ("move the file report.pdf into the old folder on my computer", "filesystem_move_file"),
+        ("upload the local folder photos to drive", "google_drive_upload_file"),
     ]);
 }
 

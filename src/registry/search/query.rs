@@ -420,13 +420,19 @@ impl SearchIndex {
                 }
             }
         }
-        if let Some((&verb, map, over)) = implied_verb(&plain, verbs.is_empty())
-            .and_then(|(verb, over)| self.verbs.get_key_value(verb).map(|(v, m)| (v, m, over)))
+        if let Some((&verb, map, over, cue)) = implied_verb(&plain, verbs.is_empty())
+            .and_then(|(verb, over, cue)| self.verbs.get_key_value(verb).map(|(v, m)| (v, m, over, cue)))
         {
             if over {
+                // The idiom's own verb ("forgetting" of "I keep forgetting") asks for nothing.
                 verbs.clear();
+                words.retain(|(w, _, _)| !cue.split(' ').any(|c| c == *w));
             }
             verbs.push((*map, IMPLIED_VERB, stem(verb)));
+            if !lexicon::GENERIC_VERBS.contains(verb) {
+                // A verb of its own words ("remind"), matched as a request's verb is.
+                words.push((verb, Token { arg: false, opaque: false, brk: false }, Role::Verb));
+            }
         }
         let mut verbs_only = false;
         if words.is_empty() && hints.is_empty() {
@@ -669,10 +675,10 @@ impl SearchIndex {
 }
 
 /// The verb the first of [`lexicon::IMPLIED_VERBS`] found in `plain` implies, and whether it
-/// stands over the request's own verbs; those that stand only where a request has none are
+/// stands over the request's own verbs, and the cue; those that stand only where a request has none are
 /// passed over when `no_verb` is false. (The cues by their first word, so that most words of a
 /// long request are passed over with one look.)
-fn implied_verb(plain: &[&str], no_verb: bool) -> Option<(&'static str, bool)> {
+fn implied_verb(plain: &[&str], no_verb: bool) -> Option<(&'static str, bool, &'static str)> {
     type Cues = Map<&'static str, Vec<(usize, Vec<&'static str>)>>;
     static BY_FIRST: std::sync::OnceLock<Cues> = std::sync::OnceLock::new();
     let by_first = BY_FIRST.get_or_init(|| {
@@ -694,7 +700,7 @@ fn implied_verb(plain: &[&str], no_verb: bool) -> Option<(&'static str, bool)> {
             }
         }
     }
-    first.map(|i| (lexicon::IMPLIED_VERBS[i].1, lexicon::IMPLIED_VERBS[i].2))
+    first.map(|i| (lexicon::IMPLIED_VERBS[i].1, lexicon::IMPLIED_VERBS[i].2, lexicon::IMPLIED_VERBS[i].0))
 }
 
 /// A verb of two parts ([`lexicon::PHRASAL`]) read as the one verb it means: its first word

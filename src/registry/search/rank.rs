@@ -494,7 +494,7 @@ impl SearchIndex {
             } else if !runs.connected[run] {
                 best *= fusion.unconnected;
             }
-            if parsed.local && runs.is(d, REMOTE) && named.is_none() {
+            if parsed.local && runs.is(d, REMOTE) && named.is_none_or(|c| c < 1.0) {
                 best *= OTHER_PRODUCT;
             }
             if !phrase_hits.is_empty() && phrase_hits.contains(&d) {
@@ -534,8 +534,9 @@ impl SearchIndex {
             } else if !runs.connected[runs.of_doc[d as usize] as usize] {
                 score *= fusion.unconnected;
             }
-            if parsed.local && doc.remote && !parsed.mentioned.contains_key(doc.integration) {
-                // The user's machine is the product the query names: a service is another one.
+            if parsed.local && doc.remote && parsed.mentioned.get(doc.integration).is_none_or(|c| *c < 1.0) {
+                // The user's machine is the product the query names: a service is another one
+                // (one a word only implies, "folder" of Drive, too).
                 score *= OTHER_PRODUCT;
             }
             if phrase_hits.contains(&d) {

@@ -26,6 +26,7 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("status", &["state"]),
     ("state", &["status"]),
     ("statuses", &["states"]),
+    ("access", &["permission"]),
     ("done", &["complete", "completed", "closed"]),
     ("priority", &["urgency"]),
     ("urgency", &["priority"]),
