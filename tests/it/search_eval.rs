@@ -1307,7 +1307,8 @@ fn everyday_verbs_ask_for_their_action() {
 }
 
 /// "so I can reply" says what the request is for, not what it asks: the email is found, not
-/// sent. "so post it" (no one between) still asks.
+/// sent; its verb is not even a word of the request ("so I can put them in my slides"). "so post
+/// it" (no one between) still asks. "Start by finding" asks to find.
 #[test]
 fn a_purpose_clause_asks_for_nothing() {
     firsts_over_the_catalogue(&[
@@ -1317,6 +1318,11 @@ fn a_purpose_clause_asks_for_nothing() {
             "gmail_search_emails",
         ),
         ("the report is ready, so post it in #general on slack", "slack_send_message"),
+        (
+            "I need the revenue numbers from the finance spreadsheet's summary tab so I can put them in my slides.",
+            "google_sheets_get_values",
+        ),
+        ("Let's start by finding every page in notion that mentions Phoenix", "notion_search_pages"),
     ]);
 }
 
@@ -1370,6 +1376,7 @@ fn everyday_words_name_what_they_mean() {
         ("move the conference call with Berlin to 4pm", "google_calendar_update_event"),
         ("set up a video call with the design agency for thursday", "google_calendar_create_event"),
         ("the intern starts monday and needs access to the engineering folder", "google_drive_create_permission"),
+        ("give him edit rights to the budget spreadsheet in drive", "google_drive_create_permission"),
         ("congratulate Lee in the discord announcements channel on the promotion", "discord_send_message"),
         ("the new hire's laptop order is stuck, is there a ticket for it in jira", "jira_search_issues"),
         ("I keep forgetting to water the plants on sundays", "todoist_create_task"),

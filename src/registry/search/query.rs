@@ -281,6 +281,8 @@ impl SearchIndex {
         // After "so I can", "so that we": the clause says what for ("find the email so I can
         // reply"), and its verb is no ask.
         let mut purpose = false;
+        // A purpose clause's verb ("so I can put them in my slides"): neither an ask nor a word.
+        let mut purpose_verb = vec![false; tokens.len()];
         for (i, (w, t)) in tokens.iter().enumerate() {
             let w: &str = w;
             if t.brk {
@@ -295,6 +297,14 @@ impl SearchIndex {
                 }
                 if std::mem::take(&mut purpose) {
                     at_start = false;
+                    purpose_verb[i] = !t.opaque && self.verbs.contains_key(w);
+                    continue;
+                }
+                // "start by finding", "begin by listing": the verb is the one after "by".
+                if matches!(w, "start" | "begin") && tokens.get(i + 1).is_some_and(|(n, _)| n == "by") {
+                    continue;
+                }
+                if w == "by" && i > 0 && matches!(tokens[i - 1].0.as_ref(), "start" | "begin") {
                     continue;
                 }
                 verb_position[i] = true;
@@ -342,7 +352,7 @@ impl SearchIndex {
         let mut first_verb = true;
         for (i, (w, t)) in tokens.iter().enumerate() {
             let w: &str = w;
-            if !t.opaque && (self.stopwords.contains(w) || w.chars().count() < 2) {
+            if purpose_verb[i] || !t.opaque && (self.stopwords.contains(w) || w.chars().count() < 2) {
                 continue;
             }
             if !t.opaque && lexicon::classes(w) & lexicon::LOCAL_WORD != 0 {

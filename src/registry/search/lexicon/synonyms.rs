@@ -27,6 +27,7 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("state", &["status"]),
     ("statuses", &["states"]),
     ("access", &["permission"]),
+    ("rights", &["permission", "access"]),
     ("done", &["complete", "completed", "closed"]),
     ("priority", &["urgency"]),
     ("urgency", &["priority"]),
