@@ -1359,6 +1359,7 @@ fn two_part_verbs_are_read_as_the_verb_they_mean() {
         ("throw away the spam email from the fake bank", "gmail_delete_email"),
         ("the offsite got cancelled, take it off my calendar", "google_calendar_delete_event"),
         ("back up this report to drive", "google_drive_upload_file"),
+        ("heads up to #oncall that I'm taking a break", "slack_send_message"),
     ]);
 }
 
@@ -1377,6 +1378,7 @@ fn everyday_words_name_what_they_mean() {
         ("set up a video call with the design agency for thursday", "google_calendar_create_event"),
         ("the intern starts monday and needs access to the engineering folder", "google_drive_create_permission"),
         ("give him edit rights to the budget spreadsheet in drive", "google_drive_create_permission"),
+        ("what creds do we keep", "vault_list_secrets"),
         ("congratulate Lee in the discord announcements channel on the promotion", "discord_send_message"),
         ("the new hire's laptop order is stuck, is there a ticket for it in jira", "jira_search_issues"),
         ("I keep forgetting to water the plants on sundays", "todoist_create_task"),

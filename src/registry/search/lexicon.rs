@@ -460,6 +460,8 @@ pub const PHRASAL: &[Phrasal] = &[
     ("take", &["off", "down"], 3, "remove", true),
     ("get", &["rid"], 0, "delete", true),
     ("back", &["up"], 0, "upload", true),
+    // "heads up to #oncall that ..." (after "give ... heads", above, only "up" is left).
+    ("heads", &["up"], 0, "notify", true),
 ];
 
 /// What a request asks for, told by how it says what is wrong or due: "the title should say

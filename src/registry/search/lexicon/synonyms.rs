@@ -28,6 +28,7 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("statuses", &["states"]),
     ("access", &["permission"]),
     ("rights", &["permission", "access"]),
+    ("creds", &["credentials", "secrets"]),
     ("done", &["complete", "completed", "closed"]),
     ("priority", &["urgency"]),
     ("urgency", &["priority"]),
