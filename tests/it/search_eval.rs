@@ -1301,6 +1301,9 @@ fn everyday_verbs_ask_for_their_action() {
         ("bump the linear issue about onboarding to urgent", "linear_update_issue"),
         ("wrap up the pagerduty incident about the database", "pagerduty_update_incident"),
         ("amend the title of jira issue OPS-4", "jira_update_issue"),
+        ("integrate the approved merge request into main on gitlab", "gitlab_merge_mr"),
+        ("shift the jira ticket QA-12 to in review", "jira_transition_issue"),
+        ("remark on the confluence release notes page that it needs a review", "confluence_create_comment"),
         ("pin down a time for the retro on my calendar", "google_calendar_create_event"),
         ("jot down a reminder to renew the domain", "todoist_create_task"),
     ]);

@@ -271,7 +271,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
         &[("add", 1.0), ("create", 0.9), ("update", 0.7), ("upload", 0.6), ("set", 0.6)],
     ),
     (
-        &["comment", "reply", "respond", "annotate", "note"],
+        &["comment", "reply", "respond", "annotate", "note", "remark"],
         &[("create", 0.95), ("send", 0.85), ("add", 0.8), ("update", 0.6)],
     ),
     (
@@ -303,7 +303,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
         &[("run", 1.0), ("create", 0.85), ("update", 0.5)],
     ),
     (&["start"], &[("create", 0.95), ("run", 0.95)]),
-    (&["merge", "squash", "land"], &[("merge", 1.0), ("update", 0.6)]),
+    (&["merge", "squash", "land", "integrate"], &[("merge", 1.0), ("update", 0.6)]),
     (
         &[
             "update",
@@ -344,7 +344,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
         &[("update", 1.0), ("transition", 0.85), ("complete", 0.7), ("set", 0.7), ("add", 0.5)],
     ),
     (&["set"], &[("set", 1.0), ("update", 0.9), ("create", 0.5)]),
-    (&["move", "mv"], &[("transition", 1.0), ("update", 0.95)]),
+    (&["move", "mv", "shift"], &[("transition", 1.0), ("update", 0.95)]),
     (&["mark"], &[("update", 1.0), ("complete", 0.95), ("transition", 0.9)]),
     (&["accept"], &[("update", 0.95), ("merge", 0.9)]),
     (

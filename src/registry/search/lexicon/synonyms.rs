@@ -85,6 +85,8 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("reply", &["comment"]),
     ("replies", &["comments", "thread"]),
     ("note", &["comment"]),
+    ("remark", &["comment"]),
+    ("remarks", &["comments"]),
     ("notes", &["comments"]),
     // Calendar.
     ("meeting", &["event", "invite", "appointment"]),
