@@ -529,23 +529,12 @@ fn probe_one_query() {
     };
     let index = registry.index();
     let c = |i: &str| t.app.is_connected(i);
-    // SEARCH_PROBE_FILE=requests.tsv: one `request<TAB>right,tools` a line; prints each request's
-    // first three and whether a right tool is first (for requests written to look for misses).
+    // SEARCH_PROBE_FILE=requests.tsv: requests written to look for misses, in the form of
+    // `data/search_written.tsv`; prints each miss and how many are first.
     if let Some(file) = file {
         let text = std::fs::read_to_string(&file).expect("SEARCH_PROBE_FILE reads");
-        let (mut n, mut first) = (0, 0);
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let (q, want) = line.split_once('\t').unwrap_or((line, ""));
-            let want: Vec<&str> = want.split(',').map(str::trim).collect();
-            let hits = index.search_with(q, 5, &c, fusion());
-            let rank = hits.iter().position(|h| want.contains(&h.name));
-            n += 1;
-            first += usize::from(rank == Some(0));
-            if rank != Some(0) {
-                let got: Vec<String> = hits.iter().take(3).map(|h| format!("{} {:.3}", h.name, h.score)).collect();
-                println!("miss {q:?} want {want:?} rank {rank:?}; got {got:?}");
-            }
-        }
+        let (first, n, misses) = written_firsts(&index, &c, &text);
+        misses.iter().for_each(|m| println!("{m}"));
         println!("probe file: {first} of {n} first");
         return;
     }
@@ -557,6 +546,44 @@ fn probe_one_query() {
         let hits = index.search_with(&q, 5, &c, f);
         println!("{label}: {:?}", hits.iter().map(|h| format!("{} {}", h.name, h.score)).collect::<Vec<_>>());
     }
+}
+
+/// Requests in the form of `data/search_written.tsv` (`request<TAB>right,tools` a line, `#` a
+/// comment): how many rank a right tool first, of how many, and a line for each that does not.
+fn written_firsts(
+    index: &workbench::registry::search::SearchIndex,
+    connected: &dyn Fn(&str) -> bool,
+    text: &str,
+) -> (usize, usize, Vec<String>) {
+    let (mut first, mut n, mut misses) = (0, 0, Vec::new());
+    for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let (q, want) = line.split_once('\t').unwrap_or((line, ""));
+        let want: Vec<&str> = want.split(',').map(str::trim).collect();
+        let hits = index.search_with(q, 5, connected, fusion());
+        let rank = hits.iter().position(|h| want.contains(&h.name));
+        n += 1;
+        first += usize::from(rank == Some(0));
+        if rank != Some(0) {
+            let got: Vec<String> = hits.iter().take(3).map(|h| format!("{} {:.3}", h.name, h.score)).collect();
+            misses.push(format!("miss {q:?} want {want:?} rank {rank:?}; got {got:?}"));
+        }
+    }
+    (first, n, misses)
+}
+
+/// The requests written by hand over the catalogue to look for misreadings (round 7, sixth
+/// session; the rules of that session were made from their misses, so this is a tuned-on set
+/// that guards what they reached, not a measure of unseen requests): 161 of 242 first before
+/// them, 183 after.
+#[test]
+fn written_requests_hold_their_floor() {
+    let t = app();
+    let registry = registry_with_upstream(&t.app.registry());
+    let connected = |i: &str| t.app.is_connected(i);
+    let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
+    println!("written requests: {first} of {n} first");
+    assert_eq!(n, 242, "every written request is read");
+    assert!(first >= 180, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
