@@ -533,7 +533,7 @@ fn probe_one_query() {
     // `data/search_written.tsv`; prints each miss and how many are first.
     if let Some(file) = file {
         let text = std::fs::read_to_string(&file).expect("SEARCH_PROBE_FILE reads");
-        let (first, n, misses) = written_firsts(&index, &c, &text);
+        let (first, n, misses) = written_firsts(index, &c, &text);
         misses.iter().for_each(|m| println!("{m}"));
         println!("probe file: {first} of {n} first");
         return;
