@@ -573,8 +573,8 @@ fn written_firsts(
 
 /// The requests written by hand over the catalogue to look for misreadings (round 7, sixth
 /// session; the rules of that session were made from their misses, so this is a tuned-on set
-/// that guards what they reached, not a measure of unseen requests): 161 of 242 first before
-/// them, 183 after.
+/// that guards what they reached, not a measure of unseen requests): 202 of 292 first before
+/// them, 228 after.
 #[test]
 fn written_requests_hold_their_floor() {
     let t = app();
@@ -582,8 +582,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 242, "every written request is read");
-    assert!(first >= 180, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 292, "every written request is read");
+    assert!(first >= 225, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1413,6 +1413,19 @@ fn everyday_words_name_what_they_mean() {
         ("the new hire's laptop order is stuck, is there a ticket for it in jira", "jira_search_issues"),
         ("I keep forgetting to water the plants on sundays", "todoist_create_task"),
         ("tick off the groceries task, I already bought everything", "todoist_complete_task"),
+    ]);
+}
+
+/// A request for all of a kind ("all my drive files", "all of them", "every contact") wants a
+/// tool that lists or searches over one that gets one item; one that names its item still gets
+/// it ("all the details of issue 42").
+#[test]
+fn asking_for_all_of_a_kind_lists_them() {
+    firsts_over_the_catalogue(&[
+        ("show all my google drive files shared with the marketing team", "google_drive_search_files"),
+        ("our superset dashboards are getting out of hand, show me all of them", "superset_list_dashboards"),
+        ("the sales team wants every contact from Globex", "hubspot_search_contacts"),
+        ("get all the details of github issue 42", "github_get_issue"),
     ]);
 }
 

@@ -144,7 +144,7 @@ const PRODUCT_BONUS: f32 = 0.2;
 /// The factor of tools of integrations not connected, when the query names no product.
 pub const UNCONNECTED: f32 = 0.85;
 /// The intent factor of a tool that lists or searches, when the query names one item by its
-/// number or key.
+/// number or key; and of a tool that gets one item, when the query asks for all of a kind.
 const ONE_ITEM: f32 = 0.9;
 /// When a tool's multi-word keyword appears verbatim in the query.
 const PHRASE_BONUS: f32 = 0.05;
@@ -386,6 +386,9 @@ struct Parsed {
     /// The query names one item by its number or key: a tool that gets one item fits it better
     /// than one that lists or searches many.
     identifier: bool,
+    /// The query asks for every item of a kind ("all my files", "every contact from Globex")
+    /// and names none: a tool that lists or searches fits it better than one that gets one.
+    many: bool,
     /// Words that carry meaning (for the long-query softening).
     meaningful: usize,
 }

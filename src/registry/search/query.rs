@@ -490,7 +490,20 @@ impl SearchIndex {
                 expanded.push(issue);
             }
         }
-        Parsed { words: expanded, verbs, mentioned, phrase_hits, verbs_only, meaningful, local, identifier }
+        // "all my drive files", "all of them", "every contact": a quantifier over a plural in
+        // the next few words (or, for "every", any word), in a request of one ask (a long task's
+        // "all" is seldom its ask).
+        let many = !identifier
+            && plain.len() <= 20
+            && plain.iter().enumerate().any(|(i, w)| {
+                let mut next = plain[i + 1..].iter().take(4);
+                match *w {
+                    "all" => next.any(|n| *n == "them" || n.len() > 3 && n.ends_with('s') && !n.ends_with("ss")),
+                    "every" => next.next().is_some(),
+                    _ => false,
+                }
+            });
+        Parsed { words: expanded, verbs, mentioned, phrase_hits, verbs_only, meaningful, local, identifier, many }
     }
 
     /// [`Self::expand_as`] through the request's memo: the same word, products named the same

@@ -510,7 +510,7 @@ impl SearchIndex {
             let content = content_of(d);
             let doc = &self.docs[d as usize];
             let many = matches!(doc.verb.as_str(), "list" | "search" | "query");
-            let one_item = if parsed.identifier && many { ONE_ITEM } else { 1.0 };
+            let one_item = if parsed.identifier && many || parsed.many && doc.verb == "get" { ONE_ITEM } else { 1.0 };
             let intent = one_item * (INTENT_FLOOR + (1.0 - INTENT_FLOOR) * self.intent(parsed, doc));
             let cover = COVER_FLOOR + (1.0 - COVER_FLOOR) * self.coverage(&matched, doc);
             let lexical = content * cover * intent;
