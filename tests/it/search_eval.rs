@@ -1416,6 +1416,20 @@ fn everyday_words_name_what_they_mean() {
     ]);
 }
 
+/// Arithmetic as it is said finds a calculator's operation (MCP-Bench's math server: `subtract`,
+/// `mean`).
+#[test]
+fn arithmetic_as_it_is_said_finds_its_operation() {
+    let t = app();
+    let (registry, _) = registry_with_mcpbench(&t.app.registry());
+    let wrong = wrong_firsts(
+        registry.index(),
+        &|_| true,
+        &[("what is 17 minus 9", "math_mcp_subtract"), ("what's the average of 3, 5 and 10", "math_mcp_mean")],
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// A request for all of a kind ("all my drive files", "all of them", "every contact") wants a
 /// tool that lists or searches over one that gets one item; one that names its item still gets
 /// it ("all the details of issue 42").

@@ -273,4 +273,8 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("headline", &["story"]),
     ("headlines", &["stories"]),
     ("news", &["stories"]),
+    // Arithmetic as it is said ("17 minus 9", "the average of 3, 5 and 10"): the operations'
+    // names, as calculators' tools are named.
+    ("minus", &["subtract", "difference"]),
+    ("average", &["mean"]),
 ];
