@@ -573,8 +573,8 @@ fn written_firsts(
 
 /// The requests written by hand over the catalogue to look for misreadings (round 7, sixth
 /// session; the rules of that session were made from their misses, so this is a tuned-on set
-/// that guards what they reached, not a measure of unseen requests): 202 of 292 first before
-/// them, 228 after.
+/// that guards what they reached, not a measure of unseen requests): 217 of 312 first before
+/// them, 247 after.
 #[test]
 fn written_requests_hold_their_floor() {
     let t = app();
@@ -582,8 +582,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 292, "every written request is read");
-    assert!(first >= 225, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 312, "every written request is read");
+    assert!(first >= 244, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1409,6 +1409,8 @@ fn everyday_words_name_what_they_mean() {
         ("the intern starts monday and needs access to the engineering folder", "google_drive_create_permission"),
         ("give him edit rights to the budget spreadsheet in drive", "google_drive_create_permission"),
         ("what creds do we keep", "vault_list_secrets"),
+        ("delete the draft in gmail about the party", "gmail_delete_email"),
+        ("show my drafts in gmail", "gmail_search_emails"),
         ("congratulate Lee in the discord announcements channel on the promotion", "discord_send_message"),
         ("the new hire's laptop order is stuck, is there a ticket for it in jira", "jira_search_issues"),
         ("I keep forgetting to water the plants on sundays", "todoist_create_task"),

@@ -67,6 +67,9 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("servers", &["guilds"]),
     ("guild", &["server"]),
     ("guilds", &["servers"]),
+    // A draft is an email not yet sent ("delete the draft" deletes an email).
+    ("draft", &["email"]),
+    ("drafts", &["emails"]),
     ("emoji", &["reaction"]),
     ("reaction", &["emoji"]),
     ("email", &["mail", "message"]),
