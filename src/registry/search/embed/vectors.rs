@@ -39,6 +39,9 @@ pub struct Vectors {
     /// Each row's L1 norm times its scale (the unit vector's L1 norm): how far a query rounded
     /// to int8 steps can move the row's dot product ([`Vectors::approx_many`]).
     spread: Vec<f32>,
+    /// Each row's sum of its int8 values: what a query offset to unsigned values adds to the
+    /// row's integer product ([`Vectors::approx_many`]).
+    sums: Vec<i32>,
     /// [`dot_fn`] of `dim`, chosen once (none for an empty block): the exact cosine is taken
     /// a tool at a time, and choosing per call tests the machine's features each time.
     dot: Option<Dot>,
@@ -51,6 +54,7 @@ impl Vectors {
             scales: Vec::with_capacity(tools),
             data: Vec::with_capacity(dim * tools),
             spread: Vec::with_capacity(tools),
+            sums: Vec::with_capacity(tools),
             dot: Some(dot_fn(dim)),
         }
     }
@@ -66,11 +70,13 @@ impl Vectors {
                 self.data.extend_from_slice(&q.data);
                 let l1: i64 = q.data.iter().map(|&x| i64::from(x).abs()).sum();
                 self.spread.push(q.scale * l1 as f32);
+                self.sums.push(q.data.iter().map(|&x| i32::from(x)).sum());
             }
             _ => {
                 self.scales.push(0.0);
                 self.data.extend(std::iter::repeat_n(0, self.dim));
                 self.spread.push(0.0);
+                self.sums.push(0);
             }
         }
     }
@@ -131,7 +137,7 @@ impl Vectors {
 
     /// Bytes of heap the vectors take.
     pub fn heap_bytes(&self) -> usize {
-        self.scales.capacity() * 4 + self.data.capacity() + self.spread.capacity() * 4
+        self.scales.capacity() * 4 + self.data.capacity() + self.spread.capacity() * 4 + self.sums.capacity() * 4
     }
 }
 
