@@ -339,6 +339,24 @@ impl SearchIndex {
         let mut total = 0.0;
         for word in &parsed.words {
             total += word.weight;
+            // A word of one form: each tool is in the form's postings once (one entry a tool
+            // and term), so its best match is that entry's, added at once (the same products
+            // and sums, in the same order, as through `best` below).
+            if let [(id, discount)] = word.alts[..] {
+                for &(d, strength) in &self.postings[id as usize] {
+                    let v = strength * discount;
+                    if v > 0.0 {
+                        if acc[d as usize] == 0.0 {
+                            candidates.push(d);
+                        }
+                        acc[d as usize] += word.weight * v;
+                        if word.anchor {
+                            anchored[d as usize] += word.weight * v;
+                        }
+                    }
+                }
+                continue;
+            }
             for &(id, discount) in word.alts.iter() {
                 for &(d, strength) in &self.postings[id as usize] {
                     let v = strength * discount;
