@@ -35,11 +35,10 @@ impl Memo {
 #[derive(Default)]
 pub struct Bm25 {
     terms: Map<String, u32>,
-    /// term -> (doc, term frequency).
+    /// term -> (doc, the term's part of the doc's score): `idf * f * (k1 + 1) / (f + norm)`
+    /// of the term's frequency `f` in the doc, made at build as a search made it (the same
+    /// bits), so a search only adds.
     postings: Vec<Vec<(u32, f32)>>,
-    /// Each doc's length normalisation, `k1 * (1 - b + b * len / avg)`.
-    norm: Vec<f32>,
-    idf: Vec<f32>,
 }
 
 /// A text's terms: words split at '_', '-' and camelCase, lower-cased, stemmed, stopwords out.
@@ -95,8 +94,6 @@ impl Bm25 {
             + self.terms.keys().map(String::capacity).sum::<usize>()
             + super::heap::vec_bytes(&self.postings)
             + self.postings.iter().map(super::heap::vec_bytes).sum::<usize>()
-            + super::heap::vec_bytes(&self.norm)
-            + super::heap::vec_bytes(&self.idf)
     }
 
     /// `texts`: each tool's name and description, in the index's order.
@@ -131,8 +128,9 @@ impl Bm25 {
         }
         let n = lengths.len().max(1) as f32;
         let avg = (lengths.iter().sum::<f32>() / n).max(1.0);
-        index.norm = lengths.iter().map(|l| K1 * (1.0 - B + B * l / avg)).collect();
-        index.idf = index
+        // Each doc's length normalisation, `k1 * (1 - b + b * len / avg)`.
+        let norm: Vec<f32> = lengths.iter().map(|l| K1 * (1.0 - B + B * l / avg)).collect();
+        let idf: Vec<f32> = index
             .postings
             .iter()
             .map(|p| {
@@ -140,6 +138,12 @@ impl Bm25 {
                 (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
+        for (p, &idf) in index.postings.iter_mut().zip(&idf) {
+            for (d, part) in p.iter_mut() {
+                let f = *part;
+                *part = idf * f * (K1 + 1.0) / (f + norm[*d as usize]);
+            }
+        }
         index
     }
 
@@ -177,13 +181,12 @@ impl Bm25 {
                 continue;
             }
             seen.push(id);
-            let idf = self.idf[id as usize];
-            for &(d, f) in &self.postings[id as usize] {
+            for &(d, part) in &self.postings[id as usize] {
                 let slot = &mut out[d as usize];
                 if *slot == 0.0 {
                     touched.push(d);
                 }
-                *slot += idf * f * (K1 + 1.0) / (f + self.norm[d as usize]);
+                *slot += part;
             }
         }
         let touched = &touched[start..];

@@ -128,15 +128,19 @@ struct Runs<'a> {
     names: &'a [&'static str],
     flags: &'a [u8],
     connected: Vec<bool>,
+    /// Each run's connection factor: 1.0 when connected, else [`Fusion::unconnected`].
+    unconnected: Vec<f32>,
 }
 
 impl Runs<'_> {
-    fn new<'a>(layout: &'a Layout, connected: &dyn Fn(&str) -> bool) -> Runs<'a> {
+    fn new<'a>(layout: &'a Layout, connected: &dyn Fn(&str) -> bool, unconnected: f32) -> Runs<'a> {
+        let connected: Vec<bool> = layout.names.iter().map(|n| connected(n)).collect();
         Runs {
             of_doc: &layout.of_doc,
             names: &layout.names,
             flags: &layout.flags,
-            connected: layout.names.iter().map(|n| connected(n)).collect(),
+            unconnected: connected.iter().map(|&c| if c { 1.0 } else { unconnected }).collect(),
+            connected,
         }
     }
 
@@ -284,7 +288,7 @@ impl SearchIndex {
             _ => Vec::new(),
         };
         let mut next = 0;
-        let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected);
+        let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected, fusion.unconnected);
         scratch.bm25 = bm25::Memo::new(texts.len() > 1);
         let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
@@ -335,6 +339,24 @@ impl SearchIndex {
         let mut total = 0.0;
         for word in &parsed.words {
             total += word.weight;
+            // A word of one form: each tool is in the form's postings once (one entry a tool
+            // and term), so its best match is that entry's, added at once (the same products
+            // and sums, in the same order, as through `best` below).
+            if let [(id, discount)] = word.alts[..] {
+                for &(d, strength) in &self.postings[id as usize] {
+                    let v = strength * discount;
+                    if v > 0.0 {
+                        if acc[d as usize] == 0.0 {
+                            candidates.push(d);
+                        }
+                        acc[d as usize] += word.weight * v;
+                        if word.anchor {
+                            anchored[d as usize] += word.weight * v;
+                        }
+                    }
+                }
+                continue;
+            }
             for &(id, discount) in word.alts.iter() {
                 for &(d, strength) in &self.postings[id as usize] {
                     let v = strength * discount;
@@ -458,49 +480,72 @@ impl SearchIndex {
         };
         let blend_of = |d: u32| if runs.is(d, BARE) { fusion.bare_blend } else { fusion.blend };
         let bm25_of = |d: u32| if runs.is(d, BARE) { fusion.bare_bm25 } else { fusion.bm25 };
-        let base_of = |d: u32, lexical: f32| {
-            let blend = blend_of(d);
-            let b = bm25_of(d);
-            (1.0 - b) * ((1.0 - blend) * lexical + blend * semantic[d as usize].get()) + b * plain[d as usize]
-        };
         // Only implied products (no product named outright): tools outside the lexicon are not
         // judged by it.
         let implied_only = parsed.mentioned.values().all(|c| *c < 1.0);
-        // Each run's product named or implied by the query (its confidence).
-        let named: Vec<Option<f32>> = if parsed.mentioned.is_empty() {
-            Vec::new()
+        // The product, connection and place factors of a reach, read once per text by run and
+        // by kind of tool (a large catalogue's thousands of candidates share a few hundred
+        // runs and eight kinds): each run's factor when the query names products (NaN: none of
+        // them is the run's, and the tool's kind decides), the factor of each kind, and the
+        // place factor of a tool whose run has no product named. A factor of 1.0 stands where
+        // a tool was not multiplied: the same bits, in the same order of products.
+        let mentioned = !parsed.mentioned.is_empty();
+        let run_factor: Vec<f32> = if mentioned {
+            runs.names
+                .iter()
+                .map(|i| match parsed.mentioned.get(i) {
+                    // The most the product bonus gives (to a score of 0).
+                    Some(c) => c * (1.0 + PRODUCT_BONUS * (1.0 - 0.0)),
+                    None => f32::NAN,
+                })
+                .collect()
         } else {
-            runs.names.iter().map(|i| parsed.mentioned.get(i).copied()).collect()
+            Vec::new()
         };
+        // Each run whose product the query only implies (a place factor still applies to it).
+        let run_implied: Vec<bool> = if mentioned && parsed.local {
+            runs.names.iter().map(|i| parsed.mentioned.get(i).is_some_and(|c| *c < 1.0)).collect()
+        } else {
+            Vec::new()
+        };
+        let kind_factor: [f32; 8] = std::array::from_fn(|k| {
+            let k = k as u8;
+            if k & AGNOSTIC != 0 {
+                1.0
+            } else if k & BARE != 0 && implied_only {
+                IMPLIED
+            } else {
+                OTHER_PRODUCT
+            }
+        });
+        let place_factor: [f32; 8] =
+            std::array::from_fn(|k| if parsed.local && k as u8 & REMOTE != 0 { OTHER_PRODUCT } else { 1.0 });
+        let verbs_factor = if parsed.verbs_only { VERBS_ONLY } else { 1.0 };
+        let phrases = !phrase_hits.is_empty();
         // Score the candidates in order of what they could at best reach (their base, times the
         // product, connection and place factors they will get), and stop once that is below the
         // `limit`-th score found (thousands of tools share a common word). They are put in order
         // a chunk at a time, as far as scoring goes.
         let reach = |d: u32, content: f32| {
+            let flags = runs.flags[d as usize];
             let run = runs.of_doc[d as usize] as usize;
-            let mut best = base_of(d, content).max(fusion.lexical_floor * content);
-            if parsed.verbs_only {
-                best *= VERBS_ONLY;
-            }
-            let named = named.get(run).copied().flatten();
-            if !parsed.mentioned.is_empty() {
-                best *= match named {
-                    // The most the product bonus gives (to a score of 0).
-                    Some(c) => c * (1.0 + PRODUCT_BONUS * (1.0 - 0.0)),
-                    None if runs.is(d, AGNOSTIC) => 1.0,
-                    None if runs.is(d, BARE) && implied_only => IMPLIED,
-                    None => OTHER_PRODUCT,
-                };
-            } else if !runs.connected[run] {
-                best *= fusion.unconnected;
-            }
-            if parsed.local && runs.is(d, REMOTE) && named.is_none_or(|c| c < 1.0) {
-                best *= OTHER_PRODUCT;
-            }
-            if !phrase_hits.is_empty() && phrase_hits.contains(&d) {
-                best += PHRASE_BONUS;
-            }
-            best
+            let (blend, b) =
+                if flags & BARE != 0 { (fusion.bare_blend, fusion.bare_bm25) } else { (fusion.blend, fusion.bm25) };
+            let base =
+                (1.0 - b) * ((1.0 - blend) * content + blend * semantic[d as usize].get()) + b * plain[d as usize];
+            let best = base.max(fusion.lexical_floor * content) * verbs_factor;
+            let kind = (flags & 7) as usize;
+            let best = if !mentioned {
+                best * runs.unconnected[run] * place_factor[kind]
+            } else {
+                match run_factor[run] {
+                    f if f.is_nan() => best * kind_factor[kind] * place_factor[kind],
+                    // A product a word only implies ("folder" of Drive) leaves the place factor.
+                    f if run_implied.get(run) == Some(&true) => best * f * place_factor[kind],
+                    f => best * f,
+                }
+            };
+            if phrases && phrase_hits.contains(&d) { best + PHRASE_BONUS } else { best }
         };
         let score_of = |d: u32| {
             if let (true, Some((values, mapped, ..))) = (bounded, &cosines) {
@@ -549,11 +594,31 @@ impl SearchIndex {
             Best { hits: exact.map(|e| (1.0, true, e)).into_iter().collect(), top: Vec::new(), floor: WEAK_FLOOR };
         // Scores a list of (reach, tool) best reach first, as far as a reach can pass the floor.
         // Keys of (reach, tool) ([`ordered`]): ascending is best reach first.
+        // After the first chunk, the keys whose reach is below the floor found so far are left
+        // out before the next chunk is chosen: the floor only rises, so scoring would stop
+        // before any of them, and the rest (every one of them above any left out) is put in
+        // the same order, a chunk at a time, as with them.
         let score_in_order = |order: &mut [u64], best: &mut Best| {
             let mut sorted = 0;
-            for i in 0..order.len() {
+            let mut end = order.len();
+            let mut i = 0;
+            while i < end {
                 if i == sorted {
-                    let rest = &mut order[sorted..];
+                    if sorted > 0 {
+                        let floor = best.floor;
+                        let mut kept = sorted;
+                        for j in sorted..end {
+                            let key = order[j];
+                            order[kept] = key;
+                            let below = unordered(key).0.partial_cmp(&floor) == Some(std::cmp::Ordering::Less);
+                            kept += usize::from(!below);
+                        }
+                        end = kept;
+                        if i == end {
+                            break;
+                        }
+                    }
+                    let rest = &mut order[sorted..end];
                     let chunk = ORDER_CHUNK.max(sorted);
                     if rest.len() > chunk {
                         rest.select_nth_unstable(chunk);
@@ -561,10 +626,11 @@ impl SearchIndex {
                         sorted += chunk;
                     } else {
                         rest.sort_unstable();
-                        sorted = order.len();
+                        sorted = end;
                     }
                 }
                 let (reach, d) = unordered(order[i]);
+                i += 1;
                 if Some(d) == exact {
                     continue;
                 }
@@ -662,6 +728,7 @@ impl SearchIndex {
 /// order (a NaN first), a tool's number after: candidates are put in order by plain integer
 /// comparisons. Which of two tools of equal reach is scored first changes no ranking: a tool
 /// left unscored scores below `limit` others, whatever the order.
+#[inline]
 fn ordered(reach: f32, d: u32) -> u64 {
     let bits = reach.to_bits();
     // Ascending with the value: negative numbers' bits all turned, positive ones' sign set.

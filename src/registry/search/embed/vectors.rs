@@ -39,6 +39,12 @@ pub struct Vectors {
     /// Each row's L1 norm times its scale (the unit vector's L1 norm): how far a query rounded
     /// to int8 steps can move the row's dot product ([`Vectors::approx_many`]).
     spread: Vec<f32>,
+    /// Each row's sum of its int8 values: what a query offset to unsigned values adds to the
+    /// row's integer product ([`Vectors::approx_many`]).
+    sums: Vec<i32>,
+    /// [`dot_fn`] of `dim`, chosen once (none for an empty block): the exact cosine is taken
+    /// a tool at a time, and choosing per call tests the machine's features each time.
+    dot: Option<Dot>,
 }
 
 impl Vectors {
@@ -48,6 +54,8 @@ impl Vectors {
             scales: Vec::with_capacity(tools),
             data: Vec::with_capacity(dim * tools),
             spread: Vec::with_capacity(tools),
+            sums: Vec::with_capacity(tools),
+            dot: Some(dot_fn(dim)),
         }
     }
 
@@ -62,11 +70,13 @@ impl Vectors {
                 self.data.extend_from_slice(&q.data);
                 let l1: i64 = q.data.iter().map(|&x| i64::from(x).abs()).sum();
                 self.spread.push(q.scale * l1 as f32);
+                self.sums.push(q.data.iter().map(|&x| i32::from(x)).sum());
             }
             _ => {
                 self.scales.push(0.0);
                 self.data.extend(std::iter::repeat_n(0, self.dim));
                 self.spread.push(0.0);
+                self.sums.push(0);
             }
         }
     }
@@ -118,8 +128,8 @@ impl Vectors {
     #[inline]
     pub fn cosine(&self, d: usize, q: &[f32]) -> f32 {
         let scale = self.scales[d];
-        if scale > 0.0 && q.len() == self.dim && self.dim > 0 {
-            scale * dot_fn(self.dim)(q, &self.data[d * self.dim..(d + 1) * self.dim])
+        if let (true, Some(dot)) = (scale > 0.0 && q.len() == self.dim && self.dim > 0, self.dot) {
+            scale * dot(q, &self.data[d * self.dim..(d + 1) * self.dim])
         } else {
             f32::NAN
         }
@@ -127,13 +137,16 @@ impl Vectors {
 
     /// Bytes of heap the vectors take.
     pub fn heap_bytes(&self) -> usize {
-        self.scales.capacity() * 4 + self.data.capacity() + self.spread.capacity() * 4
+        self.scales.capacity() * 4 + self.data.capacity() + self.spread.capacity() * 4 + self.sums.capacity() * 4
     }
 }
 
+/// A dot product of a query vector and an int8 row.
+type Dot = fn(&[f32], &[i8]) -> f32;
+
 /// The dot product of a query vector and an int8 row, the fastest way this machine has (the
 /// reference [`dots_fn`] is checked against). Every way sums in the same order ([`dot_lanes`]), so they give the same bits.
-fn dot_fn(dim: usize) -> fn(&[f32], &[i8]) -> f32 {
+fn dot_fn(dim: usize) -> Dot {
     if !dim.is_multiple_of(LANES) {
         return dot_sequential;
     }

@@ -2,7 +2,7 @@
 //! tool's int8 row in integers (AVX2), each product made at once into a bound that is never
 //! below the exact cosine ([`Vectors::approx_many`], [`Bounds`]).
 
-use super::{Quantized, Vectors};
+use super::Vectors;
 
 /// The rows' length the integer kernel is written for (the English table's: four registers of
 /// 32 values a row).
@@ -11,9 +11,29 @@ const DIM: usize = 128;
 /// Room for the float sums' rounding (the exact cosine's and the near one's).
 const MARGIN: f32 = 1e-4;
 
+/// A query's values in steps of its largest component: seven bits (`|value| <= 63`), so that
+/// the query offset by [`OFFSET`] is unsigned and below 128, and a pair of its products with
+/// a row's int8 values fits in i16 ([`uppers_avx2`]).
+const LEVELS: f32 = 63.0;
+
+/// What the kernel adds to each query value (`1..=127` after it).
+const OFFSET: i8 = 64;
+
+/// `q` in steps of its largest component over [`LEVELS`], and the step; `None` without a
+/// finite largest component above `f32::EPSILON`.
+fn rounded(q: &[f32]) -> Option<(f32, Vec<i8>)> {
+    let max = q.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    if max <= f32::EPSILON || !max.is_finite() {
+        return None;
+    }
+    let step = max / LEVELS;
+    Some((step, q.iter().map(|x| (x / step).round().clamp(-LEVELS, LEVELS) as i8).collect()))
+}
+
 impl Vectors {
     /// Each tool's cosine with each of the unit vectors `qs`, bounded from above: each query
-    /// rounded to int8 steps of its largest component and multiplied in integers, in one pass
+    /// rounded to steps of its largest component over 63 ([`rounded`]) and multiplied with the
+    /// int8 rows in integers, in one pass
     /// over the tools, and the product made into a bound (NaN for tools without a vector).
     /// Query `k`'s true cosine with tool `d` (what [`Vectors::cosine`] gives) is at most
     /// [`Bounds::upper`]. A large catalogue's cosines are read this way, and the exact one is
@@ -24,27 +44,23 @@ impl Vectors {
     pub fn approx_many(&self, qs: &[&[f32]], buffer: Vec<f32>) -> Option<Approx> {
         let kernel = kernel_fn(self.dim)?;
         let tools = self.scales.len();
-        // Each query in int8 steps of its largest component; a query of the wrong length or
-        // without a finite largest component is left out (it has no values).
+        // Each query in steps of its largest component; a query of the wrong length or without
+        // a finite largest component is left out (it has no values).
         let mut slots = vec![None; qs.len()];
         let mut steps: Vec<f32> = Vec::new();
         let mut halves: Vec<f32> = Vec::new();
         let mut rounded: Vec<i8> = Vec::new();
         for (k, q) in qs.iter().enumerate() {
-            // Rounded as a tool's vector is ([`Quantized`]: never -128); scale 0: no vector.
             if q.len() != self.dim {
                 continue;
             }
-            let r = Quantized::new(q);
-            if r.scale <= 0.0 {
-                continue;
-            }
-            rounded.extend_from_slice(&r.data);
+            let Some((step, values)) = self::rounded(q) else { continue };
+            rounded.extend_from_slice(&values);
             slots[k] = Some(steps.len());
-            steps.push(r.scale);
+            steps.push(step);
             // Half a step (each component of the query is off by at most that), with room for
             // rounding.
-            halves.push(r.scale / 2.0 * 1.001);
+            halves.push(step / 2.0 * 1.001);
         }
         let len = steps.len() * tools;
         let mut uppers = buffer;
@@ -83,8 +99,16 @@ impl Approx {
 }
 
 /// One query's cosines with every tool, bounded from above ([`Vectors::bounds`]): the cosine
-/// of tool `d` is at most its near one plus half an int8 step of the query (with room for
-/// rounding) times the row's L1 norm, plus [`MARGIN`].
+/// of tool `d` is at most its near one plus half a step of the query (with room for rounding)
+/// times the row's L1 norm, plus [`MARGIN`].
+///
+/// Why: the tool's cosine is `scale * sum(q[i] * x[i])` over the row's int8 values `x`, and the
+/// query rounded is `q[i] = step * r[i] + e[i]` with `|e[i]| <= step / 2` (whatever the step:
+/// 1/63 of the largest component, so twice the error of int8 steps), so the cosine is at most
+/// `scale * step * sum(r[i] * x[i]) + step / 2 * scale * sum(|x[i]|)`: the near value plus
+/// half a step times the row's L1 norm of the unit vector ([`Vectors::spread`]). The integer
+/// sum is exact; the float products and sums round, on both sides, far less than the room
+/// kept (`1.001` on the half step, and [`MARGIN`]).
 pub struct Bounds<'a> {
     uppers: &'a [f32],
 }
@@ -154,8 +178,9 @@ impl Bounds<'_> {
     }
 }
 
-/// What the kernel reads: the queries one after another in `qs`, [`DIM`] values each, each
-/// query's int8 step and half of it (with room for rounding), and the tools' rows.
+/// What the kernel reads: the queries one after another in `qs`, [`DIM`] values each (at most
+/// [`LEVELS`] in size), each query's step and half of it (with room for rounding), and the
+/// tools' rows.
 struct Job<'a> {
     qs: &'a [i8],
     steps: &'a [f32],
@@ -200,19 +225,21 @@ fn uppers_avx2_checked(job: &Job, out: &mut [f32]) {
     let v = job.vectors;
     let tools = v.scales.len();
     let nq = job.steps.len();
-    assert!(v.dim == DIM && v.data.len() == tools * DIM && v.spread.len() == tools);
+    assert!(v.dim == DIM && v.data.len() == tools * DIM && v.spread.len() == tools && v.sums.len() == tools);
+    assert!(job.qs.iter().all(|&x| f32::from(x).abs() <= LEVELS));
     assert!(job.qs.len() == nq * DIM && job.halves.len() == nq && out.len() == nq * tools);
     // SAFETY: chosen by `kernel_fn` only when the CPU has AVX2; the lengths are checked above.
     unsafe { uppers_avx2(job, out) }
 }
 
 /// [`upper_of`] of every query and tool in AVX2 registers, a query at a time (its 128 values in
-/// four registers) over eight rows at a time: each row's absolute values (read unsigned, so a
-/// stored -128 is 128) times the query's values with the row's signs, in pairs of i16 (at
-/// most 2 * 128 * 127: no saturation), summed into i32 lanes; the eight rows' lanes added
-/// into one register of eight sums, then the same float operations as [`upper_of`], eight
-/// tools at once (NaN where a tool has no vector). The queries are rounded by
-/// [`Vectors::approx_many`] and never -128 (whose sign could not be turned).
+/// four registers, each offset by [`OFFSET`] to `1..=127`, read unsigned) over eight rows at a
+/// time: the offset query times each row's int8 values straight from memory, in pairs of i16
+/// (at most 2 * 127 * 128 either way: no saturation), summed into i32 lanes; the eight rows'
+/// lanes added into one register of eight sums, less the offset times each row's sum
+/// ([`Vectors::sums`]: `sum((r + 64) * x) - 64 * sum(x) = sum(r * x)`, exact in i32), then the
+/// same float operations as [`upper_of`], eight tools at once (NaN where a tool has no
+/// vector). The queries are rounded by [`Vectors::approx_many`] to at most [`LEVELS`].
 ///
 /// # Safety
 /// The CPU must have AVX2; the lengths as [`uppers_avx2_checked`] checks them.
@@ -223,25 +250,22 @@ unsafe fn uppers_avx2(job: &Job, out: &mut [f32]) {
     let v = job.vectors;
     let tools = v.scales.len();
     let blocks = tools / 8;
-    let ones = _mm256_set1_epi16(1);
+    let (ones, offset) = (_mm256_set1_epi16(1), _mm256_set1_epi8(OFFSET));
     let (zero, nan, margin) = (_mm256_setzero_ps(), _mm256_set1_ps(f32::NAN), _mm256_set1_ps(MARGIN));
     // Macros, not closures: a closure would not be compiled for AVX2.
-    // One query register's products with a row's 32 values at `p`, in eight i32 lanes.
+    // One offset query register's products with a row's 32 values at `p`, in eight i32 lanes.
     macro_rules! part {
-        ($p:expr, $q:expr) => {{
-            let x = _mm256_loadu_si256($p.cast::<__m256i>());
-            _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8($q, x)), ones)
-        }};
+        ($p:expr, $q:expr) => {{ _mm256_madd_epi16(_mm256_maddubs_epi16($q, _mm256_loadu_si256($p.cast::<__m256i>())), ones) }};
     }
     for j in 0..job.steps.len() {
         // SAFETY: query j is qs[j * DIM..(j + 1) * DIM].
         let (q0, q1, q2, q3) = unsafe {
             let q = job.qs.as_ptr().add(j * DIM);
             (
-                _mm256_loadu_si256(q.cast::<__m256i>()),
-                _mm256_loadu_si256(q.add(32).cast::<__m256i>()),
-                _mm256_loadu_si256(q.add(64).cast::<__m256i>()),
-                _mm256_loadu_si256(q.add(96).cast::<__m256i>()),
+                _mm256_add_epi8(_mm256_loadu_si256(q.cast::<__m256i>()), offset),
+                _mm256_add_epi8(_mm256_loadu_si256(q.add(32).cast::<__m256i>()), offset),
+                _mm256_add_epi8(_mm256_loadu_si256(q.add(64).cast::<__m256i>()), offset),
+                _mm256_add_epi8(_mm256_loadu_si256(q.add(96).cast::<__m256i>()), offset),
             )
         };
         // A row's products with the query, in eight i32 lanes.
@@ -273,6 +297,9 @@ unsafe fn uppers_avx2(job: &Job, out: &mut [f32]) {
                     _mm256_permute2x128_si256::<0x20>(h0, h1),
                     _mm256_permute2x128_si256::<0x31>(h0, h1),
                 );
+                // The offset's part: 64 times each row's sum.
+                let sums = _mm256_loadu_si256(v.sums.as_ptr().add(d).cast::<__m256i>());
+                let x = _mm256_sub_epi32(x, _mm256_slli_epi32::<6>(sums));
                 let scale = _mm256_loadu_ps(v.scales.as_ptr().add(d));
                 let spread = _mm256_loadu_ps(v.spread.as_ptr().add(d));
                 let value = _mm256_mul_ps(_mm256_mul_ps(scale, step), _mm256_cvtepi32_ps(x));
@@ -290,7 +317,7 @@ unsafe fn uppers_avx2(job: &Job, out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::super::super::model;
-    use super::super::GROUP;
+    use super::super::{GROUP, Quantized};
     use super::*;
 
     /// The fast kernel gives the reference's bounds to the bit, for every count of queries up
@@ -329,9 +356,10 @@ mod tests {
             qs[0] = &extremes;
             let approx = block.approx_many(&qs, Vec::new()).expect("AVX2");
             let mut reference = vec![f32::NAN; n * tools];
-            let rounded: Vec<Quantized> = qs.iter().map(|q| Quantized::new(q)).collect();
-            let flat: Vec<i8> = rounded.iter().flat_map(|r| r.data.iter().copied()).collect();
-            let steps: Vec<f32> = rounded.iter().map(|r| r.scale).collect();
+            let rounded: Vec<(f32, Vec<i8>)> = qs.iter().map(|q| rounded(q).expect("a largest component")).collect();
+            assert!(rounded.iter().all(|(_, r)| r.iter().any(|&x| x.abs() == 63) && r.iter().all(|&x| x.abs() <= 63)));
+            let flat: Vec<i8> = rounded.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+            let steps: Vec<f32> = rounded.iter().map(|(s, _)| *s).collect();
             let halves: Vec<f32> = steps.iter().map(|s| s / 2.0 * 1.001).collect();
             let job = Job { qs: &flat, steps: &steps, halves: &halves, vectors: &block };
             for j in 0..n {
