@@ -573,8 +573,8 @@ fn written_firsts(
 
 /// The requests written by hand over the catalogue to look for misreadings (round 7, sixth
 /// session; the rules of that session were made from their misses, so this is a tuned-on set
-/// that guards what they reached, not a measure of unseen requests): 217 of 312 first before
-/// them, 247 after.
+/// that guards what they reached, not a measure of unseen requests): 227 of 329 first before
+/// them, 262 after.
 #[test]
 fn written_requests_hold_their_floor() {
     let t = app();
@@ -582,8 +582,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 312, "every written request is read");
-    assert!(first >= 244, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 329, "every written request is read");
+    assert!(first >= 259, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1454,6 +1454,22 @@ fn the_users_machine_outranks_a_service_a_word_implies() {
         ("make a folder called archive on my laptop", "filesystem_create_directory"),
         ("move the file report.pdf into the old folder on my computer", "filesystem_move_file"),
         ("upload the local folder photos to drive", "google_drive_upload_file"),
+    ]);
+}
+
+/// A request with no verb of its own that moves something between the user's machine and a
+/// service it names goes the way it says: from the machine to the service uploads, from the
+/// service ("from drive") to the machine downloads.
+#[test]
+fn a_transfer_goes_the_way_it_says() {
+    firsts_over_the_catalogue(&[
+        (
+            "The design team finished the new onboarding screens. They're in a PDF on my laptop and I want them in the shared product folder on google drive.",
+            "google_drive_upload_file",
+        ),
+        ("my boss needs a copy of the Q2 board deck from drive on my laptop", "google_drive_download_file"),
+        ("the contract.pdf from google drive, I need it on my computer", "google_drive_download_file"),
+        ("delete the old backups from drive, I have them on my laptop", "google_drive_delete_file"),
     ]);
 }
 

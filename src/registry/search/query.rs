@@ -74,6 +74,28 @@ impl SearchIndex {
         }
     }
 
+    /// Which way a request without a verb of its own moves something between the user's machine
+    /// and a service it names outright: "they're in a PDF on my laptop and I want them on google
+    /// drive" uploads, "a copy of the deck from drive on my laptop" downloads. "from" marks the
+    /// source; without it, the place said first is.
+    fn transfer(&self, plain: &[&str], mentioned: &Map<&'static str, f32>) -> Option<&'static str> {
+        let machine = plain.iter().position(|w| {
+            lexicon::classes(w) & lexicon::LOCAL_WORD != 0 || matches!(*w, "machine" | "computer" | "mac")
+        })?;
+        let named =
+            |w: &&str| self.products.get(*w).into_iter().flatten().any(|p| mentioned.get(p).is_some_and(|c| *c >= 1.0));
+        let service = plain.iter().position(named)?;
+        let from_before = |at: usize| plain[at.saturating_sub(2)..at].contains(&"from");
+        let upload = if from_before(service) {
+            false
+        } else if from_before(machine) {
+            true
+        } else {
+            machine < service
+        };
+        Some(if upload { "upload" } else { "download" })
+    }
+
     /// The integration called `name`, when this catalogue has it.
     fn product(&self, name: &str) -> Option<&'static str> {
         self.docs.iter().map(|d| d.integration).find(|i| *i == name)
@@ -489,6 +511,14 @@ impl SearchIndex {
                 issue.weight = HINT_WEIGHT;
                 expanded.push(issue);
             }
+        }
+        // (After the words are read: a product named outright is known then.)
+        if local
+            && !verbs.iter().any(|v| v.1 >= LATER_VERB)
+            && let Some(verb) = self.transfer(&plain, &mentioned)
+            && let Some((&verb, map)) = self.verbs.get_key_value(verb)
+        {
+            verbs.push((*map, IMPLIED_VERB, stem(verb)));
         }
         // "all my drive files", "all of them", "every contact": a quantifier over a plural in
         // the next few words (or, for "every", any word), in a request of one ask (a long task's
