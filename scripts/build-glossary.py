@@ -230,6 +230,9 @@ CORE = {
         "confirma": "confirm acknowledge", "despliegue": "deployment deploy", "bases de datos": "database",
         "transpón": "transpose", "transponer": "transpose", "erupción solar": "solar flare",
         "erupciones solares": "solar flare", "covid": "covid",
+        # Round 7, `ml12`: "proyectos" design task, "publicaciones" issue, "fallos" weakness.
+        "proyecto": "project", "proyectos": "project", "publicación": "post publication",
+        "publicaciones": "post publication", "fallo": "failure error crash", "fallos": "failure error crash",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -278,6 +281,10 @@ CORE = {
         "géocroiseurs": "near earth", "exécution": "run execution", "exécutions": "run execution",
         "analyse": "parse analyze", "analyser": "parse analyze",
         "passe": "move set pass", "onglet": "tab", "onglets": "tab", "tableur": "spreadsheet",
+        # Round 7, `ml12`: "libellés" choice of words (Gmail's labels), "résous" passed through,
+        # "mois" moon.
+        "libellé": "label wording", "libellés": "label wording", "résous": "resolve solve",
+        "résoudre": "resolve solve", "mois": "month",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -313,6 +320,9 @@ CORE = {
         "dê": "give", "ensaio clínico": "clinical trial", "ensaios clínicos": "clinical trial",
         "reunião": "meeting", "reuniões": "meeting", "perto": "near nearby", "execução": "run execution",
         "execuções": "run execution",
+        # Round 7, `ml12`: "marcadores" marks (Gmail's labels), "verbete" passed through.
+        "marcador": "label marker bookmark", "marcadores": "label marker bookmark", "verbete": "entry article",
+        "verbetes": "entry article", "publicação": "post publication", "publicações": "post publication",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -363,6 +373,8 @@ CORE = {
         "klinische studie": "clinical trial", "klinische studien": "clinical trial", "rückruf": "recall",
         "rückrufe": "recall",
         "karte": "card map", "karten": "card map", "umbenennen": "rename",
+        # Round 7, `ml12`: "Projekt" project task undertaking, "Veranstaltung" organizer.
+        "projekt": "project", "projekte": "project", "veranstaltung": "event", "veranstaltungen": "event",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -403,10 +415,16 @@ CORE = {
         # Round 7, `ml11`: 加 was "canada" (加拿大), 任务 "mission" before "task", 未关闭 "not yet
         # did close".
         "临床试验": "clinical trial", "加": "add", "任务": "task job", "未关闭": "open",
+        # Round 7, `ml12`: 议题 (an issue, as GitLab's Chinese interface says), 保管库 read as
+        # 保 + 管 + 库, 表情 expression, 崩溃 collapse, 百科 universal, 活动 exercise.
+        "议题": "issue topic", "保管库": "vault storage", "表情": "emoji expression", "回应": "reaction response reply",
+        "崩溃": "crash collapse", "百科": "encyclopedia", "条目": "entry item", "活动": "event activity",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
         "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
+        # Round 7, `ml12`: 項目 nape eye, 解決済み passed through.
+        "項目": "item entry field", "解決済み": "resolved",
         "機械学習": "machine learning", "深層学習": "deep learning",
         "おすすめ": "recommend recommendation", "内積": "dot product inner", "外積": "cross product",
         "摂氏": "celsius", "華氏": "fahrenheit", "保留中": "pending", "中": "in during middle", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",

@@ -538,7 +538,14 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
         let parts: Vec<&str> = trimmed.split(['-', '\'', '’']).collect();
         if parts.len() > 1 && parts.iter().all(|p| p.chars().all(char::is_alphabetic)) {
-            parts.iter().filter(|p| !p.is_empty()).map(|p| (p.to_lowercase(), p.to_string(), capital)).collect()
+            // A capitalised part after a hyphen is a noun even at the start ("Asana-Projekte").
+            let upper = |p: &str| p.chars().next().is_some_and(char::is_uppercase);
+            parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .enumerate()
+                .map(|(j, p)| (p.to_lowercase(), p.to_string(), capital || (j > 0 && upper(p))))
+                .collect()
         } else if parts.len() > 1
             && parts[0].chars().all(|c| c.is_ascii_digit())
             && parts[1..].iter().all(|p| !p.is_empty() && p.chars().all(char::is_alphabetic))
@@ -648,6 +655,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     };
     let mut first_word = true;
     let mut which = false;
+    let subtraction = lang == Lang::Ja && text.find("から").is_some_and(|from| text[from..].contains('引'));
     let (mut next, mut skip) = (0, 0);
     for (piece, words) in pieces.iter().zip(&words_by_piece) {
         match piece {
@@ -718,7 +726,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                     let letters = || raw.chars().filter(|c| c.is_alphabetic());
                     let symbol =
                         w.chars().count() == 1 || (letters().count() >= 2 && letters().all(char::is_uppercase));
-                    if keep(w) || name || symbol || !plain || unspaced {
+                    if keep(w)
+                        || name
+                        || symbol
+                        || branch_name(lang, w, k.checked_sub(1).map(|j| all[j].as_str()))
+                        || !plain
+                        || unspaced
+                    {
                         out.push(raw.clone());
                         continue;
                     }
@@ -807,6 +821,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         i += 1;
                         continue;
                     }
+                    // Japanese "A から B を引く" is A minus B: 引く is subtract there, not pull.
+                    let found = found.map(|(words, n)| match subtraction {
+                        true if run[i] == '引' && matches!(run.get(i + 1), Some('く' | 'い')) => {
+                            ("subtract minus", n)
+                        }
+                        _ => (words, n),
+                    });
                     match found {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();
@@ -838,6 +859,20 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     // Even with no word found, a request rid of its function words reads better in English.
     (translated + participles > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
 }
+
+/// Whether a word is a branch's name as git writes it ("main", "master"), kept as written: the
+/// requests of every language name their branches in English ("la rama main", "na main"), and
+/// only French has such a word, "main" (hand), after a determiner or "en" ("à la main", "en main").
+fn branch_name(lang: Lang, word: &str, before: Option<&str>) -> bool {
+    match word {
+        "main" => lang != Lang::Fr || !before.is_some_and(|b| FRENCH_BEFORE_HAND.contains(&b)),
+        "master" => true,
+        _ => false,
+    }
+}
+
+/// The French words "main" (hand) follows as a noun.
+const FRENCH_BEFORE_HAND: &[&str] = &["la", "une", "ma", "ta", "sa", "cette", "en", "notre", "votre", "leur"];
 
 /// A character of a katakana word (the middle dot separates two).
 fn katakana_word(c: char) -> bool {

@@ -486,17 +486,31 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         return true;
     }
     // The words that count, lower-cased: addresses, paths, names with digits say nothing of
-    // the language.
-    let words: Vec<String> = query
-        .split_whitespace()
-        .filter_map(|raw| {
-            let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-            let counts =
-                !word.is_empty() && word.chars().all(char::is_alphabetic) && !raw.contains(['@', '/', '.', '#']);
-            counts.then_some(word)
-        })
-        .collect();
-    let (mut strong, mut english) = (0.0_f32, 0.0_f32);
+    // the language. A hyphenated word of letters counts as its parts ("Todoist-Projekte").
+    let mut strong = 0.0_f32;
+    let mut words: Vec<String> = Vec::new();
+    for raw in query.split_whitespace() {
+        if raw.contains(['@', '/', '.', '#']) {
+            continue;
+        }
+        let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let parts: Vec<&str> = trimmed.split('-').collect();
+        if parts.iter().any(|p| p.is_empty() || !p.chars().all(char::is_alphabetic)) {
+            continue;
+        }
+        // A name joined to a capitalised noun English does not have ("GitLab-Projekte",
+        // "Stripe-Abonnements"): German writes its compounds so, English "GitLab projects".
+        // Half the evidence of a function word ("Rolls-Royce" is a name).
+        let compound = |p: &&str| {
+            p.chars().next().is_some_and(char::is_uppercase) && p.len() >= 4 && !english_word(&p.to_lowercase())
+        };
+        if parts.len() > 1 && parts[0].chars().next().is_some_and(char::is_uppercase) && parts[1..].iter().any(compound)
+        {
+            strong += 0.5;
+        }
+        words.extend(parts.iter().map(|p| p.to_lowercase()));
+    }
+    let mut english = 0.0_f32;
     // A French article or pronoun elided before a word ("l'acheteur", "d'argent", "qu'il"):
     // such words have an apostrophe, so they are not among `words`.
     strong += query.split_whitespace().filter(|raw| elided(raw)).count() as f32;
@@ -521,9 +535,15 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         // Not one foreign word: English, whatever else (the vocabulary is asked only below).
         return false;
     }
+    // A short request with no English function word needs less, with a word English does not
+    // have among it: "etiquetas de gmail", "marcadores do gmail" ("x y z" does not).
+    let short = english == 0.0 && words.len() <= 3;
+    let enough = |unknown: f32| {
+        (strong + unknown >= 1.5 || (short && unknown > 0.0 && strong + unknown >= 1.0)) && strong + unknown > english
+    };
     let mut unknown = 0.0_f32;
     for word in &words {
-        if strong + unknown >= 1.5 && strong + unknown > english {
+        if enough(unknown) {
             break;
         }
         if !ENGLISH.contains(word)
@@ -535,7 +555,7 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
             unknown += 0.5;
         }
     }
-    strong + unknown >= 1.5 && strong + unknown > english
+    enough(unknown)
 }
 
 /// Whether a word starts with a French elided article or pronoun ("l'", "d'", "qu'", "j'", "n'",
@@ -692,6 +712,21 @@ mod tests {
         ] {
             assert!(is_foreign(q, &english), "{q}");
         }
+        // Short requests with a product name: one function word and one word English lacks, or
+        // a name joined to a capitalised noun English lacks.
+        let english = |w: &str| {
+            ["gmail", "gitlab", "stripe", "todoist", "projects", "labels", "asana", "active", "boards"].contains(&w)
+        };
+        for q in ["etiquetas de gmail", "marcadores do gmail", "meine Todoist-Projekte", "GitLab-Projekte"] {
+            assert!(is_foreign(q, &english), "{q}");
+        }
+        for q in ["gmail labels", "asana projects", "active stripe subscriptions", "Gmail-Labels"] {
+            assert!(!is_foreign(q, &english), "{q}");
+        }
+        let english = |w: &str| {
+            ["send", "email", "token", "show", "lakers", "schedule", "posts", "robert", "niro", "add", "file", "repo"]
+                .contains(&w)
+        };
         for q in [
             "how do I add a file to the repo",
             "show me the la lakers schedule",

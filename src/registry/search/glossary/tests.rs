@@ -528,3 +528,18 @@ fn when_words_pronouns_and_clause_particles() {
         ("reaja com um joinha à mensagem do slack", "thumbs", ""),
     ]);
 }
+
+/// A branch's name is kept as written ("main" is no hand in "la rama main", "na main"; French
+/// "à la main" is); Japanese "A から B を引く" subtracts (and 引く alone pulls).
+#[test]
+fn branch_names_and_japanese_subtraction() {
+    assert_reads(&[
+        ("trae el archivo Cargo.toml de la rama main", "main", "hand"),
+        ("crie um branch a partir da main", "main", "maine"),
+        ("le build CI sur main est-il passé", "main", "hand"),
+        ("fusionne dans master", "master", ""),
+        ("écris-le à la main", "hand", "main"),
+        ("40から15を引いて", "subtract", "pull"),
+        ("平均から中央値を引いた値を計算して", "subtract", "pull"),
+    ]);
+}
