@@ -233,6 +233,8 @@ CORE = {
         # Round 7, `ml12`: "proyectos" design task, "publicaciones" issue, "fallos" weakness.
         "proyecto": "project", "proyectos": "project", "publicación": "post publication",
         "publicaciones": "post publication", "fallo": "failure error crash", "fallos": "failure error crash",
+        "revoca": "revoke repeal", "revocar": "revoke repeal", "credencial": "credential", "credenciales": "credential",
+        "revisor": "reviewer", "revisores": "reviewer", "papelera": "trash bin",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -285,6 +287,10 @@ CORE = {
         # "mois" moon.
         "libellé": "label wording", "libellés": "label wording", "résous": "resolve solve",
         "résoudre": "resolve solve", "mois": "month",
+        "ignore": "ignore", "ignorer": "ignore", "révoque": "revoke", "révoquer": "revoke",
+        "identifiant": "identifier credential login", "identifiants": "identifier credential login",
+        "relecteur": "reviewer proofreader", "relecteurs": "reviewer proofreader", "impayé": "unpaid",
+        "impayée": "unpaid", "impayés": "unpaid", "impayées": "unpaid",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -323,6 +329,8 @@ CORE = {
         # Round 7, `ml12`: "marcadores" marks (Gmail's labels), "verbete" passed through.
         "marcador": "label marker bookmark", "marcadores": "label marker bookmark", "verbete": "entry article",
         "verbetes": "entry article", "publicação": "post publication", "publicações": "post publication",
+        "revogue": "revoke", "revogar": "revoke", "credencial": "credential", "credenciais": "credential",
+        "corrija": "correct fix", "revisor": "reviewer", "revisores": "reviewer", "peça": "ask request",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -375,6 +383,8 @@ CORE = {
         "karte": "card map", "karten": "card map", "umbenennen": "rename",
         # Round 7, `ml12`: "Projekt" project task undertaking, "Veranstaltung" organizer.
         "projekt": "project", "projekte": "project", "veranstaltung": "event", "veranstaltungen": "event",
+        "ignoriere": "ignore", "ignorieren": "ignore", "widerrufe": "revoke", "widerrufen": "revoke",
+        "zugangsdaten": "credential login", "papierkorb": "trash bin", "anfordern": "request demand",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -419,12 +429,16 @@ CORE = {
         # 保 + 管 + 库, 表情 expression, 崩溃 collapse, 百科 universal, 活动 exercise.
         "议题": "issue topic", "保管库": "vault storage", "表情": "emoji expression", "回应": "reaction response reply",
         "崩溃": "crash collapse", "百科": "encyclopedia", "条目": "entry item", "活动": "event activity",
+        "凭据": "credential", "审阅者": "reviewer", "回收站": "trash recycle bin", "异常": "exception anomaly",
+        "未付款": "unpaid", "月": "month moon",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
         "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
         # Round 7, `ml12`: 項目 nape eye, 解決済み passed through.
         "項目": "item entry field", "解決済み": "resolved",
+        "認証情報": "credential", "去年": "last year", "暑い": "hot", "暑かった": "hot", "ゴミ箱": "trash bin",
+        "見直す": "review reconsider", "月": "month moon",
         "機械学習": "machine learning", "深層学習": "deep learning",
         "おすすめ": "recommend recommendation", "内積": "dot product inner", "外積": "cross product",
         "摂氏": "celsius", "華氏": "fahrenheit", "保留中": "pending", "中": "in during middle", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",

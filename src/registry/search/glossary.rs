@@ -105,6 +105,12 @@ const QUESTION: &[(&str, &str)] = &[
     ("いくら", "how much"),
     ("どこ", "where"),
     ("いつ", "when"),
+    // "About" says the words after it are a topic to search for ("posts about rust"), not the
+    // thing asked for: French "sur" (also "on") and German "über" (also "over", "via") aside.
+    ("sobre", "about"),
+    ("关于", "about"),
+    ("について", "about"),
+    ("に関する", "about"),
 ];
 
 fn question(word: &str) -> Option<&'static str> {
@@ -164,7 +170,7 @@ const STOP_ES: &[&str] = &[
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
     "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
     "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro", "nuestra",
-    "nuestros", "nuestras", "cuándo", "cuando", "tenemos",
+    "nuestros", "nuestras", "cuándo", "cuando", "tenemos", "porque",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
@@ -173,7 +179,7 @@ const STOP_DE: &[&str] = &[
     "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
     "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
     "noch", "per", "ab", "wird", "werden", "wer", "indem", "dass", "wenn", "weil", "ob", "gegen", "ohne", "unser",
-    "unsere", "unseren", "unserem", "unserer",
+    "unsere", "unseren", "unserem", "unserer", "war", "waren", "wurde", "wurden",
 ];
 const STOP_FR: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
@@ -181,7 +187,7 @@ const STOP_FR: &[&str] = &[
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
     "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs", "se", "quand", "ils", "elles", "avons",
-    "avez",
+    "avez", "parce",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
@@ -189,7 +195,7 @@ const STOP_PT: &[&str] = &[
     "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
     "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
     "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
-    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos", "têm",
+    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos", "têm", "porque",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).

@@ -543,3 +543,19 @@ fn branch_names_and_japanese_subtraction() {
         ("平均から中央値を引いた値を計算して", "subtract", "pull"),
     ]);
 }
+
+/// "About" is given for the prepositions that say it (a topic follows), never French "sur" or
+/// German "über"; "war", "porque", "parce" are function words (German "war" is no ware).
+#[test]
+fn about_and_function_words_of_the_sixth_list() {
+    assert_reads(&[
+        ("publicaciones de hacker news sobre rust", "about", "issue"),
+        ("搜索关于机器学习的论文", "about", "pertaining"),
+        ("wie heiß war es letzten Juli in Rom", "hot", "commodity"),
+        ("peça alterações no PR do github porque faltam testes", "ask", "why"),
+        ("mueve el archivo de drive a la papelera", "trash", "basket"),
+        ("把 drive 里的文件移到回收站", "trash", "recycling"),
+        ("ignore ce groupe d'erreurs sentry", "ignore", "oblivious"),
+        ("revoca y borra la credencial guardada", "credential", "certificate"),
+    ]);
+}
