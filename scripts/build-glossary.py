@@ -331,6 +331,7 @@ CORE = {
         "verbetes": "entry article", "publicação": "post publication", "publicações": "post publication",
         "revogue": "revoke", "revogar": "revoke", "credencial": "credential", "credenciais": "credential",
         "corrija": "correct fix", "revisor": "reviewer", "revisores": "reviewer", "peça": "ask request",
+        "escaneie": "scan", "escanear": "scan",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -385,6 +386,7 @@ CORE = {
         "projekt": "project", "projekte": "project", "veranstaltung": "event", "veranstaltungen": "event",
         "ignoriere": "ignore", "ignorieren": "ignore", "widerrufe": "revoke", "widerrufen": "revoke",
         "zugangsdaten": "credential login", "papierkorb": "trash bin", "anfordern": "request demand",
+        "größte": "largest biggest greatest", "größten": "largest biggest greatest",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -729,8 +731,16 @@ def main():
                 noun = synset_words(sorted(s for s in sset if s.endswith("-n")), synsets, counts, known)
                 if noun and noun[0] != best[0]:
                     nouns["=" + key] = noun
-        for head, english_words in CORE.get(lang, {}).items():
-            glossary[head] = english_words.split()
+        # CORE's words are read after a determiner too: a word it gives loses the wordnets' noun
+        # senses ("le déterminant" was "factor causal"), unless it gives them itself ("=suma").
+        core = CORE.get(lang, {})
+        for head, english_words in core.items():
+            if head.startswith("="):
+                nouns[head] = english_words.split()
+            else:
+                glossary[head] = english_words.split()
+                if "=" + head not in core:
+                    nouns.pop("=" + head, None)
         if lang == "zh":
             # CC-CEDICT first: it has the words of computing and commerce the wordnets lack
             # ("工单" ticket, "结账" checkout). A word not in its frequency list is left out.

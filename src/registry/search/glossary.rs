@@ -167,10 +167,10 @@ impl Lang {
 const STOP_ES: &[&str] = &[
     "el", "la", "los", "las", "un", "una", "unos", "unas", "de", "del", "al", "a", "en", "y", "o", "que", "por",
     "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
-    "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
-    "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro", "nuestra",
-    "nuestros", "nuestras", "cuándo", "cuando", "tenemos", "porque",
+    "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "cuánta", "cuántas", "dónde", "cómo", "sobre", "este",
+    "esta", "estos", "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde",
+    "entre", "tengo", "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro",
+    "nuestra", "nuestros", "nuestras", "cuándo", "cuando", "tenemos", "porque",
 ];
 const STOP_DE: &[&str] = &[
     "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",

@@ -260,6 +260,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "multiplica",
     "grafica",
     "convierte",
+    "redondea",
     "calcula",
     "obtén",
     "encuentra",
@@ -337,6 +338,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "addiere",
     "multipliziere",
     "berechne",
+    "runde",
     "rechne",
     "wandle",
     "lösche",
@@ -387,6 +389,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "soustrais",
     "multiplie",
     "convertis",
+    "arrondis",
     "calcule",
     "donne",
     "ajoute",
@@ -444,6 +447,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "subtraia",
     "multiplique",
     "converta",
+    "arredonde",
     "obtenha",
     "adicione",
     "remova",
@@ -464,9 +468,9 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
 ]);
 
 /// Function words of Spanish, French and Portuguese that also stand in English names ("de la
-/// Cruz", "LA", "O'Neil"): half the evidence of the others ("elimina filas de la tabla", "altere
+/// Cruz", "LA", "O'Neil", "UN"): half the evidence of the others ("elimina filas de la tabla", "altere
 /// o número de telefone do contato" have few others).
-const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e", "die"];
+const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e", "die", "un"];
 /// The words English "do" follows.
 const BEFORE_DO: &[&str] = &[
     "i", "you", "we", "they", "how", "what", "why", "where", "when", "to", "not", "can", "please", "should", "would",
@@ -709,6 +713,7 @@ mod tests {
             "remova o token armazenado do cofre",
             "convierte 25 grados Celsius a Fahrenheit",
             "hole die aktuelle Uhrzeit in London",
+            "redondea 7,45 a un decimal",
         ] {
             assert!(is_foreign(q, &english), "{q}");
         }

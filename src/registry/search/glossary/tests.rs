@@ -559,3 +559,14 @@ fn about_and_function_words_of_the_sixth_list() {
         ("revoca y borra la credencial guardada", "credential", "certificate"),
     ]);
 }
+
+/// A word the glossary's own entries give is read at them after a determiner too (the wordnets'
+/// noun senses made "le déterminant" a causal factor); "cuántas" is a Spanish function word.
+#[test]
+fn own_entries_hold_after_a_determiner() {
+    assert_reads(&[
+        ("calcule le déterminant de la matrice A", "determinant", "factor"),
+        ("cuántas kilocalorías son 500 kilojulios", "how", "quantums"),
+        ("escaneie as portas abertas de 192.168.1.10", "scan", ""),
+    ]);
+}
