@@ -541,7 +541,8 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
     }
     // A short request with no English function word needs less, with a word English does not
     // have among it: "etiquetas de gmail", "marcadores do gmail" ("x y z" does not).
-    let short = english == 0.0 && words.len() <= 3;
+    // (A single letter is a variable's name: "transponiere die Matrix A" has three words.)
+    let short = english == 0.0 && words.iter().filter(|w| w.chars().count() > 1).count() <= 3;
     let enough = |unknown: f32| {
         (strong + unknown >= 1.5 || (short && unknown > 0.0 && strong + unknown >= 1.0)) && strong + unknown > english
     };
@@ -720,9 +721,15 @@ mod tests {
         // Short requests with a product name: one function word and one word English lacks, or
         // a name joined to a capitalised noun English lacks.
         let english = |w: &str| {
-            ["gmail", "gitlab", "stripe", "todoist", "projects", "labels", "asana", "active", "boards"].contains(&w)
+            ["gmail", "gitlab", "stripe", "todoist", "projects", "labels", "asana", "active", "matrix"].contains(&w)
         };
-        for q in ["etiquetas de gmail", "marcadores do gmail", "meine Todoist-Projekte", "GitLab-Projekte"] {
+        for q in [
+            "etiquetas de gmail",
+            "marcadores do gmail",
+            "meine Todoist-Projekte",
+            "GitLab-Projekte",
+            "transponiere die Matrix A",
+        ] {
             assert!(is_foreign(q, &english), "{q}");
         }
         for q in ["gmail labels", "asana projects", "active stripe subscriptions", "Gmail-Labels"] {

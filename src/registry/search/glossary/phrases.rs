@@ -101,6 +101,12 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Es, "por ciento", "percent"),
     (Lang::Es, "últimas noticias", "latest news"),
     (Lang::Es, "correo no deseado", "spam"),
+    // "Cerca de" is near, and about before a number ("cerca de 100 usuarios"): a "#" stands for
+    // a number, which is not part of the phrase (it is read after it). Portuguese "cerca de" is
+    // about ("perto de" near).
+    (Lang::Es, "cerca de", "near nearby"),
+    (Lang::Es, "cerca de #", "about approximately"),
+    (Lang::Pt, "cerca de", "about approximately"),
     (Lang::Es, "más cercano", "nearest closest"),
     (Lang::Es, "más cercana", "nearest closest"),
     (Lang::Es, "más próximo", "nearest closest"),
@@ -498,9 +504,13 @@ pub(super) fn words<S: AsRef<str>>(lang: Lang, words: &[S]) -> Option<(&'static 
         .filter_map(|(_, phrase, english)| {
             let n = phrase.split(' ').count();
             let head = words.get(..n)?;
-            phrase.split(' ').zip(head).all(|(p, w)| p == w.as_ref()).then_some((*english, n))
+            let number = |w: &str| w.starts_with(|c: char| c.is_ascii_digit());
+            let matches = phrase.split(' ').zip(head).all(|(p, w)| p == w.as_ref() || (p == "#" && number(w.as_ref())));
+            // (A number looked ahead to is read after the phrase; the phrase that looks wins a tie.)
+            matches.then_some((*english, n - usize::from(phrase.ends_with(" #")), n))
         })
-        .max_by_key(|(_, n)| *n)
+        .max_by_key(|(_, read, n)| (*read, *n))
+        .map(|(english, read, _)| (english, read))
 }
 
 /// The longest phrase of `lang` that `run` starts with: its English words and its length in

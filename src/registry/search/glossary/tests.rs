@@ -570,3 +570,14 @@ fn own_entries_hold_after_a_determiner() {
         ("escaneie as portas abertas de 192.168.1.10", "scan", ""),
     ]);
 }
+
+/// Spanish "cerca de" is near, and about before a number; Portuguese "cerca de" is about.
+#[test]
+fn near_or_about() {
+    assert_reads(&[
+        ("busca cafeterías cerca de la Torre Eiffel", "near", "about"),
+        ("usuarios con cerca de 100 pedidos", "about", "near"),
+        ("usuarios con cerca de 100 pedidos", "100", ""),
+        ("clientes com cerca de 50 pedidos", "about", "near"),
+    ]);
+}
