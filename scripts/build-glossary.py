@@ -235,6 +235,8 @@ CORE = {
         "publicaciones": "post publication", "fallo": "failure error crash", "fallos": "failure error crash",
         "revoca": "revoke repeal", "revocar": "revoke repeal", "credencial": "credential", "credenciales": "credential",
         "revisor": "reviewer", "revisores": "reviewer", "papelera": "trash bin",
+        "cobra": "charge bill collect", "cobrar": "charge bill collect", "factura": "invoice bill",
+        "facturas": "invoice bill", "vencimiento": "due expiry", "reasigna": "reassign", "reasignar": "reassign",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -291,6 +293,8 @@ CORE = {
         "identifiant": "identifier credential login", "identifiants": "identifier credential login",
         "relecteur": "reviewer proofreader", "relecteurs": "reviewer proofreader", "impayé": "unpaid",
         "impayée": "unpaid", "impayés": "unpaid", "impayées": "unpaid",
+        "facture": "invoice bill", "factures": "invoice bill", "enregistrement": "record recording",
+        "enregistrements": "record recording", "annonce": "announce announcement",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -332,6 +336,8 @@ CORE = {
         "revogue": "revoke", "revogar": "revoke", "credencial": "credential", "credenciais": "credential",
         "corrija": "correct fix", "revisor": "reviewer", "revisores": "reviewer", "peça": "ask request",
         "escaneie": "scan", "escanear": "scan",
+        "cobre": "charge bill copper", "cobrar": "charge bill", "fatura": "invoice bill", "faturas": "invoice bill",
+        "estágio": "stage phase",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -387,6 +393,10 @@ CORE = {
         "ignoriere": "ignore", "ignorieren": "ignore", "widerrufe": "revoke", "widerrufen": "revoke",
         "zugangsdaten": "credential login", "papierkorb": "trash bin", "anfordern": "request demand",
         "größte": "largest biggest greatest", "größten": "largest biggest greatest",
+        # (German plurals are read by rule from the singular: "Rechnungen" invoices.)
+        "rechnung": "invoice bill", "datensatz": "dataset record", "anhängen": "append attach",
+        "anhänge": "append attach", "aufruf": "call invocation", "ausgeführt": "executed performed run",
+        "diagramm": "chart diagram", "unbezahlt": "unpaid",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -433,6 +443,7 @@ CORE = {
         "崩溃": "crash collapse", "百科": "encyclopedia", "条目": "entry item", "活动": "event activity",
         "凭据": "credential", "审阅者": "reviewer", "回收站": "trash recycle bin", "异常": "exception anomaly",
         "未付款": "unpaid", "月": "month moon",
+        "发票": "invoice receipt", "复盘": "postmortem review", "事后": "afterwards",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -441,6 +452,7 @@ CORE = {
         "項目": "item entry field", "解決済み": "resolved",
         "認証情報": "credential", "去年": "last year", "暑い": "hot", "暑かった": "hot", "ゴミ箱": "trash bin",
         "見直す": "review reconsider", "月": "month moon",
+        "請求書": "invoice bill", "議事録": "meeting notes minutes",
         "機械学習": "machine learning", "深層学習": "deep learning",
         "おすすめ": "recommend recommendation", "内積": "dot product inner", "外積": "cross product",
         "摂氏": "celsius", "華氏": "fahrenheit", "保留中": "pending", "中": "in during middle", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",

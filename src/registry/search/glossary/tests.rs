@@ -581,3 +581,16 @@ fn near_or_about() {
         ("clientes com cerca de 50 pedidos", "about", "near"),
     ]);
 }
+
+/// Entries of a fourth written list: invoices, charging, records, due dates, a German plural
+/// read from its singular's entry ("Rechnungen").
+#[test]
+fn request_words_of_the_fourth_list() {
+    assert_reads(&[
+        ("facture 1500 à acme corp pour la provision de novembre", "invoice", "measure"),
+        ("cobra a acme corp 1500 por el anticipo de noviembre con una factura", "charge", "cobra"),
+        ("unbezahlte Stripe-Rechnungen", "invoices", "unbezahlte"),
+        ("zeige die Datensätze in der Airtable-Tabelle Leads", "record", "theorem"),
+        ("cambia la fecha de vencimiento de la tarea de todoist al lunes", "due", "defeat"),
+    ]);
+}
