@@ -237,6 +237,7 @@ CORE = {
         "revisor": "reviewer", "revisores": "reviewer", "papelera": "trash bin",
         "cobra": "charge bill collect", "cobrar": "charge bill collect", "factura": "invoice bill",
         "facturas": "invoice bill", "vencimiento": "due expiry", "reasigna": "reassign", "reasignar": "reassign",
+        "librería": "library bookstore", "librerías": "library bookstore",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -295,6 +296,7 @@ CORE = {
         "impayée": "unpaid", "impayés": "unpaid", "impayées": "unpaid",
         "facture": "invoice bill", "factures": "invoice bill", "enregistrement": "record recording",
         "enregistrements": "record recording", "annonce": "announce announcement",
+        "indésirable": "adverse undesirable", "indésirables": "adverse undesirable",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -444,6 +446,7 @@ CORE = {
         "凭据": "credential", "审阅者": "reviewer", "回收站": "trash recycle bin", "异常": "exception anomaly",
         "未付款": "unpaid", "月": "month moon",
         "发票": "invoice receipt", "复盘": "postmortem review", "事后": "afterwards",
+        "钓鱼": "phishing fishing", "仿冒": "counterfeit lookalike imitation",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -453,6 +456,7 @@ CORE = {
         "認証情報": "credential", "去年": "last year", "暑い": "hot", "暑かった": "hot", "ゴミ箱": "trash bin",
         "見直す": "review reconsider", "月": "month moon",
         "請求書": "invoice bill", "議事録": "meeting notes minutes",
+        "メーカー": "maker manufacturer brand", "最小値": "minimum", "最大値": "maximum",
         "機械学習": "machine learning", "深層学習": "deep learning",
         "おすすめ": "recommend recommendation", "内積": "dot product inner", "外積": "cross product",
         "摂氏": "celsius", "華氏": "fahrenheit", "保留中": "pending", "中": "in during middle", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",

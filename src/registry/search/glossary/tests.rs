@@ -594,3 +594,17 @@ fn request_words_of_the_fourth_list() {
         ("cambia la fecha de vencimiento de la tarea de todoist al lunes", "due", "defeat"),
     ]);
 }
+
+/// Superlatives read whole ("la plus petite valeur" was "girl child female value"); entries of a
+/// fifth written list.
+#[test]
+fn superlatives_and_the_fifth_list() {
+    assert_reads(&[
+        ("la plus petite valeur parmi 7, 3 et 9", "smallest", "girl"),
+        ("el mayor de 12, 45 y 33", "largest", "adult"),
+        ("o menor valor entre 7, 3 e 9", "smallest", "juvenile"),
+        ("cherche les déclarations d'effets indésirables de l'ibuprofène", "adverse", ""),
+        ("すべての自動車メーカーを一覧表示して", "manufacturer", ""),
+        ("检查 mybank.com 的仿冒域名是否用于钓鱼", "phishing", "angle"),
+    ]);
+}
