@@ -238,6 +238,7 @@ CORE = {
         "cobra": "charge bill collect", "cobrar": "charge bill collect", "factura": "invoice bill",
         "facturas": "invoice bill", "vencimiento": "due expiry", "reasigna": "reassign", "reasignar": "reassign",
         "librería": "library bookstore", "librerías": "library bookstore",
+        "calcular la media": "calculate mean average", "calcula la media": "calculate mean average",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",

@@ -284,6 +284,13 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "cómo",
     "dónde",
     "cuando",
+    // (The frames of a polite request, which the glossary reads as nothing: "necesito convertir
+    // 100 fahrenheit a celsius" had no other word that counts.)
+    "necesito",
+    "quiero",
+    "quisiera",
+    "puedes",
+    "podrías",
     // German
     "der",
     "das",
@@ -357,6 +364,11 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "morgen",
     "wo",
     "wann",
+    "möchte",
+    "brauche",
+    "kannst",
+    "könntest",
+    "würdest",
     // French
     "le",
     "les",
@@ -412,6 +424,10 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "pas",
     "nous",
     "vous",
+    "voudrais",
+    "besoin",
+    "pourrais",
+    "pouvez",
     // Portuguese
     "os",
     "ao",
@@ -465,6 +481,9 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "não",
     "é",
     "são",
+    "você",
+    "gostaria",
+    "preciso",
 ]);
 
 /// Function words of Spanish, French and Portuguese that also stand in English names ("de la
@@ -715,6 +734,7 @@ mod tests {
             "convierte 25 grados Celsius a Fahrenheit",
             "hole die aktuelle Uhrzeit in London",
             "redondea 7,45 a un decimal",
+            "necesito convertir 100 fahrenheit a celsius",
         ] {
             assert!(is_foreign(q, &english), "{q}");
         }

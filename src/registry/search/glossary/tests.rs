@@ -608,3 +608,14 @@ fn superlatives_and_the_fifth_list() {
         ("检查 mybank.com 的仿冒域名是否用于钓鱼", "phishing", "angle"),
     ]);
 }
+
+/// Modal verbs and "você" are function words ("würdest" was dignity); "calcular la media" is the
+/// mean (the wordnets' phrase is "average out").
+#[test]
+fn polite_frames_and_the_sixth_list() {
+    assert_reads(&[
+        ("würdest du eine Karte namens update pricing zum Trello-Board hinzufügen?", "card", "dignity"),
+        ("você adicionaria um cartão chamado update pricing ao quadro do trello?", "card", "você"),
+        ("Calcular la media de 3, 5 y 10", "mean", "out"),
+    ]);
+}
