@@ -239,6 +239,7 @@ CORE = {
         "facturas": "invoice bill", "vencimiento": "due expiry", "reasigna": "reassign", "reasignar": "reassign",
         "librería": "library bookstore", "librerías": "library bookstore",
         "calcular la media": "calculate mean average", "calcula la media": "calculate mean average",
+        "caloría": "calorie", "calorías": "calorie", "enseña": "show teach", "enseñar": "show teach",
     },
     "fr": {
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
@@ -298,6 +299,7 @@ CORE = {
         "facture": "invoice bill", "factures": "invoice bill", "enregistrement": "record recording",
         "enregistrements": "record recording", "annonce": "announce announcement",
         "indésirable": "adverse undesirable", "indésirables": "adverse undesirable",
+        "solde": "balance", "soldes": "balance",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -341,6 +343,8 @@ CORE = {
         "escaneie": "scan", "escanear": "scan",
         "cobre": "charge bill copper", "cobrar": "charge bill", "fatura": "invoice bill", "faturas": "invoice bill",
         "estágio": "stage phase",
+        "veja": "see look check", "cotação": "price quote rate", "caloria": "calorie", "calorias": "calorie",
+        "atrasado": "overdue late delayed", "atrasada": "overdue late delayed",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -400,6 +404,7 @@ CORE = {
         "rechnung": "invoice bill", "datensatz": "dataset record", "anhängen": "append attach",
         "anhänge": "append attach", "aufruf": "call invocation", "ausgeführt": "executed performed run",
         "diagramm": "chart diagram", "unbezahlt": "unpaid",
+        "kalorie": "calorie", "überfällig": "overdue", "kurs": "price rate course",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -448,6 +453,7 @@ CORE = {
         "未付款": "unpaid", "月": "month moon",
         "发票": "invoice receipt", "复盘": "postmortem review", "事后": "afterwards",
         "钓鱼": "phishing fishing", "仿冒": "counterfeit lookalike imitation",
+        "逾期": "overdue",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -458,6 +464,7 @@ CORE = {
         "見直す": "review reconsider", "月": "month moon",
         "請求書": "invoice bill", "議事録": "meeting notes minutes",
         "メーカー": "maker manufacturer brand", "最小値": "minimum", "最大値": "maximum",
+        "卦": "hexagram", "意味": "meaning sense", "期限切れ": "overdue expired",
         "機械学習": "machine learning", "深層学習": "deep learning",
         "おすすめ": "recommend recommendation", "内積": "dot product inner", "外積": "cross product",
         "摂氏": "celsius", "華氏": "fahrenheit", "保留中": "pending", "中": "in during middle", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",

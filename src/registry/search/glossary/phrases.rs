@@ -111,6 +111,7 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Es, "cerca de", "near nearby"),
     (Lang::Es, "cerca de #", "about approximately"),
     (Lang::Pt, "cerca de", "about approximately"),
+    (Lang::Fr, "en retard", "overdue late"),
     (Lang::Es, "más cercano", "nearest closest"),
     (Lang::Es, "más cercana", "nearest closest"),
     (Lang::Es, "más próximo", "nearest closest"),

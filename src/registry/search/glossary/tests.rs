@@ -619,3 +619,17 @@ fn polite_frames_and_the_sixth_list() {
         ("Calcular la media de 3, 5 y 10", "mean", "out"),
     ]);
 }
+
+/// Entries of a seventh written list (questions): a balance, a price, overdue, a hexagram's
+/// meaning (易経の意味 was the mean); "laut" and "selon" (according to) are function words.
+#[test]
+fn request_words_of_the_seventh_list() {
+    assert_reads(&[
+        ("quel est mon solde stripe", "balance", "remnant"),
+        ("veja a cotação da solana", "price", "devil"),
+        ("welche Todoist-Aufgaben sind überfällig", "overdue", "intrusion"),
+        ("quelles tâches todoist sont en retard", "overdue", "idiot"),
+        ("易経の第42卦はどういう意味", "hexagram", "mean"),
+        ("wie groß ist die Bevölkerung Brasiliens laut Wikipedia", "population", "loud"),
+    ]);
+}
