@@ -300,6 +300,8 @@ CORE = {
         "enregistrements": "record recording", "annonce": "announce announcement",
         "indésirable": "adverse undesirable", "indésirables": "adverse undesirable",
         "solde": "balance", "soldes": "balance",
+        "revue": "review magazine", "mentionner": "mention", "mentionnent": "mention", "appelons": "call",
+        "appeler": "call",
     },
     "pt": {
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
@@ -345,6 +347,7 @@ CORE = {
         "estágio": "stage phase",
         "veja": "see look check", "cotação": "price quote rate", "caloria": "calorie", "calorias": "calorie",
         "atrasado": "overdue late delayed", "atrasada": "overdue late delayed",
+        "chamamos": "call", "chamar": "call",
     },
     "de": {
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
@@ -405,6 +408,7 @@ CORE = {
         "anhänge": "append attach", "aufruf": "call invocation", "ausgeführt": "executed performed run",
         "diagramm": "chart diagram", "unbezahlt": "unpaid",
         "kalorie": "calorie", "überfällig": "overdue", "kurs": "price rate course",
+        "seite": "page side", "spalte": "column",
     },
     "zh": {
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
@@ -454,6 +458,7 @@ CORE = {
         "发票": "invoice receipt", "复盘": "postmortem review", "事后": "afterwards",
         "钓鱼": "phishing fishing", "仿冒": "counterfeit lookalike imitation",
         "逾期": "overdue",
+        "审核": "review approve audit",
     },
     "ja": {
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
@@ -465,6 +470,7 @@ CORE = {
         "請求書": "invoice bill", "議事録": "meeting notes minutes",
         "メーカー": "maker manufacturer brand", "最小値": "minimum", "最大値": "maximum",
         "卦": "hexagram", "意味": "meaning sense", "期限切れ": "overdue expired",
+        "ドラッグ": "drag",
         "機械学習": "machine learning", "深層学習": "deep learning",
         "おすすめ": "recommend recommendation", "内積": "dot product inner", "外積": "cross product",
         "摂氏": "celsius", "華氏": "fahrenheit", "保留中": "pending", "中": "in during middle", "標準偏差": "standard deviation", "がん": "cancer", "肺がん": "lung cancer", "臨床": "clinical", "臨床試験": "clinical trial",

@@ -198,7 +198,7 @@ const STOP_FR: &[&str] = &[
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
     "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs", "se", "quand", "ils", "elles", "avons",
-    "avez", "parce", "selon",
+    "avez", "parce", "selon", "nos", "vers", "dois", "doit",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",

@@ -633,3 +633,15 @@ fn request_words_of_the_seventh_list() {
         ("wie groß ist die Bevölkerung Brasiliens laut Wikipedia", "population", "loud"),
     ]);
 }
+
+/// French "nos", "vers", "dois" are function words ("nos" was no, "vers" verse); German "Seite"
+/// a page before a side, "Spalte" a column.
+#[test]
+fn request_words_of_the_eighth_list() {
+    assert_reads(&[
+        ("où appelons-nous le client de paiements dans nos dépôts github", "call", "no"),
+        ("fais glisser la carte homepage vers la colonne revue", "review", "verse"),
+        ("zieh die Homepage-Karte in die Review-Spalte", "column", "crack"),
+        ("ホームページのカードをレビュー列にドラッグして", "drag", "drug"),
+    ]);
+}
