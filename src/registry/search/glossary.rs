@@ -28,6 +28,7 @@ use forms::{
     PLURAL_FR, compound, determiners, eigen, endings, english_plural, infinitives, noun, noun_sense, participle,
     participle_of, passive, plural_noun,
 };
+use function_words::{LIGHT, SEPARABLE, question, stop_words};
 
 /// The glossary, one zlib-compressed part per language (`scripts/build-glossary.py`), in the
 /// order of [`Lang`].
@@ -56,68 +57,6 @@ const MAX_COMPOUND: usize = 32;
 const MAX_PHRASE: usize = 3;
 /// English words given for one foreign word.
 const PER_WORD: usize = 3;
-/// Question words: function words, but they say what kind of answer is asked for ("which
-/// secrets are stored" lists them), so they are given in English rather than dropped.
-const QUESTION: &[(&str, &str)] = &[
-    ("qué", "what"),
-    ("cuál", "which"),
-    ("cuáles", "which"),
-    ("cuánto", "how much"),
-    ("cuántos", "how many"),
-    ("cuántas", "how many"),
-    ("dónde", "where"),
-    ("quién", "who"),
-    ("quiénes", "who"),
-    ("wer", "who"),
-    ("quem", "who"),
-    ("谁", "who"),
-    ("誰", "who"),
-    ("cuándo", "when"),
-    ("cuando", "when"),
-    ("quand", "when"),
-    ("quando", "when"),
-    ("welche", "which"),
-    ("welcher", "which"),
-    ("welches", "which"),
-    ("welchen", "which"),
-    ("was", "what"),
-    ("wo", "where"),
-    ("wann", "when"),
-    ("quel", "which"),
-    ("quelle", "which"),
-    ("quels", "which"),
-    ("quelles", "which"),
-    ("combien", "how much"),
-    ("où", "where"),
-    ("quais", "which"),
-    ("qual", "which"),
-    ("quanto", "how much"),
-    ("quantos", "how many"),
-    ("onde", "where"),
-    ("哪些", "which"),
-    ("哪个", "which"),
-    ("什么", "what"),
-    ("多少", "how much"),
-    ("哪里", "where"),
-    ("どの", "which"),
-    ("どんな", "which"),
-    ("何", "what"),
-    ("いくら", "how much"),
-    ("どこ", "where"),
-    ("いつ", "when"),
-];
-
-fn question(word: &str) -> Option<&'static str> {
-    QUESTION.iter().find(|(w, _)| *w == word).map(|(_, e)| *e)
-}
-
-/// German particles of separable verbs, written at the end of a request.
-const SEPARABLE: &[&str] = &[
-    "an", "ab", "auf", "aus", "ein", "um", "vor", "zu", "mit", "nach", "her", "hin", "zurück", "weg", "fest", "los",
-    "herunter", "hoch", "hinzu", "zusammen", "heraus", "weiter", "wieder", "fort", "bereit", "vorbei", "durch",
-];
-/// English light verbs: a sense of nearly every verb.
-const LIGHT: &[&str] = &["get", "make", "be", "do", "have", "take", "give", "put", "go", "come", "set", "let"];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Lang {
@@ -152,137 +91,6 @@ impl Lang {
             Lang::Pt => Algorithm::Portuguese,
             Lang::Ja | Lang::Zh => return None,
         }))
-    }
-}
-
-/// Articles, prepositions, pronouns, conjunctions and auxiliaries of each language: never
-/// translated (several are also rare nouns: Spanish "sus" is a genus of pigs, French "est" east),
-/// and the surest sign of the request's language.
-const STOP_ES: &[&str] = &[
-    "el", "la", "los", "las", "un", "una", "unos", "unas", "de", "del", "al", "a", "en", "y", "o", "que", "por",
-    "para", "con", "sin", "mi", "mis", "tu", "tus", "su", "sus", "es", "son", "está", "están", "hay", "me", "se", "lo",
-    "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "dónde", "cómo", "sobre", "este", "esta", "estos",
-    "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde", "entre", "tengo",
-    "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro", "nuestra",
-    "nuestros", "nuestras", "cuándo", "cuando", "tenemos",
-];
-const STOP_DE: &[&str] = &[
-    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "ist",
-    "sind", "mit", "für", "von", "vom", "zu", "zum", "zur", "im", "in", "ins", "auf", "an", "am", "aus", "bei", "beim",
-    "nach", "ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner", "du", "dir", "welche", "welcher",
-    "welches", "welchen", "wie", "was", "wo", "wann", "es", "sie", "wir", "ihr", "gibt", "habe", "hat", "haben",
-    "bitte", "über", "nicht", "alle", "allen", "dieser", "diese", "dieses", "diesen", "diesem", "um", "als", "auch",
-    "noch", "per", "ab", "wird", "werden", "wer", "indem", "dass", "wenn", "weil", "ob", "gegen", "ohne", "unser",
-    "unsere", "unseren", "unserem", "unserer",
-];
-const STOP_FR: &[&str] = &[
-    "le", "la", "les", "un", "une", "des", "du", "de", "d", "l", "au", "aux", "et", "ou", "est", "sont", "pour",
-    "avec", "dans", "sur", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "quel", "quelle", "quels",
-    "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
-    "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
-    "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs", "se", "quand", "ils", "elles", "avons",
-    "avez",
-];
-const STOP_PT: &[&str] = &[
-    "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
-    "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
-    "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
-    "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
-    "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
-    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos", "têm",
-];
-/// Chinese function characters and words, and Japanese function words written in kana (single
-/// kana are never read as words).
-const STOP_CJK: &[&str] = &[
-    "的",
-    "了",
-    "在",
-    "是",
-    "我",
-    "有",
-    "和",
-    "把",
-    "为",
-    "被",
-    "给",
-    "从",
-    "对",
-    "里",
-    "吗",
-    "呢",
-    "吧",
-    "个",
-    "条",
-    "一",
-    "这",
-    "那",
-    "些",
-    "上",
-    "也",
-    "都",
-    "很",
-    "就",
-    "请",
-    "帮",
-    "一个",
-    "哪些",
-    "什么",
-    "你",
-    "他",
-    "她",
-    "它",
-    "们",
-    "我的",
-    "して",
-    "する",
-    "した",
-    "します",
-    "ある",
-    "いる",
-    "です",
-    "ます",
-    "ください",
-    "どの",
-    "どんな",
-    "この",
-    "その",
-    "あの",
-    "について",
-    "による",
-    "ため",
-    "こと",
-    "もの",
-    "いくら",
-    "ている",
-    "てい",
-    "关于",
-    "一下",
-    "さん",
-    "に関する",
-    "から",
-    "からの",
-    "までの",
-    "への",
-    "での",
-    "との",
-    "到",
-    "该",
-    "将",
-    "まで",
-    "より",
-    "谁",
-    "誰",
-    "并",
-    "是否",
-];
-
-fn stop_words(lang: Lang) -> &'static [&'static str] {
-    match lang {
-        Lang::Es => STOP_ES,
-        Lang::De => STOP_DE,
-        Lang::Fr => STOP_FR,
-        Lang::Pt => STOP_PT,
-        Lang::Ja | Lang::Zh => STOP_CJK,
     }
 }
 
@@ -538,7 +346,14 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
         let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
         let parts: Vec<&str> = trimmed.split(['-', '\'', '’']).collect();
         if parts.len() > 1 && parts.iter().all(|p| p.chars().all(char::is_alphabetic)) {
-            parts.iter().filter(|p| !p.is_empty()).map(|p| (p.to_lowercase(), p.to_string(), capital)).collect()
+            // A capitalised part after a hyphen is a noun even at the start ("Asana-Projekte").
+            let upper = |p: &str| p.chars().next().is_some_and(char::is_uppercase);
+            parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .enumerate()
+                .map(|(j, p)| (p.to_lowercase(), p.to_string(), capital || (j > 0 && upper(p))))
+                .collect()
         } else if parts.len() > 1
             && parts[0].chars().all(|c| c.is_ascii_digit())
             && parts[1..].iter().all(|p| !p.is_empty() && p.chars().all(char::is_alphabetic))
@@ -648,6 +463,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     };
     let mut first_word = true;
     let mut which = false;
+    let subtraction = lang == Lang::Ja && text.find("から").is_some_and(|from| text[from..].contains('引'));
     let (mut next, mut skip) = (0, 0);
     for (piece, words) in pieces.iter().zip(&words_by_piece) {
         match piece {
@@ -718,7 +534,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                     let letters = || raw.chars().filter(|c| c.is_alphabetic());
                     let symbol =
                         w.chars().count() == 1 || (letters().count() >= 2 && letters().all(char::is_uppercase));
-                    if keep(w) || name || symbol || !plain || unspaced {
+                    if keep(w)
+                        || name
+                        || symbol
+                        || branch_name(lang, w, k.checked_sub(1).map(|j| all[j].as_str()))
+                        || !plain
+                        || unspaced
+                    {
                         out.push(raw.clone());
                         continue;
                     }
@@ -807,6 +629,13 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         i += 1;
                         continue;
                     }
+                    // Japanese "A から B を引く" is A minus B: 引く is subtract there, not pull.
+                    let found = found.map(|(words, n)| match subtraction {
+                        true if run[i] == '引' && matches!(run.get(i + 1), Some('く' | 'い')) => {
+                            ("subtract minus", n)
+                        }
+                        _ => (words, n),
+                    });
                     match found {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();
@@ -838,6 +667,20 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     // Even with no word found, a request rid of its function words reads better in English.
     (translated + participles > 0 || (dropped > 0 && !out.is_empty())).then(|| out.join(" "))
 }
+
+/// Whether a word is a branch's name as git writes it ("main", "master"), kept as written: the
+/// requests of every language name their branches in English ("la rama main", "na main"), and
+/// only French has such a word, "main" (hand), after a determiner or "en" ("à la main", "en main").
+fn branch_name(lang: Lang, word: &str, before: Option<&str>) -> bool {
+    match word {
+        "main" => lang != Lang::Fr || !before.is_some_and(|b| FRENCH_BEFORE_HAND.contains(&b)),
+        "master" => true,
+        _ => false,
+    }
+}
+
+/// The French words "main" (hand) follows as a noun.
+const FRENCH_BEFORE_HAND: &[&str] = &["la", "une", "ma", "ta", "sa", "cette", "en", "notre", "votre", "leur"];
 
 /// A character of a katakana word (the middle dot separates two).
 fn katakana_word(c: char) -> bool {
@@ -872,6 +715,7 @@ fn readable(run: &[char], i: usize, n: usize) -> bool {
 }
 
 mod forms;
+mod function_words;
 mod phrases;
 #[cfg(test)]
 mod tests;

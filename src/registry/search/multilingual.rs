@@ -260,6 +260,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "multiplica",
     "grafica",
     "convierte",
+    "redondea",
     "calcula",
     "obtén",
     "encuentra",
@@ -283,6 +284,13 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "cómo",
     "dónde",
     "cuando",
+    // (The frames of a polite request, which the glossary reads as nothing: "necesito convertir
+    // 100 fahrenheit a celsius" had no other word that counts.)
+    "necesito",
+    "quiero",
+    "quisiera",
+    "puedes",
+    "podrías",
     // German
     "der",
     "das",
@@ -337,6 +345,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "addiere",
     "multipliziere",
     "berechne",
+    "runde",
     "rechne",
     "wandle",
     "lösche",
@@ -355,6 +364,11 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "morgen",
     "wo",
     "wann",
+    "möchte",
+    "brauche",
+    "kannst",
+    "könntest",
+    "würdest",
     // French
     "le",
     "les",
@@ -387,6 +401,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "soustrais",
     "multiplie",
     "convertis",
+    "arrondis",
     "calcule",
     "donne",
     "ajoute",
@@ -409,6 +424,10 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "pas",
     "nous",
     "vous",
+    "voudrais",
+    "besoin",
+    "pourrais",
+    "pouvez",
     // Portuguese
     "os",
     "ao",
@@ -444,6 +463,7 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "subtraia",
     "multiplique",
     "converta",
+    "arredonde",
     "obtenha",
     "adicione",
     "remova",
@@ -461,12 +481,15 @@ static FOREIGN: super::lexicon::Words = super::lexicon::Words::new(&[
     "não",
     "é",
     "são",
+    "você",
+    "gostaria",
+    "preciso",
 ]);
 
 /// Function words of Spanish, French and Portuguese that also stand in English names ("de la
-/// Cruz", "LA", "O'Neil"): half the evidence of the others ("elimina filas de la tabla", "altere
+/// Cruz", "LA", "O'Neil", "UN"): half the evidence of the others ("elimina filas de la tabla", "altere
 /// o número de telefone do contato" have few others).
-const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e", "die"];
+const HALF_FOREIGN: &[&str] = &["de", "la", "o", "e", "die", "un"];
 /// The words English "do" follows.
 const BEFORE_DO: &[&str] = &[
     "i", "you", "we", "they", "how", "what", "why", "where", "when", "to", "not", "can", "please", "should", "would",
@@ -486,17 +509,31 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         return true;
     }
     // The words that count, lower-cased: addresses, paths, names with digits say nothing of
-    // the language.
-    let words: Vec<String> = query
-        .split_whitespace()
-        .filter_map(|raw| {
-            let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-            let counts =
-                !word.is_empty() && word.chars().all(char::is_alphabetic) && !raw.contains(['@', '/', '.', '#']);
-            counts.then_some(word)
-        })
-        .collect();
-    let (mut strong, mut english) = (0.0_f32, 0.0_f32);
+    // the language. A hyphenated word of letters counts as its parts ("Todoist-Projekte").
+    let mut strong = 0.0_f32;
+    let mut words: Vec<String> = Vec::new();
+    for raw in query.split_whitespace() {
+        if raw.contains(['@', '/', '.', '#']) {
+            continue;
+        }
+        let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let parts: Vec<&str> = trimmed.split('-').collect();
+        if parts.iter().any(|p| p.is_empty() || !p.chars().all(char::is_alphabetic)) {
+            continue;
+        }
+        // A name joined to a capitalised noun English does not have ("GitLab-Projekte",
+        // "Stripe-Abonnements"): German writes its compounds so, English "GitLab projects".
+        // Half the evidence of a function word ("Rolls-Royce" is a name).
+        let compound = |p: &&str| {
+            p.chars().next().is_some_and(char::is_uppercase) && p.len() >= 4 && !english_word(&p.to_lowercase())
+        };
+        if parts.len() > 1 && parts[0].chars().next().is_some_and(char::is_uppercase) && parts[1..].iter().any(compound)
+        {
+            strong += 0.5;
+        }
+        words.extend(parts.iter().map(|p| p.to_lowercase()));
+    }
+    let mut english = 0.0_f32;
     // A French article or pronoun elided before a word ("l'acheteur", "d'argent", "qu'il"):
     // such words have an apostrophe, so they are not among `words`.
     strong += query.split_whitespace().filter(|raw| elided(raw)).count() as f32;
@@ -521,9 +558,16 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         // Not one foreign word: English, whatever else (the vocabulary is asked only below).
         return false;
     }
+    // A short request with no English function word needs less, with a word English does not
+    // have among it: "etiquetas de gmail", "marcadores do gmail" ("x y z" does not).
+    // (A single letter is a variable's name: "transponiere die Matrix A" has three words.)
+    let short = english == 0.0 && words.iter().filter(|w| w.chars().count() > 1).count() <= 3;
+    let enough = |unknown: f32| {
+        (strong + unknown >= 1.5 || (short && unknown > 0.0 && strong + unknown >= 1.0)) && strong + unknown > english
+    };
     let mut unknown = 0.0_f32;
     for word in &words {
-        if strong + unknown >= 1.5 && strong + unknown > english {
+        if enough(unknown) {
             break;
         }
         if !ENGLISH.contains(word)
@@ -535,7 +579,7 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
             unknown += 0.5;
         }
     }
-    strong + unknown >= 1.5 && strong + unknown > english
+    enough(unknown)
 }
 
 /// Whether a word starts with a French elided article or pronoun ("l'", "d'", "qu'", "j'", "n'",
@@ -689,9 +733,32 @@ mod tests {
             "remova o token armazenado do cofre",
             "convierte 25 grados Celsius a Fahrenheit",
             "hole die aktuelle Uhrzeit in London",
+            "redondea 7,45 a un decimal",
+            "necesito convertir 100 fahrenheit a celsius",
         ] {
             assert!(is_foreign(q, &english), "{q}");
         }
+        // Short requests with a product name: one function word and one word English lacks, or
+        // a name joined to a capitalised noun English lacks.
+        let english = |w: &str| {
+            ["gmail", "gitlab", "stripe", "todoist", "projects", "labels", "asana", "active", "matrix"].contains(&w)
+        };
+        for q in [
+            "etiquetas de gmail",
+            "marcadores do gmail",
+            "meine Todoist-Projekte",
+            "GitLab-Projekte",
+            "transponiere die Matrix A",
+        ] {
+            assert!(is_foreign(q, &english), "{q}");
+        }
+        for q in ["gmail labels", "asana projects", "active stripe subscriptions", "Gmail-Labels"] {
+            assert!(!is_foreign(q, &english), "{q}");
+        }
+        let english = |w: &str| {
+            ["send", "email", "token", "show", "lakers", "schedule", "posts", "robert", "niro", "add", "file", "repo"]
+                .contains(&w)
+        };
         for q in [
             "how do I add a file to the repo",
             "show me the la lakers schedule",

@@ -67,6 +67,10 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Pt, "gostaria de", ""),
     (Lang::Pt, "preciso de", ""),
     (Lang::Pt, "eu preciso", ""),
+    (Lang::Pt, "preciso", ""),
+    (Lang::Es, "necesita", ""),
+    (Lang::De, "würdest du", ""),
+    (Lang::De, "würden sie", ""),
     (Lang::Zh, "你能", ""),
     (Lang::Zh, "能不能", ""),
     (Lang::Zh, "你可以", ""),
@@ -101,6 +105,13 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Es, "por ciento", "percent"),
     (Lang::Es, "últimas noticias", "latest news"),
     (Lang::Es, "correo no deseado", "spam"),
+    // "Cerca de" is near, and about before a number ("cerca de 100 usuarios"): a "#" stands for
+    // a number, which is not part of the phrase (it is read after it). Portuguese "cerca de" is
+    // about ("perto de" near).
+    (Lang::Es, "cerca de", "near nearby"),
+    (Lang::Es, "cerca de #", "about approximately"),
+    (Lang::Pt, "cerca de", "about approximately"),
+    (Lang::Fr, "en retard", "overdue late"),
     (Lang::Es, "más cercano", "nearest closest"),
     (Lang::Es, "más cercana", "nearest closest"),
     (Lang::Es, "más próximo", "nearest closest"),
@@ -273,6 +284,22 @@ const PHRASES: &[(Lang, &str, &str)] = &[
     (Lang::Pt, "mais próximo", "nearest closest"),
     (Lang::Pt, "mais próxima", "nearest closest"),
     (Lang::Pt, "mais perto", "nearest closest"),
+    // Superlatives ("la plus petite valeur" was "girl child female value"; "el mayor" adult).
+    (Lang::Es, "más pequeño", "smallest"),
+    (Lang::Es, "más pequeña", "smallest"),
+    (Lang::Es, "más grande", "largest biggest"),
+    (Lang::Es, "el menor", "smallest lowest"),
+    (Lang::Es, "la menor", "smallest lowest"),
+    (Lang::Es, "el mayor", "largest highest"),
+    (Lang::Es, "la mayor", "largest highest"),
+    (Lang::Fr, "plus petit", "smallest"),
+    (Lang::Fr, "plus petite", "smallest"),
+    (Lang::Fr, "plus grand", "largest biggest"),
+    (Lang::Fr, "plus grande", "largest biggest"),
+    (Lang::Pt, "o menor", "smallest lowest"),
+    (Lang::Pt, "a menor", "smallest lowest"),
+    (Lang::Pt, "o maior", "largest highest"),
+    (Lang::Pt, "a maior", "largest highest"),
     (Lang::Pt, "não lidos", "unread"),
     (Lang::Pt, "não lidas", "unread"),
     (Lang::Pt, "não lido", "unread"),
@@ -498,9 +525,13 @@ pub(super) fn words<S: AsRef<str>>(lang: Lang, words: &[S]) -> Option<(&'static 
         .filter_map(|(_, phrase, english)| {
             let n = phrase.split(' ').count();
             let head = words.get(..n)?;
-            phrase.split(' ').zip(head).all(|(p, w)| p == w.as_ref()).then_some((*english, n))
+            let number = |w: &str| w.starts_with(|c: char| c.is_ascii_digit());
+            let matches = phrase.split(' ').zip(head).all(|(p, w)| p == w.as_ref() || (p == "#" && number(w.as_ref())));
+            // (A number looked ahead to is read after the phrase; the phrase that looks wins a tie.)
+            matches.then_some((*english, n - usize::from(phrase.ends_with(" #")), n))
         })
-        .max_by_key(|(_, n)| *n)
+        .max_by_key(|(_, read, n)| (*read, *n))
+        .map(|(english, read, _)| (english, read))
 }
 
 /// The longest phrase of `lang` that `run` starts with: its English words and its length in

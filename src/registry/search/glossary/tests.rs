@@ -528,3 +528,120 @@ fn when_words_pronouns_and_clause_particles() {
         ("reaja com um joinha à mensagem do slack", "thumbs", ""),
     ]);
 }
+
+/// A branch's name is kept as written ("main" is no hand in "la rama main", "na main"; French
+/// "à la main" is); Japanese "A から B を引く" subtracts (and 引く alone pulls).
+#[test]
+fn branch_names_and_japanese_subtraction() {
+    assert_reads(&[
+        ("trae el archivo Cargo.toml de la rama main", "main", "hand"),
+        ("crie um branch a partir da main", "main", "maine"),
+        ("le build CI sur main est-il passé", "main", "hand"),
+        ("fusionne dans master", "master", ""),
+        ("écris-le à la main", "hand", "main"),
+        ("40から15を引いて", "subtract", "pull"),
+        ("平均から中央値を引いた値を計算して", "subtract", "pull"),
+    ]);
+}
+
+/// "About" is given for the prepositions that say it (a topic follows), never French "sur" or
+/// German "über"; "war", "porque", "parce" are function words (German "war" is no ware).
+#[test]
+fn about_and_function_words_of_the_sixth_list() {
+    assert_reads(&[
+        ("publicaciones de hacker news sobre rust", "about", "issue"),
+        ("搜索关于机器学习的论文", "about", "pertaining"),
+        ("wie heiß war es letzten Juli in Rom", "hot", "commodity"),
+        ("peça alterações no PR do github porque faltam testes", "ask", "why"),
+        ("mueve el archivo de drive a la papelera", "trash", "basket"),
+        ("把 drive 里的文件移到回收站", "trash", "recycling"),
+        ("ignore ce groupe d'erreurs sentry", "ignore", "oblivious"),
+        ("revoca y borra la credencial guardada", "credential", "certificate"),
+    ]);
+}
+
+/// A word the glossary's own entries give is read at them after a determiner too (the wordnets'
+/// noun senses made "le déterminant" a causal factor); "cuántas" is a Spanish function word.
+#[test]
+fn own_entries_hold_after_a_determiner() {
+    assert_reads(&[
+        ("calcule le déterminant de la matrice A", "determinant", "factor"),
+        ("cuántas kilocalorías son 500 kilojulios", "how", "quantums"),
+        ("escaneie as portas abertas de 192.168.1.10", "scan", ""),
+    ]);
+}
+
+/// Spanish "cerca de" is near, and about before a number; Portuguese "cerca de" is about.
+#[test]
+fn near_or_about() {
+    assert_reads(&[
+        ("busca cafeterías cerca de la Torre Eiffel", "near", "about"),
+        ("usuarios con cerca de 100 pedidos", "about", "near"),
+        ("usuarios con cerca de 100 pedidos", "100", ""),
+        ("clientes com cerca de 50 pedidos", "about", "near"),
+    ]);
+}
+
+/// Entries of a fourth written list: invoices, charging, records, due dates, a German plural
+/// read from its singular's entry ("Rechnungen").
+#[test]
+fn request_words_of_the_fourth_list() {
+    assert_reads(&[
+        ("facture 1500 à acme corp pour la provision de novembre", "invoice", "measure"),
+        ("cobra a acme corp 1500 por el anticipo de noviembre con una factura", "charge", "cobra"),
+        ("unbezahlte Stripe-Rechnungen", "invoices", "unbezahlte"),
+        ("zeige die Datensätze in der Airtable-Tabelle Leads", "record", "theorem"),
+        ("cambia la fecha de vencimiento de la tarea de todoist al lunes", "due", "defeat"),
+    ]);
+}
+
+/// Superlatives read whole ("la plus petite valeur" was "girl child female value"); entries of a
+/// fifth written list.
+#[test]
+fn superlatives_and_the_fifth_list() {
+    assert_reads(&[
+        ("la plus petite valeur parmi 7, 3 et 9", "smallest", "girl"),
+        ("el mayor de 12, 45 y 33", "largest", "adult"),
+        ("o menor valor entre 7, 3 e 9", "smallest", "juvenile"),
+        ("cherche les déclarations d'effets indésirables de l'ibuprofène", "adverse", ""),
+        ("すべての自動車メーカーを一覧表示して", "manufacturer", ""),
+        ("检查 mybank.com 的仿冒域名是否用于钓鱼", "phishing", "angle"),
+    ]);
+}
+
+/// Modal verbs and "você" are function words ("würdest" was dignity); "calcular la media" is the
+/// mean (the wordnets' phrase is "average out").
+#[test]
+fn polite_frames_and_the_sixth_list() {
+    assert_reads(&[
+        ("würdest du eine Karte namens update pricing zum Trello-Board hinzufügen?", "card", "dignity"),
+        ("você adicionaria um cartão chamado update pricing ao quadro do trello?", "card", "você"),
+        ("Calcular la media de 3, 5 y 10", "mean", "out"),
+    ]);
+}
+
+/// Entries of a seventh written list (questions): a balance, a price, overdue, a hexagram's
+/// meaning (易経の意味 was the mean); "laut" and "selon" (according to) are function words.
+#[test]
+fn request_words_of_the_seventh_list() {
+    assert_reads(&[
+        ("quel est mon solde stripe", "balance", "remnant"),
+        ("veja a cotação da solana", "price", "devil"),
+        ("welche Todoist-Aufgaben sind überfällig", "overdue", "intrusion"),
+        ("quelles tâches todoist sont en retard", "overdue", "idiot"),
+        ("易経の第42卦はどういう意味", "hexagram", "mean"),
+        ("wie groß ist die Bevölkerung Brasiliens laut Wikipedia", "population", "loud"),
+    ]);
+}
+
+/// French "nos", "vers", "dois" are function words ("nos" was no, "vers" verse); German "Seite"
+/// a page before a side, "Spalte" a column.
+#[test]
+fn request_words_of_the_eighth_list() {
+    assert_reads(&[
+        ("où appelons-nous le client de paiements dans nos dépôts github", "call", "no"),
+        ("fais glisser la carte homepage vers la colonne revue", "review", "verse"),
+        ("zieh die Homepage-Karte in die Review-Spalte", "column", "crack"),
+        ("ホームページのカードをレビュー列にドラッグして", "drag", "drug"),
+    ]);
+}
