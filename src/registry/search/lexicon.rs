@@ -202,6 +202,9 @@ pub const PHRASES: &[Phrase] = &[
     (&["kick", "off"], "trigger"),
     (&["set", "up"], "setup"),
     (&["wake", "up"], "page"),
+    (&["on", "my", "plate"], "assigned"),
+    (&["one", "on", "one"], "meeting"),
+    (&["woken", "up"], "page"),
     (&["log", "out"], "disconnect"),
     (&["sign", "out"], "disconnect"),
     (&["stack", "traces"], "stacktrace"),
@@ -380,6 +383,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
             "stop",
             "terminate",
             "kill",
+            "end",
         ],
         &[("delete", 1.0), ("update", 0.6)],
     ),
@@ -418,7 +422,7 @@ pub fn is_verb(word: &str) -> bool {
 pub static SKIPPABLE: Words = Words::new(&[
     "i", "we", "you", "can", "could", "would", "will", "please", "need", "want", "to", "let", "lets", "go", "ahead",
     "just", "quickly", "also", "now", "then", "so", "and", "or", "help", "me", "us", "pls", "kindly", "first", "try",
-    "should", "must", "have", "d", "ll", "like", "wanna", "gonna",
+    "should", "must", "have", "d", "ll", "like", "wanna", "gonna", "be", "able",
 ]);
 
 /// Words after which a new verb may start.
@@ -450,6 +454,7 @@ pub const PHRASAL: &[Phrasal] = &[
     ("pin", &["down"], 0, "schedule", true),
     ("dig", &["up"], 0, "find", true),
     ("tidy", &["up"], 0, "fix", true),
+    ("push", &["back"], 3, "postpone", true),
     ("wrap", &["up"], 0, "finish", true),
     ("rope", &["in"], 2, "add", true),
     ("give", &["thumbs"], 2, "add", false),
@@ -485,7 +490,16 @@ pub const IMPLIED_VERBS: &[(&str, &str, bool)] = &[
     ("out of date", "update", false),
     ("outdated", "update", false),
     ("belongs to", "update", false),
+    // "I can't make the retro", "say no to the invite": the invitation declined.
+    ("cant make", "decline", true),
+    ("cannot make", "decline", true),
+    ("wont make", "decline", true),
+    ("say no", "decline", true),
+    ("say yes", "accept", true),
     ("is wrong", "update", false),
+    ("has the wrong", "update", false),
+    ("have the wrong", "update", false),
+    ("shows the wrong", "update", false),
     ("are wrong", "update", false),
     ("typo", "update", false),
     ("is there", "find", false),

@@ -646,11 +646,12 @@ impl SearchIndex {
         // A product's own name misspelt ("lineer", "gitlba", "sentyr") names it wherever it
         // stands and whatever its stem reads as ("lineer" -> "line"): a word of neither the
         // catalogue nor English, one edit from a product's name, is read as that name too.
-        let misspelt_product = !typo
-            && alphabetic
-            && len >= 5
-            && !self.terms.contains_key(word)
-            && !embed::model().is_some_and(|m| m.knows_word(word));
+        // A word the catalogue lacks that is English all the same: one of the verbs this search
+        // reads, or a word of the model's vocabulary. (Asked only of words the catalogue lacks:
+        // most words are passed over before it.)
+        let english = (typo || alphabetic && len >= 5 && !self.terms.contains_key(word))
+            && (self.verbs.contains_key(word) || embed::model().is_some_and(|m| m.knows_word(word)));
+        let misspelt_product = !typo && alphabetic && len >= 5 && !self.terms.contains_key(word) && !english;
         if typo || misspelt_product {
             let mut found: Vec<u32> = Vec::new();
             for key in deletion_hashes(word) {
@@ -670,7 +671,9 @@ impl SearchIndex {
                 } else {
                     product_name()
                 };
-                if fits && text::plausible_typo(word, term) {
+                // An English word one edit from a product's name is that word, not the product
+                // ("discard the draft" is no Discord).
+                if fits && !(english && product_name()) && text::plausible_typo(word, term) {
                     push(&mut alts, term, discount);
                     for syn in self.synonyms.get(term.as_str()).copied().unwrap_or_default() {
                         push(&mut alts, syn, discount * SYNONYM);
