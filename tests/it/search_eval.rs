@@ -582,8 +582,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 454, "every written request is read");
-    assert!(first >= 358, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 463, "every written request is read");
+    assert!(first >= 366, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1562,6 +1562,8 @@ fn how_an_ask_is_said_in_passing_finds_its_action() {
         ),
         ("the row for supplier ACME in airtable has the wrong phone number", "airtable_update_records"),
         ("the gym membership subscription for customer cus_123 needs to end", "stripe_delete_subscription"),
+        ("the customer needs to be refunded for order 44", "stripe_create_refund"),
+        ("the hotfix merge request in gitlab can be merged now", "gitlab_merge_mr"),
         ("I can't make the retro on friday, say no to the invite", "google_calendar_update_rsvp"),
         ("can't make it to the standup tomorrow", "google_calendar_update_rsvp"),
         ("move my one-on-one with tom to thursday", "google_calendar_update_event"),

@@ -341,6 +341,15 @@ impl SearchIndex {
                 // "with alice and bob": still the same phrase ("... and send it": a new clause).
                 continue;
             }
+            if w == "be"
+                && i > 0
+                && tokens.get(i + 1).is_some_and(|(n, t)| !t.opaque && participle_verb(n).is_some())
+                && matches!(tokens[i - 1].0.as_ref(), "can" | "could" | "should" | "must" | "will" | "would" | "may")
+            {
+                // "the MR can be merged now": the participle stands where the verb would.
+                at_start = true;
+                continue;
+            }
             let class = lexicon::classes(w);
             if class & lexicon::CLAUSE_MARKER != 0 {
                 at_start = true;
@@ -384,6 +393,12 @@ impl SearchIndex {
             t.arg |= argument[i];
             fallback.push((w, t.clone()));
             let mut verb = if t.opaque { None } else { self.verbs.get_key_value(w) };
+            if verb.is_none() && verb_position[i] && !t.opaque && i > 0 && tokens[i - 1].0 == "be" {
+                // A passive ask ("needs to be shared", "has to be archived"): the participle's
+                // verb. (Only after "be": a request's first word "shared files", "closed
+                // issues" is a thing's state.)
+                verb = participle_verb(w).and_then(|v| self.verbs.get_key_value(v.as_str()));
+            }
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
                 // (One edit leaves a word of three letters or more its first letter or its last:
@@ -793,6 +808,22 @@ fn phrasal_verbs(tokens: &mut Vec<(Cow<'_, str>, Token)>) {
     }
 }
 
+/// The verbs a regular past participle may be of ("shared" -> share, "added" -> add, "dropped"
+/// -> drop, "copied" -> copy), in that order of trying; the first [`lexicon::VERBS`] knows is
+/// taken.
+fn participle_verb(word: &str) -> Option<String> {
+    let base = word.strip_suffix("ed")?;
+    if let Some(stem) = base.strip_suffix('i') {
+        return Some(format!("{stem}y")).filter(|v| lexicon::is_verb(v));
+    }
+    let mut tries = vec![format!("{base}e"), base.to_string()];
+    let b = base.as_bytes();
+    if b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2] {
+        tries.push(base[..base.len() - 1].to_string());
+    }
+    tries.into_iter().find(|v| lexicon::is_verb(v))
+}
+
 /// Whether a word is long enough, and of letters only, to be two words run together.
 fn may_be_compound(word: &str) -> bool {
     word.len() >= 7 && word.bytes().all(|c| c.is_ascii_alphabetic())
@@ -811,7 +842,22 @@ fn is_local_path(raw: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cow, Token, is_local_path, phrasal_verbs};
+    use super::{Cow, Token, is_local_path, participle_verb, phrasal_verbs};
+
+    #[test]
+    fn participles_are_read_as_their_verbs() {
+        let read = |w: &str| participle_verb(w);
+        assert_eq!(read("shared").as_deref(), Some("share"));
+        assert_eq!(read("added").as_deref(), Some("add"));
+        assert_eq!(read("dropped").as_deref(), Some("drop"));
+        assert_eq!(read("merged").as_deref(), Some("merge"));
+        assert_eq!(read("refunded").as_deref(), Some("refund"));
+        assert_eq!(read("emptied").as_deref(), Some("empty"));
+        // Not a participle, or of no verb the search reads.
+        assert_eq!(read("share"), None);
+        assert_eq!(read("bored"), None);
+        assert_eq!(read("ed"), None);
+    }
 
     #[test]
     fn two_part_verbs_become_one() {
