@@ -582,8 +582,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 463, "every written request is read");
-    assert!(first >= 366, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 493, "every written request is read");
+    assert!(first >= 388, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1585,5 +1585,16 @@ fn an_english_word_near_a_product_name_is_not_the_product() {
     firsts_over_the_catalogue(&[
         ("sned a message on dicsord", "discord_send_message"),
         ("post in the discrod general channel", "discord_send_message"),
+    ]);
+}
+
+/// A question asks to see how things stand: the actions it names are states asked about, not
+/// the request's verbs ("has anyone replied to my email" reads the thread, it sends none; "who
+/// commented on the page" reads the page).
+#[test]
+fn a_question_about_an_action_reads() {
+    firsts_over_the_catalogue(&[
+        ("has anyone replied to my email to the landlord", "gmail_get_thread"),
+        ("who commented on the confluence page about the roadmap", "confluence_get_page"),
     ]);
 }

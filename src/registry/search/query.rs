@@ -381,9 +381,19 @@ impl SearchIndex {
         // The words as they stand, should the query be verbs only.
         let mut fallback: Vec<(&str, Token)> = Vec::new();
         let mut first_verb = true;
+        // A question asks to see how things stand ("is PR 301 merged yet", "has anyone replied
+        // to my email", "who commented on the page", "did the team finish the checklist"): the
+        // actions it names, up to its first clause break, are states asked about, words and
+        // not the request's verbs; it reads.
+        let question = question_end(&tokens);
         for (i, (w, t)) in tokens.iter().enumerate() {
             let w: &str = w;
             if purpose_verb[i] || !t.opaque && (self.stopwords.contains(w) || w.chars().count() < 2) {
+                continue;
+            }
+            if i < question && !t.opaque && self.verbs.contains_key(w) {
+                fallback.push((w, t.clone()));
+                words.push((w, t.clone(), Role::Word));
                 continue;
             }
             if !t.opaque && lexicon::classes(w) & lexicon::LOCAL_WORD != 0 {
@@ -480,6 +490,12 @@ impl SearchIndex {
                 // A verb of its own words ("remind"), matched as a request's verb is.
                 words.push((verb, Token { arg: false, opaque: false, brk: false }, Role::Verb));
             }
+        }
+        if question > 0
+            && verbs.is_empty()
+            && let Some((&verb, map)) = self.verbs.get_key_value("show")
+        {
+            verbs.push((*map, 1.0, stem(verb)));
         }
         let mut verbs_only = false;
         if words.is_empty() && hints.is_empty() {
@@ -806,6 +822,30 @@ fn phrasal_verbs(tokens: &mut Vec<(Cow<'_, str>, Token)>) {
         }
         i += 1;
     }
+}
+
+/// Where a question's first clause ends (0: the request is no question). A question starts with
+/// an auxiliary ("is", "are", "was", "were", "has", "had", "did", "does"; "do" before a pronoun:
+/// "do I have"), or with "who" before a past form ("who commented"). Its clause ends at the first
+/// clause break or marker ("is the build green, and if not rerun it").
+fn question_end(tokens: &[(Cow<'_, str>, Token)]) -> usize {
+    let first = tokens.first().map(|(w, _)| w.as_ref());
+    let second = tokens.get(1).map(|(w, t)| (w.as_ref(), t.opaque));
+    let asks = match first {
+        Some("is" | "are" | "was" | "were" | "has" | "had" | "did" | "does") => true,
+        Some("do") => matches!(second, Some(("i" | "we" | "you" | "they", _))),
+        Some("who") => second.is_some_and(|(w, opaque)| !opaque && w.len() > 4 && w.ends_with("ed")),
+        _ => false,
+    };
+    if !asks {
+        return 0;
+    }
+    tokens
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, (w, t))| t.brk || !t.opaque && lexicon::classes(w) & lexicon::CLAUSE_MARKER != 0)
+        .map_or(tokens.len(), |(i, _)| i)
 }
 
 /// The verbs a regular past participle may be of ("shared" -> share, "added" -> add, "dropped"
