@@ -118,7 +118,8 @@ impl SearchIndex {
         // A word's parts, one list for every word.
         let mut parts: Vec<String> = Vec::new();
         for (i, raw) in query.split_whitespace().enumerate() {
-            if is_local_path(raw) {
+            let path = is_local_path(raw);
+            if path {
                 local_path = true;
                 // A path without an extension is most likely a folder.
                 let last = raw.trim_end_matches(|c: char| !c.is_alphanumeric()).rsplit('/').next().unwrap_or_default();
@@ -154,7 +155,9 @@ impl SearchIndex {
                 }
                 continue;
             }
-            let opaque = raw.starts_with('@')
+            // (A path's folders are names: "~/code/app" asks nothing of apps.)
+            let opaque = path
+                || raw.starts_with('@')
                 || raw.contains('@')
                 || raw.contains("://")
                 || raw
