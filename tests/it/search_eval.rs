@@ -582,8 +582,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 518, "every written request is read");
-    assert!(first >= 402, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 551, "every written request is read");
+    assert!(first >= 431, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1550,8 +1550,8 @@ fn limits_up_to_fifty_are_filled_with_marked_guesses() {
 /// A passive ask reads its participle as the verb ("has to be removed", "must be paged"); what is
 /// said to be wrong asks for a change ("the row has the wrong phone number"); an invitation
 /// turned down declines it ("I can't make the retro", "say no to the invite"); kinds of meeting
-/// are meetings ("standup", "one-on-one"); "on my plate" is what is assigned to me; "to end" a
-/// subscription cancels it.
+/// are meetings ("standup", "one-on-one"); "on my plate" is what is assigned to me; "in a
+/// nutshell" is a summary; "to end" a subscription cancels it.
 #[test]
 fn how_an_ask_is_said_in_passing_finds_its_action() {
     firsts_over_the_catalogue(&[
@@ -1568,6 +1568,10 @@ fn how_an_ask_is_said_in_passing_finds_its_action() {
         ("can't make it to the standup tomorrow", "google_calendar_update_rsvp"),
         ("move my one-on-one with tom to thursday", "google_calendar_update_event"),
         ("what's on my plate in linear", "linear_list_issues"),
+        (
+            "my boss asked what the most read article on wikipedia about the french revolution says in a nutshell",
+            "wikipedia_get_summary",
+        ),
     ]);
 }
 
@@ -1596,6 +1600,7 @@ fn a_question_about_an_action_reads() {
     firsts_over_the_catalogue(&[
         ("has anyone replied to my email to the landlord", "gmail_get_thread"),
         ("who commented on the confluence page about the roadmap", "confluence_get_page"),
+        ("which asana tasks did maria finish", "asana_list_tasks"),
     ]);
 }
 

@@ -203,6 +203,7 @@ pub const PHRASES: &[Phrase] = &[
     (&["set", "up"], "setup"),
     (&["wake", "up"], "page"),
     (&["on", "my", "plate"], "assigned"),
+    (&["in", "a", "nutshell"], "summary"),
     (&["one", "on", "one"], "meeting"),
     (&["woken", "up"], "page"),
     (&["log", "out"], "disconnect"),

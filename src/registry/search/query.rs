@@ -829,26 +829,29 @@ fn phrasal_verbs(tokens: &mut Vec<(Cow<'_, str>, Token)>) {
 
 /// Where a question's first clause ends (0: the request is no question). A question starts with
 /// an auxiliary ("is", "are", "was", "were", "has", "had", "did", "does"; "do" before a pronoun:
-/// "do I have"), or with "who" before a past form ("who commented"). Its clause ends at the first
+/// "do I have"), with "who" before a past form ("who commented"), or with "which" or "what" and
+/// an auxiliary after it ("which tasks did maria finish"). Its clause ends at the first
 /// clause break or marker ("is the build green, and if not rerun it").
 fn question_end(tokens: &[(Cow<'_, str>, Token)]) -> usize {
     let first = tokens.first().map(|(w, _)| w.as_ref());
     let second = tokens.get(1).map(|(w, t)| (w.as_ref(), t.opaque));
-    let asks = match first {
-        Some("is" | "are" | "was" | "were" | "has" | "had" | "did" | "does") => true,
-        Some("do") => matches!(second, Some(("i" | "we" | "you" | "they", _))),
-        Some("who") => second.is_some_and(|(w, opaque)| !opaque && w.len() > 4 && w.ends_with("ed")),
-        _ => false,
-    };
-    if !asks {
-        return 0;
-    }
-    tokens
+    let end = tokens
         .iter()
         .enumerate()
         .skip(1)
         .find(|(_, (w, t))| t.brk || !t.opaque && lexicon::classes(w) & lexicon::CLAUSE_MARKER != 0)
-        .map_or(tokens.len(), |(i, _)| i)
+        .map_or(tokens.len(), |(i, _)| i);
+    let asks = match first {
+        Some("is" | "are" | "was" | "were" | "has" | "had" | "did" | "does") => true,
+        Some("do") => matches!(second, Some(("i" | "we" | "you" | "they", _))),
+        Some("who") => second.is_some_and(|(w, opaque)| !opaque && w.len() > 4 && w.ends_with("ed")),
+        // "which tasks did maria finish", "what did sam write": an auxiliary in the clause.
+        Some("which" | "what") => {
+            tokens[1..end].iter().any(|(w, _)| matches!(w.as_ref(), "did" | "was" | "were" | "has" | "had"))
+        }
+        _ => false,
+    };
+    if asks { end } else { 0 }
 }
 
 /// The verbs a regular past participle may be of ("shared" -> share, "added" -> add, "dropped"
