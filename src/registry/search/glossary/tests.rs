@@ -645,3 +645,29 @@ fn request_words_of_the_eighth_list() {
         ("ホームページのカードをレビュー列にドラッグして", "drag", "drug"),
     ]);
 }
+
+#[test]
+fn a_number_reads_with_its_unit() {
+    // A month, a day, an hour, a year, a count; a duration stays one.
+    assert_reads(&[
+        ("我3月14日有哪些会议", "march", "moon"),
+        ("3月14日にどんな会議がありますか", "march", "sunday"),
+        ("安排明天下午3点和bob开会", "3", "tap"),
+        ("今朝8時以降のエラー", "8", "hr"),
+        ("2023年7月1日のマドリードの気温", "july", "age"),
+        ("过去24小时的运行", "hour", ""),
+        ("過去24時間のワークフロー", "time", ""),
+        ("经费表中追加3行", "rows", ""),
+    ]);
+    // A Chinese count makes its noun plural; 第 before a number is an ordinal.
+    assert_reads(&[("显示最早的3张卡片", "cards", "spread"), ("显示第512号issue", "512", "grades")]);
+}
+
+#[test]
+fn a_handle_or_channel_is_kept_whole() {
+    assert_reads(&[
+        ("schick @maria eine Direktnachricht", "@maria", "mary"),
+        ("envie uma mensagem direta para @maria", "@maria", "virgin"),
+        ("zeige die Nachrichten in #general", "#general", ""),
+    ]);
+}
