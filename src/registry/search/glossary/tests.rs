@@ -671,3 +671,24 @@ fn a_handle_or_channel_is_kept_whole() {
         ("zeige die Nachrichten in #general", "#general", ""),
     ]);
 }
+
+#[test]
+fn dates_counts_and_the_seventh_session_entries() {
+    // A month is the month alone; Portuguese weekdays; verbs the wordnets give late.
+    assert_reads(&[
+        ("quelles réunions ai-je le 14 mars", "march", "mars"),
+        ("qué reuniones tengo el 14 de marzo", "march", "mar"),
+        ("welche Meetings habe ich am 14. März", "march", "mar"),
+        ("aceite o convite para a revisão de quarta às 14h", "wednesday", "endorsement"),
+        ("marque uma reunião na próxima terça", "tuesday", "farm"),
+        ("adicione um cartão ao backlog", "add", "total"),
+        ("edite minha última mensagem do slack", "edit", "publish"),
+        ("bin ich morgen zwischen 10 und 12 Uhr frei", "between", "bisexual"),
+        ("quantas assinaturas ativas temos", "how", ""),
+        ("合并拉取请求87", "pull", "drag"),
+        ("显示hacker news上pg的个人资料", "profile", "material"),
+        ("没有经办人的bug", "assignee", "haven"),
+        ("2024年第1四半期に受け取った支払い", "quarter", "quartet"),
+        ("経費シートに3行追加して", "expenses", ""),
+    ]);
+}
