@@ -187,6 +187,8 @@ CORE = {
     # they lack ("obtiens", "obtenha", "renomeie"); written from the languages, not from any
     # request of the evaluation.
     "es": {
+        # Code-switching requests ("manda un request GET": send; was vow).
+        "manda": "send",
         # Dates, counts and questions (round 7, `ml13`): a month is the month alone ("marzo" was
         # also "mar").
         "enero": "january", "febrero": "february", "marzo": "march", "abril": "april", "mayo": "may",
@@ -313,6 +315,9 @@ CORE = {
         "appeler": "call",
     },
     "pt": {
+        # Code-switching requests: "cria" create (young offspring), "cancela" cancel (grill),
+        # "sobe o screenshot" upload (underneath), "dá um ping" give (brandy).
+        "cria": "create", "cancela": "cancel", "sobe": "upload raise", "dá": "give",
         # Dates, counts (round 7, `ml13`): weekdays ("terça" was third farm, "quinta" fifth),
         # "adicione" add ("total number"), "aceite" accept, "edite" edit (was publish print).
         "janeiro": "january", "fevereiro": "february", "março": "march", "abril": "april", "maio": "may",
@@ -487,6 +492,8 @@ CORE = {
         "审核": "review approve audit",
     },
     "ja": {
+        # Code-switching: アップ upload, サブスク subscription, 前回 last time.
+        "アップ": "upload up", "サブスク": "subscription", "前回": "last previous",
         # Round 7, `ml13`: a quarter of a year (was "four iv quartet"), expenses ("pass by"), an
         # assignee, a morning standup.
         "四半期": "quarter", "経費": "expenses expense", "担当者": "assignee", "朝会": "standup meeting",

@@ -672,6 +672,9 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();
                             if let Some(q) = question(&word) {
+                                // A question word is read ("Slackの@jdoeは誰ですか": who), though
+                                // no word of the request was translated.
+                                dropped += 1;
                                 out.push(q.to_string());
                                 which = q == "which";
                             } else if !stop.contains(&word.as_str()) {

@@ -181,6 +181,7 @@ const STOP_DE: &[&str] = &[
     "waren",
     "wurde",
     "bin",
+    "wegen",
     "wurden",
     "würde",
     "würdest",
@@ -209,7 +210,7 @@ const STOP_PT: &[&str] = &[
     "sua", "seus", "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às",
     "como", "mais", "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta",
     "quem", "está", "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos",
-    "têm", "porque", "você", "vocês",
+    "têm", "porque", "você", "vocês", "pro",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).

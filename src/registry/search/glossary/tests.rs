@@ -692,3 +692,20 @@ fn dates_counts_and_the_seventh_session_entries() {
         ("経費シートに3行追加して", "expenses", ""),
     ]);
 }
+
+#[test]
+fn a_cjk_question_word_reads_alone_and_code_switching_entries() {
+    // Nothing translated but the question word: the request still reads.
+    assert_eq!(gloss("Slackの@jdoeは誰ですか", &none).as_deref(), Some("Slack @jdoe who"));
+    // Requests that mix English product terms into the language.
+    assert_reads(&[
+        ("manda un request GET al endpoint de health", "send", "vow"),
+        ("cria uma issue no GitHub pro link quebrado", "create", "offspring"),
+        ("cria uma issue no GitHub pro link quebrado", "link", "bow"),
+        ("cancela a subscription do stripe do cliente", "cancel", "grill"),
+        ("sobe o screenshot no canal do slack", "upload", "underneath"),
+        ("ping das Team im Channel wegen des Deploys", "ping", "vega"),
+        ("デッキをGoogleドライブにアップして", "upload", ""),
+        ("顧客のStripeのサブスクをキャンセルして", "subscription", ""),
+    ]);
+}
