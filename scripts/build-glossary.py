@@ -315,6 +315,7 @@ CORE = {
         "appeler": "call",
     },
     "pt": {
+        "ninguém": "nobody",
         # Code-switching requests: "cria" create (young offspring), "cancela" cancel (grill),
         # "sobe o screenshot" upload (underneath), "dá um ping" give (brandy).
         "cria": "create", "cancela": "cancel", "sobe": "upload raise", "dá": "give",
@@ -438,6 +439,8 @@ CORE = {
         "seite": "page side", "spalte": "column",
     },
     "zh": {
+        # Round 7, `ml13`: issued (an invoice: was open start tool), a call, to schedule.
+        "开具": "issue", "通话": "call phone", "安排": "schedule arrange plan",
         # Round 7, `ml13`: pull and merge requests (拉取 was pull play drag), 没有 (was "haven hasn"),
         # 还没 not yet, assignee, profile.
         "拉取请求": "pull request", "合并请求": "merge request", "没有": "without not", "还没": "not yet",
@@ -492,6 +495,10 @@ CORE = {
         "审核": "review approve audit",
     },
     "ja": {
+        # Dates and people (round 7, `ml13`): on call (passed through), started (was wear paw),
+        # in charge (take upon), issued (was waged), filed, moved (was migration).
+        "オンコール": "on call", "着手": "start begin", "担当": "assigned charge", "発行": "issue publish",
+        "起票": "file create", "移動": "move",
         # Code-switching: アップ upload, サブスク subscription, 前回 last time.
         "アップ": "upload up", "サブスク": "subscription", "前回": "last previous",
         # Round 7, `ml13`: a quarter of a year (was "four iv quartet"), expenses ("pass by"), an

@@ -709,3 +709,18 @@ fn a_cjk_question_word_reads_alone_and_code_switching_entries() {
         ("顧客のStripeのサブスクをキャンセルして", "subscription", ""),
     ]);
 }
+
+#[test]
+fn on_call_issued_and_scheduled() {
+    assert_reads(&[
+        ("今週Olgaはオンコールですか", "call", ""),
+        ("土曜日の夜のオンコール担当は誰ですか", "assigned", "assume"),
+        ("決済APIについて優先度1のインシデントを起票して", "file", ""),
+        ("10月に発行された請求書", "issued", "waged"),
+        ("10月开具的发票", "issue", "tool"),
+        ("安排周五下午3点和设计团队通话", "schedule", ""),
+        ("安排周五下午3点和设计团队通话", "call", "conversation"),
+        ("hubspotの商談を成約済みに移動して", "move", "migration"),
+        ("issues do linear que ninguém pegou", "nobody", ""),
+    ]);
+}
