@@ -194,6 +194,7 @@ CORE = {
         "enero": "january", "febrero": "february", "marzo": "march", "abril": "april", "mayo": "may",
         "junio": "june", "julio": "july", "agosto": "august", "septiembre": "september", "octubre": "october",
         "noviembre": "november", "diciembre": "december",
+        "titulada": "titled", "titulado": "titled",
         # Words of everyday requests read at another sense first ("haz" ray, "cita" date), found by
         # glossing a list of requests written for the purpose (round 7, `ml9`).
         "haz": "make do", "hazlo": "make do", "cita": "appointment date meeting", "citas": "appointment date meeting",
@@ -355,6 +356,7 @@ CORE = {
         "moda": "mode fashion", "divergência": "divergence", "vetorial": "vector", "vetor": "vector",
         "bancos de dados": "database", "banco de dados": "database", "previsão do tempo": "weather forecast",
         "erupção solar": "solar flare", "erupções solares": "solar flare", "covid": "covid",
+        "anexo": "attachment annex", "anexos": "attachments annex",
         # Round 7, `ml11`: "dê" (give) passed through, "ensaio" essay, "reunião" gathering
         # collection.
         "dê": "give", "ensaio clínico": "clinical trial", "ensaios clínicos": "clinical trial",
@@ -420,6 +422,7 @@ CORE = {
         "fertig": "done finished ready", "mitarbeiter": "employee staff colleague",
         "kreuzprodukt": "cross product", "foto": "photo photograph", "transponiere": "transpose",
         "sonneneruption": "solar flare",
+        "entwirf": "draft", "entwerfen": "draft",
         # Round 7, `ml11`: "kündige" fire, "zugewiesen" read as Zug + Wiesen (train meadow),
         # "Karten" carts.
         "kündige": "cancel terminate", "kündigen": "cancel terminate", "zugewiesen": "assigned",
@@ -441,6 +444,7 @@ CORE = {
     "zh": {
         # Round 7, `ml13`: issued (an invoice: was open start tool), a call, to schedule.
         "开具": "issue", "通话": "call phone", "安排": "schedule arrange plan",
+        "起草": "draft",
         # Round 7, `ml13`: pull and merge requests (拉取 was pull play drag), 没有 (was "haven hasn"),
         # 还没 not yet, assignee, profile.
         "拉取请求": "pull request", "合并请求": "merge request", "没有": "without not", "还没": "not yet",
@@ -499,6 +503,7 @@ CORE = {
         # in charge (take upon), issued (was waged), filed, moved (was migration).
         "オンコール": "on call", "着手": "start begin", "担当": "assigned charge", "発行": "issue publish",
         "起票": "file create", "移動": "move",
+        "言及": "mention", "移行": "migration transition", "件名": "subject",
         # Code-switching: アップ upload, サブスク subscription, 前回 last time.
         "アップ": "upload up", "サブスク": "subscription", "前回": "last previous",
         # Round 7, `ml13`: a quarter of a year (was "four iv quartet"), expenses ("pass by"), an

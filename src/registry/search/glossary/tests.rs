@@ -724,3 +724,15 @@ fn on_call_issued_and_scheduled() {
         ("issues do linear que ninguém pegou", "nobody", ""),
     ]);
 }
+
+#[test]
+fn titled_attachments_drafts_and_mentions() {
+    assert_reads(&[
+        ("crea una página de notion titulada \"Retro notes\"", "titled", "questioned"),
+        ("registre uma issue no linear \"a sincronização perde anexos\"", "attachments", "vicinity"),
+        ("给团队起草一封邮件", "draft", "straw"),
+        ("entwirf eine E-Mail an das Team", "draft", ""),
+        ("Priyaが移行について言及したメッセージを探して", "mention", "wage"),
+        ("件名が「請求書期限切れ」のメール", "subject", ""),
+    ]);
+}
