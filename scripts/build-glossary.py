@@ -187,6 +187,14 @@ CORE = {
     # they lack ("obtiens", "obtenha", "renomeie"); written from the languages, not from any
     # request of the evaluation.
     "es": {
+        # Code-switching requests ("manda un request GET": send; was vow).
+        "manda": "send",
+        # Dates, counts and questions (round 7, `ml13`): a month is the month alone ("marzo" was
+        # also "mar").
+        "enero": "january", "febrero": "february", "marzo": "march", "abril": "april", "mayo": "may",
+        "junio": "june", "julio": "july", "agosto": "august", "septiembre": "september", "octubre": "october",
+        "noviembre": "november", "diciembre": "december",
+        "titulada": "titled", "titulado": "titled",
         # Words of everyday requests read at another sense first ("haz" ray, "cita" date), found by
         # glossing a list of requests written for the purpose (round 7, `ml9`).
         "haz": "make do", "hazlo": "make do", "cita": "appointment date meeting", "citas": "appointment date meeting",
@@ -242,6 +250,10 @@ CORE = {
         "caloría": "calorie", "calorías": "calorie", "enseña": "show teach", "enseñar": "show teach",
     },
     "fr": {
+        # Dates (round 7, `ml13`): "mars" is March, not the planet.
+        "janvier": "january", "février": "february", "mars": "march", "avril": "april", "mai": "may",
+        "juin": "june", "juillet": "july", "août": "august", "septembre": "september", "octobre": "october",
+        "novembre": "november", "décembre": "december",
         "mets": "put set", "fais": "make do", "faites": "make do", "comment": "how", "font": "make do",
         "dépôt": "repository deposit", "téléverse": "upload", "téléverser": "upload", "argent": "money silver",
         "tableau": "board table chart", "tableaux": "board table chart",
@@ -304,6 +316,18 @@ CORE = {
         "appeler": "call",
     },
     "pt": {
+        "ninguém": "nobody",
+        # Code-switching requests: "cria" create (young offspring), "cancela" cancel (grill),
+        # "sobe o screenshot" upload (underneath), "dá um ping" give (brandy).
+        "cria": "create", "cancela": "cancel", "sobe": "upload raise", "dá": "give",
+        # Dates, counts (round 7, `ml13`): weekdays ("terça" was third farm, "quinta" fifth),
+        # "adicione" add ("total number"), "aceite" accept, "edite" edit (was publish print).
+        "janeiro": "january", "fevereiro": "february", "março": "march", "abril": "april", "maio": "may",
+        "junho": "june", "julho": "july", "agosto": "august", "setembro": "september", "outubro": "october",
+        "novembro": "november", "dezembro": "december",
+        "terça": "tuesday", "quarta": "wednesday fourth", "quinta": "thursday fifth", "sexta": "friday sixth",
+        "adicione": "add", "adicionar": "add", "aceite": "accept", "aceitar": "accept",
+        "edite": "edit", "editar": "edit",
         "planilha": "spreadsheet sheet", "faça": "make do", "faz": "make do", "valor": "value worth",
         "aprendizado de máquina": "machine learning", "aprendizagem automática": "machine learning",
         "massa corporal": "body mass", "produto escalar": "dot product scalar", "aprendizado profundo": "deep learning",
@@ -332,6 +356,7 @@ CORE = {
         "moda": "mode fashion", "divergência": "divergence", "vetorial": "vector", "vetor": "vector",
         "bancos de dados": "database", "banco de dados": "database", "previsão do tempo": "weather forecast",
         "erupção solar": "solar flare", "erupções solares": "solar flare", "covid": "covid",
+        "anexo": "attachment annex", "anexos": "attachments annex",
         # Round 7, `ml11`: "dê" (give) passed through, "ensaio" essay, "reunião" gathering
         # collection.
         "dê": "give", "ensaio clínico": "clinical trial", "ensaios clínicos": "clinical trial",
@@ -350,6 +375,11 @@ CORE = {
         "chamamos": "call", "chamar": "call",
     },
     "de": {
+        # Dates (round 7, `ml13`): months, "zwischen" (between: passed through).
+        "januar": "january", "februar": "february", "märz": "march", "april": "april", "mai": "may",
+        "juni": "june", "juli": "july", "august": "august", "september": "september", "oktober": "october",
+        "november": "november", "dezember": "december",
+        "zwischen": "between",
         "morgen": "tomorrow morning", "kostet": "cost price", "schick": "send", "posteingang": "inbox",
         "termin": "appointment date meeting", "ungelesen": "unread", "beitrag": "post contribution article",
         "arzneimittel": "drug medicine medication", "mittelwert": "mean average",
@@ -392,6 +422,7 @@ CORE = {
         "fertig": "done finished ready", "mitarbeiter": "employee staff colleague",
         "kreuzprodukt": "cross product", "foto": "photo photograph", "transponiere": "transpose",
         "sonneneruption": "solar flare",
+        "entwirf": "draft", "entwerfen": "draft",
         # Round 7, `ml11`: "kündige" fire, "zugewiesen" read as Zug + Wiesen (train meadow),
         # "Karten" carts.
         "kündige": "cancel terminate", "kündigen": "cancel terminate", "zugewiesen": "assigned",
@@ -411,6 +442,13 @@ CORE = {
         "seite": "page side", "spalte": "column",
     },
     "zh": {
+        # Round 7, `ml13`: issued (an invoice: was open start tool), a call, to schedule.
+        "开具": "issue", "通话": "call phone", "安排": "schedule arrange plan",
+        "起草": "draft",
+        # Round 7, `ml13`: pull and merge requests (拉取 was pull play drag), 没有 (was "haven hasn"),
+        # 还没 not yet, assignee, profile.
+        "拉取请求": "pull request", "合并请求": "merge request", "没有": "without not", "还没": "not yet",
+        "经办人": "assignee", "个人资料": "profile",
         "收件箱": "inbox", "比特币": "bitcoin", "头条": "headline top", "头条新闻": "headline news",
         "谷歌云端硬盘": "google drive", "云端硬盘": "drive cloud", "错误": "error mistake wrong",
         "游客中心": "visitor center", "访客": "visitor", "当前": "current present", "待办事项": "todo task", "待办": "todo task", "发给": "send",
@@ -461,6 +499,16 @@ CORE = {
         "审核": "review approve audit",
     },
     "ja": {
+        # Dates and people (round 7, `ml13`): on call (passed through), started (was wear paw),
+        # in charge (take upon), issued (was waged), filed, moved (was migration).
+        "オンコール": "on call", "着手": "start begin", "担当": "assigned charge", "発行": "issue publish",
+        "起票": "file create", "移動": "move",
+        "言及": "mention", "移行": "migration transition", "件名": "subject",
+        # Code-switching: アップ upload, サブスク subscription, 前回 last time.
+        "アップ": "upload up", "サブスク": "subscription", "前回": "last previous",
+        # Round 7, `ml13`: a quarter of a year (was "four iv quartet"), expenses ("pass by"), an
+        # assignee, a morning standup.
+        "四半期": "quarter", "経費": "expenses expense", "担当者": "assignee", "朝会": "standup meeting",
         "ビットコイン": "bitcoin", "セット": "set", "受信": "receive incoming", "受信トレイ": "inbox", "開く": "open",
         "換算": "convert", "スプレッドシート": "spreadsheet sheet", "曜日": "day week", "行き": "going bound", "連絡先": "contact", "保管庫": "vault storage",
         # Round 7, `ml12`: 項目 nape eye, 解決済み passed through.

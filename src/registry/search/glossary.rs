@@ -343,7 +343,12 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     let mut words_of = |raw: &str| -> Vec<(String, String, bool)> {
         let capital = !first && raw.chars().next().is_some_and(char::is_uppercase);
         first = false;
-        let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        // A handle or a channel ("@maria", "#general") is a name: kept whole, as written.
+        let trimmed = if raw.starts_with(['@', '#']) {
+            raw.trim_end_matches(|c: char| !c.is_alphanumeric())
+        } else {
+            raw.trim_matches(|c: char| !c.is_alphanumeric())
+        };
         let parts: Vec<&str> = trimmed.split(['-', '\'', '’']).collect();
         if parts.len() > 1 && parts.iter().all(|p| p.chars().all(char::is_alphabetic)) {
             // A capitalised part after a hyphen is a noun even at the start ("Asana-Projekte").
@@ -465,7 +470,7 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
     let mut which = false;
     let subtraction = lang == Lang::Ja && text.find("から").is_some_and(|from| text[from..].contains('引'));
     let (mut next, mut skip) = (0, 0);
-    for (piece, words) in pieces.iter().zip(&words_by_piece) {
+    for (at, (piece, words)) in pieces.iter().zip(&words_by_piece).enumerate() {
         match piece {
             Piece::Word(_) => {
                 for (w, raw, capital) in words.iter().flatten() {
@@ -593,6 +598,33 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
             }
             Piece::Cjk(run) => {
                 let mut i = 0;
+                // A number's unit or counter right after it ("3月14日", "下午3点", "20件"): a
+                // date, an hour, a count; a number before it ("第512号") is an ordinal.
+                let number = at.checked_sub(1).and_then(|j| match &pieces[j] {
+                    Piece::Word(w) if w.chars().all(|c| c.is_ascii_digit()) => Some(*w),
+                    _ => None,
+                });
+                if let Some(number) = number
+                    && let Some((read, n)) = numbered(number, run)
+                {
+                    match read {
+                        Numbered::Instead(word) => {
+                            out.pop();
+                            out.push(word.to_string());
+                        }
+                        Numbered::After(word) => out.push(word.to_string()),
+                        Numbered::As => {}
+                        // A Chinese count of more than one makes the noun after it plural
+                        // ("3张卡片" three cards), as "which" does; a Japanese count follows
+                        // its noun ("カード3枚").
+                        Numbered::Count => which = lang == Lang::Zh && number != "1",
+                    }
+                    i = n;
+                }
+                // 第 before a number marks it an ordinal: the number is read alone.
+                let ordinal = run.last() == Some(&'第')
+                    && matches!(pieces.get(at + 1), Some(Piece::Word(w)) if w.starts_with(|c: char| c.is_ascii_digit()));
+                let run = &run[..run.len() - usize::from(ordinal)];
                 // The end of the katakana word `i` is in, when the glossary's entries do not
                 // cover it whole: a name or a word the glossary lacks ("ズンドコベロンチョ" is not
                 // read as "ロンチ", launch), of which only long entries are read.
@@ -640,6 +672,9 @@ pub fn gloss(query: &str, keep: &dyn Fn(&str) -> bool) -> Option<String> {
                         Some((words, n)) => {
                             let word: String = run[i..i + n].iter().collect();
                             if let Some(q) = question(&word) {
+                                // A question word is read ("Slackの@jdoeは誰ですか": who), though
+                                // no word of the request was translated.
+                                dropped += 1;
                                 out.push(q.to_string());
                                 which = q == "which";
                             } else if !stop.contains(&word.as_str()) {
@@ -683,6 +718,40 @@ fn branch_name(lang: Lang, word: &str, before: Option<&str>) -> bool {
 const FRENCH_BEFORE_HAND: &[&str] = &["la", "une", "ma", "ta", "sa", "cette", "en", "notre", "votre", "leur"];
 
 /// A character of a katakana word (the middle dot separates two).
+/// What a Chinese or Japanese unit or counter right after a number reads as, and how many
+/// characters it takes: a month in the number's place ("3月" March), rows after it ("3行"), or
+/// the number as it is (a day, an hour, a year, a count: "14日", "3点", "2023年", "20件"). A
+/// duration is not a date ("3日間", "24時間", "3年" years: only a four-digit year drops 年).
+fn numbered(number: &str, run: &[char]) -> Option<(Numbered, usize)> {
+    const MONTHS: &str = "january february march april may june july august september october november december";
+    let next = run.get(1).copied();
+    let n: usize = number.parse().ok()?;
+    match run.first()? {
+        '月' if (1..=12).contains(&n) => Some((Numbered::Instead(MONTHS.split(' ').nth(n - 1)?), 1)),
+        '行' => Some((Numbered::After("rows"), 1)),
+        '日' | '号' | '號' | '時' | '时' | '点' | '點' if !matches!(next, Some('間' | '间')) => {
+            Some((Numbered::As, 1))
+        }
+        '年' if number.len() == 4 => Some((Numbered::As, 1)),
+        '件' | '个' | '個' | '条' | '條' | '枚' | 'つ' | '張' | '张' | '篇' | '封' | '台' => {
+            Some((Numbered::Count, 1))
+        }
+        _ => None,
+    }
+}
+
+/// How a number reads with the unit after it ([`numbered`]).
+enum Numbered {
+    /// A word in its place (a month).
+    Instead(&'static str),
+    /// The number, then a word.
+    After(&'static str),
+    /// The number alone.
+    As,
+    /// The number alone, counting what follows.
+    Count,
+}
+
 fn katakana_word(c: char) -> bool {
     is_katakana(c) && c != '・'
 }

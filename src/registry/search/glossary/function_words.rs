@@ -41,6 +41,7 @@ const QUESTION: &[(&str, &str)] = &[
     ("qual", "which"),
     ("quanto", "how much"),
     ("quantos", "how many"),
+    ("quantas", "how many"),
     ("onde", "where"),
     ("哪些", "which"),
     ("哪个", "which"),
@@ -83,7 +84,7 @@ const STOP_ES: &[&str] = &[
     "le", "les", "qué", "cuál", "cuáles", "cuánto", "cuántos", "cuánta", "cuántas", "dónde", "cómo", "sobre", "este",
     "esta", "estos", "estas", "ese", "esa", "yo", "nos", "como", "más", "muy", "todo", "todos", "hasta", "desde",
     "entre", "tengo", "tiene", "va", "ha", "he", "mí", "ti", "quién", "quiénes", "esté", "estén", "contra", "nuestro",
-    "nuestra", "nuestros", "nuestras", "cuándo", "cuando", "tenemos", "porque",
+    "nuestra", "nuestros", "nuestras", "cuándo", "cuando", "tenemos", "porque", "estoy",
 ];
 const STOP_DE: &[&str] = &[
     "der",
@@ -179,6 +180,8 @@ const STOP_DE: &[&str] = &[
     "war",
     "waren",
     "wurde",
+    "bin",
+    "wegen",
     "wurden",
     "würde",
     "würdest",
@@ -198,16 +201,16 @@ const STOP_FR: &[&str] = &[
     "quelles", "où", "je", "j", "moi", "me", "m", "ce", "cette", "ces", "qui", "que", "qu", "il", "elle", "y", "pas",
     "ne", "nous", "vous", "en", "par", "à", "s", "c", "n", "t", "plus", "tous", "tout", "toutes", "ai", "a", "ont",
     "combien", "jusqu", "cet", "ci", "notre", "votre", "vos", "leur", "leurs", "se", "quand", "ils", "elles", "avons",
-    "avez", "parce", "selon", "nos", "vers", "dois", "doit",
+    "avez", "parce", "selon", "nos", "vers", "dois", "doit", "suis",
 ];
 const STOP_PT: &[&str] = &[
     "o", "os", "a", "as", "um", "uma", "uns", "umas", "do", "da", "dos", "das", "de", "em", "no", "na", "nos", "nas",
-    "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "onde", "há", "para", "pelo",
-    "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu", "sua", "seus",
-    "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às", "como", "mais",
-    "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta", "quem", "está",
-    "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos", "têm", "porque",
-    "você", "vocês",
+    "com", "meu", "minha", "meus", "minhas", "quais", "qual", "quanto", "quantos", "quantas", "estou", "onde", "há",
+    "para", "pelo", "pela", "pelos", "pelas", "por", "não", "é", "são", "e", "ou", "que", "se", "eu", "me", "seu",
+    "sua", "seus", "suas", "este", "esta", "esse", "essa", "isso", "tenho", "tem", "sobre", "ao", "aos", "à", "às",
+    "como", "mais", "todos", "todas", "vai", "mim", "até", "deste", "desta", "destes", "destas", "neste", "nesta",
+    "quem", "está", "estão", "esteja", "estejam", "nosso", "nossa", "nossos", "nossas", "quando", "nós", "temos",
+    "têm", "porque", "você", "vocês", "pro",
 ];
 /// Chinese function characters and words, and Japanese function words written in kana (single
 /// kana are never read as words).

@@ -645,3 +645,94 @@ fn request_words_of_the_eighth_list() {
         ("ホームページのカードをレビュー列にドラッグして", "drag", "drug"),
     ]);
 }
+
+#[test]
+fn a_number_reads_with_its_unit() {
+    // A month, a day, an hour, a year, a count; a duration stays one.
+    assert_reads(&[
+        ("我3月14日有哪些会议", "march", "moon"),
+        ("3月14日にどんな会議がありますか", "march", "sunday"),
+        ("安排明天下午3点和bob开会", "3", "tap"),
+        ("今朝8時以降のエラー", "8", "hr"),
+        ("2023年7月1日のマドリードの気温", "july", "age"),
+        ("过去24小时的运行", "hour", ""),
+        ("過去24時間のワークフロー", "time", ""),
+        ("经费表中追加3行", "rows", ""),
+    ]);
+    // A Chinese count makes its noun plural; 第 before a number is an ordinal.
+    assert_reads(&[("显示最早的3张卡片", "cards", "spread"), ("显示第512号issue", "512", "grades")]);
+}
+
+#[test]
+fn a_handle_or_channel_is_kept_whole() {
+    assert_reads(&[
+        ("schick @maria eine Direktnachricht", "@maria", "mary"),
+        ("envie uma mensagem direta para @maria", "@maria", "virgin"),
+        ("zeige die Nachrichten in #general", "#general", ""),
+    ]);
+}
+
+#[test]
+fn dates_counts_and_the_seventh_session_entries() {
+    // A month is the month alone; Portuguese weekdays; verbs the wordnets give late.
+    assert_reads(&[
+        ("quelles réunions ai-je le 14 mars", "march", "mars"),
+        ("qué reuniones tengo el 14 de marzo", "march", "mar"),
+        ("welche Meetings habe ich am 14. März", "march", "mar"),
+        ("aceite o convite para a revisão de quarta às 14h", "wednesday", "endorsement"),
+        ("marque uma reunião na próxima terça", "tuesday", "farm"),
+        ("adicione um cartão ao backlog", "add", "total"),
+        ("edite minha última mensagem do slack", "edit", "publish"),
+        ("bin ich morgen zwischen 10 und 12 Uhr frei", "between", "bisexual"),
+        ("quantas assinaturas ativas temos", "how", ""),
+        ("合并拉取请求87", "pull", "drag"),
+        ("显示hacker news上pg的个人资料", "profile", "material"),
+        ("没有经办人的bug", "assignee", "haven"),
+        ("2024年第1四半期に受け取った支払い", "quarter", "quartet"),
+        ("経費シートに3行追加して", "expenses", ""),
+    ]);
+}
+
+#[test]
+fn a_cjk_question_word_reads_alone_and_code_switching_entries() {
+    // Nothing translated but the question word: the request still reads.
+    assert_eq!(gloss("Slackの@jdoeは誰ですか", &none).as_deref(), Some("Slack @jdoe who"));
+    // Requests that mix English product terms into the language.
+    assert_reads(&[
+        ("manda un request GET al endpoint de health", "send", "vow"),
+        ("cria uma issue no GitHub pro link quebrado", "create", "offspring"),
+        ("cria uma issue no GitHub pro link quebrado", "link", "bow"),
+        ("cancela a subscription do stripe do cliente", "cancel", "grill"),
+        ("sobe o screenshot no canal do slack", "upload", "underneath"),
+        ("ping das Team im Channel wegen des Deploys", "ping", "vega"),
+        ("デッキをGoogleドライブにアップして", "upload", ""),
+        ("顧客のStripeのサブスクをキャンセルして", "subscription", ""),
+    ]);
+}
+
+#[test]
+fn on_call_issued_and_scheduled() {
+    assert_reads(&[
+        ("今週Olgaはオンコールですか", "call", ""),
+        ("土曜日の夜のオンコール担当は誰ですか", "assigned", "assume"),
+        ("決済APIについて優先度1のインシデントを起票して", "file", ""),
+        ("10月に発行された請求書", "issued", "waged"),
+        ("10月开具的发票", "issue", "tool"),
+        ("安排周五下午3点和设计团队通话", "schedule", ""),
+        ("安排周五下午3点和设计团队通话", "call", "conversation"),
+        ("hubspotの商談を成約済みに移動して", "move", "migration"),
+        ("issues do linear que ninguém pegou", "nobody", ""),
+    ]);
+}
+
+#[test]
+fn titled_attachments_drafts_and_mentions() {
+    assert_reads(&[
+        ("crea una página de notion titulada \"Retro notes\"", "titled", "questioned"),
+        ("registre uma issue no linear \"a sincronização perde anexos\"", "attachments", "vicinity"),
+        ("给团队起草一封邮件", "draft", "straw"),
+        ("entwirf eine E-Mail an das Team", "draft", ""),
+        ("Priyaが移行について言及したメッセージを探して", "mention", "wage"),
+        ("件名が「請求書期限切れ」のメール", "subject", ""),
+    ]);
+}
