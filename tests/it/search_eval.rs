@@ -266,11 +266,12 @@ const HELD_TOP1: f64 = 0.93;
 const HELD_RECALL5: f64 = 0.99;
 const HELD_KIND_TOP1: f64 = 0.88;
 const HELD_NEGATIVES_REJECTED: f64 = 0.90;
-/// What is reached today (the test's floor, so that it does not fall back): held-out top-1 0.844,
-/// recall@5 0.980, negatives rejected 16/17 (the sessions before: 0.829, 0.946, 16/17; 0.815,
-/// 0.922, 15/17). Below the targets but for negatives; docs/search.md says why.
-const HELD_FLOOR_TOP1: f64 = 0.84;
-const HELD_FLOOR_RECALL5: f64 = 0.97;
+/// What is reached today (the test's floor, so that it does not fall back): held-out top-1 0.854,
+/// recall@5 0.985, negatives rejected 16/17 (the sessions before: 0.849, 0.985; 0.844, 0.980;
+/// 0.829, 0.946, 16/17; 0.815, 0.922, 15/17). Below the targets but for negatives;
+/// docs/search.md says why.
+const HELD_FLOOR_TOP1: f64 = 0.85;
+const HELD_FLOOR_RECALL5: f64 = 0.98;
 const HELD_FLOOR_NEGATIVES: f64 = 0.94;
 
 #[derive(Deserialize)]
@@ -1090,13 +1091,14 @@ fn named_servers_rank_first_even_misspelled() {
 const MULTILINGUAL: &str = include_str!("data/mcpbench/multilingual.json");
 /// The target: top-1 over the whole multilingual set.
 const MULTILINGUAL_TOP1: f64 = 0.80;
-/// What is reached today (the test's floor, a request below): 0.792 (BM25 0.350; 0.742 before
+/// The test's floor is the target, reached in round 7's seventh session: 0.808 (`ml13`; BM25
+/// 0.350; 0.792 before its numbers with their units, handles and months; 0.742 before
 /// round 7's plurals, language evidence and words of written request lists (`ml10`); 0.717 before
 /// round 7's set phrases, eigen-terms and request words (`ml9`); 0.708 before round 7's common
 /// request words; 0.700 before round 6's request verbs; 0.692 before round 5's
 /// Japanese loanwords; 0.358 with the multilingual table alone, before the glossary; 0.258
 /// before either).
-const MULTILINGUAL_FLOOR: f64 = 0.783;
+const MULTILINGUAL_FLOOR: f64 = MULTILINGUAL_TOP1;
 
 #[derive(Deserialize)]
 struct Translated {
