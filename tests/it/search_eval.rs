@@ -583,8 +583,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 551, "every written request is read");
-    assert!(first >= 431, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 559, "every written request is read");
+    assert!(first >= 439, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1614,4 +1614,19 @@ fn a_paths_folders_are_names() {
         ("which branches does my local clone ~/code/app have", "git_git_branch"),
         ("unstage everything in the repo at ~/code/app", "git_git_reset"),
     ]);
+}
+
+/// Quoted text is what to write or look for, not what the request asks ("post \"deploy
+/// finished\" in #ops" posts; "deploy" and "finished" ask for nothing).
+#[test]
+fn quoted_text_asks_for_nothing() {
+    firsts_over_the_catalogue(&[(
+        "find the confluence page \u{201c}release checklist\u{201d}",
+        "confluence_search_pages",
+    )]);
+    let t = app();
+    let (registry, _) = registry_with_mcpbench(&t.app.registry());
+    let wrong =
+        wrong_firsts(registry.index(), &|_| true, &[("post \"deploy finished\" in #ops", "slack_send_message")]);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -117,6 +117,7 @@ impl SearchIndex {
         let mut local_path = false;
         // A word's parts, one list for every word.
         let mut parts: Vec<String> = Vec::new();
+        let quoted = quoted_words(query);
         for (i, raw) in query.split_whitespace().enumerate() {
             let path = is_local_path(raw);
             if path {
@@ -132,6 +133,12 @@ impl SearchIndex {
             let raw = raw.trim_matches(|c: char| !(c.is_alphanumeric() || "#@$".contains(c)));
             let brk = std::mem::replace(&mut brk, breaks) && !raw.is_empty();
             if raw.is_empty() {
+                continue;
+            }
+            if quoted.get(i).copied().unwrap_or(false) {
+                // Quoted text is what to write or look for ("post \"deploy finished\" in #ops"),
+                // not what the request asks.
+                tokens.push((raw.to_lowercase().into(), Token { arg: true, opaque: true, brk }));
                 continue;
             }
             if is_issue_key(raw) {
@@ -854,6 +861,32 @@ fn question_end(tokens: &[(Cow<'_, str>, Token)]) -> usize {
     if asks { end } else { 0 }
 }
 
+/// Which of a request's words (split at whitespace) stand inside double quotes ("...", “...”,
+/// „...“, «...»). None when every word with a letter does: a request wholly quoted is still the
+/// request.
+fn quoted_words(query: &str) -> Vec<bool> {
+    const OPEN: &[char] = &['"', '\u{201c}', '\u{201e}', '\u{ab}'];
+    const CLOSE: &[char] = &['"', '\u{201d}', '\u{201c}', '\u{bb}'];
+    if !query.contains(OPEN) {
+        return Vec::new();
+    }
+    let mut inside = false;
+    let mut out = Vec::new();
+    for raw in query.split_whitespace() {
+        let opens = !inside && raw.starts_with(OPEN);
+        if opens {
+            inside = true;
+        }
+        out.push(inside);
+        let body = raw.trim_end_matches(|c: char| c.is_ascii_punctuation() && c != '"');
+        if inside && (body.ends_with(CLOSE) && (!opens || body.chars().count() > 1)) {
+            inside = false;
+        }
+    }
+    let outside = query.split_whitespace().zip(&out).any(|(w, q)| !q && w.chars().any(char::is_alphabetic));
+    if outside { out } else { Vec::new() }
+}
+
 /// The verbs a regular past participle may be of ("shared" -> share, "added" -> add, "dropped"
 /// -> drop, "copied" -> copy), in that order of trying; the first [`lexicon::VERBS`] knows is
 /// taken.
@@ -888,7 +921,22 @@ fn is_local_path(raw: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cow, Token, is_local_path, participle_verb, phrasal_verbs};
+    use super::{Cow, Token, is_local_path, participle_verb, phrasal_verbs, quoted_words};
+
+    #[test]
+    fn quoted_words_are_told() {
+        assert_eq!(quoted_words(r#"post "deploy finished" in #ops"#), [false, true, true, false, false]);
+        assert_eq!(
+            quoted_words("find the page \u{201c}release checklist\u{201d} now"),
+            [false, false, false, true, true, false]
+        );
+        assert_eq!(quoted_words(r#"reply "ok" on PR 7"#), [false, true, false, false, false]);
+        // An apostrophe opens nothing; a request wholly quoted is still the request.
+        assert!(quoted_words("what's on sam's plate").is_empty());
+        assert!(quoted_words(r#""list open issues""#).is_empty());
+        // A quote left open runs to the end.
+        assert_eq!(quoted_words(r#"say "hi there"#), [false, true, true]);
+    }
 
     #[test]
     fn participles_are_read_as_their_verbs() {
