@@ -3,7 +3,7 @@
 //! lexical tier reads them as context, and it needs nothing curated: what an upstream server's
 //! tool says about itself is all it uses.
 
-use super::hash::Map;
+use super::hash::{Map, Set};
 use super::lexicon::Words;
 use super::text::{stem_owned, stem_str, tokenize};
 
@@ -160,7 +160,6 @@ impl Bm25 {
     /// that match are added to `touched`.
     pub fn score_with(&self, query: &str, out: &mut [f32], memo: &mut Memo, touched: &mut Vec<u32>) {
         let start = touched.len();
-        let mut seen: Vec<u32> = Vec::new();
         // A text's terms are its words' terms, one after the other.
         let mut ids: Vec<u32> = Vec::new();
         let mut buf = String::new();
@@ -176,11 +175,22 @@ impl Bm25 {
                 }
             }
         }
-        for id in ids {
-            if seen.contains(&id) {
-                continue;
+        // Each term once, where it first stands (a long request has a hundred terms and more:
+        // a set, not the list searched for each).
+        if ids.len() > 16 {
+            let mut seen: Set<u32> = Set::with_capacity_and_hasher(ids.len(), Default::default());
+            ids.retain(|id| seen.insert(*id));
+        } else {
+            let mut kept = 0;
+            for j in 0..ids.len() {
+                if !ids[..kept].contains(&ids[j]) {
+                    ids[kept] = ids[j];
+                    kept += 1;
+                }
             }
-            seen.push(id);
+            ids.truncate(kept);
+        }
+        for id in ids {
             for &(d, part) in &self.postings[id as usize] {
                 let slot = &mut out[d as usize];
                 if *slot == 0.0 {

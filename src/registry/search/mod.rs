@@ -397,9 +397,10 @@ impl Parsed {
     /// What the semantic tier embeds of a query: the query without the words that place it on
     /// the user's machine. They say where, not what, and a tool's text repeating them ("read a
     /// local file on disk") must not make it look like the request.
-    fn semantic_text(&self, query: &str) -> String {
+    /// (The request itself, borrowed, when nothing places it: most requests.)
+    fn semantic_text<'a>(&self, query: &'a str) -> std::borrow::Cow<'a, str> {
         if !self.local {
-            return query.to_string();
+            return query.into();
         }
         let mut kept: Vec<&str> = Vec::new();
         for word in query.split_whitespace() {
@@ -414,7 +415,7 @@ impl Parsed {
             }
             kept.push(word);
         }
-        kept.join(" ")
+        kept.join(" ").into()
     }
 }
 
@@ -624,10 +625,15 @@ pub fn clauses(query: &str) -> Vec<String> {
 /// The clauses of one sentence ([`clauses`]) added to `out`, those of two words or more, while
 /// it has fewer than [`MAX_CLAUSES`].
 fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
-    let mut keep = |clause: String| {
-        if out.len() < MAX_CLAUSES
-            && clause.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count() >= 2
-        {
+    // A clause is kept when it has two words with a letter or digit: counted as its words are
+    // taken (the commas trimmed off its end take no letter away), and only a kept clause is
+    // joined into a string.
+    let mut keep = |part: &[&str], words: usize, trim_commas: bool| {
+        if out.len() < MAX_CLAUSES && words >= 2 {
+            let mut clause = part.join(" ");
+            if trim_commas {
+                clause.truncate(clause.trim_end_matches(',').len());
+            }
             out.push(clause);
         }
     };
@@ -635,7 +641,10 @@ fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
         w.trim_matches(|c: char| !c.is_alphanumeric())
     }
     let bare = |w: &str| trim(w).to_lowercase();
+    // (Bytes: ',' is ASCII, and no other character's last byte is.)
+    let comma = |w: &str| w.as_bytes().last() == Some(&b',');
     let mut part: Vec<&str> = Vec::new();
+    let mut words_in_part = 0;
     let words: Vec<&str> = sentence.split_whitespace().collect();
     for (i, word) in words.iter().enumerate() {
         // ("then", "and" and "afterwards" are what no other word lower-cases to; their lengths
@@ -643,7 +652,7 @@ fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
         let core = trim(word);
         let joiner = matches!(core.len(), 3 | 4 | 10)
             && ["then", "and", "afterwards"].iter().any(|j| core.eq_ignore_ascii_case(j))
-            && !word.ends_with(',');
+            && !comma(word);
         let next_verb = || {
             words.get(i + 1).is_some_and(|w| {
                 let b = bare(w);
@@ -651,18 +660,21 @@ fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
             })
         };
         let joins_step = joiner && next_verb();
-        let after_comma = i > 0 && words[i - 1].ends_with(',');
+        let after_comma = i > 0 && comma(words[i - 1]);
         let starts = (after_comma && starts_step(&core.to_lowercase())) || joins_step;
         if starts && part.len() >= 2 {
-            keep(part.join(" ").trim_end_matches(',').to_string());
+            keep(&part, words_in_part, true);
             part.clear();
+            words_in_part = 0;
         }
         if !joins_step {
             part.push(word);
+            // (A word's core is empty exactly when it has no letter or digit.)
+            words_in_part += usize::from(!core.is_empty());
         }
     }
     if !part.is_empty() {
-        keep(part.join(" "));
+        keep(&part, words_in_part, false);
     }
 }
 

@@ -262,8 +262,8 @@ impl SearchIndex {
                 (q, vectors, fusion.foreign_lo, fusion.foreign_hi)
             }
             None if (fusion.blend > 0.0 || fusion.bare_blend > 0.0) && !self.vectors.is_empty() => {
-                let semantic: Vec<String> = texts.iter().map(|t| t.parsed.semantic_text(t.text)).collect();
-                let semantic: Vec<&str> = semantic.iter().map(String::as_str).collect();
+                let semantic: Vec<_> = texts.iter().map(|t| t.parsed.semantic_text(t.text)).collect();
+                let semantic: Vec<&str> = semantic.iter().map(|t| &**t).collect();
                 let q = match embed::model() {
                     Some(m) if semantic.len() > 1 => m.embed_many(&semantic),
                     Some(m) => semantic.iter().map(|t| m.embed(t)).collect(),
