@@ -583,8 +583,8 @@ fn written_requests_hold_their_floor() {
     let connected = |i: &str| t.app.is_connected(i);
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
-    assert_eq!(n, 559, "every written request is read");
-    assert!(first >= 439, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert_eq!(n, 599, "every written request is read");
+    assert!(first >= 471, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1335,6 +1335,7 @@ fn everyday_verbs_ask_for_their_action() {
         ("remark on the confluence release notes page that it needs a review", "confluence_create_comment"),
         ("pin down a time for the retro on my calendar", "google_calendar_create_event"),
         ("jot down a reminder to renew the domain", "todoist_create_task"),
+        ("chat with the platform team on slack about the outage", "slack_send_message"),
     ]);
 }
 

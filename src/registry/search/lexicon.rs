@@ -296,6 +296,7 @@ pub const VERBS: &[(&[&str], VerbMap)] = &[
             "thank",
             "welcome",
             "greet",
+            "chat",
         ],
         &[("send", 1.0), ("create", 0.75), ("add", 0.6)],
     ),
