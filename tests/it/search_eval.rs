@@ -584,7 +584,7 @@ fn written_requests_hold_their_floor() {
     let (first, n, misses) = written_firsts(registry.index(), &connected, include_str!("data/search_written.tsv"));
     println!("written requests: {first} of {n} first");
     assert_eq!(n, 614, "every written request is read");
-    assert!(first >= 471, "written requests first: {first} of {n}\n{}", misses.join("\n"));
+    assert!(first >= 477, "written requests first: {first} of {n}\n{}", misses.join("\n"));
 }
 
 /// What upstream servers' tools need to be found, shown on queries of neither query set: names
@@ -1604,6 +1604,9 @@ fn a_question_about_an_action_reads() {
         ("has anyone replied to my email to the landlord", "gmail_get_thread"),
         ("who commented on the confluence page about the roadmap", "confluence_get_page"),
         ("which asana tasks did maria finish", "asana_list_tasks"),
+        // A question in a later clause, after the thing it is about.
+        ("the person who opened issue 55 on github, what did they write", "github_get_issue"),
+        ("my inbox is a mess, which labels do I even have", "gmail_list_labels"),
     ]);
 }
 

@@ -395,13 +395,13 @@ impl SearchIndex {
         // to my email", "who commented on the page", "did the team finish the checklist"): the
         // actions it names, up to its first clause break, are states asked about, words and
         // not the request's verbs; it reads.
-        let question = question_end(&tokens);
+        let question = questions(&tokens);
         for (i, (w, t)) in tokens.iter().enumerate() {
             let w: &str = w;
             if purpose_verb[i] || !t.opaque && (self.stopwords.contains(w) || w.chars().count() < 2) {
                 continue;
             }
-            if i < question && !t.opaque && self.verbs.contains_key(w) {
+            if question.get(i).copied().unwrap_or(false) && !t.opaque && self.verbs.contains_key(w) {
                 fallback.push((w, t.clone()));
                 words.push((w, t.clone(), Role::Word));
                 continue;
@@ -501,7 +501,7 @@ impl SearchIndex {
                 words.push((verb, Token { arg: false, opaque: false, brk: false }, Role::Verb));
             }
         }
-        if question > 0
+        if question.contains(&true)
             && verbs.is_empty()
             && let Some((&verb, map)) = self.verbs.get_key_value("show")
         {
@@ -834,31 +834,44 @@ fn phrasal_verbs(tokens: &mut Vec<(Cow<'_, str>, Token)>) {
     }
 }
 
-/// Where a question's first clause ends (0: the request is no question). A question starts with
-/// an auxiliary ("is", "are", "was", "were", "has", "had", "did", "does"; "do" before a pronoun:
-/// "do I have"), with "who" before a past form ("who commented"), or with "which" or "what" and
-/// an auxiliary after it ("which tasks did maria finish"). Its clause ends at the first
-/// clause break or marker ("is the build green, and if not rerun it").
-fn question_end(tokens: &[(Cow<'_, str>, Token)]) -> usize {
-    let first = tokens.first().map(|(w, _)| w.as_ref());
-    let second = tokens.get(1).map(|(w, t)| (w.as_ref(), t.opaque));
-    let end = tokens
-        .iter()
-        .enumerate()
-        .skip(1)
-        .find(|(_, (w, t))| t.brk || !t.opaque && lexicon::classes(w) & lexicon::CLAUSE_MARKER != 0)
-        .map_or(tokens.len(), |(i, _)| i);
-    let asks = match first {
-        Some("is" | "are" | "was" | "were" | "has" | "had" | "did" | "does") => true,
-        Some("do") => matches!(second, Some(("i" | "we" | "you" | "they", _))),
-        Some("who") => second.is_some_and(|(w, opaque)| !opaque && w.len() > 4 && w.ends_with("ed")),
-        // "which tasks did maria finish", "what did sam write": an auxiliary in the clause.
-        Some("which" | "what") => {
-            tokens[1..end].iter().any(|(w, _)| matches!(w.as_ref(), "did" | "was" | "were" | "has" | "had"))
+/// Which tokens stand in a clause that asks a question (none: the request asks none). A clause
+/// (the request's start, or a clause break's) asks one when it starts with an auxiliary ("is",
+/// "are", "was", "were", "has", "had", "did", "does"; "do" before a pronoun: "do I have"), with
+/// "who" before a past form ("who commented"), or with "which" or "what" and an auxiliary after
+/// it ("which tasks did maria finish", "what have people been saying"). It ends at the next clause
+/// break or marker ("is the build green, and if not rerun it"; "that PR with the login fix, did
+/// anyone approve it yet" asks in its second clause).
+fn questions(tokens: &[(Cow<'_, str>, Token)]) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < tokens.len() {
+        let end = tokens
+            .iter()
+            .enumerate()
+            .skip(start + 1)
+            .find(|(_, (w, t))| t.brk || !t.opaque && lexicon::classes(w) & lexicon::CLAUSE_MARKER != 0)
+            .map_or(tokens.len(), |(i, _)| i);
+        let first = tokens[start].0.as_ref();
+        let second = tokens.get(start + 1).filter(|_| start + 1 < end).map(|(w, t)| (w.as_ref(), t.opaque));
+        let asks = !tokens[start].1.opaque
+            && match first {
+                "is" | "are" | "was" | "were" | "has" | "had" | "did" | "does" => true,
+                "do" => matches!(second, Some(("i" | "we" | "you" | "they", _))),
+                "who" => second.is_some_and(|(w, opaque)| !opaque && w.len() > 4 && w.ends_with("ed")),
+                // "which tasks did maria finish", "what did sam write": an auxiliary in the clause.
+                "which" | "what" => tokens[start + 1..end]
+                    .iter()
+                    .any(|(w, _)| matches!(w.as_ref(), "did" | "was" | "were" | "has" | "had" | "have")),
+                _ => false,
+            };
+        if asks {
+            out.resize(end, false);
+            out[start..end].iter_mut().for_each(|q| *q = true);
         }
-        _ => false,
-    };
-    if asks { end } else { 0 }
+        // The next clause starts at a break (a marker continues the clause's reading as before).
+        start = tokens.iter().enumerate().skip(end).find(|(_, (_, t))| t.brk).map_or(tokens.len(), |(i, _)| i);
+    }
+    out
 }
 
 /// Which of a request's words (split at whitespace) stand inside double quotes ("...", “...”,
