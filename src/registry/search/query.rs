@@ -396,8 +396,8 @@ impl SearchIndex {
         let mut first_verb = true;
         // A question asks to see how things stand ("is PR 301 merged yet", "has anyone replied
         // to my email", "who commented on the page", "did the team finish the checklist"): the
-        // actions it names, up to its first clause break, are states asked about, words and
-        // not the request's verbs; it reads.
+        // actions a question's clause names are states asked about, words and not the request's
+        // verbs; a request with no other verb reads ([`questions`]).
         let question = questions(&tokens);
         for (i, (w, t)) in tokens.iter().enumerate() {
             let w: &str = w;
