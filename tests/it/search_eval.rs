@@ -523,17 +523,27 @@ fn probe_one_query() {
     let Some(q) = std::env::var("SEARCH_PROBE").ok().or_else(|| file.as_ref().map(|_| String::new())) else { return };
     let t = app();
     // SEARCH_PROBE_MCPBENCH=1: over MCP-Bench's servers instead of the four upstream ones.
-    let registry = if std::env::var_os("SEARCH_PROBE_MCPBENCH").is_some() {
-        registry_with_mcpbench(&t.app.registry()).0
+    let (registry, exposed) = if std::env::var_os("SEARCH_PROBE_MCPBENCH").is_some() {
+        registry_with_mcpbench(&t.app.registry())
     } else {
-        registry_with_upstream(&t.app.registry())
+        (registry_with_upstream(&t.app.registry()), BTreeMap::new())
     };
     let index = registry.index();
-    let c = |i: &str| t.app.is_connected(i);
+    // As the evaluation has them: the user's own servers are connected.
+    let c = |i: &str| t.app.is_connected(i) || registry.is_upstream_server(i);
     // SEARCH_PROBE_FILE=requests.tsv: requests written to look for misses, in the form of
     // `data/search_written.tsv`; prints each miss and how many are first.
     if let Some(file) = file {
         let text = std::fs::read_to_string(&file).expect("SEARCH_PROBE_FILE reads");
+        // The benchmark's names for its tools, as they are served.
+        let served = |w: &str| exposed.get(w.trim()).cloned().unwrap_or_else(|| w.trim().to_string());
+        let text: String = text
+            .lines()
+            .map(|l| match l.split_once('\t') {
+                Some((q, want)) => format!("{q}\t{}\n", want.split(',').map(served).collect::<Vec<_>>().join(",")),
+                None => format!("{l}\n"),
+            })
+            .collect();
         let (first, n, misses) = written_firsts(index, &c, &text);
         misses.iter().for_each(|m| println!("{m}"));
         println!("probe file: {first} of {n} first");
@@ -544,7 +554,8 @@ fn probe_one_query() {
         ("fused", fusion()),
         ("semantic", Fusion { blend: 1.0, bare_blend: 1.0, lexical_floor: 0.0, ..Fusion::default() }),
     ] {
-        let hits = index.search_with(&q, 5, &c, f);
+        let limit = std::env::var("SEARCH_PROBE_LIMIT").ok().and_then(|l| l.parse().ok()).unwrap_or(5);
+        let hits = index.search_with(&q, limit, &c, f);
         println!("{label}: {:?}", hits.iter().map(|h| format!("{} {}", h.name, h.score)).collect::<Vec<_>>());
     }
 }
@@ -690,8 +701,8 @@ const UNSEEN_MULTI_HIT10: f64 = 0.85;
 const UNSEEN_MULTI_RECALL10: f64 = 0.60;
 const UNSEEN_OVER_BM25: f64 = 0.15;
 /// What is reached today on the held-out third (the test's floors: single top-1, recall@5,
-/// multi hit@10, recall@10): 0.781, 0.875, 0.903, 0.518 (BM25 0.688, 0.844, 0.839, 0.466).
-const UNSEEN_FLOOR: [f64; 4] = [0.75, 0.85, 0.87, 0.50];
+/// multi hit@10, recall@10): 0.781, 0.875, 0.871, 0.567 (BM25 0.688, 0.844, 0.839, 0.466).
+const UNSEEN_FLOOR: [f64; 4] = [0.75, 0.85, 0.85, 0.55];
 
 #[derive(Deserialize)]
 struct BenchServer {
@@ -1044,6 +1055,81 @@ fn tools_described_in_other_languages_are_found() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A long request of several steps, said as a user says it (requests of no evaluation set,
+/// over MCP-Bench's servers): its top 10 hold the tools of the steps from the server its clauses
+/// agree on, not only each clause's first guess. 9 of 26 right tools in the top 10s with the
+/// clauses' rankings merged alone, 11 with the agreed server's tools among them.
+#[test]
+fn a_long_requests_list_holds_the_tools_of_its_steps() {
+    let t = app();
+    let (registry, exposed) = registry_with_mcpbench(&t.app.registry());
+    let connected = |i: &str| t.app.is_connected(i) || registry.is_upstream_server(i);
+    let requests = [
+        (
+            "Hey, my partner and I are doing a road trip through Utah next spring and we love sleeping outdoors. \
+             Which of the big parks out there would work, is anything closed or dangerous at the moment, and where \
+             could we pitch a tent? We also like talking to rangers when we arrive.",
+            &["findParks", "getAlerts", "getCampgrounds", "getVisitorCenters", "getParkDetails"]
+                .map(|t| ("national_parks", t))[..],
+        ),
+        (
+            "I'm giving a talk to my art club about Vermeer and I'd love to show what the Met actually owns. I don't \
+             know how their collection is organised, so figure that out, see what they hold by him and give me the \
+             dates and materials of each piece.",
+            &["get-museum-object", "list-departments", "search-museum-objects"].map(|t| ("metropolitan_museum", t))[..],
+        ),
+        (
+            "So I've been wondering whether it's worth providing liquidity on Ethereum. I have no idea which \
+             exchanges run there or which pools are the busiest, and I'd want to see how a couple of the big pools \
+             have been trading lately before I commit anything.",
+            &[
+                "getNetworks",
+                "getNetworkPools",
+                "getDexPools",
+                "getPoolDetails",
+                "getPoolTransactions",
+                "getNetworkDexes",
+                "getPoolOHLCV",
+            ]
+            .map(|t| ("dex_paprika", t))[..],
+        ),
+        (
+            "My thesis needs a model that tells whether a tweet is positive or negative. I'd like to see what people \
+             have published on the hub for that, how big and popular the top few are, and what data they learned \
+             from, since my advisor will ask.",
+            &["search-models", "search-datasets", "get-model-info", "get-dataset-info"].map(|t| ("hugging_face", t))[..],
+        ),
+        (
+            "My nephew is obsessed with the James Webb telescope and I want to sound smart at dinner. Could you dig \
+             up what the encyclopedia says about it, the main points in a few lines, how the entry is organised, and \
+             what other subjects it connects to?",
+            &[
+                "search_wikipedia",
+                "get_summary",
+                "get_sections",
+                "get_related_topics",
+                "get_article",
+                "extract_key_facts",
+                "get_links",
+            ]
+            .map(|t| ("wikipedia", t))[..],
+        ),
+    ];
+    let index = registry.index();
+    let (mut found, mut all, mut lines) = (0, 0, Vec::new());
+    for (request, right) in requests {
+        let right: Vec<&str> = right.iter().map(|(s, t)| exposed[&format!("{s}_{t}")].as_str()).collect();
+        let hits: Vec<&str> =
+            index.search_with(request, 10, &connected, fusion()).into_iter().map(|h| h.name).collect();
+        let n = right.iter().filter(|r| hits.contains(r)).count();
+        lines.push(format!("{n}/{} {:.50}: {hits:?}", right.len(), request));
+        found += n;
+        all += right.len();
+    }
+    println!("a long request's steps: {found} of {all} right tools in the top 10s");
+    assert!(found >= 11, "{found} of {all}:\n{}", lines.join("\n"));
 }
 
 /// A request that names a server or a tool, even misspelled, ranks that server's tools first,
@@ -1597,6 +1683,11 @@ fn an_english_word_near_a_product_name_is_not_the_product() {
         ("sned a message on dicsord", "discord_send_message"),
         ("post in the discrod general channel", "discord_send_message"),
     ]);
+    // Another form of a product's name is the English word: "driving" is no Google Drive, and
+    // with a maps server of the user's it asks for directions.
+    let (bench, exposed) = registry_with_mcpbench(&registry);
+    let hits = bench.index().search("driving from denver to moab on friday", 5, &|_| true);
+    assert_eq!(hits.first().map(|h| h.name), Some(exposed["google_maps_maps_directions"].as_str()), "{hits:?}");
 }
 
 /// A question asks to see how things stand: the actions it names are states asked about, not

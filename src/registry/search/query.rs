@@ -657,10 +657,21 @@ impl SearchIndex {
         };
         let stemmed = stem_str(word);
         push(&mut alts, word, 1.0);
-        push(&mut alts, &stemmed, if stemmed == word { 1.0 } else { STEM_ONLY });
+        // A product's own name is surer than a word that implies it.
+        let names = |p: &&str, word: &str| p.replace('_', "") == word || tokenize(p).iter().any(|t| t == word);
+        // Another form of a product's name is the English word, not the product ("driving" is
+        // no Google Drive, "slacking" no Slack).
+        // (The stem of an "-ing" or "-ed" form, with or without the "e" the stem cut.)
+        let product_form = (word.ends_with("ing") || word.ends_with("ed"))
+            && stemmed != word
+            && [stemmed.to_string(), format!("{stemmed}e")]
+                .iter()
+                .any(|name| self.products.get(name.as_str()).is_some_and(|ps| ps.iter().any(|p| names(p, name))));
+        if !product_form {
+            push(&mut alts, &stemmed, if stemmed == word { 1.0 } else { STEM_ONLY });
+        }
         if let Some(products) = self.products.get(word) {
-            // A product's own name is surer than a word that implies it.
-            let named = |p: &&str| p.replace('_', "") == word || tokenize(p).iter().any(|t| t == word);
+            let named = |p: &&str| names(p, word);
             for p in products {
                 Self::mention(mentioned, &[p], if named(p) { 1.0 } else { IMPLIED });
             }

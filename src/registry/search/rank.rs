@@ -315,7 +315,10 @@ impl SearchIndex {
             scratch.uppers = approx.into_buffer();
         }
         *self.scratch.lock().unwrap_or_else(|p| p.into_inner()) = Some(scratch);
-        if lists.len() == 1 { lists.pop().unwrap_or_default() } else { merge(&lists, limit) }
+        if lists.len() == 1 {
+            return lists.pop().unwrap_or_default();
+        }
+        widen(&lists, limit, runs.of_doc)
     }
 
     /// One text's ranking: (score, tool) best first, at most `limit`, down to [`WEAK_FLOOR`].
@@ -743,6 +746,68 @@ fn unordered(key: u64) -> (f32, u32) {
     (f32::from_bits(bits), key as u32)
 }
 
+/// How many places of a long request's list go to the merge of its texts' rankings before the
+/// servers the texts agree on share the rest ([`widen`]).
+const MERGED_FIRST: usize = 2;
+/// How many of a text's first tools vote for their servers ([`widen`]).
+const VOTERS: usize = 2;
+
+/// A request of several steps' list. A task's steps mostly use the tools of one or two servers
+/// (a museum's search, then its object; an article's search, then its sections), and a clause's
+/// own ranking finds one of them at best: each text's first [`VOTERS`] tools vote for their
+/// servers with their scores, and a tool's standing is its best score in any text plus its
+/// server's share of the strongest server's vote. The list is the merge of the texts' rankings
+/// ([`merge`]) for its first [`MERGED_FIRST`] places, then the merge's places and the standings'
+/// in turn (scores made non-increasing down the list, as the merge makes them: a relevant tool
+/// placed after a weak one is shown at the weak one's score, and marked weak).
+fn widen(lists: &[Vec<(f32, u32)>], limit: usize, of_doc: &[u32]) -> Vec<(f32, u32)> {
+    let merged = merge(lists, limit);
+    let mut votes: Map<u32, f32> = Map::default();
+    let mut best: Map<u32, f32> = Map::default();
+    for list in lists {
+        let mut voted: Set<u32> = Set::default();
+        for (i, &(score, d)) in list.iter().enumerate() {
+            let server = of_doc[d as usize];
+            if i < VOTERS && voted.insert(server) {
+                *votes.entry(server).or_default() += score;
+            }
+            let b = best.entry(d).or_default();
+            *b = b.max(score);
+        }
+    }
+    let strongest = votes.values().fold(0.0_f32, |a, &b| a.max(b));
+    if strongest <= 0.0 {
+        return merged;
+    }
+    let share = |d: u32| votes.get(&of_doc[d as usize]).map_or(0.0, |v| v / strongest);
+    let mut standings: Vec<(f32, u32, f32)> = best.iter().map(|(&d, &s)| (s + share(d), d, s)).collect();
+    standings.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<(f32, u32)> = Vec::with_capacity(limit);
+    let place = |out: &mut Vec<(f32, u32)>, (score, d): (f32, u32)| {
+        let capped = out.last().map_or(score, |&(prev, _)| score.min(prev));
+        out.push((capped, d));
+    };
+    for &hit in merged.iter().take(MERGED_FIRST) {
+        place(&mut out, hit);
+    }
+    let mut from_merge = merged.iter().skip(MERGED_FIRST).copied();
+    let mut from_standings = standings.iter().map(|&(_, d, s)| (s, d));
+    loop {
+        let mut moved = false;
+        for mut next in [&mut from_merge as &mut dyn Iterator<Item = (f32, u32)>, &mut from_standings] {
+            if out.len() < limit
+                && let Some(hit) = Iterator::find(&mut next, |h: &(f32, u32)| !out.iter().any(|o| o.1 == h.1))
+            {
+                place(&mut out, hit);
+                moved = true;
+            }
+        }
+        if !moved {
+            return out;
+        }
+    }
+}
+
 /// Lists of (score, tool), best first, merged a rank at a time: the relevant entries first
 /// (every list's first, then every list's second, ...), then the weak ones the same way. A
 /// tool keeps its first place; scores are made non-increasing down the merged list.
@@ -804,6 +869,40 @@ mod tests {
                 assert_eq!(by_keys, b.total_cmp(&a).then(d.cmp(&e)), "{a} {b}");
             }
         }
+    }
+
+    /// A request of several steps: the server its texts agree on brings its other ranked tools
+    /// up among the clauses' first places, after the merge's first two; no tool twice, the
+    /// limit kept, scores non-increasing.
+    #[test]
+    fn the_server_a_requests_texts_agree_on_widens_its_list() {
+        // Tools 0-3 are one server's, 4-5 another's, 6-9 one each.
+        let of_doc = [0, 0, 0, 0, 1, 1, 2, 3, 4, 5];
+        let lists = vec![
+            vec![(0.50, 0), (0.30, 6), (0.20, 1)],
+            vec![(0.45, 7), (0.40, 0), (0.25, 2)],
+            vec![(0.42, 1), (0.35, 8), (0.22, 3)],
+            vec![(0.41, 9), (0.38, 4), (0.21, 5)],
+        ];
+        let merged = merge(&lists, 6);
+        let widened = widen(&lists, 6, &of_doc);
+        let tools = |l: &[(f32, u32)]| l.iter().map(|h| h.1).collect::<Vec<_>>();
+        assert_eq!(tools(&merged), vec![0, 7, 1, 9, 6, 8]);
+        // The merge's first two, then in turn the merge's next (1, then 9) and the standings'
+        // best not yet placed: server 0's tools 2 and 3 (0.25 and 0.22, plus their server's
+        // whole vote, 1.32), over 9's 0.41 + 0.41 / 1.32.
+        assert_eq!(tools(&widened), vec![0, 7, 1, 2, 9, 3]);
+        assert!(widened.windows(2).all(|w| w[0].0 >= w[1].0), "{widened:?}");
+        for limit in 1..12 {
+            let w = widen(&lists, limit, &of_doc);
+            assert!(w.len() <= limit);
+            let mut seen = w.iter().map(|h| h.1).collect::<Vec<_>>();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), w.len(), "a tool placed twice at limit {limit}");
+            assert_eq!(w.len(), limit.min(10), "every ranked tool can be placed");
+        }
+        assert!(widen(&[], 5, &of_doc).is_empty());
     }
 
     /// Cosines read through their bounds rank every request as the exact ones do, to the bit:

@@ -273,6 +273,9 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("place", &["location"]),
     ("city", &["location", "place"]),
     ("coordinates", &["latitude", "longitude"]),
+    // Getting somewhere ("driving" is no Google Drive: [`super::super::query`]).
+    ("driving", &["directions", "route", "travel"]),
+    ("commute", &["directions", "travel"]),
     ("summary", &["overview", "intro"]),
     ("overview", &["summary"]),
     ("gist", &["summary"]),
