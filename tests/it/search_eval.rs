@@ -1705,6 +1705,21 @@ fn a_question_about_an_action_reads() {
     ]);
 }
 
+/// A verb's word after a determiner is a thing, not the request's action ("leave a remark" adds
+/// a comment, it makes no card); where things go still says what is done to them ("move the
+/// old report to the trash").
+#[test]
+fn a_verbs_word_after_a_determiner_is_a_thing() {
+    firsts_over_the_catalogue(&[
+        ("leave a remark on the trello card about the venue that the deposit is paid", "trello_create_comment"),
+        ("add a remark to jira ticket WEB-12 that the fix is live", "jira_create_comment"),
+        ("put a remark on the asana task for the launch that legal signed off", "asana_create_comment"),
+        ("write a remark on the notion page about q3 goals", "notion_create_comment"),
+        ("post a remark on github issue 88 asking for the logs", "github_create_comment"),
+        ("move the old quarterly report to the trash on drive", "google_drive_delete_file"),
+    ]);
+}
+
 /// A path on the user's machine is a name: its folders ask for nothing ("~/code/app" is no
 /// custom app), it places the request on the machine.
 #[test]

@@ -452,6 +452,15 @@ impl SearchIndex {
                 };
                 verb = typo.and_then(|v| self.verbs.get_key_value(v));
             }
+            // A verb's word after a determiner, off a verb's place, is a thing ("leave a remark
+            // on the card" comments, it makes no card): a word, no action; where things go says
+            // what is done to them ("move it to the trash").
+            let determined = i > 0 && {
+                let before: &str = &tokens[i - 1].0;
+                let destination = i > 1 && matches!(tokens[i - 2].0.as_ref(), "to" | "into");
+                (lexicon::DEFINITE.contains(&before) || matches!(before, "a" | "an" | "any" | "every" | "each"))
+                    && !destination
+            };
             match verb {
                 Some((&key, map)) if verb_position[i] => {
                     // "open a ticket" makes one, "open the ticket" / "open my notes" reads one.
@@ -478,7 +487,7 @@ impl SearchIndex {
                         words.push((key, t, Role::Verb));
                     }
                 }
-                Some((&key, map)) if !self.dual.contains(key) => {
+                Some((&key, map)) if !self.dual.contains(key) && !determined => {
                     verbs.push((*map, OFF_VERB, stem(key)));
                     if !lexicon::GENERIC_VERBS.contains(key) {
                         words.push((key, t, Role::Verb));
