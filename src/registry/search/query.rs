@@ -455,11 +455,14 @@ impl SearchIndex {
             // A verb's word after a determiner, off a verb's place, is a thing ("leave a remark
             // on the card" comments, it makes no card): a word, no action; where things go says
             // what is done to them ("move it to the trash").
-            let determined = i > 0 && {
-                let before: &str = &tokens[i - 1].0;
-                let destination = i > 1 && matches!(tokens[i - 2].0.as_ref(), "to" | "into");
-                (lexicon::DEFINITE.contains(&before) || matches!(before, "a" | "an" | "any" | "every" | "each"))
-                    && !destination
+            // (Asked only of a verb's word off a verb's place: few words of a request.)
+            let determined = || {
+                i > 0 && {
+                    let before: &str = &tokens[i - 1].0;
+                    let destination = i > 1 && matches!(tokens[i - 2].0.as_ref(), "to" | "into");
+                    (lexicon::DEFINITE.contains(&before) || matches!(before, "a" | "an" | "any" | "every" | "each"))
+                        && !destination
+                }
             };
             match verb {
                 Some((&key, map)) if verb_position[i] => {
@@ -487,7 +490,7 @@ impl SearchIndex {
                         words.push((key, t, Role::Verb));
                     }
                 }
-                Some((&key, map)) if !self.dual.contains(key) && !determined => {
+                Some((&key, map)) if !self.dual.contains(key) && !determined() => {
                     verbs.push((*map, OFF_VERB, stem(key)));
                     if !lexicon::GENERIC_VERBS.contains(key) {
                         words.push((key, t, Role::Verb));
@@ -671,11 +674,10 @@ impl SearchIndex {
         // Another form of a product's name is the English word, not the product ("driving" is
         // no Google Drive, "slacking" no Slack).
         // (The stem of an "-ing" or "-ed" form, with or without the "e" the stem cut.)
+        let is_name = |name: &str| self.products.get(name).is_some_and(|ps| ps.iter().any(|p| names(p, name)));
         let product_form = (word.ends_with("ing") || word.ends_with("ed"))
             && stemmed != word
-            && [stemmed.to_string(), format!("{stemmed}e")]
-                .iter()
-                .any(|name| self.products.get(name.as_str()).is_some_and(|ps| ps.iter().any(|p| names(p, name))));
+            && (is_name(&stemmed) || is_name(&format!("{stemmed}e")));
         if !product_form {
             push(&mut alts, &stemmed, if stemmed == word { 1.0 } else { STEM_ONLY });
         }
