@@ -163,6 +163,7 @@ impl SearchIndex {
             synonyms: lexicon::SYNONYMS.iter().copied().collect(),
             synonyms_by_stem: lexicon::SYNONYMS.iter().rev().map(|(w, s)| (stem(w), *s)).collect(),
             verbs: Map::default(),
+            verbs_by_len: Vec::new(),
             dual: lexicon::DUAL.iter().copied().collect(),
             stopwords: lexicon::STOPWORDS.iter().copied().collect(),
             vectors,
@@ -175,6 +176,14 @@ impl SearchIndex {
         for (words, map) in lexicon::VERBS {
             for w in *words {
                 index.verbs.insert(w, map);
+            }
+        }
+        for (at, &v) in index.verbs.keys().enumerate() {
+            if v.len() >= 4 {
+                if index.verbs_by_len.len() <= v.len() {
+                    index.verbs_by_len.resize_with(v.len() + 1, Vec::new);
+                }
+                index.verbs_by_len[v.len()].push((at as u32, v));
             }
         }
         index

@@ -320,6 +320,9 @@ pub struct SearchIndex {
     /// The same, by the stem of the word ("threads" -> thread's).
     synonyms_by_stem: Map<String, &'static [&'static str]>,
     verbs: Map<&'static str, lexicon::VerbMap>,
+    /// The verbs of four bytes or more by their length, each with its place in `verbs`' order:
+    /// what a misspelt verb is looked up among (one edit moves the length by one at most).
+    verbs_by_len: Vec<Vec<(u32, &'static str)>>,
     dual: Set<&'static str>,
     stopwords: Set<&'static str>,
     /// Each tool's vector (semantic tier); empty when the model is not available.
@@ -391,6 +394,8 @@ struct Parsed {
     many: bool,
     /// Words that carry meaning (for the long-query softening).
     meaningful: usize,
+    /// The request's tokens that are words (not arguments taken as they are).
+    plain: usize,
 }
 
 impl Parsed {
@@ -595,12 +600,20 @@ const MAX_CLAUSES: usize = 8;
 /// with a verb after ", ", "then", "and" ("read the sales sheet, plot it as a bar chart and save
 /// it" -> three). One clause (a plain request) when there are no such parts.
 pub fn clauses(query: &str) -> Vec<String> {
+    clauses_with_rest(query).0
+}
+
+/// [`clauses`], and what of the request they leave out for their number ([`MAX_CLAUSES`]): the
+/// clauses past it and the text after them, joined (empty when every step is a clause).
+pub(super) fn clauses_with_rest(query: &str) -> (Vec<String>, String) {
     let mut out: Vec<String> = Vec::new();
+    let mut rest = String::new();
     let mut start = 0;
     let mut chars = query.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         if out.len() >= MAX_CLAUSES {
-            return out;
+            push_rest(&mut rest, &query[start..]);
+            return (out, rest);
         }
         let next = chars.peek().map(|&(_, n)| n);
         let current = &query[start..i];
@@ -614,27 +627,42 @@ pub fn clauses(query: &str) -> Vec<String> {
             _ => false,
         };
         if ends {
-            sentence_clauses(current, &mut out);
+            sentence_clauses(current, &mut out, &mut rest);
             start = i + c.len_utf8();
         }
     }
-    sentence_clauses(&query[start..], &mut out);
-    out
+    sentence_clauses(&query[start..], &mut out, &mut rest);
+    (out, rest)
+}
+
+/// `part` added to the text the clauses leave out, after a full stop.
+fn push_rest(rest: &mut String, part: &str) {
+    let part = part.trim();
+    if !part.is_empty() {
+        if !rest.is_empty() {
+            rest.push_str(". ");
+        }
+        rest.push_str(part);
+    }
 }
 
 /// The clauses of one sentence ([`clauses`]) added to `out`, those of two words or more, while
-/// it has fewer than [`MAX_CLAUSES`].
-fn sentence_clauses(sentence: &str, out: &mut Vec<String>) {
+/// it has fewer than [`MAX_CLAUSES`]; those past it to `rest`.
+fn sentence_clauses(sentence: &str, out: &mut Vec<String>, rest: &mut String) {
     // A clause is kept when it has two words with a letter or digit: counted as its words are
     // taken (the commas trimmed off its end take no letter away), and only a kept clause is
     // joined into a string.
     let mut keep = |part: &[&str], words: usize, trim_commas: bool| {
-        if out.len() < MAX_CLAUSES && words >= 2 {
+        if words >= 2 {
             let mut clause = part.join(" ");
             if trim_commas {
                 clause.truncate(clause.trim_end_matches(',').len());
             }
-            out.push(clause);
+            if out.len() < MAX_CLAUSES {
+                out.push(clause);
+            } else {
+                push_rest(rest, &clause);
+            }
         }
     };
     fn trim(w: &str) -> &str {
@@ -731,6 +759,17 @@ mod tests {
         assert_eq!(clauses("convert 3.5 km to miles").len(), 1);
         // A hostile request of many lines costs at most MAX_CLAUSES rankings.
         assert_eq!(clauses(&"search the web\n".repeat(1000)).len(), MAX_CLAUSES);
+        // What the first eight leave out is kept apart, for the request's whole reading.
+        assert_eq!(clauses_with_rest("read the sales sheet, plot it as a bar chart and save it").1, "");
+        let many: String = (1..=10).map(|i| format!("search the web for item {i}; ")).collect();
+        let (parts, rest) = clauses_with_rest(&many);
+        assert_eq!(parts.len(), MAX_CLAUSES);
+        assert_eq!(rest, "search the web for item 9; search the web for item 10;");
+        let (parts, rest) = clauses_with_rest(
+            "find a, b, update c, d, fix e, f, close g, h, tag i, j, ping k, l, list m, n, show o, p, send q, r",
+        );
+        assert_eq!(parts.len(), MAX_CLAUSES, "{parts:?}");
+        assert_eq!(rest, "send q, r");
         // Clauses of one word are left out before the first eight are taken.
         let mixed: String = (0..12).map(|i| format!("ok. search the web for item {i}. ")).collect();
         let read = clauses(&mixed);

@@ -62,6 +62,54 @@ impl Memo {
     }
 }
 
+/// The most words a request that asks for "all" of a kind has ("all my drive files"); a longer
+/// one's "all" is seldom its ask.
+const MANY_WITHIN: usize = 20;
+
+impl Parsed {
+    /// A request's reading made of its clauses' readings, in order: their words, the first
+    /// clause's first verb the request's (every other clause's verbs weigh as later verbs do),
+    /// the products any of them names at the most confidence given.
+    pub(super) fn merged<'a>(clauses: impl IntoIterator<Item = &'a Parsed>) -> Parsed {
+        let mut out = Parsed {
+            words: Vec::new(),
+            verbs: Vec::new(),
+            mentioned: Map::default(),
+            phrase_hits: Set::default(),
+            verbs_only: true,
+            meaningful: 0,
+            local: false,
+            identifier: false,
+            many: false,
+            plain: 0,
+        };
+        let mut any = false;
+        let mut many = false;
+        for (k, p) in clauses.into_iter().enumerate() {
+            any = true;
+            out.words.extend(p.words.iter().cloned());
+            out.verbs.extend(p.verbs.iter().map(|(map, factor, stem)| {
+                (*map, if k > 0 && *factor > LATER_VERB { LATER_VERB } else { *factor }, stem.clone())
+            }));
+            for (&product, &c) in &p.mentioned {
+                let e = out.mentioned.entry(product).or_insert(c);
+                *e = e.max(c);
+            }
+            out.phrase_hits.extend(p.phrase_hits.iter().copied());
+            out.verbs_only &= p.verbs_only;
+            out.meaningful += p.meaningful;
+            out.local |= p.local;
+            out.identifier |= p.identifier;
+            out.plain += p.plain;
+            many |= p.many;
+        }
+        out.verbs_only &= any;
+        // (As a reading of the whole asks it: a long task's "all" is seldom its ask.)
+        out.many = many && !out.identifier && out.plain <= MANY_WITHIN;
+        out
+    }
+}
+
 impl SearchIndex {
     /// A known word's weight: its rarity, as far as the catalogue really carries it.
     fn idf(&self, id: u32) -> f32 {
@@ -97,6 +145,21 @@ impl SearchIndex {
             machine < service
         };
         Some(if upload { "upload" } else { "download" })
+    }
+
+    /// The verb `w` (four bytes or more) is one edit from, the first in `verbs`' order.
+    fn verb_typo(&self, w: &str) -> Option<&'static str> {
+        // (One edit leaves a word of three letters or more its first letter or its last: a
+        // cheap test that rules out most verbs before the full one.)
+        let ends = |v: &str| {
+            let (a, b) = (w.as_bytes(), v.as_bytes());
+            a.first() == b.first() || a.last() == b.last()
+        };
+        (w.len().saturating_sub(1)..=w.len() + 1)
+            .filter_map(|len| self.verbs_by_len.get(len))
+            .filter_map(|bucket| bucket.iter().find(|(_, v)| (!v.is_ascii() || ends(v)) && text::plausible_typo(w, v)))
+            .min_by_key(|(at, _)| *at)
+            .map(|&(_, v)| v)
     }
 
     /// The integration called `name`, when this catalogue has it.
@@ -424,23 +487,7 @@ impl SearchIndex {
             }
             if verb.is_none() && verb_position[i] && !t.opaque && w.chars().count() >= 4 && !self.is_word(w) {
                 // "opne a PR", "sned an email".
-                // (One edit leaves a word of three letters or more its first letter or its last:
-                // a cheap test that rules out most verbs before the full one.)
-                let ends = |v: &str| {
-                    let (a, b) = (w.as_bytes(), v.as_bytes());
-                    a.first() == b.first() || a.last() == b.last()
-                };
-                let find = || {
-                    self.verbs
-                        .keys()
-                        .find(|v| {
-                            v.len() >= 4
-                                && v.len().abs_diff(w.len()) <= 1
-                                && (!v.is_ascii() || ends(v))
-                                && text::plausible_typo(w, v)
-                        })
-                        .copied()
-                };
+                let find = || self.verb_typo(w);
                 let typo = match memo.verb_typos.get(w) {
                     Some(v) => *v,
                     None if !memo.on => find(),
@@ -580,7 +627,7 @@ impl SearchIndex {
         // the next few words (or, for "every", any word), in a request of one ask (a long task's
         // "all" is seldom its ask).
         let many = !identifier
-            && plain.len() <= 20
+            && plain.len() <= MANY_WITHIN
             && plain.iter().enumerate().any(|(i, w)| {
                 let mut next = plain[i + 1..].iter().take(4);
                 match *w {
@@ -589,7 +636,19 @@ impl SearchIndex {
                     _ => false,
                 }
             });
-        Parsed { words: expanded, verbs, mentioned, phrase_hits, verbs_only, meaningful, local, identifier, many }
+        let plain = plain.len();
+        Parsed {
+            words: expanded,
+            verbs,
+            mentioned,
+            phrase_hits,
+            verbs_only,
+            meaningful,
+            local,
+            identifier,
+            many,
+            plain,
+        }
     }
 
     /// [`Self::expand_as`] through the request's memo: the same word, products named the same
@@ -814,7 +873,95 @@ fn is_local_path(raw: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_local_path;
+    use super::*;
+
+    /// A task of several steps is read whole as its steps are ([`Parsed::merged`]): their words
+    /// in order, the first step's verb the ask and every other one a later ask, the products any
+    /// of them names, and "all" read as no ask in a long task.
+    #[test]
+    fn a_tasks_whole_reading_is_its_steps_readings() {
+        let registry = crate::registry::Registry::standard();
+        let index = registry.index();
+        let mut memo = Memo::new(true);
+        let steps = [
+            "find the open issues in the github repo",
+            "post a summary to slack",
+            "create a jira ticket for all of them",
+        ];
+        let parsed: Vec<Parsed> = steps.iter().map(|s| index.parse_with(s, &mut memo)).collect();
+        let whole = Parsed::merged(&parsed);
+        assert_eq!(whole.words.len(), parsed.iter().map(|p| p.words.len()).sum::<usize>());
+        assert_eq!(whole.verbs.len(), parsed.iter().map(|p| p.verbs.len()).sum::<usize>());
+        assert_eq!(whole.verbs[0].1, 1.0, "the first step's verb is the ask");
+        assert!(parsed[1].verbs.iter().chain(&parsed[2].verbs).any(|v| v.1 == 1.0), "each step asks on its own");
+        assert!(whole.verbs[parsed[0].verbs.len()..].iter().all(|v| v.1 <= LATER_VERB), "{:?}", whole.verbs);
+        for product in ["github", "slack", "jira"] {
+            assert!(whole.mentioned.get(product).is_some_and(|c| *c >= 1.0), "{product}: {:?}", whole.mentioned);
+        }
+        assert_eq!(whole.plain, parsed.iter().map(|p| p.plain).sum::<usize>());
+        assert!(parsed[2].many && !whole.many, "a long task's \"all\" is no ask of its own");
+        let short = [index.parse_with("list all of them", &mut memo)];
+        assert!(Parsed::merged(&short).many);
+    }
+
+    /// A misspelt verb is looked up among the verbs of a near length only, and found as a
+    /// search of every verb in the map's order finds it.
+    #[test]
+    fn a_misspelt_verb_is_the_one_a_full_search_finds() {
+        let registry = crate::registry::Registry::standard();
+        let index = registry.index();
+        let scan = |w: &str| {
+            index
+                .verbs
+                .keys()
+                .find(|v| v.len() >= 4 && v.len().abs_diff(w.len()) <= 1 && text::plausible_typo(w, v))
+                .copied()
+        };
+        let mut words: Vec<String> = Vec::new();
+        for v in index.verbs.keys().filter(|v| v.is_ascii() && v.len() >= 4) {
+            let b = v.as_bytes();
+            for i in 0..b.len() {
+                let mut dropped = b.to_vec();
+                dropped.remove(i);
+                words.push(String::from_utf8(dropped).unwrap_or_default());
+                let mut swapped = b.to_vec();
+                if i + 1 < b.len() {
+                    swapped.swap(i, i + 1);
+                    words.push(String::from_utf8(swapped).unwrap_or_default());
+                }
+                let mut doubled = b.to_vec();
+                doubled.insert(i, b[i]);
+                words.push(String::from_utf8(doubled).unwrap_or_default());
+            }
+        }
+        words.retain(|w| w.len() >= 4);
+        let mut found = 0;
+        for w in &words {
+            assert_eq!(index.verb_typo(w), scan(w), "{w}");
+            found += usize::from(scan(w).is_some());
+        }
+        assert!(found > words.len() / 2, "{found} of {}", words.len());
+        assert_eq!(index.verb_typo("sned"), Some("send"));
+    }
+
+    /// What a long request says past its eighth step still counts in its whole reading: a
+    /// product named only there is found.
+    #[test]
+    fn a_long_requests_words_past_its_last_clause_count() {
+        let registry = crate::registry::Registry::standard();
+        let index = registry.index();
+        let steps: String = (1..=9).map(|i| format!("check the weather forecast for city number {i}. ")).collect();
+        let request = format!("{steps}Afterwards the whole summary goes to the sales team's channel on slack.");
+        let (parts, rest) = super::super::clauses_with_rest(&request);
+        assert_eq!(parts.len(), super::super::MAX_CLAUSES);
+        assert!(rest.contains("slack"), "{rest}");
+        let hits = index.search(&request, 10, &|_| true);
+        assert!(
+            hits.iter().any(|h| h.name.starts_with("slack_")),
+            "{:?}",
+            hits.iter().map(|h| h.name).collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn local_paths_are_told_from_other_slashes() {

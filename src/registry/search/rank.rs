@@ -212,6 +212,9 @@ impl Best {
     }
 }
 
+/// From how many clauses a request's whole reading is made of its clauses' ([`Parsed::merged`]).
+const MERGED_FROM: usize = 3;
+
 /// How many candidates are put in order at a time: scoring stops after the first few dozen
 /// (below the `limit`-th score found), so the rest of thousands is rarely sorted at all.
 const ORDER_CHUNK: usize = 64;
@@ -240,15 +243,25 @@ impl SearchIndex {
         foreign: bool,
         exact: bool,
     ) -> Vec<(f32, u32)> {
-        let parts = clauses(trimmed);
+        let (parts, rest) = clauses_with_rest(trimmed);
         let mut memo = query::Memo::new(parts.len() >= 2);
         let texts: Vec<Text> = if parts.len() < 2 {
             vec![Text { text: trimmed, parsed: self.parse_with(trimmed, &mut memo) }]
         } else {
-            std::iter::once(trimmed)
-                .chain(parts.iter().map(String::as_str))
-                .map(|text| Text { text, parsed: self.parse_with(text, &mut memo) })
-                .collect()
+            let mut clauses: Vec<Text> =
+                parts.iter().map(|text| Text { text, parsed: self.parse_with(text, &mut memo) }).collect();
+            // A task of several steps is read as its steps are: the whole request's reading is
+            // its clauses' (and what they leave out for their number), not a second reading of
+            // every word. A request of two keeps its own: what one part names may say what the
+            // other does ("it's on my laptop ... on google drive" uploads).
+            let parsed = if parts.len() >= MERGED_FROM {
+                let rest = (!rest.is_empty()).then(|| self.parse_with(&rest, &mut memo));
+                Parsed::merged(clauses.iter().map(|t| &t.parsed).chain(rest.as_ref()))
+            } else {
+                self.parse_with(trimmed, &mut memo)
+            };
+            clauses.insert(0, Text { text: trimmed, parsed });
+            clauses
         };
         // The semantic tier: each text's cosine with every tool, in one pass over the tools; a
         // request not in English is read by the multilingual table.
