@@ -27,8 +27,13 @@ pub struct Memo {
 }
 
 impl Memo {
-    pub fn new(on: bool) -> Memo {
-        Memo { on, known: Map::default() }
+    /// A memo for a request of `words` words (room made for them once).
+    pub fn new(on: bool, words: usize) -> Memo {
+        let mut known = Map::default();
+        if on {
+            known.reserve(words);
+        }
+        Memo { on, known }
     }
 }
 
@@ -282,7 +287,7 @@ mod tests {
         for t in ["getPoolDetails List the pools", "the networks' details, of pools", ""] {
             assert_eq!(terms(t), t.split_whitespace().flat_map(terms).collect::<Vec<_>>(), "{t}");
         }
-        let mut memo = Memo::new(true);
+        let mut memo = Memo::new(true, 32);
         for q in ["details of the liquidity pool", "pool details", "list networks and echo", "pool details"] {
             let (mut alone, mut together) = (vec![0.0; 4], vec![0.0; 4]);
             let a = bm.score(q, &mut alone);

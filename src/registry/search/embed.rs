@@ -231,9 +231,14 @@ impl Model {
     /// a word's pieces, and a token's row decoded and scaled (the clauses of a request are its
     /// own words again).
     pub fn embed_many(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        // (Room made once for the whole request's words, the first text: most of a clause's
+        // words are the request's again.)
+        let words = texts.first().map_or(0, |t| super::text::prefix(t, MAX_TEXT).split_whitespace().count());
         let mut pieces: Map<String, Vec<u32>> = Map::default();
+        pieces.reserve(words);
         // Token id -> its scaled row's place in `rows`.
         let mut at: Map<u32, usize> = Map::default();
+        at.reserve(words);
         let mut rows: Vec<f32> = Vec::new();
         let mut ids = Vec::new();
         // A text's tokens' rows, as places in `rows`.

@@ -53,8 +53,14 @@ pub(super) struct Memo {
 }
 
 impl Memo {
-    pub(super) fn new(on: bool) -> Memo {
-        Memo { on, ..Memo::default() }
+    /// A memo for a request of `words` words (room made for them once: grown a word at a
+    /// time, its maps were rebuilt several times a long request).
+    pub(super) fn new(on: bool, words: usize) -> Memo {
+        let mut memo = Memo { on, ..Memo::default() };
+        if on {
+            memo.expanded.reserve(words);
+        }
+        memo
     }
 
     fn slot(arg: bool, synonyms: bool) -> usize {
@@ -882,7 +888,7 @@ mod tests {
     fn a_tasks_whole_reading_is_its_steps_readings() {
         let registry = crate::registry::Registry::standard();
         let index = registry.index();
-        let mut memo = Memo::new(true);
+        let mut memo = Memo::new(true, 32);
         let steps = [
             "find the open issues in the github repo",
             "post a summary to slack",

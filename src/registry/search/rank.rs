@@ -55,7 +55,7 @@ impl Scratch {
             semantic: vec![0.0; n],
             plain: vec![0.0; n],
             listed: vec![false; n],
-            bm25: bm25::Memo::new(false),
+            bm25: bm25::Memo::new(false, 0),
             uppers: Vec::new(),
             lists: Lists::default(),
         }
@@ -244,7 +244,9 @@ impl SearchIndex {
         exact: bool,
     ) -> Vec<(f32, u32)> {
         let (parts, rest) = clauses_with_rest(trimmed);
-        let mut memo = query::Memo::new(parts.len() >= 2);
+        // (Words as written: a bound on the distinct words the memos hold.)
+        let words = if parts.len() >= 2 { trimmed.split_whitespace().count() } else { 0 };
+        let mut memo = query::Memo::new(parts.len() >= 2, words);
         let texts: Vec<Text> = if parts.len() < 2 {
             vec![Text { text: trimmed, parsed: self.parse_with(trimmed, &mut memo) }]
         } else {
@@ -302,7 +304,7 @@ impl SearchIndex {
         };
         let mut next = 0;
         let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected, fusion.unconnected);
-        scratch.bm25 = bm25::Memo::new(texts.len() > 1);
+        scratch.bm25 = bm25::Memo::new(texts.len() > 1, words);
         let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
         for (i, t) in texts.iter().enumerate() {
             let cos = match (queries.get(i), vectors, &approx) {
@@ -323,7 +325,7 @@ impl SearchIndex {
             lists.push(self.rank(t, cos, &mut scratch, &runs, limit, fusion, foreign));
         }
         debug_assert!(scratch.is_clear(), "a ranking left its buffers written");
-        scratch.bm25 = bm25::Memo::new(false);
+        scratch.bm25 = bm25::Memo::new(false, 0);
         if let Some(approx) = approx {
             scratch.uppers = approx.into_buffer();
         }
