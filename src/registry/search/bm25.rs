@@ -31,9 +31,15 @@ impl Memo {
     pub fn new(on: bool, words: usize) -> Memo {
         let mut known = Map::default();
         if on {
-            known.reserve(words);
+            known.reserve(words.min(super::query::MEMO_ROOM));
         }
         Memo { on, known }
+    }
+
+    /// How many words the memo holds without growing.
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.known.capacity()
     }
 }
 

@@ -233,7 +233,9 @@ impl Model {
     pub fn embed_many(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
         // (Room made once for the whole request's words, the first text: most of a clause's
         // words are the request's again.)
-        let words = texts.first().map_or(0, |t| super::text::prefix(t, MAX_TEXT).split_whitespace().count());
+        let words = texts
+            .first()
+            .map_or(0, |t| super::text::prefix(t, MAX_TEXT).split_whitespace().take(super::query::MEMO_ROOM).count());
         let mut pieces: Map<String, Vec<u32>> = Map::default();
         pieces.reserve(words);
         // Token id -> its scaled row's place in `rows`.

@@ -36,9 +36,13 @@ enum Role {
 /// A word expanded, and the products (with confidence) it names.
 type Expanded = (Word, Vec<(&'static str, f32)>);
 
-/// What reading a request's texts shares: a request of several steps is read whole and then
-/// clause by clause, the same words again, and each word's expansion (its alternatives, typos
-/// and the products it names) is the same wherever it stands.
+/// The most words a request's memos make room for at the start (they grow past it as maps do):
+/// a pasted page of one word repeated must not reserve a map entry for each.
+pub(super) const MEMO_ROOM: usize = 512;
+
+/// What reading a request's texts shares: a request of several steps is read clause by clause
+/// (and whole, when it has two), the same words again, and each word's expansion (its
+/// alternatives, typos and the products it names) is the same wherever it stands.
 #[derive(Default)]
 pub(super) struct Memo {
     /// Off for a request of one text, which reads each word once anyway.
@@ -58,7 +62,7 @@ impl Memo {
     pub(super) fn new(on: bool, words: usize) -> Memo {
         let mut memo = Memo { on, ..Memo::default() };
         if on {
-            memo.expanded.reserve(words);
+            memo.expanded.reserve(words.min(MEMO_ROOM));
         }
         memo
     }
@@ -908,6 +912,16 @@ mod tests {
         assert!(parsed[2].many && !whole.many, "a long task's \"all\" is no ask of its own");
         let short = [index.parse_with("list all of them", &mut memo)];
         assert!(Parsed::merged(&short).many);
+    }
+
+    /// A request's memo makes room for its words once, and for no more than [`MEMO_ROOM`] of
+    /// them however long the request.
+    #[test]
+    fn a_memos_room_is_bounded() {
+        assert!(Memo::new(true, 40).expanded.capacity() >= 40);
+        assert!(Memo::new(true, 1_000_000).expanded.capacity() <= 2 * MEMO_ROOM);
+        assert_eq!(Memo::new(false, 40).expanded.capacity(), 0);
+        assert!(super::bm25::Memo::new(true, 1_000_000).capacity() <= 2 * MEMO_ROOM);
     }
 
     /// A misspelt verb is looked up among the verbs of a near length only, and found as a
