@@ -23,7 +23,9 @@ static STOP: Words = Words::new(&[
 pub struct Memo {
     /// Off for a request of one text.
     on: bool,
-    known: Map<String, Vec<u32>>,
+    /// word -> its terms' place in `terms` (one list for every word's terms).
+    known: Map<String, (u32, u32)>,
+    terms: Vec<u32>,
 }
 
 impl Memo {
@@ -33,7 +35,7 @@ impl Memo {
         if on {
             known.reserve(words.min(super::query::MEMO_ROOM));
         }
-        Memo { on, known }
+        Memo { on, known, terms: Vec::new() }
     }
 
     /// How many words the memo holds without growing.
@@ -176,12 +178,14 @@ impl Bm25 {
         let mut buf = String::new();
         for word in query.split_whitespace() {
             match memo.known.get(word) {
-                Some(known) => ids.extend_from_slice(known),
+                Some(&(a, b)) => ids.extend_from_slice(&memo.terms[a as usize..b as usize]),
                 None => {
                     let before = ids.len();
                     each_term(word, &mut buf, |t| ids.extend(self.terms.get(t).copied()));
                     if memo.on {
-                        memo.known.insert(word.to_string(), ids[before..].to_vec());
+                        let a = memo.terms.len() as u32;
+                        memo.terms.extend_from_slice(&ids[before..]);
+                        memo.known.insert(word.to_string(), (a, memo.terms.len() as u32));
                     }
                 }
             }

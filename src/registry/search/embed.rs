@@ -180,6 +180,11 @@ impl Model {
         if word.len() > MAX_WORD || !word.is_ascii() {
             return;
         }
+        // A whole word the vocabulary has is its one piece, found first: no string is made.
+        if let Some(id) = self.id(word) {
+            out.push(id);
+            return;
+        }
         let start_len = out.len();
         let mut start = 0;
         let mut piece = String::with_capacity(word.len() + 2);
@@ -236,8 +241,10 @@ impl Model {
         let words = texts
             .first()
             .map_or(0, |t| super::text::prefix(t, MAX_TEXT).split_whitespace().take(super::query::MEMO_ROOM).count());
-        let mut pieces: Map<String, Vec<u32>> = Map::default();
+        // Word -> its pieces' place in `known` (one list for every word's pieces).
+        let mut pieces: Map<String, (u32, u32)> = Map::default();
         pieces.reserve(words);
+        let mut known: Vec<u32> = Vec::new();
         // Token id -> its scaled row's place in `rows`.
         let mut at: Map<u32, usize> = Map::default();
         at.reserve(words);
@@ -246,11 +253,13 @@ impl Model {
         // A text's tokens' rows, as places in `rows`.
         let mut starts: Vec<usize> = Vec::new();
         let mut split = |word: &str, out: &mut Vec<u32>| match pieces.get(word) {
-            Some(p) => out.extend_from_slice(p),
+            Some(&(a, b)) => out.extend_from_slice(&known[a as usize..b as usize]),
             None => {
                 let start = out.len();
                 self.word_pieces(word, out);
-                pieces.insert(word.to_string(), out[start..].to_vec());
+                let a = known.len() as u32;
+                known.extend_from_slice(&out[start..]);
+                pieces.insert(word.to_string(), (a, known.len() as u32));
             }
         };
         texts

@@ -511,16 +511,24 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
     // The words that count, lower-cased: addresses, paths, names with digits say nothing of
     // the language. A hyphenated word of letters counts as its parts ("Todoist-Projekte").
     let mut strong = 0.0_f32;
-    let mut words: Vec<String> = Vec::new();
+    // (A word already in small ASCII letters is borrowed: most of an English request's are.)
+    fn lower(p: &str) -> std::borrow::Cow<'_, str> {
+        if p.bytes().all(|b| b.is_ascii_lowercase()) { p.into() } else { p.to_lowercase().into() }
+    }
+    let mut words: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     for raw in query.split_whitespace() {
         if raw.contains(['@', '/', '.', '#']) {
             continue;
         }
         let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
-        let parts: Vec<&str> = trimmed.split('-').collect();
-        if parts.iter().any(|p| p.is_empty() || !p.chars().all(char::is_alphabetic)) {
+        if trimmed.split('-').any(|p| p.is_empty() || !p.chars().all(char::is_alphabetic)) {
             continue;
         }
+        if !trimmed.contains('-') {
+            words.push(lower(trimmed));
+            continue;
+        }
+        let parts: Vec<&str> = trimmed.split('-').collect();
         // A name joined to a capitalised noun English does not have ("GitLab-Projekte",
         // "Stripe-Abonnements"): German writes its compounds so, English "GitLab projects".
         // Half the evidence of a function word ("Rolls-Royce" is a name).
@@ -531,7 +539,7 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         {
             strong += 0.5;
         }
-        words.extend(parts.iter().map(|p| p.to_lowercase()));
+        words.extend(parts.iter().copied().map(lower));
     }
     let mut english = 0.0_f32;
     // A French article or pronoun elided before a word ("l'acheteur", "d'argent", "qu'il"):
@@ -541,7 +549,7 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
         // "a" is also a Spanish, French and Portuguese preposition: evidence of neither. "do" is
         // English first or after a pronoun, a question word or an auxiliary ("how do I", "to
         // do"), else Portuguese's "of the" ("o token do cofre").
-        let english_do = i == 0 || words.get(i - 1).is_some_and(|p| BEFORE_DO.contains(&p.as_str()));
+        let english_do = i == 0 || words.get(i - 1).is_some_and(|p| BEFORE_DO.contains(&p.as_ref()));
         if word == "a" {
             continue;
         } else if word == "do" && !english_do {
@@ -550,7 +558,7 @@ pub fn is_foreign(query: &str, english_word: &dyn Fn(&str) -> bool) -> bool {
             english += 1.0;
         } else if FOREIGN.contains(word) || !word.is_ascii() {
             strong += 1.0;
-        } else if HALF_FOREIGN.contains(&word.as_str()) {
+        } else if HALF_FOREIGN.contains(&word.as_ref()) {
             strong += 0.5;
         }
     }
