@@ -77,9 +77,9 @@ impl Memo {
 const MANY_WITHIN: usize = 20;
 
 impl Parsed {
-    /// A request's reading made of its clauses' readings, in order: their words, the first
-    /// clause's first verb the request's (every other clause's verbs weigh as later verbs do),
-    /// the products any of them names at the most confidence given.
+    /// A request's reading made of its clauses' readings, in order: their words, the asks of
+    /// the first clause that asks anything the request's (every later clause's weigh as later
+    /// verbs do), the products any of them names at the most confidence given.
     pub(super) fn merged<'a>(clauses: impl IntoIterator<Item = &'a Parsed>) -> Parsed {
         let mut out = Parsed {
             words: Vec::new(),
@@ -95,12 +95,15 @@ impl Parsed {
         };
         let mut any = false;
         let mut many = false;
-        for (k, p) in clauses.into_iter().enumerate() {
+        // Whether an earlier clause asked something (a verb weighed above a later one's).
+        let mut asked = false;
+        for p in clauses {
             any = true;
             out.words.extend(p.words.iter().cloned());
             out.verbs.extend(p.verbs.iter().map(|(map, factor, stem)| {
-                (*map, if k > 0 && *factor > LATER_VERB { LATER_VERB } else { *factor }, stem.clone())
+                (*map, if asked && *factor > LATER_VERB { LATER_VERB } else { *factor }, stem.clone())
             }));
+            asked |= p.verbs.iter().any(|v| v.1 > LATER_VERB);
             for (&product, &c) in &p.mentioned {
                 let e = out.mentioned.entry(product).or_insert(c);
                 *e = e.max(c);
@@ -912,6 +915,14 @@ mod tests {
         assert!(parsed[2].many && !whole.many, "a long task's \"all\" is no ask of its own");
         let short = [index.parse_with("list all of them", &mut memo)];
         assert!(Parsed::merged(&short).many);
+        // A first clause that asks nothing leaves the ask to the next one.
+        let context = ["the quarterly numbers from finance", "post a summary to slack", "create a jira ticket"];
+        let parsed: Vec<Parsed> = context.iter().map(|s| index.parse_with(s, &mut memo)).collect();
+        assert!(parsed[0].verbs.iter().all(|v| v.1 <= LATER_VERB), "{:?}", parsed[0].verbs);
+        let whole = Parsed::merged(&parsed);
+        let second = parsed[0].verbs.len();
+        assert_eq!(whole.verbs[second].1, 1.0, "{:?}", whole.verbs);
+        assert!(whole.verbs[second + parsed[1].verbs.len()..].iter().all(|v| v.1 <= LATER_VERB));
     }
 
     /// A request's memo makes room for its words once, and for no more than [`MEMO_ROOM`] of
