@@ -238,8 +238,7 @@ impl Model {
     pub fn embed_many(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
         // (Room made once for the whole request's words, the first text: most of a clause's
         // words are the request's again.)
-        // (About as many words as the request has, from its length, at most `MEMO_ROOM`.)
-        let words = texts.first().map_or(0, |t| (t.len().min(MAX_TEXT) / 5).min(super::query::MEMO_ROOM));
+        let words = texts.first().map_or(0, |t| super::query::memo_room(t));
         // Word -> its pieces' place in `known` (one list for every word's pieces).
         let mut pieces: Map<String, (u32, u32)> = Map::default();
         pieces.reserve(words);

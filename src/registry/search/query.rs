@@ -40,6 +40,12 @@ type Expanded = (Word, Vec<(&'static str, f32)>);
 /// a pasted page of one word repeated must not reserve a map entry for each.
 pub(super) const MEMO_ROOM: usize = 512;
 
+/// The room a request's memos make at the start: about as many words as `text` has, from its
+/// length (a word and its space are five bytes or more, most of them), at most [`MEMO_ROOM`].
+pub(super) fn memo_room(text: &str) -> usize {
+    (text.len() / 5).min(MEMO_ROOM)
+}
+
 /// What reading a request's texts shares: a request of several steps is read clause by clause
 /// (and whole, when it has two), the same words again, and each word's expansion (its
 /// alternatives, typos and the products it names) is the same wherever it stands.

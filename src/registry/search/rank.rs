@@ -244,9 +244,7 @@ impl SearchIndex {
         exact: bool,
     ) -> Vec<(f32, u32)> {
         let (parts, rest) = clauses_with_rest(trimmed);
-        // (About as many words as the request has, from its length: a word and its space are
-        // five bytes or more, most of them; the room is a start, not a bound.)
-        let words = if parts.len() >= 2 { trimmed.len() / 5 } else { 0 };
+        let words = if parts.len() >= 2 { query::memo_room(trimmed) } else { 0 };
         let mut memo = query::Memo::new(parts.len() >= 2, words);
         let texts: Vec<Text> = if parts.len() < 2 {
             vec![Text { text: trimmed, parsed: self.parse_with(trimmed, &mut memo) }]
