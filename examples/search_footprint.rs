@@ -5,13 +5,15 @@
 //! under new server names.
 //!
 //!   cargo run --example search_footprint [-- --upstream 10000] [--searches 2000] [--schemas]
-//!       [--store FILE] [--dump FILE] [--min-words N]
+//!       [--store FILE] [--dump FILE] [--min-words N] [--slowest N]
 //!
 //! `--store FILE` keeps the upstream servers' vectors in that SQLite file, as the server does:
 //! the first run embeds every upstream tool and stores them, a second run with the same file (a
 //! restart) loads them and embeds nothing (the line "embedded" says how many were).
 //! `--dump FILE` writes every query's results there, to diff two builds' rankings.
 //! `--min-words N` keeps only the queries of at least N words (to profile the tail).
+//! `--slowest N` prints the N requests that take longest (each one's least time of five).
+//! `WORKBENCH_SEARCH_THREADS=N` sets the threads a long request is ranked on, as in the server.
 //!
 //! Figures from a dev build are for relative change (heap and RSS); latency needs an optimised
 //! build (`--release`, see docs/search.md). `--schemas` builds every tool's schema before the
@@ -158,6 +160,10 @@ fn main() {
     let mut queries = queries();
     queries.retain(|q| q.split_whitespace().count() >= min_words);
     step("start");
+    // As the server reads it: the threads a long request's texts are ranked on (0: the cores).
+    if let Some(threads) = std::env::var("WORKBENCH_SEARCH_THREADS").ok().and_then(|v| v.parse().ok()) {
+        workbench::registry::search::set_threads(threads);
+    }
     let mut registry = Registry::standard();
     step("registry (catalogue)");
     if upstream > 0 {
@@ -209,6 +215,30 @@ fn main() {
             }
         }
         std::fs::write(path, out).expect("writes the dump");
+    }
+    if let Some(n) = args.iter().position(|a| a == "--slowest").and_then(|i| args.get(i + 1)) {
+        // The requests that make the tail: each one's least time of five, slowest first.
+        let n: usize = n.parse().expect("--slowest takes a number");
+        let mut each: Vec<(std::time::Duration, &String)> = queries
+            .iter()
+            .map(|q| {
+                let least = (0..5)
+                    .map(|_| {
+                        let t = Instant::now();
+                        std::hint::black_box(registry.index().search(q, 10, &connected));
+                        t.elapsed()
+                    })
+                    .min()
+                    .unwrap_or_default();
+                (least, q)
+            })
+            .collect();
+        each.sort_by_key(|e| std::cmp::Reverse(e.0));
+        for (time, q) in each.iter().take(n) {
+            let words = q.split_whitespace().count();
+            let head: String = q.chars().take(90).collect();
+            println!("  {time:>9.1?} {words:>4} words  {head}");
+        }
     }
     samples.sort();
     println!(

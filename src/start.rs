@@ -68,6 +68,7 @@ impl App {
 
     /// The app around `registry`, whose meta-tool names are reserved.
     fn assemble(settings: Settings, registry: Registry, secrets: Arc<dyn SecretStore>) -> Arc<App> {
+        crate::registry::search::set_threads(settings.search_threads);
         let state = State::new(&settings, registry);
         let app = App::from_parts(settings, secrets, state);
         for mount in [

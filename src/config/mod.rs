@@ -26,6 +26,9 @@ pub struct Settings {
     pub email: Option<String>,
     /// Parallel executions in one execute_tools batch.
     pub concurrency: usize,
+    /// Threads one long `search_tools` request over a large catalogue is ranked on (0: the
+    /// machine's cores, at most 3).
+    pub search_threads: usize,
     /// Deadline for one tool execution.
     pub call_timeout: Duration,
     /// How long a pending connect link stays valid.
@@ -162,6 +165,7 @@ struct ConfigFile {
     oauth_clients: HashMap<String, OAuthClient>,
     email: Option<String>,
     concurrency: Option<usize>,
+    search_threads: Option<u64>,
     call_timeout_secs: Option<u64>,
     connect_ttl_seconds: Option<u64>,
     base_urls: HashMap<String, HashMap<String, String>>,
@@ -225,6 +229,7 @@ impl Settings {
             Ok(value)
         };
         let concurrency = number("WORKBENCH_CONCURRENCY", file.concurrency.map(|c| c as u64), 8, 1, 64)?;
+        let search_threads = number("WORKBENCH_SEARCH_THREADS", file.search_threads, 0, 0, 3)?;
         let call_timeout = number("WORKBENCH_CALL_TIMEOUT_SECS", file.call_timeout_secs, 60, 1, 3600)?;
         let connect_ttl = number("CONNECT_TTL_SECONDS", file.connect_ttl_seconds, 600, 10, 86_400)?;
 
@@ -314,6 +319,7 @@ impl Settings {
             home,
             email: var("WORKBENCH_EMAIL").filter(|e| !e.is_empty()).or(file.email),
             concurrency: concurrency as usize,
+            search_threads: search_threads as usize,
             call_timeout: Duration::from_secs(call_timeout),
             connect_ttl: Duration::from_secs(connect_ttl),
             base_urls,
@@ -456,6 +462,7 @@ mod tests {
         assert_eq!(s.host_url("hackernews", "algolia_base_url", "x"), "http://127.0.0.1:8");
         assert_eq!(s.host_url("hackernews", "base_url", "default"), "default");
         assert_eq!(s.concurrency, 3);
+        assert_eq!(s.search_threads, 0, "the machine's cores unless set");
         assert_eq!(s.call_timeout, Duration::from_secs(60));
     }
 
@@ -470,6 +477,12 @@ mod tests {
         assert_eq!(s.call_timeout, Duration::from_secs(5));
         let err = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_CONCURRENCY", "0")])).unwrap_err();
         assert_eq!(err.to_string(), "WORKBENCH_CONCURRENCY=\"0\" is not valid: must be between 1 and 64");
+        let err = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_SEARCH_THREADS", "8")])).unwrap_err();
+        assert_eq!(err.to_string(), "WORKBENCH_SEARCH_THREADS=\"8\" is not valid: must be between 0 and 3");
+        let err = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_SEARCH_THREADS", "two")])).unwrap_err();
+        assert_eq!(err.to_string(), "WORKBENCH_SEARCH_THREADS=\"two\" is not valid: expected a whole number");
+        let s = Settings::load(&env(&[("WORKBENCH_HOME", home), ("WORKBENCH_SEARCH_THREADS", "1")])).unwrap();
+        assert_eq!(s.search_threads, 1);
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl SearchIndex {
             ("glossary (the parts inflated so far)", glossary::heap_bytes()),
             (
                 "search buffers",
-                self.scratch.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, rank::Scratch::heap_bytes),
+                self.scratch.lock().unwrap_or_else(|p| p.into_inner()).iter().map(rank::Scratch::heap_bytes).sum(),
             ),
         ]
     }

@@ -170,7 +170,7 @@ impl SearchIndex {
             foreign: std::sync::OnceLock::new(),
             bm25,
             layout: std::sync::OnceLock::new(),
-            scratch: std::sync::Mutex::new(None),
+            scratch: std::sync::Mutex::new(Vec::new()),
         };
         index.by_name = index.docs.iter().enumerate().map(|(i, d)| (d.name, i as u32)).collect();
         for (words, map) in lexicon::VERBS {

@@ -67,6 +67,7 @@ mod store;
 mod text;
 
 pub use embed::tool_embeddings;
+pub use rank::set_threads;
 pub use store::VectorStore;
 
 use hash::{Map, Set};
@@ -333,9 +334,10 @@ pub struct SearchIndex {
     bm25: bm25::Bm25,
     /// What ranking reads of every tool, laid out compactly (made on the first search).
     layout: std::sync::OnceLock<rank::Layout>,
-    /// Buffers of the tool count, zeroed, kept from one search for the next (a search that
-    /// finds them taken, running beside another, makes its own).
-    scratch: std::sync::Mutex<Option<rank::Scratch>>,
+    /// Buffers of the tool count, zeroed, kept from one search for the next, one set for each
+    /// thread a search ranks on (a search that finds none kept, running beside another, makes
+    /// its own).
+    scratch: std::sync::Mutex<Vec<rank::Scratch>>,
 }
 
 /// The typo index: deletion keys and the surface words that have them, as two sorted columns
@@ -365,7 +367,7 @@ impl TypoKeys {
 struct Word {
     /// (term, discount): shared by every place the request has the word (a clause repeats the
     /// request's words), never changed once made.
-    alts: std::rc::Rc<[(u32, f32)]>,
+    alts: std::sync::Arc<[(u32, f32)]>,
     weight: f32,
     /// Whether matching it can make a tool relevant at all: verbs, dates and qualifiers
     /// ("approve", "tomorrow", "best") only add to a tool that matches something else.

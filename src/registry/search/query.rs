@@ -734,7 +734,7 @@ impl SearchIndex {
     /// [`Self::expand`], with or without synonyms (a verb's are not its noun's: "page someone").
     fn expand_as(&self, word: &str, token: &Token, mentioned: &mut Map<&'static str, f32>, synonyms: bool) -> Word {
         if token.opaque {
-            return Word { alts: std::rc::Rc::new([]), weight: UNKNOWN_ARG, anchor: false, direct: false };
+            return Word { alts: std::sync::Arc::new([]), weight: UNKNOWN_ARG, anchor: false, direct: false };
         }
         let mut alts: Vec<(u32, f32)> = Vec::new();
         let push = |alts: &mut Vec<(u32, f32)>, term: &str, discount: f32| {

@@ -1,8 +1,15 @@
 //! The query path: a request's texts (the whole request and, for one of several steps, each
-//! clause) read once, embedded and compared with every tool in one pass over the tool vectors,
-//! then scored with buffers of the tool count that the request's texts share.
+//! clause) read once and embedded, then each compared with every tool and scored with buffers
+//! of the tool count, kept from one request to the next. Over a large catalogue a long
+//! request's texts are ranked on the machine's cores, each thread with buffers of its own
+//! ([`SearchIndex::rank_on_threads`]): the lists are the ones one thread makes, to the bit.
 
 use super::*;
+
+mod widen;
+#[cfg(test)]
+use widen::merge;
+use widen::widen;
 
 /// One text of a request, read.
 struct Text<'a> {
@@ -22,7 +29,7 @@ pub(super) struct Scratch {
     plain: Vec<f32>,
     listed: Vec<bool>,
     bm25: bm25::Memo,
-    /// The near cosines' bounds of a request's texts ([`embed::Vectors::approx_many`]).
+    /// The near cosines' bounds of the text being ranked ([`embed::Vectors::approx_many`]).
     uppers: Vec<f32>,
     /// Lists a ranking fills, kept for their room (a common word matches thousands of tools):
     /// left empty.
@@ -219,6 +226,99 @@ const MERGED_FROM: usize = 3;
 /// (below the `limit`-th score found), so the rest of thousands is rarely sorted at all.
 const ORDER_CHUNK: usize = 64;
 
+/// A request of this many texts or more (the whole request and three clauses) has its texts
+/// ranked on more than one thread where the machine has the cores ([`workers`]), over a
+/// catalogue of [`PARALLEL_TOOLS`] tools or more: over fewer, a text's ranking is too little
+/// work to repay a thread (measured in docs/search.md: -5% at 1,211 tools, -10% at 3,211,
+/// -25% at 10,211; slower at 211).
+const PARALLEL_FROM: usize = 4;
+const PARALLEL_TOOLS: usize = 2_000;
+/// The most threads one request's texts are ranked on (and the most buffers kept).
+const MAX_WORKERS: usize = 3;
+
+/// The threads the user set ([`set_threads`]; 0: not set).
+static THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets how many threads a long request's texts are ranked on (`WORKBENCH_SEARCH_THREADS`,
+/// `search_threads`): 1 to [`MAX_WORKERS`], or 0 for the machine's cores.
+pub fn set_threads(threads: usize) {
+    THREADS.store(threads.min(MAX_WORKERS), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How many threads a long request's texts are ranked on: as set, else the machine's cores, at
+/// most [`MAX_WORKERS`].
+fn workers() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    match THREADS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => *CORES.get_or_init(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(MAX_WORKERS)
+        }),
+        set => set,
+    }
+}
+
+/// Helper threads running for searches, in the whole process.
+static HELPING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Helper threads a search may start, taken from the process's [`MAX_WORKERS`] - 1 and given
+/// back when dropped: however many searches run side by side (an agent may send many), at most
+/// that many helpers run, and so at most that many sets of buffers are made beside the searches'
+/// own.
+struct Helpers {
+    n: usize,
+    from: &'static std::sync::atomic::AtomicUsize,
+}
+
+impl Helpers {
+    fn take(want: usize) -> Helpers {
+        Helpers::take_from(&HELPING, want)
+    }
+
+    fn take_from(from: &'static std::sync::atomic::AtomicUsize, want: usize) -> Helpers {
+        use std::sync::atomic::Ordering;
+        let most = MAX_WORKERS - 1;
+        let mut running = from.load(Ordering::Relaxed);
+        loop {
+            let n = want.min(most.saturating_sub(running));
+            if n == 0 {
+                return Helpers { n: 0, from };
+            }
+            match from.compare_exchange_weak(running, running + n, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Helpers { n, from },
+                Err(now) => running = now,
+            }
+        }
+    }
+}
+
+impl Drop for Helpers {
+    fn drop(&mut self) {
+        self.from.fetch_sub(self.n, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// One text to rank: its place among the request's texts, the text, its vector's cosines.
+type Job<'a> = (usize, &'a Text<'a>, Option<Semantic<'a>>);
+
+/// A text's cosines with every tool: made (every tool's, exactly), or to be made near and
+/// bounded from above by the thread that ranks the text ([`SearchIndex::rank_text`]).
+enum Semantic<'a> {
+    Exact(&'a [f32]),
+    Near { vectors: &'a embed::Vectors, query: &'a [f32] },
+}
+
+/// What every text of a request is ranked with (`lo` and `hi`: where its cosines map onto
+/// 0..1, [`Cosines`]).
+#[derive(Clone, Copy)]
+struct Ranking<'a> {
+    runs: &'a Runs<'a>,
+    limit: usize,
+    fusion: Fusion,
+    foreign: bool,
+    lo: f32,
+    hi: f32,
+}
+
 impl SearchIndex {
     /// A text's ranking: whole, and for a request of several steps clause by clause, merged.
     pub(super) fn ranked(
@@ -229,11 +329,14 @@ impl SearchIndex {
         fusion: Fusion,
         foreign: bool,
     ) -> Vec<(f32, u32)> {
-        self.ranked_cosines(trimmed, limit, connected, fusion, foreign, false)
+        let workers = if self.docs.len() >= PARALLEL_TOOLS { workers() } else { 1 };
+        self.ranked_cosines(trimmed, limit, connected, fusion, foreign, false, workers)
     }
 
     /// [`SearchIndex::ranked`], with every tool's cosine computed exactly when `exact` (the
-    /// reference the bounded reading is checked against: the same rankings to the bit).
+    /// reference the bounded reading is checked against: the same rankings to the bit), the
+    /// texts of a long request ranked on at most `workers` threads.
+    #[allow(clippy::too_many_arguments)]
     fn ranked_cosines(
         &self,
         trimmed: &str,
@@ -242,6 +345,7 @@ impl SearchIndex {
         fusion: Fusion,
         foreign: bool,
         exact: bool,
+        workers: usize,
     ) -> Vec<(f32, u32)> {
         let (parts, rest) = clauses_with_rest(trimmed);
         let words = if parts.len() >= 2 { query::memo_room(trimmed) } else { 0 };
@@ -291,62 +395,162 @@ impl SearchIndex {
         // Cosines taken relative to their mean over the tools need every one exactly; else a
         // near value of each is enough to pass most tools over ([`Values::Bounded`]).
         let bounded = !(exact || fusion.centre || foreign);
-        let kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut scratch = kept.filter(|s| s.acc.len() == n).unwrap_or_else(|| Scratch::new(n));
-        let approx = match vectors {
-            Some(v) if bounded => v.approx_many(&present, std::mem::take(&mut scratch.uppers)),
-            _ => None,
-        };
+        let near = bounded && vectors.is_some_and(embed::Vectors::has_near);
         let cosines = match vectors {
-            Some(v) if approx.is_none() => v.cosines_many(&present),
+            Some(v) if !near => v.cosines_many(&present),
             _ => Vec::new(),
         };
-        let mut next = 0;
+        let mut scratch = self.kept_scratch(n);
         let runs = Runs::new(self.layout.get_or_init(|| Layout::new(&self.docs)), connected, fusion.unconnected);
         scratch.bm25 = bm25::Memo::new(texts.len() > 1, words);
-        let mut lists: Vec<Vec<(f32, u32)>> = Vec::with_capacity(texts.len());
-        for (i, t) in texts.iter().enumerate() {
-            let cos = match (queries.get(i), vectors, &approx) {
-                (Some(Some(query)), Some(vectors), Some(approx)) => {
-                    next += 1;
-                    vectors.bounds(approx, next - 1).map(|bounds| Cosines {
-                        values: Values::Bounded { vectors, bounds, query },
-                        lo,
-                        hi,
-                    })
-                }
-                (Some(Some(_)), _, None) if !cosines.is_empty() => {
-                    next += 1;
-                    Some(Cosines { values: Values::Exact(&cosines[(next - 1) * n..next * n]), lo, hi })
-                }
-                _ => None,
-            };
-            lists.push(self.rank(t, cos, &mut scratch, &runs, limit, fusion, foreign));
-        }
+        let mut next = 0;
+        let jobs: Vec<Job> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let semantic = match (queries.get(i), vectors) {
+                    (Some(Some(query)), Some(vectors)) if near => Some(Semantic::Near { vectors, query }),
+                    (Some(Some(_)), _) if !cosines.is_empty() => {
+                        next += 1;
+                        Some(Semantic::Exact(&cosines[(next - 1) * n..next * n]))
+                    }
+                    _ => None,
+                };
+                (i, t, semantic)
+            })
+            .collect();
+        let ranking = Ranking { runs: &runs, limit, fusion, foreign, lo, hi };
+        let helpers = if jobs.len() >= PARALLEL_FROM { workers.min(jobs.len()).saturating_sub(1) } else { 0 };
+        // Searches side by side share the helpers: at most MAX_WORKERS - 1 in the process.
+        let helpers = Helpers::take(helpers);
+        let lists: Vec<Vec<(f32, u32)>> = if helpers.n == 0 {
+            jobs.into_iter().map(|(_, t, semantic)| self.rank_text(t, semantic, &mut scratch, &ranking)).collect()
+        } else {
+            self.rank_on_threads(jobs, helpers.n, &mut scratch, &ranking, words)
+        };
+        drop(helpers);
         debug_assert!(scratch.is_clear(), "a ranking left its buffers written");
         scratch.bm25 = bm25::Memo::new(false, 0);
-        if let Some(approx) = approx {
-            scratch.uppers = approx.into_buffer();
-        }
-        *self.scratch.lock().unwrap_or_else(|p| p.into_inner()) = Some(scratch);
+        self.keep_scratch(scratch);
+        let mut lists = lists;
         if lists.len() == 1 {
             return lists.pop().unwrap_or_default();
         }
         widen(&lists, limit, runs.of_doc)
     }
 
-    /// One text's ranking: (score, tool) best first, at most `limit`, down to [`WEAK_FLOOR`].
-    #[allow(clippy::too_many_arguments)]
-    fn rank(
+    /// The buffers kept from an earlier search for `n` tools, or new ones.
+    fn kept_scratch(&self, n: usize) -> Scratch {
+        let mut kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        while let Some(scratch) = kept.pop() {
+            if scratch.acc.len() == n {
+                return scratch;
+            }
+        }
+        Scratch::new(n)
+    }
+
+    /// Buffers zeroed by their rankings, kept for the next search (as many as one search's
+    /// threads use at most: searches side by side make their own).
+    fn keep_scratch(&self, scratch: Scratch) {
+        let mut kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() < MAX_WORKERS {
+            kept.push(scratch);
+        }
+    }
+
+    /// The rankings of a long request's texts shared out among this thread and `helpers` more,
+    /// each with buffers of its own, a text at a time in the texts' order (the whole request,
+    /// the most work, first): the lists come back in the texts' order, as one thread makes them.
+    /// A helper that cannot be started leaves its share to the others.
+    fn rank_on_threads(
+        &self,
+        jobs: Vec<Job>,
+        helpers: usize,
+        scratch: &mut Scratch,
+        ranking: &Ranking,
+        words: usize,
+    ) -> Vec<Vec<(f32, u32)>> {
+        let n = self.docs.len();
+        let mut lists: Vec<Vec<(f32, u32)>> = vec![Vec::new(); jobs.len()];
+        let queue = std::sync::Mutex::new(jobs.into_iter());
+        let work = |scratch: &mut Scratch| {
+            let mut done = Vec::new();
+            loop {
+                let job = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                let Some((i, text, semantic)) = job else { return done };
+                done.push((i, self.rank_text(text, semantic, scratch, ranking)));
+            }
+        };
+        std::thread::scope(|scope| {
+            let started: Vec<_> = (0..helpers)
+                .filter_map(|_| {
+                    let mut own = self.kept_scratch(n);
+                    own.bm25 = bm25::Memo::new(true, words);
+                    let work = &work;
+                    std::thread::Builder::new()
+                        .name("workbench-search".into())
+                        .spawn_scoped(scope, move || {
+                            let done = work(&mut own);
+                            (own, done)
+                        })
+                        .ok()
+                })
+                .collect();
+            for (i, list) in work(scratch) {
+                lists[i] = list;
+            }
+            for helper in started {
+                match helper.join() {
+                    Ok((mut own, done)) => {
+                        for (i, list) in done {
+                            lists[i] = list;
+                        }
+                        debug_assert!(own.is_clear(), "a ranking left its buffers written");
+                        own.bm25 = bm25::Memo::new(false, 0);
+                        self.keep_scratch(own);
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+        lists
+    }
+
+    /// One text's ranking, with its cosines: near ones bounded from above are made here, in
+    /// the buffer kept for them ([`embed::Vectors::approx_many`]), by the thread that ranks it.
+    fn rank_text(
         &self,
         text: &Text,
-        cosines: Option<Cosines>,
+        semantic: Option<Semantic>,
         scratch: &mut Scratch,
-        runs: &Runs<'_>,
-        limit: usize,
-        fusion: Fusion,
-        foreign: bool,
+        ranking: &Ranking,
     ) -> Vec<(f32, u32)> {
+        let (lo, hi) = (ranking.lo, ranking.hi);
+        match semantic {
+            None => self.rank(text, None, scratch, ranking),
+            Some(Semantic::Exact(values)) => {
+                self.rank(text, Some(Cosines { values: Values::Exact(values), lo, hi }), scratch, ranking)
+            }
+            Some(Semantic::Near { vectors, query }) => {
+                let approx = vectors.approx_many(&[query], std::mem::take(&mut scratch.uppers));
+                let cosines = approx.as_ref().and_then(|a| vectors.bounds(a, 0)).map(|bounds| Cosines {
+                    values: Values::Bounded { vectors, bounds, query },
+                    lo,
+                    hi,
+                });
+                let list = self.rank(text, cosines, scratch, ranking);
+                if let Some(approx) = approx {
+                    scratch.uppers = approx.into_buffer();
+                }
+                list
+            }
+        }
+    }
+
+    /// One text's ranking: (score, tool) best first, at most `limit`, down to [`WEAK_FLOOR`].
+    fn rank(&self, text: &Text, cosines: Option<Cosines>, scratch: &mut Scratch, ranking: &Ranking) -> Vec<(f32, u32)> {
+        let Ranking { runs, limit, fusion, foreign, .. } = *ranking;
         let trimmed = text.text;
         let parsed = &text.parsed;
         let exact = self.by_name.get(trimmed.to_ascii_lowercase().as_str()).copied();
@@ -760,221 +964,5 @@ fn unordered(key: u64) -> (f32, u32) {
     (f32::from_bits(bits), key as u32)
 }
 
-/// How many places of a long request's list go to the merge of its texts' rankings before the
-/// servers the texts agree on share the rest ([`widen`]).
-const MERGED_FIRST: usize = 2;
-/// How many of a text's first tools vote for their servers ([`widen`]).
-const VOTERS: usize = 2;
-
-/// A request of several steps' list. A task's steps mostly use the tools of one or two servers
-/// (a museum's search, then its object; an article's search, then its sections), and a clause's
-/// own ranking finds one of them at best: each text's first [`VOTERS`] tools vote for their
-/// servers with their scores, and a tool's standing is its best score in any text plus its
-/// server's share of the strongest server's vote. The list is the merge of the texts' rankings
-/// ([`merge`]) for its first [`MERGED_FIRST`] places, then the merge's places and the standings'
-/// in turn (scores made non-increasing down the list, as the merge makes them: a relevant tool
-/// placed after a weak one is shown at the weak one's score, and marked weak).
-fn widen(lists: &[Vec<(f32, u32)>], limit: usize, of_doc: &[u32]) -> Vec<(f32, u32)> {
-    let merged = merge(lists, limit);
-    let mut votes: Map<u32, f32> = Map::default();
-    let mut best: Map<u32, f32> = Map::default();
-    for list in lists {
-        let mut voted: Set<u32> = Set::default();
-        for (i, &(score, d)) in list.iter().enumerate() {
-            let server = of_doc[d as usize];
-            if i < VOTERS && voted.insert(server) {
-                *votes.entry(server).or_default() += score;
-            }
-            let b = best.entry(d).or_default();
-            *b = b.max(score);
-        }
-    }
-    let strongest = votes.values().fold(0.0_f32, |a, &b| a.max(b));
-    if strongest <= 0.0 {
-        return merged;
-    }
-    let share = |d: u32| votes.get(&of_doc[d as usize]).map_or(0.0, |v| v / strongest);
-    let mut standings: Vec<(f32, u32, f32)> = best.iter().map(|(&d, &s)| (s + share(d), d, s)).collect();
-    standings.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut out: Vec<(f32, u32)> = Vec::with_capacity(limit);
-    let place = |out: &mut Vec<(f32, u32)>, (score, d): (f32, u32)| {
-        let capped = out.last().map_or(score, |&(prev, _)| score.min(prev));
-        out.push((capped, d));
-    };
-    for &hit in merged.iter().take(MERGED_FIRST) {
-        place(&mut out, hit);
-    }
-    let mut from_merge = merged.iter().skip(MERGED_FIRST).copied();
-    let mut from_standings = standings.iter().map(|&(_, d, s)| (s, d));
-    loop {
-        let mut moved = false;
-        for mut next in [&mut from_merge as &mut dyn Iterator<Item = (f32, u32)>, &mut from_standings] {
-            if out.len() < limit
-                && let Some(hit) = Iterator::find(&mut next, |h: &(f32, u32)| !out.iter().any(|o| o.1 == h.1))
-            {
-                place(&mut out, hit);
-                moved = true;
-            }
-        }
-        if !moved {
-            return out;
-        }
-    }
-}
-
-/// Lists of (score, tool), best first, merged a rank at a time: the relevant entries first
-/// (every list's first, then every list's second, ...), then the weak ones the same way. A
-/// tool keeps its first place; scores are made non-increasing down the merged list.
-fn merge(lists: &[Vec<(f32, u32)>], limit: usize) -> Vec<(f32, u32)> {
-    let mut out: Vec<(f32, u32)> = Vec::new();
-    let mut seen: Set<u32> = Set::default();
-    let depth = lists.iter().map(Vec::len).max().unwrap_or(0);
-    for relevant in [true, false] {
-        for r in 0..depth {
-            for list in lists {
-                let Some(&(score, d)) = list.get(r) else { continue };
-                if (f64::from(score) >= RELEVANT_SCORE) == relevant && out.len() < limit && seen.insert(d) {
-                    let capped = out.last().map_or(score, |&(prev, _)| score.min(prev));
-                    out.push((capped, d));
-                }
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bits(list: &[(f32, u32)]) -> Vec<(u32, u32)> {
-        list.iter().map(|&(s, d)| (s.to_bits(), d)).collect()
-    }
-
-    /// Keys of (reach, tool) come back as they went in and sort as `total_cmp` sorts the reach,
-    /// descending, on every kind of value.
-    #[test]
-    fn reach_keys_sort_as_the_reaches() {
-        let values = [
-            0.0_f32,
-            -0.0,
-            1.0,
-            -1.0,
-            0.02,
-            0.4999,
-            0.5,
-            1e-30,
-            -1e-30,
-            f32::MIN_POSITIVE / 2.0,
-            f32::MAX,
-            f32::MIN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-        ];
-        let pairs: Vec<(f32, u32)> = values.iter().enumerate().map(|(i, &v)| (v, 100 - i as u32)).collect();
-        for &(v, d) in &pairs {
-            let (back, e) = unordered(ordered(v, d));
-            assert_eq!((back.to_bits(), e), (v.to_bits(), d));
-        }
-        for &(a, d) in &pairs {
-            for &(b, e) in &pairs {
-                let by_keys = ordered(a, d).cmp(&ordered(b, e));
-                assert_eq!(by_keys, b.total_cmp(&a).then(d.cmp(&e)), "{a} {b}");
-            }
-        }
-    }
-
-    /// A request of several steps: the server its texts agree on brings its other ranked tools
-    /// up among the clauses' first places, after the merge's first two; no tool twice, the
-    /// limit kept, scores non-increasing.
-    #[test]
-    fn the_server_a_requests_texts_agree_on_widens_its_list() {
-        // Tools 0-3 are one server's, 4-5 another's, 6-9 one each.
-        let of_doc = [0, 0, 0, 0, 1, 1, 2, 3, 4, 5];
-        let lists = vec![
-            vec![(0.50, 0), (0.30, 6), (0.20, 1)],
-            vec![(0.45, 7), (0.40, 0), (0.25, 2)],
-            vec![(0.42, 1), (0.35, 8), (0.22, 3)],
-            vec![(0.41, 9), (0.38, 4), (0.21, 5)],
-        ];
-        let merged = merge(&lists, 6);
-        let widened = widen(&lists, 6, &of_doc);
-        let tools = |l: &[(f32, u32)]| l.iter().map(|h| h.1).collect::<Vec<_>>();
-        assert_eq!(tools(&merged), vec![0, 7, 1, 9, 6, 8]);
-        // The merge's first two, then in turn the merge's next (1, then 9) and the standings'
-        // best not yet placed: server 0's tools 2 and 3 (0.25 and 0.22, plus their server's
-        // whole vote, 1.32), over 9's 0.41 + 0.41 / 1.32.
-        assert_eq!(tools(&widened), vec![0, 7, 1, 2, 9, 3]);
-        assert!(widened.windows(2).all(|w| w[0].0 >= w[1].0), "{widened:?}");
-        for limit in 1..12 {
-            let w = widen(&lists, limit, &of_doc);
-            assert!(w.len() <= limit);
-            let mut seen = w.iter().map(|h| h.1).collect::<Vec<_>>();
-            seen.sort_unstable();
-            seen.dedup();
-            assert_eq!(seen.len(), w.len(), "a tool placed twice at limit {limit}");
-            assert_eq!(w.len(), limit.min(10), "every ranked tool can be placed");
-        }
-        assert!(widen(&[], 5, &of_doc).is_empty());
-    }
-
-    /// Cosines read through their bounds rank every request as the exact ones do, to the bit:
-    /// each tool's own description as a request, short and long requests, with a server of
-    /// the user's beside the catalogue.
-    #[test]
-    fn bounded_cosines_rank_as_exact_ones() {
-        let registry = crate::registry::Registry::standard();
-        let index = registry.index();
-        let mut requests: Vec<String> = index.docs.iter().map(|d| d.description.to_string()).collect();
-        requests.extend(
-            [
-                "send a message",
-                "weather",
-                "read the sales sheet, plot it as a bar chart and save it to my drive, then email the chart to the team",
-                "find the trending repositories and summarise the top three; create a ticket for each",
-                "zzzz qqqq",
-            ]
-            .map(String::from),
-        );
-        let fusion = Fusion::default();
-        let mut compared = 0;
-        for r in &requests {
-            let r = r.trim();
-            if r.is_empty() {
-                continue;
-            }
-            for limit in [5, 20] {
-                let bounded = index.ranked_cosines(r, limit, &|_| true, fusion, false, false);
-                let exact = index.ranked_cosines(r, limit, &|_| true, fusion, false, true);
-                assert_eq!(bits(&bounded), bits(&exact), "{r:.60}");
-                compared += 1;
-            }
-        }
-        assert!(compared > 400);
-    }
-
-    /// The buffers a search keeps for the next are left as a new search would find them: the
-    /// same request ranks the same before and after others, and as a new index ranks it.
-    #[test]
-    fn kept_buffers_leave_no_trace() {
-        let requests = [
-            "open a ticket about the login bug",
-            "read the sales sheet, plot it as a bar chart, then save it",
-            "weather forecast for paris",
-            "gmial",
-        ];
-        let registry = crate::registry::Registry::standard();
-        let index = registry.index();
-        let first: Vec<Vec<&str>> =
-            requests.iter().map(|r| index.search(r, 10, &|_| true).into_iter().map(|h| h.name).collect()).collect();
-        for (r, expected) in requests.iter().zip(&first).rev() {
-            let again: Vec<&str> = index.search(r, 10, &|_| true).into_iter().map(|h| h.name).collect();
-            assert_eq!(&again, expected, "{r}");
-            let fresh = crate::registry::Registry::standard();
-            let anew: Vec<&str> = fresh.index().search(r, 10, &|_| true).into_iter().map(|h| h.name).collect();
-            assert_eq!(&anew, expected, "{r}");
-        }
-        assert!(index.scratch.lock().unwrap().as_ref().is_some_and(Scratch::is_clear));
-    }
-}
+mod tests;

@@ -75,6 +75,12 @@ impl Vectors {
         Some(Approx { uppers, tools, slots })
     }
 
+    /// Whether [`Vectors::approx_many`] can read these rows here (a CPU with fast integer
+    /// products, rows of the length the kernel takes).
+    pub fn has_near(&self) -> bool {
+        kernel_fn(self.dim).is_some()
+    }
+
     /// Query `k`'s bounds in `approx`; `None` when the query was left out.
     pub fn bounds<'a>(&self, approx: &'a Approx, k: usize) -> Option<Bounds<'a>> {
         let tools = approx.tools;
