@@ -8,7 +8,7 @@ use std::sync::{Mutex, OnceLock};
 pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).expect("the operating system's random source is available");
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(buf)
 }
 
 /// Names of custom and upstream tools live as long as the process: the registry's entries are `&'static

@@ -248,7 +248,7 @@ pub fn canonical_json(value: &Value) -> String {
 /// SHA-256 (hex) of the canonical JSON of a call's resolved arguments: what an approval binds to.
 /// It never leaves the process (arguments can hold resolved vault values).
 pub fn args_digest(args: &Value) -> String {
-    Sha256::digest(canonical_json(args).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(canonical_json(args).as_bytes()))
 }
 
 /// The `Approval::Unavailable` path of the policy check: runs a call the user approved in the

@@ -102,7 +102,7 @@ pub struct Sealer {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 fn now_ms() -> i64 {

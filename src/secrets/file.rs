@@ -251,7 +251,7 @@ fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     use std::io::Write;
     let mut suffix = [0u8; 8];
     getrandom::fill(&mut suffix).map_err(|e| fail(e.to_string()))?;
-    let hex: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex::encode(suffix);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "secrets.enc".into());
     let tmp = path.with_file_name(format!(".{name}.{hex}.tmp"));
     let written = open_private(&tmp, true).and_then(|mut f| {

@@ -64,6 +64,15 @@ impl Listing {
 }
 
 /// Parses a listing's text (an empty list when it is not a JSON array).
+/// From this many servers on, the catalogue is read on more than one thread ([`build_threads`]):
+/// fewer are read in less time than a thread takes to start.
+const PARALLEL_SERVERS: usize = 64;
+
+/// The threads a catalogue of many servers is read on: the machine's cores, at most four.
+fn build_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(4)
+}
+
 fn tools_of(text: &str) -> Vec<Value> {
     match serde_json::from_str(text) {
         Ok(Value::Array(tools)) => tools,
@@ -386,44 +395,82 @@ impl Upstreams {
     }
 
     /// The catalogue from the listings, `stored` holding the text of those that do not hold it.
+    /// Each server's tools are read on their own (parsed, checked against their pins,
+    /// normalised), so many servers are read on the machine's cores, in runs of neighbours; the
+    /// catalogue is the same as one thread makes.
     fn build_with(&self, stored: &HashMap<String, String>) -> Catalogue {
         let listings = self.listings.lock().unwrap_or_else(|p| p.into_inner());
         let read = self.pins.lock().unwrap_or_else(|p| p.into_inner());
-        let mut pending = BTreeMap::new();
-        let servers = listings
-            .iter()
-            .filter(|(server, _)| self.is_server(server))
-            .map(|(server, listing)| {
-                // Only the definitions the user accepted are offered ([`pins`]).
-                let mut changes = Vec::new();
-                let tools = tools_of(listing.text().or(stored.get(server).map(String::as_str)).unwrap_or("[]"));
-                let accepted: Vec<&Value> = tools
-                    .iter()
-                    .filter(|t| match read.as_ref() {
-                        Some(r) => match r.pins.check(server, t) {
-                            None => true,
-                            Some(change) => {
-                                changes.push(change);
-                                false
-                            }
-                        },
-                        None => false,
+        let configs = self.configs();
+        let servers: Vec<(&String, &Listing)> = listings.iter().filter(|(server, _)| self.is_server(server)).collect();
+        let one = |&(server, listing): &(&String, &Listing)| {
+            // Only the definitions the user accepted are offered ([`pins`]).
+            let mut changes = Vec::new();
+            let tools = tools_of(listing.text().or(stored.get(server).map(String::as_str)).unwrap_or("[]"));
+            let accepted: Vec<&Value> = tools
+                .iter()
+                .filter(|t| match read.as_ref() {
+                    Some(r) => match r.pins.check(server, t) {
+                        None => true,
+                        Some(change) => {
+                            changes.push(change);
+                            false
+                        }
+                    },
+                    None => false,
+                })
+                .collect();
+            let mut listed: Vec<Listed> = accepted.into_iter().filter_map(listed_from).collect();
+            listed.sort_by(|a, b| a.tool.cmp(&b.tool));
+            // The user's word on effects wins over the server's annotations.
+            if let Some(Ok(config)) = configs.get(server) {
+                for l in &mut listed {
+                    if let Some(e) = config.effects().of(&l.tool) {
+                        l.effect = e;
+                    }
+                }
+            }
+            (server.clone(), listed, changes)
+        };
+        let threads = if servers.len() >= PARALLEL_SERVERS { build_threads() } else { 1 };
+        let read: Vec<(String, Vec<Listed>, Vec<pins::Change>)> = if threads <= 1 {
+            servers.iter().map(one).collect()
+        } else {
+            let run = servers.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let mut parts = servers.chunks(run);
+                let first = parts.next().unwrap_or_default();
+                let started: Vec<_> = parts
+                    .map(|part| {
+                        let one = &one;
+                        // A thread that cannot be started leaves its part to this one.
+                        std::thread::Builder::new()
+                            .name("workbench-catalogue".into())
+                            .spawn_scoped(scope, move || part.iter().map(one).collect::<Vec<_>>())
+                            .map_err(|_| part)
                     })
                     .collect();
+                let mut all: Vec<_> = first.iter().map(one).collect();
+                for part in started {
+                    match part {
+                        Ok(thread) => match thread.join() {
+                            Ok(done) => all.extend(done),
+                            Err(panic) => std::panic::resume_unwind(panic),
+                        },
+                        Err(part) => all.extend(part.iter().map(one)),
+                    }
+                }
+                all
+            })
+        };
+        let mut pending = BTreeMap::new();
+        let servers = read
+            .into_iter()
+            .map(|(server, listed, changes)| {
                 if !changes.is_empty() {
                     pending.insert(server.clone(), changes);
                 }
-                let mut listed: Vec<Listed> = accepted.into_iter().filter_map(listed_from).collect();
-                listed.sort_by(|a, b| a.tool.cmp(&b.tool));
-                // The user's word on effects wins over the server's annotations.
-                if let Some(Ok(config)) = self.configs().get(server) {
-                    for l in &mut listed {
-                        if let Some(e) = config.effects().of(&l.tool) {
-                            l.effect = e;
-                        }
-                    }
-                }
-                (server.clone(), listed)
+                (server, listed)
             })
             .collect();
         *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Arc::new(pending);

@@ -48,8 +48,22 @@ fn sorted(v: &Value) -> Value {
 
 /// Hex SHA-256 of a [`definition`].
 pub fn hash(definition: &Value) -> String {
-    let digest = sha2::Sha256::digest(definition.to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    /// The definition's compact JSON text written into the digest as it is made: thousands of
+    /// upstream tools are checked on every catalogue build, and the text was a copy a tool.
+    struct Digesting(sha2::Sha256);
+    impl std::io::Write for Digesting {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.update(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut digesting = Digesting(sha2::Sha256::new());
+    // Writing a `Value` into a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut digesting, definition);
+    hex::encode(digesting.0.finalize())
 }
 
 /// The pins of every server, as last read from SQLite.
@@ -177,5 +191,8 @@ mod tests {
         let mut extra = t.clone();
         extra["_meta"] = json!({"x": 1});
         assert_eq!(hash(&definition(&extra)), base);
+        // A pin stored by an earlier version still matches: the SHA-256 of the definition's
+        // compact JSON (its parts in this order), in lowercase hex, as Python's hashlib gives it.
+        assert_eq!(base, "d7aa6243eecde11cd79ac795fdaad6b45c91e4caf91f82135fcaf36112da3993");
     }
 }
