@@ -107,6 +107,14 @@ pub fn shell_command(line: &str) -> std::process::Command {
     cmd
 }
 
+/// How many threads this process may run at once (its CPU affinity and quota; at least 1), read
+/// once: work split across cores (a long search over a large catalogue, a catalogue of many
+/// servers) asks for it on every use.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

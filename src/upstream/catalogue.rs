@@ -63,16 +63,12 @@ impl Listing {
     }
 }
 
-/// Parses a listing's text (an empty list when it is not a JSON array).
-/// From this many servers on, the catalogue is read on more than one thread ([`build_threads`]):
-/// fewer are read in less time than a thread takes to start.
+/// From this many servers on, the catalogue is read on more than one thread (the machine's
+/// cores, at most [`BUILD_THREADS`]): fewer are read in less time than a thread takes to start.
 const PARALLEL_SERVERS: usize = 64;
+const BUILD_THREADS: usize = 4;
 
-/// The threads a catalogue of many servers is read on: the machine's cores, at most four.
-fn build_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(4)
-}
-
+/// Parses a listing's text (an empty list when it is not a JSON array).
 fn tools_of(text: &str) -> Vec<Value> {
     match serde_json::from_str(text) {
         Ok(Value::Array(tools)) => tools,
@@ -432,7 +428,7 @@ impl Upstreams {
             }
             (server.clone(), listed, changes)
         };
-        let threads = if servers.len() >= PARALLEL_SERVERS { build_threads() } else { 1 };
+        let threads = if servers.len() >= PARALLEL_SERVERS { crate::platform::cores().min(BUILD_THREADS) } else { 1 };
         let read: Vec<(String, Vec<Listed>, Vec<pins::Change>)> = if threads <= 1 {
             servers.iter().map(one).collect()
         } else {

@@ -248,11 +248,8 @@ pub fn set_threads(threads: usize) {
 /// How many threads a long request's texts are ranked on: as set, else the machine's cores, at
 /// most [`MAX_WORKERS`].
 fn workers() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     match THREADS.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => *CORES.get_or_init(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(MAX_WORKERS)
-        }),
+        0 => crate::platform::cores().min(MAX_WORKERS),
         set => set,
     }
 }
@@ -423,7 +420,7 @@ impl SearchIndex {
         let helpers = if jobs.len() >= PARALLEL_FROM { workers.min(jobs.len()).saturating_sub(1) } else { 0 };
         // Searches side by side share the helpers: at most MAX_WORKERS - 1 in the process.
         let helpers = Helpers::take(helpers);
-        let lists: Vec<Vec<(f32, u32)>> = if helpers.n == 0 {
+        let mut lists: Vec<Vec<(f32, u32)>> = if helpers.n == 0 {
             jobs.into_iter().map(|(_, t, semantic)| self.rank_text(t, semantic, &mut scratch, &ranking)).collect()
         } else {
             self.rank_on_threads(jobs, helpers.n, &mut scratch, &ranking, words)
@@ -432,7 +429,6 @@ impl SearchIndex {
         debug_assert!(scratch.is_clear(), "a ranking left its buffers written");
         scratch.bm25 = bm25::Memo::new(false, 0);
         self.keep_scratch(scratch);
-        let mut lists = lists;
         if lists.len() == 1 {
             return lists.pop().unwrap_or_default();
         }
