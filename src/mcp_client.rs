@@ -6,11 +6,14 @@
 //!
 //! - [`spawn`] starts a stdio server's process (stderr piped for the caller to read);
 //! - [`Client::connect`] does the handshake over a [`Transport`] within a bounded time;
-//! - [`Client::list_tools`] returns the server's tools as JSON (`tools/list`, all pages);
+//! - [`Client::list_tools`] returns the server's tools as JSON (`tools/list`, all pages, within
+//!   [`MAX_LISTED_TOOLS`], [`MAX_LISTED_BYTES`] and [`MAX_LIST_PAGES`] however the pages go on);
 //! - [`Client::call_tool`] runs one tool, forwarding the server's `notifications/progress` for
 //!   that request to a callback; dropping its future sends `notifications/cancelled` upstream;
 //! - a server's `notifications/tools/list_changed` makes the client list again and hand the fresh
-//!   list to the `on_tools_changed` callback given at connect.
+//!   list to the `on_tools_changed` callback given at connect: one listing at a time, however many
+//!   notifications come (those during a listing ask for one more after it), each within
+//!   [`LIST_TIMEOUT`].
 //!
 //! A Streamable HTTP server that answers 401 surfaces as [`ConnectError::AuthRequired`] /
 //! [`CallError::AuthRequired`] with its `WWW-Authenticate` challenge (the caller runs OAuth).
@@ -18,6 +21,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -26,7 +30,7 @@ use futures::{FutureExt as _, StreamExt as _};
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig,
-    ClientRequest, Implementation, ProgressNotificationParam, ProtocolVersion, ServerResult,
+    ClientRequest, Implementation, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -54,6 +58,17 @@ pub struct ProgressUpdate {
 
 /// Called for each progress notification of one call.
 pub type OnProgress = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
+
+/// Most tools read of one server's listing, across its `tools/list` pages: a hostile server's
+/// pages could otherwise go on until memory runs out (each page is bounded as a message is).
+pub const MAX_LISTED_TOOLS: usize = 5_000;
+/// Most bytes of one server's listed tools (as compact JSON), across its pages: as much as one
+/// message may hold.
+pub const MAX_LISTED_BYTES: usize = MAX_UPSTREAM_LINE_BYTES;
+/// Most `tools/list` pages of one listing (pages without tools cost no memory but never end).
+pub const MAX_LIST_PAGES: usize = 1_000;
+/// Longest a listing after `notifications/tools/list_changed` may take.
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Longest message (one line) read from a stdio server: 8 MiB, as for our own clients (the stdio
 /// transport's `MAX_LINE_BYTES`; a test there keeps the two equal); a 6 MB answer passes. rmcp's
@@ -228,6 +243,66 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
+/// Why a listing failed: the server's error, or workbench's limits across pages.
+enum ListFailure {
+    Service(rmcp::ServiceError),
+    Over(String),
+}
+
+/// Counts the bytes serde writes.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every tool of a server's listing, page after page, as JSON: each page's tools turned to JSON
+/// and weighed as they come, and the listing refused (nothing of it kept) past
+/// [`MAX_LISTED_TOOLS`], [`MAX_LISTED_BYTES`] or [`MAX_LIST_PAGES`].
+async fn list_bounded(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Value>, ListFailure> {
+    let mut tools = Vec::new();
+    let (mut bytes, mut cursor) = (0usize, None);
+    for _ in 0..MAX_LIST_PAGES {
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .map_err(ListFailure::Service)?;
+        if tools.len() + page.tools.len() > MAX_LISTED_TOOLS {
+            return Err(ListFailure::Over(format!(
+                "the server listed more than {MAX_LISTED_TOOLS} tools across its tools/list pages, over workbench's limit per server; workbench stopped reading its listing"
+            )));
+        }
+        for tool in &page.tools {
+            let mut counted = Counted(0);
+            if serde_json::to_writer(&mut counted, tool).is_err() {
+                continue;
+            }
+            bytes += counted.0;
+            if bytes > MAX_LISTED_BYTES {
+                return Err(ListFailure::Over(format!(
+                    "the server's tool listing is larger than {MAX_LISTED_BYTES} bytes (8 MiB) across its tools/list pages, over workbench's limit per server; workbench stopped reading it"
+                )));
+            }
+            if let Ok(v) = serde_json::to_value(tool) {
+                tools.push(v);
+            }
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Err(ListFailure::Over(format!(
+        "the server's tool listing went on past {MAX_LIST_PAGES} tools/list pages, over workbench's limit per server; workbench stopped reading it"
+    )))
+}
+
 fn call_error(e: rmcp::ServiceError) -> CallError {
     if let Some(challenge) = e.auth_challenge() {
         return CallError::AuthRequired { challenge: challenge.to_string() };
@@ -243,6 +318,8 @@ fn call_error(e: rmcp::ServiceError) -> CallError {
 struct Handler {
     progress: ProgressDispatcher,
     on_tools_changed: Option<ToolsChanged>,
+    /// Whether a listing after `tools/list_changed` runs (1) and another is asked for (2).
+    relisting: Arc<AtomicU8>,
 }
 
 impl ClientHandler for Handler {
@@ -257,11 +334,29 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         let Some(callback) = self.on_tools_changed.clone() else { return };
+        // 0: no listing; 1: one running; 2: one running and another asked for after it.
+        let state = self.relisting.clone();
+        let before = state.fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| Some(if s == 0 { 1 } else { 2 }));
+        if before != Ok(0) {
+            return;
+        }
         let peer = context.peer.clone();
         tokio::spawn(async move {
-            match peer.list_all_tools().await {
-                Ok(tools) => callback(tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect()),
-                Err(e) => tracing::debug!(error = %e, "listing after tools/list_changed failed"),
+            loop {
+                match tokio::time::timeout(LIST_TIMEOUT, list_bounded(&peer)).await {
+                    Ok(Ok(tools)) => callback(tools),
+                    Ok(Err(ListFailure::Service(e))) => {
+                        tracing::debug!(error = %e, "listing after tools/list_changed failed")
+                    }
+                    Ok(Err(ListFailure::Over(why))) => {
+                        tracing::warn!(why, "listing after tools/list_changed refused; the last listing stays")
+                    }
+                    Err(_) => tracing::warn!("listing after tools/list_changed took too long; the last listing stays"),
+                }
+                // 2 -> 1: list once more; 1 -> 0: done.
+                if state.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    break;
+                }
             }
         });
     }
@@ -283,7 +378,7 @@ impl Client {
         timeout: Duration,
     ) -> Result<Client, ConnectError> {
         let progress = ProgressDispatcher::new();
-        let handler = Handler { progress: progress.clone(), on_tools_changed };
+        let handler = Handler { progress: progress.clone(), on_tools_changed, relisting: Arc::default() };
         let mut refused = None;
         let served = match transport {
             Transport::Stdio(stdio) => {
@@ -321,8 +416,11 @@ impl Client {
 
     /// Every tool of the server (`tools/list`, all pages), as JSON.
     pub async fn list_tools(&self) -> Result<Vec<Value>, CallError> {
-        let tools = self.service.peer().list_all_tools().await.map_err(|e| self.error(e))?;
-        Ok(tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect())
+        match list_bounded(self.service.peer()).await {
+            Ok(tools) => Ok(tools),
+            Err(ListFailure::Service(e)) => Err(self.error(e)),
+            Err(ListFailure::Over(why)) => Err(CallError::TooLarge(why)),
+        }
     }
 
     /// Runs one tool; returns its `CallToolResult` as JSON. The server's progress notifications

@@ -282,6 +282,13 @@ async fn servers_added_before_pinning_are_pinned_from_their_cached_listing() {
 /// The server's peak memory while `requests` (tools/call arguments of execute_tools) run, sent
 /// all at once (so they run side by side); also returns the answers' texts.
 fn peak_rss(home: &Path, requests: &[Value]) -> (u64, Vec<String>) {
+    let calls: Vec<(&str, Value)> = requests.iter().map(|r| ("execute_tools", r.clone())).collect();
+    peak_rss_of(home, &calls)
+}
+
+/// The server's peak resident memory (MiB) after answering `calls` (meta-tool, arguments) sent at
+/// once, and each answer's first 400 characters.
+fn peak_rss_of(home: &Path, requests: &[(&str, Value)]) -> (u64, Vec<String>) {
     let mut child = Command::new(binary())
         .env("WORKBENCH_HOME", home)
         .env("WORKBENCH_SECRET_STORE", "memory")
@@ -297,8 +304,9 @@ fn peak_rss(home: &Path, requests: &[Value]) -> (u64, Vec<String>) {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}});
     writeln!(stdin, "{init}").unwrap();
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-    for (i, args) in requests.iter().enumerate() {
-        let msg = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": "execute_tools", "arguments": args}});
+    for (i, (tool, args)) in requests.iter().enumerate() {
+        let msg =
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": tool, "arguments": args}});
         writeln!(stdin, "{msg}").unwrap();
     }
     stdin.flush().unwrap();
@@ -570,4 +578,83 @@ async fn a_catalogue_of_many_servers_read_on_several_threads_holds_every_pin() {
         assert!(registry.get(&format!("{n}_zeta")).is_some(), "{n}: its other tool stays");
     }
     assert!(registry.get("srv050_alpha").is_some());
+}
+
+/// A malicious upstream server's listing never ends: `tools/list` pages, each under the limit of a
+/// message, one after another (rmcp's own loop followed them until the start's 30 s ran out,
+/// holding every page: gigabytes on loopback). workbench stops at its limits across pages (5,000
+/// tools, 8 MiB of tools, 1,000 pages), says which, keeps nothing of that listing, and serves the
+/// user's other servers; memory stays under the ceiling.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_listing_whose_pages_never_end_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let calm = tool("note", "Writes a calm note.", Some(json!({ "readOnlyHint": true })));
+    write_config(
+        dir,
+        json!({
+            "endless": hostile(dir, "endless", json!({ "endless": 100 })),
+            "wide": hostile(dir, "wide", json!({ "endless": 10, "description": 200_000 })),
+            "empty": hostile(dir, "empty", json!({ "endless": 0 })),
+            "calm": hostile(dir, "calm", json!([calm])),
+        }),
+    );
+    // The search lists the never-listed servers (all four at once) before it ranks.
+    let requests = vec![("search_tools", json!({ "query": "write a calm note" }))];
+    let started = std::time::Instant::now();
+    let (peak, answers) = peak_rss_of(dir, &requests);
+    let took = started.elapsed();
+    eprintln!("peak resident memory: {peak} MiB (ceiling {CEILING_MIB} MiB), {took:?}");
+    assert!(answers[0].contains("calm_note") && !answers[0].contains("endless_t"), "{}", answers[0]);
+    assert!(took < std::time::Duration::from_secs(25), "refused before the start's 30 s ran out: {took:?}");
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
+    // Each refusal is recorded for the user, with the limit it met.
+    let listed = cli(dir, &["servers", "list"]);
+    eprintln!("{listed}");
+    let line = |name: &str| listed.lines().skip_while(|l| !l.contains(name)).take(3).collect::<Vec<_>>().join(" ");
+    assert!(line("endless").contains("more than 5000 tools"), "{listed}");
+    assert!(line("wide").contains("larger than 8388608 bytes"), "{listed}");
+    assert!(line("empty").contains("past 1000 tools/list pages"), "{listed}");
+}
+
+/// A malicious server sends thousands of `notifications/tools/list_changed` at once (each one
+/// started a listing of every page, side by side, before). workbench lists one at a time, and
+/// once more after a listing for whatever came during it: a handful of listings, and the last one
+/// is the server's current tools (its new tool waiting for the user's review, the tool it dropped
+/// gone).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_list_changed_notifications_lists_a_few_times() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let notify = json!({ "name": "notify", "description": "Tells workbench its tools changed.",
+        "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": { "count": { "type": "integer" }, "tools": { "type": "array" } } } });
+    let old = tool("old_report", "An old report.", Some(json!({ "readOnlyHint": true })));
+    write_config(dir, json!({ "noisy": hostile(dir, "noisy", json!([notify.clone(), old])) }));
+    let app = app_in(dir, &[]);
+    let new = tool("fresh_report", "A fresh report.", Some(json!({ "readOnlyHint": true })));
+    let out = run(&app, "noisy_notify", json!({ "count": 3000, "tools": [notify, new] })).await;
+    assert!(out.to_string().contains("notified"), "{out}");
+    let lists = || std::fs::read_to_string(dir.join("calls.log.lists")).unwrap_or_default().lines().count();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let offered_new = |app: &Arc<App>| {
+        app.upstream().pending(&app.storage).get("noisy").is_some_and(|c| c.iter().any(|c| c.tool == "fresh_report"))
+    };
+    while !offered_new(&app) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // Whatever was still queued has its listing now.
+    let mut last = lists();
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let now = lists();
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    assert!(offered_new(&app), "the server's new tool waits for review");
+    assert!(app.registry().get("noisy_old_report").is_none(), "the tool it dropped is gone");
+    assert!((2..=6).contains(&last), "{last} listings for 3,000 notifications (the first listing and a few after)");
 }

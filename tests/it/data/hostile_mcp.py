@@ -2,7 +2,10 @@
 dependencies): it lists whatever tools the JSON file argv[1] holds at start-up (the test rewrites
 the file to change its tools between starts), answers every call with its own name (argv[2]) so a
 test sees which server a call reached, appends each call to argv[3], and its tool `big` answers with
-`bytes` bytes of text. Hostile answers: `flood` streams `bytes` bytes of one JSON string without a
+`bytes` bytes of text; every `tools/list` request is appended to argv[3] + ".lists". Hostile
+answers: a tools file of `{"endless": N, "description": D}` lists pages of N tools (each with a
+description of D characters, 1,000 unless given) that never end, each page's `nextCursor` naming the next; `notify` lists `tools` from
+then on (when given) and sends `count` `notifications/tools/list_changed` before its answer; `flood` streams `bytes` bytes of one JSON string without a
 newline (hundreds of MB), `dense` answers with one line holding `values` zeros in an array (under
 rmcp's 16 MiB line limit, gigabytes once parsed), `slow` sleeps `seconds` before a short answer."""
 
@@ -36,7 +39,19 @@ for line in sys.stdin:
             "serverInfo": {"name": NAME, "version": "1"},
         }})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+        with open(LOG + ".lists", "a") as log:
+            log.write(json.dumps({"server": NAME, "cursor": msg.get("params", {}).get("cursor")}) + "\n")
+        if isinstance(TOOLS, dict) and "endless" in TOOLS:
+            page = int(msg.get("params", {}).get("cursor") or 0)
+            n = int(TOOLS["endless"])
+            tools = [{"name": f"t{page * n + i}", "description": "d" * int(TOOLS.get("description", 1000)),
+                      "inputSchema": {"type": "object"}} for i in range(n)]
+            try:
+                send({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools, "nextCursor": str(page + 1)}})
+            except BrokenPipeError:
+                sys.exit(0)
+        else:
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
     elif method == "tools/call":
         params = msg.get("params", {})
         tool, args = params.get("name"), params.get("arguments") or {}
@@ -60,6 +75,16 @@ for line in sys.stdin:
                 sys.stdout.flush()
             except BrokenPipeError:
                 sys.exit(0)
+        elif tool == "notify":
+            if "tools" in args:
+                TOOLS = args["tools"]
+            try:
+                for _ in range(int(args.get("count", 1))):
+                    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}) + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:
+                sys.exit(0)
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "notified"}]}})
         elif tool == "slow":
             time.sleep(float(args.get("seconds", 1)))
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "slept"}]}})
