@@ -290,7 +290,7 @@ struct DevQuery {
 /// parameters normalised as a server's `inputSchema` is, and no keywords: what users get.
 fn registry_with_upstream(base: &Registry) -> Registry {
     use std::sync::Arc;
-    use workbench::upstream::{Catalogue, Listed, schema};
+    use workbench::upstream::{Catalogue, Listed};
     let listing: Value = serde_json::from_str(UPSTREAM).expect("upstream_tools.json parses");
     let servers = listing["servers"]
         .as_array()
@@ -303,14 +303,11 @@ fn registry_with_upstream(base: &Registry) -> Registry {
                 .expect("tools")
                 .iter()
                 .map(|t| {
-                    let normalised = schema::normalise(&json!({"type": "object", "properties": t["params"]}));
-                    Listed {
-                        tool: t["name"].as_str().expect("tool name").to_string(),
-                        description: t["description"].as_str().unwrap_or_default().to_string(),
-                        schema: normalised.schema.into(),
-                        effect: plugins::api::Effect::Read,
-                        unchecked: normalised.unchecked,
-                    }
+                    listed(
+                        t["name"].as_str().expect("tool name"),
+                        t["description"].as_str().unwrap_or_default(),
+                        &t["params"],
+                    )
                 })
                 .collect();
             tools.sort_by(|a, b| a.tool.cmp(&b.tool));
@@ -751,7 +748,7 @@ fn registry_with_mcpbench_and(
     extra: Option<(&str, &[(&str, String)])>,
 ) -> (Registry, BTreeMap<String, String>) {
     use std::sync::Arc;
-    use workbench::upstream::{Catalogue, Listed, schema};
+    use workbench::upstream::{Catalogue, Listed};
     let listing: serde_json::Map<String, Value> = serde_json::from_str(MCPBENCH_TOOLS).expect("tools.json parses");
     let servers: Vec<BenchServer> = serde_json::from_value(listing["servers"].clone()).expect("servers");
     let mut bench_names = Vec::new();
@@ -764,34 +761,15 @@ fn registry_with_mcpbench_and(
                 .iter()
                 .map(|t| {
                     bench_names.push((format!("{}_{}", s.server, t.name), name.clone(), t.name.clone()));
-                    let normalised = schema::normalise(&json!({"type": "object", "properties": t.params}));
-                    Listed {
-                        tool: t.name.clone(),
-                        description: t.description.clone(),
-                        schema: normalised.schema.into(),
-                        effect: plugins::api::Effect::Read,
-                        unchecked: normalised.unchecked,
-                    }
+                    listed(&t.name, &t.description, &Value::Object(t.params.clone()))
                 })
                 .collect();
             (name, tools)
         })
         .collect();
     if let Some((server, tools)) = extra {
-        let listed = tools
-            .iter()
-            .map(|(tool, description)| {
-                let normalised = schema::normalise(&json!({"type": "object", "properties": {}}));
-                Listed {
-                    tool: tool.to_string(),
-                    description: description.clone(),
-                    schema: normalised.schema.into(),
-                    effect: plugins::api::Effect::Read,
-                    unchecked: normalised.unchecked,
-                }
-            })
-            .collect();
-        catalogue.push((server.to_string(), listed));
+        let tools = tools.iter().map(|(tool, description)| listed(tool, description, &json!({}))).collect();
+        catalogue.push((server.to_string(), tools));
     }
     let registry = base.with_upstream(Arc::new(Catalogue { generation: 1, servers: catalogue }));
     let mut exposed = BTreeMap::new();
@@ -1040,18 +1018,9 @@ fn unseen_servers_beat_bm25() {
 #[test]
 fn tools_described_in_other_languages_are_found() {
     use std::sync::Arc;
-    use workbench::upstream::{Catalogue, Listed, schema};
+    use workbench::upstream::Catalogue;
     let t = app();
-    let tool = |name: &str, description: &str| {
-        let normalised = schema::normalise(&json!({"type": "object", "properties": {}}));
-        Listed {
-            tool: name.to_string(),
-            description: description.to_string(),
-            schema: normalised.schema.into(),
-            effect: plugins::api::Effect::Read,
-            unchecked: normalised.unchecked,
-        }
-    };
+    let tool = |name: &str, description: &str| listed(name, description, &json!({}));
     let servers = vec![(
         "granja".to_string(),
         vec![
@@ -1343,23 +1312,23 @@ fn run_multilingual(label: &str, data: &str, misses_var: &str, widened: &[(&str,
 }
 
 /// The catalogue joined with one upstream server listing `tools` (name, description).
+/// An upstream tool as the catalogue holds it (a read, its properties' schema normalised).
+fn listed(tool: &str, description: &str, properties: &Value) -> workbench::upstream::Listed {
+    let normalised = workbench::upstream::schema::normalise(&json!({"type": "object", "properties": properties}));
+    workbench::upstream::Listed {
+        tool: tool.to_string(),
+        description: description.to_string(),
+        schema: normalised.schema.into(),
+        effect: plugins::api::Effect::Read,
+        unchecked: normalised.unchecked,
+    }
+}
+
 fn registry_with_server(base: &Registry, server: &str, tools: &[(&str, String)]) -> Registry {
     use std::sync::Arc;
-    use workbench::upstream::{Catalogue, Listed, schema};
-    let listed = tools
-        .iter()
-        .map(|(name, description)| {
-            let normalised = schema::normalise(&json!({"type": "object", "properties": {}}));
-            Listed {
-                tool: name.to_string(),
-                description: description.clone(),
-                schema: normalised.schema.into(),
-                effect: plugins::api::Effect::Read,
-                unchecked: normalised.unchecked,
-            }
-        })
-        .collect();
-    base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), listed)] }))
+    use workbench::upstream::Catalogue;
+    let tools = tools.iter().map(|(name, description)| listed(name, description, &json!({}))).collect();
+    base.with_upstream(Arc::new(Catalogue { generation: 1, servers: vec![(server.to_string(), tools)] }))
 }
 
 /// A pdf or a receipt is a file: uploading them to a folder uploads files, it makes no folder.
