@@ -42,6 +42,8 @@ use tokio::io::{AsyncRead, ReadBuf};
 
 use crate::jsonrpc::IdScan;
 
+mod http;
+
 pub use reqwest::header::{HeaderName, HeaderValue};
 
 /// Called with a server's fresh tool list after `notifications/tools/list_changed`.
@@ -379,7 +381,7 @@ impl Client {
     ) -> Result<Client, ConnectError> {
         let progress = ProgressDispatcher::new();
         let handler = Handler { progress: progress.clone(), on_tools_changed, relisting: Arc::default() };
-        let mut refused = None;
+        let refused;
         let served = match transport {
             Transport::Stdio(stdio) => {
                 refused = Some(stdio.child.refused.clone());
@@ -395,7 +397,10 @@ impl Client {
                 if let Some(token) = bearer {
                     config = config.auth_header(token);
                 }
-                let transport = StreamableHttpClientTransport::with_client(client, config);
+                // Answers are weighed before rmcp parses them (`http::Weighed`).
+                let weighed = http::Weighed { client, refused: Arc::new(Mutex::new(None)) };
+                refused = Some(weighed.refused.clone());
+                let transport = StreamableHttpClientTransport::with_client(weighed, config);
                 tokio::time::timeout(timeout, handler.serve(transport)).await
             }
         };

@@ -658,3 +658,57 @@ async fn a_flood_of_list_changed_notifications_lists_a_few_times() {
     assert!(app.registry().get("noisy_old_report").is_none(), "the tool it dropped is gone");
     assert!((2..=6).contains(&last), "{last} listings for 3,000 notifications (the first listing and a few after)");
 }
+
+/// A malicious upstream server over Streamable HTTP answers with value-dense bodies: 8 MB of
+/// empty objects (under the 8 MiB a body or a server-sent event may hold; tens of bytes each
+/// once parsed), as one JSON answer and as one event (rmcp's client parsed both whole: 778 MiB),
+/// and with an event that never ends. workbench refuses all three before parsing, names the
+/// limit, keeps serving, and memory stays under the ceiling.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_value_dense_answer_over_http_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/data/hostile_http_mcp.py");
+    // Two servers: the event that never ends closes its connection, which would fail the
+    // other calls waiting on it.
+    let mut servers = Vec::new();
+    for name in ["dense", "flood"] {
+        let port_file = dir.join(format!("{name}.port"));
+        servers.push(Command::new("python3").arg(&script).arg(&port_file).spawn().unwrap());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p;
+            }
+            assert!(std::time::Instant::now() < deadline, "the fake HTTP server did not start");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let added = cli(dir, &["servers", "add", name, "--", &format!("http://127.0.0.1:{port}/mcp")]);
+        assert!(added.contains("4 tool(s) listed"), "{added}");
+    }
+    let values = 2_700_000; // 8.1 MB of "{},"
+    let requests = vec![
+        json!({ "executions": [{ "tool": "dense_dense", "args": { "values": values } }] }),
+        json!({ "executions": [{ "tool": "dense_dense_sse", "args": { "values": values } }] }),
+        json!({ "executions": [{ "tool": "flood_flood_sse", "args": { "values": 300_000_000 } }] }),
+        json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": [1, 2, 3] } }] }),
+    ];
+    let (peak, answers) = peak_rss(dir, &requests);
+    for mut server in servers {
+        let _ = server.kill();
+    }
+    for a in &answers {
+        eprintln!("answer: {}", a.chars().take(400).collect::<String>());
+    }
+    eprintln!("peak resident memory: {peak} MiB (ceiling {CEILING_MIB} MiB)");
+    assert!(answers[0].contains("upstream server 'dense'") && answers[0].contains("JSON values"), "{}", answers[0]);
+    assert!(answers[1].contains("upstream server 'dense'") && answers[1].contains("JSON values"), "{}", answers[1]);
+    assert!(
+        answers[2].contains("upstream server 'flood'") && answers[2].contains("limit of 8388608 bytes"),
+        "{}",
+        answers[2]
+    );
+    assert!(answers[3].contains('3'), "workbench keeps serving: {}", answers[3]);
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
+}
