@@ -320,18 +320,43 @@ async fn read_stderr(
     app: Weak<App>,
 ) {
     use tokio::io::AsyncBufReadExt as _;
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let line = match app.upgrade() {
-            Some(app) => app.exposed.text(&line),
+    let mut reader = tokio::io::BufReader::new(stderr);
+    // A line's first MAX_STDERR_LINE bytes; the rest of it is read and dropped (a server's
+    // stderr may be one endless line).
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let (used, ended) = match reader.fill_buf().await {
+            Ok(buf) if !buf.is_empty() => {
+                let end = buf.iter().position(|&b| b == b'\n');
+                let part = &buf[..end.unwrap_or(buf.len())];
+                let room = MAX_STDERR_LINE.saturating_sub(line.len());
+                line.extend_from_slice(&part[..part.len().min(room)]);
+                (end.map_or(buf.len(), |e| e + 1), end.is_some())
+            }
+            _ => (0, true),
+        };
+        reader.consume(used);
+        if !ended {
+            continue;
+        }
+        if used == 0 && line.is_empty() {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
+        line.clear();
+        let text = match app.upgrade() {
+            Some(app) => app.exposed.text(&text),
             None => break,
         };
-        let (line, _) = plugins::api::truncate_chars(&line, 300);
-        tracing::debug!(server = %server, "upstream stderr: {line}");
+        let (text, _) = plugins::api::truncate_chars(&text, 300);
+        tracing::debug!(server = %server, "upstream stderr: {text}");
         let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
         if t.len() == STDERR_LINES {
             t.pop_front();
         }
-        t.push_back(line);
+        t.push_back(text);
+        if used == 0 {
+            break;
+        }
     }
 }

@@ -67,6 +67,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const MAX_DESCRIPTION: usize = 1_500;
 /// Lines of a server's stderr kept for its error messages.
 const STDERR_LINES: usize = 20;
+/// Bytes of one stderr line read (the first 300 characters are kept, after scrubbing); the rest
+/// of a longer line is dropped as it is read.
+const MAX_STDERR_LINE: usize = 4096;
 
 /// The upstream tool behind a registry entry.
 #[derive(Debug)]

@@ -489,6 +489,26 @@ fn many_large_requests_at_once_stay_under_the_memory_ceiling() {
     assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }
 
+/// A malicious upstream server writes 300 MB to its stderr without a newline (workbench read
+/// stderr a line at a time, the whole line in memory). Now a line's first 4 KiB are read and the
+/// rest dropped as it comes: the call answers, memory stays under the ceiling.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_endless_stderr_line_is_not_held() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let noise = json!({ "name": "noise", "description": "Writes to stderr.", "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": { "bytes": { "type": "integer" } } } });
+    write_config(dir, json!({ "loud": hostile(dir, "loud", json!([noise])) }));
+    let found = cli(dir, &["tools", "search", "writes to stderr"]);
+    assert!(found.contains("loud_noise"), "{found}");
+    let requests = vec![json!({ "executions": [{ "tool": "loud_noise", "args": { "bytes": 300_000_000 } }] })];
+    let (peak, answers) = peak_rss(dir, &requests);
+    eprintln!("peak resident memory: {peak} MiB (ceiling {CEILING_MIB} MiB)");
+    assert!(answers[0].contains("noisy"), "{}", answers[0]);
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
+}
+
 /// A malicious upstream server answers with one huge message: 300 MB of a JSON string without a
 /// newline, or a line under rmcp's own 16 MiB bound that holds millions of values. workbench reads
 /// neither: the connection ends with an error naming the server and the limit, other calls go on,

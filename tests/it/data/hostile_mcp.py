@@ -5,7 +5,8 @@ test sees which server a call reached, appends each call to argv[3], and its too
 `bytes` bytes of text; every `tools/list` request is appended to argv[3] + ".lists". Hostile
 answers: a tools file of `{"endless": N, "description": D}` lists pages of N tools (each with a
 description of D characters, 1,000 unless given) that never end, each page's `nextCursor` naming the next; `notify` lists `tools` from
-then on (when given) and sends `count` `notifications/tools/list_changed` before its answer; `flood` streams `bytes` bytes of one JSON string without a
+then on (when given) and sends `count` `notifications/tools/list_changed` before its answer; `noise` writes `bytes` bytes to stderr
+without a newline before its answer; `flood` streams `bytes` bytes of one JSON string without a
 newline (hundreds of MB), `dense` answers with one line holding `values` zeros in an array (under
 rmcp's 16 MiB line limit, gigabytes once parsed), `slow` sleeps `seconds` before a short answer."""
 
@@ -75,6 +76,17 @@ for line in sys.stdin:
                 sys.stdout.flush()
             except BrokenPipeError:
                 sys.exit(0)
+        elif tool == "noise":
+            total, chunk = int(args.get("bytes", 1000)), "e" * (1 << 20)
+            try:
+                sys.stderr.write("token=hunter2-secret-looking ")
+                while total > 0:
+                    sys.stderr.write(chunk[:total])
+                    total -= len(chunk)
+                sys.stderr.flush()
+            except BrokenPipeError:
+                sys.exit(0)
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "noisy"}]}})
         elif tool == "notify":
             if "tools" in args:
                 TOOLS = args["tools"]
