@@ -732,3 +732,22 @@ fn a_value_dense_answer_over_http_is_refused() {
     assert!(answers[3].contains('3'), "workbench keeps serving: {}", answers[3]);
     assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }
+
+/// What a server said on stderr before it failed is in the error, read in bounded lines: the
+/// last three lines, each scrubbed, without its CR, and cut to 300 characters.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_servers_last_stderr_lines_are_in_its_error() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let script = "printf 'starting\\r\\n' >&2; printf '%06000d\\n' 7 >&2; echo 'boom: missing API key' >&2; exit 1";
+    write_config(dir, json!({ "broken": { "command": "sh", "args": ["-c", script] } }));
+    let app = app_in(dir, &[]);
+    let error = app.upstream().ensure_started(&app, "broken").await.expect_err("the server exits").to_string();
+    let stderr = error.split("(stderr: ").nth(1).unwrap_or_else(|| panic!("{error}"));
+    let lines: Vec<&str> = stderr.trim_end_matches(')').split(" | ").collect();
+    assert_eq!(lines.len(), 3, "{error}");
+    assert_eq!(lines[0], "starting", "{error}");
+    assert!(lines[1].starts_with("000000") && lines[1].chars().count() <= 301, "{error}");
+    assert_eq!(lines[2], "boom: missing API key", "{error}");
+}
