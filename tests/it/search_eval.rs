@@ -289,10 +289,15 @@ struct DevQuery {
 /// a `Runner::Upstream` entry named `<server>_<tool>` with its real description and its
 /// parameters normalised as a server's `inputSchema` is, and no keywords: what users get.
 fn registry_with_upstream(base: &Registry) -> Registry {
+    registry_with_upstream_and(base, None)
+}
+
+/// [`registry_with_upstream`] with one more server of `tools` (name, description).
+fn registry_with_upstream_and(base: &Registry, extra: Option<(&str, &[(&str, String)])>) -> Registry {
     use std::sync::Arc;
     use workbench::upstream::{Catalogue, Listed};
     let listing: Value = serde_json::from_str(UPSTREAM).expect("upstream_tools.json parses");
-    let servers = listing["servers"]
+    let mut servers: Vec<(String, Vec<Listed>)> = listing["servers"]
         .as_array()
         .expect("servers")
         .iter()
@@ -314,6 +319,9 @@ fn registry_with_upstream(base: &Registry) -> Registry {
             (name, tools)
         })
         .collect();
+    if let Some((server, tools)) = extra {
+        servers.push((server.to_string(), tools.iter().map(|(t, d)| listed(t, d, &json!({}))).collect()));
+    }
     let registry = base.with_upstream(Arc::new(Catalogue { generation: 1, servers }));
     assert!(registry.tools().iter().filter(|t| t.upstream().is_some()).count() >= 40, "upstream tools joined");
     registry
@@ -1163,6 +1171,38 @@ fn named_servers_rank_first_even_misspelled() {
         if !first.is_some_and(|f| f == server || f.starts_with(&format!("{server}_"))) {
             let got: Vec<String> = hits.iter().take(4).map(|h| format!("{} {}", h.name, h.score)).collect();
             wrong.push(format!("{query:?}: want {server}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A server whose name is no English word is named wherever the word occurs, though other
+/// tools use it too ("git" is in GitHub's and GitLab's descriptions): the user's own name for
+/// it. A server named with an English word ("time", as the reference server is usually named)
+/// is named only as other words are, or every request that says "time" would name it and put
+/// the product it does name after it (queries of no evaluation set).
+#[test]
+fn a_server_named_by_a_word_of_its_own_is_named() {
+    let t = app();
+    let fetch =
+        [("fetch", "Fetches a URL from the internet and optionally extracts its contents as markdown.".to_string())];
+    let registry = registry_with_upstream_and(&t.app.registry(), Some(("fetch", &fetch)));
+    let connected = |i: &str| t.app.is_connected(i) || registry.is_upstream_server(i);
+    let index = registry.index();
+    let mut wrong = Vec::new();
+    for (query, want) in [
+        ("git log for this repo", "git_git_log"),
+        ("show the git log", "git_git_log"),
+        ("git status of the working tree", "git_git_status"),
+        ("fetch https://example.com/changelog and summarise it", "fetch_fetch"),
+        ("it is time to book the team offsite in the calendar for friday", "google_calendar_create_event"),
+        ("find a time next week when the whole team is free", "google_calendar_get_free_busy"),
+        ("how much time is left on the stripe trial for acme", "stripe_list_subscriptions"),
+    ] {
+        let hits = index.search(query, 5, &connected);
+        if hits.first().map(|h| h.name) != Some(want) {
+            let got: Vec<String> = hits.iter().take(3).map(|h| format!("{} {}", h.name, h.score)).collect();
+            wrong.push(format!("{query:?}: want {want}, got {got:?}"));
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");

@@ -212,8 +212,13 @@ impl SearchIndex {
         }
         let namespaces: Set<&'static str> =
             docs.iter().filter(|d| registry.integration(d.integration).is_none()).map(|d| d.integration).collect();
+        // A server's own name is the user's word for it: a name that is no English word ("git",
+        // "sqlite") names it wherever else the word occurs; an English one ("time", "fetch")
+        // only when it is distinctive, as other words are.
+        let english = |w: &str| crate::registry::search::embed::model().is_some_and(|m| m.knows_word(w));
         for ns in namespaces {
-            candidates.push((ns.to_string(), ns, false));
+            let forced = !ns.contains('_') && !english(ns);
+            candidates.push((ns.to_string(), ns, forced));
         }
         let all: Set<&'static str> = docs.iter().map(|d| d.integration).collect();
         for (word, product) in lexicon::PRODUCT_WORDS {
