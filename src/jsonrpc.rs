@@ -15,11 +15,13 @@ pub struct IdScan {
     /// At depth 1, the next string is a member name.
     expect_key: bool,
     /// The member name being read, raw (quotes and escapes included), while it still could spell
-    /// `id` (at most `"\u0069\u0064"`, 14 bytes).
+    /// `id` or `method` (at most `method` in `\u` escapes, 38 bytes).
     key: Vec<u8>,
     key_too_long: bool,
     /// The last member name read at depth 1 was `id`.
     key_is_id: bool,
+    /// The object has a `method` member (with an id: a request).
+    pub has_method: bool,
     /// Reading the value of `id`.
     capturing: bool,
     value: Vec<u8>,
@@ -32,7 +34,8 @@ pub struct IdScan {
 const MAX_ID_BYTES: usize = 128;
 /// Longest raw id text read: a 128-character string written entirely in six-byte `\u` escapes (such as `\u0041`).
 const MAX_ID_RAW: usize = 6 * MAX_ID_BYTES + 2;
-const MAX_KEY_RAW: usize = 14;
+/// Longest raw member name read: `method` written entirely in six-byte `\u` escapes.
+const MAX_KEY_RAW: usize = 6 * 6 + 2;
 
 impl IdScan {
     pub fn push(&mut self, b: u8) {
@@ -63,8 +66,9 @@ impl IdScan {
                 self.in_string = false;
                 if reading_key {
                     self.expect_key = false;
-                    self.key_is_id =
-                        !self.key_too_long && serde_json::from_slice::<String>(&self.key).is_ok_and(|k| k == "id");
+                    let key = if self.key_too_long { None } else { serde_json::from_slice::<String>(&self.key).ok() };
+                    self.key_is_id = key.as_deref() == Some("id");
+                    self.has_method |= key.as_deref() == Some("method");
                 }
             }
             return;

@@ -69,6 +69,37 @@ pub const MAX_LISTED_TOOLS: usize = 5_000;
 pub const MAX_LISTED_BYTES: usize = MAX_UPSTREAM_LINE_BYTES;
 /// Most `tools/list` pages of one listing (pages without tools cost no memory but never end).
 pub const MAX_LIST_PAGES: usize = 1_000;
+/// Most requests a server may send workbench (`ping`, `roots/list`, ...) in [`REQUEST_WINDOW`]:
+/// each is answered, and the answers to a server that does not read them were queued without
+/// bound (a million took workbench to 2.4 GiB). Past it the connection ends.
+pub const MAX_SERVER_REQUESTS: usize = 1_000;
+/// The window [`MAX_SERVER_REQUESTS`] counts in.
+pub const REQUEST_WINDOW: Duration = Duration::from_secs(10);
+
+/// The requests a server sent in the current window.
+#[derive(Default)]
+struct RequestBudget {
+    since: Option<std::time::Instant>,
+    count: usize,
+}
+
+impl RequestBudget {
+    /// Counts one request of the server's; `Some(why)` once it is over the budget.
+    fn take(&mut self) -> Option<String> {
+        let now = std::time::Instant::now();
+        if self.since.is_none_or(|s| now.duration_since(s) >= REQUEST_WINDOW) {
+            (self.since, self.count) = (Some(now), 0);
+        }
+        self.count += 1;
+        (self.count > MAX_SERVER_REQUESTS).then(|| {
+            format!(
+                "the server sent workbench more than {MAX_SERVER_REQUESTS} requests of its own in {} s, over workbench's limit; workbench closed the connection",
+                REQUEST_WINDOW.as_secs()
+            )
+        })
+    }
+}
+
 /// Longest a listing after `notifications/tools/list_changed` may take.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -102,7 +133,13 @@ pub fn spawn(mut cmd: tokio::process::Command) -> std::io::Result<Stdio> {
     };
     let stderr = child.stderr.take();
     let refused = Arc::new(Mutex::new(None));
-    let read = UpstreamLines { inner: stdout, line_len: 0, scan: IdScan::default(), refused: refused.clone() };
+    let read = UpstreamLines {
+        inner: stdout,
+        line_len: 0,
+        scan: IdScan::default(),
+        requests: RequestBudget::default(),
+        refused: refused.clone(),
+    };
     let transport = AsyncRwTransport::new_client(read, stdin).with_max_line_length(MAX_UPSTREAM_LINE_BYTES + 2);
     Ok(Stdio { child: Box::new(ChildTransport { child, transport, refused }), pid, stderr })
 }
@@ -150,12 +187,14 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
 type Refused = Arc<Mutex<Option<String>>>;
 
 /// A stdio server's stdout with messages bounded: a line over [`MAX_UPSTREAM_LINE_BYTES`] or
-/// [`MAX_UPSTREAM_LINE_VALUES`] ends the connection (a read error) before rmcp buffers or parses
-/// it, and the reason is kept for the call that was waiting.
+/// [`MAX_UPSTREAM_LINE_VALUES`], or a request past [`MAX_SERVER_REQUESTS`], ends the connection
+/// (a read error) before rmcp buffers or parses it, and the reason is kept for the call that was
+/// waiting.
 struct UpstreamLines<R> {
     inner: R,
     line_len: usize,
     scan: IdScan,
+    requests: RequestBudget,
     refused: Refused,
 }
 
@@ -170,8 +209,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for UpstreamLines<R> {
         if let Poll::Ready(Ok(())) = &r {
             for &b in &buf.filled()[before..] {
                 if b == b'\n' {
+                    let request = this.scan.has_method && this.scan.id().is_some();
                     this.line_len = 0;
                     this.scan = IdScan::default();
+                    if let Some(why) = request.then(|| this.requests.take()).flatten() {
+                        tracing::warn!("{why}");
+                        *this.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+                        buf.set_filled(before);
+                        return Poll::Ready(Err(std::io::Error::other(why)));
+                    }
                     continue;
                 }
                 this.line_len += 1;
@@ -398,7 +444,7 @@ impl Client {
                     config = config.auth_header(token);
                 }
                 // Answers are weighed before rmcp parses them (`http::Weighed`).
-                let weighed = http::Weighed { client, refused: Arc::new(Mutex::new(None)) };
+                let weighed = http::Weighed { client, refused: Arc::new(Mutex::new(None)), requests: Arc::default() };
                 refused = Some(weighed.refused.clone());
                 let transport = StreamableHttpClientTransport::with_client(weighed, config);
                 tokio::time::timeout(timeout, handler.serve(transport)).await

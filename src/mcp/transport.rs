@@ -431,6 +431,20 @@ mod tests {
         assert_eq!(scan(r#"{"params":{"k":"\"id\":9,"},"id":"q\"uote"}"#), Some(json!("q\"uote")));
     }
 
+    /// A request is an object with an id and a top-level `method`, however its name is written.
+    #[test]
+    fn a_request_is_told_by_its_method() {
+        let method = |text: &str| {
+            let mut s = IdScan::default();
+            text.bytes().for_each(|b| s.push(b));
+            s.has_method
+        };
+        assert!(method(r#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#));
+        assert!(method(r#"{"id":1,"method":"roots/list"}"#), "all in escapes");
+        assert!(!method(r#"{"jsonrpc":"2.0","id":1,"result":{"method":"ping"}}"#), "a member of a member");
+        assert!(!method(r#"{"id":1,"methods":"x","a":"method"}"#));
+    }
+
     #[test]
     fn no_id_when_there_is_none_or_it_is_not_a_scalar() {
         assert_eq!(scan(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), None);

@@ -27,7 +27,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse, SseStream};
 
-use super::{MAX_UPSTREAM_LINE_VALUES, Refused};
+use super::{MAX_UPSTREAM_LINE_VALUES, Refused, RequestBudget};
 use crate::jsonrpc::IdScan;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -44,19 +44,31 @@ const MAX_RETRY_AFTER: usize = 128;
 pub(super) struct Weighed {
     pub client: reqwest::Client,
     pub refused: Refused,
+    /// The server's own requests to workbench, counted as on stdio.
+    pub requests: Arc<std::sync::Mutex<RequestBudget>>,
 }
 
 impl Weighed {
     /// An SSE stream with each event's data counted before rmcp's transport parses it: a dense
-    /// one ends the stream, and the connection with it (the reason kept for the waiting calls).
+    /// one, or a request of the server's past [`super::MAX_SERVER_REQUESTS`], ends the stream
+    /// and the connection with it (the reason kept for the waiting calls).
     fn counted(&self, stream: BoxStream<'static, Result<Sse, SseError>>) -> BoxStream<'static, Result<Sse, SseError>> {
-        let refused = self.refused.clone();
+        let (refused, requests) = (self.refused.clone(), self.requests.clone());
         stream
-            .map(move |item| match item {
-                Ok(sse) if sse.data.as_deref().is_some_and(|d| too_dense(d.as_bytes())) => {
-                    Err(SseError::Body(refuse(&refused, dense("an event", "closed the connection")).into()))
+            .map(move |item| {
+                let Ok(sse) = item else { return item };
+                let Some(scan) = sse.data.as_deref().map(|d| scan(d.as_bytes())) else { return Ok(sse) };
+                let why = if scan.values > MAX_UPSTREAM_LINE_VALUES {
+                    Some(dense("an event", "closed the connection"))
+                } else if scan.has_method && scan.id().is_some() {
+                    requests.lock().unwrap_or_else(|e| e.into_inner()).take()
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) => Err(SseError::Body(refuse(&refused, why).into())),
+                    None => Ok(sse),
                 }
-                other => other,
             })
             .boxed()
     }
@@ -92,16 +104,21 @@ fn dense_answer(message: &ClientJsonRpcMessage, session: Option<String>) -> Stre
     StreamableHttpPostResponse::Json(ServerJsonRpcMessage::error(error, Some(request.id.clone())), session)
 }
 
-/// Whether a message holds more weighed values than a message may.
-fn too_dense(bytes: &[u8]) -> bool {
+/// A message read by [`IdScan`], stopped once it holds more weighed values than a message may.
+fn scan(bytes: &[u8]) -> IdScan {
     let mut scan = IdScan::default();
     for &b in bytes {
         scan.push(b);
         if scan.values > MAX_UPSTREAM_LINE_VALUES {
-            return true;
+            break;
         }
     }
-    false
+    scan
+}
+
+/// Whether a message holds more weighed values than a message may.
+fn too_dense(bytes: &[u8]) -> bool {
+    scan(bytes).values > MAX_UPSTREAM_LINE_VALUES
 }
 
 /// Whether a `Content-Type` is `mime` (parameters aside).

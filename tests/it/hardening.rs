@@ -679,21 +679,12 @@ async fn a_flood_of_list_changed_notifications_lists_a_few_times() {
     assert!((2..=6).contains(&last), "{last} listings for 3,000 notifications (the first listing and a few after)");
 }
 
-/// A malicious upstream server over Streamable HTTP answers with value-dense bodies: 8 MB of
-/// empty objects (under the 8 MiB a body or a server-sent event may hold; tens of bytes each
-/// once parsed), as one JSON answer and as one event (rmcp's client parsed both whole: 778 MiB),
-/// and with an event that never ends. workbench refuses all three before parsing, names the
-/// limit, keeps serving, and memory stays under the ceiling.
-#[cfg(target_os = "linux")]
-#[test]
-fn a_value_dense_answer_over_http_is_refused() {
-    let home = tempfile::tempdir().unwrap();
-    let dir = home.path();
+/// Hostile Streamable HTTP servers (`hostile_http_mcp.py`), one a name, each added with
+/// `workbench servers add` (which lists its tools); killed by the caller.
+fn http_fakes(dir: &Path, names: &[&str]) -> Vec<std::process::Child> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/data/hostile_http_mcp.py");
-    // Two servers: the event that never ends closes its connection, which would fail the
-    // other calls waiting on it.
     let mut servers = Vec::new();
-    for name in ["dense", "flood"] {
+    for name in names {
         let port_file = dir.join(format!("{name}.port"));
         servers.push(Command::new("python3").arg(&script).arg(&port_file).spawn().unwrap());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -705,8 +696,24 @@ fn a_value_dense_answer_over_http_is_refused() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         };
         let added = cli(dir, &["servers", "add", name, "--", &format!("http://127.0.0.1:{port}/mcp")]);
-        assert!(added.contains("4 tool(s) listed"), "{added}");
+        assert!(added.contains("5 tool(s) listed"), "{added}");
     }
+    servers
+}
+
+/// A malicious upstream server over Streamable HTTP answers with value-dense bodies: 8 MB of
+/// empty objects (under the 8 MiB a body or a server-sent event may hold; tens of bytes each
+/// once parsed), as one JSON answer and as one event (rmcp's client parsed both whole: 778 MiB),
+/// and with an event that never ends. workbench refuses all three before parsing, names the
+/// limit, keeps serving, and memory stays under the ceiling.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_value_dense_answer_over_http_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    // Two servers: the event that never ends closes its connection, which would fail the
+    // other calls waiting on it.
+    let servers = http_fakes(dir, &["dense", "flood"]);
     let values = 2_700_000; // 8.1 MB of "{},"
     let requests = vec![
         json!({ "executions": [{ "tool": "dense_dense", "args": { "values": values } }] }),
@@ -750,4 +757,63 @@ async fn a_failing_servers_last_stderr_lines_are_in_its_error() {
     assert_eq!(lines[0], "starting", "{error}");
     assert!(lines[1].starts_with("000000") && lines[1].chars().count() <= 301, "{error}");
     assert_eq!(lines[2], "boom: missing API key", "{error}");
+}
+
+/// A malicious server over Streamable HTTP sends 100,000 requests of its own as events of its
+/// answer: past 1,000 in 10 s the connection ends and the call says why.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_flood_of_requests_over_http_ends_the_connection() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let servers = http_fakes(dir, &["needy"]);
+    let requests = vec![
+        json!({ "executions": [{ "tool": "needy_asks", "args": { "values": 100_000 } }] }),
+        json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": [1, 2, 3] } }] }),
+    ];
+    let (peak, answers) = peak_rss(dir, &requests);
+    for mut server in servers {
+        let _ = server.kill();
+    }
+    eprintln!("peak resident memory: {peak} MiB (ceiling {CEILING_MIB} MiB)");
+    assert!(
+        answers[0].contains("upstream server 'needy'") && answers[0].contains("more than 1000 requests of its own"),
+        "{}",
+        answers[0]
+    );
+    assert!(answers[1].contains('3'), "workbench keeps serving: {}", answers[1]);
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
+}
+
+/// A malicious server sends workbench a million requests of its own (`ping`, `roots/list`)
+/// without reading the answers (workbench queued an answer for each: 2,445 MiB). Past 1,000 in
+/// 10 s the connection ends, the call says why, and workbench keeps serving.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_flood_of_requests_from_a_server_is_not_queued() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let asks = json!({ "name": "asks", "description": "Asks workbench many things.", "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": { "count": { "type": "integer" } } } });
+    write_config(dir, json!({ "needy": hostile(dir, "needy", json!([asks])) }));
+    let found = cli(dir, &["tools", "search", "asks workbench many things"]);
+    assert!(found.contains("needy_asks"), "{found}");
+    let requests = vec![
+        json!({ "executions": [{ "tool": "needy_asks", "args": { "count": 1_000_000 } }] }),
+        json!({ "executions": [{ "tool": "data_query_json", "args": { "expression": "length(@)", "data": [1, 2, 3] } }] }),
+    ];
+    let started = std::time::Instant::now();
+    let (peak, answers) = peak_rss(dir, &requests);
+    eprintln!("peak resident memory: {peak} MiB (ceiling {CEILING_MIB} MiB), {:?}", started.elapsed());
+    for a in &answers {
+        eprintln!("answer: {}", a.chars().take(300).collect::<String>());
+    }
+    assert!(
+        answers[0].contains("upstream server 'needy'") && answers[0].contains("more than 1000 requests of its own"),
+        "{}",
+        answers[0]
+    );
+    assert!(answers[1].contains('3'), "workbench keeps serving: {}", answers[1]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "refused promptly: {:?}", started.elapsed());
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }

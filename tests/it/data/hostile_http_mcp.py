@@ -2,8 +2,9 @@
 only): it listens on 127.0.0.1 (a free port, written to argv[1] once it listens), lists two tools
 and answers `tools/call` densely: `dense` with one JSON answer, `dense_sse` with one server-sent
 event, each holding `values` empty objects (under the 8 MiB a body or an event may hold, tens of
-bytes each once parsed); `flood_sse` streams `values` bytes of one event that never ends; any
-other tool answers with its arguments. GET (a stream the server
+bytes each once parsed); `flood_sse` streams `values` bytes of one event that never ends; `asks`
+answers with `values` requests of its own (`ping`) as events before its result; any other tool
+answers with its arguments. GET (a stream the server
 opens) is refused with 405, as the protocol allows."""
 
 import json
@@ -14,7 +15,7 @@ PORT_FILE = sys.argv[1]
 TOOLS = [
     {"name": n, "description": f"Answers densely ({n}).", "annotations": {"readOnlyHint": True},
      "inputSchema": {"type": "object", "properties": {"values": {"type": "integer"}}}}
-    for n in ("dense", "dense_sse", "flood_sse", "echo")
+    for n in ("dense", "dense_sse", "flood_sse", "asks", "echo")
 ]
 
 
@@ -44,7 +45,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         method, mid = msg.get("method"), msg.get("id")
-        if mid is None:
+        if mid is None or method is None:
             self.reply(202, b"")
             return
         if method == "initialize":
@@ -70,6 +71,15 @@ class Handler(BaseHTTPRequestHandler):
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 self.close_connection = True
+                return
+            if tool == "asks":
+                events = "".join(
+                    "event: message\ndata: %s\n\n" % json.dumps({"jsonrpc": "2.0", "id": f"s{k}", "method": "ping"})
+                    for k in range(int(args.get("values", 1)))
+                )
+                done = {"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "asked"}]}}
+                events += "event: message\ndata: %s\n\n" % json.dumps(done)
+                self.reply(200, events.encode(), "text/event-stream")
                 return
             if tool in ("dense", "dense_sse"):
                 objects = ",".join(["{}"] * int(args.get("values", 1000)))

@@ -76,6 +76,16 @@ for line in sys.stdin:
                 sys.stdout.flush()
             except BrokenPipeError:
                 sys.exit(0)
+        elif tool == "asks":
+            # Requests to workbench (ping, roots/list), many, without reading the answers first.
+            try:
+                for k in range(int(args.get("count", 1))):
+                    method = "ping" if k % 2 else "roots/list"
+                    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": f"s{k}", "method": method}) + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:
+                sys.exit(0)
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "asked"}]}})
         elif tool == "noise":
             total, chunk = int(args.get("bytes", 1000)), "e" * (1 << 20)
             try:
