@@ -817,3 +817,33 @@ fn a_flood_of_requests_from_a_server_is_not_queued() {
     assert!(started.elapsed() < std::time::Duration::from_secs(30), "refused promptly: {:?}", started.elapsed());
     assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
 }
+
+/// A malicious server floods workbench with notifications while a call runs: log messages and
+/// progress notifications for a token nobody asked about, 150,000 each. Nothing is queued for
+/// them (measured: 2 million of them peak at 99 MiB, 4 million log messages at 90 MiB: flat);
+/// the call answers and memory stays under the ceiling.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_flood_of_notifications_is_not_queued() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let notify = json!({ "name": "notify", "description": "Notifies workbench a lot.", "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": { "count": { "type": "integer" }, "method": { "type": "string" }, "params": { "type": "object" } } } });
+    write_config(dir, json!({ "chatty": hostile(dir, "chatty", json!([notify])) }));
+    let found = cli(dir, &["tools", "search", "notifies workbench a lot"]);
+    assert!(found.contains("chatty_notify"), "{found}");
+    let log = json!({ "level": "info", "data": "x".repeat(200) });
+    let progress = json!({ "progressToken": "nobody", "progress": 1, "message": "y".repeat(200) });
+    let requests = vec![
+        json!({ "executions": [{ "tool": "chatty_notify", "args": { "count": 150_000, "method": "notifications/message", "params": log } }] }),
+        json!({ "executions": [{ "tool": "chatty_notify", "args": { "count": 150_000, "method": "notifications/progress", "params": progress } }] }),
+    ];
+    let started = std::time::Instant::now();
+    let (peak, answers) = peak_rss(dir, &requests);
+    eprintln!("peak resident memory: {peak} MiB (ceiling {CEILING_MIB} MiB), {:?}", started.elapsed());
+    for a in &answers {
+        eprintln!("answer: {}", a.chars().take(300).collect::<String>());
+    }
+    assert!(answers.iter().all(|a| a.contains("notified")), "{answers:?}");
+    assert!(peak <= CEILING_MIB, "the server reached {peak} MiB, over the ceiling of {CEILING_MIB} MiB");
+}

@@ -5,7 +5,8 @@ test sees which server a call reached, appends each call to argv[3], and its too
 `bytes` bytes of text; every `tools/list` request is appended to argv[3] + ".lists". Hostile
 answers: a tools file of `{"endless": N, "description": D}` lists pages of N tools (each with a
 description of D characters, 1,000 unless given) that never end, each page's `nextCursor` naming the next; `notify` lists `tools` from
-then on (when given) and sends `count` `notifications/tools/list_changed` before its answer; `noise` writes `bytes` bytes to stderr
+then on (when given) and sends `count` notifications (`method` with `params`, by default
+`notifications/tools/list_changed`) before its answer; `noise` writes `bytes` bytes to stderr
 without a newline before its answer; `flood` streams `bytes` bytes of one JSON string without a
 newline (hundreds of MB), `dense` answers with one line holding `values` zeros in an array (under
 rmcp's 16 MiB line limit, gigabytes once parsed), `slow` sleeps `seconds` before a short answer."""
@@ -101,8 +102,14 @@ for line in sys.stdin:
             if "tools" in args:
                 TOOLS = args["tools"]
             try:
+                kind = args.get("method", "notifications/tools/list_changed")
+                params = args.get("params")
+                note = {"jsonrpc": "2.0", "method": kind}
+                if params is not None:
+                    note["params"] = params
+                line = json.dumps(note) + "\n"
                 for _ in range(int(args.get("count", 1))):
-                    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}) + "\n")
+                    sys.stdout.write(line)
                 sys.stdout.flush()
             except BrokenPipeError:
                 sys.exit(0)
