@@ -406,6 +406,23 @@ pub fn refusal_in(e: &(dyn std::error::Error + 'static)) -> Option<Refusal> {
     None
 }
 
+/// A response's body read within `max` bytes, the announced length checked first: `None` when it
+/// is longer, and no more of it is read (a body without a length, chunked, is counted as it
+/// comes: `bytes()` or `json()` would hold all of it first).
+pub async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > max {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
 /// The client `http_send_request` sends with: guarded resolver, no redirects, no proxy, no cookies.
 /// (The engine's clients are built by [`engine_client`], lazily, one per [`Reach`].)
 pub fn client() -> &'static reqwest::Client {
@@ -454,6 +471,43 @@ pub fn engine_client(reach: Reach) -> reqwest::Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body without a length that never ends (a hostile OAuth metadata or token endpoint):
+    /// read up to the bound, then dropped; a short one is read whole.
+    #[tokio::test]
+    async fn a_body_without_end_is_read_only_to_its_bound() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else { return };
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let n = sock.read(&mut request).await.unwrap_or(0);
+                    if String::from_utf8_lossy(&request[..n]).starts_with("GET /short") {
+                        let _ = sock
+                            .write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+                            .await;
+                        return;
+                    }
+                    let _ = sock.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n").await;
+                    let chunk = format!("100000\r\n{}\r\n", "x".repeat(0x100000));
+                    // Up to 4 GiB, until the reader hangs up.
+                    for _ in 0..4096 {
+                        if sock.write_all(chunk.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let client = engine_client(Reach::Private);
+        let endless = client.get(format!("http://{addr}/endless")).send().await.unwrap();
+        assert_eq!(read_limited(endless, 256 * 1024).await.unwrap(), None);
+        let short = client.get(format!("http://{addr}/short")).send().await.unwrap();
+        assert_eq!(read_limited(short, 256 * 1024).await.unwrap(), Some(b"{}".to_vec()));
+    }
 
     fn refused(url: &str) -> String {
         check_url(url, &Guard::public(&[], &[])).expect_err(url).0

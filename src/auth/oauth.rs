@@ -128,6 +128,9 @@ fn parse_tokens(body: &Value) -> Result<Tokens, ToolError> {
     })
 }
 
+/// The most of a token endpoint's answer read.
+const MAX_TOKEN_ANSWER: usize = 256 * 1024;
+
 async fn post_token(
     app: &App,
     (url, user_origin): (String, bool),
@@ -145,7 +148,18 @@ async fn post_token(
         .await
         .map_err(|e| ToolError::Network(format!("token endpoint: {e}")))?;
     let status = response.status().as_u16();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
+    // A token answer is a few hundred bytes; a longer one is not read past 256 KiB.
+    let body: Value = match crate::net::read_limited(response, MAX_TOKEN_ANSWER).await {
+        Ok(Some(bytes)) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        Ok(None) => {
+            return Err(ToolError::Upstream {
+                status,
+                message: format!("the token endpoint sent more than {} KiB", MAX_TOKEN_ANSWER / 1024),
+                retry_after: None,
+            });
+        }
+        Err(_) => Value::Null,
+    };
     if !(200..300).contains(&status) {
         let message = body
             .get("error_description")

@@ -700,18 +700,8 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-pub(crate) async fn read_capped(mut response: reqwest::Response, app: &App) -> Result<Vec<u8>, ToolError> {
-    if response.content_length().is_some_and(|n| n as usize > MAX_BODY_BYTES) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| network_error(&e, app))? {
-        if body.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+pub(crate) async fn read_capped(response: reqwest::Response, app: &App) -> Result<Vec<u8>, ToolError> {
+    crate::net::read_limited(response, MAX_BODY_BYTES).await.map_err(|e| network_error(&e, app))?.ok_or_else(too_large)
 }
 
 fn too_large() -> ToolError {

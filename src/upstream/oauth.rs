@@ -251,13 +251,8 @@ fn client_for<'a>(app: &'a App, url: &reqwest::Url, server_url: &str) -> Result<
 
 async fn read_json(response: reqwest::Response) -> Result<(u16, Value), OAuthError> {
     let status = response.status().as_u16();
-    if response.content_length().is_some_and(|n| n as usize > MAX_BODY) {
-        return Err(OAuthError::TooLarge);
-    }
-    let bytes = response.bytes().await.map_err(OAuthError::Body)?;
-    if bytes.len() > MAX_BODY {
-        return Err(OAuthError::TooLarge);
-    }
+    let bytes =
+        crate::net::read_limited(response, MAX_BODY).await.map_err(OAuthError::Body)?.ok_or(OAuthError::TooLarge)?;
     Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
 }
 
