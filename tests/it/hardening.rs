@@ -39,6 +39,12 @@ fn tool(name: &str, description: &str, annotations: Option<Value>) -> Value {
     t
 }
 
+/// A read-only tool of a hostile server, taking `properties`.
+fn read_tool(name: &str, description: &str, properties: Value) -> Value {
+    json!({ "name": name, "description": description, "annotations": { "readOnlyHint": true },
+        "inputSchema": { "type": "object", "properties": properties } })
+}
+
 fn calls(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("calls.log")).unwrap_or_default()
 }
@@ -343,8 +349,7 @@ fn peak_rss_of(home: &Path, requests: &[(&str, Value)]) -> (u64, Vec<String>) {
 fn no_call_takes_the_server_past_its_memory_ceiling() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path();
-    let big = json!({ "name": "big", "description": "Answers with many bytes.", "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "bytes": { "type": "integer" } } } });
+    let big = read_tool("big", "Answers with many bytes.", json!({ "bytes": { "type": "integer" } }));
     write_config(dir, json!({ "big": hostile(dir, "big", json!([big])) }));
 
     // Lists (and pins) the server, as a first search would.
@@ -459,8 +464,7 @@ async fn reads_of_one_upstream_server_do_not_ask_but_data_from_elsewhere_does() 
 fn many_large_requests_at_once_stay_under_the_memory_ceiling() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path();
-    let slow = json!({ "name": "slow", "description": "Takes its time.", "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "seconds": { "type": "number" } } } });
+    let slow = read_tool("slow", "Takes its time.", json!({ "seconds": { "type": "number" } }));
     write_config(dir, json!({ "slow": hostile(dir, "slow", json!([slow])) }));
     let found = cli(dir, &["tools", "search", "takes its time"]);
     assert!(found.contains("slow_slow"), "{found}");
@@ -497,8 +501,7 @@ fn many_large_requests_at_once_stay_under_the_memory_ceiling() {
 fn an_endless_stderr_line_is_not_held() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path();
-    let noise = json!({ "name": "noise", "description": "Writes to stderr.", "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "bytes": { "type": "integer" } } } });
+    let noise = read_tool("noise", "Writes to stderr.", json!({ "bytes": { "type": "integer" } }));
     write_config(dir, json!({ "loud": hostile(dir, "loud", json!([noise])) }));
     let found = cli(dir, &["tools", "search", "writes to stderr"]);
     assert!(found.contains("loud_noise"), "{found}");
@@ -518,10 +521,8 @@ fn an_endless_stderr_line_is_not_held() {
 fn one_huge_message_from_an_upstream_server_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path();
-    let flood = json!({ "name": "flood", "description": "Answers with a flood.", "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "bytes": { "type": "integer" } } } });
-    let dense = json!({ "name": "dense", "description": "Answers densely.", "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "values": { "type": "integer" } } } });
+    let flood = read_tool("flood", "Answers with a flood.", json!({ "bytes": { "type": "integer" } }));
+    let dense = read_tool("dense", "Answers densely.", json!({ "values": { "type": "integer" } }));
     write_config(
         dir,
         json!({ "flood": hostile(dir, "flood", json!([flood])), "dense": hostile(dir, "dense", json!([dense])) }),
@@ -647,9 +648,11 @@ fn a_listing_whose_pages_never_end_is_refused() {
 async fn a_flood_of_list_changed_notifications_lists_a_few_times() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path();
-    let notify = json!({ "name": "notify", "description": "Tells workbench its tools changed.",
-        "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "count": { "type": "integer" }, "tools": { "type": "array" } } } });
+    let notify = read_tool(
+        "notify",
+        "Tells workbench its tools changed.",
+        json!({ "count": { "type": "integer" }, "tools": { "type": "array" } }),
+    );
     let old = tool("old_report", "An old report.", Some(json!({ "readOnlyHint": true })));
     write_config(dir, json!({ "noisy": hostile(dir, "noisy", json!([notify.clone(), old])) }));
     let app = app_in(dir, &[]);
@@ -793,8 +796,7 @@ fn a_flood_of_requests_over_http_ends_the_connection() {
 fn a_flood_of_requests_from_a_server_is_not_queued() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path();
-    let asks = json!({ "name": "asks", "description": "Asks workbench many things.", "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "count": { "type": "integer" } } } });
+    let asks = read_tool("asks", "Asks workbench many things.", json!({ "count": { "type": "integer" } }));
     write_config(dir, json!({ "needy": hostile(dir, "needy", json!([asks])) }));
     let found = cli(dir, &["tools", "search", "asks workbench many things"]);
     assert!(found.contains("needy_asks"), "{found}");
@@ -827,8 +829,11 @@ fn a_flood_of_requests_from_a_server_is_not_queued() {
 fn a_flood_of_notifications_is_not_queued() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path();
-    let notify = json!({ "name": "notify", "description": "Notifies workbench a lot.", "annotations": { "readOnlyHint": true },
-        "inputSchema": { "type": "object", "properties": { "count": { "type": "integer" }, "method": { "type": "string" }, "params": { "type": "object" } } } });
+    let notify = read_tool(
+        "notify",
+        "Notifies workbench a lot.",
+        json!({ "count": { "type": "integer" }, "method": { "type": "string" }, "params": { "type": "object" } }),
+    );
     write_config(dir, json!({ "chatty": hostile(dir, "chatty", json!([notify])) }));
     let found = cli(dir, &["tools", "search", "notifies workbench a lot"]);
     assert!(found.contains("chatty_notify"), "{found}");
