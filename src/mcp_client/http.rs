@@ -215,6 +215,8 @@ where
     SseStream::from_bytes_stream(bytes).boxed()
 }
 
+/// rmcp's worker posts through `post_message_with_response_limits`, with the transport's limits;
+/// `post_message` (required) takes rmcp's default ones.
 impl StreamableHttpClient for Weighed {
     type Error = reqwest::Error;
 
@@ -227,20 +229,6 @@ impl StreamableHttpClient for Weighed {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let limits = StreamableHttpResponseLimits::default();
-        self.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits).await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let mut limits = StreamableHttpResponseLimits::default();
-        limits.max_sse_event_size = max_sse_event_size;
         self.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits).await
     }
 
