@@ -2,7 +2,7 @@
 //! client over a child's stdio or Streamable HTTP, behind a small API without rmcp types, so that
 //! only this file and `src/mcp/` know rmcp (ARCHITECTURE.md invariant 1). A module of its own,
 //! below `upstream`, apart from the server side in `src/mcp/`: it names no other module of the
-//! crate but `jsonrpc`.
+//! crate but `jsonrpc` and `net` (a body read within its bound).
 //!
 //! - [`spawn`] starts a stdio server's process (stderr piped for the caller to read);
 //! - [`Client::connect`] does the handshake over a [`Transport`] within a bounded time;

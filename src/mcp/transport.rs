@@ -440,7 +440,7 @@ mod tests {
             s.has_method
         };
         assert!(method(r#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#));
-        assert!(method(r#"{"id":1,"method":"roots/list"}"#), "all in escapes");
+        assert!(method(r#"{"id":1,"\u006d\u0065\u0074\u0068\u006f\u0064":"roots/list"}"#), "all in escapes");
         assert!(!method(r#"{"jsonrpc":"2.0","id":1,"result":{"method":"ping"}}"#), "a member of a member");
         assert!(!method(r#"{"id":1,"methods":"x","a":"method"}"#));
     }

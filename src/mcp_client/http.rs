@@ -20,7 +20,9 @@ use futures::stream::BoxStream;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::common::http_header::{EVENT_STREAM_MIME_TYPE, HEADER_SESSION_ID, JSON_MIME_TYPE};
+use rmcp::transport::common::http_header::{
+    EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
+};
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpClient, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
@@ -34,7 +36,7 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// Headers a server's entry may not set: the transport's own (rmcp's `RESERVED_HEADERS`, but
 /// `MCP-Protocol-Version`, which rmcp's worker injects after the handshake).
-const RESERVED: [&str; 3] = ["accept", HEADER_SESSION_ID, "last-event-id"];
+const RESERVED: [&str; 3] = ["accept", HEADER_SESSION_ID, HEADER_LAST_EVENT_ID];
 
 /// The longest `Retry-After` kept (rmcp's bound).
 const MAX_RETRY_AFTER: usize = 128;
@@ -139,21 +141,12 @@ fn scope_of(header: &str) -> Option<String> {
     }
 }
 
-/// A body read whole within `max` bytes (the announced length checked first).
+/// A body read whole within `max` bytes ([`crate::net::read_limited`]), as rmcp's errors.
 async fn read_bounded(response: reqwest::Response, max: usize) -> Result<Vec<u8>, HttpError> {
-    if response.content_length().is_some_and(|n| n > max as u64) {
-        return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
-    }
-    let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(StreamableHttpError::Client)?;
-        if body.len() + chunk.len() > max {
-            return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+    crate::net::read_limited(response, max)
+        .await
+        .map_err(StreamableHttpError::Client)?
+        .ok_or(StreamableHttpError::ResponseBodyTooLarge { max_size: max })
 }
 
 /// At most `max` bytes of a body (a diagnostic), as text.

@@ -320,34 +320,10 @@ async fn read_stderr(
     app: Weak<App>,
 ) {
     use tokio::io::AsyncBufReadExt as _;
-    let mut reader = tokio::io::BufReader::new(stderr);
-    // A line's first MAX_STDERR_LINE bytes; the rest of it is read and dropped (a server's
-    // stderr may be one endless line).
-    let mut line: Vec<u8> = Vec::new();
-    loop {
-        let (used, ended) = match reader.fill_buf().await {
-            Ok(buf) if !buf.is_empty() => {
-                let end = buf.iter().position(|&b| b == b'\n');
-                let part = &buf[..end.unwrap_or(buf.len())];
-                let room = MAX_STDERR_LINE.saturating_sub(line.len());
-                line.extend_from_slice(&part[..part.len().min(room)]);
-                (end.map_or(buf.len(), |e| e + 1), end.is_some())
-            }
-            _ => (0, true),
-        };
-        reader.consume(used);
-        if !ended {
-            continue;
-        }
-        if used == 0 && line.is_empty() {
-            break;
-        }
-        let text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
-        line.clear();
-        let text = match app.upgrade() {
-            Some(app) => app.exposed.text(&text),
-            None => break,
-        };
+    // One line, scrubbed and cut, into the tail; false once workbench is gone.
+    let keep = |line: &[u8]| {
+        let Some(app) = app.upgrade() else { return false };
+        let text = app.exposed.text(String::from_utf8_lossy(line).trim_end_matches('\r'));
         let (text, _) = plugins::api::truncate_chars(&text, 300);
         tracing::debug!(server = %server, "upstream stderr: {text}");
         let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
@@ -355,8 +331,33 @@ async fn read_stderr(
             t.pop_front();
         }
         t.push_back(text);
-        if used == 0 {
-            break;
+        true
+    };
+    let mut reader = tokio::io::BufReader::new(stderr);
+    // A line's first MAX_STDERR_LINE bytes; the rest of it is read and dropped (a server's
+    // stderr may be one endless line).
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok(buf) if !buf.is_empty() => buf,
+            // The end (or a read error): the last line, if it had no newline.
+            _ => {
+                if !line.is_empty() {
+                    keep(&line);
+                }
+                return;
+            }
+        };
+        let end = buf.iter().position(|&b| b == b'\n');
+        let part = &buf[..end.unwrap_or(buf.len())];
+        line.extend_from_slice(&part[..part.len().min(MAX_STDERR_LINE.saturating_sub(line.len()))]);
+        let used = end.map_or(buf.len(), |e| e + 1);
+        reader.consume(used);
+        if end.is_some() {
+            if !keep(&line) {
+                return;
+            }
+            line.clear();
         }
     }
 }

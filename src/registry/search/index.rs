@@ -215,7 +215,8 @@ impl SearchIndex {
         // A server's own name is the user's word for it: a name that is no English word ("git",
         // "sqlite") names it wherever else the word occurs; an English one ("time", "fetch")
         // only when it is distinctive, as other words are.
-        let english = |w: &str| crate::registry::search::embed::model().is_some_and(|m| m.knows_word(w));
+        let model = embed::model();
+        let english = |w: &str| model.is_some_and(|m| m.knows_word(w));
         for ns in namespaces {
             let forced = !ns.contains('_') && !english(ns);
             candidates.push((ns.to_string(), ns, forced));

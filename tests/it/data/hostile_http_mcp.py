@@ -8,6 +8,7 @@ answers with its arguments. GET (a stream the server
 opens) is refused with 405, as the protocol allows."""
 
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -99,6 +100,5 @@ class Handler(BaseHTTPRequestHandler):
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(PORT_FILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
-import os
 os.replace(PORT_FILE + ".tmp", PORT_FILE)
 server.serve_forever()
