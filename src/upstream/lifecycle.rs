@@ -125,11 +125,13 @@ impl Upstreams {
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let configs = self.configs();
         let http = matches!(configs.get(server), Some(Ok(ServerConfig::Http { .. })));
+        let mut reading = None;
         let (pid, transport) = match configs.get(server) {
             Some(Ok(ServerConfig::Stdio { command, args, env, .. })) => {
                 let mut stdio = self.spawn(app, server, command, args, env).await?;
                 if let Some(stderr) = stdio.stderr.take() {
-                    tokio::spawn(read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app)));
+                    let task = read_stderr(stderr, tail.clone(), server.to_string(), Arc::downgrade(app));
+                    reading = Some(tokio::spawn(task));
                 }
                 (stdio.pid, Transport::Stdio(stdio))
             }
@@ -138,11 +140,6 @@ impl Upstreams {
             }
             Some(Err(e)) => return Err(ConnError::InvalidEntry(e.clone())),
             None => return Err(ConnError::NotConfigured),
-        };
-        let stderr_tail = |tail: &Arc<Mutex<VecDeque<String>>>| {
-            let lines = tail.lock().unwrap_or_else(|p| p.into_inner());
-            let text = lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ");
-            if text.is_empty() { String::new() } else { format!(" (stderr: {text})") }
         };
         let on_changed: client::ToolsChanged = {
             let (server, app) = (server.to_string(), Arc::downgrade(app));
@@ -159,7 +156,7 @@ impl Upstreams {
         let client = match Client::connect(transport, Some(on_changed.clone()), START_TIMEOUT).await {
             Ok(c) => c,
             Err(ConnectError::Failed(message)) => {
-                return Err(ConnError::Handshake { message, stderr: stderr_tail(&tail) });
+                return Err(ConnError::Handshake { message, stderr: stderr_tail(&mut reading, &tail).await });
             }
             Err(ConnectError::AuthRequired { challenge }) => {
                 self.oauth.challenged(server, &challenge);
@@ -181,12 +178,17 @@ impl Upstreams {
                 }
             }
             Err(ConnectError::Timeout) => {
-                return Err(ConnError::InitTimeout { secs: START_TIMEOUT.as_secs(), stderr: stderr_tail(&tail) });
+                return Err(ConnError::InitTimeout {
+                    secs: START_TIMEOUT.as_secs(),
+                    stderr: stderr_tail(&mut reading, &tail).await,
+                });
             }
         };
         let tools = match tokio::time::timeout(START_TIMEOUT, client.list_tools()).await {
             Ok(Ok(t)) => t,
-            Ok(Err(source)) => return Err(ConnError::ListTools { source, stderr: stderr_tail(&tail) }),
+            Ok(Err(source)) => {
+                return Err(ConnError::ListTools { source, stderr: stderr_tail(&mut reading, &tail).await });
+            }
             Err(_) => return Err(ConnError::ListTimeout { secs: START_TIMEOUT.as_secs() }),
         };
         let count = self.store_listing(app, server, tools).await;
@@ -311,6 +313,18 @@ async fn resolve_map(
 /// server's env and in arguments of its tools, and nowhere else. No real host contains ':'.
 pub fn pseudo_host(server: &str) -> String {
     format!("mcp:{server}")
+}
+
+/// The last three lines a failed server wrote to stderr, for its error: what it wrote before it
+/// exited is read first (the reader runs on its own and may not have reached it yet), waiting at
+/// most [`STDERR_SETTLE`] for a server that is still running.
+async fn stderr_tail(reading: &mut Option<tokio::task::JoinHandle<()>>, tail: &Mutex<VecDeque<String>>) -> String {
+    if let Some(task) = reading.as_mut() {
+        let _ = tokio::time::timeout(STDERR_SETTLE, task).await;
+    }
+    let lines = tail.lock().unwrap_or_else(|p| p.into_inner());
+    let text = lines.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" | ");
+    if text.is_empty() { String::new() } else { format!(" (stderr: {text})") }
 }
 
 async fn read_stderr(

@@ -70,6 +70,8 @@ const STDERR_LINES: usize = 20;
 /// Bytes of one stderr line read (the first 300 characters are kept, after scrubbing); the rest
 /// of a longer line is dropped as it is read.
 const MAX_STDERR_LINE: usize = 4096;
+/// Longest a failed start waits for the server's stderr to be read to its end.
+const STDERR_SETTLE: Duration = Duration::from_millis(300);
 
 /// The upstream tool behind a registry entry.
 #[derive(Debug)]
